@@ -1,0 +1,239 @@
+//! The error value every fallible operation returns: what went wrong, and
+//! where (a [`KeyPath`] into the tree).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::key_path::{KeyEntry, KeyPath};
+
+/// What went wrong, without the place. See [`Error`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The leaves ran out before the [`TreeDef`](crate::TreeDef) was filled.
+    TooFewLeaves {
+        /// Leaves the TreeDef needs.
+        expected: usize,
+        /// Leaves that were given.
+        found: usize,
+    },
+    /// Leaves were left over after the [`TreeDef`](crate::TreeDef) was filled.
+    TooManyLeaves {
+        /// Leaves the TreeDef needs.
+        expected: usize,
+        /// Leaves that were given.
+        found: usize,
+    },
+    /// The TreeDef (or another tree) has a different kind of node here.
+    NodeMismatch {
+        /// The node the target type (or the first tree) has here.
+        expected: String,
+        /// The node that was found.
+        found: String,
+    },
+    /// Static (meta) data differs between two trees.
+    StaticMismatch {
+        /// Debug form of the expected static data.
+        expected: String,
+        /// Debug form of the static data found.
+        found: String,
+    },
+    /// A map's keys differ.
+    KeyMismatch {
+        /// Keys that were expected (Debug form).
+        expected: Vec<String>,
+        /// Keys that were found (Debug form).
+        found: Vec<String>,
+    },
+    /// A sequence has another length.
+    LengthMismatch {
+        /// The expected length.
+        expected: usize,
+        /// The length found.
+        found: usize,
+    },
+    /// The TreeDef ended before the target type was complete, or has nodes
+    /// left after it.
+    TreeDefExhausted,
+    /// Any other failure, with its message.
+    Custom(String),
+}
+
+/// The error of every fallible pytree operation.
+///
+/// It names the place (a [`KeyPath`] such as `.layers[1].b`) and what was
+/// expected and found there. Its `Display` reads like
+/// `at .layers[1].b: too few leaves for TreeDef: expected 4, got 3`.
+///
+/// ```
+/// use pytree_std::{PyTree, TreeDef};
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Linear { w: f32, b: f32 }
+/// let def: TreeDef = pytree_std::structure(&Linear { w: 1.0, b: 2.0 });
+/// let err = pytree_std::unflatten::<Linear>(&def, vec![1.0]).unwrap_err();
+/// assert_eq!(err.to_string(), "at .b: too few leaves for TreeDef: expected 2, got 1");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    /// Stored innermost-first while the error bubbles up; reversed on read.
+    reversed_path: Vec<KeyEntry>,
+    /// Which tree (argument position) the error is about, for multi-tree ops.
+    tree_index: Option<usize>,
+}
+
+impl Error {
+    /// An error of this kind at the root of the tree.
+    ///
+    /// ```
+    /// use pytree_std::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::LengthMismatch { expected: 2, found: 3 });
+    /// assert_eq!(e.to_string(), "at <root>: sequence length mismatch: expected 2, found 3");
+    /// ```
+    pub fn new(kind: ErrorKind) -> Self {
+        Error {
+            kind,
+            reversed_path: Vec::new(),
+            tree_index: None,
+        }
+    }
+
+    /// A free-form error at the root of the tree.
+    ///
+    /// ```
+    /// let e = pytree_std::Error::custom("bad shape");
+    /// assert_eq!(e.to_string(), "at <root>: bad shape");
+    /// ```
+    pub fn custom(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::Custom(message.into()))
+    }
+
+    /// Places this error one level deeper: `key` is the entry that leads from
+    /// the parent to where the error happened. Called while the error bubbles
+    /// up, so entries arrive innermost first.
+    ///
+    /// ```
+    /// use pytree_std::{Error, KeyEntry};
+    /// let e = Error::custom("x").at(KeyEntry::Index(1)).at(KeyEntry::Field("layers"));
+    /// assert_eq!(e.path().to_string(), ".layers[1]");
+    /// ```
+    #[must_use]
+    pub fn at(mut self, key: KeyEntry) -> Self {
+        self.reversed_path.push(key);
+        self
+    }
+
+    /// Records which tree argument (0-based) the error is about.
+    ///
+    /// ```
+    /// let e = pytree_std::Error::custom("x").in_tree(1);
+    /// assert_eq!(e.tree_index(), Some(1));
+    /// ```
+    #[must_use]
+    pub fn in_tree(mut self, index: usize) -> Self {
+        self.tree_index = Some(index);
+        self
+    }
+
+    /// What went wrong.
+    ///
+    /// ```
+    /// use pytree_std::{Error, ErrorKind};
+    /// let e = Error::new(ErrorKind::TreeDefExhausted);
+    /// assert_eq!(e.kind(), &ErrorKind::TreeDefExhausted);
+    /// ```
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// Where it went wrong, from the root.
+    ///
+    /// ```
+    /// use pytree_std::{Error, KeyEntry};
+    /// let e = Error::custom("x").at(KeyEntry::Field("b"));
+    /// assert_eq!(e.path().to_string(), ".b");
+    /// ```
+    pub fn path(&self) -> KeyPath {
+        KeyPath::from_entries(self.reversed_path.iter().rev().cloned().collect())
+    }
+
+    /// The tree argument the error is about, if the operation took several.
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::Error::custom("x").tree_index(), None);
+    /// ```
+    pub fn tree_index(&self) -> Option<usize> {
+        self.tree_index
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::TooFewLeaves { expected, found } => write!(
+                f,
+                "too few leaves for TreeDef: expected {expected}, got {found}"
+            ),
+            ErrorKind::TooManyLeaves { expected, found } => write!(
+                f,
+                "too many leaves for TreeDef: expected {expected}, got {found}"
+            ),
+            ErrorKind::NodeMismatch { expected, found } => {
+                write!(f, "node mismatch: expected {expected}, found {found}")
+            }
+            ErrorKind::StaticMismatch { expected, found } => write!(
+                f,
+                "static data mismatch: expected {expected}, found {found}"
+            ),
+            ErrorKind::KeyMismatch { expected, found } => {
+                let missing: Vec<&String> =
+                    expected.iter().filter(|k| !found.contains(k)).collect();
+                let extra: Vec<&String> = found.iter().filter(|k| !expected.contains(k)).collect();
+                write!(
+                    f,
+                    "map key mismatch; expected key(s): [{}], got key(s): [{}]",
+                    expected.join(", "),
+                    found.join(", ")
+                )?;
+                if !missing.is_empty() {
+                    write!(f, ", missing key(s): [{}]", join(&missing))?;
+                }
+                if !extra.is_empty() {
+                    write!(f, ", extra key(s): [{}]", join(&extra))?;
+                }
+                Ok(())
+            }
+            ErrorKind::LengthMismatch { expected, found } => write!(
+                f,
+                "sequence length mismatch: expected {expected}, found {found}"
+            ),
+            ErrorKind::TreeDefExhausted => {
+                f.write_str("the TreeDef does not describe a value of this type")
+            }
+            ErrorKind::Custom(message) => f.write_str(message),
+        }
+    }
+}
+
+fn join(items: &[&String]) -> String {
+    let mut out = String::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(item);
+    }
+    out
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(i) = self.tree_index {
+            write!(f, "tree {i} ")?;
+        }
+        write!(f, "at {}: {}", self.path(), self.kind)
+    }
+}
+
+impl core::error::Error for Error {}

@@ -1,0 +1,181 @@
+//! The two traits every pytree implements: [`Flatten`] (walk the value) and
+//! [`Unflatten`] (rebuild it from a TreeDef and leaves). `#[derive(PyTree)]`
+//! writes both; `pytree-std` implements them for std containers and
+//! primitive leaves.
+//!
+//! `Ns` is the *namespace*: a marker type that says which registry of impls
+//! is meant (optree's namespaces). It also makes the std impls legal in
+//! `pytree-std` under the orphan rule: `impl<T> Flatten<Std> for Vec<T>` is
+//! allowed there because `Std` is local to that crate.
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::key_path::KeyRef;
+use crate::schema::Schema;
+use crate::static_data::Static;
+use crate::visit::{Sink, Visit, VisitMut};
+
+/// A value that is a pytree: containers whose non-container parts are leaves
+/// of one type, [`Flatten::Leaf`].
+///
+/// The methods walk the value in pre-order; the free functions of
+/// `pytree_std` (`flatten`, `leaves`, `map`, ...) are built on them. Implement
+/// it with `#[derive(PyTree)]`; hand-written impls follow the same pattern
+/// (report the node, then each child between `enter` and `exit`).
+///
+/// ```
+/// use pytree_std::{Flatten, Std};
+/// let t = (1.0f32, vec![2.0f32, 3.0]);
+/// let mut n = 0;
+/// pytree_std::for_each(&t, |_| n += 1);
+/// assert_eq!(n, 3);
+/// fn leaf_type<T: Flatten<Std, Leaf = f32>>(_: &T) {}
+/// leaf_type(&t);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a pytree in namespace `{Ns}`",
+    label = "not a pytree",
+    note = "derive `PyTree` for it, mark the type `#[pytree(leaf)]` if it is a leaf, or mark the field `#[pytree(static)]` if it is configuration"
+)]
+pub trait Flatten<Ns>: Sized {
+    /// The type of every leaf.
+    type Leaf;
+
+    /// Walks the value by move, handing every leaf to `sink`.
+    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S);
+
+    /// Walks the value by reference.
+    fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V);
+
+    /// Walks the value by mutable reference.
+    fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V);
+
+    /// Replaces every leaf by `f(leaf)`, keeping the structure (no TreeDef
+    /// is built, nothing is allocated beyond what the value holds).
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self;
+
+    /// Builds a new value of the same structure from `self` and `others`,
+    /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`. Sequence lengths,
+    /// map keys, `Option` holes, enum variants and static fields must match,
+    /// else the error names the path and the tree (1-based in `others`).
+    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+    where
+        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf;
+
+    /// Updates `self` in place from `others`, leaf by leaf:
+    /// `f(&mut leaf_of_self, [leaf_of_other; N])`. Same checks as
+    /// [`zip_with`](Flatten::zip_with); on error, the leaves before the
+    /// mismatch (in pre-order) have been updated and the rest have not.
+    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+    where
+        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]);
+
+    /// Flattens the elements of a sequence. Leaf types override it to hand
+    /// the whole `Vec` over at once.
+    #[doc(hidden)]
+    #[inline]
+    fn flatten_vec<S: Sink<Self::Leaf>>(items: Vec<Self>, sink: &mut S) {
+        for (i, item) in items.into_iter().enumerate() {
+            sink.enter(KeyRef::Index(i));
+            item.flatten_into(sink);
+            sink.exit();
+        }
+    }
+
+    /// Visits the elements of a sequence. Leaf types override it.
+    #[doc(hidden)]
+    #[inline]
+    fn visit_slice<'a, V: Visit<'a, Self::Leaf>>(items: &'a [Self], visitor: &mut V) {
+        for (i, item) in items.iter().enumerate() {
+            visitor.enter(KeyRef::Index(i));
+            item.visit(visitor);
+            visitor.exit();
+        }
+    }
+
+    /// Visits the elements of a sequence mutably. Leaf types override it.
+    #[doc(hidden)]
+    #[inline]
+    fn visit_slice_mut<V: VisitMut<Self::Leaf>>(items: &mut [Self], visitor: &mut V) {
+        for (i, item) in items.iter_mut().enumerate() {
+            visitor.enter(KeyRef::Index(i));
+            item.visit_mut(visitor);
+            visitor.exit();
+        }
+    }
+}
+
+/// A pytree that can be rebuilt from a [`TreeDef`](crate::TreeDef) and its
+/// leaves.
+///
+/// Unflattening builds values directly (struct literals), never through a
+/// user constructor, so JAX's "custom pytrees and initialization" gotcha
+/// (an `__init__` that validates or transforms its arguments running on
+/// placeholder leaves) cannot happen here.
+///
+/// ```
+/// let (leaves, def) = pytree_std::flatten((1u8, Some(2u8)));
+/// let back: (u8, Option<u8>) = pytree_std::unflatten(&def, leaves).unwrap();
+/// assert_eq!(back, (1, Some(2)));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be rebuilt from a TreeDef in namespace `{Ns}`",
+    label = "not an unflattenable pytree",
+    note = "derive `PyTree` for it, or mark the type `#[pytree(leaf)]` if it is a leaf"
+)]
+pub trait Unflatten<Ns>: Flatten<Ns> {
+    /// Rebuilds a value, reading nodes and leaves from `source` in pre-order.
+    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error>;
+
+    /// Rebuilds the `len` elements of a sequence. Leaf types override it to
+    /// take the leaves at once.
+    #[doc(hidden)]
+    #[inline]
+    fn unflatten_vec<S: Source<Self::Leaf>>(len: usize, source: &mut S) -> Result<Vec<Self>, Error> {
+        let mut out = Vec::with_capacity(len.min(1024));
+        for i in 0..len {
+            out.push(Self::unflatten_from(source).map_err(|e| e.at(crate::KeyEntry::Index(i)))?);
+        }
+        Ok(out)
+    }
+}
+
+/// Where [`Unflatten`] reads from: the nodes of a TreeDef and a stream of
+/// leaves, in pre-order. Each method checks that the next node is the kind
+/// the caller expects and says what it found otherwise.
+///
+/// ```
+/// use pytree_std::{DefSource, Source};
+/// let def = pytree_std::structure(&vec![1u8, 2]);
+/// let mut src = DefSource::new(&def, vec![7u8, 8].into_iter());
+/// assert_eq!(src.seq_node().unwrap(), 2);
+/// assert_eq!(src.leaf().unwrap(), 7);
+/// assert!(src.tuple_node(2).is_err());
+/// ```
+pub trait Source<L> {
+    /// The next leaf.
+    fn leaf(&mut self) -> Result<L, Error>;
+    /// The next `len` leaves, for a sequence of leaves.
+    fn leaf_vec(&mut self, len: usize) -> Result<Vec<L>, Error> {
+        let mut out = Vec::with_capacity(len.min(1024));
+        for i in 0..len {
+            out.push(self.leaf().map_err(|e| e.at(crate::KeyEntry::Index(i)))?);
+        }
+        Ok(out)
+    }
+    /// A struct or enum-variant node whose schema is one of `candidates`;
+    /// returns the index of the one found. Its static fields follow through
+    /// [`static_field`](Source::static_field).
+    fn struct_node(&mut self, candidates: &[&'static Schema]) -> Result<usize, Error>;
+    /// The next static field of the struct node just read.
+    fn static_field<T: Static>(&mut self) -> Result<T, Error>;
+    /// A sequence node; returns its length.
+    fn seq_node(&mut self) -> Result<usize, Error>;
+    /// A tuple node of this arity.
+    fn tuple_node(&mut self, arity: usize) -> Result<(), Error>;
+    /// A map node; returns its keys (in flattening order).
+    fn map_node<K: Static>(&mut self) -> Result<Vec<K>, Error>;
+    /// An `Option` node; returns true for `Some`.
+    fn option_node(&mut self) -> Result<bool, Error>;
+}

@@ -1,0 +1,229 @@
+//! The basic operations, generic over the namespace `Ns`: flatten,
+//! unflatten, structure, leaves, map, try_map, for_each, for_each_mut.
+//! `pytree_std` re-exports them with `Ns` fixed to `Std`.
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::flatten::{Flatten, Unflatten};
+use crate::source::DefSource;
+use crate::static_data::StaticValue;
+use crate::treedef::{TreeDef, TreeDefBuilder};
+use crate::visit::{NodeRef, Sink, Visit, VisitMut};
+
+/// Collects leaves by value and the TreeDef.
+struct FlattenSink<L> {
+    leaves: Vec<L>,
+    def: TreeDefBuilder,
+}
+
+impl<L> Sink<L> for FlattenSink<L> {
+    #[inline]
+    fn leaf(&mut self, leaf: L) {
+        self.leaves.push(leaf);
+        self.def.leaf();
+    }
+    #[inline]
+    fn leaf_vec(&mut self, mut leaves: Vec<L>) {
+        self.def.leaves(leaves.len());
+        if self.leaves.is_empty() {
+            core::mem::swap(&mut self.leaves, &mut leaves);
+        } else {
+            self.leaves.append(&mut leaves);
+        }
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.def.node(node);
+    }
+    fn map_keys<F: FnOnce() -> StaticValue>(&mut self, keys: F) {
+        self.def.map_keys(keys());
+    }
+}
+
+/// Builds a TreeDef from a borrowed tree.
+struct StructureVisitor {
+    def: TreeDefBuilder,
+}
+
+impl<L> Visit<'_, L> for StructureVisitor {
+    #[inline]
+    fn leaf(&mut self, _leaf: &L) {
+        self.def.leaf();
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &[L]) {
+        self.def.leaves(leaves.len());
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.def.node(node);
+    }
+    fn map_keys<F: FnOnce() -> StaticValue>(&mut self, keys: F) {
+        self.def.map_keys(keys());
+    }
+}
+
+/// Collects leaf references.
+struct LeavesVisitor<'a, L> {
+    out: Vec<&'a L>,
+}
+
+impl<'a, L> Visit<'a, L> for LeavesVisitor<'a, L> {
+    #[inline]
+    fn leaf(&mut self, leaf: &'a L) {
+        self.out.push(leaf);
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &'a [L]) {
+        self.out.extend(leaves.iter());
+    }
+}
+
+/// Calls a closure on each leaf reference.
+struct ForEach<F>(F);
+
+impl<'a, L: 'a, F: FnMut(&'a L)> Visit<'a, L> for ForEach<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: &'a L) {
+        (self.0)(leaf);
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &'a [L]) {
+        leaves.iter().for_each(&mut self.0);
+    }
+}
+
+/// Calls a closure on each mutable leaf reference.
+struct ForEachMut<F>(F);
+
+impl<L, F: FnMut(&mut L)> VisitMut<L> for ForEachMut<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: &mut L) {
+        (self.0)(leaf);
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &mut [L]) {
+        leaves.iter_mut().for_each(&mut self.0);
+    }
+}
+
+/// Splits a tree into its leaves (pre-order) and its [`TreeDef`].
+///
+/// ```
+/// let (leaves, def) = pytree_core::flatten::<pytree_std::Std, _>(vec![(1, 2), (3, 4)]);
+/// assert_eq!(leaves, [1, 2, 3, 4]);
+/// assert_eq!(def.to_string(), "[(*, *), (*, *)]");
+/// ```
+pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
+    let mut sink = FlattenSink {
+        leaves: Vec::new(),
+        def: TreeDefBuilder::new(),
+    };
+    tree.flatten_into(&mut sink);
+    (sink.leaves, sink.def.finish())
+}
+
+/// Rebuilds a tree of type `T` from a [`TreeDef`] and its leaves.
+///
+/// Errors (with the key path): too few or too many leaves, or a TreeDef that
+/// does not describe a `T`.
+///
+/// ```
+/// use pytree_std::Std;
+/// let (leaves, def) = pytree_core::flatten::<Std, _>((1u8, [2u8, 3]));
+/// let t: (u8, [u8; 2]) = pytree_core::unflatten::<Std, _, _>(&def, leaves).unwrap();
+/// assert_eq!(t, (1, [2, 3]));
+/// ```
+pub fn unflatten<Ns, T, I>(def: &TreeDef, leaves: I) -> Result<T, Error>
+where
+    T: Unflatten<Ns>,
+    I: IntoIterator<Item = T::Leaf>,
+{
+    let mut source = DefSource::new(def, leaves.into_iter());
+    let value = T::unflatten_from(&mut source)?;
+    source.finish()?;
+    Ok(value)
+}
+
+/// The [`TreeDef`] of a borrowed tree (static data is cloned into it).
+///
+/// ```
+/// let def = pytree_core::structure::<pytree_std::Std, _>(&Some(vec![1.0f32]));
+/// assert_eq!(def.to_string(), "Some([*])");
+/// ```
+pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
+    let mut v = StructureVisitor {
+        def: TreeDefBuilder::new(),
+    };
+    tree.visit(&mut v);
+    v.def.finish()
+}
+
+/// References to the leaves, in pre-order.
+///
+/// ```
+/// let t = (1u8, vec![2u8, 3]);
+/// assert_eq!(pytree_core::leaves::<pytree_std::Std, _>(&t), [&1, &2, &3]);
+/// ```
+pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<&T::Leaf> {
+    let mut v = LeavesVisitor { out: Vec::new() };
+    tree.visit(&mut v);
+    v.out
+}
+
+/// Applies `f` to every leaf, keeping the structure and the leaf type.
+///
+/// ```
+/// let t = pytree_core::map::<pytree_std::Std, _, _>((1, vec![2, 3]), |x| x * 10);
+/// assert_eq!(t, (10, vec![20, 30]));
+/// ```
+pub fn map<Ns, T: Flatten<Ns>, F: FnMut(T::Leaf) -> T::Leaf>(tree: T, mut f: F) -> T {
+    tree.map_leaves(&mut f)
+}
+
+/// Applies `f` to every leaf and rebuilds the result as a `U`, whose leaf
+/// type may differ (`Mlp<f32>` to `Mlp<f64>`). The structure is carried by
+/// the TreeDef, so a `U` of another shape is an error, not a wrong value.
+///
+/// ```
+/// let t: (f64, Vec<f64>) = pytree_core::try_map::<pytree_std::Std, _, _, _>((1.5f32, vec![2.5f32]), f64::from).unwrap();
+/// assert_eq!(t, (1.5, vec![2.5]));
+/// ```
+pub fn try_map<Ns, T, U, F>(tree: T, f: F) -> Result<U, Error>
+where
+    T: Flatten<Ns>,
+    U: Unflatten<Ns>,
+    F: FnMut(T::Leaf) -> U::Leaf,
+{
+    let (leaves, def) = flatten::<Ns, T>(tree);
+    unflatten::<Ns, U, _>(&def, leaves.into_iter().map(f))
+}
+
+/// Calls `f` on every leaf by reference, in pre-order.
+///
+/// ```
+/// let mut sum = 0;
+/// pytree_core::for_each::<pytree_std::Std, _, _>(&(1, [2, 3]), |x| sum += *x);
+/// assert_eq!(sum, 6);
+/// ```
+pub fn for_each<'a, Ns, T, F>(tree: &'a T, f: F)
+where
+    T: Flatten<Ns>,
+    T::Leaf: 'a,
+    F: FnMut(&'a T::Leaf),
+{
+    tree.visit(&mut ForEach(f));
+}
+
+/// Calls `f` on every leaf by mutable reference, in pre-order: an in-place
+/// update with no rebuild.
+///
+/// ```
+/// let mut t = (1, vec![2, 3]);
+/// pytree_core::for_each_mut::<pytree_std::Std, _, _>(&mut t, |x| *x += 1);
+/// assert_eq!(t, (2, vec![3, 4]));
+/// ```
+pub fn for_each_mut<Ns, T: Flatten<Ns>, F: FnMut(&mut T::Leaf)>(tree: &mut T, f: F) {
+    tree.visit_mut(&mut ForEachMut(f));
+}

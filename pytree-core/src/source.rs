@@ -1,0 +1,224 @@
+//! [`DefSource`]: the [`Source`] that unflattening reads from, a TreeDef
+//! walked in pre-order together with an iterator of leaves.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use crate::error::{Error, ErrorKind};
+use crate::flatten::Source;
+use crate::schema::Schema;
+use crate::static_data::{Static, StaticValue};
+use crate::treedef::{Item, Node, TreeDef, Walker};
+
+/// Reads a [`TreeDef`] and leaves in pre-order for
+/// [`Unflatten`](crate::Unflatten).
+///
+/// ```
+/// use pytree_std::{DefSource, Std, Unflatten};
+/// let def = pytree_std::structure(&(0u8, 0u8));
+/// let mut src = DefSource::new(&def, vec![1u8, 2].into_iter());
+/// let t = <(u8, u8) as Unflatten<Std>>::unflatten_from(&mut src).unwrap();
+/// src.finish().unwrap();
+/// assert_eq!(t, (1, 2));
+/// ```
+pub struct DefSource<'d, I> {
+    walker: Walker<'d>,
+    leaves: I,
+    taken: usize,
+    statics: &'d [StaticValue],
+}
+
+impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
+    /// A source over `def` and `leaves`.
+    ///
+    /// ```
+    /// let def = pytree_std::TreeDef::leaf();
+    /// let _src = pytree_std::DefSource::new(&def, std::iter::once(1u8));
+    /// ```
+    pub fn new(def: &'d TreeDef, leaves: I) -> Self {
+        DefSource {
+            walker: Walker::new(def),
+            leaves,
+            taken: 0,
+            statics: &[],
+        }
+    }
+
+    /// Checks that the TreeDef and the leaves were used up exactly.
+    ///
+    /// ```
+    /// let def = pytree_std::TreeDef::leaf();
+    /// let src = pytree_std::DefSource::new(&def, vec![1u8, 2].into_iter());
+    /// assert!(src.finish().is_err()); // nothing read, a leaf left in the TreeDef
+    /// ```
+    pub fn finish(mut self) -> Result<(), Error> {
+        if !self.walker.at_end() {
+            return Err(Error::new(ErrorKind::NodeMismatch {
+                expected: "the end of the value".to_string(),
+                found: describe(self.walker.peek()),
+            }));
+        }
+        let extra = self.leaves.by_ref().count();
+        if extra > 0 {
+            return Err(Error::new(ErrorKind::TooManyLeaves {
+                expected: self.walker.def().num_leaves(),
+                found: self.taken + extra,
+            }));
+        }
+        Ok(())
+    }
+
+    fn mismatch(&self, expected: impl Into<String>) -> Error {
+        Error::new(ErrorKind::NodeMismatch {
+            expected: expected.into(),
+            found: describe(self.walker.peek()),
+        })
+    }
+
+    fn too_few(&self) -> Error {
+        Error::new(ErrorKind::TooFewLeaves {
+            expected: self.walker.def().num_leaves(),
+            found: self.taken,
+        })
+    }
+
+    /// Reads the next internal node if `accept` takes it.
+    fn node_if(&mut self, accept: impl FnOnce(Node) -> bool) -> Option<Node> {
+        match self.walker.peek() {
+            Some(Item::Node(node, _)) if accept(node) => {
+                if let Some(Item::Node(_, statics)) = self.walker.next_item() {
+                    self.statics = statics;
+                }
+                Some(node)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// How messages name what the TreeDef holds at a place.
+fn describe(item: Option<Item<'_>>) -> String {
+    match item {
+        None => "the end of the TreeDef".to_string(),
+        Some(Item::Leaf) => "a leaf".to_string(),
+        Some(Item::Node(node, _)) => describe_node(node),
+    }
+}
+
+pub(crate) fn describe_node(node: Node) -> String {
+    match node {
+        Node::Leaves(_) => "a leaf".to_string(),
+        Node::Struct(schema) => format!("{}", schema.display_name()),
+        Node::Seq(n) => format!("a sequence of length {n}"),
+        Node::Tuple(n) => format!("a tuple of arity {n}"),
+        Node::Map(n) => format!("a map of {n} entries"),
+        Node::Some => "Some(_)".to_string(),
+        Node::None => "None".to_string(),
+    }
+}
+
+impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
+    #[inline]
+    fn leaf(&mut self) -> Result<L, Error> {
+        if self.walker.take_leaves(1) == 0 {
+            return Err(self.mismatch("a leaf"));
+        }
+        match self.leaves.next() {
+            Some(leaf) => {
+                self.taken += 1;
+                Ok(leaf)
+            }
+            None => Err(self.too_few()),
+        }
+    }
+
+    fn leaf_vec(&mut self, len: usize) -> Result<Vec<L>, Error> {
+        let mut out = Vec::with_capacity(len.min(self.leaves.size_hint().0));
+        while out.len() < len {
+            let k = self.walker.take_leaves(len - out.len());
+            if k == 0 {
+                return Err(self.mismatch("a leaf").at(crate::KeyEntry::Index(out.len())));
+            }
+            let before = out.len();
+            out.extend(self.leaves.by_ref().take(k));
+            let got = out.len() - before;
+            self.taken += got;
+            if got < k {
+                return Err(self.too_few().at(crate::KeyEntry::Index(out.len())));
+            }
+        }
+        Ok(out)
+    }
+
+    fn struct_node(&mut self, candidates: &[&'static Schema]) -> Result<usize, Error> {
+        let mut found = None;
+        self.node_if(|node| match node {
+            Node::Struct(schema) => {
+                found = candidates.iter().position(|c| *c == schema);
+                found.is_some()
+            }
+            _ => false,
+        });
+        found.ok_or_else(|| {
+            let names: Vec<String> = candidates
+                .iter()
+                .map(|c| format!("{}", c.display_name()))
+                .collect();
+            self.mismatch(names.join(" or "))
+        })
+    }
+
+    fn static_field<T: Static>(&mut self) -> Result<T, Error> {
+        let (first, rest) = self
+            .statics
+            .split_first()
+            .ok_or_else(|| Error::custom("static field missing from the TreeDef"))?;
+        self.statics = rest;
+        first.downcast_ref::<T>().cloned().ok_or_else(|| {
+            Error::new(ErrorKind::StaticMismatch {
+                expected: format!("a value of type {}", core::any::type_name::<T>()),
+                found: format!("{first:?}"),
+            })
+        })
+    }
+
+    fn seq_node(&mut self) -> Result<usize, Error> {
+        match self.node_if(|n| matches!(n, Node::Seq(_))) {
+            Some(Node::Seq(n)) => Ok(n),
+            _ => Err(self.mismatch("a sequence")),
+        }
+    }
+
+    fn tuple_node(&mut self, arity: usize) -> Result<(), Error> {
+        match self.node_if(|n| n == Node::Tuple(arity)) {
+            Some(_) => Ok(()),
+            None => Err(self.mismatch(format!("a tuple of arity {arity}"))),
+        }
+    }
+
+    fn map_node<K: Static>(&mut self) -> Result<Vec<K>, Error> {
+        let len = match self.node_if(|n| matches!(n, Node::Map(_))) {
+            Some(Node::Map(len)) => len,
+            _ => return Err(self.mismatch("a map")),
+        };
+        let keys = self
+            .statics
+            .first()
+            .and_then(|s| s.downcast_ref::<Vec<K>>())
+            .filter(|keys| keys.len() == len);
+        keys.cloned().ok_or_else(|| {
+            Error::new(ErrorKind::StaticMismatch {
+                expected: format!("map keys of type {}", core::any::type_name::<K>()),
+                found: format!("{:?}", self.statics.first()),
+            })
+        })
+    }
+
+    fn option_node(&mut self) -> Result<bool, Error> {
+        match self.node_if(|n| matches!(n, Node::Some | Node::None)) {
+            Some(node) => Ok(node == Node::Some),
+            None => Err(self.mismatch("Some(_) or None")),
+        }
+    }
+}

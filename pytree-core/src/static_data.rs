@@ -1,0 +1,197 @@
+//! Type-erased static (meta) data: the configuration fields of a struct and
+//! the keys of a map, kept in a [`TreeDef`](crate::TreeDef) rather than as
+//! leaves. Erased values keep `Clone`, `Eq`, `Hash`, `Debug`, `Send` and
+//! `Sync`, so a TreeDef that holds them can be compared, hashed, printed and
+//! sent across threads.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::any::{Any, TypeId};
+use core::fmt;
+use core::hash::{Hash, Hasher};
+
+/// What a type needs to be static data: JAX's requirement that aux data be
+/// hashable and comparable, plus `Clone` (to rebuild values), `Debug` (to
+/// print TreeDefs) and `Send + Sync + 'static` (to erase it and share it).
+///
+/// Implemented for every type that meets the bounds.
+///
+/// ```
+/// fn is_static<T: pytree_std::Static>() {}
+/// is_static::<String>();
+/// is_static::<(u8, bool)>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be static data of a pytree",
+    label = "static fields must be Clone + Eq + Hash + Debug + Send + Sync + 'static",
+    note = "static (meta) fields are kept in the TreeDef, which is compared, hashed and printed"
+)]
+pub trait Static: Any + Clone + Eq + Hash + fmt::Debug + Send + Sync {}
+
+impl<T: Any + Clone + Eq + Hash + fmt::Debug + Send + Sync> Static for T {}
+
+/// The object-safe face of an erased value.
+trait DynStatic: Send + Sync {
+    fn as_any(&self) -> &dyn Any;
+    fn eq_dyn(&self, other: &dyn DynStatic) -> bool;
+    fn hash_dyn(&self, state: &mut dyn Hasher);
+    fn fmt_whole(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    fn item_count(&self) -> usize;
+    fn fmt_item(&self, index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+}
+
+/// One erased value.
+struct Single<T>(T);
+/// The sorted keys of a map, erased as one value whose items print one by one.
+struct Keys<K>(Vec<K>);
+
+impl<T: Static> DynStatic for Single<T> {
+    fn as_any(&self) -> &dyn Any {
+        &self.0
+    }
+    fn eq_dyn(&self, other: &dyn DynStatic) -> bool {
+        other.as_any().downcast_ref::<T>() == Some(&self.0)
+    }
+    fn hash_dyn(&self, mut state: &mut dyn Hasher) {
+        TypeId::of::<T>().hash(&mut state);
+        self.0.hash(&mut state);
+    }
+    fn fmt_whole(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+    fn item_count(&self) -> usize {
+        1
+    }
+    fn fmt_item(&self, _index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl<K: Static> DynStatic for Keys<K> {
+    fn as_any(&self) -> &dyn Any {
+        &self.0
+    }
+    fn eq_dyn(&self, other: &dyn DynStatic) -> bool {
+        other.as_any().downcast_ref::<Vec<K>>() == Some(&self.0)
+    }
+    fn hash_dyn(&self, mut state: &mut dyn Hasher) {
+        TypeId::of::<Vec<K>>().hash(&mut state);
+        self.0.hash(&mut state);
+    }
+    fn fmt_whole(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+    fn item_count(&self) -> usize {
+        self.0.len()
+    }
+    fn fmt_item(&self, index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0.get(index) {
+            Some(key) => fmt::Debug::fmt(key, f),
+            None => f.write_str("?"),
+        }
+    }
+}
+
+/// A type-erased static value, shared (cloning is a reference-count bump).
+///
+/// ```
+/// use pytree_std::StaticValue;
+/// let a = StaticValue::new(String::from("relu"));
+/// assert_eq!(a, StaticValue::new(String::from("relu")));
+/// assert_ne!(a, StaticValue::new(7u8));
+/// assert_eq!(a.downcast_ref::<String>().map(String::as_str), Some("relu"));
+/// assert_eq!(format!("{a:?}"), "\"relu\"");
+/// ```
+#[derive(Clone)]
+pub struct StaticValue(Arc<dyn DynStatic>);
+
+impl StaticValue {
+    /// Erases one value.
+    ///
+    /// ```
+    /// let v = pytree_std::StaticValue::new(3u32);
+    /// assert_eq!(v.downcast_ref::<u32>(), Some(&3));
+    /// ```
+    pub fn new<T: Static>(value: T) -> Self {
+        StaticValue(Arc::new(Single(value)))
+    }
+
+    /// Erases the keys of a map, in the map's flattening order. The value
+    /// downcasts to `Vec<K>` and prints key by key.
+    ///
+    /// ```
+    /// let v = pytree_std::StaticValue::keys(vec!["a", "b"]);
+    /// assert_eq!(v.downcast_ref::<Vec<&str>>().map(Vec::len), Some(2));
+    /// assert_eq!(v.item_count(), 2);
+    /// ```
+    pub fn keys<K: Static>(keys: Vec<K>) -> Self {
+        StaticValue(Arc::new(Keys(keys)))
+    }
+
+    /// The value, if it is a `T` (for keys: a `Vec<K>`).
+    ///
+    /// ```
+    /// let v = pytree_std::StaticValue::new(1i8);
+    /// assert!(v.downcast_ref::<i16>().is_none());
+    /// ```
+    pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
+        self.0.as_any().downcast_ref::<T>()
+    }
+
+    /// The number of items: the number of keys for map keys, else 1.
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::StaticValue::new("x").item_count(), 1);
+    /// ```
+    pub fn item_count(&self) -> usize {
+        self.0.item_count()
+    }
+
+    /// Debug-prints item `index` (one key of a map's keys; the value itself
+    /// otherwise).
+    ///
+    /// ```
+    /// let v = pytree_std::StaticValue::keys(vec![10, 20]);
+    /// assert_eq!(v.item_debug(1), "20");
+    /// ```
+    pub fn item_debug(&self, index: usize) -> alloc::string::String {
+        alloc::format!("{}", ItemDebug(self, index))
+    }
+
+    pub(crate) fn fmt_item(&self, index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt_item(index, f)
+    }
+
+    /// True when both handles share one allocation (a cheap pre-check).
+    fn same_allocation(&self, other: &StaticValue) -> bool {
+        core::ptr::addr_eq(Arc::as_ptr(&self.0), Arc::as_ptr(&other.0))
+    }
+}
+
+struct ItemDebug<'a>(&'a StaticValue, usize);
+
+impl fmt::Display for ItemDebug<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt_item(self.1, f)
+    }
+}
+
+impl PartialEq for StaticValue {
+    fn eq(&self, other: &Self) -> bool {
+        self.same_allocation(other) || self.0.eq_dyn(&*other.0)
+    }
+}
+
+impl Eq for StaticValue {}
+
+impl Hash for StaticValue {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash_dyn(state);
+    }
+}
+
+impl fmt::Debug for StaticValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt_whole(f)
+    }
+}

@@ -1,0 +1,141 @@
+//! Building a [`TreeDef`] record by record during a walk.
+
+use alloc::vec::Vec;
+
+use super::{Node, TreeDef};
+use crate::static_data::StaticValue;
+use crate::visit::NodeRef;
+
+/// Appends records to a TreeDef under construction; the visitors that build
+/// TreeDefs own one.
+///
+/// ```
+/// use pytree_std::{NodeRef, TreeDefBuilder};
+/// let mut b = TreeDefBuilder::new();
+/// b.node(NodeRef::Tuple(2));
+/// b.leaf();
+/// b.leaf();
+/// assert_eq!(b.finish().to_string(), "(*, *)");
+/// ```
+#[derive(Default)]
+pub struct TreeDefBuilder {
+    nodes: Vec<Node>,
+    statics: Vec<Option<StaticValue>>,
+    pending_keys: Vec<usize>,
+    num_leaves: usize,
+}
+
+impl TreeDefBuilder {
+    /// An empty builder.
+    ///
+    /// ```
+    /// let b = pytree_std::TreeDefBuilder::new();
+    /// assert_eq!(b.finish().num_nodes(), 0);
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records one leaf (merged into the previous run of leaves).
+    ///
+    /// ```
+    /// let mut b = pytree_std::TreeDefBuilder::new();
+    /// b.leaf();
+    /// assert!(b.finish().is_leaf());
+    /// ```
+    #[inline]
+    pub fn leaf(&mut self) {
+        self.leaves(1);
+    }
+
+    /// Records `n` consecutive leaves.
+    ///
+    /// ```
+    /// let mut b = pytree_std::TreeDefBuilder::new();
+    /// b.node(pytree_std::NodeRef::Seq(3));
+    /// b.leaves(3);
+    /// assert_eq!(b.finish().to_string(), "[*, *, *]");
+    /// ```
+    #[inline]
+    pub fn leaves(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        self.num_leaves += n;
+        if let Some(Node::Leaves(run)) = self.nodes.last_mut() {
+            *run += n;
+        } else {
+            self.nodes.push(Node::Leaves(n));
+        }
+    }
+
+    /// Records an internal node (cloning its static fields, if any).
+    ///
+    /// ```
+    /// let mut b = pytree_std::TreeDefBuilder::new();
+    /// b.node(pytree_std::NodeRef::None);
+    /// assert_eq!(b.finish().to_string(), "None");
+    /// ```
+    #[inline]
+    pub fn node(&mut self, node: NodeRef<'_>) {
+        let record = match node {
+            NodeRef::Struct { schema, statics } => {
+                self.statics.extend(statics.iter().map(|s| Some(s.erase())));
+                Node::Struct(schema)
+            }
+            NodeRef::Seq(n) => Node::Seq(n),
+            NodeRef::Tuple(n) => Node::Tuple(n),
+            NodeRef::Map(n) => {
+                self.pending_keys.push(self.statics.len());
+                self.statics.push(None);
+                Node::Map(n)
+            }
+            NodeRef::Some => Node::Some,
+            NodeRef::None => Node::None,
+        };
+        self.nodes.push(record);
+    }
+
+    /// Gives the keys of the innermost map whose keys are still missing.
+    ///
+    /// ```
+    /// use pytree_std::{NodeRef, StaticValue, TreeDefBuilder};
+    /// let mut b = TreeDefBuilder::new();
+    /// b.node(NodeRef::Map(1));
+    /// b.leaf();
+    /// b.map_keys(StaticValue::keys(vec!["a"]));
+    /// assert_eq!(b.finish().to_string(), "{\"a\": *}");
+    /// ```
+    pub fn map_keys(&mut self, keys: StaticValue) {
+        if let Some(slot) = self.pending_keys.pop() {
+            self.statics[slot] = Some(keys);
+        }
+    }
+
+    /// Appends a raw record with its statics (used when copying subtrees).
+    pub(crate) fn raw(&mut self, node: Node, statics: &[StaticValue]) {
+        match node {
+            Node::Leaves(n) => self.leaves(n),
+            other => {
+                self.statics.extend(statics.iter().cloned().map(Some));
+                self.nodes.push(other);
+            }
+        }
+    }
+
+    /// The finished TreeDef.
+    ///
+    /// ```
+    /// let mut b = pytree_std::TreeDefBuilder::new();
+    /// b.leaf();
+    /// assert_eq!(b.finish().num_leaves(), 1);
+    /// ```
+    pub fn finish(self) -> TreeDef {
+        let statics = self
+            .statics
+            .into_iter()
+            .map(|s| s.unwrap_or_else(|| StaticValue::new(())))
+            .collect();
+        TreeDef::from_parts(self.nodes, statics, self.num_leaves)
+    }
+}

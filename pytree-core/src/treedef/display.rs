@@ -1,0 +1,184 @@
+//! Printing a [`TreeDef`] like the value it describes, with `*` for leaves:
+//! `Mlp { layers: [Linear { w: *, b: * }], activation: Relu }`.
+//! Iterative (an explicit stack), so a 100 000-level TreeDef prints without
+//! overflowing the call stack.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+use super::{Item, Node, TreeDef, Walker};
+use crate::schema::{FieldStyle, Schema};
+use crate::static_data::StaticValue;
+
+/// An open container whose children are being printed.
+enum Frame<'d> {
+    List {
+        left: usize,
+        printed: bool,
+        close: &'static str,
+    },
+    Map {
+        keys: Option<&'d StaticValue>,
+        next: usize,
+        len: usize,
+    },
+    Struct {
+        schema: &'static Schema,
+        next_field: usize,
+        statics: &'d [StaticValue],
+        next_static: usize,
+    },
+}
+
+impl fmt::Display for TreeDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.nodes().is_empty() {
+            return f.write_str("<empty>");
+        }
+        let mut walker = Walker::new(self);
+        let mut stack: Vec<Frame<'_>> = Vec::new();
+        loop {
+            // Print the subtree that starts here (opening it if it has children).
+            match walker.next_item() {
+                None => f.write_str("?")?,
+                Some(Item::Leaf) => f.write_str("*")?,
+                Some(Item::Node(node, statics)) => open(f, node, statics, &mut stack)?,
+            }
+            // Move to the next child to print, closing finished containers.
+            loop {
+                let Some(top) = stack.last_mut() else {
+                    return Ok(());
+                };
+                if next_child(f, top)? {
+                    break;
+                }
+                stack.pop();
+            }
+        }
+    }
+}
+
+impl fmt::Debug for TreeDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TreeDef({self})")
+    }
+}
+
+fn open<'d>(
+    f: &mut fmt::Formatter<'_>,
+    node: Node,
+    statics: &'d [StaticValue],
+    stack: &mut Vec<Frame<'d>>,
+) -> fmt::Result {
+    let list = |left, close| Frame::List {
+        left,
+        printed: false,
+        close,
+    };
+    match node {
+        Node::Struct(schema) => {
+            write!(f, "{}", schema.display_name())?;
+            match schema.style() {
+                FieldStyle::Unit => return Ok(()),
+                FieldStyle::Named if schema.fields().is_empty() => return f.write_str(" {}"),
+                FieldStyle::Named => f.write_str(" { ")?,
+                FieldStyle::Tuple => f.write_str("(")?,
+            }
+            stack.push(Frame::Struct {
+                schema,
+                next_field: 0,
+                statics,
+                next_static: 0,
+            });
+        }
+        Node::Seq(n) => {
+            f.write_str("[")?;
+            stack.push(list(n, "]"));
+        }
+        Node::Tuple(n) => {
+            f.write_str("(")?;
+            stack.push(list(n, if n == 1 { ",)" } else { ")" }));
+        }
+        Node::Map(n) => {
+            f.write_str("{")?;
+            stack.push(Frame::Map {
+                keys: statics.first(),
+                next: 0,
+                len: n,
+            });
+        }
+        Node::Some => {
+            f.write_str("Some(")?;
+            stack.push(list(1, ")"));
+        }
+        Node::None => f.write_str("None")?,
+        Node::Leaves(_) => f.write_str("*")?,
+    }
+    Ok(())
+}
+
+/// Writes what precedes the frame's next data child and returns true, or
+/// closes the frame and returns false.
+fn next_child(f: &mut fmt::Formatter<'_>, frame: &mut Frame<'_>) -> Result<bool, fmt::Error> {
+    match frame {
+        Frame::List {
+            left,
+            printed,
+            close,
+        } => {
+            if *left == 0 {
+                f.write_str(close)?;
+                return Ok(false);
+            }
+            if *printed {
+                f.write_str(", ")?;
+            }
+            *printed = true;
+            *left -= 1;
+            Ok(true)
+        }
+        Frame::Map { keys, next, len } => {
+            if *next == *len {
+                f.write_str("}")?;
+                return Ok(false);
+            }
+            if *next > 0 {
+                f.write_str(", ")?;
+            }
+            match keys {
+                Some(k) => k.fmt_item(*next, f)?,
+                None => f.write_str("?")?,
+            }
+            f.write_str(": ")?;
+            *next += 1;
+            Ok(true)
+        }
+        Frame::Struct {
+            schema,
+            next_field,
+            statics,
+            next_static,
+        } => {
+            let named = schema.style() == FieldStyle::Named;
+            while let Some(field) = schema.fields().get(*next_field) {
+                if *next_field > 0 {
+                    f.write_str(", ")?;
+                }
+                *next_field += 1;
+                if named {
+                    write!(f, "{}: ", field.name)?;
+                }
+                if !field.is_static {
+                    return Ok(true);
+                }
+                match statics.get(*next_static) {
+                    Some(value) => write!(f, "{value:?}")?,
+                    None => f.write_str("?")?,
+                }
+                *next_static += 1;
+            }
+            f.write_str(if named { " }" } else { ")" })?;
+            Ok(false)
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! [`TreeDef`]: the structure of a pytree without its leaves, as a flat
+//! pre-order list of node records plus a side table of static data.
+//!
+//! Encoding: each internal node is one 16-byte record; consecutive leaves
+//! (in pre-order) share one `Leaves(n)` record, so a `Vec` of 100 000 leaves
+//! costs two records, not 100 001. Decoding is unique because every internal
+//! record knows its arity. Static data (struct meta fields, map keys) lives
+//! in `statics`, in the pre-order of the nodes that own it.
+
+mod builder;
+mod display;
+mod walk;
+
+use alloc::vec::Vec;
+use core::hash::{Hash, Hasher};
+
+pub use builder::TreeDefBuilder;
+pub(crate) use walk::{Item, Walker};
+
+use crate::schema::Schema;
+use crate::static_data::StaticValue;
+
+/// One record of the flat encoding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Node {
+    /// `n >= 1` consecutive leaves.
+    Leaves(usize),
+    /// A derived struct or enum variant; owns `schema.num_static()` statics.
+    Struct(&'static Schema),
+    /// A sequence of this length.
+    Seq(usize),
+    /// A tuple of this arity.
+    Tuple(usize),
+    /// A map of this many entries; owns one static (its keys).
+    Map(usize),
+    /// `Some`: one child.
+    Some,
+    /// `None`: no children.
+    None,
+}
+
+impl Node {
+    /// Children of an internal node (not meaningful for `Leaves`).
+    pub(crate) fn arity(&self) -> usize {
+        match *self {
+            Node::Struct(schema) => schema.num_data(),
+            Node::Seq(n) | Node::Tuple(n) | Node::Map(n) => n,
+            Node::Some => 1,
+            Node::None | Node::Leaves(_) => 0,
+        }
+    }
+
+    /// Entries of the statics table this node owns.
+    pub(crate) fn num_statics(&self) -> usize {
+        match *self {
+            Node::Struct(schema) => schema.num_static(),
+            Node::Map(_) => 1,
+            _ => 0,
+        }
+    }
+}
+
+/// The kind of a TreeDef's root node, for code that inspects structures.
+///
+/// ```
+/// use pytree_std::NodeKind;
+/// let def = pytree_std::structure(&vec![1.0f32, 2.0]);
+/// assert_eq!(def.root_kind(), NodeKind::Seq(2));
+/// assert_eq!(pytree_std::structure(&1.0f32).root_kind(), NodeKind::Leaf);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    /// A single leaf.
+    Leaf,
+    /// A derived struct or enum variant.
+    Struct(&'static Schema),
+    /// A sequence of this length.
+    Seq(usize),
+    /// A tuple of this arity.
+    Tuple(usize),
+    /// A map of this many entries.
+    Map(usize),
+    /// `Some(_)`.
+    Some,
+    /// `None`.
+    None,
+}
+
+/// The structure of a pytree: everything but its leaves.
+///
+/// Built by [`flatten`](crate::ops::flatten) or
+/// [`structure`](crate::ops::structure); consumed by
+/// [`unflatten`](crate::ops::unflatten). Cheap to compare and hash, printable
+/// (`Display` reads like the value with `*` for leaves), `Send + Sync`.
+///
+/// ```
+/// use pytree_std::{PyTree, TreeDef};
+/// #[derive(PyTree)]
+/// struct Linear { w: f32, b: f32 }
+/// let def: TreeDef = pytree_std::structure(&vec![Linear { w: 1.0, b: 2.0 }]);
+/// assert_eq!(def.to_string(), "[Linear { w: *, b: * }]");
+/// assert_eq!(def.num_leaves(), 2);
+/// assert_eq!(def.num_nodes(), 4);
+/// assert_eq!(def.children()[0].to_string(), "Linear { w: *, b: * }");
+/// ```
+#[derive(Clone)]
+pub struct TreeDef {
+    nodes: Vec<Node>,
+    statics: Vec<StaticValue>,
+    num_leaves: usize,
+}
+
+impl TreeDef {
+    pub(crate) fn from_parts(nodes: Vec<Node>, statics: Vec<StaticValue>, num_leaves: usize) -> Self {
+        TreeDef {
+            nodes,
+            statics,
+            num_leaves,
+        }
+    }
+
+    /// The TreeDef of a single leaf (JAX's `*`).
+    ///
+    /// ```
+    /// let def = pytree_std::TreeDef::leaf();
+    /// assert!(def.is_leaf());
+    /// assert_eq!(def.to_string(), "*");
+    /// ```
+    pub fn leaf() -> Self {
+        let mut b = TreeDefBuilder::new();
+        b.leaf();
+        b.finish()
+    }
+
+    /// Number of leaves.
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::structure(&(1u8, [2u8, 3])).num_leaves(), 3);
+    /// ```
+    pub fn num_leaves(&self) -> usize {
+        self.num_leaves
+    }
+
+    /// Number of nodes, leaves included (JAX's `num_nodes`).
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::structure(&(1u8, [2u8, 3])).num_nodes(), 5);
+    /// ```
+    pub fn num_nodes(&self) -> usize {
+        self.nodes
+            .iter()
+            .map(|n| match *n {
+                Node::Leaves(k) => k,
+                _ => 1,
+            })
+            .sum()
+    }
+
+    /// True when the whole tree is one leaf.
+    ///
+    /// ```
+    /// assert!(!pytree_std::structure(&vec![1u8]).is_leaf());
+    /// ```
+    pub fn is_leaf(&self) -> bool {
+        self.nodes.len() == 1 && self.nodes[0] == Node::Leaves(1)
+    }
+
+    /// The kind of the root node.
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::structure(&Some(1u8)).root_kind(), pytree_std::NodeKind::Some);
+    /// ```
+    pub fn root_kind(&self) -> NodeKind {
+        match self.nodes.first() {
+            Some(Node::Leaves(_)) | None => NodeKind::Leaf,
+            Some(Node::Struct(s)) => NodeKind::Struct(s),
+            Some(Node::Seq(n)) => NodeKind::Seq(*n),
+            Some(Node::Tuple(n)) => NodeKind::Tuple(*n),
+            Some(Node::Map(n)) => NodeKind::Map(*n),
+            Some(Node::Some) => NodeKind::Some,
+            Some(Node::None) => NodeKind::None,
+        }
+    }
+
+    /// The TreeDefs of the root's children, in order (empty for a leaf).
+    ///
+    /// ```
+    /// let def = pytree_std::structure(&(1u8, vec![2u8, 3]));
+    /// let kids: Vec<String> = def.children().iter().map(|d| d.to_string()).collect();
+    /// assert_eq!(kids, ["*", "[*, *]"]);
+    /// ```
+    pub fn children(&self) -> Vec<TreeDef> {
+        let mut walker = Walker::new(self);
+        let arity = match walker.next_item() {
+            Some(Item::Node(node, _)) => node.arity(),
+            _ => return Vec::new(),
+        };
+        (0..arity).map(|_| walker.copy_subtree()).collect()
+    }
+
+    /// Bytes of memory held by the encoding (records and the statics table,
+    /// not the static values themselves).
+    ///
+    /// ```
+    /// let def = pytree_std::structure(&vec![0.0f64; 100_000]);
+    /// assert!(def.heap_bytes() <= 64);
+    /// ```
+    pub fn heap_bytes(&self) -> usize {
+        self.nodes.capacity() * core::mem::size_of::<Node>()
+            + self.statics.capacity() * core::mem::size_of::<StaticValue>()
+    }
+
+    /// The number of records in the encoding (internal nodes plus runs of
+    /// leaves). Benchmarks report it; equality costs one comparison each.
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::structure(&vec![0.0f64; 1000]).num_records(), 2);
+    /// ```
+    pub fn num_records(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub(crate) fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub(crate) fn statics(&self) -> &[StaticValue] {
+        &self.statics
+    }
+}
+
+impl PartialEq for TreeDef {
+    fn eq(&self, other: &Self) -> bool {
+        self.num_leaves == other.num_leaves
+            && self.nodes == other.nodes
+            && self.statics == other.statics
+    }
+}
+
+impl Eq for TreeDef {}
+
+impl Hash for TreeDef {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.num_leaves.hash(state);
+        self.nodes.hash(state);
+        self.statics.hash(state);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_node_record_is_sixteen_bytes() {
+        assert_eq!(core::mem::size_of::<Node>(), 16);
+    }
+}

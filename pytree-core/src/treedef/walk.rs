@@ -1,0 +1,119 @@
+//! Pre-order decoding of a [`TreeDef`]: one item per node, runs of leaves
+//! split into single leaves. Everything that reads a TreeDef uses it, so the
+//! run-length encoding is known in one place.
+
+use super::{Node, TreeDef, TreeDefBuilder};
+use crate::static_data::StaticValue;
+
+/// One decoded node.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Item<'d> {
+    Leaf,
+    /// An internal node and the statics it owns.
+    Node(Node, &'d [StaticValue]),
+}
+
+/// A position in a TreeDef's pre-order.
+#[derive(Clone)]
+pub(crate) struct Walker<'d> {
+    def: &'d TreeDef,
+    pos: usize,
+    run_left: usize,
+    statics_pos: usize,
+}
+
+impl<'d> Walker<'d> {
+    pub(crate) fn new(def: &'d TreeDef) -> Self {
+        Walker {
+            def,
+            pos: 0,
+            run_left: 0,
+            statics_pos: 0,
+        }
+    }
+
+    pub(crate) fn def(&self) -> &'d TreeDef {
+        self.def
+    }
+
+    /// True when every node has been read.
+    pub(crate) fn at_end(&self) -> bool {
+        self.run_left == 0 && self.pos >= self.def.nodes().len()
+    }
+
+    /// The next item without consuming it.
+    pub(crate) fn peek(&self) -> Option<Item<'d>> {
+        self.clone().next_item()
+    }
+
+    /// Consumes one item.
+    #[inline]
+    pub(crate) fn next_item(&mut self) -> Option<Item<'d>> {
+        if self.run_left > 0 {
+            self.run_left -= 1;
+            return Some(Item::Leaf);
+        }
+        let node = *self.def.nodes().get(self.pos)?;
+        self.pos += 1;
+        match node {
+            Node::Leaves(n) => {
+                self.run_left = n - 1;
+                Some(Item::Leaf)
+            }
+            other => {
+                let k = other.num_statics();
+                let statics = self
+                    .def
+                    .statics()
+                    .get(self.statics_pos..self.statics_pos + k)
+                    .unwrap_or(&[]);
+                self.statics_pos += k;
+                Some(Item::Node(other, statics))
+            }
+        }
+    }
+
+    /// Consumes up to `max` leaves at once if the next items are leaves;
+    /// returns how many.
+    #[inline]
+    pub(crate) fn take_leaves(&mut self, max: usize) -> usize {
+        if self.run_left == 0 {
+            match self.def.nodes().get(self.pos) {
+                Some(Node::Leaves(n)) => {
+                    self.run_left = *n;
+                    self.pos += 1;
+                }
+                _ => return 0,
+            }
+        }
+        let k = self.run_left.min(max);
+        self.run_left -= k;
+        k
+    }
+
+    /// Consumes one whole subtree and returns it as a TreeDef of its own.
+    pub(crate) fn copy_subtree(&mut self) -> TreeDef {
+        let mut b = TreeDefBuilder::new();
+        let mut pending = 1usize;
+        while pending > 0 {
+            let k = self.take_leaves(pending);
+            b.leaves(k);
+            pending -= k;
+            if pending == 0 {
+                break;
+            }
+            match self.next_item() {
+                Some(Item::Node(node, statics)) => {
+                    b.raw(node, statics);
+                    pending = pending - 1 + node.arity();
+                }
+                Some(Item::Leaf) => {
+                    b.leaf();
+                    pending -= 1;
+                }
+                None => break,
+            }
+        }
+        b.finish()
+    }
+}

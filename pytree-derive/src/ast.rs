@@ -1,0 +1,169 @@
+//! The typed model of the input that expansion works from: a container
+//! (struct or enum) made of variants (a struct is one variant reached as
+//! `Self`), each made of fields that are data or static. Every part keeps
+//! the syn node it came from, so errors point at user code.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::spanned::Spanned;
+
+use crate::attr::{ContainerAttrs, FieldAttrs};
+
+pub struct Container<'a> {
+    pub ident: &'a syn::Ident,
+    pub generics: &'a syn::Generics,
+    pub is_enum: bool,
+    pub variants: Vec<Variant<'a>>,
+    pub leaf: Option<Span>,
+    pub namespaces: Vec<syn::Path>,
+    pub krate: syn::Path,
+    pub bound: Option<Vec<syn::WherePredicate>>,
+}
+
+pub struct Variant<'a> {
+    /// `None` for a struct.
+    pub ident: Option<&'a syn::Ident>,
+    pub style: darling::ast::Style,
+    pub fields: Vec<Field<'a>>,
+}
+
+pub struct Field<'a> {
+    /// The name used in schemas and key paths: the ident, or the index.
+    pub name: String,
+    /// `a` or `0`, for member access and patterns.
+    pub member: syn::Member,
+    /// The local binding in generated code.
+    pub binding: syn::Ident,
+    pub ty: &'a syn::Type,
+    pub is_static: Option<Span>,
+}
+
+impl<'a> Container<'a> {
+    pub fn from_attrs(attrs: &'a ContainerAttrs) -> darling::Result<Self> {
+        let mut errors = darling::Error::accumulator();
+        let (is_enum, variants) = match &attrs.data {
+            darling::ast::Data::Struct(fields) => (
+                false,
+                vec![Variant {
+                    ident: None,
+                    style: fields.style,
+                    fields: model_fields(&fields.fields),
+                }],
+            ),
+            darling::ast::Data::Enum(variants) => (
+                true,
+                variants
+                    .iter()
+                    .map(|v| Variant {
+                        ident: Some(&v.ident),
+                        style: v.fields.style,
+                        fields: model_fields(&v.fields.fields),
+                    })
+                    .collect(),
+            ),
+        };
+        let bound = attrs.bound.as_ref().and_then(|lit| {
+            errors.handle(
+                lit.parse_with(
+                    syn::punctuated::Punctuated::<syn::WherePredicate, syn::Token![,]>::parse_terminated,
+                )
+                .map(|p| p.into_iter().collect())
+                .map_err(|e| darling::Error::from(e).with_span(lit)),
+            )
+        });
+        let krate = attrs
+            .krate
+            .clone()
+            .unwrap_or_else(|| syn::parse_quote!(::pytree_std));
+        let namespaces = if attrs.namespaces.is_empty() {
+            vec![syn::parse_quote!(#krate::Std)]
+        } else {
+            attrs.namespaces.clone()
+        };
+        let container = Container {
+            ident: &attrs.ident,
+            generics: &attrs.generics,
+            is_enum,
+            variants,
+            leaf: attrs.leaf.is_present().then(|| attrs.leaf.span()),
+            namespaces,
+            krate,
+            bound,
+        };
+        errors.finish_with(container)
+    }
+
+    /// Every field of every variant.
+    pub fn all_fields(&self) -> impl Iterator<Item = &Field<'a>> {
+        self.variants.iter().flat_map(|v| v.fields.iter())
+    }
+
+    /// Every data field of every variant.
+    pub fn data_fields(&self) -> impl Iterator<Item = &Field<'a>> {
+        self.all_fields().filter(|f| f.is_static.is_none())
+    }
+}
+
+fn model_fields(fields: &[FieldAttrs]) -> Vec<Field<'_>> {
+    fields
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (name, member) = match &f.ident {
+                Some(ident) => {
+                    let unraw = syn::ext::IdentExt::unraw(ident).to_string();
+                    (unraw, syn::Member::Named(ident.clone()))
+                }
+                None => (
+                    i.to_string(),
+                    syn::Member::Unnamed(syn::Index {
+                        index: i as u32,
+                        span: f.ty.span(),
+                    }),
+                ),
+            };
+            Field {
+                binding: format_ident!("__field_{}", name),
+                name,
+                member,
+                ty: &f.ty,
+                is_static: f.is_static.is_present().then(|| f.is_static.span()),
+            }
+        })
+        .collect()
+}
+
+impl Variant<'_> {
+    /// `Self` or `Self::Variant`.
+    pub fn path(&self) -> TokenStream {
+        match self.ident {
+            Some(v) => quote!(Self::#v),
+            None => quote!(Self),
+        }
+    }
+
+    /// A pattern binding every field to the given idents:
+    /// `Self::V { a: x, b: y }`, `Self::V(x, y)` or `Self::V`.
+    pub fn pattern_with(&self, bindings: &[syn::Ident]) -> TokenStream {
+        let path = self.path();
+        let members = self.fields.iter().map(|f| &f.member);
+        match self.style {
+            darling::ast::Style::Unit => path,
+            _ => quote!(#path { #(#members: #bindings),* }),
+        }
+    }
+
+    /// The pattern binding every field to its own binding.
+    pub fn pattern(&self) -> TokenStream {
+        let bindings: Vec<_> = self.fields.iter().map(|f| f.binding.clone()).collect();
+        self.pattern_with(&bindings)
+    }
+
+    pub fn data_fields(&self) -> impl Iterator<Item = &Field<'_>> {
+        self.fields.iter().filter(|f| f.is_static.is_none())
+    }
+
+    pub fn static_fields(&self) -> impl Iterator<Item = &Field<'_>> {
+        self.fields.iter().filter(|f| f.is_static.is_some())
+    }
+}

@@ -1,0 +1,45 @@
+//! Attribute parsing with darling: plain receiver structs for the container,
+//! its variants and its fields. darling reports unknown and malformed
+//! attributes (with "did you mean" suggestions) and accumulates them.
+
+use darling::util::Flag;
+use darling::{FromDeriveInput, FromField, FromVariant};
+
+/// `#[pytree(...)]` on a field.
+#[derive(FromField)]
+#[darling(attributes(pytree))]
+pub struct FieldAttrs {
+    pub ident: Option<syn::Ident>,
+    pub ty: syn::Type,
+    /// `#[pytree(static)]`: a meta field.
+    #[darling(rename = "static")]
+    pub is_static: Flag,
+}
+
+/// `#[pytree(...)]` on an enum variant (none are defined yet; darling
+/// rejects any given).
+#[derive(FromVariant)]
+#[darling(attributes(pytree))]
+pub struct VariantAttrs {
+    pub ident: syn::Ident,
+    pub fields: darling::ast::Fields<FieldAttrs>,
+}
+
+/// `#[pytree(...)]` on the struct or enum.
+#[derive(FromDeriveInput)]
+#[darling(attributes(pytree), supports(struct_any, enum_any))]
+pub struct ContainerAttrs {
+    pub ident: syn::Ident,
+    pub generics: syn::Generics,
+    pub data: darling::ast::Data<VariantAttrs, FieldAttrs>,
+    /// `#[pytree(leaf)]`: the type is a leaf.
+    pub leaf: Flag,
+    /// `#[pytree(namespace = path::Ns)]`, repeatable.
+    #[darling(multiple, rename = "namespace")]
+    pub namespaces: Vec<syn::Path>,
+    /// `#[pytree(crate = "path")]`.
+    #[darling(rename = "crate")]
+    pub krate: Option<syn::Path>,
+    /// `#[pytree(bound = "T: Trait")]`.
+    pub bound: Option<syn::LitStr>,
+}

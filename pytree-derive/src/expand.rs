@@ -1,0 +1,552 @@
+//! Code generation: for each namespace, an `impl Flatten<Ns>` and an
+//! `impl Unflatten<Ns>`, inside one `const _: () = { ... };` block that also
+//! holds the `static` schemas the TreeDef nodes point at. Generated code
+//! names everything by absolute path (`::core::...`, the runtime crate
+//! path), and calls on a field are spanned at the field's type so that a
+//! missing impl is reported on the field.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::DeriveInput;
+
+use crate::ast::{Container, Field, Variant};
+use crate::attr::ContainerAttrs;
+use crate::bound::{self, Trait};
+use crate::valid;
+use darling::FromDeriveInput;
+
+/// Parse, validate, expand.
+pub fn derive(input: &DeriveInput) -> darling::Result<TokenStream> {
+    let attrs = ContainerAttrs::from_derive_input(input)?;
+    let container = Container::from_attrs(&attrs)?;
+    valid::check(&container)?;
+    Ok(expand(&container))
+}
+
+fn expand(c: &Container<'_>) -> TokenStream {
+    let schemas = schema_statics(c);
+    let impls = c.namespaces.iter().map(|ns| {
+        if c.leaf.is_some() {
+            leaf_impls(c, ns)
+        } else {
+            tree_impls(c, ns)
+        }
+    });
+    quote! {
+        #[allow(non_upper_case_globals, clippy::all, unused_qualifications)]
+        const _: () = {
+            #schemas
+            #(#impls)*
+        };
+    }
+}
+
+/// The name of variant `i`'s schema static.
+fn schema_ident(i: usize) -> syn::Ident {
+    format_ident!("__PYTREE_SCHEMA_{}", i)
+}
+
+fn schema_statics(c: &Container<'_>) -> TokenStream {
+    if c.leaf.is_some() {
+        return TokenStream::new();
+    }
+    let krate = &c.krate;
+    let type_name = c.ident.to_string();
+    let statics = c.variants.iter().enumerate().map(|(i, v)| {
+        let ident = schema_ident(i);
+        let variant = match v.ident {
+            Some(id) => {
+                let name = id.to_string();
+                quote!(::core::option::Option::Some(#name))
+            }
+            None => quote!(::core::option::Option::None),
+        };
+        let style = match v.style {
+            darling::ast::Style::Struct => quote!(#krate::FieldStyle::Named),
+            darling::ast::Style::Tuple => quote!(#krate::FieldStyle::Tuple),
+            darling::ast::Style::Unit => quote!(#krate::FieldStyle::Unit),
+        };
+        let fields = v.fields.iter().map(|f| {
+            let name = &f.name;
+            if f.is_static.is_some() {
+                quote!(#krate::FieldSchema::meta(#name))
+            } else {
+                quote!(#krate::FieldSchema::data(#name))
+            }
+        });
+        quote! {
+            static #ident: #krate::Schema = #krate::Schema::new(
+                #type_name,
+                ::core::module_path!(),
+                #variant,
+                #style,
+                &[#(#fields),*],
+            );
+        }
+    });
+    quote!(#(#statics)*)
+}
+
+/// `impl<..> Trait for Name<..> where ..` pieces.
+fn impl_header(c: &Container<'_>, ns: &syn::Path, which: Trait) -> (TokenStream, TokenStream) {
+    let krate = &c.krate;
+    let ident = c.ident;
+    let (impl_generics, ty_generics, where_clause) = c.generics.split_for_impl();
+    let mut predicates: Vec<TokenStream> = where_clause
+        .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
+        .unwrap_or_default();
+    predicates.extend(bound::predicates(c, ns, which));
+    let trait_path = match which {
+        Trait::Flatten => quote!(#krate::Flatten<#ns>),
+        Trait::Unflatten => quote!(#krate::Unflatten<#ns>),
+    };
+    (
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #trait_path for #ident #ty_generics where #(#predicates,)*
+        },
+        trait_path,
+    )
+}
+
+/// The type whose leaf type is the container's: a bare type parameter if a
+/// data field is one, else the first data field that does not mention the
+/// type itself (so recursive types resolve), else the first data field.
+fn leaf_source<'c>(c: &'c Container<'_>) -> Option<&'c syn::Type> {
+    let data: Vec<&Field<'_>> = c.data_fields().collect();
+    let first = data.first()?;
+    data.iter()
+        .find(|f| bound::is_bare_param(f.ty, c))
+        .or_else(|| data.iter().find(|f| !bound::mentions(f.ty, c.ident)))
+        .unwrap_or(first)
+        .ty
+        .into()
+}
+
+fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
+    let krate = &c.krate;
+    let (flatten_header, _) = impl_header(c, ns, Trait::Flatten);
+    let (unflatten_header, _) = impl_header(c, ns, Trait::Unflatten);
+    let leaf = match leaf_source(c) {
+        Some(ty) => quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::Leaf),
+        None => quote!(::core::convert::Infallible),
+    };
+    let checks = compile_checks(c, ns);
+    let flatten_into = walk_method(c, ns, Walk::Owned);
+    let visit = walk_method(c, ns, Walk::Ref);
+    let visit_mut = walk_method(c, ns, Walk::Mut);
+    let map_leaves = map_leaves(c, ns);
+    let zip_with = zip_method(c, ns, false);
+    let zip_mut = zip_method(c, ns, true);
+    let unflatten = unflatten_method(c, ns);
+    quote! {
+        #flatten_header {
+            type Leaf = #leaf;
+
+            #[inline]
+            fn flatten_into<__S: #krate::Sink<Self::Leaf>>(self, __sink: &mut __S) {
+                #checks
+                #flatten_into
+            }
+
+            #[inline]
+            fn visit<'__a, __V: #krate::Visit<'__a, Self::Leaf>>(&'__a self, __sink: &mut __V) {
+                #visit
+            }
+
+            #[inline]
+            fn visit_mut<__V: #krate::VisitMut<Self::Leaf>>(&mut self, __sink: &mut __V) {
+                #visit_mut
+            }
+
+            #[inline]
+            fn map_leaves<__F: ::core::ops::FnMut(Self::Leaf) -> Self::Leaf>(self, __f: &mut __F) -> Self {
+                #map_leaves
+            }
+
+            #[inline]
+            fn zip_with<const __N: usize, __F>(
+                &self,
+                __others: [&Self; __N],
+                __f: &mut __F,
+            ) -> ::core::result::Result<Self, #krate::Error>
+            where
+                __F: ::core::ops::FnMut(&Self::Leaf, [&Self::Leaf; __N]) -> Self::Leaf,
+            {
+                #zip_with
+            }
+
+            #[inline]
+            fn zip_mut<const __N: usize, __F>(
+                &mut self,
+                __others: [&Self; __N],
+                __f: &mut __F,
+            ) -> ::core::result::Result<(), #krate::Error>
+            where
+                __F: ::core::ops::FnMut(&mut Self::Leaf, [&Self::Leaf; __N]),
+            {
+                #zip_mut
+            }
+        }
+
+        #unflatten_header {
+            #[inline]
+            fn unflatten_from<__S: #krate::Source<Self::Leaf>>(
+                __source: &mut __S,
+            ) -> ::core::result::Result<Self, #krate::Error> {
+                #unflatten
+            }
+        }
+    }
+}
+
+/// Compile-time checks, each spanned at its field: data fields share the
+/// leaf type; static fields can be static data.
+fn compile_checks(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
+    let krate = &c.krate;
+    let checks = c.all_fields().map(|f| {
+        let ty = f.ty;
+        if f.is_static.is_some() {
+            quote_spanned!(ty.span()=> #krate::__private::assert_static::<#ty>();)
+        } else {
+            quote_spanned!(ty.span()=> #krate::__private::assert_same_leaf::<#ns, Self::Leaf, #ty>();)
+        }
+    });
+    quote!(#(#checks)*)
+}
+
+/// `.at(KeyEntry::Field(..))` and, in an enum, `.at(KeyEntry::Variant(..))`.
+fn error_place(c: &Container<'_>, v: &Variant<'_>, f: Option<&Field<'_>>) -> TokenStream {
+    let krate = &c.krate;
+    let field = f.map(|f| {
+        let name = &f.name;
+        quote!(.at(#krate::KeyEntry::Field(#name)))
+    });
+    let variant = v.ident.map(|id| {
+        let name = id.to_string();
+        quote!(.at(#krate::KeyEntry::Variant(#name)))
+    });
+    quote!(#field #variant)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Walk {
+    Owned,
+    Ref,
+    Mut,
+}
+
+/// The body of `flatten_into`, `visit` or `visit_mut`: report the node, then
+/// each data field between `enter` and `exit`.
+fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
+    let krate = &c.krate;
+    let arms = c.variants.iter().enumerate().map(|(i, v)| {
+        let pattern = v.pattern();
+        let schema = schema_ident(i);
+        let statics = v.static_fields().map(|f| {
+            let b = &f.binding;
+            match walk {
+                Walk::Owned => quote!(&#b as &dyn #krate::ErasableKey),
+                Walk::Ref => quote!(#b as &dyn #krate::ErasableKey),
+                Walk::Mut => quote!(&*#b as &dyn #krate::ErasableKey),
+            }
+        });
+        let method = match walk {
+            Walk::Owned => quote!(flatten_into),
+            Walk::Ref => quote!(visit),
+            Walk::Mut => quote!(visit_mut),
+        };
+        let children = v.data_fields().map(|f| {
+            let (b, ty, name) = (&f.binding, f.ty, &f.name);
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::#method(#b, __sink));
+            quote! {
+                __sink.enter(#krate::KeyRef::Field(#name));
+                #call;
+                __sink.exit();
+            }
+        });
+        let has_data = v.data_fields().next().is_some();
+        let (enter_variant, exit_variant) = match v.ident {
+            Some(id) if has_data => {
+                let name = id.to_string();
+                (
+                    quote!(__sink.enter(#krate::KeyRef::Variant(#name));),
+                    quote!(__sink.exit();),
+                )
+            }
+            _ => (quote!(), quote!()),
+        };
+        quote! {
+            #pattern => {
+                __sink.node(#krate::NodeRef::Struct { schema: &#schema, statics: &[#(#statics),*] });
+                #enter_variant
+                #(#children)*
+                #exit_variant
+            }
+        }
+    });
+    quote! {
+        match self {
+            #(#arms)*
+        }
+    }
+}
+
+/// `Self::V { a: expr, b: expr }` (or `Self::V` for a unit variant).
+fn construct(v: &Variant<'_>, exprs: &[TokenStream]) -> TokenStream {
+    let path = v.path();
+    let members = v.fields.iter().map(|f| &f.member);
+    match v.style {
+        darling::ast::Style::Unit => path,
+        _ => quote!(#path { #(#members: #exprs),* }),
+    }
+}
+
+fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
+    let krate = &c.krate;
+    let arms = c.variants.iter().map(|v| {
+        let pattern = v.pattern();
+        let exprs: Vec<TokenStream> = v
+            .fields
+            .iter()
+            .map(|f| {
+                let (b, ty) = (&f.binding, f.ty);
+                if f.is_static.is_some() {
+                    quote!(#b)
+                } else {
+                    quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::map_leaves(#b, __f))
+                }
+            })
+            .collect();
+        let value = construct(v, &exprs);
+        quote!(#pattern => #value,)
+    });
+    quote! {
+        match self {
+            #(#arms)*
+        }
+    }
+}
+
+/// The body of `zip_with` (`mutate == false`) or `zip_mut`: pair each
+/// variant's fields across trees (another variant is an error), compare
+/// static fields, then zip each data field.
+fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
+    let krate = &c.krate;
+    let variant_name = {
+        let arms = c.variants.iter().map(|v| {
+            let path = v.path();
+            let name = match v.ident {
+                Some(id) => format!("{}::{}", c.ident, id),
+                None => c.ident.to_string(),
+            };
+            quote!(#path { .. } => #name,)
+        });
+        quote!(|__t: &Self| -> &'static str { match __t { #(#arms)* } })
+    };
+    let arms = c.variants.iter().map(|v| {
+        let pattern = v.pattern();
+        let other_bindings: Vec<syn::Ident> = (0..v.fields.len())
+            .map(|i| format_ident!("__other_{}", i))
+            .collect();
+        let other_pattern = v.pattern_with(&other_bindings);
+        let pair = if c.is_enum {
+            quote! {
+                let __paired = __others.map(|__o| {
+                    #[allow(unreachable_patterns)]
+                    match __o {
+                        #other_pattern => ::core::option::Option::Some((#(#other_bindings,)*)),
+                        _ => ::core::option::Option::None,
+                    }
+                });
+                if let ::core::option::Option::Some(__j) = __paired.iter().position(::core::option::Option::is_none) {
+                    let __name = #variant_name;
+                    return ::core::result::Result::Err(
+                        #krate::__private::variant_mismatch(__name(self), __name(__others[__j]), __j + 1),
+                    );
+                }
+                let ::core::option::Option::Some(__o) = #krate::__private::all_some(__paired) else {
+                    return ::core::result::Result::Err(#krate::Error::custom("variants changed while zipping"));
+                };
+            }
+        } else {
+            quote! {
+                let __o = __others.map(|__o| {
+                    let #other_pattern = __o;
+                    (#(#other_bindings,)*)
+                });
+            }
+        };
+        let static_checks = v.fields.iter().enumerate().filter(|(_, f)| f.is_static.is_some()).map(|(i, f)| {
+            let b = &f.binding;
+            let idx = syn::Index::from(i);
+            let place = error_place(c, v, Some(f));
+            quote! {
+                for (__j, __t) in __o.iter().enumerate() {
+                    if ::core::cmp::PartialEq::ne(__t.#idx, &*#b) {
+                        return ::core::result::Result::Err(
+                            #krate::__private::static_mismatch(&*#b, __t.#idx, __j + 1)#place,
+                        );
+                    }
+                }
+            }
+        });
+        let body = if mutate {
+            let updates = v.fields.iter().enumerate().filter(|(_, f)| f.is_static.is_none()).map(|(i, f)| {
+                let (b, ty) = (&f.binding, f.ty);
+                let idx = syn::Index::from(i);
+                let place = error_place(c, v, Some(f));
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::zip_mut(#b, __o.map(|__t| __t.#idx), __f));
+                quote!(#call.map_err(|__e| __e #place)?;)
+            });
+            quote! {
+                #(#updates)*
+                ::core::result::Result::Ok(())
+            }
+        } else {
+            let exprs: Vec<TokenStream> = v.fields.iter().enumerate().map(|(i, f)| {
+                let (b, ty) = (&f.binding, f.ty);
+                if f.is_static.is_some() {
+                    quote!(::core::clone::Clone::clone(#b))
+                } else {
+                    let idx = syn::Index::from(i);
+                    let place = error_place(c, v, Some(f));
+                    let call = quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::zip_with(#b, __o.map(|__t| __t.#idx), __f));
+                    quote!(#call.map_err(|__e| __e #place)?)
+                }
+            }).collect();
+            let value = construct(v, &exprs);
+            quote!(::core::result::Result::Ok(#value))
+        };
+        quote! {
+            #pattern => {
+                #pair
+                #(#static_checks)*
+                #body
+            }
+        }
+    });
+    quote! {
+        match self {
+            #(#arms)*
+        }
+    }
+}
+
+fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
+    let krate = &c.krate;
+    let schemas = (0..c.variants.len()).map(schema_ident);
+    let arms = c.variants.iter().enumerate().map(|(i, v)| {
+        let statics = v.static_fields().map(|f| {
+            let (b, ty) = (&f.binding, f.ty);
+            let place = error_place(c, v, Some(f));
+            quote_spanned! {ty.span()=>
+                let #b: #ty = #krate::Source::<Self::Leaf>::static_field::<#ty>(__source).map_err(|__e| __e #place)?;
+            }
+        });
+        let data = v.data_fields().map(|f| {
+            let (b, ty) = (&f.binding, f.ty);
+            let place = error_place(c, v, Some(f));
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::Unflatten<#ns>>::unflatten_from(__source));
+            quote!(let #b = #call.map_err(|__e| __e #place)?;)
+        });
+        let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
+            let b = &f.binding;
+            quote!(#b)
+        }).collect();
+        let value = construct(v, &exprs);
+        quote! {
+            #i => {
+                #(#statics)*
+                #(#data)*
+                ::core::result::Result::Ok(#value)
+            }
+        }
+    });
+    quote! {
+        match #krate::Source::<Self::Leaf>::struct_node(__source, &[#(&#schemas),*])? {
+            #(#arms)*
+            _ => ::core::result::Result::Err(#krate::Error::custom("the TreeDef names a variant this type does not have")),
+        }
+    }
+}
+
+/// `#[pytree(leaf)]`: the whole value is one leaf (as `impl_leaf!` does, but
+/// with the type's generics).
+fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
+    let krate = &c.krate;
+    let (flatten_header, _) = impl_header(c, ns, Trait::Flatten);
+    let (unflatten_header, _) = impl_header(c, ns, Trait::Unflatten);
+    quote! {
+        #flatten_header {
+            type Leaf = Self;
+            #[inline]
+            fn flatten_into<__S: #krate::Sink<Self>>(self, __sink: &mut __S) {
+                __sink.leaf(self)
+            }
+            #[inline]
+            fn visit<'__a, __V: #krate::Visit<'__a, Self>>(&'__a self, __sink: &mut __V) {
+                __sink.leaf(self)
+            }
+            #[inline]
+            fn visit_mut<__V: #krate::VisitMut<Self>>(&mut self, __sink: &mut __V) {
+                __sink.leaf(self)
+            }
+            #[inline]
+            fn map_leaves<__F: ::core::ops::FnMut(Self) -> Self>(self, __f: &mut __F) -> Self {
+                __f(self)
+            }
+            #[inline]
+            fn zip_with<const __N: usize, __F>(
+                &self,
+                __others: [&Self; __N],
+                __f: &mut __F,
+            ) -> ::core::result::Result<Self, #krate::Error>
+            where
+                __F: ::core::ops::FnMut(&Self, [&Self; __N]) -> Self,
+            {
+                ::core::result::Result::Ok(__f(self, __others))
+            }
+            #[inline]
+            fn zip_mut<const __N: usize, __F>(
+                &mut self,
+                __others: [&Self; __N],
+                __f: &mut __F,
+            ) -> ::core::result::Result<(), #krate::Error>
+            where
+                __F: ::core::ops::FnMut(&mut Self, [&Self; __N]),
+            {
+                __f(self, __others);
+                ::core::result::Result::Ok(())
+            }
+            #[inline]
+            fn flatten_vec<__S: #krate::Sink<Self>>(__items: #krate::__private::Vec<Self>, __sink: &mut __S) {
+                __sink.leaf_vec(__items)
+            }
+            #[inline]
+            fn visit_slice<'__a, __V: #krate::Visit<'__a, Self>>(__items: &'__a [Self], __sink: &mut __V) {
+                __sink.leaf_slice(__items)
+            }
+            #[inline]
+            fn visit_slice_mut<__V: #krate::VisitMut<Self>>(__items: &mut [Self], __sink: &mut __V) {
+                __sink.leaf_slice(__items)
+            }
+        }
+        #unflatten_header {
+            #[inline]
+            fn unflatten_from<__S: #krate::Source<Self>>(
+                __source: &mut __S,
+            ) -> ::core::result::Result<Self, #krate::Error> {
+                __source.leaf()
+            }
+            #[inline]
+            fn unflatten_vec<__S: #krate::Source<Self>>(
+                __len: usize,
+                __source: &mut __S,
+            ) -> ::core::result::Result<#krate::__private::Vec<Self>, #krate::Error> {
+                __source.leaf_vec(__len)
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! # pytree-derive
+//!
+//! `#[derive(PyTree)]`: implements `Flatten` and `Unflatten` (of
+//! `pytree-core`) for a struct or enum. Use it through `pytree-std`, which
+//! re-exports it next to the `PyTree` trait.
+//!
+//! The macro runs in three stages, one module each, as serde_derive and
+//! thiserror do:
+//! - `attr` + `ast`: parse the input into a typed model (darling receivers;
+//!   every bad attribute is reported, not only the first);
+//! - `valid`: cross-field rules, one function per rule;
+//! - `bound` + `expand`: infer where-clauses, then generate the impls.
+//!
+//! Attributes:
+//! - field `#[pytree(static)]`: a meta field, kept in the TreeDef (must be
+//!   `Clone + Eq + Hash + Debug + Send + Sync + 'static`);
+//! - container `#[pytree(leaf)]`: the type itself is a leaf (a tensor type);
+//! - container `#[pytree(namespace = path::Ns)]` (repeatable): implement for
+//!   these namespaces instead of `pytree_std::Std`;
+//! - container `#[pytree(crate = "path")]`: where the runtime crate is
+//!   (default `::pytree_std`);
+//! - container `#[pytree(bound = "T: Trait, ...")]`: replaces the inferred
+//!   where-clause.
+
+mod ast;
+mod attr;
+mod bound;
+mod expand;
+mod valid;
+
+use proc_macro::TokenStream;
+use syn::{parse_macro_input, DeriveInput};
+
+/// Derives `Flatten` and `Unflatten` for a struct or enum; see the crate
+/// docs for the attributes.
+#[proc_macro_derive(PyTree, attributes(pytree))]
+pub fn derive_pytree(input: TokenStream) -> TokenStream {
+    let input = parse_macro_input!(input as DeriveInput);
+    expand::derive(&input)
+        .unwrap_or_else(|err| err.write_errors())
+        .into()
+}

@@ -1,0 +1,29 @@
+//! Cross-field rules that attribute parsing cannot see, one function per
+//! rule. Each reports at the offending span and never stops early.
+
+use crate::ast::Container;
+
+/// Runs every rule, accumulating errors.
+pub fn check(container: &Container<'_>) -> darling::Result<()> {
+    let mut errors = darling::Error::accumulator();
+    leaf_has_no_static_fields(container, &mut errors);
+    errors.finish()
+}
+
+/// A `#[pytree(leaf)]` type is one leaf: its fields are not walked, so
+/// marking one of them static would silently do nothing. Say so instead.
+fn leaf_has_no_static_fields(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+    if container.leaf.is_none() {
+        return;
+    }
+    for field in container.all_fields() {
+        if let Some(span) = field.is_static {
+            errors.push(
+                darling::Error::custom(
+                    "`#[pytree(static)]` has no effect in a `#[pytree(leaf)]` type: the whole value is one leaf",
+                )
+                .with_span(&span),
+            );
+        }
+    }
+}

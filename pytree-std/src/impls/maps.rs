@@ -1,0 +1,263 @@
+//! Maps: `BTreeMap<K, V>` and `HashMap<K, V, S>`. One `Map(len)` node whose
+//! keys are static data (so keys need `Ord + Clone + Eq + Hash + Debug`);
+//! children are the values in sorted key order, keyed `[key]`. A `HashMap`
+//! is flattened in sorted key order too, so its leaves come out in the same
+//! order on every run, as JAX does for dicts.
+
+use std::collections::{BTreeMap, HashMap};
+use std::hash::BuildHasher;
+
+use pytree_core::{
+    Error, ErrorKind, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Static, StaticValue,
+    Unflatten, Visit, VisitMut,
+};
+
+use super::all_some;
+use crate::Std;
+
+/// The error for maps whose key sets differ; lists both key sets.
+#[cold]
+fn key_mismatch<'k, K: Static + 'k>(
+    expected: impl IntoIterator<Item = &'k K>,
+    found: impl IntoIterator<Item = &'k K>,
+    tree: usize,
+) -> Error {
+    let show = |keys: &mut dyn Iterator<Item = &'k K>| keys.map(|k| format!("{k:?}")).collect();
+    Error::new(ErrorKind::KeyMismatch {
+        expected: show(&mut expected.into_iter()),
+        found: show(&mut found.into_iter()),
+    })
+    .in_tree(tree)
+}
+
+/// Checks that every other map has exactly the first map's keys.
+fn check_keys<K: Static + Ord, V, const N: usize>(
+    first: &BTreeMap<K, V>,
+    others: [&BTreeMap<K, V>; N],
+) -> Result<(), Error> {
+    for (j, other) in others.iter().enumerate() {
+        if other.len() != first.len() || !other.keys().eq(first.keys()) {
+            return Err(key_mismatch(first.keys(), other.keys(), j + 1));
+        }
+    }
+    Ok(())
+}
+
+/// Checks that unflattened keys are strictly increasing, so that no value is
+/// dropped by a repeated key.
+fn check_sorted<K: Static + Ord>(keys: &[K]) -> Result<(), Error> {
+    match keys.windows(2).position(|w| w[0] >= w[1]) {
+        None => Ok(()),
+        Some(i) => Err(Error::custom(format!(
+            "map keys in the TreeDef are not sorted and unique: {:?} then {:?}",
+            keys[i],
+            keys[i + 1]
+        ))),
+    }
+}
+
+impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
+    type Leaf = V::Leaf;
+
+    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+        sink.node(NodeRef::Map(self.len()));
+        let mut keys = Vec::with_capacity(self.len());
+        for (k, v) in self {
+            sink.enter(KeyRef::Key(&k));
+            v.flatten_into(sink);
+            sink.exit();
+            keys.push(k);
+        }
+        sink.map_keys(move || StaticValue::keys(keys));
+    }
+    fn visit<'a, V2: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V2) {
+        visitor.node(NodeRef::Map(self.len()));
+        for (k, v) in self {
+            visitor.enter(KeyRef::Key(k));
+            v.visit(visitor);
+            visitor.exit();
+        }
+        visitor.map_keys(|| StaticValue::keys(self.keys().cloned().collect()));
+    }
+    fn visit_mut<V2: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V2) {
+        visitor.node(NodeRef::Map(self.len()));
+        for (k, v) in self.iter_mut() {
+            visitor.enter(KeyRef::Key(k));
+            v.visit_mut(visitor);
+            visitor.exit();
+        }
+    }
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+        self.into_iter().map(|(k, v)| (k, v.map_leaves(f))).collect()
+    }
+    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+    where
+        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+    {
+        check_keys(self, others)?;
+        let mut iters = others.map(|o| o.values());
+        self.iter()
+            .map(|(k, v)| {
+                let vs = all_some(iters.each_mut().map(Iterator::next))
+                    .ok_or_else(|| Error::custom("map changed while zipping"))?;
+                v.zip_with(vs, f)
+                    .map(|out| (k.clone(), out))
+                    .map_err(|e| e.at(KeyEntry::key(k.clone())))
+            })
+            .collect()
+    }
+    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+    where
+        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+    {
+        check_keys(self, others)?;
+        let mut iters = others.map(|o| o.values());
+        for (k, v) in self.iter_mut() {
+            // The key sets are equal (checked above), so every iterator
+            // yields exactly as many values as `self` has.
+            let Some(vs) = all_some(iters.each_mut().map(Iterator::next)) else {
+                return Err(Error::custom("map changed while zipping"));
+            };
+            v.zip_mut(vs, f)
+                .map_err(|e| e.at(KeyEntry::key(k.clone())))?;
+        }
+        Ok(())
+    }
+}
+
+impl<K: Static + Ord, V: Unflatten<Std>> Unflatten<Std> for BTreeMap<K, V> {
+    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+        let keys = source.map_node::<K>()?;
+        check_sorted(&keys)?;
+        let mut out = BTreeMap::new();
+        for k in keys {
+            let v = V::unflatten_from(source).map_err(|e| e.at(KeyEntry::key(k.clone())))?;
+            out.insert(k, v);
+        }
+        Ok(out)
+    }
+}
+
+/// A hash map's entries in sorted key order.
+fn sorted_entries<K: Ord, V, S>(map: &HashMap<K, V, S>) -> Vec<(&K, &V)> {
+    let mut entries: Vec<(&K, &V)> = map.iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    entries
+}
+
+/// Checks that every other hash map has exactly the first map's keys.
+fn check_hash_keys<K: Static + Ord, V, H: BuildHasher, const N: usize>(
+    first: &HashMap<K, V, H>,
+    others: [&HashMap<K, V, H>; N],
+) -> Result<(), Error> {
+    for (j, other) in others.iter().enumerate() {
+        if other.len() != first.len() || !first.keys().all(|k| other.contains_key(k)) {
+            let mut expected: Vec<&K> = first.keys().collect();
+            let mut found: Vec<&K> = other.keys().collect();
+            expected.sort();
+            found.sort();
+            return Err(key_mismatch(expected, found, j + 1));
+        }
+    }
+    Ok(())
+}
+
+impl<K, V, H> Flatten<Std> for HashMap<K, V, H>
+where
+    K: Static + Ord,
+    V: Flatten<Std>,
+    H: BuildHasher + Default,
+{
+    type Leaf = V::Leaf;
+
+    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+        sink.node(NodeRef::Map(self.len()));
+        let mut entries: Vec<(K, V)> = self.into_iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut keys = Vec::with_capacity(entries.len());
+        for (k, v) in entries {
+            sink.enter(KeyRef::Key(&k));
+            v.flatten_into(sink);
+            sink.exit();
+            keys.push(k);
+        }
+        sink.map_keys(move || StaticValue::keys(keys));
+    }
+    fn visit<'a, V2: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V2) {
+        visitor.node(NodeRef::Map(self.len()));
+        let entries = sorted_entries(self);
+        for (k, v) in &entries {
+            visitor.enter(KeyRef::Key(*k));
+            v.visit(visitor);
+            visitor.exit();
+        }
+        visitor.map_keys(|| StaticValue::keys(entries.iter().map(|(k, _)| (*k).clone()).collect()));
+    }
+    fn visit_mut<V2: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V2) {
+        visitor.node(NodeRef::Map(self.len()));
+        let mut entries: Vec<(&K, &mut V)> = self.iter_mut().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (k, v) in entries {
+            visitor.enter(KeyRef::Key(k));
+            v.visit_mut(visitor);
+            visitor.exit();
+        }
+    }
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+        let mut entries: Vec<(K, V)> = self.into_iter().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        entries
+            .into_iter()
+            .map(|(k, v)| (k, v.map_leaves(f)))
+            .collect()
+    }
+    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+    where
+        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+    {
+        check_hash_keys(self, others)?;
+        sorted_entries(self)
+            .into_iter()
+            .map(|(k, v)| {
+                let vs = all_some(others.map(|o| o.get(k)))
+                    .ok_or_else(|| Error::custom("map changed while zipping"))?;
+                v.zip_with(vs, f)
+                    .map(|out| (k.clone(), out))
+                    .map_err(|e| e.at(KeyEntry::key(k.clone())))
+            })
+            .collect()
+    }
+    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+    where
+        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+    {
+        check_hash_keys(self, others)?;
+        let mut entries: Vec<(&K, &mut V)> = self.iter_mut().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (k, v) in entries {
+            let Some(vs) = all_some(others.map(|o| o.get(k))) else {
+                return Err(Error::custom("map changed while zipping"));
+            };
+            v.zip_mut(vs, f).map_err(|e| e.at(KeyEntry::key(k.clone())))?;
+        }
+        Ok(())
+    }
+}
+
+impl<K, V, H> Unflatten<Std> for HashMap<K, V, H>
+where
+    K: Static + Ord,
+    V: Unflatten<Std>,
+    H: BuildHasher + Default,
+{
+    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+        let keys = source.map_node::<K>()?;
+        check_sorted(&keys)?;
+        let mut out = HashMap::with_capacity_and_hasher(keys.len(), H::default());
+        for k in keys {
+            let v = V::unflatten_from(source).map_err(|e| e.at(KeyEntry::key(k.clone())))?;
+            out.insert(k, v);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,102 @@
+//! `Option<T>`: `Some(x)` is a node with one child, `None` a node with no
+//! children (as in JAX, `None` is structure, not a leaf). `Some` adds no key
+//! path entry: the path of the child is the path of the option.
+
+use pytree_core::{Error, ErrorKind, Flatten, NodeRef, Sink, Source, Unflatten, Visit, VisitMut};
+
+use super::all_some;
+use crate::Std;
+
+/// The error for an option that is `Some` in one tree and `None` in another.
+#[cold]
+fn hole_mismatch(first_is_some: bool, tree: usize) -> Error {
+    let (expected, found) = if first_is_some {
+        ("Some(_)", "None")
+    } else {
+        ("None", "Some(_)")
+    };
+    Error::new(ErrorKind::NodeMismatch {
+        expected: expected.into(),
+        found: found.into(),
+    })
+    .in_tree(tree)
+}
+
+/// Checks that every other option is `Some` exactly when the first is.
+#[inline]
+fn check_holes<T, const N: usize>(first_is_some: bool, others: [&Option<T>; N]) -> Result<(), Error> {
+    match others.iter().position(|o| o.is_some() != first_is_some) {
+        None => Ok(()),
+        Some(j) => Err(hole_mismatch(first_is_some, j + 1)),
+    }
+}
+
+impl<T: Flatten<Std>> Flatten<Std> for Option<T> {
+    type Leaf = T::Leaf;
+
+    #[inline]
+    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+        match self {
+            Some(x) => {
+                sink.node(NodeRef::Some);
+                x.flatten_into(sink);
+            }
+            None => sink.node(NodeRef::None),
+        }
+    }
+    #[inline]
+    fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
+        match self {
+            Some(x) => {
+                visitor.node(NodeRef::Some);
+                x.visit(visitor);
+            }
+            None => visitor.node(NodeRef::None),
+        }
+    }
+    #[inline]
+    fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
+        match self {
+            Some(x) => {
+                visitor.node(NodeRef::Some);
+                x.visit_mut(visitor);
+            }
+            None => visitor.node(NodeRef::None),
+        }
+    }
+    #[inline]
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+        self.map(|x| x.map_leaves(f))
+    }
+    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+    where
+        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+    {
+        check_holes(self.is_some(), others)?;
+        match (self, all_some(others.map(Option::as_ref))) {
+            (Some(x), Some(inner)) => x.zip_with(inner, f).map(Some),
+            _ => Ok(None),
+        }
+    }
+    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+    where
+        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+    {
+        check_holes(self.is_some(), others)?;
+        match (self, all_some(others.map(Option::as_ref))) {
+            (Some(x), Some(inner)) => x.zip_mut(inner, f),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<T: Unflatten<Std>> Unflatten<Std> for Option<T> {
+    #[inline]
+    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+        if source.option_node()? {
+            T::unflatten_from(source).map(Some)
+        } else {
+            Ok(None)
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Shared pointers `Rc<T>` and `Arc<T>`: transparent, like `Box` (no node of
+//! their own). Consuming or mutating a shared value clones it first if other
+//! handles exist (`Rc::unwrap_or_clone`, `Rc::make_mut`), hence `T: Clone`.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use pytree_core::{Error, Flatten, Sink, Source, Unflatten, Visit, VisitMut};
+
+use crate::Std;
+
+macro_rules! shared_impl {
+    ($ptr:ident) => {
+        impl<T: Flatten<Std> + Clone> Flatten<Std> for $ptr<T> {
+            type Leaf = T::Leaf;
+
+            #[inline]
+            fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+                $ptr::unwrap_or_clone(self).flatten_into(sink)
+            }
+            #[inline]
+            fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
+                (**self).visit(visitor)
+            }
+            #[inline]
+            fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
+                $ptr::make_mut(self).visit_mut(visitor)
+            }
+            #[inline]
+            fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                $ptr::new($ptr::unwrap_or_clone(self).map_leaves(f))
+            }
+            #[inline]
+            fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+            where
+                F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+            {
+                (**self).zip_with(others.map(|o| &**o), f).map($ptr::new)
+            }
+            #[inline]
+            fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+            where
+                F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+            {
+                $ptr::make_mut(self).zip_mut(others.map(|o| &**o), f)
+            }
+        }
+
+        impl<T: Unflatten<Std> + Clone> Unflatten<Std> for $ptr<T> {
+            #[inline]
+            fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+                T::unflatten_from(source).map($ptr::new)
+            }
+        }
+    };
+}
+
+shared_impl!(Rc);
+shared_impl!(Arc);

@@ -1,0 +1,100 @@
+//! Tuples of arity 1 to 12: one `Tuple(n)` node; element `i` has the key
+//! `[i]` (JAX's `SequenceKey`). All elements share one leaf type.
+
+use pytree_core::{Error, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut};
+
+use crate::Std;
+
+macro_rules! tuple_impl {
+    ($n:expr; $A:ident $a:ident 0 $(, $T:ident $t:ident $i:tt)*) => {
+        impl<$A: Flatten<Std>, $($T: Flatten<Std, Leaf = $A::Leaf>),*> Flatten<Std> for ($A, $($T,)*) {
+            type Leaf = $A::Leaf;
+
+            #[inline]
+            fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+                sink.node(NodeRef::Tuple($n));
+                let ($a, $($t,)*) = self;
+                sink.enter(KeyRef::Index(0));
+                $a.flatten_into(sink);
+                sink.exit();
+                $(
+                    sink.enter(KeyRef::Index($i));
+                    $t.flatten_into(sink);
+                    sink.exit();
+                )*
+            }
+            #[inline]
+            fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
+                visitor.node(NodeRef::Tuple($n));
+                visitor.enter(KeyRef::Index(0));
+                self.0.visit(visitor);
+                visitor.exit();
+                $(
+                    visitor.enter(KeyRef::Index($i));
+                    self.$i.visit(visitor);
+                    visitor.exit();
+                )*
+            }
+            #[inline]
+            fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
+                visitor.node(NodeRef::Tuple($n));
+                visitor.enter(KeyRef::Index(0));
+                self.0.visit_mut(visitor);
+                visitor.exit();
+                $(
+                    visitor.enter(KeyRef::Index($i));
+                    self.$i.visit_mut(visitor);
+                    visitor.exit();
+                )*
+            }
+            #[inline]
+            fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                let ($a, $($t,)*) = self;
+                ($a.map_leaves(f), $($t.map_leaves(f),)*)
+            }
+            #[inline]
+            fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+            where
+                F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+            {
+                Ok((
+                    self.0.zip_with(others.map(|o| &o.0), f).map_err(|e| e.at(KeyEntry::Index(0)))?,
+                    $(self.$i.zip_with(others.map(|o| &o.$i), f).map_err(|e| e.at(KeyEntry::Index($i)))?,)*
+                ))
+            }
+            #[inline]
+            fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+            where
+                F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+            {
+                self.0.zip_mut(others.map(|o| &o.0), f).map_err(|e| e.at(KeyEntry::Index(0)))?;
+                $(self.$i.zip_mut(others.map(|o| &o.$i), f).map_err(|e| e.at(KeyEntry::Index($i)))?;)*
+                Ok(())
+            }
+        }
+
+        impl<$A: Unflatten<Std>, $($T: Unflatten<Std> + Flatten<Std, Leaf = $A::Leaf>),*> Unflatten<Std> for ($A, $($T,)*) {
+            #[inline]
+            fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+                source.tuple_node($n)?;
+                Ok((
+                    $A::unflatten_from(source).map_err(|e| e.at(KeyEntry::Index(0)))?,
+                    $($T::unflatten_from(source).map_err(|e| e.at(KeyEntry::Index($i)))?,)*
+                ))
+            }
+        }
+    };
+}
+
+tuple_impl!(1; A a 0);
+tuple_impl!(2; A a 0, B b 1);
+tuple_impl!(3; A a 0, B b 1, C c 2);
+tuple_impl!(4; A a 0, B b 1, C c 2, D d 3);
+tuple_impl!(5; A a 0, B b 1, C c 2, D d 3, E e 4);
+tuple_impl!(6; A a 0, B b 1, C c 2, D d 3, E e 4, G g 5);
+tuple_impl!(7; A a 0, B b 1, C c 2, D d 3, E e 4, G g 5, H h 6);
+tuple_impl!(8; A a 0, B b 1, C c 2, D d 3, E e 4, G g 5, H h 6, I i 7);
+tuple_impl!(9; A a 0, B b 1, C c 2, D d 3, E e 4, G g 5, H h 6, I i 7, J j 8);
+tuple_impl!(10; A a 0, B b 1, C c 2, D d 3, E e 4, G g 5, H h 6, I i 7, J j 8, K k 9);
+tuple_impl!(11; A a 0, B b 1, C c 2, D d 3, E e 4, G g 5, H h 6, I i 7, J j 8, K k 9, M m 10);
+tuple_impl!(12; A a 0, B b 1, C c 2, D d 3, E e 4, G g 5, H h 6, I i 7, J j 8, K k 9, M m 10, P p 11);

@@ -1,0 +1,67 @@
+//! # pytree
+//!
+//! JAX-style pytrees for Rust, derive first. A pytree is a value made of
+//! containers (structs, `Vec`, tuples, maps, `Option`, enums) whose
+//! non-container parts are *leaves*. `#[derive(PyTree)]` makes your own
+//! structs and enums pytrees; this crate does the rest: flatten any tree to
+//! `(leaves, TreeDef)` and back, print, compare and hash a [`TreeDef`], map
+//! functions over one or several trees, update leaves in place.
+//!
+//! ```
+//! use pytree_std::{PyTree, TreeDef};
+//!
+//! #[derive(PyTree, Clone, Debug, PartialEq)]
+//! struct Linear<T> { w: T, b: T }
+//!
+//! #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+//! enum Activation { Relu, Tanh }
+//!
+//! #[derive(PyTree, Clone, Debug, PartialEq)]
+//! struct Mlp<T> {
+//!     layers: Vec<Linear<T>>,
+//!     #[pytree(static)]
+//!     activation: Activation,
+//! }
+//!
+//! let mlp = Mlp { layers: vec![Linear { w: 1.0f32, b: 2.0 }], activation: Activation::Relu };
+//! let (leaves, def): (Vec<f32>, TreeDef) = pytree_std::flatten(mlp.clone());
+//! assert_eq!(leaves, [1.0, 2.0]);
+//! assert_eq!(def.to_string(), "Mlp { layers: [Linear { w: *, b: * }], activation: Relu }");
+//! let back: Mlp<f32> = pytree_std::unflatten(&def, leaves)?;
+//! assert_eq!(back, mlp);
+//! # Ok::<(), pytree_std::Error>(())
+//! ```
+//!
+//! ## Contents
+//! - [`Std`], the standard namespace, and [`PyTree`], the trait to name in
+//!   bounds (module `namespace`).
+//! - `#[derive(PyTree)]` (re-exported from `pytree-derive`; see its docs
+//!   for the attributes).
+//! - The operations with the namespace fixed to `Std`: [`flatten`],
+//!   [`unflatten`], [`structure`], [`leaves`], [`map`], [`try_map`],
+//!   [`map2`], [`map_n`], [`zip_mut`], [`for_each`], [`for_each_mut`]
+//!   (module `ops`).
+//! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
+//!   `HashMap`, `Option`, `Rc`, `Arc` and the primitive leaf types
+//!   (module `impls`).
+//! - Everything of `pytree-core` (traits, [`TreeDef`], [`Error`], key
+//!   paths), re-exported.
+
+mod impls;
+mod namespace;
+mod ops;
+
+pub use namespace::{PyTree, Std};
+pub use ops::{
+    flatten, for_each, for_each_mut, leaves, map, map2, map_n, structure, try_map, unflatten,
+    zip_mut,
+};
+pub use pytree_core::{
+    impl_leaf, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
+    KeyEntry, KeyPath, KeyRef, NodeKind, NodeRef, Schema, Sink, Source, Static, StaticValue,
+    TreeDef, TreeDefBuilder, Unflatten, Visit, VisitMut,
+};
+pub use pytree_derive::PyTree;
+
+#[doc(hidden)]
+pub use pytree_core::__private;

@@ -1,0 +1,159 @@
+//! The operations with the namespace fixed to [`Std`], named after
+//! `jax.tree`: no turbofish, no namespace in sight.
+
+use pytree_core::{Error, Flatten, TreeDef, Unflatten};
+
+use crate::Std;
+
+/// Splits a tree into its leaves (pre-order) and its [`TreeDef`]
+/// (JAX's `tree_flatten`).
+///
+/// ```
+/// let (leaves, def) = pytree_std::flatten(vec![1.0, 2.0]);
+/// assert_eq!(leaves, [1.0, 2.0]);
+/// assert_eq!(def.to_string(), "[*, *]");
+/// ```
+pub fn flatten<T: Flatten<Std>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
+    pytree_core::flatten::<Std, T>(tree)
+}
+
+/// Rebuilds a `T` from a [`TreeDef`] and leaves (JAX's `tree_unflatten`).
+/// Wrong leaf counts and TreeDefs of another shape are errors that name the
+/// key path.
+///
+/// ```
+/// let def = pytree_std::structure(&(0, 0));
+/// let t: (i32, i32) = pytree_std::unflatten(&def, [1, 2])?;
+/// assert_eq!(t, (1, 2));
+/// let err = pytree_std::unflatten::<(i32, i32)>(&def, [1, 2, 3]).unwrap_err();
+/// assert_eq!(err.to_string(), "at <root>: too many leaves for TreeDef: expected 2, got 3");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn unflatten<T: Unflatten<Std>>(
+    def: &TreeDef,
+    leaves: impl IntoIterator<Item = T::Leaf>,
+) -> Result<T, Error> {
+    pytree_core::unflatten::<Std, T, _>(def, leaves)
+}
+
+/// The [`TreeDef`] of a borrowed tree (JAX's `tree_structure`).
+///
+/// ```
+/// assert_eq!(pytree_std::structure(&Some((1, 2))).to_string(), "Some((*, *))");
+/// ```
+pub fn structure<T: Flatten<Std>>(tree: &T) -> TreeDef {
+    pytree_core::structure::<Std, T>(tree)
+}
+
+/// References to the leaves in pre-order (JAX's `tree_leaves`).
+///
+/// ```
+/// assert_eq!(pytree_std::leaves(&(1, [2, 3])), [&1, &2, &3]);
+/// ```
+pub fn leaves<T: Flatten<Std>>(tree: &T) -> Vec<&T::Leaf> {
+    pytree_core::leaves::<Std, T>(tree)
+}
+
+/// Applies `f` to every leaf, keeping structure and leaf type
+/// (JAX's `tree_map` with one tree). Builds no TreeDef.
+///
+/// ```
+/// assert_eq!(pytree_std::map((1, vec![2]), |x| x + 1), (2, vec![3]));
+/// ```
+pub fn map<T: Flatten<Std>>(tree: T, f: impl FnMut(T::Leaf) -> T::Leaf) -> T {
+    pytree_core::map::<Std, T, _>(tree, f)
+}
+
+/// Applies `f` to every leaf and rebuilds as a `U` with another leaf type,
+/// checked through the TreeDef.
+///
+/// ```
+/// let t: Vec<f64> = pytree_std::try_map(vec![1.0f32], f64::from)?;
+/// assert_eq!(t, [1.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn try_map<T: Flatten<Std>, U: Unflatten<Std>>(
+    tree: T,
+    f: impl FnMut(T::Leaf) -> U::Leaf,
+) -> Result<U, Error> {
+    pytree_core::try_map::<Std, T, U, _>(tree, f)
+}
+
+/// Combines two trees of the same type leaf by leaf (JAX's
+/// `tree_map(f, a, b)`). Lengths, keys, holes, variants and static fields
+/// must match; the error names the first place where they do not.
+///
+/// ```
+/// let sum = pytree_std::map2(&vec![1, 2], &vec![10, 20], |a, b| a + b)?;
+/// assert_eq!(sum, [11, 22]);
+/// let err = pytree_std::map2(&vec![1, 2], &vec![10], |a, b| a + b).unwrap_err();
+/// assert_eq!(err.to_string(), "tree 1 at <root>: sequence length mismatch: expected 2, found 1");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn map2<T: Flatten<Std>>(
+    a: &T,
+    b: &T,
+    mut f: impl FnMut(&T::Leaf, &T::Leaf) -> T::Leaf,
+) -> Result<T, Error> {
+    a.zip_with([b], &mut |x, [y]| f(x, y))
+}
+
+/// Combines `first` with `N` more trees of the same type, leaf by leaf
+/// (zero-cost for any fixed `N`: the others travel as an array of
+/// references).
+///
+/// ```
+/// let t = pytree_std::map_n(&(1, 2), [&(10, 20), &(100, 200)], |a, [b, c]| a + b + c)?;
+/// assert_eq!(t, (111, 222));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn map_n<T: Flatten<Std>, const N: usize>(
+    first: &T,
+    others: [&T; N],
+    mut f: impl FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf,
+) -> Result<T, Error> {
+    first.zip_with(others, &mut f)
+}
+
+/// Updates `tree` in place from `N` other trees of the same type, leaf by
+/// leaf: the SGD step `zip_mut(&mut params, [&grads], |p, [g]| *p -= lr * g)`.
+/// On a mismatch, the leaves before it (in pre-order) are already updated.
+///
+/// ```
+/// let mut params = vec![1.0, 2.0];
+/// pytree_std::zip_mut(&mut params, [&vec![0.5, 0.5]], |p, [g]| *p -= g)?;
+/// assert_eq!(params, [0.5, 1.5]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn zip_mut<T: Flatten<Std>, const N: usize>(
+    tree: &mut T,
+    others: [&T; N],
+    mut f: impl FnMut(&mut T::Leaf, [&T::Leaf; N]),
+) -> Result<(), Error> {
+    tree.zip_mut(others, &mut f)
+}
+
+/// Calls `f` on every leaf by reference.
+///
+/// ```
+/// let mut n = 0;
+/// pytree_std::for_each(&vec![(1, 2)], |_| n += 1);
+/// assert_eq!(n, 2);
+/// ```
+pub fn for_each<'a, T: Flatten<Std>>(tree: &'a T, f: impl FnMut(&'a T::Leaf))
+where
+    T::Leaf: 'a,
+{
+    pytree_core::for_each::<Std, T, _>(tree, f)
+}
+
+/// Calls `f` on every leaf by mutable reference: an in-place update.
+///
+/// ```
+/// let mut t = (1.0f32, vec![2.0]);
+/// pytree_std::for_each_mut(&mut t, |x: &mut f32| *x *= 10.0);
+/// assert_eq!(t, (10.0, vec![20.0]));
+/// ```
+pub fn for_each_mut<T: Flatten<Std>>(tree: &mut T, f: impl FnMut(&mut T::Leaf)) {
+    pytree_core::for_each_mut::<Std, T, _>(tree, f)
+}
