@@ -132,7 +132,10 @@ pub trait Unflatten<Ns>: Flatten<Ns> {
     /// take the leaves at once.
     #[doc(hidden)]
     #[inline]
-    fn unflatten_vec<S: Source<Self::Leaf>>(len: usize, source: &mut S) -> Result<Vec<Self>, Error> {
+    fn unflatten_vec<S: Source<Self::Leaf>>(
+        len: usize,
+        source: &mut S,
+    ) -> Result<Vec<Self>, Error> {
         let mut out = Vec::with_capacity(len.min(1024));
         for i in 0..len {
             out.push(Self::unflatten_from(source).map_err(|e| e.at(crate::KeyEntry::Index(i)))?);

@@ -138,7 +138,9 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         while out.len() < len {
             let k = self.walker.take_leaves(len - out.len());
             if k == 0 {
-                return Err(self.mismatch("a leaf").at(crate::KeyEntry::Index(out.len())));
+                return Err(self
+                    .mismatch("a leaf")
+                    .at(crate::KeyEntry::Index(out.len())));
             }
             let before = out.len();
             out.extend(self.leaves.by_ref().take(k));

@@ -34,15 +34,14 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
     if container.leaf.is_some() {
         return Vec::new();
     }
-    let params: Vec<&syn::Ident> = container
-        .generics
-        .type_params()
-        .map(|p| &p.ident)
-        .collect();
+    let params: Vec<&syn::Ident> = container.generics.type_params().map(|p| &p.ident).collect();
     let in_data = used_params(&params, container.data_fields().map(|f| f.ty));
     let in_static = used_params(
         &params,
-        container.all_fields().filter(|f| f.is_static.is_some()).map(|f| f.ty),
+        container
+            .all_fields()
+            .filter(|f| f.is_static.is_some())
+            .map(|f| f.ty),
     );
     let trait_path = match which {
         Trait::Flatten => quote!(#krate::Flatten<#ns>),
@@ -69,7 +68,10 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
 }
 
 /// The names of `params` that occur in any of `types`.
-fn used_params<'t>(params: &[&syn::Ident], types: impl Iterator<Item = &'t syn::Type>) -> BTreeSet<String> {
+fn used_params<'t>(
+    params: &[&syn::Ident],
+    types: impl Iterator<Item = &'t syn::Type>,
+) -> BTreeSet<String> {
     struct Finder<'p> {
         params: &'p [&'p syn::Ident],
         found: BTreeSet<String>,
@@ -115,10 +117,11 @@ pub fn mentions(ty: &syn::Type, ident: &syn::Ident) -> bool {
 /// True when `ty` is exactly one of the type parameters.
 pub fn is_bare_param(ty: &syn::Type, container: &Container<'_>) -> bool {
     match ty {
-        syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => container
-            .generics
-            .type_params()
-            .any(|tp| p.path.segments[0].ident == tp.ident && p.path.segments[0].arguments.is_empty()),
+        syn::Type::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
+            container.generics.type_params().any(|tp| {
+                p.path.segments[0].ident == tp.ident && p.path.segments[0].arguments.is_empty()
+            })
+        }
         _ => false,
     }
 }

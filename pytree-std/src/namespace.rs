@@ -27,7 +27,7 @@ pub struct Std;
 /// fn total<P: PyTree<Leaf = f32>>(p: P) -> f32 {
 ///     pytree_std::flatten(p).0.iter().sum()
 /// }
-/// assert_eq!(total((1.0f32, vec![2.0, 3.0])), 6.0);
+/// assert_eq!(total((1.0f32, vec![2.0f32, 3.0])), 6.0);
 /// ```
 pub trait PyTree: Flatten<Std> + Unflatten<Std> {}
 

@@ -150,7 +150,7 @@ where
 /// Calls `f` on every leaf by mutable reference: an in-place update.
 ///
 /// ```
-/// let mut t = (1.0f32, vec![2.0]);
+/// let mut t = (1.0f32, vec![2.0f32]);
 /// pytree_std::for_each_mut(&mut t, |x: &mut f32| *x *= 10.0);
 /// assert_eq!(t, (10.0, vec![20.0]));
 /// ```

@@ -94,7 +94,7 @@ fn for_each_mut_updates_leaves_in_place() {
 fn leaves_borrows_every_leaf() {
     let m = mlp();
     let leaves: Vec<&f32> = pytree_std::leaves(&m);
-    assert_eq!(leaves.into_iter().count(), 4);
+    assert_eq!(leaves.len(), 4);
 }
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
@@ -113,7 +113,10 @@ fn a_user_leaf_type_is_one_leaf() {
     };
     let (leaves, def): (Vec<Tensor>, TreeDef) = pytree_std::flatten(t.clone());
     assert_eq!(leaves, [Tensor(vec![1.0, 2.0]), Tensor(vec![3.0])]);
-    assert_eq!(pytree_std::unflatten::<Mlp<Tensor>>(&def, leaves).unwrap(), t);
+    assert_eq!(
+        pytree_std::unflatten::<Mlp<Tensor>>(&def, leaves).unwrap(),
+        t
+    );
 }
 
 fn total<P: pytree_std::PyTree<Leaf = f32>>(p: P) -> f32 {

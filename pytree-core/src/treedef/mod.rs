@@ -111,7 +111,11 @@ pub struct TreeDef {
 }
 
 impl TreeDef {
-    pub(crate) fn from_parts(nodes: Vec<Node>, statics: Vec<StaticValue>, num_leaves: usize) -> Self {
+    pub(crate) fn from_parts(
+        nodes: Vec<Node>,
+        statics: Vec<StaticValue>,
+        num_leaves: usize,
+    ) -> Self {
         TreeDef {
             nodes,
             statics,

@@ -88,7 +88,9 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
         }
     }
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        self.into_iter().map(|(k, v)| (k, v.map_leaves(f))).collect()
+        self.into_iter()
+            .map(|(k, v)| (k, v.map_leaves(f)))
+            .collect()
     }
     fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
     where
@@ -238,7 +240,8 @@ where
             let Some(vs) = all_some(others.map(|o| o.get(k))) else {
                 return Err(Error::custom("map changed while zipping"));
             };
-            v.zip_mut(vs, f).map_err(|e| e.at(KeyEntry::key(k.clone())))?;
+            v.zip_mut(vs, f)
+                .map_err(|e| e.at(KeyEntry::key(k.clone())))?;
         }
         Ok(())
     }

@@ -7,5 +7,4 @@ mod sequences;
 mod shared;
 mod tuples;
 
-
 pub(crate) use pytree_core::__private::all_some;

@@ -24,7 +24,10 @@ fn hole_mismatch(first_is_some: bool, tree: usize) -> Error {
 
 /// Checks that every other option is `Some` exactly when the first is.
 #[inline]
-fn check_holes<T, const N: usize>(first_is_some: bool, others: [&Option<T>; N]) -> Result<(), Error> {
+fn check_holes<T, const N: usize>(
+    first_is_some: bool,
+    others: [&Option<T>; N],
+) -> Result<(), Error> {
     match others.iter().position(|o| o.is_some() != first_is_some) {
         None => Ok(()),
         Some(j) => Err(hole_mismatch(first_is_some, j + 1)),

@@ -6,8 +6,7 @@
 use std::collections::VecDeque;
 
 use pytree_core::{
-    Error, ErrorKind, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Unflatten, Visit,
-    VisitMut,
+    Error, ErrorKind, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut,
 };
 
 use crate::Std;
@@ -167,12 +166,9 @@ impl<T: Unflatten<Std>> Unflatten<Std> for VecDeque<T> {
 /// Turns a `Vec` of exactly `N` elements into an array.
 fn into_array<T, const N: usize>(items: Vec<T>) -> Result<[T; N], Error> {
     let found = items.len();
-    items.try_into().map_err(|_| {
-        Error::new(ErrorKind::LengthMismatch {
-            expected: N,
-            found,
-        })
-    })
+    items
+        .try_into()
+        .map_err(|_| Error::new(ErrorKind::LengthMismatch { expected: N, found }))
 }
 
 impl<T: Flatten<Std>, const N: usize> Flatten<Std> for [T; N] {

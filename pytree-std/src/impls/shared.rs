@@ -31,14 +31,22 @@ macro_rules! shared_impl {
                 $ptr::new($ptr::unwrap_or_clone(self).map_leaves(f))
             }
             #[inline]
-            fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+            fn zip_with<const N: usize, F>(
+                &self,
+                others: [&Self; N],
+                f: &mut F,
+            ) -> Result<Self, Error>
             where
                 F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
             {
                 (**self).zip_with(others.map(|o| &**o), f).map($ptr::new)
             }
             #[inline]
-            fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+            fn zip_mut<const N: usize, F>(
+                &mut self,
+                others: [&Self; N],
+                f: &mut F,
+            ) -> Result<(), Error>
             where
                 F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
             {

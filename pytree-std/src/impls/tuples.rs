@@ -1,7 +1,9 @@
 //! Tuples of arity 1 to 12: one `Tuple(n)` node; element `i` has the key
 //! `[i]` (JAX's `SequenceKey`). All elements share one leaf type.
 
-use pytree_core::{Error, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut};
+use pytree_core::{
+    Error, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut,
+};
 
 use crate::Std;
 
