@@ -3,34 +3,139 @@
 
 use alloc::format;
 pub use alloc::vec::Vec;
-use core::fmt::Debug;
 
 use crate::error::{Error, ErrorKind};
-use crate::flatten::Flatten;
+use crate::flatten::{Flatten, Source, Unflatten};
+use crate::key_path::ErasableKey;
 use crate::static_data::Static;
+use crate::visit::{Sink, Visit, VisitMut};
 
-/// Compile-time check that a data field's leaves are the container's leaves.
+/// How generated code reaches a data field: every call on a field goes
+/// through this trait, so a field that is not a pytree, or whose leaves are
+/// of another type, fails one obligation (`Field: DataField<Ns, Leaf>`)
+/// with one message at the field, instead of one error per method.
 #[diagnostic::on_unimplemented(
-    message = "this field's leaves are `{Self}`'s leaves, not `{L}` like the other data fields",
-    label = "leaf type differs from the other data fields",
-    note = "all data fields of a pytree must have the same leaf type; make the field `#[pytree(static)]` if it is configuration"
+    message = "`{Self}` is not a pytree with `{L}` leaves in namespace `{Ns}`",
+    label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
+    note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration"
 )]
-pub trait SameLeaf<Ns, L> {}
+pub trait DataField<Ns, L>: Sized {
+    /// See [`Flatten::flatten_into`].
+    fn flatten_field<S: Sink<L>>(self, sink: &mut S);
+    /// See [`Flatten::visit`].
+    fn visit_field<'a, V: Visit<'a, L>>(&'a self, visitor: &mut V);
+    /// See [`Flatten::visit_mut`].
+    fn visit_field_mut<V: VisitMut<L>>(&mut self, visitor: &mut V);
+    /// See [`Flatten::map_leaves`].
+    fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
+    /// See [`Flatten::zip_with`].
+    fn zip_field<const N: usize, F: FnMut(&L, [&L; N]) -> L>(
+        &self,
+        others: [&Self; N],
+        f: &mut F,
+    ) -> Result<Self, Error>;
+    /// See [`Flatten::zip_mut`].
+    fn zip_field_mut<const N: usize, F: FnMut(&mut L, [&L; N])>(
+        &mut self,
+        others: [&Self; N],
+        f: &mut F,
+    ) -> Result<(), Error>;
+}
 
-impl<Ns, L, T: Flatten<Ns, Leaf = L>> SameLeaf<Ns, L> for T {}
+impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
+    #[inline(always)]
+    fn flatten_field<S: Sink<T::Leaf>>(self, sink: &mut S) {
+        self.flatten_into(sink)
+    }
+    #[inline(always)]
+    fn visit_field<'a, V: Visit<'a, T::Leaf>>(&'a self, visitor: &mut V) {
+        self.visit(visitor)
+    }
+    #[inline(always)]
+    fn visit_field_mut<V: VisitMut<T::Leaf>>(&mut self, visitor: &mut V) {
+        self.visit_mut(visitor)
+    }
+    #[inline(always)]
+    fn map_field<F: FnMut(T::Leaf) -> T::Leaf>(self, f: &mut F) -> Self {
+        self.map_leaves(f)
+    }
+    #[inline(always)]
+    fn zip_field<const N: usize, F: FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf>(
+        &self,
+        others: [&Self; N],
+        f: &mut F,
+    ) -> Result<Self, Error> {
+        self.zip_with(others, f)
+    }
+    #[inline(always)]
+    fn zip_field_mut<const N: usize, F: FnMut(&mut T::Leaf, [&T::Leaf; N])>(
+        &mut self,
+        others: [&Self; N],
+        f: &mut F,
+    ) -> Result<(), Error> {
+        self.zip_mut(others, f)
+    }
+}
 
-/// Generated per data field: fails to compile when the leaf types differ.
-#[inline(always)]
-pub fn assert_same_leaf<Ns, L, T: SameLeaf<Ns, L>>() {}
+/// The unflatten side of [`DataField`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be rebuilt as a pytree with `{L}` leaves in namespace `{Ns}`",
+    label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
+    note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration"
+)]
+pub trait DataFieldUnflatten<Ns, L>: Sized {
+    /// See [`Unflatten::unflatten_from`].
+    fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error>;
+}
 
-/// Generated per static field: fails to compile when the type cannot be
-/// static data.
-#[inline(always)]
-pub fn assert_static<T: Static>() {}
+impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
+    #[inline(always)]
+    fn unflatten_field<S: Source<T::Leaf>>(source: &mut S) -> Result<Self, Error> {
+        T::unflatten_from(source)
+    }
+}
+
+/// How generated code reaches a static field: one obligation
+/// (`Field: StaticField`) for all uses, so a type that cannot be static data
+/// is reported once, at the field.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a static field of a pytree",
+    label = "static fields must be Clone + Eq + Hash + Debug + Send + Sync + 'static",
+    note = "static (meta) fields are kept in the TreeDef, which is compared, hashed and printed"
+)]
+pub trait StaticField: Sized {
+    /// The field as an erasable key, for TreeDef builders.
+    fn erase_field(&self) -> &dyn ErasableKey;
+    /// Reads the field back from a source.
+    fn read_field<L, S: Source<L>>(source: &mut S) -> Result<Self, Error>;
+    /// Compares the field across trees being zipped.
+    fn same_field(&self, other: &Self) -> bool;
+    /// Clones the field into a zipped result.
+    fn clone_field(&self) -> Self;
+}
+
+impl<T: Static> StaticField for T {
+    #[inline(always)]
+    fn erase_field(&self) -> &dyn ErasableKey {
+        self
+    }
+    #[inline(always)]
+    fn read_field<L, S: Source<L>>(source: &mut S) -> Result<Self, Error> {
+        source.static_field::<T>()
+    }
+    #[inline(always)]
+    fn same_field(&self, other: &Self) -> bool {
+        self == other
+    }
+    #[inline(always)]
+    fn clone_field(&self) -> Self {
+        self.clone()
+    }
+}
 
 /// The error for static fields that differ between trees being zipped.
 #[cold]
-pub fn static_mismatch<T: Debug>(expected: &T, found: &T, tree: usize) -> Error {
+pub fn static_mismatch(expected: &dyn ErasableKey, found: &dyn ErasableKey, tree: usize) -> Error {
     Error::new(ErrorKind::StaticMismatch {
         expected: format!("{expected:?}"),
         found: format!("{found:?}"),

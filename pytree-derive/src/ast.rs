@@ -68,7 +68,12 @@ impl<'a> Container<'a> {
                     syn::punctuated::Punctuated::<syn::WherePredicate, syn::Token![,]>::parse_terminated,
                 )
                 .map(|p| p.into_iter().collect())
-                .map_err(|e| darling::Error::from(e).with_span(lit)),
+                .map_err(|e| {
+                    darling::Error::custom(format!(
+                        "`bound` must be where-clause predicates such as \"T: Clone, U: Default\": {e}"
+                    ))
+                    .with_span(lit)
+                }),
             )
         });
         let krate = attrs

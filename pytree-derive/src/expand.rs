@@ -18,6 +18,7 @@ use darling::FromDeriveInput;
 
 /// Parse, validate, expand.
 pub fn derive(input: &DeriveInput) -> darling::Result<TokenStream> {
+    valid::not_a_union(input)?;
     let attrs = ContainerAttrs::from_derive_input(input)?;
     let container = Container::from_attrs(&attrs)?;
     valid::check(&container)?;
@@ -132,7 +133,6 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         Some(ty) => quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::Leaf),
         None => quote!(::core::convert::Infallible),
     };
-    let checks = compile_checks(c, ns);
     let flatten_into = walk_method(c, ns, Walk::Owned);
     let visit = walk_method(c, ns, Walk::Ref);
     let visit_mut = walk_method(c, ns, Walk::Mut);
@@ -146,7 +146,6 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
 
             #[inline]
             fn flatten_into<__S: #krate::Sink<Self::Leaf>>(self, __sink: &mut __S) {
-                #checks
                 #flatten_into
             }
 
@@ -201,21 +200,6 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     }
 }
 
-/// Compile-time checks, each spanned at its field: data fields share the
-/// leaf type; static fields can be static data.
-fn compile_checks(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
-    let krate = &c.krate;
-    let checks = c.all_fields().map(|f| {
-        let ty = f.ty;
-        if f.is_static.is_some() {
-            quote_spanned!(ty.span()=> #krate::__private::assert_static::<#ty>();)
-        } else {
-            quote_spanned!(ty.span()=> #krate::__private::assert_same_leaf::<#ns, Self::Leaf, #ty>();)
-        }
-    });
-    quote!(#(#checks)*)
-}
-
 /// `.at(KeyEntry::Field(..))` and, in an enum, `.at(KeyEntry::Variant(..))`.
 fn error_place(c: &Container<'_>, v: &Variant<'_>, f: Option<&Field<'_>>) -> TokenStream {
     let krate = &c.krate;
@@ -245,21 +229,22 @@ fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
         let pattern = v.pattern();
         let schema = schema_ident(i);
         let statics = v.static_fields().map(|f| {
-            let b = &f.binding;
-            match walk {
-                Walk::Owned => quote!(&#b as &dyn #krate::ErasableKey),
-                Walk::Ref => quote!(#b as &dyn #krate::ErasableKey),
-                Walk::Mut => quote!(&*#b as &dyn #krate::ErasableKey),
-            }
+            let (b, ty) = (&f.binding, f.ty);
+            let arg = match walk {
+                Walk::Owned => quote!(&#b),
+                Walk::Ref => quote!(#b),
+                Walk::Mut => quote!(&*#b),
+            };
+            quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>::erase_field(#arg))
         });
         let method = match walk {
-            Walk::Owned => quote!(flatten_into),
-            Walk::Ref => quote!(visit),
-            Walk::Mut => quote!(visit_mut),
+            Walk::Owned => quote!(flatten_field),
+            Walk::Ref => quote!(visit_field),
+            Walk::Mut => quote!(visit_field_mut),
         };
         let children = v.data_fields().map(|f| {
             let (b, ty, name) = (&f.binding, f.ty, &f.name);
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::#method(#b, __sink));
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::#method(#b, __sink));
             quote! {
                 __sink.enter(#krate::KeyRef::Field(#name));
                 #call;
@@ -315,7 +300,7 @@ fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                 if f.is_static.is_some() {
                     quote!(#b)
                 } else {
-                    quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::map_leaves(#b, __f))
+                    quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::map_field(#b, __f))
                 }
             })
             .collect();
@@ -379,14 +364,19 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             }
         };
         let static_checks = v.fields.iter().enumerate().filter(|(_, f)| f.is_static.is_some()).map(|(i, f)| {
-            let b = &f.binding;
+            let (b, ty) = (&f.binding, f.ty);
             let idx = syn::Index::from(i);
             let place = error_place(c, v, Some(f));
+            let field = quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>);
             quote! {
                 for (__j, __t) in __o.iter().enumerate() {
-                    if ::core::cmp::PartialEq::ne(__t.#idx, &*#b) {
+                    if !#field::same_field(__t.#idx, &*#b) {
                         return ::core::result::Result::Err(
-                            #krate::__private::static_mismatch(&*#b, __t.#idx, __j + 1)#place,
+                            #krate::__private::static_mismatch(
+                                #field::erase_field(&*#b),
+                                #field::erase_field(__t.#idx),
+                                __j + 1,
+                            )#place,
                         );
                     }
                 }
@@ -397,7 +387,7 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
                 let (b, ty) = (&f.binding, f.ty);
                 let idx = syn::Index::from(i);
                 let place = error_place(c, v, Some(f));
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::zip_mut(#b, __o.map(|__t| __t.#idx), __f));
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field_mut(#b, __o.map(|__t| __t.#idx), __f));
                 quote!(#call.map_err(|__e| __e #place)?;)
             });
             quote! {
@@ -408,11 +398,11 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             let exprs: Vec<TokenStream> = v.fields.iter().enumerate().map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
                 if f.is_static.is_some() {
-                    quote!(::core::clone::Clone::clone(#b))
+                    quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>::clone_field(#b))
                 } else {
                     let idx = syn::Index::from(i);
                     let place = error_place(c, v, Some(f));
-                    let call = quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::zip_with(#b, __o.map(|__t| __t.#idx), __f));
+                    let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field(#b, __o.map(|__t| __t.#idx), __f));
                     quote!(#call.map_err(|__e| __e #place)?)
                 }
             }).collect();
@@ -442,13 +432,13 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             let (b, ty) = (&f.binding, f.ty);
             let place = error_place(c, v, Some(f));
             quote_spanned! {ty.span()=>
-                let #b: #ty = #krate::Source::<Self::Leaf>::static_field::<#ty>(__source).map_err(|__e| __e #place)?;
+                let #b: #ty = <#ty as #krate::__private::StaticField>::read_field(__source).map_err(|__e| __e #place)?;
             }
         });
         let data = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
             let place = error_place(c, v, Some(f));
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::Unflatten<#ns>>::unflatten_from(__source));
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::unflatten_field(__source));
             quote!(let #b = #call.map_err(|__e| __e #place)?;)
         });
         let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {

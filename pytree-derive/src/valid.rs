@@ -10,6 +10,18 @@ pub fn check(container: &Container<'_>) -> darling::Result<()> {
     errors.finish()
 }
 
+/// A union has no known active field, so its leaves cannot be walked. This
+/// runs before attribute parsing, to say so in those words.
+pub fn not_a_union(input: &syn::DeriveInput) -> darling::Result<()> {
+    match &input.data {
+        syn::Data::Union(u) => Err(darling::Error::custom(
+            "`#[derive(PyTree)]` does not support unions: which field holds the value is unknown, so its leaves cannot be walked",
+        )
+        .with_span(&u.union_token)),
+        _ => Ok(()),
+    }
+}
+
 /// A `#[pytree(leaf)]` type is one leaf: its fields are not walked, so
 /// marking one of them static would silently do nothing. Say so instead.
 fn leaf_has_no_static_fields(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
