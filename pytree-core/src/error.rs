@@ -53,9 +53,6 @@ pub enum ErrorKind {
         /// The length found.
         found: usize,
     },
-    /// The TreeDef ended before the target type was complete, or has nodes
-    /// left after it.
-    TreeDefExhausted,
     /// Any other failure, with its message.
     Custom(String),
 }
@@ -140,8 +137,8 @@ impl Error {
     ///
     /// ```
     /// use pytree_std::{Error, ErrorKind};
-    /// let e = Error::new(ErrorKind::TreeDefExhausted);
-    /// assert_eq!(e.kind(), &ErrorKind::TreeDefExhausted);
+    /// let e = Error::new(ErrorKind::LengthMismatch { expected: 1, found: 2 });
+    /// assert_eq!(e.kind(), &ErrorKind::LengthMismatch { expected: 1, found: 2 });
     /// ```
     pub fn kind(&self) -> &ErrorKind {
         &self.kind
@@ -208,9 +205,6 @@ impl fmt::Display for ErrorKind {
                 f,
                 "sequence length mismatch: expected {expected}, found {found}"
             ),
-            ErrorKind::TreeDefExhausted => {
-                f.write_str("the TreeDef does not describe a value of this type")
-            }
             ErrorKind::Custom(message) => f.write_str(message),
         }
     }

@@ -36,6 +36,14 @@ pub struct Field<'a> {
     pub binding: syn::Ident,
     pub ty: &'a syn::Type,
     pub is_static: Option<Span>,
+    pub skip: Option<Span>,
+}
+
+impl Field<'_> {
+    /// A data field: a subtree of the pytree.
+    pub fn is_data(&self) -> bool {
+        self.is_static.is_none() && self.skip.is_none()
+    }
 }
 
 impl<'a> Container<'a> {
@@ -105,7 +113,7 @@ impl<'a> Container<'a> {
 
     /// Every data field of every variant.
     pub fn data_fields(&self) -> impl Iterator<Item = &Field<'a>> {
-        self.all_fields().filter(|f| f.is_static.is_none())
+        self.all_fields().filter(|f| f.is_data())
     }
 }
 
@@ -133,6 +141,7 @@ fn model_fields(fields: &[FieldAttrs]) -> Vec<Field<'_>> {
                 member,
                 ty: &f.ty,
                 is_static: f.is_static.is_present().then(|| f.is_static.span()),
+                skip: f.skip.is_present().then(|| f.skip.span()),
             }
         })
         .collect()
@@ -165,7 +174,12 @@ impl Variant<'_> {
     }
 
     pub fn data_fields(&self) -> impl Iterator<Item = &Field<'_>> {
-        self.fields.iter().filter(|f| f.is_static.is_none())
+        self.fields.iter().filter(|f| f.is_data())
+    }
+
+    /// Fields that are in the tree (data and static), in declaration order.
+    pub fn tree_fields(&self) -> impl Iterator<Item = &Field<'_>> {
+        self.fields.iter().filter(|f| f.skip.is_none())
     }
 
     pub fn static_fields(&self) -> impl Iterator<Item = &Field<'_>> {

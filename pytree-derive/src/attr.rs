@@ -14,6 +14,8 @@ pub struct FieldAttrs {
     /// `#[pytree(static)]`: a meta field.
     #[darling(rename = "static")]
     pub is_static: Flag,
+    /// `#[pytree(skip)]`: not part of the tree; rebuilt with `Default`.
+    pub skip: Flag,
 }
 
 /// `#[pytree(...)]` on an enum variant (none are defined yet; darling

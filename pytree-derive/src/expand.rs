@@ -68,7 +68,7 @@ fn schema_statics(c: &Container<'_>) -> TokenStream {
             darling::ast::Style::Tuple => quote!(#krate::FieldStyle::Tuple),
             darling::ast::Style::Unit => quote!(#krate::FieldStyle::Unit),
         };
-        let fields = v.fields.iter().map(|f| {
+        let fields = v.tree_fields().map(|f| {
             let name = &f.name;
             if f.is_static.is_some() {
                 quote!(#krate::FieldSchema::meta(#name))
@@ -165,7 +165,7 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
 
             #[inline]
-            fn zip_with<const __N: usize, __F>(
+            fn zip_with<const __N: ::core::primitive::usize, __F>(
                 &self,
                 __others: [&Self; __N],
                 __f: &mut __F,
@@ -177,7 +177,7 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
 
             #[inline]
-            fn zip_mut<const __N: usize, __F>(
+            fn zip_mut<const __N: ::core::primitive::usize, __F>(
                 &mut self,
                 __others: [&Self; __N],
                 __f: &mut __F,
@@ -297,7 +297,7 @@ fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             .iter()
             .map(|f| {
                 let (b, ty) = (&f.binding, f.ty);
-                if f.is_static.is_some() {
+                if !f.is_data() {
                     quote!(#b)
                 } else {
                     quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::map_field(#b, __f))
@@ -383,7 +383,7 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             }
         });
         let body = if mutate {
-            let updates = v.fields.iter().enumerate().filter(|(_, f)| f.is_static.is_none()).map(|(i, f)| {
+            let updates = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
                 let idx = syn::Index::from(i);
                 let place = error_place(c, v, Some(f));
@@ -397,7 +397,9 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
         } else {
             let exprs: Vec<TokenStream> = v.fields.iter().enumerate().map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
-                if f.is_static.is_some() {
+                if f.skip.is_some() {
+                    quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
+                } else if f.is_static.is_some() {
                     quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>::clone_field(#b))
                 } else {
                     let idx = syn::Index::from(i);
@@ -442,8 +444,12 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             quote!(let #b = #call.map_err(|__e| __e #place)?;)
         });
         let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
-            let b = &f.binding;
-            quote!(#b)
+            let (b, ty) = (&f.binding, f.ty);
+            if f.skip.is_some() {
+                quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
+            } else {
+                quote!(#b)
+            }
         }).collect();
         let value = construct(v, &exprs);
         quote! {
@@ -488,7 +494,7 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                 __f(self)
             }
             #[inline]
-            fn zip_with<const __N: usize, __F>(
+            fn zip_with<const __N: ::core::primitive::usize, __F>(
                 &self,
                 __others: [&Self; __N],
                 __f: &mut __F,
@@ -499,7 +505,7 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                 ::core::result::Result::Ok(__f(self, __others))
             }
             #[inline]
-            fn zip_mut<const __N: usize, __F>(
+            fn zip_mut<const __N: ::core::primitive::usize, __F>(
                 &mut self,
                 __others: [&Self; __N],
                 __f: &mut __F,
@@ -532,7 +538,7 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
             #[inline]
             fn unflatten_vec<__S: #krate::Source<Self>>(
-                __len: usize,
+                __len: ::core::primitive::usize,
                 __source: &mut __S,
             ) -> ::core::result::Result<#krate::__private::Vec<Self>, #krate::Error> {
                 __source.leaf_vec(__len)

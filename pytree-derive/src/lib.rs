@@ -14,6 +14,9 @@
 //! Attributes:
 //! - field `#[pytree(static)]`: a meta field, kept in the TreeDef (must be
 //!   `Clone + Eq + Hash + Debug + Send + Sync + 'static`);
+//! - field `#[pytree(skip)]`: not part of the tree at all (not a leaf, not
+//!   in the TreeDef); rebuilt with `Default::default()` by unflatten and the
+//!   zips (for caches, `PhantomData`, borrowed helpers);
 //! - container `#[pytree(leaf)]`: the type itself is a leaf (a tensor type);
 //! - container `#[pytree(namespace = path::Ns)]` (repeatable): implement for
 //!   these namespaces instead of `pytree_std::Std`;

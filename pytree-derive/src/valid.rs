@@ -7,6 +7,7 @@ use crate::ast::Container;
 pub fn check(container: &Container<'_>) -> darling::Result<()> {
     let mut errors = darling::Error::accumulator();
     leaf_has_no_static_fields(container, &mut errors);
+    static_or_skip_not_both(container, &mut errors);
     errors.finish()
 }
 
@@ -29,10 +30,27 @@ fn leaf_has_no_static_fields(container: &Container<'_>, errors: &mut darling::er
         return;
     }
     for field in container.all_fields() {
-        if let Some(span) = field.is_static {
+        for (span, name) in [(field.is_static, "static"), (field.skip, "skip")] {
+            if let Some(span) = span {
+                errors.push(
+                    darling::Error::custom(format!(
+                        "`#[pytree({name})]` has no effect in a `#[pytree(leaf)]` type: the whole value is one leaf"
+                    ))
+                    .with_span(&span),
+                );
+            }
+        }
+    }
+}
+
+/// A skipped field is not in the tree at all, a static one is in the
+/// TreeDef: a field cannot be both.
+fn static_or_skip_not_both(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+    for field in container.all_fields() {
+        if let (Some(_), Some(span)) = (field.is_static, field.skip) {
             errors.push(
                 darling::Error::custom(
-                    "`#[pytree(static)]` has no effect in a `#[pytree(leaf)]` type: the whole value is one leaf",
+                    "a field cannot be both `#[pytree(static)]` (kept in the TreeDef) and `#[pytree(skip)]` (left out of the tree)",
                 )
                 .with_span(&span),
             );

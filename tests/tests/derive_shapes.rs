@@ -1,0 +1,234 @@
+//! What the derive accepts: named, tuple and unit structs, enums of every
+//! variant kind, generics (types, lifetimes, const), where-clauses,
+//! recursive types, skipped fields, user namespaces and re-exported crates.
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+
+use pytree_std::{ErrorKind, KeyEntry, PyTree};
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Node {
+    v: f32,
+    next: Option<Box<Node>>,
+}
+
+fn chain(values: &[f32]) -> Option<Box<Node>> {
+    values
+        .iter()
+        .rev()
+        .fold(None, |next, &v| Some(Box::new(Node { v, next })))
+}
+
+#[test]
+fn a_recursive_type_flattens_and_unflattens() {
+    let list = chain(&[1.0, 2.0, 3.0]).unwrap();
+    let (leaves, def) = pytree_std::flatten(list.clone());
+    assert_eq!(leaves, [1.0, 2.0, 3.0]);
+    assert_eq!(
+        def.to_string(),
+        "Node { v: *, next: Some(Node { v: *, next: Some(Node { v: *, next: None }) }) }"
+    );
+    let back: Box<Node> = pytree_std::unflatten(&def, leaves).unwrap();
+    assert_eq!(back, list);
+}
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+enum Shape {
+    Circle { r: f64 },
+    Rect(f64, f64),
+    Empty,
+}
+
+#[test]
+fn an_enum_records_its_variant_in_the_treedef() {
+    let shapes = vec![
+        Shape::Circle { r: 1.0 },
+        Shape::Rect(2.0, 3.0),
+        Shape::Empty,
+    ];
+    let (leaves, def) = pytree_std::flatten(shapes.clone());
+    assert_eq!(leaves, [1.0, 2.0, 3.0]);
+    assert_eq!(
+        def.to_string(),
+        "[Shape::Circle { r: * }, Shape::Rect(*, *), Shape::Empty]"
+    );
+    let back: Vec<Shape> = pytree_std::unflatten(&def, leaves).unwrap();
+    assert_eq!(back, shapes);
+}
+
+#[test]
+fn zipping_different_variants_is_an_error_naming_both() {
+    let a = vec![Shape::Circle { r: 1.0 }];
+    let b = vec![Shape::Rect(1.0, 2.0)];
+    let err = pytree_std::map2(&a, &b, |x, y| x + y).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tree 1 at [0]: node mismatch: expected variant Shape::Circle, found variant Shape::Rect"
+    );
+}
+
+#[test]
+fn unflattening_another_variant_names_the_place() {
+    let def = pytree_std::structure(&vec![Shape::Empty]);
+    let err = pytree_std::unflatten::<Vec<Point>>(&def, Vec::<f64>::new()).unwrap_err();
+    assert_eq!(err.path().entries(), [KeyEntry::Index(0)]);
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::NodeMismatch {
+            expected: "Point".into(),
+            found: "Shape::Empty".into()
+        }
+    );
+}
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Point(f64, f64);
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Unit;
+
+#[test]
+fn a_unit_struct_is_a_node_without_leaves() {
+    let (leaves, def) = pytree_std::flatten(Unit);
+    assert!(leaves.is_empty());
+    assert_eq!(def.to_string(), "Unit");
+    let _: Unit = pytree_std::unflatten(&def, leaves).unwrap();
+}
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Stack<T, const N: usize>
+where
+    T: Copy,
+{
+    layers: [T; N],
+    #[pytree(static)]
+    label: &'static str,
+}
+
+#[test]
+fn const_generics_and_where_clauses() {
+    let s = Stack {
+        layers: [1u8, 2, 3],
+        label: "s",
+    };
+    let doubled = pytree_std::map(s.clone(), |x| x * 2);
+    assert_eq!(doubled.layers, [2, 4, 6]);
+    let def = pytree_std::structure(&s);
+    assert_eq!(def.to_string(), "Stack { layers: [*, *, *], label: \"s\" }");
+    let err = pytree_std::unflatten::<Stack<u8, 2>>(&def, [1, 2, 3]).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::LengthMismatch {
+            expected: 2,
+            found: 3
+        }
+    );
+    assert_eq!(err.path().to_string(), ".layers");
+}
+
+/// A lifetime parameter, carried by a field that is not part of the tree.
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Scratch<'a, T> {
+    w: T,
+    #[pytree(skip)]
+    cache: Option<PhantomData<&'a T>>,
+}
+
+#[test]
+fn lifetimes_and_skipped_fields() {
+    let s = Scratch {
+        w: 1.5f32,
+        cache: Some(PhantomData),
+    };
+    let (leaves, def) = pytree_std::flatten(s);
+    assert_eq!(leaves, [1.5]);
+    assert_eq!(def.to_string(), "Scratch { w: * }");
+    let back: Scratch<'_, f32> = pytree_std::unflatten(&def, leaves).unwrap();
+    assert_eq!(back.cache, None, "a skipped field is rebuilt with Default");
+}
+
+/// Two type parameters in data fields must share the leaf type.
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Pair<A, B> {
+    a: A,
+    b: B,
+}
+
+#[test]
+fn several_type_parameters_share_one_leaf_type() {
+    let p = Pair {
+        a: 1.0f32,
+        b: vec![2.0f32, 3.0],
+    };
+    assert_eq!(pytree_std::flatten(p).0, [1.0, 2.0, 3.0]);
+}
+
+/// A struct generic over a parameter used only in a static field.
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Tagged<C> {
+    x: f64,
+    #[pytree(static)]
+    config: C,
+}
+
+#[test]
+fn a_parameter_in_a_static_field_only_needs_static_bounds() {
+    let t = Tagged {
+        x: 1.0,
+        config: (3u8, "cfg".to_string()),
+    };
+    let (leaves, def) = pytree_std::flatten(t.clone());
+    assert_eq!(def.to_string(), "Tagged { x: *, config: (3, \"cfg\") }");
+    assert_eq!(
+        pytree_std::unflatten::<Tagged<(u8, String)>>(&def, leaves).unwrap(),
+        t
+    );
+}
+
+/// A user namespace where a `Vec<f32>` is one leaf (a tensor), as optree's
+/// namespaces allow.
+pub struct Coarse;
+pytree_std::impl_leaf!(Coarse => Vec<f32>);
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+#[pytree(namespace = Coarse, namespace = pytree_std::Std)]
+struct Layer {
+    w: Vec<f32>,
+    b: Vec<f32>,
+}
+
+#[test]
+fn a_user_namespace_treats_vec_as_a_leaf() {
+    let layer = Layer {
+        w: vec![1.0, 2.0],
+        b: vec![3.0],
+    };
+    let (coarse, coarse_def) = pytree_core::flatten::<Coarse, _>(layer.clone());
+    assert_eq!(coarse, [vec![1.0, 2.0], vec![3.0]]);
+    assert_eq!(coarse_def.to_string(), "Layer { w: *, b: * }");
+    let (fine, fine_def) = pytree_std::flatten(layer);
+    assert_eq!(fine, [1.0, 2.0, 3.0]);
+    assert_eq!(fine_def.to_string(), "Layer { w: [*, *], b: [*] }");
+}
+
+mod reexport {
+    pub use pytree_std as pt;
+}
+
+#[derive(reexport::pt::PyTree, Clone, Debug, PartialEq)]
+#[pytree(crate = "reexport::pt")]
+struct ThroughReexport {
+    x: BTreeMap<String, f32>,
+}
+
+#[test]
+fn the_crate_attribute_names_a_reexported_runtime() {
+    let t = ThroughReexport {
+        x: BTreeMap::from([("k".to_string(), 1.0)]),
+    };
+    assert_eq!(
+        reexport::pt::structure(&t).to_string(),
+        "ThroughReexport { x: {\"k\": *} }"
+    );
+}
