@@ -65,3 +65,8 @@ pub use pytree_derive::PyTree;
 
 #[doc(hidden)]
 pub use pytree_core::__private;
+
+/// The README's examples, run as doctests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

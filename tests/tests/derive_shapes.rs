@@ -232,3 +232,35 @@ fn the_crate_attribute_names_a_reexported_runtime() {
         "ThroughReexport { x: {\"k\": *} }"
     );
 }
+
+/// A backend trait whose associated type is the tensor: the inferred bound
+/// (`B: Flatten<Std>`) would be wrong, so `bound` replaces it.
+trait Backend {
+    type Tensor;
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct Cpu;
+
+impl Backend for Cpu {
+    type Tensor = Vec<f32>;
+}
+
+#[derive(PyTree)]
+#[pytree(bound = "B::Tensor: pytree_std::PyTree")]
+struct OnBackend<B: Backend> {
+    w: B::Tensor,
+    b: B::Tensor,
+}
+
+#[test]
+fn the_bound_attribute_replaces_inferred_bounds() {
+    let m: OnBackend<Cpu> = OnBackend {
+        w: vec![1.0, 2.0],
+        b: vec![3.0],
+    };
+    let (leaves, def) = pytree_std::flatten(m);
+    assert_eq!(leaves, [1.0, 2.0, 3.0]);
+    let back: OnBackend<Cpu> = pytree_std::unflatten(&def, leaves).unwrap();
+    assert_eq!(back.b, [3.0]);
+}

@@ -12,7 +12,11 @@ where
     T::Leaf: Clone,
 {
     let (leaves, def) = pytree_std::flatten(tree.clone());
-    assert_eq!(pytree_std::structure(&tree), def, "structure() agrees with flatten()");
+    assert_eq!(
+        pytree_std::structure(&tree),
+        def,
+        "structure() agrees with flatten()"
+    );
     let back: T = pytree_std::unflatten(&def, leaves.clone()).unwrap();
     assert_eq!(back, tree);
     (leaves, def)
@@ -21,11 +25,17 @@ where
 #[test]
 fn vec_vecdeque_and_arrays_are_sequences() {
     let (l, d) = round_trip(vec![vec![1, 2], vec![], vec![3]]);
-    assert_eq!((l, d.to_string()), (vec![1, 2, 3], "[[*, *], [], [*]]".to_string()));
+    assert_eq!(
+        (l, d.to_string()),
+        (vec![1, 2, 3], "[[*, *], [], [*]]".to_string())
+    );
     let (l, d) = round_trip(VecDeque::from([1u8, 2]));
     assert_eq!((l, d.to_string()), (vec![1, 2], "[*, *]".to_string()));
     let (l, d) = round_trip([[1i64, 2], [3, 4]]);
-    assert_eq!((l, d.to_string()), (vec![1, 2, 3, 4], "[[*, *], [*, *]]".to_string()));
+    assert_eq!(
+        (l, d.to_string()),
+        (vec![1, 2, 3, 4], "[[*, *], [*, *]]".to_string())
+    );
 }
 
 #[test]
@@ -62,12 +72,18 @@ fn hashmap_flattens_in_sorted_key_order() {
 #[test]
 fn option_none_is_structure_not_a_leaf() {
     let (l, d) = round_trip(vec![Some(1), None, Some(3)]);
-    assert_eq!((l, d.to_string()), (vec![1, 3], "[Some(*), None, Some(*)]".to_string()));
+    assert_eq!(
+        (l, d.to_string()),
+        (vec![1, 3], "[Some(*), None, Some(*)]".to_string())
+    );
 }
 
 #[test]
 fn box_rc_and_arc_are_transparent() {
-    assert_eq!(pytree_std::structure(&Box::new((1, 2))), pytree_std::structure(&(1, 2)));
+    assert_eq!(
+        pytree_std::structure(&Box::new((1, 2))),
+        pytree_std::structure(&(1, 2))
+    );
     let shared = Rc::new(vec![1.0, 2.0]);
     let (l, _) = round_trip(shared.clone());
     assert_eq!(l, [1.0, 2.0]);

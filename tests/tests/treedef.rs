@@ -30,7 +30,12 @@ struct Mlp<T> {
 
 fn mlp(n: usize, activation: Activation) -> Mlp<f32> {
     Mlp {
-        layers: (0..n).map(|i| Linear { w: i as f32, b: 0.0 }).collect(),
+        layers: (0..n)
+            .map(|i| Linear {
+                w: i as f32,
+                b: 0.0,
+            })
+            .collect(),
         activation,
         head: None,
         extras: BTreeMap::from([("scale".to_string(), 1.0)]),
@@ -55,7 +60,10 @@ fn separately_built_equal_structures_are_equal_and_hash_alike() {
 fn structure_static_data_and_leaf_types_decide_equality() {
     let base = pytree_std::structure(&mlp(2, Activation::Relu));
     assert_ne!(base, pytree_std::structure(&mlp(3, Activation::Relu)));
-    assert_ne!(base, pytree_std::structure(&mlp(2, Activation::Gelu { approximate: true })));
+    assert_ne!(
+        base,
+        pytree_std::structure(&mlp(2, Activation::Gelu { approximate: true }))
+    );
     // Leaf values and leaf types are not structure.
     let as_f64: Mlp<f64> = pytree_std::try_map(mlp(2, Activation::Relu), f64::from).unwrap();
     assert_eq!(base, pytree_std::structure(&as_f64));
@@ -79,7 +87,14 @@ fn counts_and_children() {
     assert_eq!(def.num_nodes(), 11);
     assert!(!def.is_leaf());
     let kids: Vec<String> = def.children().iter().map(ToString::to_string).collect();
-    assert_eq!(kids, ["[Linear { w: *, b: * }, Linear { w: *, b: * }]", "None", "{\"scale\": *}"]);
+    assert_eq!(
+        kids,
+        [
+            "[Linear { w: *, b: * }, Linear { w: *, b: * }]",
+            "None",
+            "{\"scale\": *}"
+        ]
+    );
     assert!(matches!(def.root_kind(), NodeKind::Struct(s) if s.type_name() == "Mlp"));
 }
 
@@ -102,7 +117,8 @@ fn printed_treedefs() {
     let defs = [
         pytree_std::structure(&mlp(2, Activation::Gelu { approximate: false })).to_string(),
         pytree_std::structure(&(1, [2, 3], Some((4,)), None::<i32>)).to_string(),
-        pytree_std::structure(&vec![BTreeMap::from([(1u8, vec![1.0f32]), (2, vec![])])]).to_string(),
+        pytree_std::structure(&vec![BTreeMap::from([(1u8, vec![1.0f32]), (2, vec![])])])
+            .to_string(),
         TreeDef::leaf().to_string(),
     ];
     insta::assert_snapshot!(defs.join("\n"));
@@ -125,4 +141,3 @@ fn a_deep_treedef_prints_compares_and_drops_without_recursion() {
     assert_eq!(hash_of(&def), hash_of(&def.clone()));
     assert_eq!(def.children()[0].num_nodes(), 100_000);
 }
-
