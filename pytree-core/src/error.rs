@@ -8,6 +8,13 @@ use core::fmt;
 use crate::key_path::{KeyEntry, KeyPath};
 
 /// What went wrong, without the place. See [`Error`].
+///
+/// ```
+/// use pytree_std::ErrorKind;
+/// let def = pytree_std::structure(&(1, 2));
+/// let err = pytree_std::unflatten::<(i32, i32)>(&def, [1]).unwrap_err();
+/// assert_eq!(err.kind(), &ErrorKind::TooFewLeaves { expected: 2, found: 1 });
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ErrorKind {

@@ -43,22 +43,68 @@ pub trait Flatten<Ns>: Sized {
     type Leaf;
 
     /// Walks the value by move, handing every leaf to `sink`.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Sink, Std};
+    /// struct Collect(Vec<i32>);
+    /// impl Sink<i32> for Collect { fn leaf(&mut self, x: i32) { self.0.push(x) } }
+    /// let mut c = Collect(Vec::new());
+    /// Flatten::<Std>::flatten_into((1, [2, 3]), &mut c);
+    /// assert_eq!(c.0, [1, 2, 3]);
+    /// ```
     fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S);
 
     /// Walks the value by reference.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, KeyRef, Std, Visit};
+    /// /// Records the depth of each leaf.
+    /// struct Depths { depth: usize, out: Vec<usize> }
+    /// impl<'a> Visit<'a, u8> for Depths {
+    ///     fn leaf(&mut self, _: &'a u8) { self.out.push(self.depth) }
+    ///     fn enter(&mut self, _: KeyRef<'_>) { self.depth += 1 }
+    ///     fn exit(&mut self) { self.depth -= 1 }
+    /// }
+    /// let mut v = Depths { depth: 0, out: vec![] };
+    /// Flatten::<Std>::visit(&(1u8, vec![2u8]), &mut v);
+    /// assert_eq!(v.out, [1, 2]);
+    /// ```
     fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V);
 
     /// Walks the value by mutable reference.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std, VisitMut};
+    /// struct Negate;
+    /// impl VisitMut<i32> for Negate { fn leaf(&mut self, x: &mut i32) { *x = -*x } }
+    /// let mut t = vec![(1, 2)];
+    /// Flatten::<Std>::visit_mut(&mut t, &mut Negate);
+    /// assert_eq!(t, [(-1, -2)]);
+    /// ```
     fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V);
 
     /// Replaces every leaf by `f(leaf)`, keeping the structure (no TreeDef
     /// is built, nothing is allocated beyond what the value holds).
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let t = Flatten::<Std>::map_leaves(vec![Some(1), None], &mut |x| x + 1);
+    /// assert_eq!(t, [Some(2), None]);
+    /// ```
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self;
 
     /// Builds a new value of the same structure from `self` and `others`,
     /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`. Sequence lengths,
     /// map keys, `Option` holes, enum variants and static fields must match,
     /// else the error names the path and the tree (1-based in `others`).
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let a = (1, vec![2]);
+    /// let t = Flatten::<Std>::zip_with(&a, [&(10, vec![20])], &mut |x, [y]| x + y).unwrap();
+    /// assert_eq!(t, (11, vec![22]));
+    /// assert!(Flatten::<Std>::zip_with(&a, [&(10, vec![])], &mut |x, [y]| x + y).is_err());
+    /// ```
     fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
     where
         F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf;
@@ -67,6 +113,13 @@ pub trait Flatten<Ns>: Sized {
     /// `f(&mut leaf_of_self, [leaf_of_other; N])`. Same checks as
     /// [`zip_with`](Flatten::zip_with); on error, the leaves before the
     /// mismatch (in pre-order) have been updated and the rest have not.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let mut p = vec![1.0, 2.0];
+    /// Flatten::<Std>::zip_mut(&mut p, [&vec![0.5, 0.5]], &mut |x, [g]| *x -= g).unwrap();
+    /// assert_eq!(p, [0.5, 1.5]);
+    /// ```
     fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
     where
         F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]);
@@ -126,6 +179,13 @@ pub trait Flatten<Ns>: Sized {
 )]
 pub trait Unflatten<Ns>: Flatten<Ns> {
     /// Rebuilds a value, reading nodes and leaves from `source` in pre-order.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Std, Unflatten};
+    /// let def = pytree_std::structure(&Some(0u8));
+    /// let mut src = DefSource::new(&def, std::iter::once(5u8));
+    /// assert_eq!(<Option<u8> as Unflatten<Std>>::unflatten_from(&mut src).unwrap(), Some(5));
+    /// ```
     fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error>;
 
     /// Rebuilds the `len` elements of a sequence. Leaf types override it to
@@ -158,8 +218,24 @@ pub trait Unflatten<Ns>: Flatten<Ns> {
 /// ```
 pub trait Source<L> {
     /// The next leaf.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::TreeDef::leaf();
+    /// let mut src = DefSource::new(&def, vec![3u8].into_iter());
+    /// assert_eq!(src.leaf().unwrap(), 3);
+    /// assert!(src.leaf().is_err()); // the TreeDef has no second leaf
+    /// ```
     fn leaf(&mut self) -> Result<L, Error>;
     /// The next `len` leaves, for a sequence of leaves.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::structure(&vec![0u8; 3]);
+    /// let mut src = DefSource::new(&def, vec![1u8, 2].into_iter());
+    /// assert_eq!(src.seq_node().unwrap(), 3);
+    /// assert!(src.leaf_vec(3).is_err()); // only 2 leaves given
+    /// ```
     fn leaf_vec(&mut self, len: usize) -> Result<Vec<L>, Error> {
         let mut out = Vec::with_capacity(len.min(1024));
         for i in 0..len {
@@ -170,15 +246,60 @@ pub trait Source<L> {
     /// A struct or enum-variant node whose schema is one of `candidates`;
     /// returns the index of the one found. Its static fields follow through
     /// [`static_field`](Source::static_field).
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// #[derive(pytree_std::PyTree)]
+    /// struct P { x: u8 }
+    /// let def = pytree_std::structure(&(0u8, 0u8));
+    /// let mut src = DefSource::new(&def, vec![1u8, 2].into_iter());
+    /// assert!(src.struct_node(&[]).is_err()); // a tuple, not a struct
+    /// ```
     fn struct_node(&mut self, candidates: &[&'static Schema]) -> Result<usize, Error>;
     /// The next static field of the struct node just read.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::TreeDef::leaf();
+    /// let mut src = DefSource::new(&def, vec![1u8].into_iter());
+    /// assert!(src.static_field::<String>().is_err()); // no struct node was read
+    /// ```
     fn static_field<T: Static>(&mut self) -> Result<T, Error>;
     /// A sequence node; returns its length.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::structure(&vec![0u8; 2]);
+    /// let mut src = DefSource::new(&def, Vec::<u8>::new().into_iter());
+    /// assert_eq!(src.seq_node().unwrap(), 2);
+    /// ```
     fn seq_node(&mut self) -> Result<usize, Error>;
     /// A tuple node of this arity.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::structure(&(0u8, 0u8));
+    /// let mut src = DefSource::new(&def, Vec::<u8>::new().into_iter());
+    /// assert!(src.tuple_node(3).is_err());
+    /// assert!(src.tuple_node(2).is_ok());
+    /// ```
     fn tuple_node(&mut self, arity: usize) -> Result<(), Error>;
     /// A map node; returns its keys (in flattening order).
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::structure(&std::collections::BTreeMap::from([("a", 0u8)]));
+    /// let mut src = DefSource::new(&def, Vec::<u8>::new().into_iter());
+    /// assert_eq!(src.map_node::<&str>().unwrap(), ["a"]);
+    /// ```
     fn map_node<K: Static>(&mut self) -> Result<Vec<K>, Error>;
     /// An `Option` node; returns true for `Some`.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::structure(&None::<u8>);
+    /// let mut src = DefSource::new(&def, Vec::<u8>::new().into_iter());
+    /// assert_eq!(src.option_node().unwrap(), false);
+    /// ```
     fn option_node(&mut self) -> Result<bool, Error>;
 }

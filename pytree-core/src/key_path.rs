@@ -95,6 +95,11 @@ impl KeyRef<'_> {
 /// ```
 pub trait ErasableKey: fmt::Debug {
     /// Clones the key into an erased value.
+    ///
+    /// ```
+    /// use pytree_std::{ErasableKey, StaticValue};
+    /// assert_eq!(String::from("k").erase(), StaticValue::new(String::from("k")));
+    /// ```
     fn erase(&self) -> StaticValue;
 }
 

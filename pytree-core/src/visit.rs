@@ -71,8 +71,29 @@ impl NodeRef<'_> {
 /// ```
 pub trait Sink<L> {
     /// One leaf.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Sink, Std};
+    /// struct Last(Option<u8>);
+    /// impl Sink<u8> for Last { fn leaf(&mut self, x: u8) { self.0 = Some(x) } }
+    /// let mut s = Last(None);
+    /// Flatten::<Std>::flatten_into((1u8, 2u8), &mut s);
+    /// assert_eq!(s.0, Some(2));
+    /// ```
     fn leaf(&mut self, leaf: L);
     /// The elements of a sequence whose elements are leaves, at once.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Sink, Std};
+    /// struct Chunks(Vec<usize>);
+    /// impl Sink<u8> for Chunks {
+    ///     fn leaf(&mut self, _: u8) { self.0.push(1) }
+    ///     fn leaf_vec(&mut self, v: Vec<u8>) { self.0.push(v.len()) }
+    /// }
+    /// let mut s = Chunks(vec![]);
+    /// Flatten::<Std>::flatten_into(vec![1u8, 2, 3], &mut s);
+    /// assert_eq!(s.0, [3]);
+    /// ```
     fn leaf_vec(&mut self, leaves: Vec<L>) {
         for (i, leaf) in leaves.into_iter().enumerate() {
             self.enter(KeyRef::Index(i));
@@ -81,13 +102,64 @@ pub trait Sink<L> {
         }
     }
     /// A node, before its children.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, NodeRef, Sink, Std};
+    /// struct Nodes(usize);
+    /// impl Sink<u8> for Nodes {
+    ///     fn leaf(&mut self, _: u8) {}
+    ///     fn node(&mut self, _: NodeRef<'_>) { self.0 += 1 }
+    /// }
+    /// let mut s = Nodes(0);
+    /// Flatten::<Std>::flatten_into(vec![Some(1u8), None], &mut s);
+    /// assert_eq!(s.0, 3);
+    /// ```
     fn node(&mut self, _node: NodeRef<'_>) {}
     /// The keys of the most recent map whose keys are not yet given, after
     /// its children. Only visitors that build a TreeDef call `keys`.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Sink, StaticValue, Std};
+    /// use std::collections::BTreeMap;
+    /// struct Keys(Vec<StaticValue>);
+    /// impl Sink<u8> for Keys {
+    ///     fn leaf(&mut self, _: u8) {}
+    ///     fn map_keys<F: FnOnce() -> StaticValue>(&mut self, keys: F) { self.0.push(keys()) }
+    /// }
+    /// let mut s = Keys(vec![]);
+    /// Flatten::<Std>::flatten_into(BTreeMap::from([("a", 1u8)]), &mut s);
+    /// assert_eq!(s.0[0].item_debug(0), "\"a\"");
+    /// ```
     fn map_keys<F: FnOnce() -> StaticValue>(&mut self, _keys: F) {}
     /// The walk goes down to a child.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, KeyRef, Sink, Std};
+    /// struct Paths(Vec<String>, Vec<String>);
+    /// impl Sink<u8> for Paths {
+    ///     fn leaf(&mut self, _: u8) { self.1.push(self.0.concat()) }
+    ///     fn enter(&mut self, k: KeyRef<'_>) { self.0.push(k.to_owned_entry().to_string()) }
+    ///     fn exit(&mut self) { self.0.pop(); }
+    /// }
+    /// let mut s = Paths(vec![], vec![]);
+    /// Flatten::<Std>::flatten_into((1u8, [2u8]), &mut s);
+    /// assert_eq!(s.1, ["[0]", "[1][0]"]);
+    /// ```
     fn enter(&mut self, _key: KeyRef<'_>) {}
     /// The walk comes back from the child last entered.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, KeyRef, Sink, Std};
+    /// struct MaxDepth(usize, usize);
+    /// impl Sink<u8> for MaxDepth {
+    ///     fn leaf(&mut self, _: u8) { self.1 = self.1.max(self.0) }
+    ///     fn enter(&mut self, _: KeyRef<'_>) { self.0 += 1 }
+    ///     fn exit(&mut self) { self.0 -= 1 }
+    /// }
+    /// let mut s = MaxDepth(0, 0);
+    /// Flatten::<Std>::flatten_into(vec![vec![1u8]], &mut s);
+    /// assert_eq!((s.0, s.1), (0, 2));
+    /// ```
     fn exit(&mut self) {}
 }
 
@@ -103,8 +175,30 @@ pub trait Sink<L> {
 /// ```
 pub trait Visit<'a, L> {
     /// One leaf.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std, Visit};
+    /// struct Max(i32);
+    /// impl<'a> Visit<'a, i32> for Max { fn leaf(&mut self, x: &'a i32) { self.0 = self.0.max(*x) } }
+    /// let mut m = Max(i32::MIN);
+    /// Flatten::<Std>::visit(&(3, vec![7, 5]), &mut m);
+    /// assert_eq!(m.0, 7);
+    /// ```
     fn leaf(&mut self, leaf: &'a L);
     /// The elements of a sequence whose elements are leaves, at once.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std, Visit};
+    /// struct Slices<'a>(Vec<&'a [u8]>);
+    /// impl<'a> Visit<'a, u8> for Slices<'a> {
+    ///     fn leaf(&mut self, x: &'a u8) { self.0.push(std::slice::from_ref(x)) }
+    ///     fn leaf_slice(&mut self, xs: &'a [u8]) { self.0.push(xs) }
+    /// }
+    /// let t = (1u8, vec![2u8, 3]);
+    /// let mut v = Slices(vec![]);
+    /// Flatten::<Std>::visit(&t, &mut v);
+    /// assert_eq!(v.0, [&[1u8][..], &[2, 3][..]]);
+    /// ```
     fn leaf_slice(&mut self, leaves: &'a [L]) {
         for (i, leaf) in leaves.iter().enumerate() {
             self.enter(KeyRef::Index(i));
@@ -113,12 +207,64 @@ pub trait Visit<'a, L> {
         }
     }
     /// A node, before its children.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, NodeRef, Std, Visit};
+    /// struct Arities(Vec<usize>);
+    /// impl<'a> Visit<'a, u8> for Arities {
+    ///     fn leaf(&mut self, _: &'a u8) {}
+    ///     fn node(&mut self, n: NodeRef<'_>) { self.0.push(n.arity()) }
+    /// }
+    /// let mut v = Arities(vec![]);
+    /// Flatten::<Std>::visit(&(1u8, Some(2u8)), &mut v);
+    /// assert_eq!(v.0, [2, 1]);
+    /// ```
     fn node(&mut self, _node: NodeRef<'_>) {}
     /// The keys of the most recent map whose keys are not yet given.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, StaticValue, Std, Visit};
+    /// use std::collections::BTreeMap;
+    /// struct CountKeys(usize);
+    /// impl<'a> Visit<'a, u8> for CountKeys {
+    ///     fn leaf(&mut self, _: &'a u8) {}
+    ///     fn map_keys<F: FnOnce() -> StaticValue>(&mut self, keys: F) { self.0 += keys().item_count() }
+    /// }
+    /// let mut v = CountKeys(0);
+    /// Flatten::<Std>::visit(&BTreeMap::from([(1, 1u8), (2, 2u8)]), &mut v);
+    /// assert_eq!(v.0, 2);
+    /// ```
     fn map_keys<F: FnOnce() -> StaticValue>(&mut self, _keys: F) {}
     /// The walk goes down to a child.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, KeyRef, Std, Visit};
+    /// struct Fields(Vec<&'static str>);
+    /// impl<'a> Visit<'a, u8> for Fields {
+    ///     fn leaf(&mut self, _: &'a u8) {}
+    ///     fn enter(&mut self, k: KeyRef<'_>) { if let KeyRef::Field(f) = k { self.0.push(f) } }
+    /// }
+    /// #[derive(pytree_std::PyTree)]
+    /// struct P { x: u8, y: u8 }
+    /// let mut v = Fields(vec![]);
+    /// Flatten::<Std>::visit(&P { x: 1, y: 2 }, &mut v);
+    /// assert_eq!(v.0, ["x", "y"]);
+    /// ```
     fn enter(&mut self, _key: KeyRef<'_>) {}
     /// The walk comes back from the child last entered.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, KeyRef, Std, Visit};
+    /// struct Balance(i32);
+    /// impl<'a> Visit<'a, u8> for Balance {
+    ///     fn leaf(&mut self, _: &'a u8) {}
+    ///     fn enter(&mut self, _: KeyRef<'_>) { self.0 += 1 }
+    ///     fn exit(&mut self) { self.0 -= 1 }
+    /// }
+    /// let mut v = Balance(0);
+    /// Flatten::<Std>::visit(&vec![(1u8, 2u8)], &mut v);
+    /// assert_eq!(v.0, 0);
+    /// ```
     fn exit(&mut self) {}
 }
 
@@ -134,8 +280,29 @@ pub trait Visit<'a, L> {
 /// ```
 pub trait VisitMut<L> {
     /// One leaf.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std, VisitMut};
+    /// struct Clamp;
+    /// impl VisitMut<i32> for Clamp { fn leaf(&mut self, x: &mut i32) { *x = (*x).clamp(0, 9) } }
+    /// let mut t = (-3, vec![12]);
+    /// Flatten::<Std>::visit_mut(&mut t, &mut Clamp);
+    /// assert_eq!(t, (0, vec![9]));
+    /// ```
     fn leaf(&mut self, leaf: &mut L);
     /// The elements of a sequence whose elements are leaves, at once.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std, VisitMut};
+    /// struct SortRuns;
+    /// impl VisitMut<i32> for SortRuns {
+    ///     fn leaf(&mut self, _: &mut i32) {}
+    ///     fn leaf_slice(&mut self, xs: &mut [i32]) { xs.sort() }
+    /// }
+    /// let mut t = vec![3, 1, 2];
+    /// Flatten::<Std>::visit_mut(&mut t, &mut SortRuns);
+    /// assert_eq!(t, [1, 2, 3]);
+    /// ```
     fn leaf_slice(&mut self, leaves: &mut [L]) {
         for (i, leaf) in leaves.iter_mut().enumerate() {
             self.enter(KeyRef::Index(i));
@@ -144,9 +311,48 @@ pub trait VisitMut<L> {
         }
     }
     /// A node, before its children.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, NodeRef, Std, VisitMut};
+    /// struct Holes(usize);
+    /// impl VisitMut<u8> for Holes {
+    ///     fn leaf(&mut self, _: &mut u8) {}
+    ///     fn node(&mut self, n: NodeRef<'_>) { if let NodeRef::None = n { self.0 += 1 } }
+    /// }
+    /// let mut h = Holes(0);
+    /// Flatten::<Std>::visit_mut(&mut vec![None, Some(1u8), None], &mut h);
+    /// assert_eq!(h.0, 2);
+    /// ```
     fn node(&mut self, _node: NodeRef<'_>) {}
     /// The walk goes down to a child.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, KeyRef, Std, VisitMut};
+    /// /// Adds each leaf's index in its sequence.
+    /// struct AddIndex(usize);
+    /// impl VisitMut<usize> for AddIndex {
+    ///     fn leaf(&mut self, x: &mut usize) { *x += self.0 }
+    ///     fn enter(&mut self, k: KeyRef<'_>) { if let KeyRef::Index(i) = k { self.0 = i } }
+    /// }
+    /// let mut t = vec![vec![10usize, 10], vec![10]];
+    /// Flatten::<Std>::visit_mut(&mut t, &mut AddIndex(0));
+    /// assert_eq!(t, [vec![10, 11], vec![10]]);
+    /// ```
     fn enter(&mut self, _key: KeyRef<'_>) {}
     /// The walk comes back from the child last entered.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, KeyRef, Std, VisitMut};
+    /// /// Sets each leaf to its depth.
+    /// struct Depth(usize);
+    /// impl VisitMut<usize> for Depth {
+    ///     fn leaf(&mut self, x: &mut usize) { *x = self.0 }
+    ///     fn enter(&mut self, _: KeyRef<'_>) { self.0 += 1 }
+    ///     fn exit(&mut self) { self.0 -= 1 }
+    /// }
+    /// let mut t = (0usize, vec![0usize]);
+    /// Flatten::<Std>::visit_mut(&mut t, &mut Depth(0));
+    /// assert_eq!(t, (1, vec![2]));
+    /// ```
     fn exit(&mut self) {}
 }

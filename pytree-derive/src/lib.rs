@@ -25,6 +25,8 @@
 //! - container `#[pytree(bound = "T: Trait, ...")]`: replaces the inferred
 //!   where-clause.
 
+#![warn(missing_docs)]
+
 mod ast;
 mod attr;
 mod bound;

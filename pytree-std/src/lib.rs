@@ -47,6 +47,8 @@
 //! - Everything of `pytree-core` (traits, [`TreeDef`], [`Error`], key
 //!   paths), re-exported.
 
+#![warn(missing_docs)]
+
 mod impls;
 mod namespace;
 mod ops;
