@@ -36,6 +36,8 @@ pub struct Field<'a> {
     pub binding: syn::Ident,
     pub ty: &'a syn::Type,
     pub is_static: Option<Span>,
+    /// `#[pytree(kind = "...")]`, with its span.
+    pub kind: Option<&'a syn::LitStr>,
 }
 
 impl<'a> Container<'a> {
@@ -128,6 +130,7 @@ fn model_fields(fields: &[FieldAttrs]) -> Vec<Field<'_>> {
                 member,
                 ty: &f.ty,
                 is_static: f.is_static.is_present().then(|| f.is_static.span()),
+                kind: f.kind.as_ref(),
             }
         })
         .collect()

@@ -14,6 +14,9 @@ pub struct FieldAttrs {
     /// `#[pytree(static)]`: a meta field.
     #[darling(rename = "static")]
     pub is_static: Flag,
+    /// `#[pytree(kind = "state")]`: the kind of the field's leaves, which
+    /// key paths expose (default: inherited, `"param"` at the top).
+    pub kind: Option<syn::LitStr>,
 }
 
 /// `#[pytree(...)]` on an enum variant (none are defined yet; darling

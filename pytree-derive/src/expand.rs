@@ -71,6 +71,8 @@ fn schema_statics(c: &Container<'_>) -> TokenStream {
             let name = &f.name;
             if f.is_static.is_some() {
                 quote!(#krate::FieldSchema::meta(#name))
+            } else if let Some(kind) = f.kind {
+                quote!(#krate::FieldSchema::data(#name).with_kind(#kind))
             } else {
                 quote!(#krate::FieldSchema::data(#name))
             }

@@ -14,6 +14,9 @@
 //! Attributes:
 //! - field `#[pytree(static)]`: a meta field, kept in the TreeDef (must be
 //!   `Clone + Eq + Hash + Debug + Send + Sync + 'static`);
+//! - field `#[pytree(kind = "state")]`: the kind of the field's leaves
+//!   (`KeyPath::kind`), so PAX's split of parameters and state is one
+//!   `partition`; untagged fields inherit it (`"param"` at the top);
 //! - container `#[pytree(leaf)]`: the type itself is a leaf (a tensor type);
 //! - container `#[pytree(namespace = path::Ns)]` (repeatable): implement for
 //!   these namespaces instead of `pytree_std::Std`;

@@ -7,7 +7,52 @@ use crate::ast::Container;
 pub fn check(container: &Container<'_>) -> darling::Result<()> {
     let mut errors = darling::Error::accumulator();
     leaf_has_no_static_fields(container, &mut errors);
+    kind_is_a_name(container, &mut errors);
+    kind_is_on_data_fields_only(container, &mut errors);
     errors.finish()
+}
+
+/// A kind is matched against names (`path.kind() == "state"`); an empty
+/// one could never be asked for on purpose.
+fn kind_is_a_name(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+    for field in container.all_fields() {
+        if let Some(kind) = field.kind {
+            if kind.value().trim().is_empty() {
+                errors.push(
+                    darling::Error::custom(
+                        "`#[pytree(kind = \"...\")]` needs a non-empty kind, such as \"param\" or \"state\"",
+                    )
+                    .with_span(kind),
+                );
+            }
+        }
+    }
+}
+
+/// Kinds label leaves: a static field has none, and the fields of a
+/// `#[pytree(leaf)]` type are not walked, so a kind there would do nothing.
+fn kind_is_on_data_fields_only(
+    container: &Container<'_>,
+    errors: &mut darling::error::Accumulator,
+) {
+    for field in container.all_fields() {
+        let Some(kind) = field.kind else { continue };
+        if field.is_static.is_some() {
+            errors.push(
+                darling::Error::custom(
+                    "`#[pytree(kind = ...)]` has no effect on a `#[pytree(static)]` field: it has no leaves",
+                )
+                .with_span(kind),
+            );
+        } else if container.leaf.is_some() {
+            errors.push(
+                darling::Error::custom(
+                    "`#[pytree(kind = ...)]` has no effect in a `#[pytree(leaf)]` type: the whole value is one leaf",
+                )
+                .with_span(kind),
+            );
+        }
+    }
 }
 
 /// A `#[pytree(leaf)]` type is one leaf: its fields are not walked, so
