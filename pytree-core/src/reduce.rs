@@ -101,7 +101,7 @@ impl<'a, L: PartialOrd, F: FnMut(&L, &L) -> bool> Visit<'a, L> for Extreme<'a, L
 /// `tree_reduce(f, tree, initializer)`).
 ///
 /// ```
-/// let t = (1, vec![2, 3]);
+/// let t = (1i32, vec![2i32, 3]);
 /// let s = pytree_core::fold::<pytree_std::Std, _, _, _>(&t, String::new(), |s, x| s + &x.to_string());
 /// assert_eq!(s, "123");
 /// ```
@@ -164,7 +164,7 @@ where
 /// True if `pred` holds for some leaf (false for a tree without leaves).
 ///
 /// ```
-/// assert!(pytree_core::any::<pytree_std::Std, _, _>(&(1.0, [f64::NAN]), |x| x.is_nan()));
+/// assert!(pytree_core::any::<pytree_std::Std, _, _>(&(1.0f64, [f64::NAN]), |x| x.is_nan()));
 /// ```
 pub fn any<Ns, T, F>(tree: &T, mut pred: F) -> bool
 where
@@ -225,7 +225,7 @@ where
 /// ```
 /// use pytree_std::Std;
 /// assert_eq!(pytree_core::min::<Std, _>(&(3.0, vec![1.0, 2.0])), Some(&1.0));
-/// assert!(pytree_core::min::<Std, _>(&(3.0, vec![f64::NAN, 2.0])).unwrap().is_nan());
+/// assert!(pytree_core::min::<Std, _>(&(3.0f64, vec![f64::NAN, 2.0])).unwrap().is_nan());
 /// ```
 pub fn min<Ns, T>(tree: &T) -> Option<&T::Leaf>
 where

@@ -40,9 +40,9 @@ impl Tolerance {
         Tolerance { rtol, atol }
     }
 
-    /// True if `a` and `b` are within the tolerance: equal (this covers
-    /// infinities of the same sign), or `|a - b| <= atol + rtol * |b|`.
-    /// NaN is close to nothing, not even NaN (NumPy's default).
+    /// True if `a` and `b` are within the tolerance: equal, or both finite
+    /// with `|a - b| <= atol + rtol * |b|`. As in NumPy's `isclose`, an
+    /// infinity is close only to itself and NaN to nothing, not even NaN.
     ///
     /// ```
     /// use pytree_std::Tolerance;
@@ -51,9 +51,11 @@ impl Tolerance {
     /// assert!(Tolerance::new(0.1, 0.0).close(100.0, 109.0));
     /// assert!(!Tolerance::new(1.0, 1.0).close(f64::NAN, f64::NAN));
     /// assert!(Tolerance::EXACT.close(f64::INFINITY, f64::INFINITY));
+    /// assert!(!Tolerance::new(1.0, 1.0).close(f64::INFINITY, f64::NEG_INFINITY));
+    /// assert!(!Tolerance::new(1.0, 1.0).close(1e300, f64::INFINITY));
     /// ```
     pub fn close(&self, a: f64, b: f64) -> bool {
-        a == b || abs(a - b) <= self.atol + self.rtol * abs(b)
+        a == b || (a.is_finite() && b.is_finite() && abs(a - b) <= self.atol + self.rtol * abs(b))
     }
 }
 

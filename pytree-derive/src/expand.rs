@@ -552,3 +552,21 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::derive;
+
+    #[test]
+    fn a_kind_is_emitted_into_the_field_schema() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            struct Counter { #[pytree(kind = "state")] count: f64, bias: f64 }
+        };
+        let code = derive(&input).map(|ts| ts.to_string()).unwrap_or_default();
+        assert!(
+            code.contains("FieldSchema :: data (\"count\") . with_kind (\"state\")"),
+            "{code}"
+        );
+        assert!(code.contains("FieldSchema :: data (\"bias\")]"), "{code}");
+    }
+}

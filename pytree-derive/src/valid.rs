@@ -72,3 +72,61 @@ fn leaf_has_no_static_fields(container: &Container<'_>, errors: &mut darling::er
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::expand::derive;
+
+    /// The messages `derive` reports for `input`, in order.
+    fn errors(input: syn::DeriveInput) -> Vec<String> {
+        match derive(&input) {
+            Ok(_) => Vec::new(),
+            Err(err) => err.into_iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn an_empty_kind_is_rejected() {
+        let input = syn::parse_quote! {
+            struct Counter { #[pytree(kind = " ")] count: f64 }
+        };
+        assert_eq!(
+            errors(input),
+            ["`#[pytree(kind = \"...\")]` needs a non-empty kind, such as \"param\" or \"state\""]
+        );
+    }
+
+    #[test]
+    fn a_kind_on_a_static_field_is_rejected() {
+        let input = syn::parse_quote! {
+            struct Counter { count: f64, #[pytree(static, kind = "state")] training: bool }
+        };
+        assert_eq!(
+            errors(input),
+            ["`#[pytree(kind = ...)]` has no effect on a `#[pytree(static)]` field: it has no leaves"]
+        );
+    }
+
+    #[test]
+    fn a_kind_in_a_leaf_type_is_rejected() {
+        let input = syn::parse_quote! {
+            #[pytree(leaf)]
+            struct Tensor { #[pytree(kind = "state")] data: Vec<f32> }
+        };
+        assert_eq!(
+            errors(input),
+            ["`#[pytree(kind = ...)]` has no effect in a `#[pytree(leaf)]` type: the whole value is one leaf"]
+        );
+    }
+
+    #[test]
+    fn every_bad_kind_is_reported_in_one_pass() {
+        let input = syn::parse_quote! {
+            struct Counter {
+                #[pytree(kind = "")] count: f64,
+                #[pytree(static, kind = "state")] training: bool,
+            }
+        };
+        assert_eq!(errors(input).len(), 2);
+    }
+}

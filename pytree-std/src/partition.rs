@@ -55,7 +55,7 @@ pub fn filter<T: Flatten<Std>, U: Unflatten<Std, Leaf = T::Leaf>>(
 /// ```
 /// let t: (i32, i32) = pytree_std::combine((Some(1), None), (None, Some(2)))?;
 /// assert_eq!(t, (1, 2));
-/// let err = pytree_std::combine::<_, (i32, i32)>((Some(1), None), (None, None)).unwrap_err();
+/// let err = pytree_std::combine::<_, (i32, i32)>((Some(1), None::<i32>), (None, None)).unwrap_err();
 /// assert_eq!(err.to_string(), "at [1]: none of the 2 trees holds a leaf here; combine needs exactly one");
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
@@ -67,7 +67,7 @@ pub fn combine<U: Flatten<Std>, T: Unflatten<Std, Leaf = U::Leaf>>(a: U, b: U) -
 /// number of parts.
 ///
 /// ```
-/// let t: [u8; 3] = pytree_std::combine_n([[Some(1), None, None], [None, Some(2), None], [None, None, Some(3)]])?;
+/// let t: [u8; 3] = pytree_std::combine_n([[Some(1u8), None, None], [None, Some(2), None], [None, None, Some(3)]])?;
 /// assert_eq!(t, [1, 2, 3]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```

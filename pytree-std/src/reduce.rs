@@ -40,7 +40,7 @@ pub fn reduce<T: Flatten<Std>>(
 /// True if `pred` holds for every leaf (JAX's `tree_all` with a predicate).
 ///
 /// ```
-/// assert!(pytree_std::all(&vec![1.0, 2.0], |x| x.is_finite()));
+/// assert!(pytree_std::all(&vec![1.0f64, 2.0], |x| x.is_finite()));
 /// assert!(pytree_std::all(&Vec::<f64>::new(), |_| false));
 /// ```
 pub fn all<T: Flatten<Std>>(tree: &T, pred: impl FnMut(&T::Leaf) -> bool) -> bool {
@@ -50,7 +50,7 @@ pub fn all<T: Flatten<Std>>(tree: &T, pred: impl FnMut(&T::Leaf) -> bool) -> boo
 /// True if `pred` holds for some leaf.
 ///
 /// ```
-/// assert!(pytree_std::any(&(1.0, f64::NAN), |x| x.is_nan()));
+/// assert!(pytree_std::any(&(1.0f64, f64::NAN), |x| x.is_nan()));
 /// ```
 pub fn any<T: Flatten<Std>>(tree: &T, pred: impl FnMut(&T::Leaf) -> bool) -> bool {
     pytree_core::any::<Std, T, _>(tree, pred)
@@ -91,7 +91,7 @@ where
 ///
 /// ```
 /// assert_eq!(pytree_std::min(&(2.0, [1.0, 3.0])), Some(&1.0));
-/// assert!(pytree_std::min(&(2.0, [f64::NAN, 1.0])).is_some_and(|x| x.is_nan()));
+/// assert!(pytree_std::min(&(2.0f64, [f64::NAN, 1.0])).is_some_and(|x| x.is_nan()));
 /// ```
 pub fn min<T: Flatten<Std>>(tree: &T) -> Option<&T::Leaf>
 where
