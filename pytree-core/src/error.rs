@@ -60,6 +60,22 @@ pub enum ErrorKind {
         /// The length found.
         found: usize,
     },
+    /// A key path that does not lead anywhere in the tree (lookups and
+    /// updates by path). The error's own path is the one asked for.
+    PathNotFound {
+        /// The longest prefix of the path that exists.
+        existing: KeyPath,
+        /// The entry that the place at `existing` does not have.
+        missing: KeyEntry,
+    },
+    /// `combine` found a leaf position where not exactly one of the trees
+    /// holds a leaf (the others must be `None` holes).
+    CombineConflict {
+        /// The trees (0-based) that hold a leaf here.
+        holders: Vec<usize>,
+        /// How many trees were combined.
+        trees: usize,
+    },
     /// Any other failure, with its message.
     Custom(String),
 }
@@ -212,6 +228,29 @@ impl fmt::Display for ErrorKind {
                 f,
                 "sequence length mismatch: expected {expected}, found {found}"
             ),
+            ErrorKind::PathNotFound { existing, missing } => {
+                write!(f, "no such key path: {existing} has no child {missing}")
+            }
+            ErrorKind::CombineConflict { holders, trees } => match holders.as_slice() {
+                [] => write!(
+                    f,
+                    "none of the {trees} trees holds a leaf here; combine needs exactly one"
+                ),
+                [a, b] => write!(
+                    f,
+                    "trees {a} and {b} both hold a leaf here; combine needs exactly one"
+                ),
+                many => {
+                    f.write_str("trees ")?;
+                    for (i, t) in many.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        write!(f, "{t}")?;
+                    }
+                    f.write_str(" hold a leaf here; combine needs exactly one")
+                }
+            },
             ErrorKind::Custom(message) => f.write_str(message),
         }
     }

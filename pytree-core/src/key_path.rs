@@ -84,6 +84,25 @@ impl KeyRef<'_> {
             KeyRef::Variant(name) => KeyEntry::Variant(name),
         }
     }
+
+    /// True if this borrowed entry equals `entry` (without cloning a map key).
+    ///
+    /// ```
+    /// use pytree_std::{KeyEntry, KeyRef};
+    /// let k = String::from("a");
+    /// assert!(KeyRef::Key(&k).matches(&KeyEntry::key(String::from("a"))));
+    /// assert!(!KeyRef::Key(&k).matches(&KeyEntry::key("a"))); // &str is another type
+    /// assert!(KeyRef::Field("w").matches(&KeyEntry::Field("w")));
+    /// ```
+    pub fn matches(&self, entry: &KeyEntry) -> bool {
+        match (*self, entry) {
+            (KeyRef::Field(a), KeyEntry::Field(b)) => a == *b,
+            (KeyRef::Index(a), KeyEntry::Index(b)) => a == *b,
+            (KeyRef::Key(a), KeyEntry::Key(b)) => a.eq_erased(b),
+            (KeyRef::Variant(a), KeyEntry::Variant(b)) => a == *b,
+            _ => false,
+        }
+    }
 }
 
 /// A map key that can be cloned into a [`StaticValue`]; implemented for
@@ -101,33 +120,60 @@ pub trait ErasableKey: fmt::Debug {
     /// assert_eq!(String::from("k").erase(), StaticValue::new(String::from("k")));
     /// ```
     fn erase(&self) -> StaticValue;
+
+    /// True if `value` holds a key of the same type equal to this one
+    /// (path lookups compare keys this way, without cloning them).
+    ///
+    /// ```
+    /// use pytree_std::{ErasableKey, StaticValue};
+    /// assert!(5u8.eq_erased(&StaticValue::new(5u8)));
+    /// assert!(!5u8.eq_erased(&StaticValue::new(5u16)));
+    /// ```
+    fn eq_erased(&self, value: &StaticValue) -> bool {
+        self.erase() == *value
+    }
 }
 
 impl<K: Static> ErasableKey for K {
     fn erase(&self) -> StaticValue {
         StaticValue::new(self.clone())
     }
+
+    fn eq_erased(&self, value: &StaticValue) -> bool {
+        value.downcast_ref::<K>() == Some(self)
+    }
 }
 
 /// A path from the root of a tree to one of its nodes.
+///
+/// Walks that track paths (`flatten_with_path`, `partition`, ...) also
+/// record the *kind* of the place: the `#[pytree(kind = "...")]` of the
+/// innermost tagged field the path goes through (see [`kind`](KeyPath::kind)).
+/// The kind is derived information, not part of the path's identity:
+/// equality, hashing and printing look at the entries only.
 ///
 /// ```
 /// use pytree_std::{KeyEntry, KeyPath};
 /// let p = KeyPath::from_entries(vec![KeyEntry::Field("layers"), KeyEntry::Index(1), KeyEntry::Field("w")]);
 /// assert_eq!(p.to_string(), ".layers[1].w");
+/// assert_eq!(p, KeyPath::root().field("layers").index(1).field("w"));
 /// assert_eq!(KeyPath::root().to_string(), "<root>");
 /// ```
-#[derive(Clone, PartialEq, Eq, Hash, Debug, Default)]
-pub struct KeyPath(Vec<KeyEntry>);
+#[derive(Clone, Default)]
+pub struct KeyPath(Vec<KeyEntry>, Option<&'static str>);
 
 impl KeyPath {
+    /// The kind of a place that no tagged field encloses: `"param"` (PAX's
+    /// trainable parameter).
+    pub const DEFAULT_KIND: &'static str = "param";
+
     /// The empty path (the root).
     ///
     /// ```
     /// assert!(pytree_std::KeyPath::root().is_root());
     /// ```
     pub fn root() -> Self {
-        KeyPath(Vec::new())
+        KeyPath(Vec::new(), None)
     }
 
     /// A path of these entries, root first.
@@ -137,7 +183,90 @@ impl KeyPath {
     /// assert_eq!(p.len(), 1);
     /// ```
     pub fn from_entries(entries: Vec<KeyEntry>) -> Self {
-        KeyPath(entries)
+        KeyPath(entries, None)
+    }
+
+    /// This path extended by a struct field: `.name`.
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::KeyPath::root().field("w").to_string(), ".w");
+    /// ```
+    #[must_use]
+    pub fn field(mut self, name: &'static str) -> Self {
+        self.0.push(KeyEntry::Field(name));
+        self
+    }
+
+    /// This path extended by a sequence or tuple index: `[i]`.
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::KeyPath::root().index(2).to_string(), "[2]");
+    /// ```
+    #[must_use]
+    pub fn index(mut self, i: usize) -> Self {
+        self.0.push(KeyEntry::Index(i));
+        self
+    }
+
+    /// This path extended by a map key: `[key]`. The key must have the map's
+    /// key type (`String::from("a")` for a `BTreeMap<String, _>`, not `"a"`).
+    ///
+    /// ```
+    /// let p = pytree_std::KeyPath::root().key(String::from("bias"));
+    /// assert_eq!(p.to_string(), "[\"bias\"]");
+    /// ```
+    #[must_use]
+    pub fn key<K: Static>(mut self, key: K) -> Self {
+        self.0.push(KeyEntry::key(key));
+        self
+    }
+
+    /// This path extended by an enum variant: `::Name`.
+    ///
+    /// ```
+    /// let p = pytree_std::KeyPath::root().variant("Circle").field("r");
+    /// assert_eq!(p.to_string(), "::Circle.r");
+    /// ```
+    #[must_use]
+    pub fn variant(mut self, name: &'static str) -> Self {
+        self.0.push(KeyEntry::Variant(name));
+        self
+    }
+
+    /// The kind of the place: the `kind` of the innermost
+    /// `#[pytree(kind = "...")]` field on the path, or
+    /// [`DEFAULT_KIND`](KeyPath::DEFAULT_KIND) (`"param"`) if none. Known for
+    /// paths handed out by walks that track paths; a path built by hand has
+    /// the default unless given one with [`with_kind`](KeyPath::with_kind).
+    ///
+    /// ```
+    /// use pytree_std::PyTree;
+    /// #[derive(PyTree)]
+    /// struct Counter { #[pytree(kind = "state")] count: f64, bias: f64 }
+    /// let paths = pytree_std::leaves_with_path(&Counter { count: 1.0, bias: 0.5 });
+    /// assert_eq!(paths[0].0.kind(), "state");
+    /// assert_eq!(paths[1].0.kind(), "param");
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        self.1.unwrap_or(Self::DEFAULT_KIND)
+    }
+
+    /// The same path with this kind (see [`kind`](KeyPath::kind)).
+    ///
+    /// ```
+    /// let p = pytree_std::KeyPath::root().field("count").with_kind("state");
+    /// assert_eq!(p.kind(), "state");
+    /// assert_eq!(p, pytree_std::KeyPath::root().field("count")); // kind is not identity
+    /// ```
+    #[must_use]
+    pub fn with_kind(mut self, kind: &'static str) -> Self {
+        self.1 = Some(kind);
+        self
+    }
+
+    /// Sets the explicit kind (`None`: the default), for path-tracking walks.
+    pub(crate) fn set_kind(&mut self, kind: Option<&'static str>) {
+        self.1 = kind;
     }
 
     /// The entries, root first.
@@ -199,6 +328,26 @@ impl KeyPath {
     }
 }
 
+impl PartialEq for KeyPath {
+    fn eq(&self, other: &Self) -> bool {
+        self.0 == other.0
+    }
+}
+
+impl Eq for KeyPath {}
+
+impl core::hash::Hash for KeyPath {
+    fn hash<H: core::hash::Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl fmt::Debug for KeyPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("KeyPath").field(&self.0).finish()
+    }
+}
+
 impl fmt::Display for KeyPath {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0.is_empty() {
@@ -213,6 +362,6 @@ impl fmt::Display for KeyPath {
 
 impl FromIterator<KeyEntry> for KeyPath {
     fn from_iter<I: IntoIterator<Item = KeyEntry>>(iter: I) -> Self {
-        KeyPath(iter.into_iter().collect())
+        KeyPath(iter.into_iter().collect(), None)
     }
 }

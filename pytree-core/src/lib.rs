@@ -30,27 +30,40 @@
 
 extern crate alloc;
 
+mod at_path;
 mod error;
 mod flatten;
 mod fundamental;
 mod key_path;
 mod leaf;
 mod ops;
+mod partition;
+mod path_tracker;
+mod reduce;
 mod schema;
 mod source;
 mod static_data;
+mod tree_equal;
 mod treedef;
 mod visit;
+mod with_path;
 
 #[doc(hidden)]
 pub mod __private;
 
+pub use at_path::{get, set, set_subtree, update};
 pub use error::{Error, ErrorKind};
 pub use flatten::{Flatten, Source, Unflatten};
 pub use key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use ops::{flatten, for_each, for_each_mut, leaves, map, structure, try_map, unflatten};
+pub use partition::{combine, filter, partition, CombineSource};
+pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
 pub use schema::{FieldSchema, FieldStyle, Schema};
 pub use source::DefSource;
 pub use static_data::{Static, StaticValue};
+pub use tree_equal::{tree_equal, ApproxEq, Tolerance};
 pub use treedef::{NodeKind, TreeDef, TreeDefBuilder};
 pub use visit::{NodeRef, Sink, Visit, VisitMut};
+pub use with_path::{
+    flatten_with_path, for_each_mut_with_path, for_each_with_path, leaves_with_path, map_with_path,
+};

@@ -39,6 +39,12 @@ pub struct FieldSchema {
     pub name: &'static str,
     /// True for a `#[pytree(static)]` (meta) field.
     pub is_static: bool,
+    /// The kind given by `#[pytree(kind = "...")]` (e.g. `"state"`), or
+    /// `None` for an untagged field, whose leaves take the kind of the
+    /// enclosing tagged field ([`KeyPath::DEFAULT_KIND`](crate::KeyPath::DEFAULT_KIND)
+    /// at the top). Walks that track key paths expose it as
+    /// [`KeyPath::kind`](crate::KeyPath::kind).
+    pub kind: Option<&'static str>,
 }
 
 impl FieldSchema {
@@ -51,6 +57,7 @@ impl FieldSchema {
         FieldSchema {
             name,
             is_static: false,
+            kind: None,
         }
     }
 
@@ -63,6 +70,21 @@ impl FieldSchema {
         FieldSchema {
             name,
             is_static: true,
+            kind: None,
+        }
+    }
+
+    /// The same field tagged with a kind (`#[pytree(kind = "state")]`).
+    ///
+    /// ```
+    /// let f = pytree_std::FieldSchema::data("count").with_kind("state");
+    /// assert_eq!(f.kind, Some("state"));
+    /// assert_eq!(pytree_std::FieldSchema::data("bias").kind, None);
+    /// ```
+    pub const fn with_kind(self, kind: &'static str) -> Self {
+        FieldSchema {
+            kind: Some(kind),
+            ..self
         }
     }
 }

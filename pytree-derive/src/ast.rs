@@ -37,6 +37,8 @@ pub struct Field<'a> {
     pub ty: &'a syn::Type,
     pub is_static: Option<Span>,
     pub skip: Option<Span>,
+    /// `#[pytree(kind = "...")]`, with its span.
+    pub kind: Option<&'a syn::LitStr>,
 }
 
 impl Field<'_> {
@@ -142,6 +144,7 @@ fn model_fields(fields: &[FieldAttrs]) -> Vec<Field<'_>> {
                 ty: &f.ty,
                 is_static: f.is_static.is_present().then(|| f.is_static.span()),
                 skip: f.skip.is_present().then(|| f.skip.span()),
+                kind: f.kind.as_ref(),
             }
         })
         .collect()

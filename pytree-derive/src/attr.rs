@@ -16,6 +16,9 @@ pub struct FieldAttrs {
     pub is_static: Flag,
     /// `#[pytree(skip)]`: not part of the tree; rebuilt with `Default`.
     pub skip: Flag,
+    /// `#[pytree(kind = "state")]`: the kind of the field's leaves, which
+    /// key paths expose (default: inherited, `"param"` at the top).
+    pub kind: Option<syn::LitStr>,
 }
 
 /// `#[pytree(...)]` on an enum variant (none are defined yet; darling

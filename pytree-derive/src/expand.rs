@@ -72,6 +72,8 @@ fn schema_statics(c: &Container<'_>) -> TokenStream {
             let name = &f.name;
             if f.is_static.is_some() {
                 quote!(#krate::FieldSchema::meta(#name))
+            } else if let Some(kind) = f.kind {
+                quote!(#krate::FieldSchema::data(#name).with_kind(#kind))
             } else {
                 quote!(#krate::FieldSchema::data(#name))
             }
@@ -544,5 +546,23 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                 __source.leaf_vec(__len)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::derive;
+
+    #[test]
+    fn a_kind_is_emitted_into_the_field_schema() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            struct Counter { #[pytree(kind = "state")] count: f64, bias: f64 }
+        };
+        let code = derive(&input).map(|ts| ts.to_string()).unwrap_or_default();
+        assert!(
+            code.contains("FieldSchema :: data (\"count\") . with_kind (\"state\")"),
+            "{code}"
+        );
+        assert!(code.contains("FieldSchema :: data (\"bias\")]"), "{code}");
     }
 }

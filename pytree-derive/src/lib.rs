@@ -17,6 +17,9 @@
 //! - field `#[pytree(skip)]`: not part of the tree at all (not a leaf, not
 //!   in the TreeDef); rebuilt with `Default::default()` by unflatten and the
 //!   zips (for caches, `PhantomData`, borrowed helpers);
+//! - field `#[pytree(kind = "state")]`: the kind of the field's leaves
+//!   (`KeyPath::kind`), so PAX's split of parameters and state is one
+//!   `partition`; untagged fields inherit it (`"param"` at the top);
 //! - container `#[pytree(leaf)]`: the type itself is a leaf (a tensor type);
 //! - container `#[pytree(namespace = path::Ns)]` (repeatable): implement for
 //!   these namespaces instead of `pytree_std::Std`;

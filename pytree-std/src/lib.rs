@@ -49,21 +49,32 @@
 
 #![warn(missing_docs)]
 
+mod at_path;
 mod impls;
 mod namespace;
 mod ops;
+mod partition;
+mod reduce;
+mod with_path;
 
+pub use at_path::{get, set, set_subtree, update};
 pub use namespace::{PyTree, Std};
 pub use ops::{
     flatten, for_each, for_each_mut, leaves, map, map2, map_n, structure, try_map, unflatten,
     zip_mut,
 };
+pub use partition::{combine, combine_n, filter, partition};
 pub use pytree_core::{
     impl_leaf, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
     KeyEntry, KeyPath, KeyRef, NodeKind, NodeRef, Schema, Sink, Source, Static, StaticValue,
     TreeDef, TreeDefBuilder, Unflatten, Visit, VisitMut,
 };
+pub use pytree_core::{ApproxEq, CombineSource, Tolerance};
 pub use pytree_derive::PyTree;
+pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum, tree_equal};
+pub use with_path::{
+    flatten_with_path, for_each_mut_with_path, for_each_with_path, leaves_with_path, map_with_path,
+};
 
 #[doc(hidden)]
 pub use pytree_core::__private;

@@ -1,0 +1,450 @@
+//! Lookup and update by key path (equinox's `tree_at`, done in place):
+//! `get` a leaf, `update` it with a closure, `set` it, or `set_subtree` to
+//! replace a whole subtree by another value of the same structure.
+//!
+//! A [`PathMatcher`] follows the walk's `enter`/`exit` and counts how much
+//! of the wanted path the current place matches, comparing borrowed keys
+//! with the wanted entries (no path is built, no key cloned). A sequence of
+//! leaves is indexed directly. A path that leads nowhere is an error naming
+//! the path, the longest prefix that exists and the entry it lacks; a path
+//! that leads to a subtree where a leaf is wanted names what is there.
+
+use alloc::string::ToString;
+use alloc::vec::Vec;
+
+use crate::error::{Error, ErrorKind};
+use crate::flatten::{Flatten, Unflatten};
+use crate::key_path::{KeyEntry, KeyPath, KeyRef};
+use crate::ops::{flatten, unflatten};
+use crate::static_data::StaticValue;
+use crate::treedef::{TreeDef, TreeDefBuilder};
+use crate::visit::{NodeRef, Visit, VisitMut};
+
+/// How far the current place of a walk matches a wanted path.
+struct PathMatcher<'p> {
+    target: &'p [KeyEntry],
+    /// Entries on the current path.
+    depth: usize,
+    /// Leading entries of the current path equal to the target's.
+    matched: usize,
+    /// The most entries ever matched: the longest prefix that exists.
+    deepest: usize,
+}
+
+/// Which elements of a sequence of leaves at the current place the wanted
+/// path covers.
+enum SliceRegion {
+    /// None of them.
+    Nothing,
+    /// All of them (the wanted subtree contains the sequence).
+    All,
+    /// Element `i`, which is the wanted leaf itself.
+    Leaf(usize),
+}
+
+impl<'p> PathMatcher<'p> {
+    fn new(target: &'p KeyPath) -> Self {
+        PathMatcher {
+            target: target.entries(),
+            depth: 0,
+            matched: 0,
+            deepest: 0,
+        }
+    }
+
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        if self.matched == self.depth
+            && self.depth < self.target.len()
+            && key.matches(&self.target[self.depth])
+        {
+            self.matched += 1;
+            self.deepest = self.deepest.max(self.matched);
+        }
+        self.depth += 1;
+    }
+
+    #[inline]
+    fn exit(&mut self) {
+        self.depth = self.depth.saturating_sub(1);
+        self.matched = self.matched.min(self.depth);
+    }
+
+    /// The walk is inside the wanted subtree.
+    #[inline]
+    fn inside(&self) -> bool {
+        self.matched == self.target.len()
+    }
+
+    /// The walk is at the wanted place itself (a leaf reported now is the
+    /// wanted leaf; `Option` and pointers add no entries).
+    #[inline]
+    fn at_target(&self) -> bool {
+        self.inside() && self.depth == self.target.len()
+    }
+
+    /// For a sequence of `len` leaves at the current place.
+    #[inline]
+    fn slice(&mut self, len: usize) -> SliceRegion {
+        if self.inside() {
+            return SliceRegion::All;
+        }
+        if self.matched != self.depth {
+            return SliceRegion::Nothing;
+        }
+        match self.target.get(self.depth) {
+            Some(KeyEntry::Index(i)) if *i < len => {
+                self.deepest = self.deepest.max(self.depth + 1);
+                if self.depth + 1 == self.target.len() {
+                    SliceRegion::Leaf(*i)
+                } else {
+                    SliceRegion::Nothing
+                }
+            }
+            _ => SliceRegion::Nothing,
+        }
+    }
+
+    /// The error for a path whose prefix of `deepest` entries is all that
+    /// exists.
+    #[cold]
+    fn not_found(&self) -> Error {
+        let existing = KeyPath::from_entries(self.target[..self.deepest].to_vec());
+        match self.target.get(self.deepest) {
+            Some(missing) => Error::new(ErrorKind::PathNotFound {
+                existing,
+                missing: missing.clone(),
+            }),
+            None => Error::custom("the key path exists but was not reached"),
+        }
+    }
+
+    /// True if the whole wanted path exists in the tree walked.
+    fn found(&self) -> bool {
+        self.deepest == self.target.len()
+    }
+}
+
+/// Places an error at `path` (the error's own path comes after it).
+fn error_at(mut err: Error, path: &KeyPath) -> Error {
+    for entry in path.entries().iter().rev() {
+        err = err.at(entry.clone());
+    }
+    err
+}
+
+/// Finds the leaf at the wanted place.
+struct FindLeaf<'a, 'p, L> {
+    matcher: PathMatcher<'p>,
+    found: Option<&'a L>,
+}
+
+impl<'a, L> Visit<'a, L> for FindLeaf<'a, '_, L> {
+    #[inline]
+    fn leaf(&mut self, leaf: &'a L) {
+        if self.matcher.at_target() {
+            self.found = Some(leaf);
+        }
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &'a [L]) {
+        if let SliceRegion::Leaf(i) = self.matcher.slice(leaves.len()) {
+            self.found = leaves.get(i);
+        }
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.matcher.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.matcher.exit();
+    }
+}
+
+/// Builds the TreeDef of the wanted subtree.
+struct RegionDef<'p> {
+    matcher: PathMatcher<'p>,
+    def: TreeDefBuilder,
+}
+
+impl<L> Visit<'_, L> for RegionDef<'_> {
+    #[inline]
+    fn leaf(&mut self, _leaf: &L) {
+        if self.matcher.inside() {
+            self.def.leaf();
+        }
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &[L]) {
+        match self.matcher.slice(leaves.len()) {
+            SliceRegion::All => self.def.leaves(leaves.len()),
+            SliceRegion::Leaf(_) => self.def.leaf(),
+            SliceRegion::Nothing => {}
+        }
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        if self.matcher.inside() {
+            self.def.node(node);
+        }
+    }
+    fn map_keys<F: FnOnce() -> StaticValue>(&mut self, keys: F) {
+        if self.matcher.inside() {
+            self.def.map_keys(keys());
+        }
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.matcher.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.matcher.exit();
+    }
+}
+
+/// The TreeDef of the subtree at `path`, or the error naming the path.
+fn region_def<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Result<TreeDef, Error> {
+    let mut v = RegionDef {
+        matcher: PathMatcher::new(path),
+        def: TreeDefBuilder::new(),
+    };
+    tree.visit(&mut v);
+    if v.matcher.found() {
+        Ok(v.def.finish())
+    } else {
+        Err(error_at(v.matcher.not_found(), path))
+    }
+}
+
+/// The error for a path that exists but holds no single leaf: names what is
+/// there (walks the tree again; only on this cold path).
+#[cold]
+fn not_a_leaf<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Error {
+    match region_def::<Ns, T>(tree, path) {
+        Ok(def) => error_at(
+            Error::new(ErrorKind::NodeMismatch {
+                expected: "a leaf".to_string(),
+                found: def.to_string(),
+            }),
+            path,
+        ),
+        Err(err) => err,
+    }
+}
+
+/// The leaf at `path`.
+///
+/// Errors name the path: a path that does not exist says which prefix
+/// exists and which entry it lacks; a path that leads to a subtree (or to
+/// `None`) says what is there. `Option` adds no entry, so the leaf inside a
+/// `Some` has the option's path.
+///
+/// ```
+/// use pytree_std::{KeyPath, Std};
+/// let t = (1, vec![2, 3]);
+/// assert_eq!(pytree_core::get::<Std, _>(&t, &KeyPath::root().index(1).index(0)), Ok(&2));
+/// let err = pytree_core::get::<Std, _>(&t, &KeyPath::root().index(1).index(5)).unwrap_err();
+/// assert_eq!(err.to_string(), "at [1][5]: no such key path: [1] has no child [5]");
+/// ```
+pub fn get<'a, Ns, T: Flatten<Ns>>(tree: &'a T, path: &KeyPath) -> Result<&'a T::Leaf, Error> {
+    let mut v = FindLeaf {
+        matcher: PathMatcher::new(path),
+        found: None,
+    };
+    tree.visit(&mut v);
+    match v.found {
+        Some(leaf) => Ok(leaf),
+        None if !v.matcher.found() => Err(error_at(v.matcher.not_found(), path)),
+        None => Err(not_a_leaf::<Ns, T>(tree, path)),
+    }
+}
+
+/// Calls a closure once on the leaf at the wanted place.
+struct UpdateLeaf<'p, F, R> {
+    matcher: PathMatcher<'p>,
+    f: Option<F>,
+    out: Option<R>,
+}
+
+impl<L, F: FnOnce(&mut L) -> R, R> VisitMut<L> for UpdateLeaf<'_, F, R> {
+    #[inline]
+    fn leaf(&mut self, leaf: &mut L) {
+        if self.matcher.at_target() {
+            if let Some(f) = self.f.take() {
+                self.out = Some(f(leaf));
+            }
+        }
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &mut [L]) {
+        if let SliceRegion::Leaf(i) = self.matcher.slice(leaves.len()) {
+            if let (Some(leaf), Some(f)) = (leaves.get_mut(i), self.f.take()) {
+                self.out = Some(f(leaf));
+            }
+        }
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.matcher.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.matcher.exit();
+    }
+}
+
+/// Calls `f` on the leaf at `path` by mutable reference and returns what it
+/// returns (equinox's `tree_at(..., replace_fn=f)`, in place). Errors as
+/// [`get`]; on error `f` is not called and the tree is unchanged.
+///
+/// ```
+/// use pytree_std::{KeyPath, Std};
+/// let mut t = (1, vec![2, 3]);
+/// let old = pytree_core::update::<Std, _, _>(&mut t, &KeyPath::root().index(1).index(1), |x| {
+///     *x += 10;
+///     *x - 10
+/// })?;
+/// assert_eq!((old, t), (3, (1, vec![2, 13])));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn update<Ns, T, R>(
+    tree: &mut T,
+    path: &KeyPath,
+    f: impl FnOnce(&mut T::Leaf) -> R,
+) -> Result<R, Error>
+where
+    T: Flatten<Ns>,
+{
+    let mut v = UpdateLeaf {
+        matcher: PathMatcher::new(path),
+        f: Some(f),
+        out: None,
+    };
+    tree.visit_mut(&mut v);
+    match v.out {
+        Some(out) => Ok(out),
+        // Not reached: say why, from a walk by reference.
+        None => Err(match get::<Ns, T>(tree, path) {
+            Err(err) => err,
+            Ok(_) => error_at(
+                Error::custom("the leaf was found by reference but not by mutable reference"),
+                path,
+            ),
+        }),
+    }
+}
+
+/// Replaces the leaf at `path` by `leaf` and returns the old one (equinox's
+/// `tree_at(..., replace=leaf)`, in place). Errors as [`get`]; on error the
+/// tree is unchanged (and `leaf` is dropped).
+///
+/// ```
+/// use pytree_std::{KeyPath, Std};
+/// let mut t = (1, Some(2));
+/// let old = pytree_core::set::<Std, _>(&mut t, &KeyPath::root().index(1), 20)?;
+/// assert_eq!((old, t), (2, (1, Some(20))));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn set<Ns, T: Flatten<Ns>>(
+    tree: &mut T,
+    path: &KeyPath,
+    leaf: T::Leaf,
+) -> Result<T::Leaf, Error> {
+    update::<Ns, T, _>(tree, path, |old| core::mem::replace(old, leaf))
+}
+
+/// Swaps the leaves of the wanted subtree, in order, for new ones.
+struct ReplaceRegion<'p, L, I> {
+    matcher: PathMatcher<'p>,
+    new: I,
+    old: Vec<L>,
+}
+
+impl<L, I: Iterator<Item = L>> ReplaceRegion<'_, L, I> {
+    #[inline]
+    fn swap(&mut self, leaf: &mut L) {
+        if let Some(new) = self.new.next() {
+            self.old.push(core::mem::replace(leaf, new));
+        }
+    }
+}
+
+impl<L, I: Iterator<Item = L>> VisitMut<L> for ReplaceRegion<'_, L, I> {
+    #[inline]
+    fn leaf(&mut self, leaf: &mut L) {
+        if self.matcher.inside() {
+            self.swap(leaf);
+        }
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &mut [L]) {
+        match self.matcher.slice(leaves.len()) {
+            SliceRegion::All => leaves.iter_mut().for_each(|leaf| self.swap(leaf)),
+            SliceRegion::Leaf(i) => {
+                if let Some(leaf) = leaves.get_mut(i) {
+                    self.swap(leaf);
+                }
+            }
+            SliceRegion::Nothing => {}
+        }
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.matcher.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.matcher.exit();
+    }
+}
+
+/// Replaces the subtree at `path` by `subtree` and returns the old subtree
+/// as an `S` (equinox's `tree_at` on a node, in place). Typed: `subtree`'s
+/// TreeDef must equal the one at `path` (same nodes, lengths, keys and
+/// static data), else the error names the path and both structures. On
+/// error the tree is unchanged.
+///
+/// `Option` adds no key-path entry, so the subtree at the path of an
+/// `Option` field is the whole option: replace it by an `Option`.
+///
+/// ```
+/// use pytree_std::{KeyPath, PyTree, Std};
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Linear { w: f32, b: f32 }
+/// let mut layers = vec![Linear { w: 1.0, b: 2.0 }, Linear { w: 3.0, b: 4.0 }];
+/// let old: Linear = pytree_core::set_subtree::<Std, _, _>(
+///     &mut layers, &KeyPath::root().index(1), Linear { w: 0.0, b: 0.0 })?;
+/// assert_eq!(old, Linear { w: 3.0, b: 4.0 });
+/// assert_eq!(layers[1], Linear { w: 0.0, b: 0.0 });
+///
+/// let err = pytree_core::set_subtree::<Std, _, _>(&mut layers, &KeyPath::root().index(0), (0.0f32, 0.0f32))
+///     .unwrap_err();
+/// assert_eq!(err.to_string(), "at [0]: node mismatch: expected Linear { w: *, b: * }, found (*, *)");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn set_subtree<Ns, T, S>(tree: &mut T, path: &KeyPath, subtree: S) -> Result<S, Error>
+where
+    T: Flatten<Ns>,
+    S: Unflatten<Ns, Leaf = T::Leaf>,
+{
+    let def = region_def::<Ns, T>(tree, path)?;
+    let (leaves, new_def) = flatten::<Ns, S>(subtree);
+    if new_def != def {
+        return Err(error_at(
+            Error::new(ErrorKind::NodeMismatch {
+                expected: def.to_string(),
+                found: new_def.to_string(),
+            }),
+            path,
+        ));
+    }
+    let mut v = ReplaceRegion {
+        matcher: PathMatcher::new(path),
+        new: leaves.into_iter(),
+        old: Vec::with_capacity(def.num_leaves()),
+    };
+    tree.visit_mut(&mut v);
+    unflatten::<Ns, S, _>(&def, v.old).map_err(|err| error_at(err, path))
+}

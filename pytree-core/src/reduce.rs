@@ -1,0 +1,262 @@
+//! Reductions and queries over the leaves (JAX's `tree_reduce`,
+//! `tree_all`, optree's `tree_sum` / `tree_max` / `tree_min`):
+//! `fold`, `reduce`, `all`, `any`, `count`, `num_leaves`, `sum`, `min`,
+//! `max`. Each is one walk with no allocation; leaves are taken in pre-order.
+
+use core::iter::Sum;
+use core::ops::Add;
+
+use crate::flatten::Flatten;
+use crate::visit::{Sink, Visit};
+
+/// Folds leaf references into an accumulator.
+struct Fold<A, F> {
+    acc: Option<A>,
+    f: F,
+}
+
+impl<'a, L: 'a, A, F: FnMut(A, &'a L) -> A> Visit<'a, L> for Fold<A, F> {
+    #[inline]
+    fn leaf(&mut self, leaf: &'a L) {
+        self.acc = self.acc.take().map(|acc| (self.f)(acc, leaf));
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &'a [L]) {
+        self.acc = self
+            .acc
+            .take()
+            .map(|acc| leaves.iter().fold(acc, &mut self.f));
+    }
+}
+
+/// Combines leaves by value, the first one being the start.
+struct Reduce<L, F> {
+    acc: Option<L>,
+    f: F,
+}
+
+impl<L, F: FnMut(L, L) -> L> Sink<L> for Reduce<L, F> {
+    #[inline]
+    fn leaf(&mut self, leaf: L) {
+        self.acc = Some(match self.acc.take() {
+            Some(acc) => (self.f)(acc, leaf),
+            None => leaf,
+        });
+    }
+    #[inline]
+    fn leaf_vec(&mut self, leaves: alloc::vec::Vec<L>) {
+        for leaf in leaves {
+            Sink::leaf(self, leaf);
+        }
+    }
+}
+
+/// Counts leaves.
+struct Count(usize);
+
+impl<L> Visit<'_, L> for Count {
+    #[inline]
+    fn leaf(&mut self, _leaf: &L) {
+        self.0 += 1;
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &[L]) {
+        self.0 += leaves.len();
+    }
+}
+
+/// Keeps the leaf that `replaces(best, candidate)` prefers, NaN first.
+struct Extreme<'a, L, F> {
+    best: Option<&'a L>,
+    replaces: F,
+}
+
+/// True for a leaf that is not comparable with itself: a NaN.
+#[inline]
+#[allow(clippy::eq_op)]
+fn unordered<L: PartialOrd>(x: &L) -> bool {
+    x.partial_cmp(x).is_none()
+}
+
+impl<'a, L: PartialOrd, F: FnMut(&L, &L) -> bool> Visit<'a, L> for Extreme<'a, L, F> {
+    #[inline]
+    fn leaf(&mut self, leaf: &'a L) {
+        self.best = match self.best {
+            None => Some(leaf),
+            Some(best) if unordered(best) => Some(best),
+            Some(_) if unordered(leaf) => Some(leaf),
+            Some(best) if (self.replaces)(best, leaf) => Some(leaf),
+            keep => keep,
+        };
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &'a [L]) {
+        for leaf in leaves {
+            Visit::leaf(self, leaf);
+        }
+    }
+}
+
+/// Folds the leaves, by reference and in pre-order, into `init` (JAX's
+/// `tree_reduce(f, tree, initializer)`).
+///
+/// ```
+/// let t = (1i32, vec![2i32, 3]);
+/// let s = pytree_core::fold::<pytree_std::Std, _, _, _>(&t, String::new(), |s, x| s + &x.to_string());
+/// assert_eq!(s, "123");
+/// ```
+pub fn fold<'a, Ns, T, A, F>(tree: &'a T, init: A, f: F) -> A
+where
+    T: Flatten<Ns>,
+    T::Leaf: 'a,
+    F: FnMut(A, &'a T::Leaf) -> A,
+{
+    let mut v = Fold { acc: Some(init), f };
+    tree.visit(&mut v);
+    match v.acc {
+        Some(acc) => acc,
+        // `acc` is taken and put back within each call; it is always set.
+        None => unreachable_accumulator(),
+    }
+}
+
+#[cold]
+fn unreachable_accumulator() -> ! {
+    unreachable!("the fold accumulator is restored after every leaf")
+}
+
+/// Combines the leaves by value with `f`, left to right in pre-order, the
+/// first leaf being the start (JAX's `tree_reduce(f, tree)`,
+/// `Iterator::reduce`). `None` for a tree without leaves.
+///
+/// ```
+/// use pytree_std::Std;
+/// let longest = pytree_core::reduce::<Std, _, _>(
+///     (String::from("ab"), vec![String::from("abcd"), String::from("c")]),
+///     |a, b| if b.len() > a.len() { b } else { a },
+/// );
+/// assert_eq!(longest.as_deref(), Some("abcd"));
+/// assert_eq!(pytree_core::reduce::<Std, _, _>(Vec::<i32>::new(), |a, b| a + b), None);
+/// ```
+pub fn reduce<Ns, T, F>(tree: T, f: F) -> Option<T::Leaf>
+where
+    T: Flatten<Ns>,
+    F: FnMut(T::Leaf, T::Leaf) -> T::Leaf,
+{
+    let mut sink = Reduce { acc: None, f };
+    tree.flatten_into(&mut sink);
+    sink.acc
+}
+
+/// True if `pred` holds for every leaf (true for a tree without leaves).
+///
+/// ```
+/// assert!(pytree_core::all::<pytree_std::Std, _, _>(&(1, [2, 3]), |x| *x > 0));
+/// ```
+pub fn all<Ns, T, F>(tree: &T, mut pred: F) -> bool
+where
+    T: Flatten<Ns>,
+    F: FnMut(&T::Leaf) -> bool,
+{
+    fold::<Ns, T, _, _>(tree, true, |acc, x| acc && pred(x))
+}
+
+/// True if `pred` holds for some leaf (false for a tree without leaves).
+///
+/// ```
+/// assert!(pytree_core::any::<pytree_std::Std, _, _>(&(1.0f64, [f64::NAN]), |x| x.is_nan()));
+/// ```
+pub fn any<Ns, T, F>(tree: &T, mut pred: F) -> bool
+where
+    T: Flatten<Ns>,
+    F: FnMut(&T::Leaf) -> bool,
+{
+    fold::<Ns, T, _, _>(tree, false, |acc, x| acc || pred(x))
+}
+
+/// The number of leaves for which `pred` holds.
+///
+/// ```
+/// assert_eq!(pytree_core::count::<pytree_std::Std, _, _>(&vec![1, -2, 3], |x| *x > 0), 2);
+/// ```
+pub fn count<Ns, T, F>(tree: &T, mut pred: F) -> usize
+where
+    T: Flatten<Ns>,
+    F: FnMut(&T::Leaf) -> bool,
+{
+    fold::<Ns, T, _, _>(tree, 0, |n, x| n + usize::from(pred(x)))
+}
+
+/// The number of leaves (JAX's `len(tree_leaves(t))`, without building the
+/// list; `TreeDef::num_leaves` gives it from a structure).
+///
+/// ```
+/// assert_eq!(pytree_core::num_leaves::<pytree_std::Std, _>(&(1, vec![2, 3], None::<i32>)), 3);
+/// ```
+pub fn num_leaves<Ns, T: Flatten<Ns>>(tree: &T) -> usize {
+    let mut v = Count(0);
+    tree.visit(&mut v);
+    v.0
+}
+
+/// The sum of the leaves, left to right in pre-order, starting from the
+/// empty sum (`0` for numbers), so a tree without leaves sums to zero.
+///
+/// ```
+/// assert_eq!(pytree_core::sum::<pytree_std::Std, _>(&(1.5f32, vec![2.0f32, 0.5])), 4.0);
+/// assert_eq!(pytree_core::sum::<pytree_std::Std, _>(&Vec::<i64>::new()), 0);
+/// ```
+pub fn sum<'a, Ns, T>(tree: &'a T) -> T::Leaf
+where
+    T: Flatten<Ns>,
+    T::Leaf: Sum<&'a T::Leaf> + Add<&'a T::Leaf, Output = T::Leaf> + 'a,
+{
+    let zero: T::Leaf = core::iter::empty::<&'a T::Leaf>().sum();
+    fold::<Ns, T, _, _>(tree, zero, |acc, x| acc + x)
+}
+
+/// The smallest leaf (the first of equal ones); `None` for a tree without
+/// leaves.
+///
+/// NaN rule: a leaf that is not comparable with itself (a float NaN) makes
+/// the result that leaf, the first one found, as `jnp.min` propagates NaN.
+/// Leaves that are merely incomparable with each other keep the earlier one.
+///
+/// ```
+/// use pytree_std::Std;
+/// assert_eq!(pytree_core::min::<Std, _>(&(3.0, vec![1.0, 2.0])), Some(&1.0));
+/// assert!(pytree_core::min::<Std, _>(&(3.0f64, vec![f64::NAN, 2.0])).unwrap().is_nan());
+/// ```
+pub fn min<Ns, T>(tree: &T) -> Option<&T::Leaf>
+where
+    T: Flatten<Ns>,
+    T::Leaf: PartialOrd,
+{
+    let mut v = Extreme {
+        best: None,
+        replaces: |best: &T::Leaf, x: &T::Leaf| x < best,
+    };
+    tree.visit(&mut v);
+    v.best
+}
+
+/// The largest leaf (the first of equal ones); `None` for a tree without
+/// leaves. Same NaN rule as [`min`]: the first NaN is the result.
+///
+/// ```
+/// use pytree_std::Std;
+/// assert_eq!(pytree_core::max::<Std, _>(&(3, vec![1, 7])), Some(&7));
+/// assert_eq!(pytree_core::max::<Std, _>(&Vec::<u8>::new()), None);
+/// ```
+pub fn max<Ns, T>(tree: &T) -> Option<&T::Leaf>
+where
+    T: Flatten<Ns>,
+    T::Leaf: PartialOrd,
+{
+    let mut v = Extreme {
+        best: None,
+        replaces: |best: &T::Leaf, x: &T::Leaf| x > best,
+    };
+    tree.visit(&mut v);
+    v.best
+}

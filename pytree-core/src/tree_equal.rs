@@ -1,0 +1,178 @@
+//! `tree_equal` (equinox's `tree_equal(x, y, rtol=, atol=)`): two trees are
+//! equal when their structures are equal and their leaves are pairwise
+//! close, under a [`Tolerance`] for float leaves ([`ApproxEq`]).
+
+use crate::flatten::Flatten;
+use crate::ops::{leaves, structure};
+use crate::visit::Visit;
+
+/// How close two float leaves must be: `|a - b| <= atol + rtol * |b|`
+/// (NumPy's `allclose`). [`Tolerance::EXACT`] (both zero) asks for `a == b`.
+///
+/// ```
+/// use pytree_std::Tolerance;
+/// let tol = Tolerance::new(1e-5, 1e-8);
+/// assert_eq!(tol.rtol, 1e-5);
+/// assert_eq!(Tolerance::EXACT, Tolerance::new(0.0, 0.0));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    /// Relative tolerance, a fraction of `|b|`.
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+}
+
+impl Tolerance {
+    /// Exact equality.
+    pub const EXACT: Tolerance = Tolerance {
+        rtol: 0.0,
+        atol: 0.0,
+    };
+
+    /// A tolerance of `rtol` (relative) and `atol` (absolute).
+    ///
+    /// ```
+    /// let tol = pytree_std::Tolerance::new(0.0, 0.5);
+    /// assert_eq!(tol.atol, 0.5);
+    /// ```
+    pub const fn new(rtol: f64, atol: f64) -> Self {
+        Tolerance { rtol, atol }
+    }
+
+    /// True if `a` and `b` are within the tolerance: equal, or both finite
+    /// with `|a - b| <= atol + rtol * |b|`. As in NumPy's `isclose`, an
+    /// infinity is close only to itself and NaN to nothing, not even NaN.
+    ///
+    /// ```
+    /// use pytree_std::Tolerance;
+    /// assert!(Tolerance::new(0.0, 0.1).close(1.0, 1.05));
+    /// assert!(!Tolerance::EXACT.close(1.0, 1.05));
+    /// assert!(Tolerance::new(0.1, 0.0).close(100.0, 109.0));
+    /// assert!(!Tolerance::new(1.0, 1.0).close(f64::NAN, f64::NAN));
+    /// assert!(Tolerance::EXACT.close(f64::INFINITY, f64::INFINITY));
+    /// assert!(!Tolerance::new(1.0, 1.0).close(f64::INFINITY, f64::NEG_INFINITY));
+    /// assert!(!Tolerance::new(1.0, 1.0).close(1e300, f64::INFINITY));
+    /// ```
+    pub fn close(&self, a: f64, b: f64) -> bool {
+        a == b || (a.is_finite() && b.is_finite() && abs(a - b) <= self.atol + self.rtol * abs(b))
+    }
+}
+
+/// `|x|` without `std` (a NaN stays NaN, so it compares false).
+fn abs(x: f64) -> f64 {
+    if x < 0.0 {
+        -x
+    } else {
+        x
+    }
+}
+
+/// Leaf equality under a [`Tolerance`]: floats compare with it, other
+/// leaves exactly. Implement it for your own leaf types (a tensor would
+/// compare elementwise) to use them with `tree_equal`.
+///
+/// ```
+/// use pytree_std::{ApproxEq, Tolerance};
+/// assert!(1.0f32.approx_eq(&1.01, Tolerance::new(0.0, 0.1)));
+/// assert!(!3u8.approx_eq(&4, Tolerance::new(1.0, 1.0))); // integers are exact
+/// ```
+pub trait ApproxEq {
+    /// True if `self` and `other` are equal within `tol`.
+    fn approx_eq(&self, other: &Self, tol: Tolerance) -> bool;
+}
+
+impl ApproxEq for f64 {
+    #[inline]
+    fn approx_eq(&self, other: &Self, tol: Tolerance) -> bool {
+        tol.close(*self, *other)
+    }
+}
+
+impl ApproxEq for f32 {
+    #[inline]
+    fn approx_eq(&self, other: &Self, tol: Tolerance) -> bool {
+        tol.close(f64::from(*self), f64::from(*other))
+    }
+}
+
+/// Exact equality for leaves without a notion of closeness.
+macro_rules! exact_approx_eq {
+    ($($t:ty),* $(,)?) => {$(
+        impl ApproxEq for $t {
+            #[inline]
+            fn approx_eq(&self, other: &Self, _tol: Tolerance) -> bool {
+                self == other
+            }
+        }
+    )*};
+}
+
+exact_approx_eq!(
+    bool,
+    char,
+    u8,
+    u16,
+    u32,
+    u64,
+    u128,
+    usize,
+    i8,
+    i16,
+    i32,
+    i64,
+    i128,
+    isize,
+    alloc::string::String,
+);
+
+/// Compares each leaf with the next leaf of the other tree.
+struct CompareLeaves<'b, 'o, L> {
+    others: core::slice::Iter<'o, &'b L>,
+    tol: Tolerance,
+    equal: bool,
+}
+
+impl<L: ApproxEq> Visit<'_, L> for CompareLeaves<'_, '_, L> {
+    #[inline]
+    fn leaf(&mut self, leaf: &L) {
+        if self.equal {
+            self.equal = self
+                .others
+                .next()
+                .is_some_and(|other| leaf.approx_eq(other, self.tol));
+        }
+    }
+}
+
+/// True if `a` and `b` have equal structures (TreeDefs: nodes, lengths,
+/// keys, static data) and pairwise close leaves (equinox's `tree_equal`
+/// with `rtol` / `atol`). The trees may be of different types with the same
+/// leaf type; their TreeDefs decide.
+///
+/// ```
+/// use pytree_std::{Std, Tolerance};
+/// let a = (1.0f64, vec![2.0, 3.0]);
+/// let b = (1.0f64, vec![2.0, 3.000001]);
+/// assert!(!pytree_core::tree_equal::<Std, _, _>(&a, &b, Tolerance::EXACT));
+/// assert!(pytree_core::tree_equal::<Std, _, _>(&a, &b, Tolerance::new(1e-5, 1e-8)));
+/// assert!(!pytree_core::tree_equal::<Std, _, _>(&a, &(1.0, vec![2.0]), Tolerance::new(1.0, 1.0)));
+/// ```
+pub fn tree_equal<Ns, A, B>(a: &A, b: &B, tol: Tolerance) -> bool
+where
+    A: Flatten<Ns>,
+    B: Flatten<Ns, Leaf = A::Leaf>,
+    A::Leaf: ApproxEq,
+{
+    if structure::<Ns, A>(a) != structure::<Ns, B>(b) {
+        return false;
+    }
+    let others = leaves::<Ns, B>(b);
+    let mut v = CompareLeaves {
+        others: others.iter(),
+        tol,
+        equal: true,
+    };
+    a.visit(&mut v);
+    v.equal && v.others.next().is_none()
+}

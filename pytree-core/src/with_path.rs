@@ -1,0 +1,235 @@
+//! The operations that hand each leaf over with its [`KeyPath`] (JAX's
+//! `tree_flatten_with_path`, `tree_leaves_with_path`, `tree_map_with_path`):
+//! `flatten_with_path`, `leaves_with_path`, `map_with_path`,
+//! `for_each_with_path`, `for_each_mut_with_path`.
+//!
+//! One [`PathTracker`] per walk keeps the current path; a leaf's path is
+//! lent to the callback (`&KeyPath`) and cloned only where the result keeps
+//! it (`flatten_with_path`, `leaves_with_path`: one clone per leaf, as JAX
+//! builds one key tuple per leaf). Every path knows its kind
+//! ([`KeyPath::kind`]).
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::flatten::{Flatten, Unflatten};
+use crate::key_path::{KeyPath, KeyRef};
+use crate::ops::unflatten;
+use crate::path_tracker::PathTracker;
+use crate::static_data::StaticValue;
+use crate::treedef::{TreeDef, TreeDefBuilder};
+use crate::visit::{NodeRef, Sink, Visit, VisitMut};
+
+/// Builds the TreeDef and hands each leaf by value to `f` with its path.
+struct PathSink<F> {
+    tracker: PathTracker,
+    def: TreeDefBuilder,
+    f: F,
+}
+
+impl<L, F: FnMut(&KeyPath, L)> Sink<L> for PathSink<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: L) {
+        self.def.leaf();
+        (self.f)(self.tracker.path(), leaf);
+    }
+    #[inline]
+    fn leaf_vec(&mut self, leaves: Vec<L>) {
+        self.def.leaves(leaves.len());
+        for (i, leaf) in leaves.into_iter().enumerate() {
+            let f = &mut self.f;
+            self.tracker.with_index(i, |path| f(path, leaf));
+        }
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.tracker.node(&node);
+        self.def.node(node);
+    }
+    fn map_keys<K: FnOnce() -> StaticValue>(&mut self, keys: K) {
+        self.def.map_keys(keys());
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.tracker.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.tracker.exit();
+    }
+}
+
+/// Walks a tree by value, calling `f(path, leaf)` in pre-order; returns the
+/// TreeDef.
+fn flatten_walk<Ns, T, F>(tree: T, f: F) -> TreeDef
+where
+    T: Flatten<Ns>,
+    F: FnMut(&KeyPath, T::Leaf),
+{
+    let mut sink = PathSink {
+        tracker: PathTracker::new(),
+        def: TreeDefBuilder::new(),
+        f,
+    };
+    tree.flatten_into(&mut sink);
+    sink.def.finish()
+}
+
+/// Hands each leaf by reference to `f` with its path.
+struct PathVisitor<F> {
+    tracker: PathTracker,
+    f: F,
+}
+
+impl<'a, L: 'a, F: FnMut(&KeyPath, &'a L)> Visit<'a, L> for PathVisitor<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: &'a L) {
+        (self.f)(self.tracker.path(), leaf);
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &'a [L]) {
+        for (i, leaf) in leaves.iter().enumerate() {
+            let f = &mut self.f;
+            self.tracker.with_index(i, |path| f(path, leaf));
+        }
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.tracker.node(&node);
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.tracker.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.tracker.exit();
+    }
+}
+
+impl<L, F: FnMut(&KeyPath, &mut L)> VisitMut<L> for PathVisitor<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: &mut L) {
+        (self.f)(self.tracker.path(), leaf);
+    }
+    #[inline]
+    fn leaf_slice(&mut self, leaves: &mut [L]) {
+        for (i, leaf) in leaves.iter_mut().enumerate() {
+            let f = &mut self.f;
+            self.tracker.with_index(i, |path| f(path, leaf));
+        }
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.tracker.node(&node);
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.tracker.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.tracker.exit();
+    }
+}
+
+/// Splits a tree into `(path, leaf)` pairs (pre-order) and its [`TreeDef`]
+/// (JAX's `tree_flatten_with_path`).
+///
+/// ```
+/// use pytree_std::Std;
+/// let (pairs, def) = pytree_core::flatten_with_path::<Std, _>((1, vec![2, 3]));
+/// let shown: Vec<(String, i32)> = pairs.into_iter().map(|(p, x)| (p.to_string(), x)).collect();
+/// assert_eq!(shown, [("[0]".into(), 1), ("[1][0]".into(), 2), ("[1][1]".into(), 3)]);
+/// assert_eq!(def.to_string(), "(*, [*, *])");
+/// ```
+pub fn flatten_with_path<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<(KeyPath, T::Leaf)>, TreeDef) {
+    let mut out = Vec::new();
+    let def = flatten_walk::<Ns, T, _>(tree, |path, leaf| out.push((path.clone(), leaf)));
+    (out, def)
+}
+
+/// References to the leaves with their paths, in pre-order (JAX's
+/// `tree_leaves_with_path`).
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// let t = BTreeMap::from([("b", 2), ("a", 1)]);
+/// let pairs = pytree_core::leaves_with_path::<pytree_std::Std, _>(&t);
+/// assert_eq!(pairs[0].0.to_string(), "[\"a\"]");
+/// assert_eq!(*pairs[1].1, 2);
+/// ```
+pub fn leaves_with_path<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<(KeyPath, &T::Leaf)> {
+    let mut out = Vec::new();
+    for_each_with_path::<Ns, T, _>(tree, |path, leaf| out.push((path.clone(), leaf)));
+    out
+}
+
+/// Applies `f(path, leaf)` to every leaf and rebuilds the result as a `U`
+/// (JAX's `tree_map_with_path`); the leaf type may change, and `U` is
+/// checked through the TreeDef as in [`try_map`](crate::try_map). No path is
+/// cloned.
+///
+/// ```
+/// use pytree_std::{KeyPath, Std};
+/// let t: (f32, Vec<f32>) = pytree_core::map_with_path::<Std, _, _, _>(
+///     (1.0f32, vec![2.0f32, 3.0]),
+///     |path: &KeyPath, x: f32| if path.to_string() == "[1][0]" { 0.0 } else { x },
+/// )?;
+/// assert_eq!(t, (1.0, vec![0.0, 3.0]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn map_with_path<Ns, T, U, F>(tree: T, mut f: F) -> Result<U, Error>
+where
+    T: Flatten<Ns>,
+    U: Unflatten<Ns>,
+    F: FnMut(&KeyPath, T::Leaf) -> U::Leaf,
+{
+    let mut out = Vec::new();
+    let def = flatten_walk::<Ns, T, _>(tree, |path, leaf| out.push(f(path, leaf)));
+    unflatten::<Ns, U, _>(&def, out)
+}
+
+/// Calls `f(path, leaf)` on every leaf by reference, in pre-order.
+///
+/// ```
+/// let mut seen = Vec::new();
+/// pytree_core::for_each_with_path::<pytree_std::Std, _, _>(&(1, Some(2)), |path, x| {
+///     seen.push(format!("{path}={x}"))
+/// });
+/// assert_eq!(seen, ["[0]=1", "[1]=2"]);
+/// ```
+pub fn for_each_with_path<'a, Ns, T, F>(tree: &'a T, f: F)
+where
+    T: Flatten<Ns>,
+    T::Leaf: 'a,
+    F: FnMut(&KeyPath, &'a T::Leaf),
+{
+    let mut visitor = PathVisitor {
+        tracker: PathTracker::new(),
+        f,
+    };
+    tree.visit(&mut visitor);
+}
+
+/// Calls `f(path, leaf)` on every leaf by mutable reference, in pre-order:
+/// an in-place update that can depend on where the leaf is.
+///
+/// ```
+/// let mut t = (1, vec![2, 3]);
+/// pytree_core::for_each_mut_with_path::<pytree_std::Std, _, _>(&mut t, |path, x| {
+///     if path.len() == 2 { *x *= 10 }
+/// });
+/// assert_eq!(t, (1, vec![20, 30]));
+/// ```
+pub fn for_each_mut_with_path<Ns, T, F>(tree: &mut T, f: F)
+where
+    T: Flatten<Ns>,
+    F: FnMut(&KeyPath, &mut T::Leaf),
+{
+    let mut visitor = PathVisitor {
+        tracker: PathTracker::new(),
+        f,
+    };
+    tree.visit_mut(&mut visitor);
+}
