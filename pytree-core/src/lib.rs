@@ -23,6 +23,15 @@
 //! - [`Error`], [`ErrorKind`] (module `error`).
 //! - [`flatten`], [`unflatten`], [`structure`], [`leaves`], [`map`],
 //!   [`try_map`], [`for_each`], [`for_each_mut`] (module `ops`).
+//! - Key paths: [`flatten_with_path`], [`leaves_with_path`],
+//!   [`map_with_path`], [`for_each_with_path`], [`for_each_mut_with_path`]
+//!   (module `with_path`, on the path tracker of module `path_tracker`).
+//! - By path: [`get`], [`set`], [`set_subtree`], [`update`] (module `at_path`).
+//! - Reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`], [`sum`],
+//!   [`min`], [`max`], [`num_leaves`] (module `reduce`); [`tree_equal`] with
+//!   [`Tolerance`] and [`ApproxEq`] (module `tree_equal`).
+//! - Filter: [`partition`], [`filter`], [`combine`] and [`CombineSource`]
+//!   (module `partition`).
 //! - [`impl_leaf!`]: declare leaf types of a namespace (module `leaf`).
 //! - `Box<T>` impls for every namespace (module `fundamental`).
 #![no_std]
