@@ -40,7 +40,13 @@
 //! - The operations with the namespace fixed to `Std`: [`flatten`],
 //!   [`unflatten`], [`structure`], [`leaves`], [`map`], [`try_map`],
 //!   [`map2`], [`map_n`], [`zip_mut`], [`for_each`], [`for_each_mut`]
-//!   (module `ops`).
+//!   (module `ops`); [`check_same_structure`] (module `multi`).
+//! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
+//!   [`map_prefix`], [`map_with_prefix`] (module `prefix`).
+//! - [`Treelize`]: a function of leaves applied to trees, with treevalue's
+//!   [`mode`]s, `missing` and `inherit` (module `treelize`).
+//! - Transposes: [`stack`], [`unstack`], [`zip`], [`unzip`], [`rise`],
+//!   [`transpose`] (module `transpose`).
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
 //!   `HashMap`, `Option`, `Rc`, `Arc` and the primitive leaf types
 //!   (module `impls`).
@@ -50,20 +56,29 @@
 #![warn(missing_docs)]
 
 mod impls;
+mod multi;
 mod namespace;
 mod ops;
+mod prefix;
+mod transpose;
+mod treelize;
 
+pub use multi::check_same_structure;
 pub use namespace::{PyTree, Std};
 pub use ops::{
     flatten, for_each, for_each_mut, leaves, map, map2, map_n, structure, try_map, unflatten,
     zip_mut,
 };
+pub use prefix::{broadcast, broadcast_prefix, flatten_up_to, map_prefix, map_with_prefix};
 pub use pytree_core::{
     impl_leaf, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
     KeyEntry, KeyPath, KeyRef, NodeKind, NodeRef, Schema, Sink, Source, Static, StaticValue,
     TreeDef, TreeDefBuilder, Unflatten, Visit, VisitMut,
 };
+pub use pytree_core::{mode, Subtree};
 pub use pytree_derive::PyTree;
+pub use transpose::{rise, stack, transpose, unstack, unzip, zip};
+pub use treelize::Treelize;
 
 #[doc(hidden)]
 pub use pytree_core::__private;
