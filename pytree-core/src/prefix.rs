@@ -129,6 +129,13 @@ pub fn flatten_up_to<Ns, T: Flatten<Ns>>(
     Ok(split_by_spans(spans, leaves))
 }
 
+/// A plan that points past the leaves (a TreeDef that does not describe
+/// its tree): reported, never skipped.
+#[cold]
+fn lost_leaf() -> Error {
+    Error::custom("a leaf of the prefix plan is missing from its tree")
+}
+
 /// The alignment of `prefix` (input 0) over `full` (input 1).
 fn prefix_plan(
     prefix: &TreeDef,
@@ -168,13 +175,12 @@ where
         false,
     )?;
     let leaves = leaves::<Ns, P>(prefix);
-    Ok(plan
-        .rows()
-        .filter_map(|row| match row[0] {
-            Arg::Leaf(i) => leaves.get(i).copied(),
-            Arg::Missing => None,
+    plan.rows()
+        .map(|row| match row[0] {
+            Arg::Leaf(i) => leaves.get(i).copied().ok_or_else(lost_leaf),
+            Arg::Missing => Err(lost_leaf()),
         })
-        .collect())
+        .collect()
 }
 
 /// `prefix` spelled out to the structure of `full`: a tree of `U` (with
@@ -274,11 +280,13 @@ where
     let (lt, lp) = (leaves::<Ns, T>(tree), leaves::<Ns, P>(prefix));
     let mut values = Vec::with_capacity(lt.len());
     for row in plan.rows() {
-        if let (Arg::Leaf(i), Arg::Leaf(j)) = (row[0], row[1]) {
-            if let (Some(x), Some(p)) = (lt.get(i), lp.get(j)) {
-                values.push(f(x, p));
-            }
-        }
+        let (Arg::Leaf(i), Arg::Leaf(j)) = (row[0], row[1]) else {
+            return Err(lost_leaf());
+        };
+        let (Some(x), Some(p)) = (lt.get(i), lp.get(j)) else {
+            return Err(lost_leaf());
+        };
+        values.push(f(x, p));
     }
     let (leaves, def) = graft::<Ns, V>(&plan.def, values)?;
     unflatten::<Ns, U, _>(&def, leaves)

@@ -113,7 +113,9 @@ impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
 
     /// The value for every slot a tree lacks (cloned per slot). Only in
     /// the outer and left modes: in strict or inner mode this does not
-    /// compile.
+    /// compile. The value fills slots of every tree argument, so the
+    /// arguments' leaf types must all be its type (for trees of different
+    /// leaf types, leave `missing` out: a lacking slot is then an error).
     ///
     /// ```
     /// use std::collections::BTreeMap;

@@ -302,3 +302,19 @@ fn sequences_must_match_in_every_mode() {
         "tree 1 at <root>: sequence length mismatch: expected 2, found 1"
     );
 }
+
+#[test]
+fn long_sequences_line_up_leaf_by_leaf() {
+    let xs: Vec<i64> = (0..10_000).collect();
+    let ys: Vec<i64> = (0..10_000).map(|x| x * 2).collect();
+    let mut add = Treelize::new(|a: &i64, b: &i64, c: &i64| a + b + c);
+    let r: Vec<i64> = add.call3(&xs, &ys, &1i64).unwrap();
+    assert_eq!(r.len(), 10_000);
+    assert!(r.iter().enumerate().all(|(i, v)| *v == 3 * i as i64 + 1));
+    // Runs of leaves next to subtrees, in both trees.
+    let a = (vec![1, 2], vec![vec![3], vec![4, 5]], 6);
+    let b = (vec![10, 20], vec![vec![30], vec![40, 50]], 60);
+    let mut add = Treelize::new(|a: &i32, b: &i32| a + b);
+    let r: (Vec<i32>, Vec<Vec<i32>>, i32) = add.call2(&a, &b).unwrap();
+    assert_eq!(r, (vec![11, 22], vec![vec![33], vec![44, 55]], 66));
+}

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use pytree_std::{PyTree, TreeDef};
+use pytree_std::{ErrorKind, PyTree, TreeDef};
 
 /// An `in_axes` entry: map over this axis, or do not map.
 #[derive(PyTree, Clone, Copy, Debug, PartialEq, Eq)]
@@ -269,5 +269,38 @@ fn a_prefix_of_the_model_maps_whole_fields() {
     assert_eq!(
         err.to_string(),
         "tree 1 at <root>: node mismatch: expected Model, found a tuple of arity 2"
+    );
+}
+
+#[test]
+fn a_model_of_options_is_no_prefix_of_a_model_of_tensors() {
+    // JAX treats `None` in `in_axes` as a leaf; in typed Rust `Option` is
+    // structure (`Some(_)` has a child, `None` has none), so the spec tree
+    // takes an axis leaf type (`Model<Axis>` above) instead.
+    let in_axes: Model<Option<usize>> = Model {
+        layers: vec![
+            Linear {
+                w: Some(0),
+                b: None,
+            },
+            Linear {
+                w: None,
+                b: Some(0),
+            },
+        ],
+        scale: None,
+    };
+    let err =
+        pytree_std::map_with_prefix::<_, _, usize, Model<usize>>(&model(), &in_axes, |t, a| {
+            t.0.len() + a
+        })
+        .unwrap_err();
+    let ErrorKind::Mismatches(all) = err.kind() else {
+        panic!("expected one mismatch per field, got {err}");
+    };
+    assert_eq!(all.len(), 5);
+    assert_eq!(
+        all[1].to_string(),
+        "tree 1 at .layers[0].b: node mismatch: expected a leaf, found None"
     );
 }

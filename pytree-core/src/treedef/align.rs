@@ -143,6 +143,16 @@ pub(crate) fn align(defs: &[&TreeDef], policy: Policy) -> Result<Alignment, Vec<
             };
             st.path.truncate(frame.path_len);
             if frame.next < frame.len {
+                // Children that are leaves in every walking input (a `Vec`
+                // of leaves) are lined up as one run.
+                if matches!(frame.children, Children::InOrder) {
+                    let run = st.leaf_run(&frame.pos, frame.len - frame.next);
+                    if run > 1 {
+                        st.leaf_rows(&frame.pos, run);
+                        frame.next += run;
+                        continue;
+                    }
+                }
                 pos = st.enter_child(frame);
                 frame.next += 1;
                 break;
@@ -453,6 +463,51 @@ impl<'d> Aligner<'d> {
             self.args.push(arg);
         }
         self.builder.leaf();
+    }
+
+    /// How many of the next (at most `max`) items are leaves in every
+    /// walking input; 0 if no input walks.
+    fn leaf_run(&self, pos: &[Pos], max: usize) -> usize {
+        let mut run: Option<usize> = None;
+        for (i, p) in pos.iter().enumerate() {
+            if *p == Pos::Walk {
+                let mut probe = self.inputs[i].walker.clone();
+                let n = probe.take_leaves(run.unwrap_or(max));
+                run = Some(n);
+            }
+        }
+        run.unwrap_or(0)
+    }
+
+    /// Emits `n` leaves of the result at once (see [`Aligner::leaf_run`]).
+    fn leaf_rows(&mut self, pos: &[Pos], n: usize) {
+        let first: Vec<usize> = self.inputs.iter().map(|input| input.next_leaf).collect();
+        for r in 0..n {
+            for (i, p) in pos.iter().enumerate() {
+                self.args.push(match *p {
+                    Pos::Walk => Arg::Leaf(first[i] + r),
+                    Pos::Broadcast(k) => Arg::Leaf(k),
+                    Pos::Absent => Arg::Missing,
+                });
+            }
+        }
+        for (i, p) in pos.iter().enumerate() {
+            if *p == Pos::Walk {
+                let input = &mut self.inputs[i];
+                let mut taken = 0;
+                while taken < n {
+                    match input.walker.take_leaves(n - taken) {
+                        0 => break,
+                        k => taken += k,
+                    }
+                }
+                input.next_leaf += taken;
+                if i == 0 && self.policy.spans {
+                    self.spans.extend((0..n).map(|_| Span { def: None }));
+                }
+            }
+        }
+        self.builder.leaves(n);
     }
 
     /// Consumes the node record of every input in `nodes`.

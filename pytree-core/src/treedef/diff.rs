@@ -58,7 +58,11 @@ impl TreeDef {
     /// assert!(!pytree_std::structure(&(None::<i32>, 0)).is_prefix_of(&full));
     /// ```
     pub fn is_prefix_of(&self, full: &TreeDef) -> bool {
-        self == full || align(&[self, full], Policy::prefix(0)).is_ok()
+        let first_error_only = Policy {
+            all_errors: false,
+            ..Policy::prefix(0)
+        };
+        self == full || align(&[self, full], first_error_only).is_ok()
     }
 
     /// For each leaf of the prefix `self`, the subtree of `full` it stands
