@@ -76,6 +76,10 @@ pub enum ErrorKind {
         /// How many trees were combined.
         trees: usize,
     },
+    /// Several trees differ in more than one place: every mismatch, each an
+    /// error with its own path and tree (a multi-tree operation reports all
+    /// of them at once, like JAX's "Mismatch details (N found)").
+    Mismatches(Vec<Error>),
     /// Any other failure, with its message.
     Custom(String),
 }
@@ -154,6 +158,25 @@ impl Error {
     pub fn in_tree(mut self, index: usize) -> Self {
         self.tree_index = Some(index);
         self
+    }
+
+    /// Sets or clears the tree index (multi-tree operations renumber the
+    /// errors of the pairwise comparisons they run).
+    pub(crate) fn with_tree(mut self, index: Option<usize>) -> Self {
+        self.tree_index = index;
+        self
+    }
+
+    /// One error for a list of mismatches: the error itself when there is
+    /// one, [`ErrorKind::Mismatches`] when there are several.
+    pub(crate) fn from_mismatches(mut all: Vec<Error>) -> Self {
+        match all.len() {
+            0 => Error::custom("the trees differ"),
+            1 => all
+                .pop()
+                .unwrap_or_else(|| Error::custom("the trees differ")),
+            _ => Error::new(ErrorKind::Mismatches(all)),
+        }
     }
 
     /// What went wrong.
@@ -251,6 +274,13 @@ impl fmt::Display for ErrorKind {
                     f.write_str(" hold a leaf here; combine needs exactly one")
                 }
             },
+            ErrorKind::Mismatches(all) => {
+                write!(f, "tree structures differ ({} mismatches found)", all.len())?;
+                for e in all {
+                    write!(f, "\n  {e}")?;
+                }
+                Ok(())
+            }
             ErrorKind::Custom(message) => f.write_str(message),
         }
     }
@@ -269,6 +299,13 @@ fn join(items: &[&String]) -> String {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // A list of mismatches names its places line by line.
+        if matches!(self.kind, ErrorKind::Mismatches(_))
+            && self.reversed_path.is_empty()
+            && self.tree_index.is_none()
+        {
+            return fmt::Display::fmt(&self.kind, f);
+        }
         if let Some(i) = self.tree_index {
             write!(f, "tree {i} ")?;
         }

@@ -32,6 +32,17 @@
 //!   [`Tolerance`] and [`ApproxEq`] (module `tree_equal`).
 //! - Filter: [`partition`], [`filter`], [`combine`] and [`CombineSource`]
 //!   (module `partition`).
+//! - [`map_n`], [`zip_mut`], [`check_same_structure`]: several trees of
+//!   one type, with every mismatch reported (module `multi`).
+//! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
+//!   [`map_prefix`], [`map_with_prefix`], [`Subtree`] (module `prefix`).
+//! - [`Treelize`] (module `treelize`) and its [`mode`]s (module `mode`):
+//!   treevalue's `func_treelize`.
+//! - Transposes: [`transpose`], [`stack`], [`unstack`], [`zip`], [`unzip`],
+//!   [`rise`] (module `transpose`).
+//! - Results that are subtrees take the place of leaves (module `graft`);
+//!   TreeDefs are lined up, composed and compared in module `treedef`
+//!   ([`TreeDef::diff`], [`TreeDef::is_prefix_of`], [`TreeDef::compose`]).
 //! - [`impl_leaf!`]: declare leaf types of a namespace (module `leaf`).
 //! - `Box<T>` impls for every namespace (module `fundamental`).
 #![no_std]
@@ -43,17 +54,23 @@ mod at_path;
 mod error;
 mod flatten;
 mod fundamental;
+mod graft;
 mod key_path;
 mod leaf;
+pub mod mode;
+mod multi;
 mod ops;
 mod partition;
 mod path_tracker;
+mod prefix;
 mod reduce;
 mod schema;
 mod source;
 mod static_data;
+mod transpose;
 mod tree_equal;
 mod treedef;
+mod treelize;
 mod visit;
 mod with_path;
 
@@ -64,14 +81,20 @@ pub use at_path::{get, set, set_subtree, update};
 pub use error::{Error, ErrorKind};
 pub use flatten::{Flatten, Source, Unflatten};
 pub use key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
+pub use multi::{check_same_structure, map_n, zip_mut};
 pub use ops::{flatten, for_each, for_each_mut, leaves, map, structure, try_map, unflatten};
 pub use partition::{combine, filter, partition, CombineSource};
+pub use prefix::{
+    broadcast, broadcast_prefix, flatten_up_to, map_prefix, map_with_prefix, Subtree,
+};
 pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
 pub use schema::{FieldSchema, FieldStyle, Schema};
 pub use source::DefSource;
 pub use static_data::{Static, StaticValue};
+pub use transpose::{rise, stack, transpose, unstack, unzip, zip};
 pub use tree_equal::{tree_equal, ApproxEq, Tolerance};
 pub use treedef::{NodeKind, TreeDef, TreeDefBuilder};
+pub use treelize::Treelize;
 pub use visit::{NodeRef, Sink, Visit, VisitMut};
 pub use with_path::{
     flatten_with_path, for_each_mut_with_path, for_each_with_path, leaves_with_path, map_with_path,

@@ -7,6 +7,7 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::any::{Any, TypeId};
+use core::cmp::Ordering;
 use core::fmt;
 use core::hash::{Hash, Hasher};
 
@@ -38,12 +39,45 @@ trait DynStatic: Send + Sync {
     fn fmt_whole(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
     fn item_count(&self) -> usize;
     fn fmt_item(&self, index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    /// Map keys only: compares item `i` with item `j` of `other` (keys of
+    /// the same type). `None` when the types differ; `Some(None)` when the
+    /// keys are equal-comparable but carry no order.
+    fn key_cmp(&self, _i: usize, _other: &dyn DynStatic, _j: usize) -> Option<KeyOrder> {
+        None
+    }
+    /// Map keys only: item `i` erased on its own (for key paths).
+    fn key_value(&self, _i: usize) -> Option<StaticValue> {
+        None
+    }
+    /// Map keys only: new keys made of `picks` (source, item) from
+    /// `sources`, all holding keys of this type; keeps this value's order.
+    fn select_keys(
+        &self,
+        _picks: &[(usize, usize)],
+        _sources: &[&StaticValue],
+    ) -> Option<StaticValue> {
+        None
+    }
+}
+
+/// How two map keys compare: by their order if the keys carry one,
+/// else only equal or not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeyOrder {
+    Ordered(Ordering),
+    Unordered { equal: bool },
 }
 
 /// One erased value.
 struct Single<T>(T);
-/// The sorted keys of a map, erased as one value whose items print one by one.
-struct Keys<K>(Vec<K>);
+/// The keys of a map, erased as one value whose items print one by one;
+/// `order` is the keys' `Ord` when they were erased with
+/// [`StaticValue::ordered_keys`] (operations that merge key sets keep the
+/// result sorted with it).
+struct Keys<K> {
+    keys: Vec<K>,
+    order: Option<fn(&K, &K) -> Ordering>,
+}
 
 impl<T: Static> DynStatic for Single<T> {
     fn as_any(&self) -> &dyn Any {
@@ -69,26 +103,51 @@ impl<T: Static> DynStatic for Single<T> {
 
 impl<K: Static> DynStatic for Keys<K> {
     fn as_any(&self) -> &dyn Any {
-        &self.0
+        &self.keys
     }
     fn eq_dyn(&self, other: &dyn DynStatic) -> bool {
-        other.as_any().downcast_ref::<Vec<K>>() == Some(&self.0)
+        other.as_any().downcast_ref::<Vec<K>>() == Some(&self.keys)
     }
     fn hash_dyn(&self, mut state: &mut dyn Hasher) {
         TypeId::of::<Vec<K>>().hash(&mut state);
-        self.0.hash(&mut state);
+        self.keys.hash(&mut state);
     }
     fn fmt_whole(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&self.0, f)
+        fmt::Debug::fmt(&self.keys, f)
     }
     fn item_count(&self) -> usize {
-        self.0.len()
+        self.keys.len()
     }
     fn fmt_item(&self, index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.0.get(index) {
+        match self.keys.get(index) {
             Some(key) => fmt::Debug::fmt(key, f),
             None => f.write_str("?"),
         }
+    }
+    fn key_cmp(&self, i: usize, other: &dyn DynStatic, j: usize) -> Option<KeyOrder> {
+        let a = self.keys.get(i)?;
+        let b = other.as_any().downcast_ref::<Vec<K>>()?.get(j)?;
+        Some(match self.order {
+            Some(cmp) => KeyOrder::Ordered(cmp(a, b)),
+            None => KeyOrder::Unordered { equal: a == b },
+        })
+    }
+    fn key_value(&self, i: usize) -> Option<StaticValue> {
+        self.keys.get(i).cloned().map(StaticValue::new)
+    }
+    fn select_keys(
+        &self,
+        picks: &[(usize, usize)],
+        sources: &[&StaticValue],
+    ) -> Option<StaticValue> {
+        let keys = picks
+            .iter()
+            .map(|&(s, j)| sources.get(s)?.downcast_ref::<Vec<K>>()?.get(j).cloned())
+            .collect::<Option<Vec<K>>>()?;
+        Some(StaticValue(Arc::new(Keys {
+            keys,
+            order: self.order,
+        })))
     }
 }
 
@@ -125,7 +184,26 @@ impl StaticValue {
     /// assert_eq!(v.item_count(), 2);
     /// ```
     pub fn keys<K: Static>(keys: Vec<K>) -> Self {
-        StaticValue(Arc::new(Keys(keys)))
+        StaticValue(Arc::new(Keys { keys, order: None }))
+    }
+
+    /// Erases the keys of a map whose keys are ordered, sorted ascending (as
+    /// `BTreeMap` and the sorted flattening of `HashMap` give them). Equal to
+    /// [`keys`](StaticValue::keys) of the same keys; in addition, operations
+    /// that merge the key sets of several trees (the outer mode of
+    /// `Treelize`) keep the merged keys sorted.
+    ///
+    /// ```
+    /// use pytree_std::StaticValue;
+    /// let v = StaticValue::ordered_keys(vec!["a", "b"]);
+    /// assert_eq!(v, StaticValue::keys(vec!["a", "b"]));
+    /// assert_eq!(v.item_debug(1), "\"b\"");
+    /// ```
+    pub fn ordered_keys<K: Static + Ord>(keys: Vec<K>) -> Self {
+        StaticValue(Arc::new(Keys {
+            keys,
+            order: Some(K::cmp),
+        }))
     }
 
     /// The value, if it is a `T` (for keys: a `Vec<K>`).
@@ -160,6 +238,27 @@ impl StaticValue {
 
     pub(crate) fn fmt_item(&self, index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.0.fmt_item(index, f)
+    }
+
+    /// Compares key `i` of these map keys with key `j` of `other`; `None`
+    /// when either is not map keys or the key types differ.
+    pub(crate) fn key_cmp(&self, i: usize, other: &StaticValue, j: usize) -> Option<KeyOrder> {
+        self.0.key_cmp(i, &*other.0, j)
+    }
+
+    /// Key `i` of these map keys as a value of its own.
+    pub(crate) fn key_value(&self, i: usize) -> Option<StaticValue> {
+        self.0.key_value(i)
+    }
+
+    /// Map keys made of `picks` (source index, key index) from `sources`,
+    /// which hold keys of the same type as `self`.
+    pub(crate) fn select_keys(
+        &self,
+        picks: &[(usize, usize)],
+        sources: &[&StaticValue],
+    ) -> Option<StaticValue> {
+        self.0.select_keys(picks, sources)
     }
 
     /// True when both handles share one allocation (a cheap pre-check).

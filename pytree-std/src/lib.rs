@@ -40,7 +40,13 @@
 //! - The operations with the namespace fixed to `Std`: [`flatten`],
 //!   [`unflatten`], [`structure`], [`leaves`], [`map`], [`try_map`],
 //!   [`map2`], [`map_n`], [`zip_mut`], [`for_each`], [`for_each_mut`]
-//!   (module `ops`).
+//!   (module `ops`); [`check_same_structure`] (module `multi`).
+//! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
+//!   [`map_prefix`], [`map_with_prefix`] (module `prefix`).
+//! - [`Treelize`]: a function of leaves applied to trees, with treevalue's
+//!   [`mode`]s, `missing` and `inherit` (module `treelize`).
+//! - Transposes: [`stack`], [`unstack`], [`zip`], [`unzip`], [`rise`],
+//!   [`transpose`] (module `transpose`).
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
 //!   `HashMap`, `Option`, `Rc`, `Arc` and the primitive leaf types
 //!   (module `impls`).
@@ -51,27 +57,36 @@
 
 mod at_path;
 mod impls;
+mod multi;
 mod namespace;
 mod ops;
 mod partition;
+mod prefix;
 mod reduce;
+mod transpose;
+mod treelize;
 mod with_path;
 
 pub use at_path::{get, set, set_subtree, update};
+pub use multi::check_same_structure;
 pub use namespace::{PyTree, Std};
 pub use ops::{
     flatten, for_each, for_each_mut, leaves, map, map2, map_n, structure, try_map, unflatten,
     zip_mut,
 };
 pub use partition::{combine, combine_n, filter, partition};
+pub use prefix::{broadcast, broadcast_prefix, flatten_up_to, map_prefix, map_with_prefix};
 pub use pytree_core::{
     impl_leaf, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
     KeyEntry, KeyPath, KeyRef, NodeKind, NodeRef, Schema, Sink, Source, Static, StaticValue,
     TreeDef, TreeDefBuilder, Unflatten, Visit, VisitMut,
 };
+pub use pytree_core::{mode, Subtree};
 pub use pytree_core::{ApproxEq, CombineSource, Tolerance};
 pub use pytree_derive::PyTree;
 pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum, tree_equal};
+pub use transpose::{rise, stack, transpose, unstack, unzip, zip};
+pub use treelize::Treelize;
 pub use with_path::{
     flatten_with_path, for_each_mut_with_path, for_each_with_path, leaves_with_path, map_with_path,
 };

@@ -81,7 +81,9 @@ pub fn try_map<T: Flatten<Std>, U: Unflatten<Std>>(
 
 /// Combines two trees of the same type leaf by leaf (JAX's
 /// `tree_map(f, a, b)`). Lengths, keys, holes, variants and static fields
-/// must match; the error names the first place where they do not.
+/// must match; the error names the place where they do not, or lists every
+/// place ([`ErrorKind::Mismatches`](crate::ErrorKind::Mismatches)) when
+/// there are several.
 ///
 /// ```
 /// let sum = pytree_std::map2(&vec![1, 2], &vec![10, 20], |a, b| a + b)?;
@@ -95,12 +97,13 @@ pub fn map2<T: Flatten<Std>>(
     b: &T,
     mut f: impl FnMut(&T::Leaf, &T::Leaf) -> T::Leaf,
 ) -> Result<T, Error> {
-    a.zip_with([b], &mut |x, [y]| f(x, y))
+    pytree_core::map_n::<Std, T, 1, _>(a, [b], |x, [y]| f(x, y))
 }
 
 /// Combines `first` with `N` more trees of the same type, leaf by leaf
 /// (zero-cost for any fixed `N`: the others travel as an array of
-/// references).
+/// references). A mismatch error lists every place where the others differ
+/// from `first`.
 ///
 /// ```
 /// let t = pytree_std::map_n(&(1, 2), [&(10, 20), &(100, 200)], |a, [b, c]| a + b + c)?;
@@ -110,9 +113,9 @@ pub fn map2<T: Flatten<Std>>(
 pub fn map_n<T: Flatten<Std>, const N: usize>(
     first: &T,
     others: [&T; N],
-    mut f: impl FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf,
+    f: impl FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf,
 ) -> Result<T, Error> {
-    first.zip_with(others, &mut f)
+    pytree_core::map_n::<Std, T, N, _>(first, others, f)
 }
 
 /// Updates `tree` in place from `N` other trees of the same type, leaf by
@@ -128,9 +131,9 @@ pub fn map_n<T: Flatten<Std>, const N: usize>(
 pub fn zip_mut<T: Flatten<Std>, const N: usize>(
     tree: &mut T,
     others: [&T; N],
-    mut f: impl FnMut(&mut T::Leaf, [&T::Leaf; N]),
+    f: impl FnMut(&mut T::Leaf, [&T::Leaf; N]),
 ) -> Result<(), Error> {
-    tree.zip_mut(others, &mut f)
+    pytree_core::zip_mut::<Std, T, N, _>(tree, others, f)
 }
 
 /// Calls `f` on every leaf by reference.

@@ -1,4 +1,5 @@
-//! Compile-fail tests: each misuse of `#[derive(PyTree)]` and the message it
+//! Compile-fail tests: each misuse of `#[derive(PyTree)]` (and of the
+//! `Treelize` builder, in `tests/treelize/`) and the message it
 //! must produce, pinned in `tests/ui/<what-goes-wrong>.stderr`.
 //! Regenerate after an intended change with `TRYBUILD=overwrite`.
 
@@ -6,4 +7,10 @@
 fn derive_misuse_is_a_compile_error_pointing_at_the_field() {
     let t = trybuild::TestCases::new();
     t.compile_fail("tests/ui/*.rs");
+}
+
+#[test]
+fn missing_in_a_mode_that_never_uses_it_does_not_compile() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/treelize/*.rs");
 }

@@ -7,14 +7,19 @@
 //! record knows its arity. Static data (struct meta fields, map keys) lives
 //! in `statics`, in the pre-order of the nodes that own it.
 
+mod align;
 mod builder;
+mod compose;
+mod diff;
 mod display;
 mod walk;
 
 use alloc::vec::Vec;
 use core::hash::{Hash, Hasher};
 
+pub(crate) use align::{align, Alignment, Arg, Inherit, Policy, Span};
 pub use builder::TreeDefBuilder;
+pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
 pub(crate) use walk::{Item, Walker};
 
 use crate::schema::Schema;

@@ -91,6 +91,29 @@ impl<'d> Walker<'d> {
         k
     }
 
+    /// Consumes one whole subtree; returns how many leaves it held.
+    pub(crate) fn skip_subtree(&mut self) -> usize {
+        let mut leaves = 0usize;
+        let mut pending = 1usize;
+        while pending > 0 {
+            let k = self.take_leaves(pending);
+            leaves += k;
+            pending -= k;
+            if pending == 0 {
+                break;
+            }
+            match self.next_item() {
+                Some(Item::Node(node, _)) => pending = pending - 1 + node.arity(),
+                Some(Item::Leaf) => {
+                    leaves += 1;
+                    pending -= 1;
+                }
+                None => break,
+            }
+        }
+        leaves
+    }
+
     /// Consumes one whole subtree and returns it as a TreeDef of its own.
     pub(crate) fn copy_subtree(&mut self) -> TreeDef {
         let mut b = TreeDefBuilder::new();

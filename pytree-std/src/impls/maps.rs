@@ -68,7 +68,7 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
             sink.exit();
             keys.push(k);
         }
-        sink.map_keys(move || StaticValue::keys(keys));
+        sink.map_keys(move || StaticValue::ordered_keys(keys));
     }
     fn visit<'a, V2: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
@@ -77,7 +77,7 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
             v.visit(visitor);
             visitor.exit();
         }
-        visitor.map_keys(|| StaticValue::keys(self.keys().cloned().collect()));
+        visitor.map_keys(|| StaticValue::ordered_keys(self.keys().cloned().collect()));
     }
     fn visit_mut<V2: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
@@ -183,7 +183,7 @@ where
             sink.exit();
             keys.push(k);
         }
-        sink.map_keys(move || StaticValue::keys(keys));
+        sink.map_keys(move || StaticValue::ordered_keys(keys));
     }
     fn visit<'a, V2: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
@@ -193,7 +193,9 @@ where
             v.visit(visitor);
             visitor.exit();
         }
-        visitor.map_keys(|| StaticValue::keys(entries.iter().map(|(k, _)| (*k).clone()).collect()));
+        visitor.map_keys(|| {
+            StaticValue::ordered_keys(entries.iter().map(|(k, _)| (*k).clone()).collect())
+        });
     }
     fn visit_mut<V2: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));

@@ -1,0 +1,293 @@
+//! Prefix trees (JAX's `in_axes`; seeds 000 and 001): a tree whose leaves
+//! may each stand for a whole subtree of a fuller tree. `(None, 0)` is a
+//! prefix of `(a1, {"k1": a2, "k2": a3})` and means
+//! `(None, {"k1": 0, "k2": 0})`; a single leaf is a prefix of any tree;
+//! `None` is a prefix only of `None` (it is a node, not a leaf: the rule
+//! equinox PR 753 restored for JAX).
+//!
+//! Where a leaf of the prefix meets a subtree, the function receives that
+//! subtree as a [`Subtree`]: its TreeDef and its leaves. A typed tree
+//! cannot name "the subtree at this place" as one Rust type (at `.0` it is
+//! an `f32`, at `.1` a `BTreeMap`), so the subtree travels in the form the
+//! whole library already uses for "any tree": `(TreeDef, leaves)`, and
+//! [`Subtree::into_parts`] plus `unflatten` gives back a typed value where
+//! the caller knows the type.
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::flatten::{Flatten, Unflatten};
+use crate::graft::graft;
+use crate::ops::{flatten, leaves, structure, unflatten};
+use crate::treedef::{align, Arg, Policy, Span, TreeDef};
+
+/// A subtree of a fuller tree, as a prefix leaf sees it: its structure and
+/// its leaves (owned, or `&L` when the tree was borrowed).
+///
+/// ```
+/// use pytree_std::Std;
+/// let prefix = pytree_std::structure(&(0, 0));
+/// let subs = pytree_core::flatten_up_to::<Std, _>(&prefix, (vec![3, 4], 5))?;
+/// assert_eq!(subs[0].def().to_string(), "[*, *]");
+/// assert_eq!(subs[0].leaves(), [3, 4]);
+/// assert!(subs[1].is_leaf());
+/// let (def, leaves) = subs.into_iter().next().unwrap().into_parts();
+/// let v: Vec<i32> = pytree_std::unflatten(&def, leaves)?;
+/// assert_eq!(v, [3, 4]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subtree<L> {
+    def: TreeDef,
+    leaves: Vec<L>,
+}
+
+impl<L> Subtree<L> {
+    /// The subtree's structure.
+    ///
+    /// ```
+    /// let subs = pytree_core::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), vec![1])?;
+    /// assert_eq!(subs[0].def().to_string(), "[*]");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn def(&self) -> &TreeDef {
+        &self.def
+    }
+
+    /// The subtree's leaves, in pre-order.
+    ///
+    /// ```
+    /// let subs = pytree_core::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), (1, 2))?;
+    /// assert_eq!(subs[0].leaves(), [1, 2]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn leaves(&self) -> &[L] {
+        &self.leaves
+    }
+
+    /// True when the subtree is a single leaf (the prefix had a leaf where
+    /// the full tree has one too).
+    ///
+    /// ```
+    /// let subs = pytree_core::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), 7)?;
+    /// assert!(subs[0].is_leaf());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn is_leaf(&self) -> bool {
+        self.def.is_leaf()
+    }
+
+    /// The structure and the leaves, for `unflatten` into a typed value.
+    ///
+    /// ```
+    /// let subs = pytree_core::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), Some(2))?;
+    /// let (def, leaves) = subs.into_iter().next().unwrap().into_parts();
+    /// assert_eq!(pytree_std::unflatten::<Option<i32>>(&def, leaves)?, Some(2));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn into_parts(self) -> (TreeDef, Vec<L>) {
+        (self.def, self.leaves)
+    }
+}
+
+/// Splits `leaves` (of the full tree) by the prefix's spans.
+fn split_by_spans<L>(spans: Vec<Span>, leaves: Vec<L>) -> Vec<Subtree<L>> {
+    let mut rest = leaves.into_iter();
+    spans
+        .into_iter()
+        .map(|span| {
+            let def = span.def.unwrap_or_else(TreeDef::leaf);
+            let leaves = rest.by_ref().take(def.num_leaves()).collect();
+            Subtree { def, leaves }
+        })
+        .collect()
+}
+
+/// For each leaf of the prefix `prefix`, the subtree of `tree` it stands
+/// for (JAX's `PyTreeDef.flatten_up_to`). Errors list every place where
+/// `prefix` is not a prefix of `tree`'s structure.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::Std;
+/// let args = (1.0, BTreeMap::from([("k1", 2.0), ("k2", 3.0)]));
+/// let in_axes = pytree_std::structure(&(0, 0));
+/// let subs = pytree_core::flatten_up_to::<Std, _>(&in_axes, args)?;
+/// assert_eq!(subs.len(), 2);
+/// assert_eq!(subs[1].def().to_string(), "{\"k1\": *, \"k2\": *}");
+/// assert_eq!(subs[1].leaves(), [2.0, 3.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn flatten_up_to<Ns, T: Flatten<Ns>>(
+    prefix: &TreeDef,
+    tree: T,
+) -> Result<Vec<Subtree<T::Leaf>>, Error> {
+    let (leaves, def) = flatten::<Ns, T>(tree);
+    let spans = prefix.prefix_spans(&def).map_err(|errors| {
+        Error::from_mismatches(errors.into_iter().map(|e| e.with_tree(None)).collect())
+    })?;
+    Ok(split_by_spans(spans, leaves))
+}
+
+/// A plan that points past the leaves (a TreeDef that does not describe
+/// its tree): reported, never skipped.
+#[cold]
+fn lost_leaf() -> Error {
+    Error::custom("a leaf of the prefix plan is missing from its tree")
+}
+
+/// The alignment of `prefix` (input 0) over `full` (input 1).
+fn prefix_plan(
+    prefix: &TreeDef,
+    full: &TreeDef,
+    spans: bool,
+) -> Result<crate::treedef::Alignment, Error> {
+    let policy = Policy {
+        spans,
+        ..Policy::prefix(0)
+    };
+    align(&[prefix, full], policy).map_err(Error::from_mismatches)
+}
+
+/// The leaves of `prefix` repeated so that there is one per leaf of
+/// `full`: each prefix leaf once for every leaf of the subtree it stands
+/// for (optree's `broadcast_prefix`). Errors (about tree 1, `full`) list
+/// every place where `prefix` is not a prefix of `full`.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::Std;
+/// // broadcast_prefix([1, {x: 2}], [(1, 2), {x: [3, 4]}]) == [1, 1, 2, 2]
+/// let prefix = (1, BTreeMap::from([("x", 2)]));
+/// let full = ((1, 2), BTreeMap::from([("x", vec![3, 4])]));
+/// let b = pytree_core::broadcast_prefix::<Std, _, _>(&prefix, &full)?;
+/// assert_eq!(b, [&1, &1, &2, &2]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn broadcast_prefix<'p, Ns, P, T>(prefix: &'p P, full: &T) -> Result<Vec<&'p P::Leaf>, Error>
+where
+    P: Flatten<Ns>,
+    T: Flatten<Ns>,
+{
+    let plan = prefix_plan(
+        &structure::<Ns, P>(prefix),
+        &structure::<Ns, T>(full),
+        false,
+    )?;
+    let leaves = leaves::<Ns, P>(prefix);
+    plan.rows()
+        .map(|row| match row[0] {
+            Arg::Leaf(i) => leaves.get(i).copied().ok_or_else(lost_leaf),
+            Arg::Missing => Err(lost_leaf()),
+        })
+        .collect()
+}
+
+/// `prefix` spelled out to the structure of `full`: a tree of `U` (with
+/// `full`'s structure and `prefix`'s leaf type) where each prefix leaf is
+/// copied to every leaf of the subtree it stands for (optree's
+/// `tree_broadcast_prefix`).
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::Std;
+/// // broadcast([1, {x: 2}], [(1, 2), {x: [3, 4]}]) == [(1, 1), {x: [2, 2]}]
+/// let prefix = (1, BTreeMap::from([("x", 2)]));
+/// let full = ((1, 2), BTreeMap::from([("x", vec![3, 4])]));
+/// let b: ((i32, i32), BTreeMap<&str, Vec<i32>>) =
+///     pytree_core::broadcast::<Std, _, _, _>(&prefix, &full)?;
+/// assert_eq!(b, ((1, 1), BTreeMap::from([("x", vec![2, 2])])));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn broadcast<Ns, P, T, U>(prefix: &P, full: &T) -> Result<U, Error>
+where
+    P: Flatten<Ns>,
+    P::Leaf: Clone,
+    T: Flatten<Ns>,
+    U: Unflatten<Ns, Leaf = P::Leaf>,
+{
+    let full_def = structure::<Ns, T>(full);
+    let leaves = broadcast_prefix::<Ns, P, T>(prefix, full)?;
+    unflatten::<Ns, U, _>(&full_def, leaves.into_iter().cloned())
+}
+
+/// Maps over a prefix tree and a fuller tree (JAX's `tree_map(f, prefix,
+/// full)`, where the first tree gives the structure): `f(prefix_leaf,
+/// subtree)` receives, for each leaf of `prefix`, the whole subtree of
+/// `full` below it. The result has `prefix`'s structure with each leaf
+/// replaced by what `f` returns (a leaf, or a subtree such as an
+/// `Option`).
+///
+/// ```
+/// use pytree_std::Std;
+/// // map(f, [1, 2], [[3, 4], 5]) gives [(1, [3, 4]), (2, 5)]: f sees whole subtrees
+/// let out: (String, String) = pytree_core::map_prefix::<Std, _, _, _, _, _>(
+///     &(1, 2),
+///     &(vec![3, 4], 5),
+///     |p, sub| format!("({p}, {} {:?})", sub.def(), sub.leaves()),
+/// )?;
+/// assert_eq!(out, ("(1, [*, *] [3, 4])".to_string(), "(2, * [5])".to_string()));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn map_prefix<'t, Ns, P, T, V, U, F>(prefix: &P, full: &'t T, mut f: F) -> Result<U, Error>
+where
+    P: Flatten<Ns>,
+    T: Flatten<Ns>,
+    T::Leaf: 't,
+    V: Flatten<Ns>,
+    U: Unflatten<Ns, Leaf = V::Leaf>,
+    F: FnMut(&P::Leaf, Subtree<&'t T::Leaf>) -> V,
+{
+    let prefix_def = structure::<Ns, P>(prefix);
+    let plan = prefix_plan(&prefix_def, &structure::<Ns, T>(full), true)?;
+    let subtrees = split_by_spans(plan.spans, leaves::<Ns, T>(full));
+    let values = leaves::<Ns, P>(prefix)
+        .into_iter()
+        .zip(subtrees)
+        .map(|(p, sub)| f(p, sub));
+    let (leaves, def) = graft::<Ns, V>(&prefix_def, values)?;
+    unflatten::<Ns, U, _>(&def, leaves)
+}
+
+/// Maps over a tree and a prefix of it (`vmap`'s `in_axes` against the
+/// arguments): `f(leaf, prefix_leaf)` for every leaf of `tree`, where
+/// `prefix_leaf` is the leaf of `prefix` that stands for it. The result
+/// has `tree`'s structure; the trees may have different types and leaf
+/// types (a `Model<Axis>` for a `Model<Tensor>`), their TreeDefs are
+/// checked. Errors (about tree 1, `prefix`) list every place where
+/// `prefix` is not a prefix of `tree`.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::Std;
+/// let args = (1.0f32, BTreeMap::from([("k1", 2.0f32), ("k2", 3.0)]));
+/// let in_axes = (0u8, 1u8); // one axis per argument, applied to a whole subtree
+/// let tagged: (String, BTreeMap<&str, String>) =
+///     pytree_core::map_with_prefix::<Std, _, _, _, _, _>(&args, &in_axes, |x, axis| format!("{x}@{axis}"))?;
+/// assert_eq!(tagged.1["k2"], "3@1");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn map_with_prefix<Ns, T, P, V, U, F>(tree: &T, prefix: &P, mut f: F) -> Result<U, Error>
+where
+    T: Flatten<Ns>,
+    P: Flatten<Ns>,
+    V: Flatten<Ns>,
+    U: Unflatten<Ns, Leaf = V::Leaf>,
+    F: FnMut(&T::Leaf, &P::Leaf) -> V,
+{
+    let (dt, dp) = (structure::<Ns, T>(tree), structure::<Ns, P>(prefix));
+    let plan = align(&[&dt, &dp], Policy::prefix(1)).map_err(Error::from_mismatches)?;
+    let (lt, lp) = (leaves::<Ns, T>(tree), leaves::<Ns, P>(prefix));
+    let mut values = Vec::with_capacity(lt.len());
+    for row in plan.rows() {
+        let (Arg::Leaf(i), Arg::Leaf(j)) = (row[0], row[1]) else {
+            return Err(lost_leaf());
+        };
+        let (Some(x), Some(p)) = (lt.get(i), lp.get(j)) else {
+            return Err(lost_leaf());
+        };
+        values.push(f(x, p));
+    }
+    let (leaves, def) = graft::<Ns, V>(&plan.def, values)?;
+    unflatten::<Ns, U, _>(&def, leaves)
+}

@@ -1,0 +1,261 @@
+//! Transposes: a tree of trees turned inside out (JAX's `tree.transpose`;
+//! treevalue's `subside` and `rise`). A tree whose structure is
+//! `outer.compose(inner)` becomes one of structure `inner.compose(outer)`.
+//! `stack` / `unstack` are the case `outer = [*; n]` (a `Vec` of trees and
+//! a tree of `Vec`s), `zip` / `unzip` the case `(*, *)` (a pair of trees and
+//! a tree of pairs), and `rise` builds a pair of trees from one value pair
+//! per leaf, where the values may be subtrees (an `Option`). The full
+//! structure is checked, not only the leaf count (jax issue 19810).
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::flatten::{Flatten, Unflatten};
+use crate::graft::graft;
+use crate::key_path::KeyEntry;
+use crate::multi::all_mismatches;
+use crate::ops::{flatten, unflatten};
+use crate::treedef::{pair_of_leaves, seq_of_leaves, Node, TreeDef};
+
+/// Reorders `rows * cols` leaves from row-major to column-major.
+fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {
+    let mut row_iters = Vec::with_capacity(rows);
+    for r in (0..rows).rev() {
+        row_iters.push(leaves.split_off((r * cols).min(leaves.len())).into_iter());
+    }
+    row_iters.reverse();
+    let mut out = Vec::with_capacity(rows * cols);
+    for _ in 0..cols {
+        for row in &mut row_iters {
+            out.extend(row.next());
+        }
+    }
+    out
+}
+
+/// Turns a tree of structure `outer.compose(inner)` into one of structure
+/// `inner.compose(outer)` (JAX's `tree.transpose`). The tree's whole
+/// structure is checked against `outer.compose(inner)`; the error lists
+/// every place where it differs.
+///
+/// ```
+/// use pytree_std::Std;
+/// // A list of three pairs becomes a pair of lists of three.
+/// let outer = pytree_std::structure(&vec![0; 3]);
+/// let inner = pytree_std::structure(&(0, 0));
+/// let t: (Vec<i32>, Vec<i32>) =
+///     pytree_core::transpose::<Std, _, _>(&outer, &inner, vec![(1, 2), (3, 4), (5, 6)])?;
+/// assert_eq!(t, (vec![1, 3, 5], vec![2, 4, 6]));
+/// let err = pytree_core::transpose::<Std, _, (Vec<i32>, Vec<i32>)>(&outer, &inner, vec![(1, 2), (3, 4)])
+///     .unwrap_err();
+/// assert_eq!(err.to_string(), "at <root>: sequence length mismatch: expected 3, found 2");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn transpose<Ns, T, U>(outer: &TreeDef, inner: &TreeDef, tree: T) -> Result<U, Error>
+where
+    T: Flatten<Ns>,
+    U: Unflatten<Ns, Leaf = T::Leaf>,
+{
+    let (leaves, def) = flatten::<Ns, T>(tree);
+    let expected = outer.compose(inner);
+    if def != expected {
+        return Err(Error::from_mismatches(expected.diff(&def)));
+    }
+    let leaves = transpose_leaves(leaves, outer.num_leaves(), inner.num_leaves());
+    unflatten::<Ns, U, _>(&inner.compose(outer), leaves)
+}
+
+/// Stacks trees of one structure into one tree whose leaves are
+/// sequences: leaf `i` of the result holds leaf `i` of every tree, in
+/// order (treevalue's `subside`; JAX's `transpose` of a list of trees).
+/// `U` is the trees' type with `Vec<L>` in place of each leaf. The trees
+/// must have the same structure; the error lists every mismatch (`tree k`
+/// is the k-th tree, 0-based). At least one tree is needed (its structure
+/// is the result's).
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::Std;
+/// let trees = vec![BTreeMap::from([("a", 1), ("b", 2)]), BTreeMap::from([("a", 3), ("b", 4)])];
+/// let s: BTreeMap<&str, Vec<i32>> = pytree_core::stack::<Std, _, _>(trees)?;
+/// assert_eq!(s, BTreeMap::from([("a", vec![1, 3]), ("b", vec![2, 4])]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn stack<Ns, T, U>(trees: impl IntoIterator<Item = T>) -> Result<U, Error>
+where
+    T: Flatten<Ns>,
+    U: Unflatten<Ns, Leaf = T::Leaf>,
+{
+    let mut leaves = Vec::new();
+    let mut defs = Vec::new();
+    for tree in trees {
+        let (mut l, d) = flatten::<Ns, T>(tree);
+        leaves.append(&mut l);
+        defs.push(d);
+    }
+    let Some((inner, rest)) = defs.split_first() else {
+        return Err(Error::custom(
+            "cannot stack zero trees: the result's structure is unknown",
+        ));
+    };
+    if rest.iter().any(|d| d != inner) {
+        let others = rest.iter().enumerate().map(|(k, d)| (k + 1, d.clone()));
+        return Err(all_mismatches(
+            inner,
+            others,
+            Error::custom("the trees differ"),
+        ));
+    }
+    let n = defs.len();
+    let leaves = transpose_leaves(leaves, n, inner.num_leaves());
+    unflatten::<Ns, U, _>(&inner.compose(&seq_of_leaves(n)), leaves)
+}
+
+/// Splits a stacked tree (one whose every leaf sits in a sequence of `n`
+/// leaves) into `n` trees (treevalue's `rise` of a list; the inverse of
+/// [`stack`]). A tree with no leaves at all gives no trees.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::Std;
+/// let s = BTreeMap::from([("a", vec![1, 3]), ("b", vec![2, 4])]);
+/// let trees: Vec<BTreeMap<&str, i32>> = pytree_core::unstack::<Std, _, _>(s)?;
+/// assert_eq!(trees, [BTreeMap::from([("a", 1), ("b", 2)]), BTreeMap::from([("a", 3), ("b", 4)])]);
+/// let err = pytree_core::unstack::<Std, _, BTreeMap<&str, i32>>((vec![1, 2], 3)).unwrap_err();
+/// assert_eq!(err.to_string(), "at [1]: node mismatch: expected a sequence of length 2, found a leaf");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn unstack<Ns, U, T>(stacked: U) -> Result<Vec<T>, Error>
+where
+    U: Flatten<Ns>,
+    T: Unflatten<Ns, Leaf = U::Leaf>,
+{
+    let (leaves, def) = flatten::<Ns, U>(stacked);
+    let (outer, level) =
+        def.split_leaf_level(|n| matches!(n, Node::Seq(_)), "a sequence of leaves")?;
+    let n = match level {
+        Some(node) => node.arity(),
+        None => return Ok(Vec::new()),
+    };
+    let m = outer.num_leaves();
+    let mut leaves = transpose_leaves(leaves, m, n).into_iter();
+    (0..n)
+        .map(|k| {
+            unflatten::<Ns, T, _>(&outer, leaves.by_ref().take(m))
+                .map_err(|e| e.at(KeyEntry::Index(k)))
+        })
+        .collect()
+}
+
+/// Pairs two trees of one structure leaf by leaf into a tree of pairs
+/// (`U` is their type with `(L, L)` in place of each leaf); the inverse of
+/// [`unzip`]. The error lists every place where `b` differs from `a`.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::Std;
+/// let z: BTreeMap<&str, (i32, i32)> = pytree_core::zip::<Std, _, _, _>(
+///     BTreeMap::from([("a", 1), ("b", 2)]),
+///     BTreeMap::from([("a", 10), ("b", 20)]),
+/// )?;
+/// assert_eq!(z, BTreeMap::from([("a", (1, 10)), ("b", (2, 20))]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn zip<Ns, A, B, U>(a: A, b: B) -> Result<U, Error>
+where
+    A: Flatten<Ns>,
+    B: Flatten<Ns, Leaf = A::Leaf>,
+    U: Unflatten<Ns, Leaf = A::Leaf>,
+{
+    let (mut la, da) = flatten::<Ns, A>(a);
+    let (mut lb, db) = flatten::<Ns, B>(b);
+    if da != db {
+        return Err(all_mismatches(
+            &da,
+            [(1, db)],
+            Error::custom("the trees differ"),
+        ));
+    }
+    let m = da.num_leaves();
+    la.append(&mut lb);
+    unflatten::<Ns, U, _>(&da.compose(&pair_of_leaves()), transpose_leaves(la, 2, m))
+}
+
+/// Splits a tree of pairs (every leaf sits in a pair of leaves) into a
+/// pair of trees (treevalue's `rise` for a function returning pairs); the
+/// inverse of [`zip`]. For pairs whose halves are not single leaves (an
+/// `Option`), see [`rise`].
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::Std;
+/// let z = BTreeMap::from([("a", (1, 10)), ("b", (2, 20))]);
+/// let (x, y): (BTreeMap<&str, i32>, BTreeMap<&str, i32>) = pytree_core::unzip::<Std, _, _, _>(z)?;
+/// assert_eq!(x, BTreeMap::from([("a", 1), ("b", 2)]));
+/// assert_eq!(y, BTreeMap::from([("a", 10), ("b", 20)]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn unzip<Ns, U, A, B>(tree: U) -> Result<(A, B), Error>
+where
+    U: Flatten<Ns>,
+    A: Unflatten<Ns, Leaf = U::Leaf>,
+    B: Unflatten<Ns, Leaf = U::Leaf>,
+{
+    let (leaves, def) = flatten::<Ns, U>(tree);
+    let (outer, _) = def.split_leaf_level(|n| n == Node::Tuple(2), "a pair of leaves")?;
+    let m = outer.num_leaves();
+    let mut leaves = transpose_leaves(leaves, m, 2).into_iter();
+    let a = unflatten::<Ns, A, _>(&outer, leaves.by_ref().take(m)).map_err(|e| e.in_tree(0))?;
+    let b = unflatten::<Ns, B, _>(&outer, leaves).map_err(|e| e.in_tree(1))?;
+    Ok((a, b))
+}
+
+/// Builds a pair of trees of structure `def` from one pair of values per
+/// leaf of `def` (treevalue's `rise`): the first halves make the first
+/// tree, the second halves the second. A half may be a subtree (an
+/// `Option<usize>` position: `Some(*)` or `None`), which takes the place of
+/// the leaf.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::Std;
+/// let def = pytree_std::structure(&BTreeMap::from([("a", 0), ("b", 0)]));
+/// let (pos, n): (BTreeMap<&str, Option<usize>>, BTreeMap<&str, usize>) =
+///     pytree_core::rise::<Std, _, _, _, _>(&def, [(Some(0usize), 2usize), (None, 0)])?;
+/// assert_eq!(pos, BTreeMap::from([("a", Some(0)), ("b", None)]));
+/// assert_eq!(n, BTreeMap::from([("a", 2), ("b", 0)]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn rise<Ns, VA, VB, A, B>(
+    def: &TreeDef,
+    pairs: impl IntoIterator<Item = (VA, VB)>,
+) -> Result<(A, B), Error>
+where
+    VA: Flatten<Ns>,
+    VB: Flatten<Ns>,
+    A: Unflatten<Ns, Leaf = VA::Leaf>,
+    B: Unflatten<Ns, Leaf = VB::Leaf>,
+{
+    let (first, second): (Vec<VA>, Vec<VB>) = pairs.into_iter().unzip();
+    let (la, da) = graft::<Ns, VA>(def, first)?;
+    let (lb, db) = graft::<Ns, VB>(def, second)?;
+    let a = unflatten::<Ns, A, _>(&da, la).map_err(|e| e.in_tree(0))?;
+    let b = unflatten::<Ns, B, _>(&db, lb).map_err(|e| e.in_tree(1))?;
+    Ok((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    #[test]
+    fn transposing_leaves_turns_rows_into_columns() {
+        assert_eq!(
+            transpose_leaves(vec![1, 2, 3, 4, 5, 6], 2, 3),
+            [1, 4, 2, 5, 3, 6]
+        );
+        assert_eq!(transpose_leaves(Vec::<i32>::new(), 0, 3), Vec::<i32>::new());
+        assert_eq!(transpose_leaves(vec![1, 2], 2, 1), [1, 2]);
+    }
+}

@@ -1,0 +1,147 @@
+//! Composing TreeDefs (JAX's `PyTreeDef.compose`: every leaf of the outer
+//! structure replaced by the inner one) and the inverse for an inner
+//! structure of one node of leaves (`[*, *, *]`, `(*, *)`): the transposes
+//! are built on both.
+
+use alloc::string::ToString;
+use alloc::vec::Vec;
+
+use super::align::ChildKeys;
+use super::{Item, Node, TreeDef, TreeDefBuilder, Walker};
+use crate::error::{Error, ErrorKind};
+use crate::source::describe_node;
+
+/// Appends a copy of `def`'s records.
+fn copy_into(b: &mut TreeDefBuilder, def: &TreeDef) {
+    let mut w = Walker::new(def);
+    loop {
+        b.leaves(w.take_leaves(usize::MAX));
+        match w.next_item() {
+            Some(Item::Node(node, statics)) => b.raw(node, statics),
+            Some(Item::Leaf) => b.leaf(),
+            None => break,
+        }
+    }
+}
+
+impl TreeDef {
+    /// The structure of a tree of `self`'s shape whose every leaf is a tree
+    /// of `inner`'s shape (JAX's `compose`).
+    ///
+    /// ```
+    /// let pair = pytree_std::structure(&(0, 0));
+    /// let triple = pytree_std::structure(&vec![0, 0, 0]);
+    /// assert_eq!(pair.compose(&triple).to_string(), "([*, *, *], [*, *, *])");
+    /// assert_eq!(pair.compose(&triple).num_leaves(), 6);
+    /// ```
+    pub fn compose(&self, inner: &TreeDef) -> TreeDef {
+        let mut b = TreeDefBuilder::new();
+        let mut w = Walker::new(self);
+        loop {
+            for _ in 0..w.take_leaves(usize::MAX) {
+                copy_into(&mut b, inner);
+            }
+            match w.next_item() {
+                Some(Item::Node(node, statics)) => b.raw(node, statics),
+                Some(Item::Leaf) => copy_into(&mut b, inner),
+                None => break,
+            }
+        }
+        b.finish()
+    }
+
+    /// Undoes `outer.compose(level)` for a `level` that is one node of
+    /// leaves only (`[*, *, *]`, `(*, *)`): reads every node whose children
+    /// are all leaves as one leaf of `outer`. Returns `outer` and the level
+    /// node (`None` when there are no leaves). `accept` says which nodes may
+    /// be the level; a leaf outside such a node, or two different level
+    /// nodes, is an error naming the path.
+    pub(crate) fn split_leaf_level(
+        &self,
+        accept: impl Fn(Node) -> bool,
+        what: &str,
+    ) -> Result<(TreeDef, Option<Node>), Error> {
+        let mut b = TreeDefBuilder::new();
+        let mut w = Walker::new(self);
+        let mut level: Option<Node> = None;
+        // Open nodes: how their children are named, the child being read,
+        // and their arity.
+        let mut stack: Vec<(ChildKeys, usize, usize)> = Vec::new();
+        let fail = |stack: &[(ChildKeys, usize, usize)], level: Option<Node>, found: &str| {
+            let mut path = Vec::new();
+            for (keys, next, _) in stack {
+                keys.push(*next, &mut path);
+            }
+            let expected = match level {
+                Some(node) => describe_node(node),
+                None => what.to_string(),
+            };
+            let mut e = Error::new(ErrorKind::NodeMismatch {
+                expected,
+                found: found.to_string(),
+            });
+            for k in path.into_iter().rev() {
+                e = e.at(k);
+            }
+            e
+        };
+        while let Some(item) = w.peek() {
+            match item {
+                Item::Leaf => return Err(fail(&stack, level, "a leaf")),
+                Item::Node(node, statics) => {
+                    let arity = node.arity();
+                    let mut probe = w.clone();
+                    probe.next_item();
+                    let mut leaves = 0;
+                    while leaves < arity {
+                        match probe.take_leaves(arity - leaves) {
+                            0 => break,
+                            k => leaves += k,
+                        }
+                    }
+                    if arity > 0 && leaves == arity {
+                        if !accept(node) || level.is_some_and(|l| l != node) {
+                            return Err(fail(&stack, level, &describe_node(node)));
+                        }
+                        level = Some(node);
+                        w = probe;
+                        b.leaf();
+                    } else {
+                        w.next_item();
+                        b.raw(node, statics);
+                        if arity > 0 {
+                            let keys = ChildKeys::of(node, statics);
+                            stack.push((keys, 0, arity));
+                            continue;
+                        }
+                    }
+                }
+            }
+            // One child of the innermost open node is done.
+            while let Some(top) = stack.last_mut() {
+                top.1 += 1;
+                if top.1 < top.2 {
+                    break;
+                }
+                stack.pop();
+            }
+        }
+        Ok((b.finish(), level))
+    }
+}
+
+/// The TreeDef of `n` leaves in a sequence (`[*; n]`).
+pub(crate) fn seq_of_leaves(n: usize) -> TreeDef {
+    let mut b = TreeDefBuilder::new();
+    b.raw(Node::Seq(n), &[]);
+    b.leaves(n);
+    b.finish()
+}
+
+/// The TreeDef of a pair of leaves (`(*, *)`).
+pub(crate) fn pair_of_leaves() -> TreeDef {
+    let mut b = TreeDefBuilder::new();
+    b.raw(Node::Tuple(2), &[]);
+    b.leaves(2);
+    b.finish()
+}

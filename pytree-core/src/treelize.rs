@@ -1,0 +1,322 @@
+//! [`Treelize`]: turns a plain function of leaves into a function of trees
+//! (treevalue's `func_treelize`). The trees are lined up on their TreeDefs
+//! (the mode decides for map keys and options that differ; `inherit` lets a
+//! plain leaf stand for a whole subtree), the function runs once per leaf
+//! of the merged structure, and the results are rebuilt into the output
+//! type. Trees of different types and leaf types mix, and so do plain
+//! values: a plain value is a tree of one leaf.
+
+use core::marker::PhantomData;
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::flatten::{Flatten, Unflatten};
+use crate::graft::graft;
+use crate::mode::{Accepts, MissingValue, MissingWith, NoMissing, Provide, Strict, TreelizeMode};
+use crate::ops::{leaves, structure, unflatten};
+use crate::treedef::{align, Alignment, Arg, Inherit, Policy, TreeDef};
+
+/// A function of leaves, applied to trees (treevalue's `func_treelize`).
+///
+/// Builder style: `Treelize::new(f)`, then optionally
+/// [`mode`](Treelize::mode) (strict by default), [`missing`](Treelize::missing)
+/// or [`missing_with`](Treelize::missing_with) (outer and left modes only:
+/// anything else does not compile), [`inherit`](Treelize::inherit) (on by
+/// default); then [`call1`](Treelize::call1), [`call2`](Treelize::call2) or
+/// [`call3`](Treelize::call3). `f` takes the leaves by reference; what it
+/// returns becomes a leaf of the result, or a subtree if it is one.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::{mode, Treelize};
+/// fn gcd(mut a: u64, mut b: u64) -> u64 { while b != 0 { (a, b) = (b, a % b) } a }
+/// let t1 = BTreeMap::from([("a", 2u64), ("b", 30)]);
+/// let t2 = BTreeMap::from([("a", 4u64), ("c", 48)]);
+/// let mut tgcd = Treelize::new(|a: &u64, b: &u64| gcd(*a, *b)).mode(mode::Outer).missing(1);
+/// let r: BTreeMap<&str, u64> = tgcd.call2(&t1, &t2)?;
+/// assert_eq!(r, BTreeMap::from([("a", 2), ("b", 1), ("c", 1)]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub struct Treelize<Ns, F, M = Strict, P = NoMissing> {
+    f: F,
+    mode: M,
+    missing: P,
+    inherit: bool,
+    ns: PhantomData<fn() -> Ns>,
+}
+
+impl<Ns, F> Treelize<Ns, F> {
+    /// `f` applied leaf by leaf, in strict mode, with `inherit` on.
+    ///
+    /// ```
+    /// let mut double = pytree_std::Treelize::new(|x: &i32| x * 2);
+    /// let t: Vec<i32> = double.call1(&vec![1, 2])?;
+    /// assert_eq!(t, [2, 4]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn new(f: F) -> Self {
+        Treelize {
+            f,
+            mode: Strict,
+            missing: NoMissing,
+            inherit: true,
+            ns: PhantomData,
+        }
+    }
+}
+
+impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
+    /// Sets the mode: `mode::Strict`, `mode::Inner`, `mode::Outer` or
+    /// `mode::Left`. A mode that cannot use the `missing` already given
+    /// does not compile.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use pytree_std::{mode, Treelize};
+    /// let mut add = Treelize::new(|a: &i32, b: &i32| a + b).mode(mode::Inner);
+    /// let r: BTreeMap<&str, i32> = add.call2(&BTreeMap::from([("a", 1), ("b", 2)]), &BTreeMap::from([("b", 10)]))?;
+    /// assert_eq!(r, BTreeMap::from([("b", 12)]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn mode<M2>(self, mode: M2) -> Treelize<Ns, F, M2, P>
+    where
+        M2: TreelizeMode + Accepts<P>,
+    {
+        Treelize {
+            f: self.f,
+            mode,
+            missing: self.missing,
+            inherit: self.inherit,
+            ns: PhantomData,
+        }
+    }
+
+    /// Turns inheritance on (the default) or off. On, a plain leaf where
+    /// another tree has a subtree applies to every leaf of that subtree
+    /// (treevalue's `gcd(100, t1)`); off, that is an error.
+    ///
+    /// ```
+    /// let mut add = pytree_std::Treelize::new(|a: &i32, b: &i32| a + b);
+    /// let r: Vec<i32> = add.call2(&100, &vec![1, 2])?;
+    /// assert_eq!(r, [101, 102]);
+    /// let mut strict = pytree_std::Treelize::new(|a: &i32, b: &i32| a + b).inherit(false);
+    /// let err = strict.call2::<_, _, _, Vec<i32>>(&100, &vec![1, 2]).unwrap_err();
+    /// assert_eq!(err.to_string(), "tree 1 at <root>: node mismatch: expected a leaf, found a sequence of length 2");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn inherit(mut self, on: bool) -> Self {
+        self.inherit = on;
+        self
+    }
+
+    /// The value for every slot a tree lacks (cloned per slot). Only in
+    /// the outer and left modes: in strict or inner mode this does not
+    /// compile. The value fills slots of every tree argument, so the
+    /// arguments' leaf types must all be its type (for trees of different
+    /// leaf types, leave `missing` out: a lacking slot is then an error).
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use pytree_std::{mode, Treelize};
+    /// let mut add = Treelize::new(|a: &i32, b: &i32| a + b).mode(mode::Left).missing(0);
+    /// let r: BTreeMap<&str, i32> = add.call2(&BTreeMap::from([("a", 1), ("b", 2)]), &BTreeMap::from([("b", 10), ("c", 5)]))?;
+    /// assert_eq!(r, BTreeMap::from([("a", 1), ("b", 12)]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    ///
+    /// ```compile_fail
+    /// // `missing` in strict mode is a compile error.
+    /// let _ = pytree_std::Treelize::new(|a: &i32, b: &i32| a + b).missing(0);
+    /// ```
+    pub fn missing<L>(self, value: L) -> Treelize<Ns, F, M, MissingValue<L>>
+    where
+        M: Accepts<MissingValue<L>>,
+    {
+        Treelize {
+            f: self.f,
+            mode: self.mode,
+            missing: MissingValue(value),
+            inherit: self.inherit,
+            ns: PhantomData,
+        }
+    }
+
+    /// A generator called once per slot a tree lacks, so each slot gets a
+    /// fresh value. Only in the outer and left modes.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use pytree_std::{mode, Treelize};
+    /// let mut calls = 0;
+    /// let mut join = Treelize::new(|a: &String, b: &String| format!("{a}{b}"))
+    ///     .mode(mode::Outer)
+    ///     .missing_with(|| { calls += 1; format!("<{calls}>") });
+    /// let t1 = BTreeMap::from([("a", String::from("x"))]);
+    /// let t2 = BTreeMap::from([("b", String::from("y"))]);
+    /// let r: BTreeMap<&str, String> = join.call2(&t1, &t2)?;
+    /// assert_eq!(r, BTreeMap::from([("a", "x<1>".to_string()), ("b", "<2>y".to_string())]));
+    /// assert_eq!(calls, 2);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn missing_with<G>(self, generate: G) -> Treelize<Ns, F, M, MissingWith<G>>
+    where
+        M: Accepts<MissingWith<G>>,
+    {
+        Treelize {
+            f: self.f,
+            mode: self.mode,
+            missing: MissingWith(generate),
+            inherit: self.inherit,
+            ns: PhantomData,
+        }
+    }
+}
+
+/// The argument of one input for one leaf of the result.
+fn pick<'s, L, P: Provide<L>>(
+    arg: Arg,
+    leaves: &[&'s L],
+    slot: &'s mut Option<L>,
+    missing: &mut P,
+) -> Result<&'s L, Error> {
+    match arg {
+        Arg::Leaf(i) => leaves
+            .get(i)
+            .copied()
+            .ok_or_else(|| Error::custom("a leaf index past the end of the tree")),
+        Arg::Missing => {
+            *slot = missing.provide();
+            slot.as_ref()
+                .ok_or_else(|| Error::custom("a slot is missing and no `missing` value was given"))
+        }
+    }
+}
+
+impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
+    fn plan(&self, defs: &[&TreeDef], fill: bool) -> Result<Alignment, Error> {
+        let policy = Policy {
+            mode: M::MODE,
+            inherit: if self.inherit {
+                Inherit::Everybody
+            } else {
+                Inherit::Nobody
+            },
+            all_errors: true,
+            fill,
+            spans: false,
+        };
+        align(defs, policy).map_err(Error::from_mismatches)
+    }
+
+    /// Applies `f` to one tree (or a plain value).
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// let mut half = pytree_std::Treelize::new(|x: &i32| if x % 2 == 0 { Some(x / 2) } else { None });
+    /// // `f` returns a subtree (an Option): it takes the place of the leaf.
+    /// let r: BTreeMap<&str, Option<i32>> = half.call1(&BTreeMap::from([("a", 4), ("b", 3)]))?;
+    /// assert_eq!(r, BTreeMap::from([("a", Some(2)), ("b", None)]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn call1<A, V, U>(&mut self, a: &A) -> Result<U, Error>
+    where
+        A: Flatten<Ns>,
+        F: FnMut(&A::Leaf) -> V,
+        V: Flatten<Ns>,
+        U: Unflatten<Ns, Leaf = V::Leaf>,
+        P: Provide<A::Leaf>,
+    {
+        let da = structure::<Ns, A>(a);
+        let plan = self.plan(&[&da], <P as Provide<A::Leaf>>::GIVEN)?;
+        let la = leaves::<Ns, A>(a);
+        let mut out = Vec::with_capacity(plan.def.num_leaves());
+        for row in plan.rows() {
+            let mut sa = None;
+            let x = pick(row[0], &la, &mut sa, &mut self.missing)?;
+            out.push((self.f)(x));
+        }
+        let (leaves, def) = graft::<Ns, V>(&plan.def, out)?;
+        unflatten::<Ns, U, _>(&def, leaves)
+    }
+
+    /// Applies `f` to two trees (or plain values), lined up per the mode.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// let mut sub = pytree_std::Treelize::new(|a: &f32, b: &f32| a - b);
+    /// let r: BTreeMap<&str, f32> = sub.call2(&BTreeMap::from([("w", 3.0f32)]), &BTreeMap::from([("w", 1.0f32)]))?;
+    /// assert_eq!(r["w"], 2.0);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn call2<A, B, V, U>(&mut self, a: &A, b: &B) -> Result<U, Error>
+    where
+        A: Flatten<Ns>,
+        B: Flatten<Ns>,
+        F: FnMut(&A::Leaf, &B::Leaf) -> V,
+        V: Flatten<Ns>,
+        U: Unflatten<Ns, Leaf = V::Leaf>,
+        P: Provide<A::Leaf> + Provide<B::Leaf>,
+    {
+        let (da, db) = (structure::<Ns, A>(a), structure::<Ns, B>(b));
+        let fill = <P as Provide<A::Leaf>>::GIVEN && <P as Provide<B::Leaf>>::GIVEN;
+        let plan = self.plan(&[&da, &db], fill)?;
+        let (la, lb) = (leaves::<Ns, A>(a), leaves::<Ns, B>(b));
+        let mut out = Vec::with_capacity(plan.def.num_leaves());
+        for row in plan.rows() {
+            let (mut sa, mut sb) = (None, None);
+            let x = pick(row[0], &la, &mut sa, &mut self.missing)?;
+            let y = pick(row[1], &lb, &mut sb, &mut self.missing)?;
+            out.push((self.f)(x, y));
+        }
+        let (leaves, def) = graft::<Ns, V>(&plan.def, out)?;
+        unflatten::<Ns, U, _>(&def, leaves)
+    }
+
+    /// Applies `f` to three trees (or plain values), lined up per the mode.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use pytree_std::{mode, Treelize};
+    /// let mut total = Treelize::new(|a: &i32, b: &i32, c: &i32| a + b + c).mode(mode::Outer).missing(0);
+    /// let r: BTreeMap<&str, i32> = total.call3(
+    ///     &BTreeMap::from([("a", 1)]),
+    ///     &BTreeMap::from([("a", 10), ("b", 20)]),
+    ///     &BTreeMap::from([("c", 300)]),
+    /// )?;
+    /// assert_eq!(r, BTreeMap::from([("a", 11), ("b", 20), ("c", 300)]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn call3<A, B, C, V, U>(&mut self, a: &A, b: &B, c: &C) -> Result<U, Error>
+    where
+        A: Flatten<Ns>,
+        B: Flatten<Ns>,
+        C: Flatten<Ns>,
+        F: FnMut(&A::Leaf, &B::Leaf, &C::Leaf) -> V,
+        V: Flatten<Ns>,
+        U: Unflatten<Ns, Leaf = V::Leaf>,
+        P: Provide<A::Leaf> + Provide<B::Leaf> + Provide<C::Leaf>,
+    {
+        let (da, db, dc) = (
+            structure::<Ns, A>(a),
+            structure::<Ns, B>(b),
+            structure::<Ns, C>(c),
+        );
+        let fill = <P as Provide<A::Leaf>>::GIVEN
+            && <P as Provide<B::Leaf>>::GIVEN
+            && <P as Provide<C::Leaf>>::GIVEN;
+        let plan = self.plan(&[&da, &db, &dc], fill)?;
+        let (la, lb, lc) = (leaves::<Ns, A>(a), leaves::<Ns, B>(b), leaves::<Ns, C>(c));
+        let mut out = Vec::with_capacity(plan.def.num_leaves());
+        for row in plan.rows() {
+            let (mut sa, mut sb, mut sc) = (None, None, None);
+            let x = pick(row[0], &la, &mut sa, &mut self.missing)?;
+            let y = pick(row[1], &lb, &mut sb, &mut self.missing)?;
+            let z = pick(row[2], &lc, &mut sc, &mut self.missing)?;
+            out.push((self.f)(x, y, z));
+        }
+        let (leaves, def) = graft::<Ns, V>(&plan.def, out)?;
+        unflatten::<Ns, U, _>(&def, leaves)
+    }
+}

@@ -1,0 +1,111 @@
+//! Prefix trees with the namespace fixed to [`Std`] (JAX's `in_axes`): a
+//! tree whose leaves may each stand for a whole subtree of a fuller tree.
+//! See [`pytree_core::Subtree`] for how a subtree reaches a function.
+
+use pytree_core::{Error, Flatten, Subtree, TreeDef, Unflatten};
+
+use crate::Std;
+
+/// For each leaf of the prefix `prefix`, the subtree of `tree` it stands
+/// for (JAX's `PyTreeDef.flatten_up_to`).
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// // in_axes (None, 0) against the arguments (a1, {"k1": a2, "k2": a3})
+/// let args = (1.0f32, BTreeMap::from([("k1", 2.0f32), ("k2", 3.0)]));
+/// let subs = pytree_std::flatten_up_to(&pytree_std::structure(&(0, 0)), args)?;
+/// assert_eq!(subs[0].leaves(), [1.0]);
+/// assert_eq!(subs[1].leaves(), [2.0, 3.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn flatten_up_to<T: Flatten<Std>>(
+    prefix: &TreeDef,
+    tree: T,
+) -> Result<Vec<Subtree<T::Leaf>>, Error> {
+    pytree_core::flatten_up_to::<Std, T>(prefix, tree)
+}
+
+/// The prefix's leaves, one per leaf of `full` (optree's
+/// `broadcast_prefix`).
+///
+/// ```
+/// assert_eq!(pytree_std::broadcast_prefix(&7, &(1, vec![2, 3]))?, [&7, &7, &7]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn broadcast_prefix<'p, P: Flatten<Std>, T: Flatten<Std>>(
+    prefix: &'p P,
+    full: &T,
+) -> Result<Vec<&'p P::Leaf>, Error> {
+    pytree_core::broadcast_prefix::<Std, P, T>(prefix, full)
+}
+
+/// The prefix spelled out to `full`'s structure, as a `U` (optree's
+/// `tree_broadcast_prefix`).
+///
+/// ```
+/// let b: (u8, Vec<u8>) = pytree_std::broadcast(&(0u8, 1u8), &(1.0f32, vec![2.0f32, 3.0]))?;
+/// assert_eq!(b, (0, vec![1, 1]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn broadcast<P, T, U>(prefix: &P, full: &T) -> Result<U, Error>
+where
+    P: Flatten<Std>,
+    P::Leaf: Clone,
+    T: Flatten<Std>,
+    U: Unflatten<Std, Leaf = P::Leaf>,
+{
+    pytree_core::broadcast::<Std, P, T, U>(prefix, full)
+}
+
+/// Maps over a prefix tree and a fuller one (JAX's `tree_map(f, prefix,
+/// full)`): `f` receives each prefix leaf with the whole subtree of `full`
+/// below it; the result has the prefix's structure.
+///
+/// ```
+/// let sums: (i32, i32) = pytree_std::map_prefix(&(1, 2), &(vec![3, 4], 5), |p, sub| {
+///     p * sub.leaves().iter().copied().sum::<i32>()
+/// })?;
+/// assert_eq!(sums, (7, 10));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn map_prefix<'t, P, T, V, U>(
+    prefix: &P,
+    full: &'t T,
+    f: impl FnMut(&P::Leaf, Subtree<&'t T::Leaf>) -> V,
+) -> Result<U, Error>
+where
+    P: Flatten<Std>,
+    T: Flatten<Std>,
+    T::Leaf: 't,
+    V: Flatten<Std>,
+    U: Unflatten<Std, Leaf = V::Leaf>,
+{
+    pytree_core::map_prefix::<Std, P, T, V, U, _>(prefix, full, f)
+}
+
+/// Maps over a tree and a prefix of it (`vmap`'s arguments and
+/// `in_axes`): `f(leaf, prefix_leaf)` for every leaf of `tree`; the result
+/// has `tree`'s structure. The two may differ in type and leaf type.
+///
+/// ```
+/// let scaled: (f32, Vec<f32>) = pytree_std::map_with_prefix(
+///     &(1.0f32, vec![2.0f32, 3.0]),
+///     &(10u8, 100u8),
+///     |x, k| x * f32::from(*k),
+/// )?;
+/// assert_eq!(scaled, (10.0, vec![200.0, 300.0]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn map_with_prefix<T, P, V, U>(
+    tree: &T,
+    prefix: &P,
+    f: impl FnMut(&T::Leaf, &P::Leaf) -> V,
+) -> Result<U, Error>
+where
+    T: Flatten<Std>,
+    P: Flatten<Std>,
+    V: Flatten<Std>,
+    U: Unflatten<Std, Leaf = V::Leaf>,
+{
+    pytree_core::map_with_prefix::<Std, T, P, V, U, _>(tree, prefix, f)
+}
