@@ -11,7 +11,8 @@
 //! for std types and re-exports everything here.
 //!
 //! ## Contents
-//! - [`Flatten`], [`Unflatten`], [`Source`]: the traits (module `flatten`).
+//! - [`Flatten`], [`Unflatten`], [`Source`]: the traits, and [`NodeView`],
+//!   what a generic reader sees (module `flatten`).
 //! - [`Sink`], [`Visit`], [`VisitMut`], [`NodeRef`]: the walk callbacks
 //!   (module `visit`).
 //! - [`TreeDef`], [`TreeDefBuilder`], [`NodeKind`]: the structure
@@ -46,7 +47,7 @@ mod visit;
 pub mod __private;
 
 pub use error::{Error, ErrorKind};
-pub use flatten::{Flatten, Source, Unflatten};
+pub use flatten::{Flatten, NodeView, Source, Unflatten};
 pub use key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use ops::{flatten, for_each, for_each_mut, leaves, map, structure, try_map, unflatten};
 pub use schema::{FieldSchema, FieldStyle, Schema};

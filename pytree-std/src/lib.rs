@@ -44,12 +44,17 @@
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
 //!   `HashMap`, `Option`, `Rc`, `Arc` and the primitive leaf types
 //!   (module `impls`).
+//! - [`Tree`] and [`tree!`]: a pytree whose shape is known only at run
+//!   time (JSON configs, checkpoints, metrics), with access by path,
+//!   ascii display, arithmetic and conversion to and from typed pytrees
+//!   (module [`tree`]).
 //! - Everything of `pytree-core` (traits, [`TreeDef`], [`Error`], key
 //!   paths), re-exported.
 
 mod impls;
 mod namespace;
 mod ops;
+pub mod tree;
 
 pub use namespace::{PyTree, Std};
 pub use ops::{
@@ -58,10 +63,11 @@ pub use ops::{
 };
 pub use pytree_core::{
     impl_leaf, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
-    KeyEntry, KeyPath, KeyRef, NodeKind, NodeRef, Schema, Sink, Source, Static, StaticValue,
-    TreeDef, TreeDefBuilder, Unflatten, Visit, VisitMut,
+    KeyEntry, KeyPath, KeyRef, NodeKind, NodeRef, NodeView, Schema, Sink, Source, Static,
+    StaticValue, TreeDef, TreeDefBuilder, Unflatten, Visit, VisitMut,
 };
 pub use pytree_derive::PyTree;
+pub use tree::Tree;
 
 #[doc(hidden)]
 pub use pytree_core::__private;
