@@ -29,7 +29,7 @@ fn display_of_mixed_nodes() {
 
 #[test]
 fn display_passes_a_precision_on_to_the_leaves() {
-    let t: Tree<f64> = tree! { "pi" => 3.14159, "e" => [2.71828] };
+    let t: Tree<f64> = tree! { "third" => 1.0 / 3.0, "x" => [2.0 / 3.0] };
     insta::assert_snapshot!("precision", format!("{t:.2}"));
 }
 
