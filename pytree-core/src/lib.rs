@@ -26,10 +26,15 @@
 //!   [`try_map`], [`for_each`], [`for_each_mut`] (module `ops`).
 //! - [`impl_leaf!`]: declare leaf types of a namespace (module `leaf`).
 //! - `Box<T>` impls for every namespace (module `fundamental`).
+//! - With the `serde` feature: `Serialize`/`Deserialize` for [`TreeDef`]
+//!   (module `serde_impl`; needs `std` for its table of deserialized
+//!   schemas).
 #![no_std]
 #![warn(missing_docs)]
 
 extern crate alloc;
+#[cfg(feature = "serde")]
+extern crate std;
 
 mod error;
 mod flatten;
@@ -38,6 +43,8 @@ mod key_path;
 mod leaf;
 mod ops;
 mod schema;
+#[cfg(feature = "serde")]
+mod serde_impl;
 mod source;
 mod static_data;
 mod treedef;

@@ -48,12 +48,16 @@
 //!   time (JSON configs, checkpoints, metrics), with access by path,
 //!   ascii display, arithmetic and conversion to and from typed pytrees
 //!   (module [`tree`]).
+//! - With the `serde` feature: serde for [`Tree`] and [`TreeDef`], and for
+//!   any pytree as its TreeDef and leaves (module `serialized`).
 //! - Everything of `pytree-core` (traits, [`TreeDef`], [`Error`], key
 //!   paths), re-exported.
 
 mod impls;
 mod namespace;
 mod ops;
+#[cfg(feature = "serde")]
+pub mod serialized;
 pub mod tree;
 
 pub use namespace::{PyTree, Std};

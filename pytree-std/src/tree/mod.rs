@@ -40,6 +40,8 @@ mod iter;
 mod macros;
 mod path;
 mod pytree;
+#[cfg(feature = "serde")]
+mod serde_impl;
 mod walk;
 
 use std::fmt;
@@ -52,6 +54,8 @@ pub use convert::key_string;
 pub use display::DisplayDepth;
 pub use iter::{IntoIter, Iter};
 pub use path::{Step, TreePath};
+#[cfg(feature = "serde")]
+pub use serde_impl::MAX_SERDE_DEPTH;
 
 /// The storage of one map node.
 type Map<L> = IndexMap<String, Tree<L>>;
