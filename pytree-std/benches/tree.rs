@@ -72,11 +72,21 @@ fn shapes(c: &mut Criterion) {
         g.bench_function("flatten", |b| {
             b.iter_batched(|| fresh(&tree), pytree_std::flatten, BatchSize::SmallInput)
         });
-        g.bench_function("structure", |b| b.iter(|| pytree_std::structure(black_box(&tree))));
-        g.bench_function("leaves", |b| b.iter(|| pytree_std::leaves(black_box(&tree))));
-        g.bench_function("map_ref", |b| b.iter(|| black_box(&tree).map_ref(|x| x * 2.0)));
+        g.bench_function("structure", |b| {
+            b.iter(|| pytree_std::structure(black_box(&tree)))
+        });
+        g.bench_function("leaves", |b| {
+            b.iter(|| pytree_std::leaves(black_box(&tree)))
+        });
+        g.bench_function("map_ref", |b| {
+            b.iter(|| black_box(&tree).map_ref(|x| x * 2.0))
+        });
         g.bench_function("map", |b| {
-            b.iter_batched(|| fresh(&tree), |t| pytree_std::map(t, |x| x * 2.0), BatchSize::SmallInput)
+            b.iter_batched(
+                || fresh(&tree),
+                |t| pytree_std::map(t, |x| x * 2.0),
+                BatchSize::SmallInput,
+            )
         });
         let (leaves, def) = pytree_std::flatten(fresh(&tree));
         g.bench_function("unflatten", |b| {

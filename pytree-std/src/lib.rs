@@ -47,7 +47,7 @@
 //! - [`Tree`] and [`tree!`]: a pytree whose shape is known only at run
 //!   time (JSON configs, checkpoints, metrics), with access by path,
 //!   ascii display, arithmetic and conversion to and from typed pytrees
-//!   (module [`tree`]).
+//!   (module [`tree`](mod@tree)).
 //! - With the `serde` feature: serde for [`Tree`] and [`TreeDef`], and for
 //!   any pytree as its TreeDef and leaves (module `serialized`).
 //! - Everything of `pytree-core` (traits, [`TreeDef`], [`Error`], key

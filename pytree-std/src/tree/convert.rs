@@ -204,9 +204,18 @@ fn without_tree_index(e: Error) -> Error {
 impl<L> Tree<L> {
     /// The tree of a typed pytree, through its key paths: a derived
     /// `Mlp<f32>` becomes a tree whose leaf paths are `layers/0/w`, ...
-    /// See the [module docs](self) for the mapping and what is lost
-    /// (static fields, type names). Errors only if two keys of one typed map
-    /// print the same (a `Debug` that is not one-to-one).
+    ///
+    /// - a struct becomes a map of its *data* fields, keyed by field name
+    ///   in declaration order (a tuple struct's fields are `"0"`, `"1"`);
+    /// - an enum variant becomes a one-entry map `{"Variant": {fields}}`;
+    /// - tuples, `Vec`, arrays and other sequences become sequences;
+    /// - a map's keys become strings ([`key_string`](super::key_string));
+    /// - `Some(x)` is `x`, `None` is `None`; `Box`, `Rc`, `Arc` vanish.
+    ///
+    /// Lost: static fields, type names, tuple-versus-`Vec`, which places
+    /// were `Some`; the typed value's TreeDef keeps them, which is why
+    /// [`to_pytree`](Tree::to_pytree) takes one. Errors only if two keys of
+    /// one typed map print the same (a `Debug` that is not one-to-one).
     ///
     /// ```
     /// use pytree_std::{PyTree, Tree};

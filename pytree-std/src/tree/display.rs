@@ -126,8 +126,13 @@ pub(crate) fn ascii<L: fmt::Display>(
     Ok(())
 }
 
-/// A [`Tree`] printed as an ascii tree down to a chosen depth; see
+/// A [`Tree`] printed as an ascii tree down to a chosen depth; made by
 /// [`Tree::display_depth`].
+///
+/// ```
+/// let t = pytree_std::tree! { "x" => { "c" => 4 } };
+/// assert_eq!(format!("{}", t.display_depth(1)), "└── x --> …");
+/// ```
 pub struct DisplayDepth<'a, L> {
     tree: &'a Tree<L>,
     max_depth: usize,

@@ -27,6 +27,12 @@
 //!   deep works; `Display` stops printing below a depth (see
 //!   [`Tree::display_depth`]).
 //!
+//! With the `serde` feature, a tree (de)serializes as the document it looks
+//! like: object ↔ map (document order), array ↔ sequence, `null` ↔ `None`,
+//! scalar ↔ leaf (`L` read from the scalar), so `Tree<serde_json::Value>`
+//! reads any JSON document; errors name the path; trees deeper than
+//! `MAX_SERDE_DEPTH` (127, what serde_json reads back) are refused.
+//!
 //! Contents: the type and its accessors (this file), `tree!` (`macros`),
 //! paths and access by path (`path`), iteration with paths (`iter`), the
 //! iterative walks (`walk`), the pytree impls (`pytree`), conversion from

@@ -48,6 +48,13 @@ pub enum Step<'a> {
 /// ```
 pub trait TreePath {
     /// The steps from the root.
+    ///
+    /// ```
+    /// use pytree_std::{tree::{Step, TreePath}, KeyEntry, KeyPath};
+    /// let p = KeyPath::from_entries(vec![KeyEntry::Field("w"), KeyEntry::Index(2)]);
+    /// assert_eq!(p.steps(), [Step::Key("w".into()), Step::Index(2)]);
+    /// assert!("".steps().is_empty());
+    /// ```
     fn steps(&self) -> Vec<Step<'_>>;
 }
 

@@ -34,6 +34,13 @@ use pytree_core::{KeyEntry, KeyPath};
 
 /// The deepest tree serde reads or writes: the deepest nesting serde_json
 /// reads back by default (it refuses 128 nested containers).
+///
+/// ```
+/// let mut t = pytree_std::Tree::leaf(0u8);
+/// for _ in 0..pytree_std::tree::MAX_SERDE_DEPTH { t = pytree_std::Tree::seq([t]); }
+/// assert!(serde_json::to_string(&t).is_ok());
+/// assert!(serde_json::to_string(&pytree_std::Tree::seq([t])).is_err());
+/// ```
 pub const MAX_SERDE_DEPTH: usize = 127;
 
 /// One node, written recursively (depth checked at the root).
