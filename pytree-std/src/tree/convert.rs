@@ -209,7 +209,7 @@ impl<L> Tree<L> {
     ///   in declaration order (a tuple struct's fields are `"0"`, `"1"`);
     /// - an enum variant becomes a one-entry map `{"Variant": {fields}}`;
     /// - tuples, `Vec`, arrays and other sequences become sequences;
-    /// - a map's keys become strings ([`key_string`](super::key_string));
+    /// - a map's keys become strings ([`key_string`]);
     /// - `Some(x)` is `x`, `None` is `None`; `Box`, `Rc`, `Arc` vanish.
     ///
     /// Lost: static fields, type names, tuple-versus-`Vec`, which places
