@@ -41,6 +41,18 @@ fn a_derived_model_becomes_a_tree_keyed_by_field_names() {
 }
 
 #[test]
+fn a_tree_unflattens_from_the_treedef_of_a_derived_struct() {
+    let (leaves, def) = pytree_std::flatten(mlp());
+    let t: Tree<f32> = pytree_std::unflatten(&def, leaves).unwrap();
+    assert_eq!(t, Tree::from_pytree(mlp()).unwrap());
+    let err = pytree_std::unflatten::<Tree<f32>>(&def, [1.0, 2.0, 3.0]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .layers[1].b: too few leaves for TreeDef: expected 5, got 3"
+    );
+}
+
+#[test]
 fn the_tree_flattens_to_the_typed_leaves_in_the_same_order() {
     let typed = pytree_std::flatten(mlp()).0;
     let dynamic = pytree_std::flatten(Tree::from_pytree(mlp()).unwrap()).0;

@@ -147,7 +147,9 @@ impl Repr {
                             "TreeDef record {i}: {n} leaves where 1 to {pending} subtree(s) are left"
                         ));
                     }
-                    num_leaves += n;
+                    num_leaves = num_leaves
+                        .checked_add(n)
+                        .ok_or_else(|| format!("TreeDef record {i}: too many leaves"))?;
                     pending -= n;
                     match nodes.last_mut() {
                         Some(Node::Leaves(run)) => *run += n,
@@ -202,7 +204,9 @@ impl Repr {
                     0
                 }
             };
-            pending = pending - 1 + arity;
+            pending = (pending - 1).checked_add(arity).ok_or_else(|| {
+                format!("TreeDef record {i}: more subtrees than a TreeDef can hold")
+            })?;
         }
         if total > 0 && pending > 0 {
             return Err(format!(
