@@ -12,6 +12,11 @@
 ///   Write a block as `({ ... })`, since `{ ... }` is a map.
 /// - `tree!()` / `tree! {}` is an empty map.
 ///
+/// A literal is expanded in one step when every value is one token tree
+/// (`1`, `x`, `{..}`, `[..]`); other values (`-1`, `a + b`) cost one macro
+/// recursion per token, so a very long literal of such values can reach
+/// the compiler's `recursion_limit` (as `serde_json::json!` can).
+///
 /// ```
 /// use pytree_std::{tree, Tree};
 /// let t: Tree<i32> = tree! { "a" => 2, "b" => 30, "x" => { "c" => 4, "d" => 9 } };
@@ -43,6 +48,10 @@ macro_rules! tree {
     };
     (@map $($rest:tt)+) => { $crate::tree!(@entries [] $($rest)+) };
     (@entries [$($done:tt)*]) => { $crate::Tree::dict([$($done)*]) };
+    // One step for an entry whose value is one token tree.
+    (@entries [$($done:tt)*] $key:literal => $value:tt $(, $($rest:tt)*)?) => {
+        $crate::tree!(@entries [$($done)* (::std::string::String::from($key), $crate::tree!(@value $value)),] $($($rest)*)?)
+    };
     (@entries [$($done:tt)*] $key:literal => $($rest:tt)+) => {
         $crate::tree!(@entry [$($done)*] ($key) [] $($rest)+)
     };
