@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::key_path::KeyRef;
 use crate::schema::Schema;
-use crate::static_data::Static;
+use crate::static_data::{Static, StaticValue};
 use crate::visit::{Sink, Visit, VisitMut};
 
 /// A value that is a pytree: containers whose non-container parts are leaves
@@ -302,4 +302,80 @@ pub trait Source<L> {
     /// assert_eq!(src.option_node().unwrap(), false);
     /// ```
     fn option_node(&mut self) -> Result<bool, Error>;
+
+    /// The next node, whatever its kind, for readers that accept any
+    /// structure (a dynamic tree such as `pytree_std::Tree`). An internal
+    /// node is consumed and described; a leaf is reported as
+    /// [`NodeView::Leaf`] and *not* consumed: read it with
+    /// [`leaf`](Source::leaf). The default says the source cannot do this.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, NodeView, Source};
+    /// let def = pytree_std::structure(&(1u8, None::<u8>));
+    /// let mut src = DefSource::new(&def, vec![7u8].into_iter());
+    /// assert!(matches!(src.any_node().unwrap(), NodeView::Tuple(2)));
+    /// assert!(matches!(src.any_node().unwrap(), NodeView::Leaf));
+    /// assert_eq!(src.leaf().unwrap(), 7);
+    /// assert!(matches!(src.any_node().unwrap(), NodeView::None));
+    /// ```
+    fn any_node(&mut self) -> Result<NodeView, Error> {
+        Err(Error::custom(
+            "this source can only read the nodes its target type asks for",
+        ))
+    }
+}
+
+/// A node as [`Source::any_node`] reports it: its kind and the static data
+/// it owns, so that a reader can rebuild any structure generically.
+///
+/// ```
+/// use pytree_std::NodeView;
+/// assert_eq!(NodeView::Seq(3).arity(), 3);
+/// assert_eq!(NodeView::Leaf.arity(), 0);
+/// ```
+#[derive(Clone, Debug)]
+pub enum NodeView {
+    /// The next item is a leaf (not consumed by `any_node`).
+    Leaf,
+    /// A derived struct or enum variant with its static fields, in
+    /// declaration order (read the data fields' names from the schema).
+    Struct {
+        /// The struct or variant.
+        schema: &'static Schema,
+        /// Its static fields' values.
+        statics: Vec<StaticValue>,
+    },
+    /// A sequence of this length.
+    Seq(usize),
+    /// A tuple of this arity.
+    Tuple(usize),
+    /// A map of `len` entries; `keys` holds them in flattening order
+    /// (see [`StaticValue::item`]).
+    Map {
+        /// Number of entries.
+        len: usize,
+        /// The keys, one item each.
+        keys: StaticValue,
+    },
+    /// `Some(_)`: one child.
+    Some,
+    /// `None`: no children.
+    None,
+}
+
+impl NodeView {
+    /// Number of children.
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::NodeView::Some.arity(), 1);
+    /// ```
+    pub fn arity(&self) -> usize {
+        match self {
+            NodeView::Struct { schema, .. } => schema.num_data(),
+            NodeView::Seq(n) | NodeView::Tuple(n) => *n,
+            NodeView::Map { len, .. } => *len,
+            NodeView::Some => 1,
+            NodeView::Leaf | NodeView::None => 0,
+        }
+    }
 }

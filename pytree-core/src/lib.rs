@@ -11,7 +11,8 @@
 //! for std types and re-exports everything here.
 //!
 //! ## Contents
-//! - [`Flatten`], [`Unflatten`], [`Source`]: the traits (module `flatten`).
+//! - [`Flatten`], [`Unflatten`], [`Source`]: the traits, and [`NodeView`],
+//!   what a generic reader sees (module `flatten`).
 //! - [`Sink`], [`Visit`], [`VisitMut`], [`NodeRef`]: the walk callbacks
 //!   (module `visit`).
 //! - [`TreeDef`], [`TreeDefBuilder`], [`NodeKind`]: the structure
@@ -45,10 +46,15 @@
 //!   ([`TreeDef::diff`], [`TreeDef::is_prefix_of`], [`TreeDef::compose`]).
 //! - [`impl_leaf!`]: declare leaf types of a namespace (module `leaf`).
 //! - `Box<T>` impls for every namespace (module `fundamental`).
+//! - With the `serde` feature: `Serialize`/`Deserialize` for [`TreeDef`]
+//!   (module `serde_impl`; needs `std` for its table of deserialized
+//!   schemas).
 #![no_std]
 #![warn(missing_docs)]
 
 extern crate alloc;
+#[cfg(feature = "serde")]
+extern crate std;
 
 mod at_path;
 mod error;
@@ -65,6 +71,8 @@ mod path_tracker;
 mod prefix;
 mod reduce;
 mod schema;
+#[cfg(feature = "serde")]
+mod serde_impl;
 mod source;
 mod static_data;
 mod transpose;
@@ -79,7 +87,7 @@ pub mod __private;
 
 pub use at_path::{get, set, set_subtree, update};
 pub use error::{Error, ErrorKind};
-pub use flatten::{Flatten, Source, Unflatten};
+pub use flatten::{Flatten, NodeView, Source, Unflatten};
 pub use key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use multi::{check_same_structure, map_n, zip_mut};
 pub use ops::{flatten, for_each, for_each_mut, leaves, map, structure, try_map, unflatten};

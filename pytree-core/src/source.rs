@@ -6,7 +6,7 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::flatten::Source;
+use crate::flatten::{NodeView, Source};
 use crate::schema::Schema;
 use crate::static_data::{Static, StaticValue};
 use crate::treedef::{Item, Node, TreeDef, Walker};
@@ -221,6 +221,37 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         match self.node_if(|n| matches!(n, Node::Some | Node::None)) {
             Some(node) => Ok(node == Node::Some),
             None => Err(self.mismatch("Some(_) or None")),
+        }
+    }
+
+    fn any_node(&mut self) -> Result<NodeView, Error> {
+        match self.walker.peek() {
+            None => Err(self.mismatch("a node")),
+            Some(Item::Leaf) => Ok(NodeView::Leaf),
+            Some(Item::Node(..)) => {
+                let Some(Item::Node(node, statics)) = self.walker.next_item() else {
+                    return Err(self.mismatch("a node"));
+                };
+                self.statics = statics;
+                Ok(match node {
+                    Node::Struct(schema) => NodeView::Struct {
+                        schema,
+                        statics: statics.to_vec(),
+                    },
+                    Node::Seq(n) => NodeView::Seq(n),
+                    Node::Tuple(n) => NodeView::Tuple(n),
+                    Node::Map(len) => NodeView::Map {
+                        len,
+                        keys: statics
+                            .first()
+                            .cloned()
+                            .unwrap_or_else(|| StaticValue::keys::<()>(Vec::new())),
+                    },
+                    Node::Some => NodeView::Some,
+                    Node::None => NodeView::None,
+                    Node::Leaves(_) => NodeView::Leaf,
+                })
+            }
         }
     }
 }

@@ -39,6 +39,8 @@ trait DynStatic: Send + Sync {
     fn fmt_whole(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result;
     fn item_count(&self) -> usize;
     fn fmt_item(&self, index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result;
+    fn item(&self, index: usize) -> Option<StaticValue>;
+    fn type_name(&self) -> &'static str;
     /// Map keys only: compares item `i` with item `j` of `other` (keys of
     /// the same type). `None` when the types differ; `Some(None)` when the
     /// keys are equal-comparable but carry no order.
@@ -99,6 +101,12 @@ impl<T: Static> DynStatic for Single<T> {
     fn fmt_item(&self, _index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.0, f)
     }
+    fn item(&self, index: usize) -> Option<StaticValue> {
+        (index == 0).then(|| StaticValue::new(self.0.clone()))
+    }
+    fn type_name(&self) -> &'static str {
+        core::any::type_name::<T>()
+    }
 }
 
 impl<K: Static> DynStatic for Keys<K> {
@@ -133,7 +141,7 @@ impl<K: Static> DynStatic for Keys<K> {
         })
     }
     fn key_value(&self, i: usize) -> Option<StaticValue> {
-        self.keys.get(i).cloned().map(StaticValue::new)
+        self.item(i)
     }
     fn select_keys(
         &self,
@@ -148,6 +156,14 @@ impl<K: Static> DynStatic for Keys<K> {
             keys,
             order: self.order,
         })))
+    }
+    fn item(&self, index: usize) -> Option<StaticValue> {
+        self.keys
+            .get(index)
+            .map(|key| StaticValue::new(key.clone()))
+    }
+    fn type_name(&self) -> &'static str {
+        core::any::type_name::<Vec<K>>()
     }
 }
 
@@ -165,13 +181,21 @@ impl<K: Static> DynStatic for Keys<K> {
 pub struct StaticValue(Arc<dyn DynStatic>);
 
 impl StaticValue {
-    /// Erases one value.
+    /// Erases one value. Erasing a `StaticValue` returns it unchanged (an
+    /// erased value is never wrapped twice, so it still compares equal and
+    /// downcasts to what it holds).
     ///
     /// ```
-    /// let v = pytree_std::StaticValue::new(3u32);
+    /// use pytree_std::StaticValue;
+    /// let v = StaticValue::new(3u32);
     /// assert_eq!(v.downcast_ref::<u32>(), Some(&3));
+    /// assert_eq!(StaticValue::new(v.clone()), v);
+    /// assert_eq!(StaticValue::new(v).downcast_ref::<u32>(), Some(&3));
     /// ```
     pub fn new<T: Static>(value: T) -> Self {
+        if let Some(already) = (&value as &dyn Any).downcast_ref::<StaticValue>() {
+            return already.clone();
+        }
         StaticValue(Arc::new(Single(value)))
     }
 
@@ -223,6 +247,29 @@ impl StaticValue {
     /// ```
     pub fn item_count(&self) -> usize {
         self.0.item_count()
+    }
+
+    /// Item `index` as a value of its own: one key of a map's keys (a `K`),
+    /// or the value itself for index 0 of a single value.
+    ///
+    /// ```
+    /// let keys = pytree_std::StaticValue::keys(vec![String::from("a"), String::from("b")]);
+    /// let b = keys.item(1).unwrap();
+    /// assert_eq!(b.downcast_ref::<String>().map(String::as_str), Some("b"));
+    /// assert!(keys.item(2).is_none());
+    /// ```
+    pub fn item(&self, index: usize) -> Option<StaticValue> {
+        self.0.item(index)
+    }
+
+    /// The Rust type name of the erased value (`Vec<K>` for map keys), for
+    /// messages.
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::StaticValue::new(1u8).type_name(), "u8");
+    /// ```
+    pub fn type_name(&self) -> &'static str {
+        self.0.type_name()
     }
 
     /// Debug-prints item `index` (one key of a map's keys; the value itself

@@ -50,6 +50,12 @@
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
 //!   `HashMap`, `Option`, `Rc`, `Arc` and the primitive leaf types
 //!   (module `impls`).
+//! - [`Tree`] and [`tree!`]: a pytree whose shape is known only at run
+//!   time (JSON configs, checkpoints, metrics), with access by path,
+//!   ascii display, arithmetic and conversion to and from typed pytrees
+//!   (module [`tree`](mod@tree)).
+//! - With the `serde` feature: serde for [`Tree`] and [`TreeDef`], and for
+//!   any pytree as its TreeDef and leaves (module `serialized`).
 //! - Everything of `pytree-core` (traits, [`TreeDef`], [`Error`], key
 //!   paths), re-exported.
 
@@ -63,7 +69,10 @@ mod ops;
 mod partition;
 mod prefix;
 mod reduce;
+#[cfg(feature = "serde")]
+pub mod serialized;
 mod transpose;
+pub mod tree;
 mod treelize;
 mod with_path;
 
@@ -78,14 +87,15 @@ pub use partition::{combine, combine_n, filter, partition};
 pub use prefix::{broadcast, broadcast_prefix, flatten_up_to, map_prefix, map_with_prefix};
 pub use pytree_core::{
     impl_leaf, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
-    KeyEntry, KeyPath, KeyRef, NodeKind, NodeRef, Schema, Sink, Source, Static, StaticValue,
-    TreeDef, TreeDefBuilder, Unflatten, Visit, VisitMut,
+    KeyEntry, KeyPath, KeyRef, NodeKind, NodeRef, NodeView, Schema, Sink, Source, Static,
+    StaticValue, TreeDef, TreeDefBuilder, Unflatten, Visit, VisitMut,
 };
 pub use pytree_core::{mode, Subtree};
 pub use pytree_core::{ApproxEq, CombineSource, Tolerance};
 pub use pytree_derive::PyTree;
 pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum, tree_equal};
 pub use transpose::{rise, stack, transpose, unstack, unzip, zip};
+pub use tree::Tree;
 pub use treelize::Treelize;
 pub use with_path::{
     flatten_with_path, for_each_mut_with_path, for_each_with_path, leaves_with_path, map_with_path,
