@@ -90,15 +90,40 @@ impl<L> Subtree<L> {
     }
 }
 
-/// Splits `leaves` (of the full tree) by the prefix's spans.
-fn split_by_spans<L>(spans: Vec<Span>, leaves: Vec<L>) -> Vec<Subtree<L>> {
-    let mut rest = leaves.into_iter();
+/// Splits `leaves` (of the full tree) by the prefix's spans. The spans
+/// follow the prefix's order; the full tree's map keys may come in another
+/// order (keys without an order), so each span takes its own range.
+fn split_by_spans<L>(spans: Vec<Span>, leaves: Vec<L>) -> Result<Vec<Subtree<L>>, Error> {
+    let mut expected_start = 0;
+    let in_order = spans.iter().all(|span| {
+        let ok = span.start == expected_start;
+        expected_start += span.def.as_ref().map_or(1, TreeDef::num_leaves);
+        ok
+    });
+    if in_order {
+        let mut rest = leaves.into_iter();
+        return Ok(spans
+            .into_iter()
+            .map(|span| {
+                let def = span.def.unwrap_or_else(TreeDef::leaf);
+                let leaves = rest.by_ref().take(def.num_leaves()).collect();
+                Subtree { def, leaves }
+            })
+            .collect());
+    }
+    let mut slots: Vec<Option<L>> = leaves.into_iter().map(Some).collect();
     spans
         .into_iter()
         .map(|span| {
             let def = span.def.unwrap_or_else(TreeDef::leaf);
-            let leaves = rest.by_ref().take(def.num_leaves()).collect();
-            Subtree { def, leaves }
+            let range = span.start..span.start.saturating_add(def.num_leaves());
+            let leaves = slots
+                .get_mut(range)
+                .ok_or_else(lost_leaf)?
+                .iter_mut()
+                .map(|slot| slot.take().ok_or_else(lost_leaf))
+                .collect::<Result<_, _>>()?;
+            Ok(Subtree { def, leaves })
         })
         .collect()
 }
@@ -126,7 +151,7 @@ pub fn flatten_up_to<Ns, T: Flatten<Ns>>(
     let spans = prefix.prefix_spans(&def).map_err(|errors| {
         Error::from_mismatches(errors.into_iter().map(|e| e.with_tree(None)).collect())
     })?;
-    Ok(split_by_spans(spans, leaves))
+    split_by_spans(spans, leaves)
 }
 
 /// A plan that points past the leaves (a TreeDef that does not describe
@@ -175,12 +200,17 @@ where
         false,
     )?;
     let leaves = leaves::<Ns, P>(prefix);
-    plan.rows()
-        .map(|row| match row[0] {
-            Arg::Leaf(i) => leaves.get(i).copied().ok_or_else(lost_leaf),
-            Arg::Missing => Err(lost_leaf()),
-        })
-        .collect()
+    // Rows follow the prefix's order; place each at its leaf of `full`
+    // (the same order unless `full`'s map keys come in another order).
+    let mut out: Vec<Option<&'p P::Leaf>> = alloc::vec![None; plan.def.num_leaves()];
+    for row in plan.rows() {
+        let (Arg::Leaf(i), Arg::Leaf(j)) = (row[0], row[1]) else {
+            return Err(lost_leaf());
+        };
+        *out.get_mut(j).ok_or_else(lost_leaf)? =
+            Some(leaves.get(i).copied().ok_or_else(lost_leaf)?);
+    }
+    out.into_iter().map(|x| x.ok_or_else(lost_leaf)).collect()
 }
 
 /// `prefix` spelled out to the structure of `full`: a tree of `U` (with
@@ -240,7 +270,7 @@ where
 {
     let prefix_def = structure::<Ns, P>(prefix);
     let plan = prefix_plan(&prefix_def, &structure::<Ns, T>(full), true)?;
-    let subtrees = split_by_spans(plan.spans, leaves::<Ns, T>(full));
+    let subtrees = split_by_spans(plan.spans, leaves::<Ns, T>(full))?;
     let values = leaves::<Ns, P>(prefix)
         .into_iter()
         .zip(subtrees)

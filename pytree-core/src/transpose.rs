@@ -15,7 +15,7 @@ use crate::graft::graft;
 use crate::key_path::KeyEntry;
 use crate::multi::all_mismatches;
 use crate::ops::{flatten, unflatten};
-use crate::treedef::{pair_of_leaves, seq_of_leaves, Node, TreeDef};
+use crate::treedef::{align, pair_of_leaves, seq_of_leaves, Arg, Node, Policy, TreeDef};
 
 /// Reorders `rows * cols` leaves from row-major to column-major.
 fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {
@@ -87,28 +87,50 @@ where
     U: Unflatten<Ns, Leaf = T::Leaf>,
 {
     let mut leaves = Vec::new();
-    let mut defs = Vec::new();
+    let mut inner: Option<TreeDef> = None;
+    let mut n = 0;
+    let mut mismatches = Vec::new();
     for tree in trees {
-        let (mut l, d) = flatten::<Ns, T>(tree);
-        leaves.append(&mut l);
-        defs.push(d);
+        let (l, d) = flatten::<Ns, T>(tree);
+        match &inner {
+            None => {
+                leaves.extend(l);
+                inner = Some(d);
+            }
+            Some(first) if *first == d => leaves.extend(l),
+            Some(first) => match in_order_of(first, &d, l) {
+                Ok(l) => leaves.extend(l),
+                Err(errors) => mismatches.extend(errors.into_iter().map(|e| e.in_tree(n))),
+            },
+        }
+        n += 1;
     }
-    let Some((inner, rest)) = defs.split_first() else {
+    let Some(inner) = inner else {
         return Err(Error::custom(
             "cannot stack zero trees: the result's structure is unknown",
         ));
     };
-    if rest.iter().any(|d| d != inner) {
-        let others = rest.iter().enumerate().map(|(k, d)| (k + 1, d.clone()));
-        return Err(all_mismatches(
-            inner,
-            others,
-            Error::custom("the trees differ"),
-        ));
+    if !mismatches.is_empty() {
+        return Err(Error::from_mismatches(mismatches));
     }
-    let n = defs.len();
     let leaves = transpose_leaves(leaves, n, inner.num_leaves());
     unflatten::<Ns, U, _>(&inner.compose(&seq_of_leaves(n)), leaves)
+}
+
+/// The `leaves` of a tree of structure `def` in the order of `first`'s:
+/// the structures must be equal but for the order of map keys without an
+/// order (a dynamic tree's keys), whose entries pair by key. The errors
+/// list every other difference.
+fn in_order_of<L>(first: &TreeDef, def: &TreeDef, leaves: Vec<L>) -> Result<Vec<L>, Vec<Error>> {
+    let plan = align(&[first, def], Policy::diff())?;
+    let mut slots: Vec<Option<L>> = leaves.into_iter().map(Some).collect();
+    let lost = || alloc::vec![Error::custom("a leaf of the plan is missing from its tree")];
+    plan.rows()
+        .map(|row| match row[1] {
+            Arg::Leaf(j) => slots.get_mut(j).and_then(Option::take).ok_or_else(lost),
+            Arg::Missing => Err(lost()),
+        })
+        .collect()
 }
 
 /// Splits a stacked tree (one whose every leaf sits in a sequence of `n`

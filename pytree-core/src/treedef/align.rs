@@ -12,8 +12,13 @@
 //!
 //! Sequences, tuples and structs must agree in every mode (kind, length,
 //! schema; static fields must be equal); a map's keys and an option's
-//! `Some` / `None` follow the mode. The walk is iterative (an explicit
-//! stack), so deep TreeDefs do not overflow the call stack.
+//! `Some` / `None` follow the mode. Map entries are paired by key: keys
+//! erased with an order (`StaticValue::ordered_keys`) stay sorted in the
+//! merged map; keys without one follow the first tree's order, then the
+//! keys new in later trees in their order, and a tree whose keys come in
+//! another order is read out of order (through a [`SkipTable`], so the
+//! walk stays linear). The walk is iterative (an explicit stack), so deep
+//! TreeDefs do not overflow the call stack.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -21,6 +26,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
+use super::walk::SkipTable;
 use super::{Item, Node, TreeDef, TreeDefBuilder, Walker};
 use crate::error::{Error, ErrorKind};
 use crate::key_path::KeyEntry;
@@ -82,12 +88,15 @@ pub(crate) enum Arg {
     Missing,
 }
 
-/// What one leaf of input 0 covers in the result (with `Policy::spans`).
+/// What one leaf of input 0 covers in input 1 (with `Policy::spans`).
 #[derive(Debug)]
 pub(crate) struct Span {
-    /// The subtree of the result it stands for (its leaves follow those of
-    /// the spans before it); `None` for a single leaf.
+    /// The subtree of input 1 it stands for; `None` for a single leaf.
     pub def: Option<TreeDef>,
+    /// The index of that subtree's first leaf among input 1's leaves (its
+    /// leaves are contiguous there; spans come in input 0's order, which
+    /// is input 1's order unless input 1's map keys come in another order).
+    pub start: usize,
 }
 
 /// The merged structure and, per leaf of it, one [`Arg`] per input.
@@ -118,6 +127,7 @@ pub(crate) fn align(defs: &[&TreeDef], policy: Policy) -> Result<Alignment, Vec<
             .map(|d| Input {
                 walker: Walker::new(d),
                 next_leaf: 0,
+                skips: None,
             })
             .collect(),
         policy,
@@ -127,7 +137,7 @@ pub(crate) fn align(defs: &[&TreeDef], policy: Policy) -> Result<Alignment, Vec<
         path: Vec::new(),
         errors: Vec::new(),
     };
-    let mut stack: Vec<Frame> = Vec::new();
+    let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut pos = vec![Pos::Walk; width];
     'walk: loop {
         if let Some(frame) = st.subtree(pos) {
@@ -186,26 +196,34 @@ enum Pos {
 struct Input<'d> {
     walker: Walker<'d>,
     next_leaf: usize,
+    /// Built the first time this input is read out of order.
+    skips: Option<SkipTable>,
 }
 
+/// A place in one input: its walker and the index of its next leaf.
+type Mark<'d> = (Walker<'d>, usize);
+
 /// How the children of an open node are reached.
-enum Children {
+enum Children<'d> {
     /// Child `j` of every walking input is child `j` of the result.
     InOrder,
     /// `plan[j * width + i]` is the own child of input `i` that becomes
     /// child `j` of the result (`None`: the input lacks it); `taken[i]` of
-    /// its `own[i]` children are consumed.
+    /// its `own[i]` children are consumed. An input whose children are
+    /// wanted out of order is listed in `jumps` with the start of each of
+    /// its children and, last, the end of its node.
     Keyed {
         plan: Vec<Option<usize>>,
         taken: Vec<usize>,
         own: Vec<usize>,
+        jumps: Vec<(usize, Vec<Mark<'d>>)>,
     },
 }
 
 /// A node of the result whose children are being lined up.
-struct Frame {
+struct Frame<'d> {
     pos: Vec<Pos>,
-    children: Children,
+    children: Children<'d>,
     /// How the path names each child.
     keys: ChildKeys,
     next: usize,
@@ -322,12 +340,58 @@ impl<'d> Aligner<'d> {
     /// Skips input `i`'s whole subtree here.
     fn skip(&mut self, i: usize) {
         let input = &mut self.inputs[i];
-        input.next_leaf += input.walker.skip_subtree();
+        input.next_leaf += match &input.skips {
+            Some(table) => table.skip(&mut input.walker),
+            None => input.walker.skip_subtree(),
+        };
+    }
+
+    /// For the inputs of a keyed node whose plan visits their children out
+    /// of order (map keys without an order, met in another order than the
+    /// merged keys): the start of each of their `own` children and the end
+    /// of the node. Call with the walkers just past the node's record.
+    fn jumps(
+        &mut self,
+        plan: &[Option<usize>],
+        own: &[usize],
+        pos: &[Pos],
+    ) -> Vec<(usize, Vec<Mark<'d>>)> {
+        let width = pos.len();
+        let mut jumps = Vec::new();
+        for i in 0..width {
+            if pos[i] != Pos::Walk {
+                continue;
+            }
+            let mut wanted = plan.iter().skip(i).step_by(width).flatten();
+            let in_order = match wanted.next() {
+                None => true,
+                Some(&first) => wanted
+                    .try_fold(first, |prev, &t| (t > prev).then_some(t))
+                    .is_some(),
+            };
+            if in_order {
+                continue;
+            }
+            let input = &mut self.inputs[i];
+            let table = input
+                .skips
+                .get_or_insert_with(|| SkipTable::new(input.walker.def()));
+            let mut walker = input.walker.clone();
+            let mut next_leaf = input.next_leaf;
+            let mut marks = Vec::with_capacity(own[i] + 1);
+            for _ in 0..own[i] {
+                marks.push((walker.clone(), next_leaf));
+                next_leaf += table.skip(&mut walker);
+            }
+            marks.push((walker, next_leaf));
+            jumps.push((i, marks));
+        }
+        jumps
     }
 
     /// Lines up the subtree every input stands at: emits a leaf of the
     /// result, or a node whose children are then lined up (the frame).
-    fn subtree(&mut self, mut pos: Vec<Pos>) -> Option<Frame> {
+    fn subtree(&mut self, mut pos: Vec<Pos>) -> Option<Frame<'d>> {
         let width = pos.len();
         let items: Vec<Option<Item<'d>>> = (0..width)
             .map(|i| match pos[i] {
@@ -359,7 +423,11 @@ impl<'d> Aligner<'d> {
             if self.may_broadcast(i) {
                 if i == 0 && self.policy.spans {
                     let def = self.inputs[r].walker.clone().copy_subtree();
-                    self.spans.push(Span { def: Some(def) });
+                    let start = self.inputs[r].next_leaf;
+                    self.spans.push(Span {
+                        def: Some(def),
+                        start,
+                    });
                 }
                 pos[i] = Pos::Broadcast(self.take_leaf(i));
             } else {
@@ -387,7 +455,7 @@ impl<'d> Aligner<'d> {
         }
 
         let path_len = self.path.len();
-        let frame = |pos: Vec<Pos>, children: Children, keys: ChildKeys, len: usize| Frame {
+        let frame = |pos: Vec<Pos>, children: Children<'d>, keys: ChildKeys, len: usize| Frame {
             pos,
             children,
             keys,
@@ -398,14 +466,22 @@ impl<'d> Aligner<'d> {
         match rnode {
             Node::Map(_) => {
                 let (keys, plan, own) = self.map_plan(&nodes, &items, &mut pos);
+                // Inputs whose keys could not be compared were skipped.
+                nodes.retain(|&i| pos[i] == Pos::Walk);
                 let len = keys.item_count();
                 self.builder
                     .raw(Node::Map(len), core::slice::from_ref(&keys));
                 self.consume_records(&nodes);
                 let taken = vec![0; width];
+                let jumps = self.jumps(&plan, &own, &pos);
                 Some(frame(
                     pos,
-                    Children::Keyed { plan, taken, own },
+                    Children::Keyed {
+                        plan,
+                        taken,
+                        own,
+                        jumps,
+                    },
                     ChildKeys::Map(keys),
                     len,
                 ))
@@ -418,7 +494,12 @@ impl<'d> Aligner<'d> {
                 let taken = vec![0; width];
                 Some(frame(
                     pos,
-                    Children::Keyed { plan, taken, own },
+                    Children::Keyed {
+                        plan,
+                        taken,
+                        own,
+                        jumps: Vec::new(),
+                    },
                     ChildKeys::None,
                     usize::from(is_some),
                 ))
@@ -453,7 +534,8 @@ impl<'d> Aligner<'d> {
             let arg = match *p {
                 Pos::Walk => {
                     if i == 0 && self.policy.spans {
-                        self.spans.push(Span { def: None });
+                        let start = self.inputs.get(1).map_or(0, |other| other.next_leaf);
+                        self.spans.push(Span { def: None, start });
                     }
                     Arg::Leaf(self.take_leaf(i))
                 }
@@ -503,7 +585,11 @@ impl<'d> Aligner<'d> {
                 }
                 input.next_leaf += taken;
                 if i == 0 && self.policy.spans {
-                    self.spans.extend((0..n).map(|_| Span { def: None }));
+                    let other = first.get(1).copied().unwrap_or(0);
+                    self.spans.extend((0..n).map(|r| Span {
+                        def: None,
+                        start: other + r,
+                    }));
                 }
             }
         }
@@ -629,7 +715,7 @@ impl<'d> Aligner<'d> {
         let picks: Vec<(usize, usize)> = match self.policy.mode {
             Mode::Strict | Mode::Left => (0..rkeys.item_count()).map(|k| (0, k)).collect(),
             Mode::Inner => (0..rkeys.item_count())
-                .filter(|&k| (1..members.len()).all(|m| find_key(&sources, 0, k, m).is_some()))
+                .filter(|&k| (1..members.len()).all(|m| find_key(&sources, 0, k, m, k).is_some()))
                 .map(|k| (0, k))
                 .collect(),
             Mode::Outer => union(&sources),
@@ -640,12 +726,16 @@ impl<'d> Aligner<'d> {
         for (m, &i) in members.iter().enumerate() {
             own[i] = sources[m].item_count();
             let mut found = 0;
+            let mut hint = 0;
             for (j, &(s, k)) in picks.iter().enumerate() {
                 let at = if s == m {
                     Some(k)
                 } else {
-                    find_key(&sources, s, k, m)
+                    find_key(&sources, s, k, m, hint)
                 };
+                if let Some(t) = at {
+                    hint = t + 1;
+                }
                 found += usize::from(at.is_some());
                 plan[j * width + i] = at;
             }
@@ -707,16 +797,35 @@ impl<'d> Aligner<'d> {
     }
 
     /// The positions of the inputs at the frame's next child.
-    fn enter_child(&mut self, frame: &mut Frame) -> Vec<Pos> {
+    fn enter_child(&mut self, frame: &mut Frame<'d>) -> Vec<Pos> {
         let j = frame.next;
         let width = frame.pos.len();
         let mut pos = frame.pos.clone();
-        if let Children::Keyed { plan, taken, own } = &mut frame.children {
+        if let Children::Keyed {
+            plan,
+            taken,
+            own,
+            jumps,
+        } = &mut frame.children
+        {
             for i in 0..width {
                 if frame.pos[i] != Pos::Walk {
                     continue;
                 }
-                match plan.get(j * width + i).copied().flatten() {
+                let wanted = plan.get(j * width + i).copied().flatten();
+                if let Some((_, marks)) = jumps.iter().find(|(k, _)| *k == i) {
+                    // Read out of order: jump to the wanted child.
+                    match wanted.and_then(|t| marks.get(t)) {
+                        Some((walker, next_leaf)) => {
+                            let input = &mut self.inputs[i];
+                            input.walker = walker.clone();
+                            input.next_leaf = *next_leaf;
+                        }
+                        None => pos[i] = Pos::Absent,
+                    }
+                    continue;
+                }
+                match wanted {
                     Some(t) if t >= taken[i] && t < own[i] => {
                         while taken[i] < t {
                             self.skip(i);
@@ -724,20 +833,7 @@ impl<'d> Aligner<'d> {
                         }
                         taken[i] += 1;
                     }
-                    Some(_) => {
-                        // Keys without an order, met in another order than
-                        // the first tree's: this input cannot go back.
-                        self.error(
-                            ErrorKind::Custom(
-                                "map keys come in another order than in the first tree \
-                                 (keys erased without an order)"
-                                    .into(),
-                            ),
-                            i,
-                        );
-                        pos[i] = Pos::Absent;
-                    }
-                    None => pos[i] = Pos::Absent,
+                    _ => pos[i] = Pos::Absent,
                 }
             }
         }
@@ -746,10 +842,23 @@ impl<'d> Aligner<'d> {
     }
 
     /// Skips the children of a keyed node that no child of the result took.
-    fn close(&mut self, frame: &mut Frame) {
-        if let Children::Keyed { taken, own, .. } = &mut frame.children {
+    fn close(&mut self, frame: &mut Frame<'d>) {
+        if let Children::Keyed {
+            taken, own, jumps, ..
+        } = &mut frame.children
+        {
             for i in 0..frame.pos.len() {
                 if frame.pos[i] != Pos::Walk {
+                    continue;
+                }
+                if let Some((walker, next_leaf)) = jumps
+                    .iter()
+                    .find(|(k, _)| *k == i)
+                    .and_then(|(_, marks)| marks.last())
+                {
+                    let input = &mut self.inputs[i];
+                    input.walker = walker.clone();
+                    input.next_leaf = *next_leaf;
                     continue;
                 }
                 while taken[i] < own[i] {
@@ -761,8 +870,10 @@ impl<'d> Aligner<'d> {
     }
 }
 
-/// Which key of `sources[m]` equals key `k` of `sources[s]`.
-fn find_key(sources: &[&StaticValue], s: usize, k: usize, m: usize) -> Option<usize> {
+/// Which key of `sources[m]` equals key `k` of `sources[s]`. Keys without
+/// an order are looked for at `hint` first (where they sit when both maps
+/// have the same order), then everywhere.
+fn find_key(sources: &[&StaticValue], s: usize, k: usize, m: usize, hint: usize) -> Option<usize> {
     let (a, b) = (sources[s], sources[m]);
     let n = b.item_count();
     match a.key_cmp(k, b, 0) {
@@ -781,7 +892,11 @@ fn find_key(sources: &[&StaticValue], s: usize, k: usize, m: usize) -> Option<us
             None
         }
         Some(KeyOrder::Unordered { .. }) => {
-            (0..n).find(|&j| a.key_cmp(k, b, j) == Some(KeyOrder::Unordered { equal: true }))
+            let equal = |j: usize| a.key_cmp(k, b, j) == Some(KeyOrder::Unordered { equal: true });
+            if hint < n && equal(hint) {
+                return Some(hint);
+            }
+            (0..n).find(|&j| equal(j))
         }
         None => None,
     }
@@ -793,7 +908,7 @@ fn union(sources: &[&StaticValue]) -> Vec<(usize, usize)> {
     let mut picks: Vec<(usize, usize)> = Vec::new();
     for (m, keys) in sources.iter().enumerate() {
         for k in 0..keys.item_count() {
-            let seen = (0..m).any(|earlier| find_key(sources, m, k, earlier).is_some());
+            let seen = (0..m).any(|earlier| find_key(sources, m, k, earlier, k).is_some());
             if !seen {
                 picks.push((m, k));
             }

@@ -140,3 +140,88 @@ impl<'d> Walker<'d> {
         b.finish()
     }
 }
+
+/// Where a walker stands after one record's subtree, and how many leaves
+/// that subtree holds.
+#[derive(Clone, Copy, Debug)]
+struct SubtreeEnd {
+    pos: usize,
+    run_left: usize,
+    statics_pos: usize,
+    leaves: usize,
+}
+
+/// For every record of a TreeDef, where its subtree ends: lets a walker
+/// jump over a subtree in O(1) instead of reading it (built in one
+/// iterative pass, O(records)). The aligner builds one for an input whose
+/// map keys come in another order than the merged keys, so that visiting
+/// its children out of order stays linear.
+pub(crate) struct SkipTable {
+    ends: alloc::vec::Vec<SubtreeEnd>,
+}
+
+impl SkipTable {
+    pub(crate) fn new(def: &TreeDef) -> Self {
+        let nodes = def.nodes();
+        let end_of_def = SubtreeEnd {
+            pos: nodes.len(),
+            run_left: 0,
+            statics_pos: def.statics().len(),
+            leaves: 0,
+        };
+        let mut ends = alloc::vec![end_of_def; nodes.len()];
+        let mut w = Walker::new(def);
+        let mut leaves = 0usize;
+        // Open internal nodes: (record, children still to read, leaves
+        // counted before it).
+        let mut open: alloc::vec::Vec<(usize, usize, usize)> = alloc::vec::Vec::new();
+        loop {
+            while let Some(&(rec, 0, before)) = open.last() {
+                ends[rec] = SubtreeEnd {
+                    pos: w.pos,
+                    run_left: w.run_left,
+                    statics_pos: w.statics_pos,
+                    leaves: leaves - before,
+                };
+                open.pop();
+                if let Some(parent) = open.last_mut() {
+                    parent.1 -= 1;
+                }
+            }
+            let want = open.last().map_or(usize::MAX, |top| top.1);
+            let k = w.take_leaves(want);
+            if k > 0 {
+                leaves += k;
+                if let Some(top) = open.last_mut() {
+                    top.1 -= k;
+                }
+                continue;
+            }
+            let rec = w.pos;
+            match w.next_item() {
+                Some(Item::Node(node, _)) => open.push((rec, node.arity(), leaves)),
+                // `take_leaves` found no leaf here, so this is the end (a
+                // malformed TreeDef leaves its open nodes at the end).
+                Some(Item::Leaf) | None => break,
+            }
+        }
+        SkipTable { ends }
+    }
+
+    /// Consumes one whole subtree of `w` (a walker over the same TreeDef);
+    /// returns how many leaves it held, as [`Walker::skip_subtree`] does.
+    pub(crate) fn skip(&self, w: &mut Walker<'_>) -> usize {
+        if w.take_leaves(1) == 1 {
+            return 1;
+        }
+        match self.ends.get(w.pos) {
+            Some(end) => {
+                w.pos = end.pos;
+                w.run_left = end.run_left;
+                w.statics_pos = end.statics_pos;
+                end.leaves
+            }
+            None => 0,
+        }
+    }
+}
