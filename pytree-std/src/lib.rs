@@ -41,6 +41,14 @@
 //!   [`unflatten`], [`structure`], [`leaves`], [`map`], [`try_map`],
 //!   [`map2`], [`map_n`], [`zip_mut`], [`for_each`], [`for_each_mut`]
 //!   (module `ops`); [`check_same_structure`] (module `multi`).
+//! - Key paths: [`flatten_with_path`], [`leaves_with_path`],
+//!   [`map_with_path`], [`for_each_with_path`], [`for_each_mut_with_path`]
+//!   (module `with_path`); by path: [`get`], [`set`], [`set_subtree`],
+//!   [`update`] (module `at_path`).
+//! - Reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`], [`sum`],
+//!   [`min`], [`max`], [`num_leaves`], [`tree_equal`] (module `reduce`).
+//! - Filter: [`partition`], [`filter`], [`combine`], [`combine_n`]
+//!   (module `partition`).
 //! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
 //!   [`map_prefix`], [`map_with_prefix`] (module `prefix`).
 //! - [`Treelize`]: a function of leaves applied to trees, with treevalue's
