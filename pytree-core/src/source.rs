@@ -84,16 +84,11 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
     }
 
     /// Reads the next internal node if `accept` takes it.
+    #[inline]
     fn node_if(&mut self, accept: impl FnOnce(Node) -> bool) -> Option<Node> {
-        match self.walker.peek() {
-            Some(Item::Node(node, _)) if accept(node) => {
-                if let Some(Item::Node(_, statics)) = self.walker.next_item() {
-                    self.statics = statics;
-                }
-                Some(node)
-            }
-            _ => None,
-        }
+        let (node, statics) = self.walker.next_node_if(accept)?;
+        self.statics = statics;
+        Some(node)
     }
 }
 
@@ -153,11 +148,17 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         Ok(out)
     }
 
+    #[inline]
     fn struct_node(&mut self, candidates: &[&'static Schema]) -> Result<usize, Error> {
         let mut found = None;
         self.node_if(|node| match node {
             Node::Struct(schema) => {
-                found = candidates.iter().position(|c| *c == schema);
+                // By address first: schemas are statics, so this is the
+                // common case; by value for schemas from elsewhere.
+                found = candidates
+                    .iter()
+                    .position(|c| core::ptr::eq(*c, schema))
+                    .or_else(|| candidates.iter().position(|c| *c == schema));
                 found.is_some()
             }
             _ => false,
@@ -185,6 +186,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         })
     }
 
+    #[inline]
     fn seq_node(&mut self) -> Result<usize, Error> {
         match self.node_if(|n| matches!(n, Node::Seq(_))) {
             Some(Node::Seq(n)) => Ok(n),
@@ -192,6 +194,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         }
     }
 
+    #[inline]
     fn tuple_node(&mut self, arity: usize) -> Result<(), Error> {
         match self.node_if(|n| n == Node::Tuple(arity)) {
             Some(_) => Ok(()),
@@ -217,6 +220,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         })
     }
 
+    #[inline]
     fn option_node(&mut self) -> Result<bool, Error> {
         match self.node_if(|n| matches!(n, Node::Some | Node::None)) {
             Some(node) => Ok(node == Node::Some),

@@ -23,6 +23,10 @@ pub struct TreeDefBuilder {
     statics: Vec<Option<StaticValue>>,
     pending_keys: Vec<usize>,
     num_leaves: usize,
+    /// Leaves seen since the last record, written as one `Leaves(n)`
+    /// record before the next internal node (so a leaf costs an increment,
+    /// not a look at the last record).
+    pending_leaves: usize,
 }
 
 impl TreeDefBuilder {
@@ -58,14 +62,16 @@ impl TreeDefBuilder {
     /// ```
     #[inline]
     pub fn leaves(&mut self, n: usize) {
-        if n == 0 {
-            return;
-        }
-        self.num_leaves += n;
-        if let Some(Node::Leaves(run)) = self.nodes.last_mut() {
-            *run += n;
-        } else {
-            self.nodes.push(Node::Leaves(n));
+        self.pending_leaves += n;
+    }
+
+    /// Writes the pending run of leaves as one record.
+    #[inline]
+    fn flush_leaves(&mut self) {
+        if self.pending_leaves > 0 {
+            self.num_leaves += self.pending_leaves;
+            self.nodes.push(Node::Leaves(self.pending_leaves));
+            self.pending_leaves = 0;
         }
     }
 
@@ -78,9 +84,12 @@ impl TreeDefBuilder {
     /// ```
     #[inline]
     pub fn node(&mut self, node: NodeRef<'_>) {
+        self.flush_leaves();
         let record = match node {
             NodeRef::Struct { schema, statics } => {
-                self.statics.extend(statics.iter().map(|s| Some(s.erase())));
+                if !statics.is_empty() {
+                    self.statics.extend(statics.iter().map(|s| Some(s.erase())));
+                }
                 Node::Struct(schema)
             }
             NodeRef::Seq(n) => Node::Seq(n),
@@ -117,6 +126,7 @@ impl TreeDefBuilder {
         match node {
             Node::Leaves(n) => self.leaves(n),
             other => {
+                self.flush_leaves();
                 self.statics.extend(statics.iter().cloned().map(Some));
                 self.nodes.push(other);
             }
@@ -130,7 +140,8 @@ impl TreeDefBuilder {
     /// b.leaf();
     /// assert_eq!(b.finish().num_leaves(), 1);
     /// ```
-    pub fn finish(self) -> TreeDef {
+    pub fn finish(mut self) -> TreeDef {
+        self.flush_leaves();
         let statics = self
             .statics
             .into_iter()

@@ -21,7 +21,7 @@ use crate::schema::Schema;
 use crate::static_data::StaticValue;
 
 /// One record of the flat encoding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Eq, Hash)]
 pub(crate) enum Node {
     /// `n >= 1` consecutive leaves.
     Leaves(usize),
@@ -37,6 +37,23 @@ pub(crate) enum Node {
     Some,
     /// `None`: no children.
     None,
+}
+
+impl PartialEq for Node {
+    /// Schemas compare by address first, inline: TreeDef equality is a loop
+    /// over records and must not call out for the common case.
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        match (*self, *other) {
+            (Node::Struct(a), Node::Struct(b)) => core::ptr::eq(a, b) || a == b,
+            (Node::Leaves(a), Node::Leaves(b))
+            | (Node::Seq(a), Node::Seq(b))
+            | (Node::Tuple(a), Node::Tuple(b))
+            | (Node::Map(a), Node::Map(b)) => a == b,
+            (Node::Some, Node::Some) | (Node::None, Node::None) => true,
+            _ => false,
+        }
+    }
 }
 
 impl Node {

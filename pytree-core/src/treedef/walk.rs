@@ -73,6 +73,34 @@ impl<'d> Walker<'d> {
         }
     }
 
+    /// Consumes the next item if it is an internal node that `accept`
+    /// takes; returns it with the statics it owns.
+    #[inline]
+    pub(crate) fn next_node_if(
+        &mut self,
+        accept: impl FnOnce(Node) -> bool,
+    ) -> Option<(Node, &'d [StaticValue])> {
+        if self.run_left > 0 {
+            return None;
+        }
+        let node = *self.def.nodes().get(self.pos)?;
+        if matches!(node, Node::Leaves(_)) || !accept(node) {
+            return None;
+        }
+        self.pos += 1;
+        let k = node.num_statics();
+        if k == 0 {
+            return Some((node, &[]));
+        }
+        let statics = self
+            .def
+            .statics()
+            .get(self.statics_pos..self.statics_pos + k)
+            .unwrap_or(&[]);
+        self.statics_pos += k;
+        Some((node, statics))
+    }
+
     /// Consumes up to `max` leaves at once if the next items are leaves;
     /// returns how many.
     #[inline]

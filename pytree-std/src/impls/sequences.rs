@@ -34,14 +34,16 @@ where
     F: FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf,
 {
     check_lengths(first.len(), others.map(<[T]>::len))?;
-    first
-        .iter()
-        .enumerate()
-        .map(|(i, x)| {
+    // Not `collect::<Result<Vec<_>, _>>()`: it loses the length and grows
+    // the Vec by doubling.
+    let mut out = Vec::with_capacity(first.len());
+    for (i, x) in first.iter().enumerate() {
+        out.push(
             x.zip_with(others.map(|o| &o[i]), f)
-                .map_err(|e| e.at(KeyEntry::Index(i)))
-        })
-        .collect()
+                .map_err(|e| e.at(KeyEntry::Index(i)))?,
+        );
+    }
+    Ok(out)
 }
 
 /// Zips element `i` of every slice into the first, in place.
