@@ -115,7 +115,7 @@ fn t2(c: &mut Criterion) {
         b.iter(|| black_box(&t).clone())
     });
     g.bench_function(BenchmarkId::new("unflatten", "hand"), |b| {
-        b.iter(|| black_box(&t).iter().copied().collect::<Vec<f64>>())
+        b.iter(|| black_box(&t).to_vec())
     });
     g.bench_function(BenchmarkId::new("map", "hand"), |b| {
         b.iter_batched(

@@ -52,10 +52,12 @@ pub fn leaves_ref(t: &Transformer) -> Vec<&f64> {
 pub fn build(layers: usize, leaves: impl IntoIterator<Item = f64>) -> Transformer {
     let mut it = leaves.into_iter();
     let mut next = move || it.next().expect("too few leaves");
-    let mut wb = |next: &mut dyn FnMut() -> f64| Wb {
-        w: next(),
-        b: next(),
-    };
+    fn wb(next: &mut impl FnMut() -> f64) -> Wb {
+        Wb {
+            w: next(),
+            b: next(),
+        }
+    }
     let embed = W { w: next() };
     let layers = (0..layers)
         .map(|_| Layer {
@@ -185,7 +187,7 @@ pub fn sgd(params: &mut Transformer, grads: &Transformer, lr: f64) {
         grads.layers.len(),
         "layer counts differ"
     );
-    let mut step = |p: &mut f64, g: &f64| *p -= lr * g;
+    let step = |p: &mut f64, g: &f64| *p -= lr * g;
     step(&mut params.embed.w, &grads.embed.w);
     for (l, m) in params.layers.iter_mut().zip(&grads.layers) {
         for (p, g) in [

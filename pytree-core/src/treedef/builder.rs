@@ -3,6 +3,7 @@
 use alloc::vec::Vec;
 
 use super::{Node, TreeDef};
+use crate::key_path::ErasableKey;
 use crate::static_data::StaticValue;
 use crate::visit::NodeRef;
 
@@ -66,7 +67,7 @@ impl TreeDefBuilder {
     }
 
     /// Writes the pending run of leaves as one record.
-    #[inline]
+    #[inline(always)]
     fn flush_leaves(&mut self) {
         if self.pending_leaves > 0 {
             self.num_leaves += self.pending_leaves;
@@ -82,27 +83,42 @@ impl TreeDefBuilder {
     /// b.node(pytree_std::NodeRef::None);
     /// assert_eq!(b.finish().to_string(), "None");
     /// ```
-    #[inline]
+    // Always inlined: at each call site the node kind is a constant, so
+    // this folds to "flush the leaf run, push one record". The rare work
+    // (static fields, map key slots) is out of line.
+    #[inline(always)]
     pub fn node(&mut self, node: NodeRef<'_>) {
         self.flush_leaves();
         let record = match node {
             NodeRef::Struct { schema, statics } => {
                 if !statics.is_empty() {
-                    self.statics.extend(statics.iter().map(|s| Some(s.erase())));
+                    self.push_statics(statics);
                 }
                 Node::Struct(schema)
             }
             NodeRef::Seq(n) => Node::Seq(n),
             NodeRef::Tuple(n) => Node::Tuple(n),
             NodeRef::Map(n) => {
-                self.pending_keys.push(self.statics.len());
-                self.statics.push(None);
+                self.open_map();
                 Node::Map(n)
             }
             NodeRef::Some => Node::Some,
             NodeRef::None => Node::None,
         };
         self.nodes.push(record);
+    }
+
+    /// Clones a struct's static fields into the statics table.
+    #[inline(never)]
+    fn push_statics(&mut self, statics: &[&dyn ErasableKey]) {
+        self.statics.extend(statics.iter().map(|s| Some(s.erase())));
+    }
+
+    /// Reserves the statics slot that [`map_keys`](Self::map_keys) fills.
+    #[inline(never)]
+    fn open_map(&mut self) {
+        self.pending_keys.push(self.statics.len());
+        self.statics.push(None);
     }
 
     /// Gives the keys of the innermost map whose keys are still missing.

@@ -21,7 +21,7 @@ use crate::schema::Schema;
 use crate::static_data::StaticValue;
 
 /// One record of the flat encoding.
-#[derive(Clone, Copy, Debug, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Eq)]
 pub(crate) enum Node {
     /// `n >= 1` consecutive leaves.
     Leaves(usize),
@@ -52,6 +52,18 @@ impl PartialEq for Node {
             | (Node::Map(a), Node::Map(b)) => a == b,
             (Node::Some, Node::Some) | (Node::None, Node::None) => true,
             _ => false,
+        }
+    }
+}
+
+impl Hash for Node {
+    /// Consistent with `eq`: a schema hashes by value.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        core::mem::discriminant(self).hash(state);
+        match *self {
+            Node::Struct(schema) => schema.hash(state),
+            Node::Leaves(n) | Node::Seq(n) | Node::Tuple(n) | Node::Map(n) => n.hash(state),
+            Node::Some | Node::None => {}
         }
     }
 }

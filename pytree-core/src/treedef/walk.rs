@@ -75,7 +75,7 @@ impl<'d> Walker<'d> {
 
     /// Consumes the next item if it is an internal node that `accept`
     /// takes; returns it with the statics it owns.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn next_node_if(
         &mut self,
         accept: impl FnOnce(Node) -> bool,
@@ -99,6 +99,22 @@ impl<'d> Walker<'d> {
             .unwrap_or(&[]);
         self.statics_pos += k;
         Some((node, statics))
+    }
+
+    /// Consumes one leaf if the next item is a leaf.
+    #[inline(always)]
+    pub(crate) fn take_leaf(&mut self) -> bool {
+        if self.run_left == 0 {
+            match self.def.nodes().get(self.pos) {
+                Some(Node::Leaves(n)) => {
+                    self.run_left = *n;
+                    self.pos += 1;
+                }
+                _ => return false,
+            }
+        }
+        self.run_left -= 1;
+        true
     }
 
     /// Consumes up to `max` leaves at once if the next items are leaves;
