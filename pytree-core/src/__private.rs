@@ -9,6 +9,8 @@ use crate::error::{Error, ErrorKind};
 use crate::flatten::Flatten;
 use crate::static_data::Static;
 
+pub use crate::stack::ensure_stack;
+
 /// Compile-time check that a data field's leaves are the container's leaves.
 #[diagnostic::on_unimplemented(
     message = "this field's leaves are `{Self}`'s leaves, not `{L}` like the other data fields",

@@ -25,6 +25,8 @@
 //!   [`try_map`], [`for_each`], [`for_each_mut`] (module `ops`).
 //! - [`impl_leaf!`]: declare leaf types of a namespace (module `leaf`).
 //! - `Box<T>` impls for every namespace (module `fundamental`).
+//! - Deep recursion: walks continue on a heap-allocated stack segment when
+//!   the stack runs low, with the `std` feature (module `stack`).
 #![no_std]
 #![warn(missing_docs)]
 
@@ -38,6 +40,7 @@ mod leaf;
 mod ops;
 mod schema;
 mod source;
+mod stack;
 mod static_data;
 mod treedef;
 mod visit;
