@@ -235,6 +235,22 @@ mod tests {
     }
 
     #[test]
+    fn every_anchor_treedef_takes_at_most_sixteen_bytes_per_node() {
+        // A fresh TreeDef holds its records in a Vec grown by doubling; a
+        // clone holds exactly its records (16 bytes each, at most one per
+        // node) and one 16-byte handle per static value (a map's keys).
+        fn per_node<T: pytree_std::Flatten<pytree_std::Std>>(t: &T) -> f64 {
+            let def = pytree_std::structure(t).clone();
+            def.heap_bytes() as f64 / def.num_nodes() as f64
+        }
+        assert!(per_node(&t1()) <= 16.0);
+        assert!(per_node(&t2()) <= 16.0);
+        assert!(per_node(&t3()) <= 16.0);
+        assert!(per_node(&t4()) <= 16.0);
+        assert!(per_node(&t5()) <= 16.0);
+    }
+
+    #[test]
     fn t3_is_five_hundred_levels_ending_in_a_leaf() {
         let def = pytree_std::structure(&t3());
         assert!(def
