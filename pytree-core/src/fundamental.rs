@@ -4,6 +4,7 @@
 //! boxes, so each method runs inside [`ensure_stack`].
 
 use alloc::boxed::Box;
+use core::mem::MaybeUninit;
 
 use crate::error::Error;
 use crate::flatten::{Flatten, Source, Unflatten};
@@ -27,7 +28,20 @@ impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
     }
     #[inline]
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        Box::new(ensure_stack(|| (*self).map_leaves(f)))
+        // The mapped value goes back into the same allocation: a chain of
+        // boxes is mapped without a free and a malloc per level.
+        let slot: *mut T = Box::into_raw(self);
+        // SAFETY: `slot` comes from `Box::into_raw`, so it is valid, aligned
+        // and initialized; the value is read out exactly once. From here the
+        // allocation is owned by `empty`, a box of `MaybeUninit<T>` (same
+        // layout), which only frees the memory if `map_leaves` unwinds.
+        let (value, mut empty) = unsafe {
+            let value = slot.read();
+            (value, Box::from_raw(slot.cast::<MaybeUninit<T>>()))
+        };
+        empty.write(ensure_stack(|| value.map_leaves(f)));
+        // SAFETY: the slot was just written.
+        unsafe { empty.assume_init() }
     }
     #[inline]
     fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>

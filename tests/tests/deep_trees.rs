@@ -244,3 +244,74 @@ fn a_100_000_level_chain_through_arc_is_walked_and_mapped() {
         next = Arc::try_unwrap(level).ok().expect("only handle").next;
     }
 }
+
+/// A leaf that counts how many of its kind are alive.
+#[derive(PyTree)]
+#[pytree(leaf)]
+struct Tracked(std::rc::Rc<std::cell::Cell<isize>>);
+
+impl Tracked {
+    fn new(alive: &std::rc::Rc<std::cell::Cell<isize>>) -> Self {
+        alive.set(alive.get() + 1);
+        Tracked(alive.clone())
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        self.0.set(self.0.get() - 1);
+    }
+}
+
+#[derive(PyTree)]
+struct TrackedChain {
+    v: Tracked,
+    next: Option<Box<TrackedChain>>,
+}
+
+fn tracked_chain(levels: usize, alive: &std::rc::Rc<std::cell::Cell<isize>>) -> TrackedChain {
+    let mut c = TrackedChain {
+        v: Tracked::new(alive),
+        next: None,
+    };
+    for _ in 1..levels {
+        c = TrackedChain {
+            v: Tracked::new(alive),
+            next: Some(Box::new(c)),
+        };
+    }
+    c
+}
+
+#[test]
+fn map_through_boxes_drops_every_old_leaf_once_and_keeps_every_new_one() {
+    let alive = std::rc::Rc::new(std::cell::Cell::new(0));
+    let c = tracked_chain(10, &alive);
+    assert_eq!(alive.get(), 10);
+    let mapped = pytree_std::map(c, |old| {
+        drop(old);
+        Tracked::new(&alive)
+    });
+    assert_eq!(alive.get(), 10);
+    drop(mapped);
+    assert_eq!(alive.get(), 0);
+}
+
+#[test]
+fn a_map_through_boxes_that_panics_midway_leaks_and_double_drops_nothing() {
+    let alive = std::rc::Rc::new(std::cell::Cell::new(0));
+    let c = tracked_chain(10, &alive);
+    let mut calls = 0;
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pytree_std::map(c, |old| {
+            calls += 1;
+            if calls == 5 {
+                panic!("the fifth leaf");
+            }
+            drop(old);
+            Tracked::new(&alive)
+        })
+    }));
+    assert!(result.is_err());
+    assert_eq!(alive.get(), 0);
+}
