@@ -236,11 +236,11 @@ mod tests {
 
     #[test]
     fn every_anchor_treedef_takes_at_most_sixteen_bytes_per_node() {
-        // A fresh TreeDef holds its records in a Vec grown by doubling; a
-        // clone holds exactly its records (16 bytes each, at most one per
-        // node) and one 16-byte handle per static value (a map's keys).
-        fn per_node<T: pytree_std::Flatten<pytree_std::Std>>(t: &T) -> f64 {
-            let def = pytree_std::structure(t).clone();
+        // Records are 16 bytes, at most one per node; a map's keys add one
+        // 16-byte handle to the statics table.
+        fn per_node<T: pytree_std::Flatten<pytree_std::Std> + Clone>(t: &T) -> f64 {
+            let def = pytree_std::structure(t);
+            assert_eq!(def, pytree_std::flatten(t.clone()).1);
             def.heap_bytes() as f64 / def.num_nodes() as f64
         }
         assert!(per_node(&t1()) <= 16.0);

@@ -41,6 +41,14 @@ impl TreeDefBuilder {
         Self::default()
     }
 
+    /// A builder with room for `records` records.
+    pub(crate) fn with_capacity(records: usize) -> Self {
+        TreeDefBuilder {
+            nodes: Vec::with_capacity(records),
+            ..Self::default()
+        }
+    }
+
     /// Records one leaf (merged into the previous run of leaves).
     ///
     /// ```
@@ -158,11 +166,16 @@ impl TreeDefBuilder {
     /// ```
     pub fn finish(mut self) -> TreeDef {
         self.flush_leaves();
-        let statics = self
+        // A TreeDef may be kept for long (as a cache key, say): it holds
+        // exactly its records, 16 bytes each, not the slack of a grown Vec.
+        // Shrinking in place is cheap next to growing.
+        self.nodes.shrink_to_fit();
+        let mut statics: Vec<StaticValue> = self
             .statics
             .into_iter()
             .map(|s| s.unwrap_or_else(|| StaticValue::new(())))
             .collect();
+        statics.shrink_to_fit();
         TreeDef::from_parts(self.nodes, statics, self.num_leaves)
     }
 }
