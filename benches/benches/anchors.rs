@@ -91,6 +91,11 @@ fn t1(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("map2", "hand"), |b| {
         b.iter(|| hand::map2(black_box(&t), black_box(&t2), |x, y| x + y))
     });
+    // Not a baseline: the hand-written map2 returning each layer through a
+    // `Result`, as `zip_with` must (see `hand::map2_result`).
+    g.bench_function(BenchmarkId::new("map2", "hand_result"), |b| {
+        b.iter(|| hand::map2_result(black_box(&t), black_box(&t2), |x, y| x + y))
+    });
     let mut params = t.clone();
     g.bench_function(BenchmarkId::new("sgd", "hand"), |b| {
         b.iter(|| hand::sgd(black_box(&mut params), black_box(&t2), LR))

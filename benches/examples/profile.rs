@@ -81,6 +81,7 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
             ("map", "hand") => drop(black_box(hand::map(next(), |x| x + 1.0))),
             ("map2", "pytree") => drop(black_box(pytree_std::map2(&t, &t2, |x, y| x + y))),
             ("map2", "hand") => drop(black_box(hand::map2(&t, &t2, |x, y| x + y))),
+            ("map2", "hand_result") => drop(black_box(hand::map2_result(&t, &t2, |x, y| x + y))),
             ("sgd", "pytree") => {
                 pytree_std::zip_mut(black_box(&mut params), [&t2], |p, [g]| *p -= 0.01 * g)
                     .expect("same shape")

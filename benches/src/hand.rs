@@ -179,6 +179,52 @@ pub fn map2(a: &Transformer, b: &Transformer, mut f: impl FnMut(&f64, &f64) -> f
     }
 }
 
+/// [`map2`] with one change: each layer comes back as a
+/// `Result<Layer, Error>` (the return type of the library's `zip_with`)
+/// and is pushed after a `?`. Not what a user writes; it shows what that
+/// return type costs by itself (`benches/anchors.rs`, `map2/hand_result`).
+pub fn map2_result(
+    a: &Transformer,
+    b: &Transformer,
+    mut f: impl FnMut(&f64, &f64) -> f64,
+) -> Result<Transformer, pytree_std::Error> {
+    fn layer(
+        l: &Layer,
+        m: &Layer,
+        f: &mut impl FnMut(&f64, &f64) -> f64,
+    ) -> Result<Layer, pytree_std::Error> {
+        Ok(Layer {
+            attn: Attn {
+                q: map2_wb(&l.attn.q, &m.attn.q, f),
+                k: map2_wb(&l.attn.k, &m.attn.k, f),
+                v: map2_wb(&l.attn.v, &m.attn.v, f),
+                o: map2_wb(&l.attn.o, &m.attn.o, f),
+            },
+            mlp: Mlp {
+                fc1: map2_wb(&l.mlp.fc1, &m.mlp.fc1, f),
+                fc2: map2_wb(&l.mlp.fc2, &m.mlp.fc2, f),
+            },
+            ln1: map2_gb(&l.ln1, &m.ln1, f),
+            ln2: map2_gb(&l.ln2, &m.ln2, f),
+        })
+    }
+    if a.layers.len() != b.layers.len() {
+        return Err(pytree_std::Error::custom("layer counts differ"));
+    }
+    let f = &mut f;
+    let mut layers = Vec::with_capacity(a.layers.len());
+    for (l, m) in a.layers.iter().zip(&b.layers) {
+        layers.push(layer(l, m, f)?);
+    }
+    Ok(Transformer {
+        embed: W {
+            w: f(&a.embed.w, &b.embed.w),
+        },
+        layers,
+        final_ln: map2_gb(&a.final_ln, &b.final_ln, f),
+    })
+}
+
 /// The SGD step in place: `p -= lr * g` for every leaf. Panics if the
 /// layer counts differ (the library returns an error there).
 pub fn sgd(params: &mut Transformer, grads: &Transformer, lr: f64) {
@@ -281,6 +327,10 @@ mod tests {
         assert_eq!(
             map2(&a, &b, |x, y| x + y),
             pytree_std::map2(&a, &b, |x, y| x + y).unwrap()
+        );
+        assert_eq!(
+            map2_result(&a, &b, |x, y| x + y).unwrap(),
+            map2(&a, &b, |x, y| x + y)
         );
         let (mut p, mut q) = (t1(), t1());
         sgd(&mut p, &b, 0.01);
