@@ -8,14 +8,15 @@
 #     cost: expansion, type checking, code generation);
 #   - "from clean": `cargo clean` and a timed `cargo build` of everything
 #     (syn, darling or serde_derive, ...).
-# Each timing is the median of $RUNS runs (default 3). Not part of CI.
+# Each timing is the median of $RUNS runs (default 5), the two crates
+# alternating. Not part of CI.
 #
 # Usage: bench/derive_compile_time.sh
 set -euo pipefail
 
 repo="$(cd "$(dirname "$0")/.." && pwd)"
 work="${WORK:-/tmp/derive-compile}"
-runs="${RUNS:-3}"
+runs="${RUNS:-5}"
 n=200
 mkdir -p "$work"
 
@@ -87,25 +88,36 @@ seconds() { # time of a command, in seconds
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
-measure() { # $1 = crate
+build_time() { # $1 = crate, $2 = what to clean first: "crate" or "all"
     local dir="$work/$1"
     export CARGO_TARGET_DIR="$work/target-$1"
-    (cd "$dir" && cargo build -q)
-    local only=() full=()
-    for _ in $(seq "$runs"); do
+    if [ "$2" = crate ]; then
         (cd "$dir" && cargo clean -q -p "$1")
-        only+=("$(cd "$dir" && seconds cargo build -q)")
-    done
-    for _ in $(seq "$runs"); do
+    else
         (cd "$dir" && cargo clean -q)
-        full+=("$(cd "$dir" && seconds cargo build -q)")
-    done
-    echo "$1 $(printf '%s\n' "${only[@]}" | median) $(printf '%s\n' "${full[@]}" | median)"
+    fi
+    (cd "$dir" && seconds cargo build -q)
 }
 
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-p=$(measure gen-pytree)
-s=$(measure gen-serde)
+for c in gen-pytree gen-serde; do # dependencies first, not timed
+    (cd "$work/$c" && CARGO_TARGET_DIR="$work/target-$c" cargo build -q)
+done
+# The two crates alternate, so that a change of load hits both alike.
+declare -A only full
+for _ in $(seq "$runs"); do
+    for c in gen-pytree gen-serde; do
+        only[$c]+=" $(build_time "$c" crate)"
+    done
+done
+for _ in $(seq "$runs"); do
+    for c in gen-pytree gen-serde; do
+        full[$c]+=" $(build_time "$c" all)"
+    done
+done
+med() { tr ' ' '\n' | grep . | median; }
+p="gen-pytree $(echo "${only[gen-pytree]}" | med) $(echo "${full[gen-pytree]}" | med)"
+s="gen-serde $(echo "${only[gen-serde]}" | med) $(echo "${full[gen-serde]}" | med)"
 echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 echo "| crate ($n structs, dev profile) | crate only (s) | from clean (s) |"
 echo "|---|---:|---:|"
