@@ -73,7 +73,9 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
         match (op, imp) {
             ("flatten", "pytree") => drop(black_box(pytree_std::flatten(next()))),
             ("flatten", "hand") => drop(black_box(hand::leaves_owned(next()))),
-            ("flatten_t5", "pytree") => drop(black_box(pytree_std::flatten(black_box(shapes::t5())))),
+            ("flatten_t5", "pytree") => {
+                drop(black_box(pytree_std::flatten(black_box(shapes::t5()))))
+            }
             ("flatten_t5", "hand") => drop(black_box(black_box(shapes::t5()))),
             ("unflatten", "pytree") => drop(black_box(
                 pytree_std::unflatten::<shapes::Transformer>(&def, leaves.iter().copied()),

@@ -15,7 +15,7 @@ use crate::visit::{NodeRef, Sink, Visit, VisitMut};
 /// reallocations while they grow (glibc's `realloc` was a quarter of the
 /// instructions of flattening T1); the records are trimmed to size by
 /// `TreeDefBuilder::finish`.
-const INITIAL_BYTES: usize = 256;
+const INITIAL_BYTES: usize = 1024;
 
 /// Collects leaves by value and the TreeDef.
 struct FlattenSink<L> {

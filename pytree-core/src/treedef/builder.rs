@@ -168,8 +168,16 @@ impl TreeDefBuilder {
         self.flush_leaves();
         // A TreeDef may be kept for long (as a cache key, say): it holds
         // exactly its records, 16 bytes each, not the slack of a grown Vec.
-        // Shrinking in place is cheap next to growing.
-        self.nodes.shrink_to_fit();
+        // A few records are copied out, so that the whole reserved buffer
+        // goes back to the allocator's cache for the next flatten (shrinking
+        // it would leave a split-off remainder, slower to reuse).
+        if self.nodes.len() <= 32 {
+            if self.nodes.len() < self.nodes.capacity() {
+                self.nodes = self.nodes.as_slice().to_vec();
+            }
+        } else {
+            self.nodes.shrink_to_fit();
+        }
         let mut statics: Vec<StaticValue> = self
             .statics
             .into_iter()
