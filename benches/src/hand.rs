@@ -7,7 +7,12 @@ use pytree_std::{KeyEntry, KeyPath};
 use crate::shapes::{Attn, Gb, Layer, Mlp, Transformer, Wb, W};
 
 /// The leaves by value, in declaration order (the floor for `flatten`:
-/// a leaves-only loop, growing a `Vec` from empty as `flatten` does).
+/// a leaves-only loop, growing a `Vec` from empty).
+///
+/// ```
+/// use pytree_benches::{hand, shapes};
+/// assert_eq!(hand::leaves_owned(shapes::t1()), pytree_std::flatten(shapes::t1()).0);
+/// ```
 pub fn leaves_owned(t: Transformer) -> Vec<f64> {
     let mut out = Vec::new();
     out.push(t.embed.w);
@@ -27,6 +32,12 @@ pub fn leaves_owned(t: Transformer) -> Vec<f64> {
 }
 
 /// References to the leaves, in declaration order.
+///
+/// ```
+/// use pytree_benches::{hand, shapes};
+/// let t = shapes::t1();
+/// assert_eq!(hand::leaves_ref(&t), pytree_std::leaves(&t));
+/// ```
 pub fn leaves_ref(t: &Transformer) -> Vec<&f64> {
     let mut out = Vec::new();
     out.push(&t.embed.w);
@@ -49,6 +60,11 @@ pub fn leaves_ref(t: &Transformer) -> Vec<&f64> {
 
 /// Builds a T1 of `layers` layers from leaves in declaration order (the
 /// floor for `unflatten`). Panics if there are too few leaves.
+///
+/// ```
+/// use pytree_benches::{hand, shapes};
+/// assert_eq!(hand::build(48, (1..=771).map(|i| i as f64)), shapes::t1());
+/// ```
 pub fn build(layers: usize, leaves: impl IntoIterator<Item = f64>) -> Transformer {
     let mut it = leaves.into_iter();
     let mut next = move || it.next().expect("too few leaves");
@@ -107,6 +123,11 @@ fn map_gb(n: Gb, f: &mut impl FnMut(f64) -> f64) -> Gb {
 }
 
 /// `f` applied to every leaf, by value.
+///
+/// ```
+/// use pytree_benches::{hand, shapes};
+/// assert_eq!(hand::map(shapes::t1(), |x| -x).embed.w, -1.0);
+/// ```
 pub fn map(t: Transformer, mut f: impl FnMut(f64) -> f64) -> Transformer {
     let f = &mut f;
     Transformer {
@@ -149,6 +170,12 @@ fn map2_gb(n: &Gb, m: &Gb, f: &mut impl FnMut(&f64, &f64) -> f64) -> Gb {
 
 /// `f` applied leaf by leaf to two trees. Panics if the layer counts differ
 /// (the library returns an error there).
+///
+/// ```
+/// use pytree_benches::{hand, shapes};
+/// let t = shapes::t1();
+/// assert_eq!(hand::map2(&t, &t, |x, y| x + y).final_ln.b, 1542.0);
+/// ```
 pub fn map2(a: &Transformer, b: &Transformer, mut f: impl FnMut(&f64, &f64) -> f64) -> Transformer {
     assert_eq!(a.layers.len(), b.layers.len(), "layer counts differ");
     let f = &mut f;
@@ -183,6 +210,13 @@ pub fn map2(a: &Transformer, b: &Transformer, mut f: impl FnMut(&f64, &f64) -> f
 /// `Result<Layer, Error>` (the return type of the library's `zip_with`)
 /// and is pushed after a `?`. Not what a user writes; it shows what that
 /// return type costs by itself (`benches/anchors.rs`, `map2/hand_result`).
+///
+/// ```
+/// use pytree_benches::{hand, shapes};
+/// let t = shapes::t1();
+/// assert_eq!(hand::map2_result(&t, &t, |x, y| x * y)?.embed.w, 1.0);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn map2_result(
     a: &Transformer,
     b: &Transformer,
@@ -227,6 +261,13 @@ pub fn map2_result(
 
 /// The SGD step in place: `p -= lr * g` for every leaf. Panics if the
 /// layer counts differ (the library returns an error there).
+///
+/// ```
+/// use pytree_benches::{hand, shapes};
+/// let mut p = shapes::t1();
+/// hand::sgd(&mut p, &shapes::t1(), 0.5);
+/// assert_eq!(p.embed.w, 0.5);
+/// ```
 pub fn sgd(params: &mut Transformer, grads: &Transformer, lr: f64) {
     assert_eq!(
         params.layers.len(),
@@ -259,6 +300,12 @@ pub fn sgd(params: &mut Transformer, grads: &Transformer, lr: f64) {
 /// Every leaf with its key path (`.layers[3].attn.q.w`), built field by
 /// field into the library's `KeyPath`, so that the output is the same as
 /// the library's and only the traversal differs.
+///
+/// ```
+/// let t = pytree_benches::shapes::t1();
+/// let paths = pytree_benches::hand::leaves_with_path(&t);
+/// assert_eq!(paths[1].0.to_string(), ".layers[0].attn.q.w");
+/// ```
 pub fn leaves_with_path(t: &Transformer) -> Vec<(KeyPath, &f64)> {
     use KeyEntry::{Field, Index};
     let path = |entries: &[KeyEntry]| KeyPath::from_entries(entries.to_vec());

@@ -78,6 +78,11 @@ pub struct Layer {
 }
 
 /// T1 "transformer": 48 layers, 771 leaves, 532 internal nodes.
+///
+/// ```
+/// let def = pytree_std::structure(&pytree_benches::shapes::t1());
+/// assert_eq!(def.num_leaves(), pytree_benches::shapes::T1_LEAVES);
+/// ```
 #[derive(PyTree, Clone, Debug, PartialEq)]
 pub struct Transformer {
     /// The embedding.
@@ -107,7 +112,12 @@ fn gb(c: &mut Counter) -> Gb {
     }
 }
 
-/// Builds T1.
+/// Builds T1; its leaves are 1.0, 2.0, ... in declaration order.
+///
+/// ```
+/// let t = pytree_benches::shapes::t1();
+/// assert_eq!((t.embed.w, t.final_ln.b), (1.0, 771.0));
+/// ```
 pub fn t1() -> Transformer {
     let mut c = Counter(0.0);
     let embed = W { w: c.next() };
@@ -138,12 +148,21 @@ pub fn t1() -> Transformer {
 pub const T2_LEAVES: usize = 100_000;
 
 /// T2 "wide": 100 000 floats in a `Vec`.
+///
+/// ```
+/// assert_eq!(pytree_benches::shapes::t2().len(), 100_000);
+/// ```
 pub fn t2() -> Vec<f64> {
     (0..T2_LEAVES).map(|i| i as f64).collect()
 }
 
 /// T3 "deep": a leaf and the next level, 500 times, ending in a leaf
 /// (Python's nested 2-tuples `(x, (x, (..., x)))`), recursive through `Box`.
+///
+/// ```
+/// use pytree_benches::shapes::{deep, Deep};
+/// assert_eq!(deep(1), Deep::Level(0.0, Box::new(Deep::End(1.0))));
+/// ```
 #[derive(PyTree, Clone, Debug, PartialEq)]
 pub enum Deep {
     /// A leaf and the next level.
@@ -158,6 +177,11 @@ pub const T3_DEPTH: usize = 500;
 pub const T3_LEAVES: usize = T3_DEPTH + 1;
 
 /// Builds a chain of `depth` levels (iteratively, so any depth builds).
+///
+/// ```
+/// let def = pytree_std::structure(&pytree_benches::shapes::deep(3));
+/// assert_eq!(def.num_leaves(), 4);
+/// ```
 pub fn deep(depth: usize) -> Deep {
     let mut node = Deep::End(depth as f64);
     for i in (0..depth).rev() {
@@ -167,6 +191,11 @@ pub fn deep(depth: usize) -> Deep {
 }
 
 /// Builds T3.
+///
+/// ```
+/// let def = pytree_std::structure(&pytree_benches::shapes::t3());
+/// assert_eq!(def.num_leaves(), pytree_benches::shapes::T3_LEAVES);
+/// ```
 pub fn t3() -> Deep {
     deep(T3_DEPTH)
 }
@@ -179,11 +208,20 @@ fn t4_entries() -> impl Iterator<Item = (String, f64)> {
 }
 
 /// T4 "dict10k": keys `k00000`..`k09999`.
+///
+/// ```
+/// assert_eq!(pytree_benches::shapes::t4()["k00042"], 42.0);
+/// ```
 pub fn t4() -> BTreeMap<String, f64> {
     t4_entries().collect()
 }
 
 /// T4 as a `HashMap` (flattened in sorted key order, like the BTreeMap).
+///
+/// ```
+/// use pytree_benches::shapes::{t4, t4_hash};
+/// assert_eq!(pytree_std::flatten(t4_hash()).0, pytree_std::flatten(t4()).0);
+/// ```
 pub fn t4_hash() -> HashMap<String, f64> {
     t4_entries().collect()
 }
@@ -201,6 +239,10 @@ pub struct Small {
 pub const T5_LEAVES: usize = 4;
 
 /// T5 "small": `({a: 1.0, b: [2.0, 3.0]}, 4.0)`.
+///
+/// ```
+/// assert_eq!(pytree_std::flatten(pytree_benches::shapes::t5()).0, [1.0, 2.0, 3.0, 4.0]);
+/// ```
 pub fn t5() -> (Small, f64) {
     (
         Small {
