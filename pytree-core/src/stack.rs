@@ -21,8 +21,8 @@ pub const RED_ZONE: usize = 128 * 1024;
 /// Size of each stack segment allocated when the stack runs low.
 pub const SEGMENT: usize = 2 * 1024 * 1024;
 
-/// Runs `f`, first moving to a new stack segment if less than [`RED_ZONE`]
-/// bytes of the current one are left (with the `std` feature; otherwise it
+/// Runs `f`, first moving to a new stack segment if less than `RED_ZONE`
+/// (128 KiB) of the current one is left (with the `std` feature; otherwise it
 /// just calls `f`).
 ///
 /// ```
