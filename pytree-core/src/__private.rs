@@ -10,6 +10,8 @@ use crate::key_path::ErasableKey;
 use crate::static_data::Static;
 use crate::visit::{Sink, Visit, VisitMut};
 
+pub use crate::stack::ensure_stack;
+
 /// How generated code reaches a data field: every call on a field goes
 /// through this trait, so a field that is not a pytree, or whose leaves are
 /// of another type, fails one obligation (`Field: DataField<Ns, Leaf>`)

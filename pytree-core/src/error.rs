@@ -1,6 +1,7 @@
 //! The error value every fallible operation returns: what went wrong, and
 //! where (a [`KeyPath`] into the tree).
 
+use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
@@ -98,13 +99,30 @@ pub enum ErrorKind {
 /// let err = pytree_std::unflatten::<Linear>(&def, vec![1.0]).unwrap_err();
 /// assert_eq!(err.to_string(), "at .b: too few leaves for TreeDef: expected 2, got 1");
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Error {
+    /// Boxed so that `Result<f64, Error>` is two words: every leaf of
+    /// `zip_with`, `zip_mut` and `unflatten` returns one.
+    inner: Box<Inner>,
+}
+
+#[derive(Clone, PartialEq, Eq)]
+struct Inner {
     kind: ErrorKind,
     /// Stored innermost-first while the error bubbles up; reversed on read.
     reversed_path: Vec<KeyEntry>,
     /// Which tree (argument position) the error is about, for multi-tree ops.
     tree_index: Option<usize>,
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.inner.kind)
+            .field("reversed_path", &self.inner.reversed_path)
+            .field("tree_index", &self.inner.tree_index)
+            .finish()
+    }
 }
 
 impl Error {
@@ -115,11 +133,14 @@ impl Error {
     /// let e = Error::new(ErrorKind::LengthMismatch { expected: 2, found: 3 });
     /// assert_eq!(e.to_string(), "at <root>: sequence length mismatch: expected 2, found 3");
     /// ```
+    #[cold]
     pub fn new(kind: ErrorKind) -> Self {
         Error {
-            kind,
-            reversed_path: Vec::new(),
-            tree_index: None,
+            inner: Box::new(Inner {
+                kind,
+                reversed_path: Vec::new(),
+                tree_index: None,
+            }),
         }
     }
 
@@ -144,7 +165,7 @@ impl Error {
     /// ```
     #[must_use]
     pub fn at(mut self, key: KeyEntry) -> Self {
-        self.reversed_path.push(key);
+        self.inner.reversed_path.push(key);
         self
     }
 
@@ -156,14 +177,14 @@ impl Error {
     /// ```
     #[must_use]
     pub fn in_tree(mut self, index: usize) -> Self {
-        self.tree_index = Some(index);
+        self.inner.tree_index = Some(index);
         self
     }
 
     /// Sets or clears the tree index (multi-tree operations renumber the
     /// errors of the pairwise comparisons they run).
     pub(crate) fn with_tree(mut self, index: Option<usize>) -> Self {
-        self.tree_index = index;
+        self.inner.tree_index = index;
         self
     }
 
@@ -187,7 +208,7 @@ impl Error {
     /// assert_eq!(e.kind(), &ErrorKind::LengthMismatch { expected: 1, found: 2 });
     /// ```
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.inner.kind
     }
 
     /// Where it went wrong, from the root.
@@ -198,7 +219,7 @@ impl Error {
     /// assert_eq!(e.path().to_string(), ".b");
     /// ```
     pub fn path(&self) -> KeyPath {
-        KeyPath::from_entries(self.reversed_path.iter().rev().cloned().collect())
+        KeyPath::from_entries(self.inner.reversed_path.iter().rev().cloned().collect())
     }
 
     /// The tree argument the error is about, if the operation took several.
@@ -207,7 +228,7 @@ impl Error {
     /// assert_eq!(pytree_std::Error::custom("x").tree_index(), None);
     /// ```
     pub fn tree_index(&self) -> Option<usize> {
-        self.tree_index
+        self.inner.tree_index
     }
 }
 
@@ -300,16 +321,16 @@ fn join(items: &[&String]) -> String {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         // A list of mismatches names its places line by line.
-        if matches!(self.kind, ErrorKind::Mismatches(_))
-            && self.reversed_path.is_empty()
-            && self.tree_index.is_none()
+        if matches!(self.inner.kind, ErrorKind::Mismatches(_))
+            && self.inner.reversed_path.is_empty()
+            && self.inner.tree_index.is_none()
         {
-            return fmt::Display::fmt(&self.kind, f);
+            return fmt::Display::fmt(&self.inner.kind, f);
         }
-        if let Some(i) = self.tree_index {
+        if let Some(i) = self.inner.tree_index {
             write!(f, "tree {i} ")?;
         }
-        write!(f, "at {}: {}", self.path(), self.kind)
+        write!(f, "at {}: {}", self.path(), self.inner.kind)
     }
 }
 

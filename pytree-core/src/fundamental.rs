@@ -1,11 +1,14 @@
 //! Impls for `Box<T>`, which only this crate may write (`Box` is
 //! `#[fundamental]`), for every namespace. A box is transparent: it adds no
-//! node, so `Box<T>` has the TreeDef of `T`.
+//! node, so `Box<T>` has the TreeDef of `T`. Typed recursion passes through
+//! boxes, so each method runs inside [`ensure_stack`].
 
 use alloc::boxed::Box;
+use core::mem::MaybeUninit;
 
 use crate::error::Error;
 use crate::flatten::{Flatten, Source, Unflatten};
+use crate::stack::ensure_stack;
 use crate::visit::{Sink, Visit, VisitMut};
 
 impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
@@ -13,39 +16,52 @@ impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
 
     #[inline]
     fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
-        (*self).flatten_into(sink)
+        ensure_stack(|| (*self).flatten_into(sink))
     }
     #[inline]
     fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
-        (**self).visit(visitor)
+        ensure_stack(|| (**self).visit(visitor))
     }
     #[inline]
     fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
-        (**self).visit_mut(visitor)
+        ensure_stack(|| (**self).visit_mut(visitor))
     }
     #[inline]
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        Box::new((*self).map_leaves(f))
+        // The mapped value goes back into the same allocation: a chain of
+        // boxes is mapped without a free and a malloc per level.
+        let slot: *mut T = Box::into_raw(self);
+        // SAFETY: `slot` comes from `Box::into_raw`, so it is valid, aligned
+        // and initialized; the value is read out exactly once. From here the
+        // allocation is owned by `empty`, a box of `MaybeUninit<T>` (same
+        // layout), which only frees the memory if `map_leaves` unwinds.
+        let (value, mut empty) = unsafe {
+            let value = slot.read();
+            (value, Box::from_raw(slot.cast::<MaybeUninit<T>>()))
+        };
+        empty.write(ensure_stack(|| value.map_leaves(f)));
+        // SAFETY: the slot was just written.
+        unsafe { empty.assume_init() }
     }
     #[inline]
     fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
     where
         F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
     {
-        (**self).zip_with(others.map(|o| &**o), f).map(Box::new)
+        ensure_stack(|| (**self).zip_with(others.map(|o| &**o), f)).map(Box::new)
     }
     #[inline]
     fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
     where
         F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
     {
-        (**self).zip_mut(others.map(|o| &**o), f)
+        ensure_stack(|| (**self).zip_mut(others.map(|o| &**o), f))
     }
 }
 
 impl<Ns, T: Unflatten<Ns>> Unflatten<Ns> for Box<T> {
     #[inline]
     fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
-        T::unflatten_from(source).map(Box::new)
+        ensure_stack(|| T::unflatten_from(source)).map(Box::new)
     }
 }

@@ -49,11 +49,13 @@
 //! - With the `serde` feature: `Serialize`/`Deserialize` for [`TreeDef`]
 //!   (module `serde_impl`; needs `std` for its table of deserialized
 //!   schemas).
+//! - Deep recursion: walks continue on a heap-allocated stack segment when
+//!   the stack runs low, with the `std` feature (module `stack`).
 #![no_std]
 #![warn(missing_docs)]
 
 extern crate alloc;
-#[cfg(feature = "serde")]
+#[cfg(feature = "std")]
 extern crate std;
 
 mod at_path;
@@ -74,6 +76,7 @@ mod schema;
 #[cfg(feature = "serde")]
 mod serde_impl;
 mod source;
+mod stack;
 mod static_data;
 mod transpose;
 mod tree_equal;

@@ -69,6 +69,7 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
         Ok(())
     }
 
+    #[cold]
     fn mismatch(&self, expected: impl Into<String>) -> Error {
         Error::new(ErrorKind::NodeMismatch {
             expected: expected.into(),
@@ -76,6 +77,7 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
         })
     }
 
+    #[cold]
     fn too_few(&self) -> Error {
         Error::new(ErrorKind::TooFewLeaves {
             expected: self.walker.def().num_leaves(),
@@ -84,16 +86,35 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
     }
 
     /// Reads the next internal node if `accept` takes it.
+    #[inline(always)]
     fn node_if(&mut self, accept: impl FnOnce(Node) -> bool) -> Option<Node> {
-        match self.walker.peek() {
-            Some(Item::Node(node, _)) if accept(node) => {
-                if let Some(Item::Node(_, statics)) = self.walker.next_item() {
-                    self.statics = statics;
-                }
-                Some(node)
+        let (node, statics) = self.walker.next_node_if(accept)?;
+        self.statics = statics;
+        Some(node)
+    }
+}
+
+impl<L, I: Iterator<Item = L>> DefSource<'_, I> {
+    /// [`Source::struct_node`] for schemas that are equal but not the same
+    /// static (e.g. deserialized), and the error when none matches.
+    #[cold]
+    #[inline(never)]
+    fn struct_node_by_value(&mut self, candidates: &[&'static Schema]) -> Result<usize, Error> {
+        let mut found = None;
+        self.node_if(|node| match node {
+            Node::Struct(schema) => {
+                found = candidates.iter().position(|c| *c == schema);
+                found.is_some()
             }
-            _ => None,
-        }
+            _ => false,
+        });
+        found.ok_or_else(|| {
+            let names: Vec<String> = candidates
+                .iter()
+                .map(|c| format!("{}", c.display_name()))
+                .collect();
+            self.mismatch(names.join(" or "))
+        })
     }
 }
 
@@ -119,9 +140,9 @@ pub(crate) fn describe_node(node: Node) -> String {
 }
 
 impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
-    #[inline]
+    #[inline(always)]
     fn leaf(&mut self) -> Result<L, Error> {
-        if self.walker.take_leaves(1) == 0 {
+        if !self.walker.take_leaf() {
             return Err(self.mismatch("a leaf"));
         }
         match self.leaves.next() {
@@ -153,22 +174,21 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         Ok(out)
     }
 
+    #[inline(always)]
     fn struct_node(&mut self, candidates: &[&'static Schema]) -> Result<usize, Error> {
+        // By address: schemas are statics, so this is the common case.
         let mut found = None;
         self.node_if(|node| match node {
             Node::Struct(schema) => {
-                found = candidates.iter().position(|c| *c == schema);
+                found = candidates.iter().position(|c| core::ptr::eq(*c, schema));
                 found.is_some()
             }
             _ => false,
         });
-        found.ok_or_else(|| {
-            let names: Vec<String> = candidates
-                .iter()
-                .map(|c| format!("{}", c.display_name()))
-                .collect();
-            self.mismatch(names.join(" or "))
-        })
+        match found {
+            Some(i) => Ok(i),
+            None => self.struct_node_by_value(candidates),
+        }
     }
 
     fn static_field<T: Static>(&mut self) -> Result<T, Error> {
@@ -185,6 +205,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         })
     }
 
+    #[inline]
     fn seq_node(&mut self) -> Result<usize, Error> {
         match self.node_if(|n| matches!(n, Node::Seq(_))) {
             Some(Node::Seq(n)) => Ok(n),
@@ -192,6 +213,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         }
     }
 
+    #[inline]
     fn tuple_node(&mut self, arity: usize) -> Result<(), Error> {
         match self.node_if(|n| n == Node::Tuple(arity)) {
             Some(_) => Ok(()),
@@ -217,6 +239,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         })
     }
 
+    #[inline]
     fn option_node(&mut self) -> Result<bool, Error> {
         match self.node_if(|n| matches!(n, Node::Some | Node::None)) {
             Some(node) => Ok(node == Node::Some),

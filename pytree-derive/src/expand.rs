@@ -202,6 +202,19 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     }
 }
 
+/// `expr?`, placing the error at `place` on the way out. A `match`, not
+/// `.map_err(|e| ..)?`: a closure is one more body for the compiler to type
+/// and borrow check, per field and per method, which showed in the build
+/// time of crates with many derived types.
+fn try_at(expr: TokenStream, place: &TokenStream) -> TokenStream {
+    quote! {
+        match #expr {
+            ::core::result::Result::Ok(__v) => __v,
+            ::core::result::Result::Err(__e) => return ::core::result::Result::Err(__e #place),
+        }
+    }
+}
+
 /// `.at(KeyEntry::Field(..))` and, in an enum, `.at(KeyEntry::Variant(..))`.
 fn error_place(c: &Container<'_>, v: &Variant<'_>, f: Option<&Field<'_>>) -> TokenStream {
     let krate = &c.krate;
@@ -358,25 +371,31 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
                 };
             }
         } else {
-            quote! {
-                let __o = __others.map(|__o| {
-                    let #other_pattern = __o;
-                    (#(#other_bindings,)*)
-                });
+            // A struct: each field is read straight from the other trees.
+            TokenStream::new()
+        };
+        // Field `i` of every other tree, as `[&FieldType; N]`.
+        let others_field = |i: usize, f: &Field<'_>| {
+            if c.is_enum {
+                let idx = syn::Index::from(i);
+                quote!(__o.map(|__t| __t.#idx))
+            } else {
+                let member = &f.member;
+                quote!(__others.map(|__t| &__t.#member))
             }
         };
         let static_checks = v.fields.iter().enumerate().filter(|(_, f)| f.is_static.is_some()).map(|(i, f)| {
             let (b, ty) = (&f.binding, f.ty);
-            let idx = syn::Index::from(i);
+            let others = others_field(i, f);
             let place = error_place(c, v, Some(f));
             let field = quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>);
             quote! {
-                for (__j, __t) in __o.iter().enumerate() {
-                    if !#field::same_field(__t.#idx, &*#b) {
+                for (__j, __t) in #others.into_iter().enumerate() {
+                    if !#field::same_field(__t, &*#b) {
                         return ::core::result::Result::Err(
                             #krate::__private::static_mismatch(
                                 #field::erase_field(&*#b),
-                                #field::erase_field(__t.#idx),
+                                #field::erase_field(__t),
                                 __j + 1,
                             )#place,
                         );
@@ -387,10 +406,11 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
         let body = if mutate {
             let updates = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
-                let idx = syn::Index::from(i);
+                let others = others_field(i, f);
                 let place = error_place(c, v, Some(f));
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field_mut(#b, __o.map(|__t| __t.#idx), __f));
-                quote!(#call.map_err(|__e| __e #place)?;)
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field_mut(#b, #others, __f));
+                let checked = try_at(call, &place);
+                quote!(#checked;)
             });
             quote! {
                 #(#updates)*
@@ -404,10 +424,10 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
                 } else if f.is_static.is_some() {
                     quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>::clone_field(#b))
                 } else {
-                    let idx = syn::Index::from(i);
+                    let others = others_field(i, f);
                     let place = error_place(c, v, Some(f));
-                    let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field(#b, __o.map(|__t| __t.#idx), __f));
-                    quote!(#call.map_err(|__e| __e #place)?)
+                    let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field(#b, #others, __f));
+                    try_at(call, &place)
                 }
             }).collect();
             let value = construct(v, &exprs);
@@ -435,15 +455,16 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         let statics = v.static_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
             let place = error_place(c, v, Some(f));
-            quote_spanned! {ty.span()=>
-                let #b: #ty = <#ty as #krate::__private::StaticField>::read_field(__source).map_err(|__e| __e #place)?;
-            }
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>::read_field(__source));
+            let checked = try_at(call, &place);
+            quote!(let #b: #ty = #checked;)
         });
         let data = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
             let place = error_place(c, v, Some(f));
             let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::unflatten_field(__source));
-            quote!(let #b = #call.map_err(|__e| __e #place)?;)
+            let checked = try_at(call, &place);
+            quote!(let #b = #checked;)
         });
         let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
             let (b, ty) = (&f.binding, f.ty);

@@ -25,8 +25,10 @@ pub(crate) use walk::{Item, Walker};
 use crate::schema::Schema;
 use crate::static_data::StaticValue;
 
-/// One record of the flat encoding.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// One record of the flat encoding. `repr(u64)`: a `u64` tag, then the
+/// variant's one word (if any) at offset 8, which `payload` relies on.
+#[derive(Clone, Copy, Debug, Eq)]
+#[repr(u64)]
 pub(crate) enum Node {
     /// `n >= 1` consecutive leaves.
     Leaves(usize),
@@ -42,6 +44,57 @@ pub(crate) enum Node {
     Some,
     /// `None`: no children.
     None,
+}
+
+impl PartialEq for Node {
+    /// Same kind and same payload word (a count, or a schema's address) is
+    /// the common case and is checked without a branch per kind; schemas at
+    /// different addresses are then compared by value, out of line.
+    #[inline]
+    fn eq(&self, other: &Self) -> bool {
+        core::mem::discriminant(self) == core::mem::discriminant(other)
+            && (self.payload() == other.payload() || self.eq_by_value(other))
+    }
+}
+
+impl Node {
+    /// The record's second word: a count, a schema's address, or 0. Read
+    /// as a word rather than matched per kind, so that comparing records
+    /// needs no jump table.
+    #[inline(always)]
+    fn payload(&self) -> usize {
+        match *self {
+            Node::Some | Node::None => 0,
+            // SAFETY: with `repr(u64)` every variant is laid out as a `u64`
+            // tag followed by its fields; the other variants each have one
+            // initialized word-sized field (a `usize` or a reference) at
+            // offset 8, which is in bounds of the 16-byte record.
+            _ => unsafe { (self as *const Node).cast::<usize>().add(1).read() },
+        }
+    }
+
+    /// Equality for records whose payload words differ: only two schemas
+    /// at different addresses can still be equal.
+    #[cold]
+    #[inline(never)]
+    fn eq_by_value(&self, other: &Self) -> bool {
+        match (*self, *other) {
+            (Node::Struct(a), Node::Struct(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Hash for Node {
+    /// Consistent with `eq`: a schema hashes by value.
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        core::mem::discriminant(self).hash(state);
+        match *self {
+            Node::Struct(schema) => schema.hash(state),
+            Node::Leaves(n) | Node::Seq(n) | Node::Tuple(n) | Node::Map(n) => n.hash(state),
+            Node::Some | Node::None => {}
+        }
+    }
 }
 
 impl Node {
@@ -263,5 +316,33 @@ mod tests {
     #[test]
     fn a_node_record_is_sixteen_bytes() {
         assert_eq!(core::mem::size_of::<Node>(), 16);
+    }
+
+    static A: Schema = Schema::new("A", "m", None, crate::FieldStyle::Unit, &[]);
+    static A_TOO: Schema = Schema::new("A", "m", None, crate::FieldStyle::Unit, &[]);
+    static B: Schema = Schema::new("B", "m", None, crate::FieldStyle::Unit, &[]);
+
+    #[test]
+    fn the_payload_word_is_each_records_count_or_schema_address() {
+        assert_eq!(Node::Leaves(7).payload(), 7);
+        assert_eq!(Node::Seq(3).payload(), 3);
+        assert_eq!(Node::Tuple(2).payload(), 2);
+        assert_eq!(Node::Map(9).payload(), 9);
+        assert_eq!(Node::Struct(&A).payload(), &A as *const Schema as usize);
+        assert_eq!(Node::Some.payload(), 0);
+        assert_eq!(Node::None.payload(), 0);
+    }
+
+    #[test]
+    fn records_are_equal_when_kind_and_payload_or_schema_value_agree() {
+        assert_eq!(Node::Seq(3), Node::Seq(3));
+        assert_ne!(Node::Seq(3), Node::Seq(4));
+        assert_ne!(Node::Seq(3), Node::Tuple(3));
+        assert_ne!(Node::Leaves(1), Node::Map(1));
+        assert_eq!(Node::None, Node::None);
+        assert_ne!(Node::Some, Node::None);
+        assert_eq!(Node::Struct(&A), Node::Struct(&A));
+        assert_eq!(Node::Struct(&A), Node::Struct(&A_TOO));
+        assert_ne!(Node::Struct(&A), Node::Struct(&B));
     }
 }

@@ -17,6 +17,9 @@ pub(crate) enum Item<'d> {
 #[derive(Clone)]
 pub(crate) struct Walker<'d> {
     def: &'d TreeDef,
+    /// `def`'s records and statics, held directly: one load less per read.
+    nodes: &'d [Node],
+    statics: &'d [StaticValue],
     pos: usize,
     run_left: usize,
     statics_pos: usize,
@@ -26,6 +29,8 @@ impl<'d> Walker<'d> {
     pub(crate) fn new(def: &'d TreeDef) -> Self {
         Walker {
             def,
+            nodes: def.nodes(),
+            statics: def.statics(),
             pos: 0,
             run_left: 0,
             statics_pos: 0,
@@ -38,7 +43,7 @@ impl<'d> Walker<'d> {
 
     /// True when every node has been read.
     pub(crate) fn at_end(&self) -> bool {
-        self.run_left == 0 && self.pos >= self.def.nodes().len()
+        self.run_left == 0 && self.pos >= self.nodes.len()
     }
 
     /// The next item without consuming it.
@@ -53,7 +58,7 @@ impl<'d> Walker<'d> {
             self.run_left -= 1;
             return Some(Item::Leaf);
         }
-        let node = *self.def.nodes().get(self.pos)?;
+        let node = *self.nodes.get(self.pos)?;
         self.pos += 1;
         match node {
             Node::Leaves(n) => {
@@ -63,8 +68,7 @@ impl<'d> Walker<'d> {
             other => {
                 let k = other.num_statics();
                 let statics = self
-                    .def
-                    .statics()
+                    .statics
                     .get(self.statics_pos..self.statics_pos + k)
                     .unwrap_or(&[]);
                 self.statics_pos += k;
@@ -73,12 +77,55 @@ impl<'d> Walker<'d> {
         }
     }
 
+    /// Consumes the next item if it is an internal node that `accept`
+    /// takes; returns it with the statics it owns.
+    #[inline(always)]
+    pub(crate) fn next_node_if(
+        &mut self,
+        accept: impl FnOnce(Node) -> bool,
+    ) -> Option<(Node, &'d [StaticValue])> {
+        if self.run_left > 0 {
+            return None;
+        }
+        let node = *self.nodes.get(self.pos)?;
+        if matches!(node, Node::Leaves(_)) || !accept(node) {
+            return None;
+        }
+        self.pos += 1;
+        let k = node.num_statics();
+        if k == 0 {
+            return Some((node, &[]));
+        }
+        let statics = self
+            .statics
+            .get(self.statics_pos..self.statics_pos + k)
+            .unwrap_or(&[]);
+        self.statics_pos += k;
+        Some((node, statics))
+    }
+
+    /// Consumes one leaf if the next item is a leaf.
+    #[inline(always)]
+    pub(crate) fn take_leaf(&mut self) -> bool {
+        if self.run_left == 0 {
+            match self.nodes.get(self.pos) {
+                Some(Node::Leaves(n)) => {
+                    self.run_left = *n;
+                    self.pos += 1;
+                }
+                _ => return false,
+            }
+        }
+        self.run_left -= 1;
+        true
+    }
+
     /// Consumes up to `max` leaves at once if the next items are leaves;
     /// returns how many.
     #[inline]
     pub(crate) fn take_leaves(&mut self, max: usize) -> usize {
         if self.run_left == 0 {
-            match self.def.nodes().get(self.pos) {
+            match self.nodes.get(self.pos) {
                 Some(Node::Leaves(n)) => {
                     self.run_left = *n;
                     self.pos += 1;

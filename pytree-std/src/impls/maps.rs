@@ -131,12 +131,16 @@ impl<K: Static + Ord, V: Unflatten<Std>> Unflatten<Std> for BTreeMap<K, V> {
     fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
         let keys = source.map_node::<K>()?;
         check_sorted(&keys)?;
-        let mut out = BTreeMap::new();
+        let mut entries = Vec::with_capacity(keys.len());
         for k in keys {
-            let v = V::unflatten_from(source).map_err(|e| e.at(KeyEntry::key(k.clone())))?;
-            out.insert(k, v);
+            match V::unflatten_from(source) {
+                Ok(v) => entries.push((k, v)),
+                Err(e) => return Err(e.at(KeyEntry::key(k))),
+            }
         }
-        Ok(out)
+        // From sorted entries a BTreeMap is built in one pass, not by
+        // inserting one key at a time.
+        Ok(BTreeMap::from_iter(entries))
     }
 }
 

@@ -2,9 +2,12 @@
 //! node whose children are the elements, keyed by index. A sequence of leaf
 //! values hands its elements over in one call (`flatten_vec` and friends),
 //! so flattening `Vec<f64>` is a move, not a loop over node records.
+//! Typed recursion may pass through a `Vec` (`children: Vec<Node>`), so its
+//! methods run inside `ensure_stack` (see pytree-core's module `stack`).
 
 use std::collections::VecDeque;
 
+use pytree_core::__private::ensure_stack;
 use pytree_core::{
     Error, ErrorKind, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut,
 };
@@ -34,14 +37,16 @@ where
     F: FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf,
 {
     check_lengths(first.len(), others.map(<[T]>::len))?;
-    first
-        .iter()
-        .enumerate()
-        .map(|(i, x)| {
+    // Not `collect::<Result<Vec<_>, _>>()`: it loses the length and grows
+    // the Vec by doubling.
+    let mut out = Vec::with_capacity(first.len());
+    for (i, x) in first.iter().enumerate() {
+        out.push(
             x.zip_with(others.map(|o| &o[i]), f)
-                .map_err(|e| e.at(KeyEntry::Index(i)))
-        })
-        .collect()
+                .map_err(|e| e.at(KeyEntry::Index(i)))?,
+        );
+    }
+    Ok(out)
 }
 
 /// Zips element `i` of every slice into the first, in place.
@@ -68,35 +73,35 @@ impl<T: Flatten<Std>> Flatten<Std> for Vec<T> {
     #[inline]
     fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
         sink.node(NodeRef::Seq(self.len()));
-        T::flatten_vec(self, sink);
+        ensure_stack(|| T::flatten_vec(self, sink));
     }
     #[inline]
     fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
         visitor.node(NodeRef::Seq(self.len()));
-        T::visit_slice(self, visitor);
+        ensure_stack(|| T::visit_slice(self, visitor));
     }
     #[inline]
     fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
         visitor.node(NodeRef::Seq(self.len()));
-        T::visit_slice_mut(self, visitor);
+        ensure_stack(|| T::visit_slice_mut(self, visitor));
     }
     #[inline]
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        self.into_iter().map(|x| x.map_leaves(f)).collect()
+        ensure_stack(|| self.into_iter().map(|x| x.map_leaves(f)).collect())
     }
     #[inline]
     fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
     where
         F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
     {
-        zip_slices(self, others.map(Vec::as_slice), f)
+        ensure_stack(|| zip_slices(self, others.map(Vec::as_slice), f))
     }
     #[inline]
     fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
     where
         F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
     {
-        zip_slices_mut(self, others.map(Vec::as_slice), f)
+        ensure_stack(|| zip_slices_mut(self, others.map(Vec::as_slice), f))
     }
 }
 
@@ -104,7 +109,7 @@ impl<T: Unflatten<Std>> Unflatten<Std> for Vec<T> {
     #[inline]
     fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
         let len = source.seq_node()?;
-        T::unflatten_vec(len, source)
+        ensure_stack(|| T::unflatten_vec(len, source))
     }
 }
 

@@ -1,10 +1,13 @@
 //! Shared pointers `Rc<T>` and `Arc<T>`: transparent, like `Box` (no node of
 //! their own). Consuming or mutating a shared value clones it first if other
 //! handles exist (`Rc::unwrap_or_clone`, `Rc::make_mut`), hence `T: Clone`.
+//! Typed recursion may pass through them, so each method runs inside
+//! `ensure_stack` (see pytree-core's module `stack`).
 
 use std::rc::Rc;
 use std::sync::Arc;
 
+use pytree_core::__private::ensure_stack;
 use pytree_core::{Error, Flatten, Sink, Source, Unflatten, Visit, VisitMut};
 
 use crate::Std;
@@ -16,19 +19,19 @@ macro_rules! shared_impl {
 
             #[inline]
             fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
-                $ptr::unwrap_or_clone(self).flatten_into(sink)
+                ensure_stack(|| $ptr::unwrap_or_clone(self).flatten_into(sink))
             }
             #[inline]
             fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
-                (**self).visit(visitor)
+                ensure_stack(|| (**self).visit(visitor))
             }
             #[inline]
             fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
-                $ptr::make_mut(self).visit_mut(visitor)
+                ensure_stack(|| $ptr::make_mut(self).visit_mut(visitor))
             }
             #[inline]
             fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-                $ptr::new($ptr::unwrap_or_clone(self).map_leaves(f))
+                $ptr::new(ensure_stack(|| $ptr::unwrap_or_clone(self).map_leaves(f)))
             }
             #[inline]
             fn zip_with<const N: usize, F>(
@@ -39,7 +42,7 @@ macro_rules! shared_impl {
             where
                 F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
             {
-                (**self).zip_with(others.map(|o| &**o), f).map($ptr::new)
+                ensure_stack(|| (**self).zip_with(others.map(|o| &**o), f)).map($ptr::new)
             }
             #[inline]
             fn zip_mut<const N: usize, F>(
@@ -50,14 +53,14 @@ macro_rules! shared_impl {
             where
                 F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
             {
-                $ptr::make_mut(self).zip_mut(others.map(|o| &**o), f)
+                ensure_stack(|| $ptr::make_mut(self).zip_mut(others.map(|o| &**o), f))
             }
         }
 
         impl<T: Unflatten<Std> + Clone> Unflatten<Std> for $ptr<T> {
             #[inline]
             fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
-                T::unflatten_from(source).map($ptr::new)
+                ensure_stack(|| T::unflatten_from(source)).map($ptr::new)
             }
         }
     };
