@@ -20,7 +20,7 @@ use criterion::measurement::WallTime;
 use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion,
 };
-use pytree_benches::{flatten_with_path, hand, shapes};
+use pytree_benches::{hand, shapes};
 use pytree_std::{Flatten, Std, TreeDef, Unflatten};
 
 /// The learning rate of the SGD step.
@@ -68,7 +68,7 @@ where
         b.iter(|| black_box(&da) == black_box(&db))
     });
     g.bench_function(BenchmarkId::new("flatten_with_path", "pytree"), |b| {
-        b.iter(|| flatten_with_path(black_box(&t)))
+        b.iter_batched(|| t.clone(), pytree_std::flatten_with_path, batch)
     });
 }
 

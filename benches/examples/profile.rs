@@ -9,7 +9,7 @@
 
 use std::hint::black_box;
 
-use pytree_benches::{flatten_with_path, hand, shapes};
+use pytree_benches::{hand, shapes};
 use pytree_std::TreeDef;
 
 fn main() {
@@ -94,7 +94,7 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
             ("leaves", "pytree") => drop(black_box(pytree_std::leaves(black_box(&t)))),
             ("leaves", "hand") => drop(black_box(hand::leaves_ref(black_box(&t)))),
             ("struct_eq", "pytree") => assert!(black_box(&da) == black_box(&db)),
-            ("flatten_with_path", "pytree") => drop(black_box(flatten_with_path(black_box(&t)))),
+            ("flatten_with_path", "pytree") => drop(black_box(pytree_std::flatten_with_path(black_box(t.clone())))),
             ("flatten_with_path", "hand") => drop(black_box(hand::leaves_with_path(black_box(&t)))),
             other => panic!("unknown op {other:?}"),
         }

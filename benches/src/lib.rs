@@ -8,11 +8,6 @@
 //! - `shapes`: the five anchor trees T1..T5 of `shared/anchors` (and T4 as
 //!   a `HashMap`), with their leaf counts.
 //! - `hand`: T1's operations written by hand, the floor for each benchmark.
-//! - [`flatten_with_path`]: a minimal path-collecting visitor (module
-//!   `paths`), until the library's own lands.
 
 pub mod hand;
-mod paths;
 pub mod shapes;
-
-pub use paths::flatten_with_path;
