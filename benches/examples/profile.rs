@@ -94,7 +94,9 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
             ("leaves", "pytree") => drop(black_box(pytree_std::leaves(black_box(&t)))),
             ("leaves", "hand") => drop(black_box(hand::leaves_ref(black_box(&t)))),
             ("struct_eq", "pytree") => assert!(black_box(&da) == black_box(&db)),
-            ("flatten_with_path", "pytree") => drop(black_box(pytree_std::flatten_with_path(black_box(t.clone())))),
+            ("flatten_with_path", "pytree") => drop(black_box(pytree_std::flatten_with_path(
+                black_box(t.clone()),
+            ))),
             ("flatten_with_path", "hand") => drop(black_box(hand::leaves_with_path(black_box(&t)))),
             other => panic!("unknown op {other:?}"),
         }
