@@ -176,9 +176,8 @@ impl Error {
     /// assert_eq!(e.tree_index(), Some(1));
     /// ```
     #[must_use]
-    pub fn in_tree(mut self, index: usize) -> Self {
-        self.inner.tree_index = Some(index);
-        self
+    pub fn in_tree(self, index: usize) -> Self {
+        self.with_tree(Some(index))
     }
 
     /// Sets or clears the tree index (multi-tree operations renumber the

@@ -47,10 +47,6 @@ trait DynStatic: Send + Sync {
     fn key_cmp(&self, _i: usize, _other: &dyn DynStatic, _j: usize) -> Option<KeyOrder> {
         None
     }
-    /// Map keys only: item `i` erased on its own (for key paths).
-    fn key_value(&self, _i: usize) -> Option<StaticValue> {
-        None
-    }
     /// Map keys only: new keys made of `picks` (source, item) from
     /// `sources`, all holding keys of this type; keeps this value's order.
     fn select_keys(
@@ -139,9 +135,6 @@ impl<K: Static> DynStatic for Keys<K> {
             Some(cmp) => KeyOrder::Ordered(cmp(a, b)),
             None => KeyOrder::Unordered { equal: a == b },
         })
-    }
-    fn key_value(&self, i: usize) -> Option<StaticValue> {
-        self.item(i)
     }
     fn select_keys(
         &self,
@@ -291,11 +284,6 @@ impl StaticValue {
     /// when either is not map keys or the key types differ.
     pub(crate) fn key_cmp(&self, i: usize, other: &StaticValue, j: usize) -> Option<KeyOrder> {
         self.0.key_cmp(i, &*other.0, j)
-    }
-
-    /// Key `i` of these map keys as a value of its own.
-    pub(crate) fn key_value(&self, i: usize) -> Option<StaticValue> {
-        self.0.key_value(i)
     }
 
     /// Map keys made of `picks` (source index, key index) from `sources`,

@@ -265,7 +265,7 @@ impl ChildKeys {
                 }
             }
             ChildKeys::Map(keys) => {
-                if let Some(key) = keys.key_value(j) {
+                if let Some(key) = keys.item(j) {
                     path.push(KeyEntry::Key(key));
                 }
             }
