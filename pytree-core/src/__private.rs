@@ -30,18 +30,20 @@ pub trait DataField<Ns, L>: Sized {
     fn visit_field_mut<V: VisitMut<L>>(&mut self, visitor: &mut V);
     /// See [`Flatten::map_leaves`].
     fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
-    /// See [`Flatten::zip_with`].
+    /// See [`Flatten::zip_check`].
+    fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
+    /// See [`Flatten::zip_with_prechecked`].
     fn zip_field<const N: usize, F: FnMut(&L, [&L; N]) -> L>(
         &self,
         others: [&Self; N],
         f: &mut F,
-    ) -> Result<Self, Error>;
-    /// See [`Flatten::zip_mut`].
+    ) -> Self;
+    /// See [`Flatten::zip_mut_prechecked`].
     fn zip_field_mut<const N: usize, F: FnMut(&mut L, [&L; N])>(
         &mut self,
         others: [&Self; N],
         f: &mut F,
-    ) -> Result<(), Error>;
+    );
 }
 
 impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
@@ -62,21 +64,92 @@ impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
         self.map_leaves(f)
     }
     #[inline(always)]
+    fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        self.zip_check(others)
+    }
+    #[inline(always)]
     fn zip_field<const N: usize, F: FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf>(
         &self,
         others: [&Self; N],
         f: &mut F,
-    ) -> Result<Self, Error> {
-        self.zip_with(others, f)
+    ) -> Self {
+        self.zip_with_prechecked(others, f)
     }
     #[inline(always)]
     fn zip_field_mut<const N: usize, F: FnMut(&mut T::Leaf, [&T::Leaf; N])>(
         &mut self,
         others: [&Self; N],
         f: &mut F,
-    ) -> Result<(), Error> {
-        self.zip_mut(others, f)
+    ) {
+        self.zip_mut_prechecked(others, f)
     }
+}
+
+/// Zips sequences that passed [`Flatten::zip_check`] (equal lengths),
+/// element by element. A sequence of another length (the check was
+/// skipped) is replaced by `items`, so indexing stays in bounds.
+#[inline]
+pub fn zip_slices_prechecked<Ns, T, const N: usize, F>(
+    items: &[T],
+    others: [&[T]; N],
+    f: &mut F,
+) -> Vec<T>
+where
+    T: Flatten<Ns>,
+    F: FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf,
+{
+    let len = items.len();
+    let others = others.map(|o| if o.len() == len { o } else { items });
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| item.zip_with_prechecked(others.map(|o| &o[i]), f))
+        .collect()
+}
+
+/// The in-place form of [`zip_slices_prechecked`]. If a sequence has
+/// another length (the check was skipped), nothing is updated.
+#[inline]
+pub fn zip_slices_mut_prechecked<Ns, T, const N: usize, F>(
+    items: &mut [T],
+    others: [&[T]; N],
+    f: &mut F,
+) where
+    T: Flatten<Ns>,
+    F: FnMut(&mut T::Leaf, [&T::Leaf; N]),
+{
+    let len = items.len();
+    if others.iter().any(|o| o.len() != len) {
+        return;
+    }
+    for (i, item) in items.iter_mut().enumerate() {
+        item.zip_mut_prechecked(others.map(|o| &o[i]), f);
+    }
+}
+
+/// Checks that sequences have equal lengths, then their elements, for
+/// [`Flatten::zip_check`].
+#[inline]
+pub fn zip_slices_check<Ns, T: Flatten<Ns>, const N: usize>(
+    items: &[T],
+    others: [&[T]; N],
+) -> Result<(), Error> {
+    check_lengths(items.len(), others.map(<[T]>::len))?;
+    T::zip_slice_check(items, others)
+}
+
+/// Checks that every other sequence has the first one's length.
+#[inline]
+pub fn check_lengths<const N: usize>(len: usize, others: [usize; N]) -> Result<(), Error> {
+    match others.iter().position(|&n| n != len) {
+        None => Ok(()),
+        Some(j) => Err(length_mismatch(len, others[j], j + 1)),
+    }
+}
+
+#[cold]
+fn length_mismatch(expected: usize, found: usize, tree: usize) -> Error {
+    Error::new(ErrorKind::LengthMismatch { expected, found }).in_tree(tree)
 }
 
 /// The unflatten side of [`DataField`].

@@ -93,10 +93,66 @@ pub trait Flatten<Ns>: Sized {
     /// ```
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self;
 
+    /// Checks that `self` and `others` can be zipped: sequence lengths, map
+    /// keys, `Option` holes, enum variants and static fields match. The
+    /// error names the first mismatch's path and its tree (1-based in
+    /// `others`). Nothing is built and nothing is allocated on success.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let a = (1, vec![2]);
+    /// assert!(Flatten::<Std>::zip_check(&a, [&(10, vec![20])]).is_ok());
+    /// let err = Flatten::<Std>::zip_check(&a, [&(10, vec![])]).unwrap_err();
+    /// assert_eq!(err.to_string(), "tree 1 at [1]: sequence length mismatch: expected 1, found 0");
+    /// ```
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
+
+    /// Builds a new value of the same structure from `self` and `others`,
+    /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`, for trees that
+    /// passed [`zip_check`](Flatten::zip_check). It returns the value itself,
+    /// not a `Result`, so a derived struct is built in place as a
+    /// hand-written one is.
+    ///
+    /// It never panics: where a tree differs from `self` anyway (the check
+    /// was skipped), `self`'s part stands in for that tree's, so the result
+    /// has `self`'s structure. Call [`zip_with`](Flatten::zip_with), which
+    /// checks first, unless the check has just been made.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let (a, b) = ((1, vec![2]), (10, vec![20]));
+    /// a.zip_check([&b]).unwrap();
+    /// let t = Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| x + y);
+    /// assert_eq!(t, (11, vec![22]));
+    /// ```
+    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    where
+        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf;
+
+    /// Updates `self` in place from `others`, leaf by leaf, for trees that
+    /// passed [`zip_check`](Flatten::zip_check). Like
+    /// [`zip_with_prechecked`](Flatten::zip_with_prechecked), it never
+    /// panics: a part of another tree that differs from `self` is replaced
+    /// by `self`'s own.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let mut p = vec![1.0, 2.0];
+    /// let g = vec![0.5, 0.5];
+    /// p.zip_check([&g]).unwrap();
+    /// Flatten::<Std>::zip_mut_prechecked(&mut p, [&g], &mut |x, [g]| *x -= g);
+    /// assert_eq!(p, [0.5, 1.5]);
+    /// ```
+    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    where
+        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]);
+
     /// Builds a new value of the same structure from `self` and `others`,
     /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`. Sequence lengths,
     /// map keys, `Option` holes, enum variants and static fields must match,
     /// else the error names the path and the tree (1-based in `others`).
+    /// It is [`zip_check`](Flatten::zip_check) then
+    /// [`zip_with_prechecked`](Flatten::zip_with_prechecked).
     ///
     /// ```
     /// use pytree_std::{Flatten, Std};
@@ -105,24 +161,50 @@ pub trait Flatten<Ns>: Sized {
     /// assert_eq!(t, (11, vec![22]));
     /// assert!(Flatten::<Std>::zip_with(&a, [&(10, vec![])], &mut |x, [y]| x + y).is_err());
     /// ```
+    #[inline]
     fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
     where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf;
+        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+    {
+        self.zip_check(others)?;
+        Ok(self.zip_with_prechecked(others, f))
+    }
 
     /// Updates `self` in place from `others`, leaf by leaf:
     /// `f(&mut leaf_of_self, [leaf_of_other; N])`. Same checks as
-    /// [`zip_with`](Flatten::zip_with); on error, the leaves before the
-    /// mismatch (in pre-order) have been updated and the rest have not.
+    /// [`zip_with`](Flatten::zip_with), all made before the first update:
+    /// on error, `self` is unchanged.
     ///
     /// ```
     /// use pytree_std::{Flatten, Std};
     /// let mut p = vec![1.0, 2.0];
     /// Flatten::<Std>::zip_mut(&mut p, [&vec![0.5, 0.5]], &mut |x, [g]| *x -= g).unwrap();
     /// assert_eq!(p, [0.5, 1.5]);
+    /// assert!(Flatten::<Std>::zip_mut(&mut p, [&vec![1.0]], &mut |x, [g]| *x -= g).is_err());
+    /// assert_eq!(p, [0.5, 1.5]);
     /// ```
+    #[inline]
     fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
     where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]);
+        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+    {
+        self.zip_check(others)?;
+        self.zip_mut_prechecked(others, f);
+        Ok(())
+    }
+
+    /// Checks the elements of sequences of equal length for
+    /// [`zip_check`](Flatten::zip_check). Leaf types override it: leaves
+    /// always zip.
+    #[doc(hidden)]
+    #[inline]
+    fn zip_slice_check<const N: usize>(items: &[Self], others: [&[Self]; N]) -> Result<(), Error> {
+        for (i, item) in items.iter().enumerate() {
+            item.zip_check(others.map(|o| o.get(i).unwrap_or(item)))
+                .map_err(|e| e.at(crate::KeyEntry::Index(i)))?;
+        }
+        Ok(())
+    }
 
     /// Flattens the elements of a sequence. Leaf types override it to hand
     /// the whole `Vec` over at once.

@@ -44,18 +44,24 @@ impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
         unsafe { empty.assume_init() }
     }
     #[inline]
-    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        ensure_stack(|| (**self).zip_check(others.map(|o| &**o)))
+    }
+    #[inline]
+    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
     where
         F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
     {
-        ensure_stack(|| (**self).zip_with(others.map(|o| &**o), f)).map(Box::new)
+        Box::new(ensure_stack(|| {
+            (**self).zip_with_prechecked(others.map(|o| &**o), f)
+        }))
     }
     #[inline]
-    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
     where
         F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
     {
-        ensure_stack(|| (**self).zip_mut(others.map(|o| &**o), f))
+        ensure_stack(|| (**self).zip_mut_prechecked(others.map(|o| &**o), f))
     }
 }
 

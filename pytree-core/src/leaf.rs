@@ -37,26 +37,31 @@ macro_rules! impl_leaf {
                     f(self)
                 }
                 #[inline]
-                fn zip_with<const N: usize, F>(
+                fn zip_check<const N: usize>(
                     &self,
-                    others: [&Self; N],
-                    f: &mut F,
-                ) -> ::core::result::Result<Self, $crate::Error>
+                    _others: [&Self; N],
+                ) -> ::core::result::Result<(), $crate::Error> {
+                    ::core::result::Result::Ok(())
+                }
+                #[inline]
+                fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
                 where
                     F: ::core::ops::FnMut(&Self, [&Self; N]) -> Self,
                 {
-                    ::core::result::Result::Ok(f(self, others))
+                    f(self, others)
                 }
                 #[inline]
-                fn zip_mut<const N: usize, F>(
-                    &mut self,
-                    others: [&Self; N],
-                    f: &mut F,
-                ) -> ::core::result::Result<(), $crate::Error>
+                fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
                 where
                     F: ::core::ops::FnMut(&mut Self, [&Self; N]),
                 {
-                    f(self, others);
+                    f(self, others)
+                }
+                #[inline]
+                fn zip_slice_check<const N: usize>(
+                    _items: &[Self],
+                    _others: [&[Self]; N],
+                ) -> ::core::result::Result<(), $crate::Error> {
                     ::core::result::Result::Ok(())
                 }
                 #[inline]

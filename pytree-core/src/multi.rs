@@ -1,5 +1,6 @@
 //! Several trees of one type at once: `map_n` and `zip_mut` run the typed
-//! lockstep walk ([`Flatten::zip_with`] / [`Flatten::zip_mut`]) and, only
+//! check then the typed lockstep walk ([`Flatten::zip_with`] /
+//! [`Flatten::zip_mut`]) and, only
 //! when it fails, compare the TreeDefs to report *every* mismatch, each
 //! with its key path, its tree and both sides (the cold path costs nothing
 //! on success). `check_same_structure` is that comparison on its own.
@@ -70,8 +71,9 @@ where
 }
 
 /// Updates `tree` in place from `N` other trees of the same type, leaf by
-/// leaf. On a mismatch, the leaves before it (in pre-order) are updated
-/// and the error lists every mismatch, as [`map_n`] does.
+/// leaf. The structures are checked before the first update: on a
+/// mismatch, `tree` is unchanged and the error lists every mismatch, as
+/// [`map_n`] does.
 ///
 /// ```
 /// use pytree_std::Std;

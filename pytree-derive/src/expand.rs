@@ -139,6 +139,7 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let visit = walk_method(c, ns, Walk::Ref);
     let visit_mut = walk_method(c, ns, Walk::Mut);
     let map_leaves = map_leaves(c, ns);
+    let zip_check = zip_check_method(c, ns);
     let zip_with = zip_method(c, ns, false);
     let zip_mut = zip_method(c, ns, true);
     let unflatten = unflatten_method(c, ns);
@@ -167,11 +168,19 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
 
             #[inline]
-            fn zip_with<const __N: ::core::primitive::usize, __F>(
+            fn zip_check<const __N: ::core::primitive::usize>(
+                &self,
+                __others: [&Self; __N],
+            ) -> ::core::result::Result<(), #krate::Error> {
+                #zip_check
+            }
+
+            #[inline]
+            fn zip_with_prechecked<const __N: ::core::primitive::usize, __F>(
                 &self,
                 __others: [&Self; __N],
                 __f: &mut __F,
-            ) -> ::core::result::Result<Self, #krate::Error>
+            ) -> Self
             where
                 __F: ::core::ops::FnMut(&Self::Leaf, [&Self::Leaf; __N]) -> Self::Leaf,
             {
@@ -179,11 +188,11 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
 
             #[inline]
-            fn zip_mut<const __N: ::core::primitive::usize, __F>(
+            fn zip_mut_prechecked<const __N: ::core::primitive::usize, __F>(
                 &mut self,
                 __others: [&Self; __N],
                 __f: &mut __F,
-            ) -> ::core::result::Result<(), #krate::Error>
+            )
             where
                 __F: ::core::ops::FnMut(&mut Self::Leaf, [&Self::Leaf; __N]),
             {
@@ -329,10 +338,42 @@ fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     }
 }
 
-/// The body of `zip_with` (`mutate == false`) or `zip_mut`: pair each
-/// variant's fields across trees (another variant is an error), compare
-/// static fields, then zip each data field.
-fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
+/// Field `i` of every other tree, as `[&FieldType; N]`: read from `__o`
+/// (the others' fields paired by variant) in an enum, straight from
+/// `__others` in a struct.
+fn others_field(c: &Container<'_>, i: usize, f: &Field<'_>) -> TokenStream {
+    if c.is_enum {
+        let idx = syn::Index::from(i);
+        quote!(__o.map(|__t| __t.#idx))
+    } else {
+        let member = &f.member;
+        quote!(__others.map(|__t| &__t.#member))
+    }
+}
+
+/// `match __o { <variant v with other_bindings> => Some((..)), _ => None }`
+/// for each other tree: the others' fields paired with `self`'s variant.
+fn pair_variant(v: &Variant<'_>) -> (TokenStream, Vec<syn::Ident>) {
+    let other_bindings: Vec<syn::Ident> = (0..v.fields.len())
+        .map(|i| format_ident!("__other_{}", i))
+        .collect();
+    let other_pattern = v.pattern_with(&other_bindings);
+    let paired = quote! {
+        __others.map(|__o| {
+            #[allow(unreachable_patterns)]
+            match __o {
+                #other_pattern => ::core::option::Option::Some((#(#other_bindings,)*)),
+                _ => ::core::option::Option::None,
+            }
+        })
+    };
+    (paired, other_bindings)
+}
+
+/// The body of `zip_check`: each variant's fields paired across trees
+/// (another variant is an error), static fields compared, then each data
+/// field checked.
+fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
     let variant_name = {
         let arms = c.variants.iter().map(|v| {
@@ -347,75 +388,94 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
     };
     let arms = c.variants.iter().map(|v| {
         let pattern = v.pattern();
-        let other_bindings: Vec<syn::Ident> = (0..v.fields.len())
-            .map(|i| format_ident!("__other_{}", i))
-            .collect();
-        let other_pattern = v.pattern_with(&other_bindings);
         let pair = if c.is_enum {
+            let (paired, _) = pair_variant(v);
+            let bindings = v.fields.iter().map(|f| &f.binding);
             quote! {
-                let __paired = __others.map(|__o| {
-                    #[allow(unreachable_patterns)]
-                    match __o {
-                        #other_pattern => ::core::option::Option::Some((#(#other_bindings,)*)),
-                        _ => ::core::option::Option::None,
-                    }
-                });
+                let __paired = #paired;
                 if let ::core::option::Option::Some(__j) = __paired.iter().position(::core::option::Option::is_none) {
                     let __name = #variant_name;
                     return ::core::result::Result::Err(
                         #krate::__private::variant_mismatch(__name(self), __name(__others[__j]), __j + 1),
                     );
                 }
-                let ::core::option::Option::Some(__o) = #krate::__private::all_some(__paired) else {
-                    return ::core::result::Result::Err(#krate::Error::custom("variants changed while zipping"));
+                let __o = __paired.map(|__p| __p.unwrap_or((#(#bindings,)*)));
+            }
+        } else {
+            TokenStream::new()
+        };
+        let checks = v.fields.iter().enumerate().filter(|(_, f)| f.skip.is_none()).map(|(i, f)| {
+            let (b, ty) = (&f.binding, f.ty);
+            let others = others_field(c, i, f);
+            let place = error_place(c, v, Some(f));
+            if f.is_static.is_some() {
+                let field = quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>);
+                quote! {
+                    for (__j, __t) in #others.into_iter().enumerate() {
+                        if !#field::same_field(__t, #b) {
+                            return ::core::result::Result::Err(
+                                #krate::__private::static_mismatch(
+                                    #field::erase_field(#b),
+                                    #field::erase_field(__t),
+                                    __j + 1,
+                                )#place,
+                            );
+                        }
+                    }
+                }
+            } else {
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::check_field(#b, #others));
+                let checked = try_at(call, &place);
+                quote!(#checked;)
+            }
+        });
+        quote! {
+            #pattern => {
+                #pair
+                #(#checks)*
+                ::core::result::Result::Ok(())
+            }
+        }
+    });
+    quote! {
+        match self {
+            #(#arms)*
+        }
+    }
+}
+
+/// The body of `zip_with_prechecked` (`mutate == false`) or
+/// `zip_mut_prechecked`: no checks and no `Result`, so a struct is built in
+/// place. Where another tree has another variant anyway (the check was
+/// skipped), `self`'s fields stand in for its fields (`zip_with`) or
+/// nothing is updated (`zip_mut`).
+fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
+    let krate = &c.krate;
+    let arms = c.variants.iter().map(|v| {
+        let pattern = v.pattern();
+        let pair = if !c.is_enum {
+            TokenStream::new()
+        } else if mutate {
+            let (paired, _) = pair_variant(v);
+            quote! {
+                let ::core::option::Option::Some(__o) = #krate::__private::all_some(#paired) else {
+                    return;
                 };
             }
         } else {
-            // A struct: each field is read straight from the other trees.
-            TokenStream::new()
-        };
-        // Field `i` of every other tree, as `[&FieldType; N]`.
-        let others_field = |i: usize, f: &Field<'_>| {
-            if c.is_enum {
-                let idx = syn::Index::from(i);
-                quote!(__o.map(|__t| __t.#idx))
-            } else {
-                let member = &f.member;
-                quote!(__others.map(|__t| &__t.#member))
-            }
-        };
-        let static_checks = v.fields.iter().enumerate().filter(|(_, f)| f.is_static.is_some()).map(|(i, f)| {
-            let (b, ty) = (&f.binding, f.ty);
-            let others = others_field(i, f);
-            let place = error_place(c, v, Some(f));
-            let field = quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>);
+            let (paired, _) = pair_variant(v);
+            let bindings = v.fields.iter().map(|f| &f.binding);
             quote! {
-                for (__j, __t) in #others.into_iter().enumerate() {
-                    if !#field::same_field(__t, &*#b) {
-                        return ::core::result::Result::Err(
-                            #krate::__private::static_mismatch(
-                                #field::erase_field(&*#b),
-                                #field::erase_field(__t),
-                                __j + 1,
-                            )#place,
-                        );
-                    }
-                }
+                let __o = #paired.map(|__p| __p.unwrap_or((#(#bindings,)*)));
             }
-        });
+        };
         let body = if mutate {
             let updates = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
-                let others = others_field(i, f);
-                let place = error_place(c, v, Some(f));
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field_mut(#b, #others, __f));
-                let checked = try_at(call, &place);
-                quote!(#checked;)
+                let others = others_field(c, i, f);
+                quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field_mut(#b, #others, __f);)
             });
-            quote! {
-                #(#updates)*
-                ::core::result::Result::Ok(())
-            }
+            quote!(#(#updates)*)
         } else {
             let exprs: Vec<TokenStream> = v.fields.iter().enumerate().map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
@@ -424,19 +484,15 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
                 } else if f.is_static.is_some() {
                     quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>::clone_field(#b))
                 } else {
-                    let others = others_field(i, f);
-                    let place = error_place(c, v, Some(f));
-                    let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field(#b, #others, __f));
-                    try_at(call, &place)
+                    let others = others_field(c, i, f);
+                    quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field(#b, #others, __f))
                 }
             }).collect();
-            let value = construct(v, &exprs);
-            quote!(::core::result::Result::Ok(#value))
+            construct(v, &exprs)
         };
         quote! {
             #pattern => {
                 #pair
-                #(#static_checks)*
                 #body
             }
         }
@@ -517,26 +573,39 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                 __f(self)
             }
             #[inline]
-            fn zip_with<const __N: ::core::primitive::usize, __F>(
+            fn zip_check<const __N: ::core::primitive::usize>(
+                &self,
+                _: [&Self; __N],
+            ) -> ::core::result::Result<(), #krate::Error> {
+                ::core::result::Result::Ok(())
+            }
+            #[inline]
+            fn zip_with_prechecked<const __N: ::core::primitive::usize, __F>(
                 &self,
                 __others: [&Self; __N],
                 __f: &mut __F,
-            ) -> ::core::result::Result<Self, #krate::Error>
+            ) -> Self
             where
                 __F: ::core::ops::FnMut(&Self, [&Self; __N]) -> Self,
             {
-                ::core::result::Result::Ok(__f(self, __others))
+                __f(self, __others)
             }
             #[inline]
-            fn zip_mut<const __N: ::core::primitive::usize, __F>(
+            fn zip_mut_prechecked<const __N: ::core::primitive::usize, __F>(
                 &mut self,
                 __others: [&Self; __N],
                 __f: &mut __F,
-            ) -> ::core::result::Result<(), #krate::Error>
+            )
             where
                 __F: ::core::ops::FnMut(&mut Self, [&Self; __N]),
             {
-                __f(self, __others);
+                __f(self, __others)
+            }
+            #[inline]
+            fn zip_slice_check<const __N: ::core::primitive::usize>(
+                _: &[Self],
+                _: [&[Self]; __N],
+            ) -> ::core::result::Result<(), #krate::Error> {
                 ::core::result::Result::Ok(())
             }
             #[inline]

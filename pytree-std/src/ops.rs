@@ -120,7 +120,8 @@ pub fn map_n<T: Flatten<Std>, const N: usize>(
 
 /// Updates `tree` in place from `N` other trees of the same type, leaf by
 /// leaf: the SGD step `zip_mut(&mut params, [&grads], |p, [g]| *p -= lr * g)`.
-/// On a mismatch, the leaves before it (in pre-order) are already updated.
+/// The structures are checked before the first update: on a mismatch,
+/// `tree` is unchanged.
 ///
 /// ```
 /// let mut params = vec![1.0, 2.0];

@@ -267,7 +267,7 @@ fn map2_pairs_map_entries_by_key_and_names_mismatches() {
 }
 
 #[test]
-fn zip_mut_updates_the_leaves_before_a_mismatch() {
+fn zip_mut_updates_nothing_when_the_structures_differ() {
     let mut a = tree! { "p" => 1, "q" => 2, "r" => 3 };
     let b = tree! { "p" => 10, "q" => 20, "s" => 30 };
     assert!(pytree_std::zip_mut(&mut a, [&b], |x, [y]| *x += y).is_err());
@@ -280,7 +280,11 @@ fn zip_mut_updates_the_leaves_before_a_mismatch() {
     let mut c = tree! { "p" => 1, "q" => [2, 3] };
     let d = tree! { "p" => 10, "q" => [20] };
     assert!(pytree_std::zip_mut(&mut c, [&d], |x, [y]| *x += y).is_err());
-    assert_eq!(c, tree! { "p" => 11, "q" => [2, 3] });
+    assert_eq!(
+        c,
+        tree! { "p" => 1, "q" => [2, 3] },
+        "the mismatch is below `p`, whose leaf is still not updated"
+    );
 }
 
 #[test]

@@ -92,38 +92,52 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
             .map(|(k, v)| (k, v.map_leaves(f)))
             .collect()
     }
-    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
-    where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
-    {
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         check_keys(self, others)?;
         let mut iters = others.map(|o| o.values());
-        self.iter()
-            .map(|(k, v)| {
-                let vs = all_some(iters.each_mut().map(Iterator::next))
-                    .ok_or_else(|| Error::custom("map changed while zipping"))?;
-                v.zip_with(vs, f)
-                    .map(|out| (k.clone(), out))
-                    .map_err(|e| e.at(KeyEntry::key(k.clone())))
-            })
-            .collect()
-    }
-    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
-    where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
-    {
-        check_keys(self, others)?;
-        let mut iters = others.map(|o| o.values());
-        for (k, v) in self.iter_mut() {
-            // The key sets are equal (checked above), so every iterator
-            // yields exactly as many values as `self` has.
-            let Some(vs) = all_some(iters.each_mut().map(Iterator::next)) else {
-                return Err(Error::custom("map changed while zipping"));
-            };
-            v.zip_mut(vs, f)
+        for (k, v) in self {
+            // Equal key sets (checked above): every iterator has a value.
+            let vs = iters.each_mut().map(|it| it.next().unwrap_or(v));
+            v.zip_check(vs)
                 .map_err(|e| e.at(KeyEntry::key(k.clone())))?;
         }
         Ok(())
+    }
+    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    where
+        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+    {
+        // Another map with other keys (the check was skipped) is replaced
+        // by `self`.
+        let others = others.map(|o| {
+            if o.len() == self.len() && o.keys().eq(self.keys()) {
+                o
+            } else {
+                self
+            }
+        });
+        let mut iters = others.map(|o| o.values());
+        self.iter()
+            .map(|(k, v)| {
+                let vs = iters.each_mut().map(|it| it.next().unwrap_or(v));
+                (k.clone(), v.zip_with_prechecked(vs, f))
+            })
+            .collect()
+    }
+    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    where
+        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+    {
+        if check_keys(self, others).is_err() {
+            return;
+        }
+        let mut iters = others.map(|o| o.values());
+        for v in self.values_mut() {
+            let Some(vs) = all_some(iters.each_mut().map(Iterator::next)) else {
+                return;
+            };
+            v.zip_mut_prechecked(vs, f);
+        }
     }
 }
 
@@ -219,37 +233,48 @@ where
             .map(|(k, v)| (k, v.map_leaves(f)))
             .collect()
     }
-    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        check_hash_keys(self, others)?;
+        // Values are checked in hash order (no sort on success); a failure
+        // is looked for again in key order, so that the error is the
+        // first mismatch in leaf order on every run.
+        let check = |k: &K, v: &V| v.zip_check(others.map(|o| o.get(k).unwrap_or(v)));
+        if self.iter().all(|(k, v)| check(k, v).is_ok()) {
+            return Ok(());
+        }
+        for (k, v) in sorted_entries(self) {
+            check(k, v).map_err(|e| e.at(KeyEntry::key(k.clone())))?;
+        }
+        Ok(())
+    }
+    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
     where
         F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
     {
-        check_hash_keys(self, others)?;
+        // Entries in key order, so that `f` sees the leaves in leaf order;
+        // a key missing from another map (the check was skipped) takes
+        // `self`'s value.
         sorted_entries(self)
             .into_iter()
             .map(|(k, v)| {
-                let vs = all_some(others.map(|o| o.get(k)))
-                    .ok_or_else(|| Error::custom("map changed while zipping"))?;
-                v.zip_with(vs, f)
-                    .map(|out| (k.clone(), out))
-                    .map_err(|e| e.at(KeyEntry::key(k.clone())))
+                let vs = others.map(|o| o.get(k).unwrap_or(v));
+                (k.clone(), v.zip_with_prechecked(vs, f))
             })
             .collect()
     }
-    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
     where
         F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
     {
-        check_hash_keys(self, others)?;
         let mut entries: Vec<(&K, &mut V)> = self.iter_mut().collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
         for (k, v) in entries {
-            let Some(vs) = all_some(others.map(|o| o.get(k))) else {
-                return Err(Error::custom("map changed while zipping"));
-            };
-            v.zip_mut(vs, f)
-                .map_err(|e| e.at(KeyEntry::key(k.clone())))?;
+            // A key missing from another map (the check was skipped): the
+            // value is left as it is.
+            if let Some(vs) = all_some(others.map(|o| o.get(k))) {
+                v.zip_mut_prechecked(vs, f);
+            }
         }
-        Ok(())
     }
 }
 

@@ -8,4 +8,4 @@ mod shared;
 mod tuples;
 
 pub(crate) use pytree_core::__private::all_some;
-pub(crate) use sequences::check_lengths;
+pub(crate) use pytree_core::__private::check_lengths;

@@ -71,24 +71,32 @@ impl<T: Flatten<Std>> Flatten<Std> for Option<T> {
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
         self.map(|x| x.map_leaves(f))
     }
-    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+    #[inline]
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        check_holes(self.is_some(), others)?;
+        match self {
+            Some(x) => x.zip_check(others.map(|o| o.as_ref().unwrap_or(x))),
+            None => Ok(()),
+        }
+    }
+    #[inline]
+    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
     where
         F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
     {
-        check_holes(self.is_some(), others)?;
-        match (self, all_some(others.map(Option::as_ref))) {
-            (Some(x), Some(inner)) => x.zip_with(inner, f).map(Some),
-            _ => Ok(None),
-        }
+        // A `None` among the others (the check was skipped) is replaced by
+        // `self`'s value.
+        self.as_ref()
+            .map(|x| x.zip_with_prechecked(others.map(|o| o.as_ref().unwrap_or(x)), f))
     }
-    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+    #[inline]
+    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
     where
         F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
     {
-        check_holes(self.is_some(), others)?;
-        match (self, all_some(others.map(Option::as_ref))) {
-            (Some(x), Some(inner)) => x.zip_mut(inner, f),
-            _ => Ok(()),
+        // A `None` among the others (the check was skipped): nothing to do.
+        if let (Some(x), Some(inner)) = (self, all_some(others.map(Option::as_ref))) {
+            x.zip_mut_prechecked(inner, f);
         }
     }
 }

@@ -7,65 +7,14 @@
 
 use std::collections::VecDeque;
 
-use pytree_core::__private::ensure_stack;
+use pytree_core::__private::{
+    check_lengths, ensure_stack, zip_slices_check, zip_slices_mut_prechecked, zip_slices_prechecked,
+};
 use pytree_core::{
     Error, ErrorKind, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut,
 };
 
 use crate::Std;
-
-/// Checks that every other sequence has the first one's length.
-pub(crate) fn check_lengths<const N: usize>(len: usize, others: [usize; N]) -> Result<(), Error> {
-    match others.iter().position(|&n| n != len) {
-        None => Ok(()),
-        Some(j) => Err(Error::new(ErrorKind::LengthMismatch {
-            expected: len,
-            found: others[j],
-        })
-        .in_tree(j + 1)),
-    }
-}
-
-/// Zips element `i` of every slice into a new element.
-fn zip_slices<T, const N: usize, F>(
-    first: &[T],
-    others: [&[T]; N],
-    f: &mut F,
-) -> Result<Vec<T>, Error>
-where
-    T: Flatten<Std>,
-    F: FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf,
-{
-    check_lengths(first.len(), others.map(<[T]>::len))?;
-    // Not `collect::<Result<Vec<_>, _>>()`: it loses the length and grows
-    // the Vec by doubling.
-    let mut out = Vec::with_capacity(first.len());
-    for (i, x) in first.iter().enumerate() {
-        out.push(
-            x.zip_with(others.map(|o| &o[i]), f)
-                .map_err(|e| e.at(KeyEntry::Index(i)))?,
-        );
-    }
-    Ok(out)
-}
-
-/// Zips element `i` of every slice into the first, in place.
-fn zip_slices_mut<T, const N: usize, F>(
-    first: &mut [T],
-    others: [&[T]; N],
-    f: &mut F,
-) -> Result<(), Error>
-where
-    T: Flatten<Std>,
-    F: FnMut(&mut T::Leaf, [&T::Leaf; N]),
-{
-    check_lengths(first.len(), others.map(<[T]>::len))?;
-    for (i, x) in first.iter_mut().enumerate() {
-        x.zip_mut(others.map(|o| &o[i]), f)
-            .map_err(|e| e.at(KeyEntry::Index(i)))?;
-    }
-    Ok(())
-}
 
 impl<T: Flatten<Std>> Flatten<Std> for Vec<T> {
     type Leaf = T::Leaf;
@@ -90,18 +39,22 @@ impl<T: Flatten<Std>> Flatten<Std> for Vec<T> {
         ensure_stack(|| self.into_iter().map(|x| x.map_leaves(f)).collect())
     }
     #[inline]
-    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        ensure_stack(|| zip_slices_check(self, others.map(Vec::as_slice)))
+    }
+    #[inline]
+    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
     where
         F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
     {
-        ensure_stack(|| zip_slices(self, others.map(Vec::as_slice), f))
+        ensure_stack(|| zip_slices_prechecked(self, others.map(Vec::as_slice), f))
     }
     #[inline]
-    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
     where
         F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
     {
-        ensure_stack(|| zip_slices_mut(self, others.map(Vec::as_slice), f))
+        ensure_stack(|| zip_slices_mut_prechecked(self, others.map(Vec::as_slice), f))
     }
 }
 
@@ -135,29 +88,33 @@ impl<T: Flatten<Std>> Flatten<Std> for VecDeque<T> {
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
         self.into_iter().map(|x| x.map_leaves(f)).collect()
     }
-    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
-    where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
-    {
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         check_lengths(self.len(), others.map(VecDeque::len))?;
-        self.iter()
-            .enumerate()
-            .map(|(i, x)| {
-                x.zip_with(others.map(|o| &o[i]), f)
-                    .map_err(|e| e.at(KeyEntry::Index(i)))
-            })
-            .collect()
-    }
-    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
-    where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
-    {
-        check_lengths(self.len(), others.map(VecDeque::len))?;
-        for (i, x) in self.iter_mut().enumerate() {
-            x.zip_mut(others.map(|o| &o[i]), f)
+        for (i, x) in self.iter().enumerate() {
+            x.zip_check(others.map(|o| o.get(i).unwrap_or(x)))
                 .map_err(|e| e.at(KeyEntry::Index(i)))?;
         }
         Ok(())
+    }
+    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    where
+        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+    {
+        self.iter()
+            .enumerate()
+            .map(|(i, x)| x.zip_with_prechecked(others.map(|o| o.get(i).unwrap_or(x)), f))
+            .collect()
+    }
+    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    where
+        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+    {
+        if others.iter().any(|o| o.len() != self.len()) {
+            return;
+        }
+        for (i, x) in self.iter_mut().enumerate() {
+            x.zip_mut_prechecked(others.map(|o| &o[i]), f);
+        }
     }
 }
 
@@ -201,18 +158,28 @@ impl<T: Flatten<Std>, const N: usize> Flatten<Std> for [T; N] {
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
         self.map(|x| x.map_leaves(f))
     }
-    fn zip_with<const M: usize, F>(&self, others: [&Self; M], f: &mut F) -> Result<Self, Error>
+    #[inline]
+    fn zip_check<const M: usize>(&self, others: [&Self; M]) -> Result<(), Error> {
+        T::zip_slice_check(self, others.map(|o| o.as_slice()))
+    }
+    #[inline]
+    fn zip_with_prechecked<const M: usize, F>(&self, others: [&Self; M], f: &mut F) -> Self
     where
         F: FnMut(&Self::Leaf, [&Self::Leaf; M]) -> Self::Leaf,
     {
-        into_array(zip_slices(self, others.map(|o| o.as_slice()), f)?)
+        let mut i = 0;
+        self.each_ref().map(|x| {
+            let out = x.zip_with_prechecked(others.map(|o| &o[i]), f);
+            i += 1;
+            out
+        })
     }
     #[inline]
-    fn zip_mut<const M: usize, F>(&mut self, others: [&Self; M], f: &mut F) -> Result<(), Error>
+    fn zip_mut_prechecked<const M: usize, F>(&mut self, others: [&Self; M], f: &mut F)
     where
         F: FnMut(&mut Self::Leaf, [&Self::Leaf; M]),
     {
-        zip_slices_mut(self, others.map(|o| o.as_slice()), f)
+        zip_slices_mut_prechecked(self, others.map(|o| o.as_slice()), f)
     }
 }
 

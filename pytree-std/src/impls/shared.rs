@@ -34,26 +34,24 @@ macro_rules! shared_impl {
                 $ptr::new(ensure_stack(|| $ptr::unwrap_or_clone(self).map_leaves(f)))
             }
             #[inline]
-            fn zip_with<const N: usize, F>(
-                &self,
-                others: [&Self; N],
-                f: &mut F,
-            ) -> Result<Self, Error>
+            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+                ensure_stack(|| (**self).zip_check(others.map(|o| &**o)))
+            }
+            #[inline]
+            fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
             where
                 F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
             {
-                ensure_stack(|| (**self).zip_with(others.map(|o| &**o), f)).map($ptr::new)
+                $ptr::new(ensure_stack(|| {
+                    (**self).zip_with_prechecked(others.map(|o| &**o), f)
+                }))
             }
             #[inline]
-            fn zip_mut<const N: usize, F>(
-                &mut self,
-                others: [&Self; N],
-                f: &mut F,
-            ) -> Result<(), Error>
+            fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
             where
                 F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
             {
-                ensure_stack(|| $ptr::make_mut(self).zip_mut(others.map(|o| &**o), f))
+                ensure_stack(|| $ptr::make_mut(self).zip_mut_prechecked(others.map(|o| &**o), f))
             }
         }
 

@@ -55,23 +55,28 @@ macro_rules! tuple_impl {
                 ($a.map_leaves(f), $($t.map_leaves(f),)*)
             }
             #[inline]
-            fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+                self.0.zip_check(others.map(|o| &o.0)).map_err(|e| e.at(KeyEntry::Index(0)))?;
+                $(self.$i.zip_check(others.map(|o| &o.$i)).map_err(|e| e.at(KeyEntry::Index($i)))?;)*
+                Ok(())
+            }
+            #[inline]
+            fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
             where
                 F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
             {
-                Ok((
-                    self.0.zip_with(others.map(|o| &o.0), f).map_err(|e| e.at(KeyEntry::Index(0)))?,
-                    $(self.$i.zip_with(others.map(|o| &o.$i), f).map_err(|e| e.at(KeyEntry::Index($i)))?,)*
-                ))
+                (
+                    self.0.zip_with_prechecked(others.map(|o| &o.0), f),
+                    $(self.$i.zip_with_prechecked(others.map(|o| &o.$i), f),)*
+                )
             }
             #[inline]
-            fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+            fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
             where
                 F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
             {
-                self.0.zip_mut(others.map(|o| &o.0), f).map_err(|e| e.at(KeyEntry::Index(0)))?;
-                $(self.$i.zip_mut(others.map(|o| &o.$i), f).map_err(|e| e.at(KeyEntry::Index($i)))?;)*
-                Ok(())
+                self.0.zip_mut_prechecked(others.map(|o| &o.0), f);
+                $(self.$i.zip_mut_prechecked(others.map(|o| &o.$i), f);)*
             }
         }
 

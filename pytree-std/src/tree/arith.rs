@@ -135,8 +135,8 @@ macro_rules! tree_op {
             /// In place, leaf by leaf.
             ///
             /// # Panics
-            /// If the trees' structures differ; the leaves before the
-            /// mismatch (in pre-order) have been updated.
+            /// If the trees' structures differ (then `self` is
+            /// unchanged: the structures are checked before any update).
             fn $op_assign(&mut self, rhs: &Tree<L>) {
                 if let Err(e) = crate::zip_mut(self, [rhs], |a, [b]| *a = a.clone() $sym b.clone()) {
                     panic!(concat!("tree ", stringify!($sym), "= tree: {}"), e);

@@ -211,33 +211,41 @@ impl<L: Clone> Flatten<Std> for Tree<L> {
         self.map(f)
     }
 
-    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        walk::lockstep(self, others, |_, _| ())
+    }
+
+    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
     where
         F: FnMut(&L, [&L; N]) -> L,
     {
         let mut out = Vec::new();
-        walk::lockstep(self, others, |x, ys| out.push(f(x, ys)))?;
+        // Past a mismatch (the check was skipped), `self`'s leaves stand in
+        // for the others'.
+        let _ = walk::lockstep(self, others, |x, ys| out.push(f(x, ys)));
         let mut out = out.into_iter();
-        walk::rebuild_ref(self, |_| {
-            out.next()
-                .ok_or_else(|| Error::custom("tree changed while zipping"))
-        })
+        let Ok(rebuilt) = walk::rebuild_ref(self, |x| {
+            Ok::<L, std::convert::Infallible>(match out.next() {
+                Some(y) => y,
+                None => f(x, [x; N]),
+            })
+        });
+        rebuilt
     }
 
-    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
     where
         F: FnMut(&mut L, [&L; N]),
     {
         let mut pairs: Vec<[&L; N]> = Vec::new();
-        let checked = walk::lockstep(&*self, others, |_, ys| pairs.push(ys));
-        // On a mismatch, the leaves before it are updated, as the trait says.
+        // Past a mismatch (the check was skipped), leaves are left as they are.
+        let _ = walk::lockstep(&*self, others, |_, ys| pairs.push(ys));
         let mut pairs = pairs.into_iter();
         walk::for_each_leaf_mut(self, |x| {
             if let Some(ys) = pairs.next() {
                 f(x, ys);
             }
         });
-        checked
     }
 }
 
