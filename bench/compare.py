@@ -11,7 +11,11 @@ the tree's leaf count; Python figures are the script's `ns_per_leaf`
 (median over its rounds). Ratios:
 - `vs hand`: pytree / hand-written (lower is better; 1.00 = free);
 - `vs best py`: fastest of optree / jax / dm-tree divided by pytree (how
-  many times faster pytree is).
+  many times faster pytree is);
+- `floor vs best py`: the same for the hand-written version. Where it is
+  below 50x too, the 50x target is out of reach for any library that
+  produces that Rust type (the hand-written code does only the work the
+  type forces); the targets section lists those cells apart.
 """
 import csv
 import json
@@ -77,8 +81,9 @@ def main():
     py = python_ns_per_leaf(sys.argv[2] if len(sys.argv) > 2 else "")
     rows = []
     print("| tree | op | pytree ns/leaf | hand ns/leaf | optree ns/leaf "
-          "| jax ns/leaf | dm-tree ns/leaf | pytree vs hand | best py / pytree |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| jax ns/leaf | dm-tree ns/leaf | pytree vs hand | best py / pytree "
+          "| floor vs best py |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for tree, n in TREES.items():
         for op in OPS:
             lib = rust_ns(crit, tree, op, "pytree")
@@ -96,13 +101,15 @@ def main():
             hand_pl = hand / n if hand is not None else None
             vs_hand = lib / hand if hand else None
             speedup = best / lib_pl if best is not None else None
-            rows.append((tree, op, lib, hand, vs_hand, speedup))
-            print("| %s | %s%s | %s | %s | %s | %s | %s | %s | %s |" % (
+            floor = best / hand_pl if best is not None and hand_pl else None
+            rows.append((tree, op, lib, hand, vs_hand, speedup, floor))
+            print("| %s | %s%s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 tree, op, " (vs map2)" if op in PY_OP and known else "",
                 fmt(lib_pl, 3), fmt(hand_pl, 3),
                 fmt(pys["optree"]), fmt(pys["jax.tree_util"]), fmt(pys["dm-tree"]),
                 "%.2fx" % vs_hand if vs_hand else "–",
-                "%.0fx" % speedup if speedup else "–"))
+                "%.0fx" % speedup if speedup else "–",
+                "%.0fx" % floor if floor else "–"))
     extra = rust_ns(crit, "T1_transformer", "map2", "hand_result")
     if extra is not None:
         print()
@@ -144,21 +151,39 @@ def targets(crit, rows):
         print("| flatten T2 <= 2x Vec::clone | %.3fx (%s vs %s ns) | %s |"
               % (r[4], fmt(r[2]), fmt(r[3]), mark(r[4] <= 2)))
     worst = None
-    missed = []
+    # Missed cells, by what the hand-written floor says about them.
+    out_of_reach, library_only, no_floor = [], [], []
     for r in rows:
         if r[5] is None:
             continue
         need = 5 if r[1] == "struct_eq" else 50
         if r[5] < need:
-            missed.append("%s %s %.0fx" % (r[0], r[1], r[5]))
+            if r[6] is None:
+                no_floor.append("%s %s %.0fx" % (r[0], r[1], r[5]))
+            elif r[6] < need:
+                out_of_reach.append("%s %s %.0fx (floor %.0fx)" % (r[0], r[1], r[5], r[6]))
+            else:
+                library_only.append("%s %s %.0fx (floor %.0fx)" % (r[0], r[1], r[5], r[6]))
         if worst is None or r[5] / need < worst[5] / (5 if worst[1] == "struct_eq" else 50):
             worst = r
+    missed = out_of_reach + library_only + no_floor
     if worst:
         print("| every op >= 50x the fastest Python library (struct_eq >= 5x) "
-              "| lowest: %s %s %.0fx%s | %s |" % (
-                  worst[0], worst[1], worst[5],
-                  "; missed: " + ", ".join(missed) if missed else "",
-                  mark(not missed)))
+              "| lowest: %s %s %.0fx; %d cells missed, listed below | %s |" % (
+                  worst[0], worst[1], worst[5], len(missed), mark(not missed)))
+    if missed:
+        print()
+        print("Cells below 50x the fastest Python library (struct_eq: 5x), "
+              "with the hand-written floor's own ratio:")
+        print()
+        for title, cells in [
+                ("missed, but the hand-written floor misses too (out of reach "
+                 "for any library producing that Rust type)", out_of_reach),
+                ("missed by the library only (the hand-written floor meets it)",
+                 library_only),
+                ("missed, no hand-written floor measured", no_floor)]:
+            if cells:
+                print("- %s (%d): %s" % (title, len(cells), ", ".join(cells)))
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
 //! Criterion benchmarks over the anchor trees of `shared/anchors`: for each
 //! tree, each operation of the Python script, named
 //! `<tree>/<op>/pytree` (the library) and `<tree>/<op>/hand` (the same
-//! work written by hand, for T1 and T2). `bench/compare.sh` reads the
-//! medians from `target/criterion/<tree>/<op>/<impl>/new/estimates.json`.
+//! work written by hand: `pytree_benches::hand`, and for T2 the plain `Vec`
+//! loops inline; no hand-written `struct_eq`, as there is no TreeDef).
+//! `bench/compare.sh` reads the medians from
+//! `target/criterion/<tree>/<op>/<impl>/new/estimates.json`.
 //!
 //! Consuming operations (`flatten`, `map`) get a fresh clone of the tree
 //! per call from `iter_batched`; the clone is not timed. Batches are kept
@@ -21,7 +23,7 @@ use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion,
 };
 use pytree_benches::{hand, shapes};
-use pytree_std::{Flatten, Std, TreeDef, Unflatten};
+use pytree_std::{Flatten, KeyEntry, KeyPath, Std, TreeDef, Unflatten};
 
 /// The learning rate of the SGD step.
 const LR: f64 = 0.01;
@@ -72,39 +74,77 @@ where
     });
 }
 
+/// The hand-written operations of one tree, `hand::$tree::*`, timed as
+/// [`library_ops`] times the library's (the same inputs, clones and
+/// batches). `$unflatten` rebuilds a tree from what `flatten` kept and the
+/// leaves.
+macro_rules! hand_ops {
+    ($g:expr, $tree:ident, $build:expr, $batch:expr, $unflatten:expr) => {{
+        let g: &mut BenchmarkGroup<'_, WallTime> = $g;
+        let batch: BatchSize = $batch;
+        let (t, t2) = ($build(), $build());
+        let (leaves, kept) = hand::$tree::flatten(t.clone());
+        let unflatten = $unflatten;
+        assert!(unflatten(&kept, &leaves) == t);
+
+        g.bench_function(BenchmarkId::new("flatten", "hand"), |b| {
+            b.iter_batched(|| t.clone(), hand::$tree::flatten, batch)
+        });
+        g.bench_function(BenchmarkId::new("unflatten", "hand"), |b| {
+            b.iter(|| unflatten(black_box(&kept), black_box(&leaves)))
+        });
+        g.bench_function(BenchmarkId::new("map", "hand"), |b| {
+            b.iter_batched(|| t.clone(), |t| hand::$tree::map(t, |x| x + 1.0), batch)
+        });
+        g.bench_function(BenchmarkId::new("map2", "hand"), |b| {
+            b.iter(|| hand::$tree::map2(black_box(&t), black_box(&t2), |x, y| x + y))
+        });
+        let mut params = t.clone();
+        g.bench_function(BenchmarkId::new("sgd", "hand"), |b| {
+            b.iter(|| hand::$tree::sgd(black_box(&mut params), black_box(&t2), LR))
+        });
+        g.bench_function(BenchmarkId::new("leaves", "hand"), |b| {
+            b.iter(|| hand::$tree::leaves(black_box(&t)))
+        });
+        g.bench_function(BenchmarkId::new("flatten_with_path", "hand"), |b| {
+            b.iter_batched(|| t.clone(), hand::$tree::flatten_with_path, batch)
+        });
+    }};
+}
+
 fn t1(c: &mut Criterion) {
     let mut g = c.benchmark_group("T1_transformer");
     library_ops(&mut g, shapes::t1, T1_BATCH);
 
     let t = shapes::t1();
     let t2 = shapes::t1();
-    let leaves = hand::leaves_owned(t.clone());
+    let leaves = hand::t1::leaves_owned(t.clone());
     g.bench_function(BenchmarkId::new("flatten", "hand"), |b| {
-        b.iter_batched(|| t.clone(), hand::leaves_owned, T1_BATCH)
+        b.iter_batched(|| t.clone(), hand::t1::leaves_owned, T1_BATCH)
     });
     g.bench_function(BenchmarkId::new("unflatten", "hand"), |b| {
-        b.iter(|| hand::build(48, black_box(&leaves).iter().copied()))
+        b.iter(|| hand::t1::build(48, black_box(&leaves).iter().copied()))
     });
     g.bench_function(BenchmarkId::new("map", "hand"), |b| {
-        b.iter_batched(|| t.clone(), |t| hand::map(t, |x| x + 1.0), T1_BATCH)
+        b.iter_batched(|| t.clone(), |t| hand::t1::map(t, |x| x + 1.0), T1_BATCH)
     });
     g.bench_function(BenchmarkId::new("map2", "hand"), |b| {
-        b.iter(|| hand::map2(black_box(&t), black_box(&t2), |x, y| x + y))
+        b.iter(|| hand::t1::map2(black_box(&t), black_box(&t2), |x, y| x + y))
     });
     // Not a baseline: the hand-written map2 returning each layer through a
-    // `Result`, as `zip_with` must (see `hand::map2_result`).
+    // `Result`, as `zip_with` must (see `hand::t1::map2_result`).
     g.bench_function(BenchmarkId::new("map2", "hand_result"), |b| {
-        b.iter(|| hand::map2_result(black_box(&t), black_box(&t2), |x, y| x + y))
+        b.iter(|| hand::t1::map2_result(black_box(&t), black_box(&t2), |x, y| x + y))
     });
     let mut params = t.clone();
     g.bench_function(BenchmarkId::new("sgd", "hand"), |b| {
-        b.iter(|| hand::sgd(black_box(&mut params), black_box(&t2), LR))
+        b.iter(|| hand::t1::sgd(black_box(&mut params), black_box(&t2), LR))
     });
     g.bench_function(BenchmarkId::new("leaves", "hand"), |b| {
-        b.iter(|| hand::leaves_ref(black_box(&t)))
+        b.iter(|| hand::t1::leaves_ref(black_box(&t)))
     });
     g.bench_function(BenchmarkId::new("flatten_with_path", "hand"), |b| {
-        b.iter(|| hand::leaves_with_path(black_box(&t)))
+        b.iter(|| hand::t1::leaves_with_path(black_box(&t)))
     });
     g.finish();
 }
@@ -149,27 +189,69 @@ fn t2(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("leaves", "hand"), |b| {
         b.iter(|| black_box(&t).iter().collect::<Vec<&f64>>())
     });
+    // Consumes the `Vec` like the library's `flatten_with_path`: `[i]` per leaf.
+    let with_path = |t: Vec<f64>| -> Vec<(KeyPath, f64)> {
+        t.into_iter()
+            .enumerate()
+            .map(|(i, x)| (KeyPath::from_entries(vec![KeyEntry::Index(i)]), x))
+            .collect()
+    };
+    assert!(with_path(t.clone()) == pytree_std::flatten_with_path(t.clone()).0);
+    g.bench_function(BenchmarkId::new("flatten_with_path", "hand"), |b| {
+        b.iter_batched(|| t.clone(), with_path, BatchSize::PerIteration)
+    });
     g.finish();
 }
 
 fn t3(c: &mut Criterion) {
     let mut g = c.benchmark_group("T3_deep");
-    library_ops(&mut g, shapes::t3, BatchSize::NumIterations(2));
+    let batch = BatchSize::NumIterations(2);
+    library_ops(&mut g, shapes::t3, batch);
+    hand_ops!(
+        &mut g,
+        t3,
+        shapes::t3,
+        batch,
+        |depth: &usize, leaves: &[f64]| { hand::t3::unflatten(*depth, leaves) }
+    );
     g.finish();
 }
 
 fn t4(c: &mut Criterion) {
     let mut g = c.benchmark_group("T4_dict10k");
     library_ops(&mut g, shapes::t4, BatchSize::PerIteration);
+    hand_ops!(
+        &mut g,
+        t4,
+        shapes::t4,
+        BatchSize::PerIteration,
+        |keys: &Vec<String>, leaves: &[f64]| { hand::t4::unflatten(keys, leaves.iter().copied()) }
+    );
     g.finish();
     let mut g = c.benchmark_group("T4_hashmap10k");
     library_ops(&mut g, shapes::t4_hash, BatchSize::PerIteration);
+    hand_ops!(
+        &mut g,
+        t4_hash,
+        shapes::t4_hash,
+        BatchSize::PerIteration,
+        |keys: &Vec<String>, leaves: &[f64]| {
+            hand::t4_hash::unflatten(keys, leaves.iter().copied())
+        }
+    );
     g.finish();
 }
 
 fn t5(c: &mut Criterion) {
     let mut g = c.benchmark_group("T5_small");
     library_ops(&mut g, shapes::t5, BatchSize::SmallInput);
+    hand_ops!(
+        &mut g,
+        t5,
+        shapes::t5,
+        BatchSize::SmallInput,
+        |b_len: &usize, leaves: &[f64]| { hand::t5::unflatten(*b_len, leaves.iter().copied()) }
+    );
     g.finish();
 }
 

@@ -9,7 +9,7 @@
 
 use std::hint::black_box;
 
-use pytree_benches::{hand, shapes};
+use pytree_benches::{hand::t1, shapes};
 use pytree_std::TreeDef;
 
 fn main() {
@@ -72,7 +72,7 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
     for _ in 0..count {
         match (op, imp) {
             ("flatten", "pytree") => drop(black_box(pytree_std::flatten(next()))),
-            ("flatten", "hand") => drop(black_box(hand::leaves_owned(next()))),
+            ("flatten", "hand") => drop(black_box(t1::leaves_owned(next()))),
             ("flatten_t5", "pytree") => {
                 drop(black_box(pytree_std::flatten(black_box(shapes::t5()))))
             }
@@ -80,24 +80,24 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
             ("unflatten", "pytree") => drop(black_box(
                 pytree_std::unflatten::<shapes::Transformer>(&def, leaves.iter().copied()),
             )),
-            ("unflatten", "hand") => drop(black_box(hand::build(48, leaves.iter().copied()))),
+            ("unflatten", "hand") => drop(black_box(t1::build(48, leaves.iter().copied()))),
             ("map", "pytree") => drop(black_box(pytree_std::map(next(), |x| x + 1.0))),
-            ("map", "hand") => drop(black_box(hand::map(next(), |x| x + 1.0))),
+            ("map", "hand") => drop(black_box(t1::map(next(), |x| x + 1.0))),
             ("map2", "pytree") => drop(black_box(pytree_std::map2(&t, &t2, |x, y| x + y))),
-            ("map2", "hand") => drop(black_box(hand::map2(&t, &t2, |x, y| x + y))),
-            ("map2", "hand_result") => drop(black_box(hand::map2_result(&t, &t2, |x, y| x + y))),
+            ("map2", "hand") => drop(black_box(t1::map2(&t, &t2, |x, y| x + y))),
+            ("map2", "hand_result") => drop(black_box(t1::map2_result(&t, &t2, |x, y| x + y))),
             ("sgd", "pytree") => {
                 pytree_std::zip_mut(black_box(&mut params), [&t2], |p, [g]| *p -= 0.01 * g)
                     .expect("same shape")
             }
-            ("sgd", "hand") => hand::sgd(black_box(&mut params), &t2, 0.01),
+            ("sgd", "hand") => t1::sgd(black_box(&mut params), &t2, 0.01),
             ("leaves", "pytree") => drop(black_box(pytree_std::leaves(black_box(&t)))),
-            ("leaves", "hand") => drop(black_box(hand::leaves_ref(black_box(&t)))),
+            ("leaves", "hand") => drop(black_box(t1::leaves_ref(black_box(&t)))),
             ("struct_eq", "pytree") => assert!(black_box(&da) == black_box(&db)),
             ("flatten_with_path", "pytree") => drop(black_box(pytree_std::flatten_with_path(
                 black_box(t.clone()),
             ))),
-            ("flatten_with_path", "hand") => drop(black_box(hand::leaves_with_path(black_box(&t)))),
+            ("flatten_with_path", "hand") => drop(black_box(t1::leaves_with_path(black_box(&t)))),
             other => panic!("unknown op {other:?}"),
         }
     }

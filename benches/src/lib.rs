@@ -7,7 +7,8 @@
 //! ## Contents
 //! - `shapes`: the five anchor trees T1..T5 of `shared/anchors` (and T4 as
 //!   a `HashMap`), with their leaf counts.
-//! - `hand`: T1's operations written by hand, the floor for each benchmark.
+//! - `hand`: the operations written by hand, one module per tree (T1, T3,
+//!   T4 as `BTreeMap` and `HashMap`, T5): the floor for each benchmark.
 
 pub mod hand;
 pub mod shapes;

@@ -1,6 +1,7 @@
-//! The floor: T1's operations as a user would write them without the
-//! library, field by field. The benchmarks time each beside the library
-//! call; the tests check that both compute the same thing.
+//! T1's operations as a user would write them without the library, field
+//! by field. Kept: the layer count (for [`build`]); `leaves_with_path`
+//! borrows the tree (the library's `flatten_with_path` consumes it; with
+//! `f64` leaves the cost is the same).
 
 use pytree_std::{KeyEntry, KeyPath};
 
@@ -10,8 +11,8 @@ use crate::shapes::{Attn, Gb, Layer, Mlp, Transformer, Wb, W};
 /// a leaves-only loop, growing a `Vec` from empty).
 ///
 /// ```
-/// use pytree_benches::{hand, shapes};
-/// assert_eq!(hand::leaves_owned(shapes::t1()), pytree_std::flatten(shapes::t1()).0);
+/// use pytree_benches::{hand::t1, shapes};
+/// assert_eq!(t1::leaves_owned(shapes::t1()), pytree_std::flatten(shapes::t1()).0);
 /// ```
 pub fn leaves_owned(t: Transformer) -> Vec<f64> {
     let mut out = Vec::new();
@@ -34,9 +35,9 @@ pub fn leaves_owned(t: Transformer) -> Vec<f64> {
 /// References to the leaves, in declaration order.
 ///
 /// ```
-/// use pytree_benches::{hand, shapes};
+/// use pytree_benches::{hand::t1, shapes};
 /// let t = shapes::t1();
-/// assert_eq!(hand::leaves_ref(&t), pytree_std::leaves(&t));
+/// assert_eq!(t1::leaves_ref(&t), pytree_std::leaves(&t));
 /// ```
 pub fn leaves_ref(t: &Transformer) -> Vec<&f64> {
     let mut out = Vec::new();
@@ -62,8 +63,8 @@ pub fn leaves_ref(t: &Transformer) -> Vec<&f64> {
 /// floor for `unflatten`). Panics if there are too few leaves.
 ///
 /// ```
-/// use pytree_benches::{hand, shapes};
-/// assert_eq!(hand::build(48, (1..=771).map(|i| i as f64)), shapes::t1());
+/// use pytree_benches::{hand::t1, shapes};
+/// assert_eq!(t1::build(48, (1..=771).map(|i| i as f64)), shapes::t1());
 /// ```
 pub fn build(layers: usize, leaves: impl IntoIterator<Item = f64>) -> Transformer {
     let mut it = leaves.into_iter();
@@ -125,8 +126,8 @@ fn map_gb(n: Gb, f: &mut impl FnMut(f64) -> f64) -> Gb {
 /// `f` applied to every leaf, by value.
 ///
 /// ```
-/// use pytree_benches::{hand, shapes};
-/// assert_eq!(hand::map(shapes::t1(), |x| -x).embed.w, -1.0);
+/// use pytree_benches::{hand::t1, shapes};
+/// assert_eq!(t1::map(shapes::t1(), |x| -x).embed.w, -1.0);
 /// ```
 pub fn map(t: Transformer, mut f: impl FnMut(f64) -> f64) -> Transformer {
     let f = &mut f;
@@ -172,9 +173,9 @@ fn map2_gb(n: &Gb, m: &Gb, f: &mut impl FnMut(&f64, &f64) -> f64) -> Gb {
 /// (the library returns an error there).
 ///
 /// ```
-/// use pytree_benches::{hand, shapes};
+/// use pytree_benches::{hand::t1, shapes};
 /// let t = shapes::t1();
-/// assert_eq!(hand::map2(&t, &t, |x, y| x + y).final_ln.b, 1542.0);
+/// assert_eq!(t1::map2(&t, &t, |x, y| x + y).final_ln.b, 1542.0);
 /// ```
 pub fn map2(a: &Transformer, b: &Transformer, mut f: impl FnMut(&f64, &f64) -> f64) -> Transformer {
     assert_eq!(a.layers.len(), b.layers.len(), "layer counts differ");
@@ -212,9 +213,9 @@ pub fn map2(a: &Transformer, b: &Transformer, mut f: impl FnMut(&f64, &f64) -> f
 /// return type costs by itself (`benches/anchors.rs`, `map2/hand_result`).
 ///
 /// ```
-/// use pytree_benches::{hand, shapes};
+/// use pytree_benches::{hand::t1, shapes};
 /// let t = shapes::t1();
-/// assert_eq!(hand::map2_result(&t, &t, |x, y| x * y)?.embed.w, 1.0);
+/// assert_eq!(t1::map2_result(&t, &t, |x, y| x * y)?.embed.w, 1.0);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn map2_result(
@@ -263,9 +264,9 @@ pub fn map2_result(
 /// layer counts differ (the library returns an error there).
 ///
 /// ```
-/// use pytree_benches::{hand, shapes};
+/// use pytree_benches::{hand::t1, shapes};
 /// let mut p = shapes::t1();
-/// hand::sgd(&mut p, &shapes::t1(), 0.5);
+/// t1::sgd(&mut p, &shapes::t1(), 0.5);
 /// assert_eq!(p.embed.w, 0.5);
 /// ```
 pub fn sgd(params: &mut Transformer, grads: &Transformer, lr: f64) {
@@ -303,7 +304,7 @@ pub fn sgd(params: &mut Transformer, grads: &Transformer, lr: f64) {
 ///
 /// ```
 /// let t = pytree_benches::shapes::t1();
-/// let paths = pytree_benches::hand::leaves_with_path(&t);
+/// let paths = pytree_benches::hand::t1::leaves_with_path(&t);
 /// assert_eq!(paths[1].0.to_string(), ".layers[0].attn.q.w");
 /// ```
 pub fn leaves_with_path(t: &Transformer) -> Vec<(KeyPath, &f64)> {
