@@ -116,6 +116,12 @@ def main():
         print("T1 map2 written by hand but returning each layer through a "
               "`Result<Layer, Error>` as `zip_with` does: %s ns (%.3f ns/leaf)."
               % (fmt(extra), extra / TREES["T1_transformer"]))
+    extra = rust_ns(crit, "T1_transformer", "unflatten", "hand_result")
+    if extra is not None:
+        print()
+        print("T1 unflatten written by hand but fallible at every level (a "
+              "`Result` per struct, as `unflatten_from` returns): %s ns "
+              "(%.3f ns/leaf)." % (fmt(extra), extra / TREES["T1_transformer"]))
     print()
     targets(crit, rows)
 

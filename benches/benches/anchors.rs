@@ -125,6 +125,11 @@ fn t1(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("unflatten", "hand"), |b| {
         b.iter(|| hand::t1::build(48, black_box(&leaves).iter().copied()))
     });
+    // Not a baseline: the construction fallible at every level, as
+    // `unflatten_from` is (see `hand::t1::build_result`).
+    g.bench_function(BenchmarkId::new("unflatten", "hand_result"), |b| {
+        b.iter(|| hand::t1::build_result(48, black_box(&leaves).iter().copied()))
+    });
     g.bench_function(BenchmarkId::new("map", "hand"), |b| {
         b.iter_batched(|| t.clone(), |t| hand::t1::map(t, |x| x + 1.0), T1_BATCH)
     });

@@ -164,6 +164,8 @@ impl Error {
     /// assert_eq!(e.path().to_string(), ".layers[1]");
     /// ```
     #[must_use]
+    #[cold]
+    #[inline(never)]
     pub fn at(mut self, key: KeyEntry) -> Self {
         self.inner.reversed_path.push(key);
         self

@@ -9,7 +9,7 @@ use crate::error::{Error, ErrorKind};
 use crate::flatten::{NodeView, Source};
 use crate::schema::Schema;
 use crate::static_data::{Static, StaticValue};
-use crate::treedef::{Item, Node, TreeDef, Walker};
+use crate::treedef::{Item, Node, StaticsRange, TreeDef, Walker};
 
 /// Reads a [`TreeDef`] and leaves in pre-order for
 /// [`Unflatten`](crate::Unflatten).
@@ -25,8 +25,9 @@ use crate::treedef::{Item, Node, TreeDef, Walker};
 pub struct DefSource<'d, I> {
     walker: Walker<'d>,
     leaves: I,
-    taken: usize,
-    statics: &'d [StaticValue],
+    /// The statics of the last node read that static fields have not
+    /// taken yet.
+    statics: StaticsRange,
 }
 
 impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
@@ -40,8 +41,7 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
         DefSource {
             walker: Walker::new(def),
             leaves,
-            taken: 0,
-            statics: &[],
+            statics: StaticsRange::default(),
         }
     }
 
@@ -63,7 +63,7 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
         if extra > 0 {
             return Err(Error::new(ErrorKind::TooManyLeaves {
                 expected: self.walker.def().num_leaves(),
-                found: self.taken + extra,
+                found: self.walker.def().num_leaves() + extra,
             }));
         }
         Ok(())
@@ -77,11 +77,13 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
         })
     }
 
+    /// Leaves ran out; `missing` of the leaves the TreeDef has handed
+    /// out so far were not there.
     #[cold]
-    fn too_few(&self) -> Error {
+    fn too_few(&self, missing: usize) -> Error {
         Error::new(ErrorKind::TooFewLeaves {
             expected: self.walker.def().num_leaves(),
-            found: self.taken,
+            found: self.walker.leaves_consumed() - missing,
         })
     }
 
@@ -146,11 +148,8 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
             return Err(self.mismatch("a leaf"));
         }
         match self.leaves.next() {
-            Some(leaf) => {
-                self.taken += 1;
-                Ok(leaf)
-            }
-            None => Err(self.too_few()),
+            Some(leaf) => Ok(leaf),
+            None => Err(self.too_few(1)),
         }
     }
 
@@ -166,9 +165,8 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
             let before = out.len();
             out.extend(self.leaves.by_ref().take(k));
             let got = out.len() - before;
-            self.taken += got;
             if got < k {
-                return Err(self.too_few().at(crate::KeyEntry::Index(out.len())));
+                return Err(self.too_few(k - got).at(crate::KeyEntry::Index(out.len())));
             }
         }
         Ok(out)
@@ -193,10 +191,12 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
 
     fn static_field<T: Static>(&mut self) -> Result<T, Error> {
         let (first, rest) = self
-            .statics
+            .walker
+            .statics(self.statics)
             .split_first()
             .ok_or_else(|| Error::custom("static field missing from the TreeDef"))?;
-        self.statics = rest;
+        self.statics.start += 1;
+        let _ = rest;
         first.downcast_ref::<T>().cloned().ok_or_else(|| {
             Error::new(ErrorKind::StaticMismatch {
                 expected: format!("a value of type {}", core::any::type_name::<T>()),
@@ -226,15 +226,15 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
             Some(Node::Map(len)) => len,
             _ => return Err(self.mismatch("a map")),
         };
-        let keys = self
-            .statics
+        let statics = self.walker.statics(self.statics);
+        let keys = statics
             .first()
             .and_then(|s| s.downcast_ref::<Vec<K>>())
             .filter(|keys| keys.len() == len);
         keys.cloned().ok_or_else(|| {
             Error::new(ErrorKind::StaticMismatch {
                 expected: format!("map keys of type {}", core::any::type_name::<K>()),
-                found: format!("{:?}", self.statics.first()),
+                found: format!("{:?}", statics.first()),
             })
         })
     }
@@ -252,10 +252,14 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
             None => Err(self.mismatch("a node")),
             Some(Item::Leaf) => Ok(NodeView::Leaf),
             Some(Item::Node(..)) => {
+                let start = self.walker.statics_cursor();
                 let Some(Item::Node(node, statics)) = self.walker.next_item() else {
                     return Err(self.mismatch("a node"));
                 };
-                self.statics = statics;
+                self.statics = StaticsRange {
+                    start,
+                    end: self.walker.statics_cursor(),
+                };
                 Ok(match node {
                     Node::Struct(schema) => NodeView::Struct {
                         schema,

@@ -109,6 +109,71 @@ pub fn build(layers: usize, leaves: impl IntoIterator<Item = f64>) -> Transforme
     }
 }
 
+/// [`build`] fallible at every level, as the library's `unflatten_from`
+/// is: each struct comes back as a `Result<_, Error>` after a `?`, and a
+/// missing leaf is an error (built out of line), not a panic. Not what a
+/// user writes; it is the floor for an unflatten that returns errors
+/// (`benches/anchors.rs`, `unflatten/hand_result`).
+///
+/// ```
+/// use pytree_benches::{hand::t1, shapes};
+/// assert_eq!(t1::build_result(48, (1..=771).map(|i| i as f64))?, shapes::t1());
+/// assert!(t1::build_result(48, (1..=770).map(|i| i as f64)).is_err());
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn build_result(
+    layers: usize,
+    leaves: impl IntoIterator<Item = f64>,
+) -> Result<Transformer, pytree_std::Error> {
+    #[cold]
+    #[inline(never)]
+    fn too_few() -> pytree_std::Error {
+        pytree_std::Error::custom("too few leaves")
+    }
+    fn leaf(it: &mut impl Iterator<Item = f64>) -> Result<f64, pytree_std::Error> {
+        it.next().ok_or_else(too_few)
+    }
+    fn wb(it: &mut impl Iterator<Item = f64>) -> Result<Wb, pytree_std::Error> {
+        Ok(Wb {
+            w: leaf(it)?,
+            b: leaf(it)?,
+        })
+    }
+    fn gb(it: &mut impl Iterator<Item = f64>) -> Result<Gb, pytree_std::Error> {
+        Ok(Gb {
+            g: leaf(it)?,
+            b: leaf(it)?,
+        })
+    }
+    fn layer(it: &mut impl Iterator<Item = f64>) -> Result<Layer, pytree_std::Error> {
+        Ok(Layer {
+            attn: Attn {
+                q: wb(it)?,
+                k: wb(it)?,
+                v: wb(it)?,
+                o: wb(it)?,
+            },
+            mlp: Mlp {
+                fc1: wb(it)?,
+                fc2: wb(it)?,
+            },
+            ln1: gb(it)?,
+            ln2: gb(it)?,
+        })
+    }
+    let mut it = leaves.into_iter();
+    let embed = W { w: leaf(&mut it)? };
+    let mut out = Vec::with_capacity(layers);
+    for _ in 0..layers {
+        out.push(layer(&mut it)?);
+    }
+    Ok(Transformer {
+        embed,
+        layers: out,
+        final_ln: gb(&mut it)?,
+    })
+}
+
 fn map_wb(p: Wb, f: &mut impl FnMut(f64) -> f64) -> Wb {
     Wb {
         w: f(p.w),

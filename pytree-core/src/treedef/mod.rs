@@ -20,7 +20,7 @@ use core::hash::{Hash, Hasher};
 pub(crate) use align::{align, Alignment, Arg, Inherit, Policy, Span};
 pub use builder::TreeDefBuilder;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
-pub(crate) use walk::{Item, Walker};
+pub(crate) use walk::{Item, StaticsRange, Walker};
 
 use crate::schema::Schema;
 use crate::static_data::StaticValue;

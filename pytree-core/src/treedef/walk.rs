@@ -13,6 +13,13 @@ pub(crate) enum Item<'d> {
     Node(Node, &'d [StaticValue]),
 }
 
+/// Where a node's statics are in the TreeDef's statics table.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct StaticsRange {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
 /// A position in a TreeDef's pre-order.
 #[derive(Clone)]
 pub(crate) struct Walker<'d> {
@@ -78,12 +85,14 @@ impl<'d> Walker<'d> {
     }
 
     /// Consumes the next item if it is an internal node that `accept`
-    /// takes; returns it with the statics it owns.
+    /// takes; returns it with the range of the statics it owns (see
+    /// [`statics`](Walker::statics)), so that a node without statics costs
+    /// no slicing.
     #[inline(always)]
     pub(crate) fn next_node_if(
         &mut self,
         accept: impl FnOnce(Node) -> bool,
-    ) -> Option<(Node, &'d [StaticValue])> {
+    ) -> Option<(Node, StaticsRange)> {
         if self.run_left > 0 {
             return None;
         }
@@ -92,16 +101,39 @@ impl<'d> Walker<'d> {
             return None;
         }
         self.pos += 1;
-        let k = node.num_statics();
-        if k == 0 {
-            return Some((node, &[]));
-        }
-        let statics = self
-            .statics
-            .get(self.statics_pos..self.statics_pos + k)
-            .unwrap_or(&[]);
-        self.statics_pos += k;
-        Some((node, statics))
+        let start = self.statics_pos;
+        self.statics_pos += node.num_statics();
+        Some((
+            node,
+            StaticsRange {
+                start,
+                end: self.statics_pos,
+            },
+        ))
+    }
+
+    /// The statics of a range returned by [`next_node_if`](Walker::next_node_if).
+    pub(crate) fn statics(&self, range: StaticsRange) -> &'d [StaticValue] {
+        self.statics.get(range.start..range.end).unwrap_or(&[])
+    }
+
+    /// Where the next node's statics start in the statics table.
+    pub(crate) fn statics_cursor(&self) -> usize {
+        self.statics_pos
+    }
+
+    /// How many leaves have been consumed (a scan of the records read so
+    /// far: for error messages only).
+    #[cold]
+    pub(crate) fn leaves_consumed(&self) -> usize {
+        let read: usize = self.nodes[..self.pos.min(self.nodes.len())]
+            .iter()
+            .map(|n| match n {
+                Node::Leaves(k) => *k,
+                _ => 0,
+            })
+            .sum();
+        read - self.run_left
     }
 
     /// Consumes one leaf if the next item is a leaf.
