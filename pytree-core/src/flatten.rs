@@ -193,12 +193,20 @@ pub trait Flatten<Ns>: Sized {
         Ok(())
     }
 
+    /// True when [`zip_check`](Flatten::zip_check) of this type can never
+    /// fail (a leaf), so that containers skip the walk over their elements.
+    #[doc(hidden)]
+    const ZIP_CHECK_IS_TRIVIAL: bool = false;
+
     /// Checks the elements of sequences of equal length for
     /// [`zip_check`](Flatten::zip_check). Leaf types override it: leaves
     /// always zip.
     #[doc(hidden)]
     #[inline]
     fn zip_slice_check<const N: usize>(items: &[Self], others: [&[Self]; N]) -> Result<(), Error> {
+        if Self::ZIP_CHECK_IS_TRIVIAL {
+            return Ok(());
+        }
         for (i, item) in items.iter().enumerate() {
             item.zip_check(others.map(|o| o.get(i).unwrap_or(item)))
                 .map_err(|e| e.at(crate::KeyEntry::Index(i)))?;

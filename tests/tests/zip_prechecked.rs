@@ -82,7 +82,14 @@ fn zip_with_prechecked_replaces_differing_parts_by_self_without_panicking() {
     let b = BTreeMap::from([("a", 10.0), ("c", 20.0)]);
     assert_eq!(
         Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut add),
-        BTreeMap::from([("a", 2.0), ("b", 4.0)])
+        BTreeMap::from([("a", 11.0), ("b", 22.0)]),
+        "values of maps of one size are paired by position"
+    );
+    let c = BTreeMap::from([("a", 10.0)]);
+    assert_eq!(
+        Flatten::<Std>::zip_with_prechecked(&a, [&c], &mut add),
+        BTreeMap::from([("a", 2.0), ("b", 4.0)]),
+        "a map of another size: self stands in"
     );
     let a = HashMap::from([("a", 1.0), ("b", 2.0)]);
     let b = HashMap::from([("a", 10.0)]);
@@ -108,7 +115,7 @@ fn zip_mut_prechecked_leaves_differing_parts_alone_without_panicking() {
     t.zip_mut_prechecked([&(vec![1.0], None, 1.0)], sub);
     assert_eq!(t, (vec![1.0, 2.0], Some(3.0), 3.0));
     let mut m = BTreeMap::from([("a", 1.0)]);
-    m.zip_mut_prechecked([&BTreeMap::from([("b", 1.0)])], sub);
+    m.zip_mut_prechecked([&BTreeMap::from([("b", 1.0), ("c", 1.0)])], sub);
     assert_eq!(m, BTreeMap::from([("a", 1.0)]));
     let mut h = HashMap::from([("a", 1.0), ("b", 2.0)]);
     h.zip_mut_prechecked([&HashMap::from([("a", 1.0)])], sub);
@@ -141,5 +148,21 @@ fn zip_with_is_the_check_then_the_prechecked_pass() {
         (calls, p),
         (0, (vec![1.0, 2.0], vec![3.0])),
         "checked before any update"
+    );
+}
+
+#[test]
+fn the_element_walk_of_a_check_is_skipped_only_where_no_element_can_fail() {
+    // Leaves and containers of leaves check in O(1) past the lengths and keys.
+    const { assert!(<f64 as Flatten<Std>>::ZIP_CHECK_IS_TRIVIAL) };
+    const { assert!(<(f64, [f64; 2], Box<f64>) as Flatten<Std>>::ZIP_CHECK_IS_TRIVIAL) };
+    // Elements that can differ are walked.
+    const { assert!(!<Vec<f64> as Flatten<Std>>::ZIP_CHECK_IS_TRIVIAL) };
+    const { assert!(!<(f64, Option<f64>) as Flatten<Std>>::ZIP_CHECK_IS_TRIVIAL) };
+    let a = BTreeMap::from([("k", vec![1.0])]);
+    let b = BTreeMap::from([("k", vec![])]);
+    assert_eq!(
+        a.zip_check([&b]).map_err(|e| e.to_string()),
+        Err("tree 1 at [\"k\"]: sequence length mismatch: expected 1, found 0".into())
     );
 }

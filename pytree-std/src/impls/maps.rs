@@ -94,6 +94,9 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
     }
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         check_keys(self, others)?;
+        if V::ZIP_CHECK_IS_TRIVIAL {
+            return Ok(());
+        }
         let mut iters = others.map(|o| o.values());
         for (k, v) in self {
             // Equal key sets (checked above): every iterator has a value.
@@ -107,15 +110,9 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
     where
         F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
     {
-        // Another map with other keys (the check was skipped) is replaced
-        // by `self`.
-        let others = others.map(|o| {
-            if o.len() == self.len() && o.keys().eq(self.keys()) {
-                o
-            } else {
-                self
-            }
-        });
+        // Values are paired by position (the keys were checked); a map of
+        // another size (the check was skipped) is replaced by `self`.
+        let others = others.map(|o| if o.len() == self.len() { o } else { self });
         let mut iters = others.map(|o| o.values());
         self.iter()
             .map(|(k, v)| {
@@ -128,7 +125,9 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
     where
         F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
     {
-        if check_keys(self, others).is_err() {
+        // Values are paired by position (the keys were checked); a map of
+        // another size (the check was skipped) is left as it is.
+        if others.iter().any(|o| o.len() != self.len()) {
             return;
         }
         let mut iters = others.map(|o| o.values());
@@ -235,6 +234,9 @@ where
     }
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         check_hash_keys(self, others)?;
+        if V::ZIP_CHECK_IS_TRIVIAL {
+            return Ok(());
+        }
         // Values are checked in hash order (no sort on success); a failure
         // is looked for again in key order, so that the error is the
         // first mismatch in leaf order on every run.
