@@ -257,6 +257,14 @@ pub trait Flatten<Ns>: Sized {
 /// (an `__init__` that validates or transforms its arguments running on
 /// placeholder leaves) cannot happen here.
 ///
+/// An implementation must read a given TreeDef the same way whatever the
+/// values of the leaves (derived and std impls do): after one read of a
+/// TreeDef as a type has checked every record, [`unflatten`](crate::unflatten)
+/// trusts that TreeDef for that type and skips the checks. An impl that
+/// breaks this gets errors or a wrongly shaped value, never undefined
+/// behaviour. Readers that take any structure through
+/// [`Source::any_node`] are always checked.
+///
 /// ```
 /// let (leaves, def) = pytree_std::flatten((1u8, Some(2u8)));
 /// let back: (u8, Option<u8>) = pytree_std::unflatten(&def, leaves).unwrap();

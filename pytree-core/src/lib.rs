@@ -16,7 +16,10 @@
 //! - [`Sink`], [`Visit`], [`VisitMut`], [`NodeRef`]: the walk callbacks
 //!   (module `visit`).
 //! - [`TreeDef`], [`TreeDefBuilder`], [`NodeKind`]: the structure
-//!   (module `treedef`); [`DefSource`] reads it back (module `source`).
+//!   (module `treedef`); [`DefSource`] reads it back (module `source`),
+//!   checking every record; a TreeDef that passed those checks for a type
+//!   remembers it (`treedef/checked.rs`) and is read again as that type
+//!   without them (module `trusted_source`).
 //! - [`Schema`], [`FieldSchema`], [`FieldStyle`]: what the derive records
 //!   about a struct (module `schema`).
 //! - [`StaticValue`], [`Static`]: type-erased meta data (module `static_data`).
@@ -82,6 +85,7 @@ mod transpose;
 mod tree_equal;
 mod treedef;
 mod treelize;
+mod trusted_source;
 mod visit;
 mod with_path;
 

@@ -8,7 +8,8 @@ use crate::error::Error;
 use crate::flatten::{Flatten, Unflatten};
 use crate::source::DefSource;
 use crate::static_data::StaticValue;
-use crate::treedef::{TreeDef, TreeDefBuilder};
+use crate::treedef::{type_key, TreeDef, TreeDefBuilder};
+use crate::trusted_source::TrustedSource;
 use crate::visit::{NodeRef, Sink, Visit, VisitMut};
 
 /// Bytes reserved up front for flatten's leaves and for its records: fewer
@@ -135,6 +136,14 @@ pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
 /// Errors (with the key path): too few or too many leaves, or a TreeDef that
 /// does not describe a `T`.
 ///
+/// The first call for a TreeDef and a type checks every record against the
+/// type; when it succeeds, the TreeDef remembers the type (one slot), and
+/// later calls for that type, given an iterator of exactly as many leaves,
+/// read only what they need from it (sequence lengths, variants, keys,
+/// static data).
+/// A type that reads any structure (such as `pytree_std::Tree`) is always
+/// checked.
+///
 /// ```
 /// use pytree_std::Std;
 /// let (leaves, def) = pytree_core::flatten::<Std, _>((1u8, [2u8, 3]));
@@ -146,9 +155,20 @@ where
     T: Unflatten<Ns>,
     I: IntoIterator<Item = T::Leaf>,
 {
-    let mut source = DefSource::new(def, leaves.into_iter());
+    let key = type_key::<Ns, T>();
+    let leaves = leaves.into_iter();
+    if def.is_checked_for(key) && leaves.size_hint() == (def.num_leaves(), Some(def.num_leaves())) {
+        let mut source = TrustedSource::new(def, leaves);
+        let value = T::unflatten_from(&mut source)?;
+        source.finish()?;
+        return Ok(value);
+    }
+    let mut source = DefSource::new(def, leaves);
     let value = T::unflatten_from(&mut source)?;
     source.finish()?;
+    if !source.read_any_node() {
+        def.set_checked_for(key);
+    }
     Ok(value)
 }
 

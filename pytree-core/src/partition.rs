@@ -364,7 +364,7 @@ where
         .map(|(_, def)| DefSource::new(def, leaves.next().unwrap_or_default().into_iter()));
     let mut source = CombineSource::new(sources);
     let value = T::unflatten_from(&mut source)?;
-    for (i, part) in source.into_parts().into_iter().enumerate() {
+    for (i, mut part) in source.into_parts().into_iter().enumerate() {
         part.finish().map_err(|e| e.in_tree(i))?;
     }
     Ok(value)

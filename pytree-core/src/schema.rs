@@ -174,6 +174,7 @@ impl Schema {
     /// static S: Schema = Schema::new("Shape", "m", Some("Circle"), FieldStyle::Unit, &[]);
     /// assert_eq!(S.variant(), Some("Circle"));
     /// ```
+    #[inline]
     pub fn variant(&self) -> Option<&'static str> {
         self.variant
     }

@@ -28,6 +28,10 @@ pub struct DefSource<'d, I> {
     /// The statics of the last node read that static fields have not
     /// taken yet.
     statics: StaticsRange,
+    /// Whether a reader asked for [`Source::any_node`]: such a reader
+    /// (a dynamic tree) is not a fixed function of its type, so the
+    /// TreeDef is not trusted for it afterwards.
+    read_any_node: bool,
 }
 
 impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
@@ -42,17 +46,23 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
             walker: Walker::new(def),
             leaves,
             statics: StaticsRange::default(),
+            read_any_node: false,
         }
+    }
+
+    /// Whether a reader asked for [`Source::any_node`].
+    pub(crate) fn read_any_node(&self) -> bool {
+        self.read_any_node
     }
 
     /// Checks that the TreeDef and the leaves were used up exactly.
     ///
     /// ```
     /// let def = pytree_std::TreeDef::leaf();
-    /// let src = pytree_std::DefSource::new(&def, vec![1u8, 2].into_iter());
+    /// let mut src = pytree_std::DefSource::new(&def, vec![1u8, 2].into_iter());
     /// assert!(src.finish().is_err()); // nothing read, a leaf left in the TreeDef
     /// ```
-    pub fn finish(mut self) -> Result<(), Error> {
+    pub fn finish(&mut self) -> Result<(), Error> {
         if !self.walker.at_end() {
             return Err(Error::new(ErrorKind::NodeMismatch {
                 expected: "the end of the value".to_string(),
@@ -248,6 +258,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
     }
 
     fn any_node(&mut self) -> Result<NodeView, Error> {
+        self.read_any_node = true;
         match self.walker.peek() {
             None => Err(self.mismatch("a node")),
             Some(Item::Leaf) => Ok(NodeView::Leaf),

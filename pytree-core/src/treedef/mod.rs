@@ -9,6 +9,7 @@
 
 mod align;
 mod builder;
+mod checked;
 mod compose;
 mod diff;
 mod display;
@@ -19,6 +20,8 @@ use core::hash::{Hash, Hasher};
 
 pub(crate) use align::{align, Alignment, Arg, Inherit, Policy, Span};
 pub use builder::TreeDefBuilder;
+pub(crate) use checked::type_key;
+use checked::CheckedFor;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
 pub(crate) use walk::{Item, StaticsRange, Walker};
 
@@ -166,6 +169,9 @@ pub struct TreeDef {
     nodes: Vec<Node>,
     statics: Vec<StaticValue>,
     num_leaves: usize,
+    /// The type this TreeDef was last read as, all records checked (not
+    /// part of its value: equality, hash and serde ignore it).
+    checked_for: CheckedFor,
 }
 
 impl TreeDef {
@@ -178,6 +184,7 @@ impl TreeDef {
             nodes,
             statics,
             num_leaves,
+            checked_for: CheckedFor::default(),
         }
     }
 
@@ -288,6 +295,19 @@ impl TreeDef {
 
     pub(crate) fn statics(&self) -> &[StaticValue] {
         &self.statics
+    }
+
+    /// True if this TreeDef was read as the type of `key` (see
+    /// `checked.rs`), all records checked.
+    #[inline]
+    pub(crate) fn is_checked_for(&self, key: u64) -> bool {
+        self.checked_for.is(key)
+    }
+
+    /// Remembers that this TreeDef was read as the type of `key`.
+    #[inline]
+    pub(crate) fn set_checked_for(&self, key: u64) {
+        self.checked_for.set(key)
     }
 }
 
