@@ -3,9 +3,14 @@
 //! children are the values in sorted key order, keyed `[key]`. A `HashMap`
 //! is flattened in sorted key order too, so its leaves come out in the same
 //! order on every run, as JAX does for dicts.
+//!
+//! `map_leaves` maps the values in place (see [`map_value_in_place`]): the
+//! map keeps its nodes or table and its keys, and nothing is rehashed.
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::BuildHasher;
+use std::mem::ManuallyDrop;
+use std::ptr;
 
 use pytree_core::{
     Error, ErrorKind, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Static, StaticValue,
@@ -28,6 +33,33 @@ fn key_mismatch<'k, K: Static + 'k>(
         found: show(&mut found.into_iter()),
     })
     .in_tree(tree)
+}
+
+/// Replaces the value in `slot` by `value.map_leaves(f)`, moving it out of
+/// the slot and back: the way a map's values are mapped without rebuilding
+/// the map (`map_leaves` takes its leaves by value, so `values_mut` alone
+/// cannot do it).
+///
+/// # Safety
+///
+/// While `f` runs, the slot's value has been moved out. If `f` panics, the
+/// slot is left holding a value that has been (or is being) dropped
+/// elsewhere, so the caller must never drop or read it after an unwind:
+/// the map that owns the slot must be held in [`ManuallyDrop`] while its
+/// values are mapped, so that a panic leaks the map (sound) instead of
+/// dropping that value a second time (unsound).
+#[inline(always)]
+unsafe fn map_value_in_place<V: Flatten<Std>, F: FnMut(V::Leaf) -> V::Leaf>(
+    slot: &mut V,
+    f: &mut F,
+) {
+    // SAFETY: `slot` is valid for reads and writes (a `&mut`); the value is
+    // read out once and a value is written back before the slot is used
+    // again. On unwind the caller leaks the slot's owner (see above).
+    unsafe {
+        let value = ptr::read(slot);
+        ptr::write(slot, value.map_leaves(f));
+    }
 }
 
 /// Checks that every other map has exactly the first map's keys.
@@ -87,10 +119,19 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
             visitor.exit();
         }
     }
+    /// Maps the values in place, in key order (the map's own order): the
+    /// B-tree and its keys are kept. If `f` panics, the map is leaked, not
+    /// dropped.
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        self.into_iter()
-            .map(|(k, v)| (k, v.map_leaves(f)))
-            .collect()
+        // Held in `ManuallyDrop` while values are moved out and back, so a
+        // panic in `f` leaks the map instead of dropping a moved-out value.
+        let mut map = ManuallyDrop::new(self);
+        for v in map.values_mut() {
+            // SAFETY: `map` is in `ManuallyDrop`, and nothing but
+            // `map_value_in_place` touches the slot until it is refilled.
+            unsafe { map_value_in_place(v, f) };
+        }
+        ManuallyDrop::into_inner(map)
     }
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         check_keys(self, others)?;
@@ -224,13 +265,25 @@ where
             visitor.exit();
         }
     }
+    /// Maps the values in place: the table and the keys are kept and
+    /// nothing is rehashed. `f` is still called in sorted key order, the
+    /// leaf order, not in the table's order: `f` may count or record what
+    /// it sees (an `FnMut`), and the table's order differs from run to run
+    /// (a new hasher seed) and from map to map, so only the sorted order
+    /// gives the same calls as `flatten` and the same result every time.
+    /// If `f` (or `K`'s `Ord`) panics, the map is leaked, not dropped.
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        let mut entries: Vec<(K, V)> = self.into_iter().collect();
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        entries
-            .into_iter()
-            .map(|(k, v)| (k, v.map_leaves(f)))
-            .collect()
+        // Held in `ManuallyDrop` while values are moved out and back, so a
+        // panic in `f` leaks the map instead of dropping a moved-out value.
+        let mut map = ManuallyDrop::new(self);
+        let mut entries: Vec<(&K, &mut V)> = map.iter_mut().collect();
+        entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        for (_, v) in entries {
+            // SAFETY: `map` is in `ManuallyDrop`, and nothing but
+            // `map_value_in_place` touches the slot until it is refilled.
+            unsafe { map_value_in_place(v, f) };
+        }
+        ManuallyDrop::into_inner(map)
     }
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         check_hash_keys(self, others)?;
