@@ -244,13 +244,24 @@ impl TreeDefBuilder {
         } else {
             self.nodes.shrink_to_fit();
         }
-        let mut statics: Vec<StaticValue> = self
-            .statics
+        // Most trees have no static data: no pass over an empty table.
+        let statics = if self.statics.is_empty() {
+            Vec::new()
+        } else {
+            Self::finish_statics(self.statics)
+        };
+        TreeDef::from_parts(self.nodes, statics, self.num_leaves)
+    }
+
+    /// The statics table, every map's keys filled in, trimmed to size.
+    #[inline(never)]
+    fn finish_statics(statics: Vec<Option<StaticValue>>) -> Vec<StaticValue> {
+        let mut statics: Vec<StaticValue> = statics
             .into_iter()
             .map(|s| s.unwrap_or_else(|| StaticValue::new(())))
             .collect();
         statics.shrink_to_fit();
-        TreeDef::from_parts(self.nodes, statics, self.num_leaves)
+        statics
     }
 }
 
