@@ -215,12 +215,23 @@ pub trait Flatten<Ns>: Sized {
     }
 
     /// Flattens the elements of a sequence. Leaf types override it to hand
-    /// the whole `Vec` over at once.
+    /// the whole `Vec` over at once. After the first element the sink may
+    /// reserve room for the others like it ([`Sink::reserve_like`]).
     #[doc(hidden)]
     #[inline]
     fn flatten_vec<S: Sink<Self::Leaf>>(items: Vec<Self>, sink: &mut S) {
-        for (i, item) in items.into_iter().enumerate() {
-            sink.enter(KeyRef::Index(i));
+        let rest = items.len().saturating_sub(1);
+        let mut items = items.into_iter();
+        let Some(first) = items.next() else {
+            return;
+        };
+        let before = sink.stored();
+        sink.enter(KeyRef::Index(0));
+        first.flatten_into(sink);
+        sink.exit();
+        sink.reserve_like(before, rest);
+        for (i, item) in items.enumerate() {
+            sink.enter(KeyRef::Index(i + 1));
             item.flatten_into(sink);
             sink.exit();
         }

@@ -18,33 +18,78 @@ use crate::visit::{NodeRef, Sink, Visit, VisitMut};
 /// `TreeDefBuilder::finish`.
 const INITIAL_BYTES: usize = 1024;
 
-/// Collects leaves by value and the TreeDef.
+/// The most bytes that one extrapolation from a sequence's first element
+/// reserves (for leaves, and again for records), should the elements not
+/// be alike; beyond it the `Vec`s grow as usual.
+const MAX_RESERVE_BYTES: usize = 256 * 1024;
+
+/// Room for `times + 1` more of `each`, the `+ 1` for what follows the
+/// sequence (a closing field or two), at most `MAX_RESERVE_BYTES`.
+fn extrapolate(each: usize, times: usize, size: usize) -> usize {
+    let cap = MAX_RESERVE_BYTES / size.max(1);
+    each.saturating_mul(times.saturating_add(1)).min(cap)
+}
+
+/// Collects leaves by value and the TreeDef. A leaf is one push onto
+/// `leaves`: the TreeDef learns of the leaves since its last record from
+/// the length of `leaves`, when the next node (or the end) comes.
 struct FlattenSink<L> {
     leaves: Vec<L>,
+    /// How many of `leaves` the TreeDef's records already count.
+    recorded: usize,
     def: TreeDefBuilder,
+}
+
+impl<L> FlattenSink<L> {
+    fn finish(self) -> (Vec<L>, TreeDef) {
+        let num_leaves = self.leaves.len();
+        let def = self
+            .def
+            .finish_after_leaves(num_leaves - self.recorded, num_leaves);
+        (self.leaves, def)
+    }
 }
 
 impl<L> Sink<L> for FlattenSink<L> {
     #[inline]
     fn leaf(&mut self, leaf: L) {
         self.leaves.push(leaf);
-        self.def.leaf();
     }
     #[inline]
     fn leaf_vec(&mut self, mut leaves: Vec<L>) {
-        self.def.leaves(leaves.len());
         if self.leaves.is_empty() {
             core::mem::swap(&mut self.leaves, &mut leaves);
         } else {
             self.leaves.append(&mut leaves);
         }
     }
-    #[inline]
+    #[inline(always)]
     fn node(&mut self, node: NodeRef<'_>) {
-        self.def.node(node);
+        let len = self.leaves.len();
+        self.def.node_after_leaves(len - self.recorded, node);
+        self.recorded = len;
     }
     fn map_keys<F: FnOnce() -> StaticValue>(&mut self, keys: F) {
         self.def.map_keys(keys());
+    }
+    /// Leaves, and records counting a pending run of leaves as the record
+    /// it will be.
+    #[inline(always)]
+    fn stored(&self) -> (usize, usize) {
+        let len = self.leaves.len();
+        let records = self.def.records_written() + usize::from(len > self.recorded);
+        (len, records)
+    }
+    /// Reserves for the rest of a sequence as many leaves and records as
+    /// its first element took (so a `Vec` of like structs grows its
+    /// buffers once, not at each doubling).
+    #[inline]
+    fn reserve_like(&mut self, since: (usize, usize), times: usize) {
+        let (leaves, records) = self.stored();
+        let leaves = extrapolate(leaves - since.0, times, core::mem::size_of::<L>());
+        let records = extrapolate(records - since.1, times, 16);
+        self.leaves.reserve_exact(leaves);
+        self.def.reserve(records);
     }
 }
 
@@ -125,10 +170,11 @@ impl<L, F: FnMut(&mut L)> VisitMut<L> for ForEachMut<F> {
 pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
     let mut sink = FlattenSink {
         leaves: Vec::with_capacity(INITIAL_BYTES / core::mem::size_of::<T::Leaf>().max(1)),
+        recorded: 0,
         def: TreeDefBuilder::with_capacity(INITIAL_BYTES / 16),
     };
     tree.flatten_into(&mut sink);
-    (sink.leaves, sink.def.finish())
+    sink.finish()
 }
 
 /// Rebuilds a tree of type `T` from a [`TreeDef`] and its leaves.

@@ -161,6 +161,21 @@ pub trait Sink<L> {
     /// assert_eq!((s.0, s.1), (0, 2));
     /// ```
     fn exit(&mut self) {}
+    /// How much the sink has stored so far, as `(leaves, records)`: taken
+    /// before the first element of a sequence, for
+    /// [`reserve_like`](Sink::reserve_like). Sinks that store nothing
+    /// keep the default.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn stored(&self) -> (usize, usize) {
+        (0, 0)
+    }
+    /// A hint after the first element of a sequence: `times` more elements
+    /// follow, and what the first one stored since `since` (see
+    /// [`stored`](Sink::stored)) tells how much room they may need.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn reserve_like(&mut self, _since: (usize, usize), _times: usize) {}
 }
 
 /// Receives a tree's leaves by shared reference, in pre-order.

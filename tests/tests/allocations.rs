@@ -197,3 +197,29 @@ fn flatten_allocates_its_leaves_and_the_treedef_records_and_frees_the_input() {
     let output = (leaves.capacity() * size_of::<f64>() + def.heap_bytes()) as isize;
     assert_eq!(lib.net_bytes, output - input);
 }
+
+#[test]
+fn flatten_grows_each_buffer_once_for_a_vec_of_like_layers() {
+    let t = shapes::t1();
+    let ((leaves, def), lib) = tally(|| pytree_std::flatten(t));
+    // After the first layer, flatten reserves room for the 47 others like
+    // it: one `realloc` for the leaves, one for the records, and one to
+    // trim the records to size (growing by doubling took eight).
+    assert_eq!(lib.reallocs, 3, "{lib:?}");
+    assert_eq!(leaves.len(), shapes::T1_LEAVES);
+    assert_eq!(def.heap_bytes(), def.num_records() * 16);
+}
+
+#[test]
+fn flatten_reserves_a_bounded_amount_when_a_vecs_first_element_is_unlike_the_rest() {
+    // The first element has 100 000 leaves, the 9 999 others none: the
+    // extrapolation from the first would be a billion leaves.
+    let mut t: Vec<Vec<f64>> = vec![Vec::new(); 10_000];
+    t[0] = vec![1.0; 100_000];
+    let ((leaves, def), lib) = tally(|| pytree_std::flatten(t));
+    assert_eq!(leaves.len(), 100_000);
+    assert_eq!(def.num_leaves(), 100_000);
+    let slack = (leaves.capacity() - leaves.len()) * size_of::<f64>();
+    assert!(slack <= 256 * 1024, "{slack} bytes of slack");
+    assert!(lib.net_bytes < 2 * 1024 * 1024, "{lib:?}");
+}

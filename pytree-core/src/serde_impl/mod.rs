@@ -213,6 +213,6 @@ impl Repr {
                 "the TreeDef's records end with {pending} subtree(s) still to describe"
             ));
         }
-        Ok(TreeDef::from_parts(nodes, statics, num_leaves))
+        Ok(TreeDef::from_nodes(nodes, statics, num_leaves))
     }
 }

@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 
-use super::{Node, TreeDef};
+use super::{Node, NodeWords, TreeDef};
 use crate::key_path::ErasableKey;
 use crate::static_data::StaticValue;
 use crate::visit::NodeRef;
@@ -20,7 +20,7 @@ use crate::visit::NodeRef;
 /// ```
 #[derive(Default)]
 pub struct TreeDefBuilder {
-    nodes: Vec<Node>,
+    nodes: Vec<NodeWords>,
     statics: Vec<Option<StaticValue>>,
     pending_keys: Vec<usize>,
     num_leaves: usize,
@@ -75,11 +75,11 @@ impl TreeDefBuilder {
     }
 
     /// Writes the pending run of leaves as one record.
-    #[inline(always)]
+    #[inline]
     fn flush_leaves(&mut self) {
         if self.pending_leaves > 0 {
             self.num_leaves += self.pending_leaves;
-            self.nodes.push(Node::Leaves(self.pending_leaves));
+            self.nodes.push(Node::Leaves(self.pending_leaves).into());
             self.pending_leaves = 0;
         }
     }
@@ -91,12 +91,25 @@ impl TreeDefBuilder {
     /// b.node(pytree_std::NodeRef::None);
     /// assert_eq!(b.finish().to_string(), "None");
     /// ```
-    // Always inlined: at each call site the node kind is a constant, so
-    // this folds to "flush the leaf run, push one record". The rare work
-    // (static fields, map key slots) is out of line.
     #[inline(always)]
     pub fn node(&mut self, node: NodeRef<'_>) {
-        self.flush_leaves();
+        let run = core::mem::take(&mut self.pending_leaves);
+        self.num_leaves += run;
+        self.node_after_leaves(run, node);
+    }
+
+    /// Records `run` leaves, then an internal node: the records that
+    /// `leaves(run)` then `node(node)` write, for a visitor that counts its
+    /// leaves itself (flatten's sink reads the count off its leaves `Vec`,
+    /// so a leaf costs the builder nothing). No leaves may be pending, and
+    /// the leaves are not counted: the visitor gives their total to
+    /// [`finish_after_leaves`](Self::finish_after_leaves).
+    // Always inlined: at each call site the node kind is a constant, so
+    // this folds to "write the leaf run and the record". The rare work
+    // (static fields, map key slots, growing) is out of line.
+    #[inline(always)]
+    pub(crate) fn node_after_leaves(&mut self, run: usize, node: NodeRef<'_>) {
+        debug_assert_eq!(self.pending_leaves, 0);
         let record = match node {
             NodeRef::Struct { schema, statics } => {
                 if !statics.is_empty() {
@@ -113,7 +126,48 @@ impl TreeDefBuilder {
             NodeRef::Some => Node::Some,
             NodeRef::None => Node::None,
         };
-        self.nodes.push(record);
+        self.push_after_run(run, record.into());
+    }
+
+    /// Appends `Leaves(run)` (if `run > 0`) and `record` with one capacity
+    /// check and no branch on `run`: both are written, and the record
+    /// overwrites the run's slot when the run is empty.
+    #[inline(always)]
+    fn push_after_run(&mut self, run: usize, record: NodeWords) {
+        if self.nodes.capacity() - self.nodes.len() < 2 {
+            self.grow_records();
+        }
+        let len = self.nodes.len();
+        let has_run = usize::from(run > 0);
+        // SAFETY: there is room for two more records (checked above), so
+        // both writes are in the allocation; the length then covers only
+        // initialized records (the run's when `run > 0`, and `record`).
+        unsafe {
+            let end = self.nodes.as_mut_ptr().add(len);
+            end.write(Node::Leaves(run).into());
+            end.add(has_run).write(record);
+            self.nodes.set_len(len + has_run + 1);
+        }
+    }
+
+    /// Makes room for two more records.
+    #[cold]
+    #[inline(never)]
+    fn grow_records(&mut self) {
+        self.nodes.reserve(2);
+    }
+
+    /// Makes room for `records` more records (a hint: the walk extrapolates
+    /// the rest of a sequence from its first element).
+    #[inline]
+    pub(crate) fn reserve(&mut self, records: usize) {
+        self.nodes.reserve_exact(records);
+    }
+
+    /// Records written so far (a pending run of leaves aside).
+    #[inline(always)]
+    pub(crate) fn records_written(&self) -> usize {
+        self.nodes.len()
     }
 
     /// Clones a struct's static fields into the statics table.
@@ -152,7 +206,7 @@ impl TreeDefBuilder {
             other => {
                 self.flush_leaves();
                 self.statics.extend(statics.iter().cloned().map(Some));
-                self.nodes.push(other);
+                self.nodes.push(other.into());
             }
         }
     }
@@ -166,6 +220,18 @@ impl TreeDefBuilder {
     /// ```
     pub fn finish(mut self) -> TreeDef {
         self.flush_leaves();
+        let num_leaves = self.num_leaves;
+        self.finish_after_leaves(0, num_leaves)
+    }
+
+    /// Records `run` final leaves, then finishes a TreeDef of `num_leaves`
+    /// leaves in all (for a visitor that reports its leaves with
+    /// [`node_after_leaves`](Self::node_after_leaves)).
+    pub(crate) fn finish_after_leaves(mut self, run: usize, num_leaves: usize) -> TreeDef {
+        if run > 0 {
+            self.nodes.push(Node::Leaves(run).into());
+        }
+        self.num_leaves = num_leaves;
         // A TreeDef may be kept for long (as a cache key, say): it holds
         // exactly its records, 16 bytes each, not the slack of a grown Vec.
         // A few records are copied out, so that the whole reserved buffer
@@ -178,12 +244,92 @@ impl TreeDefBuilder {
         } else {
             self.nodes.shrink_to_fit();
         }
-        let mut statics: Vec<StaticValue> = self
-            .statics
+        // Most trees have no static data: no pass over an empty table.
+        let statics = if self.statics.is_empty() {
+            Vec::new()
+        } else {
+            Self::finish_statics(self.statics)
+        };
+        TreeDef::from_parts(self.nodes, statics, self.num_leaves)
+    }
+
+    /// The statics table, every map's keys filled in, trimmed to size.
+    #[inline(never)]
+    fn finish_statics(statics: Vec<Option<StaticValue>>) -> Vec<StaticValue> {
+        let mut statics: Vec<StaticValue> = statics
             .into_iter()
             .map(|s| s.unwrap_or_else(|| StaticValue::new(())))
             .collect();
         statics.shrink_to_fit();
-        TreeDef::from_parts(self.nodes, statics, self.num_leaves)
+        statics
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::schema::Schema;
+    use alloc::string::ToString;
+
+    static S: Schema = Schema::new("S", "m", None, crate::FieldStyle::Unit, &[]);
+
+    /// A walk as (leaves before the node, node) steps, then final leaves.
+    type Steps<'a> = (&'a [(usize, NodeRef<'static>)], usize);
+
+    fn counted_by_the_builder((steps, last): Steps<'_>) -> TreeDef {
+        let mut b = TreeDefBuilder::new();
+        for (run, node) in steps {
+            b.leaves(*run);
+            b.node(*node);
+        }
+        b.leaves(last);
+        b.finish()
+    }
+
+    fn counted_by_the_visitor((steps, last): Steps<'_>) -> TreeDef {
+        let mut b = TreeDefBuilder::with_capacity(1);
+        let mut total = 0;
+        for (run, node) in steps {
+            b.node_after_leaves(*run, *node);
+            total += run;
+        }
+        b.finish_after_leaves(last, total + last)
+    }
+
+    #[test]
+    fn leaves_counted_by_the_visitor_give_the_treedef_the_builder_counts() {
+        let schema = NodeRef::Struct {
+            schema: &S,
+            statics: &[],
+        };
+        let walks: [Steps<'_>; 4] = [
+            (&[], 1),
+            (&[(0, NodeRef::Tuple(2))], 2),
+            (
+                &[
+                    (0, NodeRef::Seq(3)),
+                    (0, NodeRef::Some),
+                    (1, NodeRef::None),
+                    (0, NodeRef::Tuple(2)),
+                ],
+                2,
+            ),
+            (
+                &[
+                    (0, NodeRef::Tuple(3)),
+                    (0, schema),
+                    (0, NodeRef::Tuple(0)),
+                    (0, NodeRef::Tuple(2)),
+                ],
+                2,
+            ),
+        ];
+        for walk in walks {
+            let (want, got) = (counted_by_the_builder(walk), counted_by_the_visitor(walk));
+            assert!(got == want, "{got} != {want}");
+            assert_eq!(got.to_string(), want.to_string());
+            assert_eq!(got.num_leaves(), want.num_leaves());
+            assert_eq!(got.num_records(), want.num_records());
+        }
     }
 }

@@ -5,7 +5,9 @@
 //! (in pre-order) share one `Leaves(n)` record, so a `Vec` of 100 000 leaves
 //! costs two records, not 100 001. Decoding is unique because every internal
 //! record knows its arity. Static data (struct meta fields, map keys) lives
-//! in `statics`, in the pre-order of the nodes that own it.
+//! in `statics`, in the pre-order of the nodes that own it. Records are
+//! stored as [`NodeWords`] (every byte initialized), so that two encodings
+//! are compared as plain words, one `memcmp`.
 
 mod align;
 mod builder;
@@ -17,6 +19,7 @@ mod walk;
 
 use alloc::vec::Vec;
 use core::hash::{Hash, Hasher};
+use core::mem::MaybeUninit;
 
 pub(crate) use align::{align, Alignment, Arg, Inherit, Policy, Span};
 pub use builder::TreeDefBuilder;
@@ -85,6 +88,75 @@ impl Node {
             (Node::Struct(a), Node::Struct(b)) => a == b,
             _ => false,
         }
+    }
+}
+
+/// A [`Node`] as a `TreeDef` stores it: the same 16 bytes with every byte
+/// initialized (the payload word of `Some` and `None` is 0), so that a slice
+/// of records can be compared as plain words. Only made from a `Node`, so
+/// its bytes are always a valid `Node` and a slice of them reads as
+/// `&[Node]`.
+#[derive(Clone, Copy)]
+#[repr(transparent)]
+pub(crate) struct NodeWords([u64; 2]);
+
+// `NodeWords` and `Node` must have the same layout for `as_nodes`.
+const _: () = assert!(core::mem::size_of::<NodeWords>() == core::mem::size_of::<Node>());
+const _: () = assert!(core::mem::align_of::<NodeWords>() == core::mem::align_of::<Node>());
+
+impl From<Node> for NodeWords {
+    #[inline(always)]
+    fn from(node: Node) -> Self {
+        let mut words = NodeWords([0; 2]);
+        let to = (&mut words as *mut NodeWords).cast::<u8>();
+        let from = (&node as *const Node).cast::<u8>();
+        // SAFETY: `Node` is `repr(u64)`: an initialized `u64` tag at offset
+        // 0, then the variant's one field (a `usize` or a reference) at
+        // offset 8, except for `Some` and `None`, which have none. The tag
+        // and that field are copied to the same offsets of 16 zeroed bytes
+        // (as `MaybeUninit`, an untyped copy that keeps a reference's
+        // provenance), so the result has `node`'s bytes, padding zeroed.
+        unsafe {
+            to.cast::<u64>().write(from.cast::<u64>().read());
+            if !matches!(node, Node::Some | Node::None) {
+                let field = from.add(8).cast::<MaybeUninit<usize>>().read();
+                to.add(8).cast::<MaybeUninit<usize>>().write(field);
+            }
+        }
+        words
+    }
+}
+
+impl NodeWords {
+    /// The records as nodes.
+    #[inline(always)]
+    fn as_nodes(records: &[NodeWords]) -> &[Node] {
+        // SAFETY: same size and alignment (checked above); every
+        // `NodeWords` is made from a `Node` by `from`, so its bytes are a
+        // valid `Node` (initialized padding is allowed).
+        unsafe { core::slice::from_raw_parts(records.as_ptr().cast::<Node>(), records.len()) }
+    }
+
+    /// Equality of two encodings: one word comparison (a `memcmp`) in the
+    /// common case, where equal schemas sit at the same address; otherwise
+    /// record by record, schemas by value.
+    #[inline]
+    fn slices_eq(a: &[NodeWords], b: &[NodeWords]) -> bool {
+        let words = |r: &[NodeWords]| -> &[u64] {
+            // SAFETY: `NodeWords` is `repr(transparent)` over `[u64; 2]`.
+            let arrays: &[[u64; 2]] =
+                unsafe { core::slice::from_raw_parts(r.as_ptr().cast::<[u64; 2]>(), r.len()) };
+            arrays.as_flattened()
+        };
+        a.len() == b.len() && (words(a) == words(b) || Self::slices_eq_by_value(a, b))
+    }
+
+    /// Equality record by record, for encodings whose words differ (it may
+    /// still hold when a schema appears at two addresses).
+    #[cold]
+    #[inline(never)]
+    fn slices_eq_by_value(a: &[NodeWords], b: &[NodeWords]) -> bool {
+        Self::as_nodes(a) == Self::as_nodes(b)
     }
 }
 
@@ -166,7 +238,7 @@ pub enum NodeKind {
 /// ```
 #[derive(Clone)]
 pub struct TreeDef {
-    nodes: Vec<Node>,
+    nodes: Vec<NodeWords>,
     statics: Vec<StaticValue>,
     num_leaves: usize,
     /// The type this TreeDef was last read as, all records checked (not
@@ -176,7 +248,7 @@ pub struct TreeDef {
 
 impl TreeDef {
     pub(crate) fn from_parts(
-        nodes: Vec<Node>,
+        nodes: Vec<NodeWords>,
         statics: Vec<StaticValue>,
         num_leaves: usize,
     ) -> Self {
@@ -186,6 +258,17 @@ impl TreeDef {
             num_leaves,
             checked_for: CheckedFor::default(),
         }
+    }
+
+    /// A TreeDef from its records as nodes.
+    #[cfg(feature = "serde")]
+    pub(crate) fn from_nodes(
+        nodes: Vec<Node>,
+        statics: Vec<StaticValue>,
+        num_leaves: usize,
+    ) -> Self {
+        let nodes = nodes.into_iter().map(NodeWords::from).collect();
+        Self::from_parts(nodes, statics, num_leaves)
     }
 
     /// The TreeDef of a single leaf (JAX's `*`).
@@ -216,7 +299,7 @@ impl TreeDef {
     /// assert_eq!(pytree_std::structure(&(1u8, [2u8, 3])).num_nodes(), 5);
     /// ```
     pub fn num_nodes(&self) -> usize {
-        self.nodes
+        self.nodes()
             .iter()
             .map(|n| match *n {
                 Node::Leaves(k) => k,
@@ -231,7 +314,7 @@ impl TreeDef {
     /// assert!(!pytree_std::structure(&vec![1u8]).is_leaf());
     /// ```
     pub fn is_leaf(&self) -> bool {
-        self.nodes.len() == 1 && self.nodes[0] == Node::Leaves(1)
+        self.nodes().len() == 1 && self.nodes()[0] == Node::Leaves(1)
     }
 
     /// The kind of the root node.
@@ -240,7 +323,7 @@ impl TreeDef {
     /// assert_eq!(pytree_std::structure(&Some(1u8)).root_kind(), pytree_std::NodeKind::Some);
     /// ```
     pub fn root_kind(&self) -> NodeKind {
-        match self.nodes.first() {
+        match self.nodes().first() {
             Some(Node::Leaves(_)) | None => NodeKind::Leaf,
             Some(Node::Struct(s)) => NodeKind::Struct(s),
             Some(Node::Seq(n)) => NodeKind::Seq(*n),
@@ -275,7 +358,7 @@ impl TreeDef {
     /// assert!(def.heap_bytes() <= 64);
     /// ```
     pub fn heap_bytes(&self) -> usize {
-        self.nodes.capacity() * core::mem::size_of::<Node>()
+        self.nodes.capacity() * core::mem::size_of::<NodeWords>()
             + self.statics.capacity() * core::mem::size_of::<StaticValue>()
     }
 
@@ -290,7 +373,7 @@ impl TreeDef {
     }
 
     pub(crate) fn nodes(&self) -> &[Node] {
-        &self.nodes
+        NodeWords::as_nodes(&self.nodes)
     }
 
     pub(crate) fn statics(&self) -> &[StaticValue] {
@@ -314,7 +397,7 @@ impl TreeDef {
 impl PartialEq for TreeDef {
     fn eq(&self, other: &Self) -> bool {
         self.num_leaves == other.num_leaves
-            && self.nodes == other.nodes
+            && NodeWords::slices_eq(&self.nodes, &other.nodes)
             && self.statics == other.statics
     }
 }
@@ -324,7 +407,7 @@ impl Eq for TreeDef {}
 impl Hash for TreeDef {
     fn hash<H: Hasher>(&self, state: &mut H) {
         self.num_leaves.hash(state);
-        self.nodes.hash(state);
+        self.nodes().hash(state);
         self.statics.hash(state);
     }
 }
@@ -364,5 +447,131 @@ mod tests {
         assert_eq!(Node::Struct(&A), Node::Struct(&A));
         assert_eq!(Node::Struct(&A), Node::Struct(&A_TOO));
         assert_ne!(Node::Struct(&A), Node::Struct(&B));
+    }
+
+    const EVERY_KIND: [Node; 7] = [
+        Node::Leaves(7),
+        Node::Struct(&A),
+        Node::Seq(3),
+        Node::Tuple(2),
+        Node::Map(9),
+        Node::Some,
+        Node::None,
+    ];
+
+    #[test]
+    fn stored_records_read_back_as_the_nodes_they_were_made_from() {
+        let stored: Vec<NodeWords> = EVERY_KIND.iter().map(|n| NodeWords::from(*n)).collect();
+        let read = NodeWords::as_nodes(&stored);
+        assert_eq!(read.len(), EVERY_KIND.len());
+        for (got, want) in read.iter().zip(EVERY_KIND) {
+            assert_eq!(core::mem::discriminant(got), core::mem::discriminant(&want));
+            assert_eq!(got.payload(), want.payload());
+        }
+        assert!(matches!(read[1], Node::Struct(s) if core::ptr::eq(s, &A)));
+    }
+
+    #[test]
+    fn a_stored_record_is_its_tag_then_its_payload_word_or_zero() {
+        let words: Vec<[u64; 2]> = EVERY_KIND.iter().map(|n| NodeWords::from(*n).0).collect();
+        let tags: Vec<u64> = words.iter().map(|w| w[0]).collect();
+        assert_eq!(tags, [0, 1, 2, 3, 4, 5, 6]);
+        let payloads: Vec<u64> = EVERY_KIND.iter().map(|n| n.payload() as u64).collect();
+        assert_eq!(words.iter().map(|w| w[1]).collect::<Vec<_>>(), payloads);
+        assert_eq!((words[5][1], words[6][1]), (0, 0));
+    }
+
+    fn def_of(nodes: &[Node]) -> TreeDef {
+        TreeDef::from_parts(
+            nodes.iter().map(|n| NodeWords::from(*n)).collect(),
+            Vec::new(),
+            0,
+        )
+    }
+
+    fn hash_of(def: &TreeDef) -> u64 {
+        struct Fnv(u64);
+        impl Hasher for Fnv {
+            fn finish(&self) -> u64 {
+                self.0
+            }
+            fn write(&mut self, bytes: &[u8]) {
+                for b in bytes {
+                    self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+                }
+            }
+        }
+        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+        def.hash(&mut h);
+        h.finish()
+    }
+
+    #[test]
+    fn encodings_with_equal_words_are_equal_and_any_differing_record_makes_them_unequal() {
+        let a = def_of(&[
+            Node::Tuple(3),
+            Node::Some,
+            Node::Leaves(1),
+            Node::None,
+            Node::Struct(&A),
+        ]);
+        let same = def_of(&[
+            Node::Tuple(3),
+            Node::Some,
+            Node::Leaves(1),
+            Node::None,
+            Node::Struct(&A),
+        ]);
+        assert!(a == same);
+        for changed in [
+            [
+                Node::Tuple(3),
+                Node::None,
+                Node::Leaves(1),
+                Node::None,
+                Node::Struct(&A),
+            ],
+            [
+                Node::Tuple(3),
+                Node::Some,
+                Node::Leaves(2),
+                Node::None,
+                Node::Struct(&A),
+            ],
+            [
+                Node::Tuple(3),
+                Node::Some,
+                Node::Leaves(1),
+                Node::Some,
+                Node::Struct(&A),
+            ],
+            [
+                Node::Tuple(3),
+                Node::Some,
+                Node::Leaves(1),
+                Node::None,
+                Node::Struct(&B),
+            ],
+            [
+                Node::Seq(3),
+                Node::Some,
+                Node::Leaves(1),
+                Node::None,
+                Node::Struct(&A),
+            ],
+        ] {
+            assert!(a != def_of(&changed), "{changed:?}");
+        }
+        assert!(a != def_of(&[Node::Tuple(3), Node::Some, Node::Leaves(1), Node::None]));
+    }
+
+    #[test]
+    fn a_schema_at_two_addresses_still_compares_and_hashes_equal() {
+        let a = def_of(&[Node::Seq(2), Node::Struct(&A), Node::Struct(&A)]);
+        let a_too = def_of(&[Node::Seq(2), Node::Struct(&A), Node::Struct(&A_TOO)]);
+        let b = def_of(&[Node::Seq(2), Node::Struct(&A), Node::Struct(&B)]);
+        assert!(a == a_too);
+        assert_eq!(hash_of(&a), hash_of(&a_too));
+        assert!(a != b);
     }
 }
