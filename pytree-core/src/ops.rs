@@ -130,6 +130,10 @@ impl<'a, L> Visit<'a, L> for LeavesVisitor<'a, L> {
     fn leaf_slice(&mut self, leaves: &'a [L]) {
         self.out.extend(leaves.iter());
     }
+    #[inline]
+    fn reserve_leaves(&mut self, n: usize) {
+        self.out.reserve(n);
+    }
 }
 
 /// Calls a closure on each leaf reference.

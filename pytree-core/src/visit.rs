@@ -221,6 +221,12 @@ pub trait Visit<'a, L> {
             self.exit();
         }
     }
+    /// A hint from a container whose `n` children are all leaves (a map of
+    /// leaf values), sent before them: a visitor that stores leaves can
+    /// make room once. Visitors that store nothing keep the default.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn reserve_leaves(&mut self, _n: usize) {}
     /// A node, before its children.
     ///
     /// ```

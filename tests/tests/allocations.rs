@@ -188,6 +188,23 @@ fn leaves_allocates_only_its_output_vec() {
 }
 
 #[test]
+fn leaves_of_a_map_of_leaves_allocate_their_output_once_without_growing() {
+    let btree = shapes::t4();
+    let (out, tally_btree) = tally(|| pytree_std::leaves(&btree));
+    let hash = shapes::t4_hash();
+    let (out_hash, tally_hash) = tally(|| pytree_std::leaves(&hash));
+    assert_eq!((out.len(), out_hash.len()), (10_000, 10_000));
+    // The map says how many leaf values follow: one exact allocation.
+    assert_eq!((tally_btree.allocs, tally_btree.reallocs), (1, 0));
+    assert_eq!(tally_btree.net_bytes, (10_000 * size_of::<&f64>()) as isize);
+    // A HashMap also sorts its entries, in a buffer freed on return.
+    assert_eq!(
+        (tally_hash.allocs, tally_hash.reallocs, tally_hash.deallocs),
+        (2, 0, 1)
+    );
+}
+
+#[test]
 fn flatten_allocates_its_leaves_and_the_treedef_records_and_frees_the_input() {
     let t = shapes::t1();
     let input = layers_bytes(&t);

@@ -75,7 +75,13 @@ impl Node {
             // tag followed by its fields; the other variants each have one
             // initialized word-sized field (a `usize` or a reference) at
             // offset 8, which is in bounds of the 16-byte record.
-            _ => unsafe { (self as *const Node).cast::<u8>().add(8).cast::<usize>().read() },
+            _ => unsafe {
+                (self as *const Node)
+                    .cast::<u8>()
+                    .add(8)
+                    .cast::<usize>()
+                    .read()
+            },
         }
     }
 

@@ -104,6 +104,10 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
     }
     fn visit<'a, V2: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
+        if V::ZIP_CHECK_IS_TRIVIAL {
+            // The values are leaves (or fixed bundles of them).
+            visitor.reserve_leaves(self.len());
+        }
         for (k, v) in self {
             visitor.enter(KeyRef::Key(k));
             v.visit(visitor);
@@ -245,6 +249,10 @@ where
     }
     fn visit<'a, V2: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
+        if V::ZIP_CHECK_IS_TRIVIAL {
+            // The values are leaves (or fixed bundles of them).
+            visitor.reserve_leaves(self.len());
+        }
         let entries = sorted_entries(self);
         for (k, v) in &entries {
             visitor.enter(KeyRef::Key(*k));
