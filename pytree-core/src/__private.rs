@@ -100,10 +100,12 @@ where
 {
     let len = items.len();
     let others = others.map(|o| if o.len() == len { o } else { items });
+    // `move`: the closure owns its copy of `others`, so the slices stay in
+    // registers instead of being reloaded after every output store.
     items
         .iter()
         .enumerate()
-        .map(|(i, item)| item.zip_with_prechecked(others.map(|o| &o[i]), f))
+        .map(move |(i, item)| item.zip_with_prechecked(others.map(|o| &o[i]), f))
         .collect()
 }
 
