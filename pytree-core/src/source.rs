@@ -130,6 +130,34 @@ impl<L, I: Iterator<Item = L>> DefSource<'_, I> {
     }
 }
 
+/// A static field's value, or the error naming the type it should have.
+pub(crate) fn read_static<T: Static>(value: Option<&StaticValue>) -> Result<T, Error> {
+    let value = value.ok_or_else(|| Error::custom("static field missing from the TreeDef"))?;
+    value.downcast_ref::<T>().cloned().ok_or_else(|| {
+        Error::new(ErrorKind::StaticMismatch {
+            expected: format!("a value of type {}", core::any::type_name::<T>()),
+            found: format!("{value:?}"),
+        })
+    })
+}
+
+/// A map node's `len` keys, or the error naming the key type they should
+/// have.
+pub(crate) fn read_map_keys<K: Static>(
+    keys: Option<&StaticValue>,
+    len: usize,
+) -> Result<Vec<K>, Error> {
+    keys.and_then(|s| s.downcast_ref::<Vec<K>>())
+        .filter(|k| k.len() == len)
+        .cloned()
+        .ok_or_else(|| {
+            Error::new(ErrorKind::StaticMismatch {
+                expected: format!("map keys of type {}", core::any::type_name::<K>()),
+                found: format!("{keys:?}"),
+            })
+        })
+}
+
 /// How messages name what the TreeDef holds at a place.
 fn describe(item: Option<Item<'_>>) -> String {
     match item {
@@ -200,19 +228,9 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
     }
 
     fn static_field<T: Static>(&mut self) -> Result<T, Error> {
-        let (first, rest) = self
-            .walker
-            .statics(self.statics)
-            .split_first()
-            .ok_or_else(|| Error::custom("static field missing from the TreeDef"))?;
+        let value = self.walker.statics(self.statics).first();
         self.statics.start += 1;
-        let _ = rest;
-        first.downcast_ref::<T>().cloned().ok_or_else(|| {
-            Error::new(ErrorKind::StaticMismatch {
-                expected: format!("a value of type {}", core::any::type_name::<T>()),
-                found: format!("{first:?}"),
-            })
-        })
+        read_static(value)
     }
 
     #[inline]
@@ -236,17 +254,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
             Some(Node::Map(len)) => len,
             _ => return Err(self.mismatch("a map")),
         };
-        let statics = self.walker.statics(self.statics);
-        let keys = statics
-            .first()
-            .and_then(|s| s.downcast_ref::<Vec<K>>())
-            .filter(|keys| keys.len() == len);
-        keys.cloned().ok_or_else(|| {
-            Error::new(ErrorKind::StaticMismatch {
-                expected: format!("map keys of type {}", core::any::type_name::<K>()),
-                found: format!("{:?}", statics.first()),
-            })
-        })
+        read_map_keys(self.walker.statics(self.statics).first(), len)
     }
 
     #[inline]

@@ -16,9 +16,11 @@
 /// Stack that must be left before a walk goes one level deeper: room for
 /// one level of the deepest walk (unoptimized builds included) and for
 /// building an error.
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
 pub const RED_ZONE: usize = 128 * 1024;
 
 /// Size of each stack segment allocated when the stack runs low.
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
 pub const SEGMENT: usize = 2 * 1024 * 1024;
 
 /// Runs `f`, first moving to a new stack segment if less than `RED_ZONE`

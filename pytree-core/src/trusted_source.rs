@@ -16,13 +16,12 @@
 //! whatever the leaves' values (see the trait's docs). An impl that breaks
 //! that gets errors or a wrongly shaped value, never undefined behaviour.
 
-use alloc::format;
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
 use crate::flatten::{NodeView, Source};
 use crate::schema::Schema;
-use crate::source::describe_node;
+use crate::source::{describe_node, read_map_keys, read_static};
 use crate::static_data::{Static, StaticValue};
 use crate::treedef::{Node, TreeDef};
 
@@ -65,13 +64,10 @@ impl<'d, L, I: Iterator<Item = L>> TrustedSource<'d, I> {
 
     /// The next static value, in the order nodes own them.
     #[inline]
-    fn next_static(&mut self) -> Result<&'d StaticValue, Error> {
-        let value = self
-            .statics
-            .get(self.statics_pos)
-            .ok_or_else(|| Error::custom("static value missing from the TreeDef"))?;
+    fn next_static(&mut self) -> Option<&'d StaticValue> {
+        let value = self.statics.get(self.statics_pos);
         self.statics_pos += 1;
-        Ok(value)
+        value
     }
 
     #[cold]
@@ -155,13 +151,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for TrustedSource<'_, I> {
     }
 
     fn static_field<T: Static>(&mut self) -> Result<T, Error> {
-        let value = self.next_static()?;
-        value.downcast_ref::<T>().cloned().ok_or_else(|| {
-            Error::new(ErrorKind::StaticMismatch {
-                expected: format!("a value of type {}", core::any::type_name::<T>()),
-                found: format!("{value:?}"),
-            })
-        })
+        read_static(self.next_static())
     }
 
     #[inline]
@@ -185,16 +175,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for TrustedSource<'_, I> {
             Some(Node::Map(len)) => len,
             other => return Err(Self::mismatch("a map", other)),
         };
-        let keys = self.next_static()?;
-        keys.downcast_ref::<Vec<K>>()
-            .filter(|keys| keys.len() == len)
-            .cloned()
-            .ok_or_else(|| {
-                Error::new(ErrorKind::StaticMismatch {
-                    expected: format!("map keys of type {}", core::any::type_name::<K>()),
-                    found: format!("{keys:?}"),
-                })
-            })
+        read_map_keys(self.next_static(), len)
     }
 
     #[inline]
