@@ -137,7 +137,24 @@ pub fn zip_slices_check<Ns, T: Flatten<Ns>, const N: usize>(
     others: [&[T]; N],
 ) -> Result<(), Error> {
     check_lengths(items.len(), others.map(<[T]>::len))?;
-    T::zip_slice_check(items, others)
+    zip_elements_check(items, others)
+}
+
+/// Checks the elements of sequences of equal length (arrays, or after
+/// [`check_lengths`]), skipping the walk where no element can differ.
+#[inline]
+pub fn zip_elements_check<Ns, T: Flatten<Ns>, const N: usize>(
+    items: &[T],
+    others: [&[T]; N],
+) -> Result<(), Error> {
+    if T::ZIP_CHECK_IS_TRIVIAL {
+        return Ok(());
+    }
+    for (i, item) in items.iter().enumerate() {
+        item.zip_check(others.map(|o| o.get(i).unwrap_or(item)))
+            .map_err(|e| e.at(crate::KeyEntry::Index(i)))?;
+    }
+    Ok(())
 }
 
 /// Checks that every other sequence has the first one's length.

@@ -198,22 +198,6 @@ pub trait Flatten<Ns>: Sized {
     #[doc(hidden)]
     const ZIP_CHECK_IS_TRIVIAL: bool = false;
 
-    /// Checks the elements of sequences of equal length for
-    /// [`zip_check`](Flatten::zip_check). Leaf types override it: leaves
-    /// always zip.
-    #[doc(hidden)]
-    #[inline]
-    fn zip_slice_check<const N: usize>(items: &[Self], others: [&[Self]; N]) -> Result<(), Error> {
-        if Self::ZIP_CHECK_IS_TRIVIAL {
-            return Ok(());
-        }
-        for (i, item) in items.iter().enumerate() {
-            item.zip_check(others.map(|o| o.get(i).unwrap_or(item)))
-                .map_err(|e| e.at(crate::KeyEntry::Index(i)))?;
-        }
-        Ok(())
-    }
-
     /// Flattens the elements of a sequence. Leaf types override it to hand
     /// the whole `Vec` over at once. After the first element the sink may
     /// reserve room for the others like it ([`Sink::reserve_like`]).

@@ -59,13 +59,6 @@ macro_rules! impl_leaf {
                     f(self, others)
                 }
                 #[inline]
-                fn zip_slice_check<const N: usize>(
-                    _items: &[Self],
-                    _others: [&[Self]; N],
-                ) -> ::core::result::Result<(), $crate::Error> {
-                    ::core::result::Result::Ok(())
-                }
-                #[inline]
                 fn flatten_vec<S: $crate::Sink<Self>>(items: $crate::__private::Vec<Self>, sink: &mut S) {
                     sink.leaf_vec(items)
                 }

@@ -608,13 +608,6 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                 __f(self, __others)
             }
             #[inline]
-            fn zip_slice_check<const __N: ::core::primitive::usize>(
-                _: &[Self],
-                _: [&[Self]; __N],
-            ) -> ::core::result::Result<(), #krate::Error> {
-                ::core::result::Result::Ok(())
-            }
-            #[inline]
             fn flatten_vec<__S: #krate::Sink<Self>>(__items: #krate::__private::Vec<Self>, __sink: &mut __S) {
                 __sink.leaf_vec(__items)
             }

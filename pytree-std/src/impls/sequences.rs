@@ -8,7 +8,8 @@
 use std::collections::VecDeque;
 
 use pytree_core::__private::{
-    check_lengths, ensure_stack, zip_slices_check, zip_slices_mut_prechecked, zip_slices_prechecked,
+    check_lengths, ensure_stack, zip_elements_check, zip_slices_check, zip_slices_mut_prechecked,
+    zip_slices_prechecked,
 };
 use pytree_core::{
     Error, ErrorKind, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut,
@@ -161,7 +162,7 @@ impl<T: Flatten<Std>, const N: usize> Flatten<Std> for [T; N] {
     }
     #[inline]
     fn zip_check<const M: usize>(&self, others: [&Self; M]) -> Result<(), Error> {
-        T::zip_slice_check(self, others.map(|o| o.as_slice()))
+        zip_elements_check(self, others.map(|o| o.as_slice()))
     }
     #[inline]
     fn zip_with_prechecked<const M: usize, F>(&self, others: [&Self; M], f: &mut F) -> Self
