@@ -147,7 +147,7 @@ pub fn zip_elements_check<Ns, T: Flatten<Ns>, const N: usize>(
     items: &[T],
     others: [&[T]; N],
 ) -> Result<(), Error> {
-    if T::ZIP_CHECK_IS_TRIVIAL {
+    if T::FIXED_SHAPE {
         return Ok(());
     }
     for (i, item) in items.iter().enumerate() {

@@ -193,10 +193,14 @@ pub trait Flatten<Ns>: Sized {
         Ok(())
     }
 
-    /// True when [`zip_check`](Flatten::zip_check) of this type can never
-    /// fail (a leaf), so that containers skip the walk over their elements.
+    /// True when every value of the type has the same structure, with at
+    /// least one leaf: a leaf, or a tuple, non-empty array or box of such.
+    /// Nothing about such a value can differ between trees, so containers
+    /// skip the [`zip_check`](Flatten::zip_check) walk over their elements,
+    /// and a container of `n` of them holds at least `n` leaves (a hint
+    /// for visitors that store leaves).
     #[doc(hidden)]
-    const ZIP_CHECK_IS_TRIVIAL: bool = false;
+    const FIXED_SHAPE: bool = false;
 
     /// Flattens the elements of a sequence. Leaf types override it to hand
     /// the whole `Vec` over at once. After the first element the sink may

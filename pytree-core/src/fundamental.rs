@@ -13,7 +13,7 @@ use crate::visit::{Sink, Visit, VisitMut};
 
 impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
     type Leaf = T::Leaf;
-    const ZIP_CHECK_IS_TRIVIAL: bool = T::ZIP_CHECK_IS_TRIVIAL;
+    const FIXED_SHAPE: bool = T::FIXED_SHAPE;
 
     #[inline]
     fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {

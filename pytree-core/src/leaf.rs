@@ -20,7 +20,7 @@ macro_rules! impl_leaf {
         $(
             impl $crate::Flatten<$ns> for $leaf {
                 type Leaf = $leaf;
-                const ZIP_CHECK_IS_TRIVIAL: bool = true;
+                const FIXED_SHAPE: bool = true;
                 #[inline]
                 fn flatten_into<S: $crate::Sink<Self>>(self, sink: &mut S) {
                     sink.leaf(self)

@@ -221,9 +221,10 @@ pub trait Visit<'a, L> {
             self.exit();
         }
     }
-    /// A hint from a container whose `n` children are all leaves (a map of
-    /// leaf values), sent before them: a visitor that stores leaves can
-    /// make room once. Visitors that store nothing keep the default.
+    /// A hint from a container before its children: at least `n` leaves
+    /// follow (a map whose values are of a fixed shape, see
+    /// `Flatten::FIXED_SHAPE`), so a visitor that stores leaves can make
+    /// room once. Visitors that store nothing keep the default.
     #[doc(hidden)]
     #[inline(always)]
     fn reserve_leaves(&mut self, _n: usize) {}

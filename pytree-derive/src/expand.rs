@@ -561,7 +561,7 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     quote! {
         #flatten_header {
             type Leaf = Self;
-            const ZIP_CHECK_IS_TRIVIAL: bool = true;
+            const FIXED_SHAPE: bool = true;
             #[inline]
             fn flatten_into<__S: #krate::Sink<Self>>(self, __sink: &mut __S) {
                 __sink.leaf(self)

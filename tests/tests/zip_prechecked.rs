@@ -154,11 +154,11 @@ fn zip_with_is_the_check_then_the_prechecked_pass() {
 #[test]
 fn the_element_walk_of_a_check_is_skipped_only_where_no_element_can_fail() {
     // Leaves and containers of leaves check in O(1) past the lengths and keys.
-    const { assert!(<f64 as Flatten<Std>>::ZIP_CHECK_IS_TRIVIAL) };
-    const { assert!(<(f64, [f64; 2], Box<f64>) as Flatten<Std>>::ZIP_CHECK_IS_TRIVIAL) };
+    const { assert!(<f64 as Flatten<Std>>::FIXED_SHAPE) };
+    const { assert!(<(f64, [f64; 2], Box<f64>) as Flatten<Std>>::FIXED_SHAPE) };
     // Elements that can differ are walked.
-    const { assert!(!<Vec<f64> as Flatten<Std>>::ZIP_CHECK_IS_TRIVIAL) };
-    const { assert!(!<(f64, Option<f64>) as Flatten<Std>>::ZIP_CHECK_IS_TRIVIAL) };
+    const { assert!(!<Vec<f64> as Flatten<Std>>::FIXED_SHAPE) };
+    const { assert!(!<(f64, Option<f64>) as Flatten<Std>>::FIXED_SHAPE) };
     let a = BTreeMap::from([("k", vec![1.0])]);
     let b = BTreeMap::from([("k", vec![])]);
     assert_eq!(

@@ -104,8 +104,8 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
     }
     fn visit<'a, V2: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
-        if V::ZIP_CHECK_IS_TRIVIAL {
-            // The values are leaves (or fixed bundles of them).
+        if V::FIXED_SHAPE {
+            // Each value holds at least one leaf (see `FIXED_SHAPE`).
             visitor.reserve_leaves(self.len());
         }
         for (k, v) in self {
@@ -139,7 +139,7 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
     }
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         check_keys(self, others)?;
-        if V::ZIP_CHECK_IS_TRIVIAL {
+        if V::FIXED_SHAPE {
             return Ok(());
         }
         let mut iters = others.map(|o| o.values());
@@ -249,8 +249,8 @@ where
     }
     fn visit<'a, V2: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
-        if V::ZIP_CHECK_IS_TRIVIAL {
-            // The values are leaves (or fixed bundles of them).
+        if V::FIXED_SHAPE {
+            // Each value holds at least one leaf (see `FIXED_SHAPE`).
             visitor.reserve_leaves(self.len());
         }
         let entries = sorted_entries(self);
@@ -295,7 +295,7 @@ where
     }
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         check_hash_keys(self, others)?;
-        if V::ZIP_CHECK_IS_TRIVIAL {
+        if V::FIXED_SHAPE {
             return Ok(());
         }
         // Values are checked in hash order (no sort on success); a failure

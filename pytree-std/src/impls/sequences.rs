@@ -136,7 +136,7 @@ fn into_array<T, const N: usize>(items: Vec<T>) -> Result<[T; N], Error> {
 
 impl<T: Flatten<Std>, const N: usize> Flatten<Std> for [T; N] {
     type Leaf = T::Leaf;
-    const ZIP_CHECK_IS_TRIVIAL: bool = T::ZIP_CHECK_IS_TRIVIAL;
+    const FIXED_SHAPE: bool = T::FIXED_SHAPE && N > 0;
 
     fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
         sink.node(NodeRef::Seq(N));

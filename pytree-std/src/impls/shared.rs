@@ -16,7 +16,7 @@ macro_rules! shared_impl {
     ($ptr:ident) => {
         impl<T: Flatten<Std> + Clone> Flatten<Std> for $ptr<T> {
             type Leaf = T::Leaf;
-            const ZIP_CHECK_IS_TRIVIAL: bool = T::ZIP_CHECK_IS_TRIVIAL;
+            const FIXED_SHAPE: bool = T::FIXED_SHAPE;
 
             #[inline]
             fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {

@@ -11,7 +11,7 @@ macro_rules! tuple_impl {
     ($n:expr; $A:ident $a:ident 0 $(, $T:ident $t:ident $i:tt)*) => {
         impl<$A: Flatten<Std>, $($T: Flatten<Std, Leaf = $A::Leaf>),*> Flatten<Std> for ($A, $($T,)*) {
             type Leaf = $A::Leaf;
-            const ZIP_CHECK_IS_TRIVIAL: bool = $A::ZIP_CHECK_IS_TRIVIAL $(&& $T::ZIP_CHECK_IS_TRIVIAL)*;
+            const FIXED_SHAPE: bool = $A::FIXED_SHAPE $(&& $T::FIXED_SHAPE)*;
 
             #[inline]
             fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
