@@ -17,15 +17,22 @@ use core::sync::atomic::{AtomicU64, Ordering};
 /// The key of `T` read in namespace `Ns` (never 0, which means "none").
 #[inline]
 pub(crate) fn type_key<Ns, T>() -> u64 {
-    let mut h = WordHasher(0xcbf2_9ce4_8422_2325);
+    let mut h = Fnv1a::new();
     typeid::of::<(Ns, T)>().hash(&mut h);
-    h.0 | 1
+    h.finish() | 1
 }
 
-/// FNV-1a over whatever `TypeId::hash` writes (a word, today).
-struct WordHasher(u64);
+/// FNV-1a, a fixed hash (the same in every run): here over whatever
+/// `TypeId::hash` writes (a word, today).
+pub(crate) struct Fnv1a(u64);
 
-impl Hasher for WordHasher {
+impl Fnv1a {
+    pub(crate) fn new() -> Self {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv1a {
     fn finish(&self) -> u64 {
         self.0
     }

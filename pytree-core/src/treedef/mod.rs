@@ -496,18 +496,7 @@ mod tests {
     }
 
     fn hash_of(def: &TreeDef) -> u64 {
-        struct Fnv(u64);
-        impl Hasher for Fnv {
-            fn finish(&self) -> u64 {
-                self.0
-            }
-            fn write(&mut self, bytes: &[u8]) {
-                for b in bytes {
-                    self.0 = (self.0 ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
-                }
-            }
-        }
-        let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+        let mut h = checked::Fnv1a::new();
         def.hash(&mut h);
         h.finish()
     }
