@@ -7,6 +7,8 @@ pub use alloc::vec::Vec;
 use crate::error::{Error, ErrorKind};
 use crate::flatten::{Flatten, Source, Unflatten};
 use crate::key_path::ErasableKey;
+use crate::leaf::{Leaf, LeafMut, LeafRef};
+use crate::signature::{DType, Signature};
 use crate::static_data::Static;
 use crate::visit::{Sink, Visit, VisitMut};
 
@@ -21,27 +23,27 @@ pub use crate::stack::ensure_stack;
     label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
     note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration"
 )]
-pub trait DataField<Ns, L>: Sized {
+pub trait DataField<Ns, L: Leaf<Ns>>: Sized {
     /// See [`Flatten::flatten_into`].
     fn flatten_field<S: Sink<L>>(self, sink: &mut S);
     /// See [`Flatten::visit`].
-    fn visit_field<'a, V: Visit<'a, L>>(&'a self, visitor: &mut V);
+    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V);
     /// See [`Flatten::visit_mut`].
-    fn visit_field_mut<V: VisitMut<L>>(&mut self, visitor: &mut V);
+    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V);
     /// See [`Flatten::map_leaves`].
     fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
     /// See [`Flatten::zip_check`].
     fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
     /// See [`Flatten::zip_with_prechecked`].
-    fn zip_field<const N: usize, F: FnMut(&L, [&L; N]) -> L>(
-        &self,
-        others: [&Self; N],
+    fn zip_field<'a, const N: usize, F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L>(
+        &'a self,
+        others: [&'a Self; N],
         f: &mut F,
     ) -> Self;
     /// See [`Flatten::zip_mut_prechecked`].
-    fn zip_field_mut<const N: usize, F: FnMut(&mut L, [&L; N])>(
-        &mut self,
-        others: [&Self; N],
+    fn zip_field_mut<'a, const N: usize, F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N])>(
+        &'a mut self,
+        others: [&'a Self; N],
         f: &mut F,
     );
 }
@@ -52,11 +54,11 @@ impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
         self.flatten_into(sink)
     }
     #[inline(always)]
-    fn visit_field<'a, V: Visit<'a, T::Leaf>>(&'a self, visitor: &mut V) {
+    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, T::Leaf>>>(&'a self, visitor: &mut V) {
         self.visit(visitor)
     }
     #[inline(always)]
-    fn visit_field_mut<V: VisitMut<T::Leaf>>(&mut self, visitor: &mut V) {
+    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, T::Leaf>>>(&'a mut self, visitor: &mut V) {
         self.visit_mut(visitor)
     }
     #[inline(always)]
@@ -68,17 +70,25 @@ impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
         self.zip_check(others)
     }
     #[inline(always)]
-    fn zip_field<const N: usize, F: FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf>(
-        &self,
-        others: [&Self; N],
+    fn zip_field<
+        'a,
+        const N: usize,
+        F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
+    >(
+        &'a self,
+        others: [&'a Self; N],
         f: &mut F,
     ) -> Self {
         self.zip_with_prechecked(others, f)
     }
     #[inline(always)]
-    fn zip_field_mut<const N: usize, F: FnMut(&mut T::Leaf, [&T::Leaf; N])>(
-        &mut self,
-        others: [&Self; N],
+    fn zip_field_mut<
+        'a,
+        const N: usize,
+        F: FnMut(LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
+    >(
+        &'a mut self,
+        others: [&'a Self; N],
         f: &mut F,
     ) {
         self.zip_mut_prechecked(others, f)
@@ -89,14 +99,14 @@ impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
 /// element by element. A sequence of another length (the check was
 /// skipped) is replaced by `items`, so indexing stays in bounds.
 #[inline]
-pub fn zip_slices_prechecked<Ns, T, const N: usize, F>(
-    items: &[T],
-    others: [&[T]; N],
+pub fn zip_slices_prechecked<'a, Ns, T, const N: usize, F>(
+    items: &'a [T],
+    others: [&'a [T]; N],
     f: &mut F,
 ) -> Vec<T>
 where
     T: Flatten<Ns>,
-    F: FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
 {
     let len = items.len();
     let others = others.map(|o| if o.len() == len { o } else { items });
@@ -112,13 +122,13 @@ where
 /// The in-place form of [`zip_slices_prechecked`]. If a sequence has
 /// another length (the check was skipped), nothing is updated.
 #[inline]
-pub fn zip_slices_mut_prechecked<Ns, T, const N: usize, F>(
-    items: &mut [T],
-    others: [&[T]; N],
+pub fn zip_slices_mut_prechecked<'a, Ns, T, const N: usize, F>(
+    items: &'a mut [T],
+    others: [&'a [T]; N],
     f: &mut F,
 ) where
     T: Flatten<Ns>,
-    F: FnMut(&mut T::Leaf, [&T::Leaf; N]),
+    F: FnMut(LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
 {
     let len = items.len();
     if others.iter().any(|o| o.len() != len) {
@@ -259,4 +269,32 @@ pub fn all_some<T, const N: usize>(items: [Option<T>; N]) -> Option<[T; N]> {
         Some(x) => x,
         None => unreachable!("checked just above"),
     }))
+}
+
+/// The signature `impl_leaf!` gives a leaf type: a 0-d array of its dtype
+/// when it is a numeric primitive (`DType::of`), else nothing.
+#[inline]
+pub fn scalar_signature<T: 'static>() -> Option<Signature> {
+    DType::of::<T>().map(Signature::scalar)
+}
+
+/// Checks that each other tree's leaf has the signature of `leaf` (shape,
+/// dtype, device), for leaf types with shapes ([`Leaf::HAS_SHAPE`]); the
+/// error is about the first tree (1-based in `others`) that differs.
+#[inline]
+pub fn check_signatures<Ns, L: Leaf<Ns>, const N: usize>(
+    leaf: &LeafRef<'_, Ns, L>,
+    others: [LeafRef<'_, Ns, L>; N],
+) -> Result<(), Error> {
+    if !L::HAS_SHAPE {
+        return Ok(());
+    }
+    let mine = L::signature(leaf);
+    for (j, other) in others.iter().enumerate() {
+        let theirs = L::signature(other);
+        if let Some(err) = crate::signature::signature_mismatch(mine.as_ref(), theirs.as_ref()) {
+            return Err(err.in_tree(j + 1));
+        }
+    }
+    Ok(())
 }

@@ -15,7 +15,9 @@ use alloc::vec::Vec;
 use crate::error::{Error, ErrorKind};
 use crate::flatten::{Flatten, Unflatten};
 use crate::key_path::{KeyEntry, KeyPath, KeyRef};
+use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::ops::{flatten, unflatten};
+use crate::signature::{signature_mismatch, Signature};
 use crate::static_data::StaticValue;
 use crate::treedef::{TreeDef, TreeDefBuilder};
 use crate::visit::{NodeRef, Visit, VisitMut};
@@ -134,22 +136,22 @@ fn error_at(mut err: Error, path: &KeyPath) -> Error {
 }
 
 /// Finds the leaf at the wanted place.
-struct FindLeaf<'a, 'p, L> {
+struct FindLeaf<'p, R> {
     matcher: PathMatcher<'p>,
-    found: Option<&'a L>,
+    found: Option<R>,
 }
 
-impl<'a, L> Visit<'a, L> for FindLeaf<'a, '_, L> {
+impl<R> Visit<R> for FindLeaf<'_, R> {
     #[inline]
-    fn leaf(&mut self, leaf: &'a L) {
+    fn leaf(&mut self, leaf: R) {
         if self.matcher.at_target() {
             self.found = Some(leaf);
         }
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &'a [L]) {
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, mut leaves: I) {
         if let SliceRegion::Leaf(i) = self.matcher.slice(leaves.len()) {
-            self.found = leaves.get(i);
+            self.found = leaves.nth(i);
         }
     }
     #[inline]
@@ -168,15 +170,15 @@ struct RegionDef<'p> {
     def: TreeDefBuilder,
 }
 
-impl<L> Visit<'_, L> for RegionDef<'_> {
+impl<R> Visit<R> for RegionDef<'_> {
     #[inline]
-    fn leaf(&mut self, _leaf: &L) {
+    fn leaf(&mut self, _leaf: R) {
         if self.matcher.inside() {
             self.def.leaf();
         }
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &[L]) {
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
         match self.matcher.slice(leaves.len()) {
             SliceRegion::All => self.def.leaves(leaves.len()),
             SliceRegion::Leaf(_) => self.def.leaf(),
@@ -234,7 +236,8 @@ fn not_a_leaf<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Error {
     }
 }
 
-/// The leaf at `path`.
+/// The leaf at `path`, lent by reference ([`LeafRef`]: `&L` for scalars,
+/// a view for arrays).
 ///
 /// Errors name the path: a path that does not exist says which prefix
 /// exists and which entry it lacks; a path that leads to a subtree (or to
@@ -248,7 +251,10 @@ fn not_a_leaf<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Error {
 /// let err = pytree_core::get::<Std, _>(&t, &KeyPath::root().index(1).index(5)).unwrap_err();
 /// assert_eq!(err.to_string(), "at [1][5]: no such key path: [1] has no child [5]");
 /// ```
-pub fn get<'a, Ns, T: Flatten<Ns>>(tree: &'a T, path: &KeyPath) -> Result<&'a T::Leaf, Error> {
+pub fn get<'a, Ns, T: Flatten<Ns>>(
+    tree: &'a T,
+    path: &KeyPath,
+) -> Result<LeafRef<'a, Ns, T::Leaf>, Error> {
     let mut v = FindLeaf {
         matcher: PathMatcher::new(path),
         found: None,
@@ -268,9 +274,9 @@ struct UpdateLeaf<'p, F, R> {
     out: Option<R>,
 }
 
-impl<L, F: FnOnce(&mut L) -> R, R> VisitMut<L> for UpdateLeaf<'_, F, R> {
+impl<M, F: FnOnce(M) -> R, R> VisitMut<M> for UpdateLeaf<'_, F, R> {
     #[inline]
-    fn leaf(&mut self, leaf: &mut L) {
+    fn leaf(&mut self, leaf: M) {
         if self.matcher.at_target() {
             if let Some(f) = self.f.take() {
                 self.out = Some(f(leaf));
@@ -278,9 +284,9 @@ impl<L, F: FnOnce(&mut L) -> R, R> VisitMut<L> for UpdateLeaf<'_, F, R> {
         }
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &mut [L]) {
+    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, mut leaves: I) {
         if let SliceRegion::Leaf(i) = self.matcher.slice(leaves.len()) {
-            if let (Some(leaf), Some(f)) = (leaves.get_mut(i), self.f.take()) {
+            if let (Some(leaf), Some(f)) = (leaves.nth(i), self.f.take()) {
                 self.out = Some(f(leaf));
             }
         }
@@ -295,13 +301,13 @@ impl<L, F: FnOnce(&mut L) -> R, R> VisitMut<L> for UpdateLeaf<'_, F, R> {
     }
 }
 
-/// Calls `f` on the leaf at `path` by mutable reference and returns what it
+/// Calls `f` on the leaf at `path` by mutable reference ([`LeafMut`]) and returns what it
 /// returns (equinox's `tree_at(..., replace_fn=f)`, in place). Errors as
 /// [`get`]; on error `f` is not called and the tree is unchanged.
 ///
 /// ```
 /// use pytree_std::{KeyPath, Std};
-/// let mut t = (1, vec![2, 3]);
+/// let mut t = (1i32, vec![2i32, 3]);
 /// let old = pytree_core::update::<Std, _, _>(&mut t, &KeyPath::root().index(1).index(1), |x| {
 ///     *x += 10;
 ///     *x - 10
@@ -312,33 +318,33 @@ impl<L, F: FnOnce(&mut L) -> R, R> VisitMut<L> for UpdateLeaf<'_, F, R> {
 pub fn update<Ns, T, R>(
     tree: &mut T,
     path: &KeyPath,
-    f: impl FnOnce(&mut T::Leaf) -> R,
+    f: impl FnOnce(LeafMut<'_, Ns, T::Leaf>) -> R,
 ) -> Result<R, Error>
 where
     T: Flatten<Ns>,
 {
+    // Find the leaf by reference first, so that the walk by mutable
+    // reference (which lends for the whole borrow) only runs when it will
+    // reach it; errors come from the walk by reference.
+    get::<Ns, T>(tree, path)?;
     let mut v = UpdateLeaf {
         matcher: PathMatcher::new(path),
         f: Some(f),
         out: None,
     };
     tree.visit_mut(&mut v);
-    match v.out {
-        Some(out) => Ok(out),
-        // Not reached: say why, from a walk by reference.
-        None => Err(match get::<Ns, T>(tree, path) {
-            Err(err) => err,
-            Ok(_) => error_at(
-                Error::custom("the leaf was found by reference but not by mutable reference"),
-                path,
-            ),
-        }),
-    }
+    v.out.ok_or_else(|| {
+        error_at(
+            Error::custom("the leaf was found by reference but not by mutable reference"),
+            path,
+        )
+    })
 }
 
 /// Replaces the leaf at `path` by `leaf` and returns the old one (equinox's
-/// `tree_at(..., replace=leaf)`, in place). Errors as [`get`]; on error the
-/// tree is unchanged (and `leaf` is dropped).
+/// `tree_at(..., replace=leaf)`, in place). Errors as [`get`], and a leaf
+/// lent as a view (an array) must keep its shape ([`Leaf::assign`]); on
+/// error the tree is unchanged (and `leaf` is dropped).
 ///
 /// ```
 /// use pytree_std::{KeyPath, Std};
@@ -352,38 +358,49 @@ pub fn set<Ns, T: Flatten<Ns>>(
     path: &KeyPath,
     leaf: T::Leaf,
 ) -> Result<T::Leaf, Error> {
-    update::<Ns, T, _>(tree, path, |old| core::mem::replace(old, leaf))
+    update::<Ns, T, _>(tree, path, |slot| T::Leaf::assign(slot, leaf))?
+        .map_err(|err| error_at(err, path))
 }
 
-/// Swaps the leaves of the wanted subtree, in order, for new ones.
-struct ReplaceRegion<'p, L, I> {
+/// Swaps the leaves of the wanted subtree, in order, for new ones
+/// ([`Leaf::assign`]); the first failure is kept.
+struct ReplaceRegion<'p, Ns, L, I> {
     matcher: PathMatcher<'p>,
     new: I,
     old: Vec<L>,
+    failed: Option<Error>,
+    ns: core::marker::PhantomData<Ns>,
 }
 
-impl<L, I: Iterator<Item = L>> ReplaceRegion<'_, L, I> {
+impl<Ns, L: Leaf<Ns>, I: Iterator<Item = L>> ReplaceRegion<'_, Ns, L, I> {
     #[inline]
-    fn swap(&mut self, leaf: &mut L) {
+    fn swap(&mut self, leaf: L::Mut<'_>) {
         if let Some(new) = self.new.next() {
-            self.old.push(core::mem::replace(leaf, new));
+            match L::assign(leaf, new) {
+                Ok(old) => self.old.push(old),
+                Err(err) => {
+                    self.failed.get_or_insert(err);
+                }
+            }
         }
     }
 }
 
-impl<L, I: Iterator<Item = L>> VisitMut<L> for ReplaceRegion<'_, L, I> {
+impl<'t, Ns, L: Leaf<Ns>, I: Iterator<Item = L>> VisitMut<L::Mut<'t>>
+    for ReplaceRegion<'_, Ns, L, I>
+{
     #[inline]
-    fn leaf(&mut self, leaf: &mut L) {
+    fn leaf(&mut self, leaf: L::Mut<'t>) {
         if self.matcher.inside() {
             self.swap(leaf);
         }
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &mut [L]) {
+    fn leaf_run<It: ExactSizeIterator<Item = L::Mut<'t>>>(&mut self, mut leaves: It) {
         match self.matcher.slice(leaves.len()) {
-            SliceRegion::All => leaves.iter_mut().for_each(|leaf| self.swap(leaf)),
+            SliceRegion::All => leaves.for_each(|leaf| self.swap(leaf)),
             SliceRegion::Leaf(i) => {
-                if let Some(leaf) = leaves.get_mut(i) {
+                if let Some(leaf) = leaves.nth(i) {
                     self.swap(leaf);
                 }
             }
@@ -440,11 +457,86 @@ where
             path,
         ));
     }
+    check_region_signatures::<Ns, T>(tree, path, &leaves)?;
     let mut v = ReplaceRegion {
         matcher: PathMatcher::new(path),
         new: leaves.into_iter(),
         old: Vec::with_capacity(def.num_leaves()),
+        failed: None,
+        ns: core::marker::PhantomData::<Ns>,
     };
     tree.visit_mut(&mut v);
+    if let Some(err) = v.failed {
+        return Err(error_at(err, path));
+    }
     unflatten::<Ns, S, _>(&def, v.old).map_err(|err| error_at(err, path))
+}
+
+/// Collects the signatures of the leaves of the wanted subtree.
+struct RegionSignatures<'p, Ns, L> {
+    matcher: PathMatcher<'p>,
+    out: Vec<Option<Signature>>,
+    ns: core::marker::PhantomData<(Ns, L)>,
+}
+
+impl<'t, Ns, L: Leaf<Ns>> Visit<L::Ref<'t>> for RegionSignatures<'_, Ns, L> {
+    #[inline]
+    fn leaf(&mut self, leaf: L::Ref<'t>) {
+        if self.matcher.inside() {
+            self.out.push(L::signature(&leaf));
+        }
+    }
+    fn leaf_run<I: ExactSizeIterator<Item = L::Ref<'t>>>(&mut self, mut leaves: I) {
+        match self.matcher.slice(leaves.len()) {
+            SliceRegion::All => leaves.for_each(|leaf| self.out.push(L::signature(&leaf))),
+            SliceRegion::Leaf(i) => {
+                if let Some(leaf) = leaves.nth(i) {
+                    self.out.push(L::signature(&leaf));
+                }
+            }
+            SliceRegion::Nothing => {}
+        }
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.matcher.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.matcher.exit();
+    }
+}
+
+/// Checks, before anything is replaced, that each new leaf has the
+/// signature (shape, dtype) of the leaf it replaces: a leaf lent as a view
+/// cannot change shape in place.
+fn check_region_signatures<Ns, T: Flatten<Ns>>(
+    tree: &T,
+    path: &KeyPath,
+    new: &[T::Leaf],
+) -> Result<(), Error> {
+    let mut v = RegionSignatures {
+        matcher: PathMatcher::new(path),
+        out: Vec::new(),
+        ns: core::marker::PhantomData::<(Ns, T::Leaf)>,
+    };
+    tree.visit(&mut v);
+    for (i, (old, leaf)) in v.out.iter().zip(new).enumerate() {
+        let new = T::Leaf::signature(&leaf.lend());
+        if let Some(err) = signature_mismatch(old.as_ref(), new.as_ref()) {
+            return Err(error_at(err, &region_leaf_path::<Ns, T>(tree, path, i)));
+        }
+    }
+    Ok(())
+}
+
+/// The path of leaf `i` of the subtree at `path` (for errors only).
+#[cold]
+fn region_leaf_path<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath, i: usize) -> KeyPath {
+    crate::with_path::leaves_with_path::<Ns, T>(tree)
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.entries().starts_with(path.entries()))
+        .nth(i)
+        .unwrap_or_else(|| path.clone())
 }

@@ -2,11 +2,13 @@
 //! where (a [`KeyPath`] into the tree).
 
 use alloc::boxed::Box;
-use alloc::string::String;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
 use crate::key_path::{KeyEntry, KeyPath};
+use crate::signature::Signature;
 
 /// What went wrong, without the place. See [`Error`].
 ///
@@ -77,6 +79,19 @@ pub enum ErrorKind {
         /// How many trees were combined.
         trees: usize,
     },
+    /// Two leaves paired by a multi-tree operation (or a leaf and its
+    /// replacement) differ in signature: shape, dtype or device.
+    SignatureMismatch {
+        /// The signature of the leaf of the first tree (or the one replaced).
+        expected: Signature,
+        /// The signature found.
+        found: Signature,
+    },
+    /// The function given to a fallible operation (`try_map2`,
+    /// `try_zip_mut`, ...) failed on the leaf at the error's path. The
+    /// function's own error is [`Error::source`](core::error::Error::source)
+    /// (and [`LeafFnError::get`]).
+    LeafFn(LeafFnError),
     /// Several trees differ in more than one place: every mismatch, each an
     /// error with its own path and tree (a multi-tree operation reports all
     /// of them at once, like JAX's "Mismatch details (N found)").
@@ -303,6 +318,11 @@ impl fmt::Display for ErrorKind {
                 }
                 Ok(())
             }
+            ErrorKind::SignatureMismatch { expected, found } => write!(
+                f,
+                "leaf signature mismatch: expected {expected}, found {found}"
+            ),
+            ErrorKind::LeafFn(err) => write!(f, "the function failed: {err}"),
             ErrorKind::Custom(message) => f.write_str(message),
         }
     }
@@ -335,4 +355,71 @@ impl fmt::Display for Error {
     }
 }
 
-impl core::error::Error for Error {}
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match &self.inner.kind {
+            ErrorKind::LeafFn(err) => Some(err.get()),
+            _ => None,
+        }
+    }
+}
+
+/// The error of a leaf function, as [`ErrorKind::LeafFn`] keeps it: shared
+/// (so [`Error`] stays `Clone`), compared by identity or, failing that, by
+/// message.
+///
+/// ```
+/// let e = pytree_std::LeafFnError::new("bad value");
+/// assert_eq!(e.to_string(), "bad value");
+/// assert_eq!(e, pytree_std::LeafFnError::new("bad value"));
+/// ```
+#[derive(Clone)]
+pub struct LeafFnError(Arc<dyn core::error::Error + Send + Sync + 'static>);
+
+impl LeafFnError {
+    /// Wraps a function's error (anything that converts into a boxed
+    /// error: an error type, a `String`, an `&str`).
+    ///
+    /// ```
+    /// let e = pytree_std::LeafFnError::new(String::from("nope"));
+    /// assert_eq!(e.get().to_string(), "nope");
+    /// ```
+    pub fn new(err: impl Into<Box<dyn core::error::Error + Send + Sync + 'static>>) -> Self {
+        LeafFnError(Arc::from(err.into()))
+    }
+
+    /// The function's error.
+    ///
+    /// ```
+    /// use std::fmt;
+    /// #[derive(Debug)]
+    /// struct Nan;
+    /// impl fmt::Display for Nan { fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result { f.write_str("NaN") } }
+    /// impl std::error::Error for Nan {}
+    /// let e = pytree_std::LeafFnError::new(Nan);
+    /// assert!(e.get().downcast_ref::<Nan>().is_some());
+    /// ```
+    pub fn get(&self) -> &(dyn core::error::Error + Send + Sync + 'static) {
+        &*self.0
+    }
+}
+
+impl fmt::Debug for LeafFnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for LeafFnError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl PartialEq for LeafFnError {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.to_string() == other.0.to_string()
+    }
+}
+
+impl Eq for LeafFnError {}

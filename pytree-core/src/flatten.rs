@@ -12,6 +12,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::key_path::KeyRef;
+use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::schema::Schema;
 use crate::static_data::{Static, StaticValue};
 use crate::visit::{Sink, Visit, VisitMut};
@@ -39,8 +40,10 @@ use crate::visit::{Sink, Visit, VisitMut};
     note = "derive `PyTree` for it, mark the type `#[pytree(leaf)]` if it is a leaf, or mark the field `#[pytree(static)]` if it is configuration"
 )]
 pub trait Flatten<Ns>: Sized {
-    /// The type of every leaf.
-    type Leaf;
+    /// The type of every leaf. The walks by reference lend it as
+    /// [`Leaf::Ref`] / [`Leaf::Mut`] (`&L` / `&mut L` for scalars, views
+    /// for arrays).
+    type Leaf: Leaf<Ns>;
 
     /// Walks the value by move, handing every leaf to `sink`.
     ///
@@ -54,14 +57,15 @@ pub trait Flatten<Ns>: Sized {
     /// ```
     fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S);
 
-    /// Walks the value by reference.
+    /// Walks the value by reference, lending each leaf as
+    /// [`LeafRef`] for the borrow of the value.
     ///
     /// ```
     /// use pytree_std::{Flatten, KeyRef, Std, Visit};
     /// /// Records the depth of each leaf.
     /// struct Depths { depth: usize, out: Vec<usize> }
-    /// impl<'a> Visit<'a, u8> for Depths {
-    ///     fn leaf(&mut self, _: &'a u8) { self.out.push(self.depth) }
+    /// impl Visit<&u8> for Depths {
+    ///     fn leaf(&mut self, _: &u8) { self.out.push(self.depth) }
     ///     fn enter(&mut self, _: KeyRef<'_>) { self.depth += 1 }
     ///     fn exit(&mut self) { self.depth -= 1 }
     /// }
@@ -69,19 +73,20 @@ pub trait Flatten<Ns>: Sized {
     /// Flatten::<Std>::visit(&(1u8, vec![2u8]), &mut v);
     /// assert_eq!(v.out, [1, 2]);
     /// ```
-    fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V);
+    fn visit<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(&'a self, visitor: &mut V);
 
-    /// Walks the value by mutable reference.
+    /// Walks the value by mutable reference, lending each leaf as
+    /// [`LeafMut`] for the whole borrow of the value (leaves are disjoint).
     ///
     /// ```
     /// use pytree_std::{Flatten, Std, VisitMut};
     /// struct Negate;
-    /// impl VisitMut<i32> for Negate { fn leaf(&mut self, x: &mut i32) { *x = -*x } }
+    /// impl VisitMut<&mut i32> for Negate { fn leaf(&mut self, x: &mut i32) { *x = -*x } }
     /// let mut t = vec![(1, 2)];
     /// Flatten::<Std>::visit_mut(&mut t, &mut Negate);
     /// assert_eq!(t, [(-1, -2)]);
     /// ```
-    fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V);
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(&'a mut self, visitor: &mut V);
 
     /// Replaces every leaf by `f(leaf)`, keeping the structure (no TreeDef
     /// is built, nothing is allocated beyond what the value holds).
@@ -125,9 +130,13 @@ pub trait Flatten<Ns>: Sized {
     /// let t = Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| x + y);
     /// assert_eq!(t, (11, vec![22]));
     /// ```
-    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
     where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf;
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf;
 
     /// Updates `self` in place from `others`, leaf by leaf, for trees that
     /// passed [`zip_check`](Flatten::zip_check). Like
@@ -137,15 +146,15 @@ pub trait Flatten<Ns>: Sized {
     ///
     /// ```
     /// use pytree_std::{Flatten, Std};
-    /// let mut p = vec![1.0, 2.0];
+    /// let mut p = vec![1.0f64, 2.0];
     /// let g = vec![0.5, 0.5];
     /// p.zip_check([&g]).unwrap();
     /// Flatten::<Std>::zip_mut_prechecked(&mut p, [&g], &mut |x, [g]| *x -= g);
     /// assert_eq!(p, [0.5, 1.5]);
     /// ```
-    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]);
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]);
 
     /// Builds a new value of the same structure from `self` and `others`,
     /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`. Sequence lengths,
@@ -162,9 +171,13 @@ pub trait Flatten<Ns>: Sized {
     /// assert!(Flatten::<Std>::zip_with(&a, [&(10, vec![])], &mut |x, [y]| x + y).is_err());
     /// ```
     #[inline]
-    fn zip_with<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Result<Self, Error>
+    fn zip_with<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Result<Self, Error>
     where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
     {
         self.zip_check(others)?;
         Ok(self.zip_with_prechecked(others, f))
@@ -177,16 +190,20 @@ pub trait Flatten<Ns>: Sized {
     ///
     /// ```
     /// use pytree_std::{Flatten, Std};
-    /// let mut p = vec![1.0, 2.0];
+    /// let mut p = vec![1.0f64, 2.0];
     /// Flatten::<Std>::zip_mut(&mut p, [&vec![0.5, 0.5]], &mut |x, [g]| *x -= g).unwrap();
     /// assert_eq!(p, [0.5, 1.5]);
     /// assert!(Flatten::<Std>::zip_mut(&mut p, [&vec![1.0]], &mut |x, [g]| *x -= g).is_err());
     /// assert_eq!(p, [0.5, 1.5]);
     /// ```
     #[inline]
-    fn zip_mut<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F) -> Result<(), Error>
+    fn zip_mut<'a, const N: usize, F>(
+        &'a mut self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Result<(), Error>
     where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
     {
         self.zip_check(others)?;
         self.zip_mut_prechecked(others, f);
@@ -228,7 +245,7 @@ pub trait Flatten<Ns>: Sized {
     /// Visits the elements of a sequence. Leaf types override it.
     #[doc(hidden)]
     #[inline]
-    fn visit_slice<'a, V: Visit<'a, Self::Leaf>>(items: &'a [Self], visitor: &mut V) {
+    fn visit_slice<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(items: &'a [Self], visitor: &mut V) {
         for (i, item) in items.iter().enumerate() {
             visitor.enter(KeyRef::Index(i));
             item.visit(visitor);
@@ -239,7 +256,10 @@ pub trait Flatten<Ns>: Sized {
     /// Visits the elements of a sequence mutably. Leaf types override it.
     #[doc(hidden)]
     #[inline]
-    fn visit_slice_mut<V: VisitMut<Self::Leaf>>(items: &mut [Self], visitor: &mut V) {
+    fn visit_slice_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(
+        items: &'a mut [Self],
+        visitor: &mut V,
+    ) {
         for (i, item) in items.iter_mut().enumerate() {
             visitor.enter(KeyRef::Index(i));
             item.visit_mut(visitor);

@@ -8,6 +8,7 @@ use core::mem::MaybeUninit;
 
 use crate::error::Error;
 use crate::flatten::{Flatten, Source, Unflatten};
+use crate::leaf::{LeafMut, LeafRef};
 use crate::stack::ensure_stack;
 use crate::visit::{Sink, Visit, VisitMut};
 
@@ -20,11 +21,11 @@ impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
         ensure_stack(|| (*self).flatten_into(sink))
     }
     #[inline]
-    fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
+    fn visit<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(&'a self, visitor: &mut V) {
         ensure_stack(|| (**self).visit(visitor))
     }
     #[inline]
-    fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
         ensure_stack(|| (**self).visit_mut(visitor))
     }
     #[inline]
@@ -49,18 +50,22 @@ impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
         ensure_stack(|| (**self).zip_check(others.map(|o| &**o)))
     }
     #[inline]
-    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
     where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
     {
         Box::new(ensure_stack(|| {
             (**self).zip_with_prechecked(others.map(|o| &**o), f)
         }))
     }
     #[inline]
-    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
     {
         ensure_stack(|| (**self).zip_mut_prechecked(others.map(|o| &**o), f))
     }

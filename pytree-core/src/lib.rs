@@ -32,8 +32,7 @@
 //!   (module `with_path`, on the path tracker of module `path_tracker`).
 //! - By path: [`get`], [`set`], [`set_subtree`], [`update`] (module `at_path`).
 //! - Reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`], [`sum`],
-//!   [`min`], [`max`], [`num_leaves`] (module `reduce`); [`tree_equal`] with
-//!   [`Tolerance`] and [`ApproxEq`] (module `tree_equal`).
+//!   [`min`], [`max`], [`num_leaves`] (module `reduce`).
 //! - Filter: [`partition`], [`filter`], [`combine`] and [`CombineSource`]
 //!   (module `partition`).
 //! - [`map_n`], [`zip_mut`], [`check_same_structure`]: several trees of
@@ -78,11 +77,11 @@ mod reduce;
 mod schema;
 #[cfg(feature = "serde")]
 mod serde_impl;
+mod signature;
 mod source;
 mod stack;
 mod static_data;
 mod transpose;
-mod tree_equal;
 mod treedef;
 mod treelize;
 mod trusted_source;
@@ -93,21 +92,24 @@ mod with_path;
 pub mod __private;
 
 pub use at_path::{get, set, set_subtree, update};
-pub use error::{Error, ErrorKind};
+pub use error::{Error, ErrorKind, LeafFnError};
 pub use flatten::{Flatten, NodeView, Source, Unflatten};
 pub use key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
+pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
 pub use multi::{check_same_structure, map_n, zip_mut};
-pub use ops::{flatten, for_each, for_each_mut, leaves, map, structure, try_map, unflatten};
+pub use ops::{
+    flatten, for_each, for_each_mut, leaves, leaves_mut, map, structure, try_map, unflatten,
+};
 pub use partition::{combine, filter, partition, CombineSource};
 pub use prefix::{
     broadcast, broadcast_prefix, flatten_up_to, map_prefix, map_with_prefix, Subtree,
 };
 pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
 pub use schema::{FieldSchema, FieldStyle, Schema};
+pub use signature::{DType, Signature};
 pub use source::DefSource;
 pub use static_data::{Static, StaticValue};
 pub use transpose::{rise, stack, transpose, unstack, unzip, zip};
-pub use tree_equal::{tree_equal, ApproxEq, Tolerance};
 pub use treedef::{NodeKind, TreeDef, TreeDefBuilder};
 pub use treelize::Treelize;
 pub use visit::{NodeRef, Sink, Visit, VisitMut};

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::flatten::Flatten;
+use crate::leaf::{LeafMut, LeafRef};
 use crate::ops::structure;
 use crate::treedef::TreeDef;
 
@@ -60,10 +61,14 @@ fn explain<Ns, T: Flatten<Ns>, const N: usize>(first: &T, others: [&T; N], err: 
 ///     \n  tree 1 at [1]: sequence length mismatch: expected 1, found 0");
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn map_n<Ns, T, const N: usize, F>(first: &T, others: [&T; N], mut f: F) -> Result<T, Error>
+pub fn map_n<'a, Ns, T, const N: usize, F>(
+    first: &'a T,
+    others: [&'a T; N],
+    mut f: F,
+) -> Result<T, Error>
 where
     T: Flatten<Ns>,
-    F: FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
 {
     first
         .zip_with(others, &mut f)
@@ -77,24 +82,25 @@ where
 ///
 /// ```
 /// use pytree_std::Std;
-/// let mut p = vec![1.0, 2.0];
+/// let mut p = vec![1.0f64, 2.0];
 /// pytree_core::zip_mut::<Std, _, 1, _>(&mut p, [&vec![0.5, 0.5]], |x, [g]| *x -= g)?;
 /// assert_eq!(p, [0.5, 1.5]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn zip_mut<Ns, T, const N: usize, F>(
-    tree: &mut T,
-    others: [&T; N],
+pub fn zip_mut<'a, Ns, T, const N: usize, F>(
+    tree: &'a mut T,
+    others: [&'a T; N],
     mut f: F,
 ) -> Result<(), Error>
 where
     T: Flatten<Ns>,
-    F: FnMut(&mut T::Leaf, [&T::Leaf; N]),
+    F: FnMut(LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
 {
-    match tree.zip_mut(others, &mut f) {
-        Ok(()) => Ok(()),
-        Err(e) => Err(explain::<Ns, T, N>(tree, others, e)),
+    if let Err(e) = tree.zip_check(others) {
+        return Err(explain::<Ns, T, N>(tree, others, e));
     }
+    tree.zip_mut_prechecked(others, &mut f);
+    Ok(())
 }
 
 /// Checks that two trees (of any types) have the same structure, and

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::flatten::{Flatten, Unflatten};
+use crate::leaf::{LeafMut, LeafRef};
 use crate::source::DefSource;
 use crate::static_data::StaticValue;
 use crate::treedef::{type_key, TreeDef, TreeDefBuilder};
@@ -98,13 +99,13 @@ struct StructureVisitor {
     def: TreeDefBuilder,
 }
 
-impl<L> Visit<'_, L> for StructureVisitor {
+impl<R> Visit<R> for StructureVisitor {
     #[inline]
-    fn leaf(&mut self, _leaf: &L) {
+    fn leaf(&mut self, _leaf: R) {
         self.def.leaf();
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &[L]) {
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
         self.def.leaves(leaves.len());
     }
     #[inline]
@@ -116,19 +117,19 @@ impl<L> Visit<'_, L> for StructureVisitor {
     }
 }
 
-/// Collects leaf references.
-struct LeavesVisitor<'a, L> {
-    out: Vec<&'a L>,
+/// Collects lent leaves (by reference or by mutable reference).
+struct LeavesVisitor<R> {
+    out: Vec<R>,
 }
 
-impl<'a, L> Visit<'a, L> for LeavesVisitor<'a, L> {
+impl<R> Visit<R> for LeavesVisitor<R> {
     #[inline]
-    fn leaf(&mut self, leaf: &'a L) {
+    fn leaf(&mut self, leaf: R) {
         self.out.push(leaf);
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &'a [L]) {
-        self.out.extend(leaves.iter());
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        self.out.extend(leaves);
     }
     #[inline]
     fn reserve_leaves(&mut self, n: usize) {
@@ -136,31 +137,44 @@ impl<'a, L> Visit<'a, L> for LeavesVisitor<'a, L> {
     }
 }
 
-/// Calls a closure on each leaf reference.
-struct ForEach<F>(F);
-
-impl<'a, L: 'a, F: FnMut(&'a L)> Visit<'a, L> for ForEach<F> {
+impl<M> VisitMut<M> for LeavesVisitor<M> {
     #[inline]
-    fn leaf(&mut self, leaf: &'a L) {
-        (self.0)(leaf);
+    fn leaf(&mut self, leaf: M) {
+        self.out.push(leaf);
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &'a [L]) {
-        leaves.iter().for_each(&mut self.0);
+    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
+        self.out.extend(leaves);
+    }
+    #[inline]
+    fn reserve_leaves(&mut self, n: usize) {
+        self.out.reserve(n);
     }
 }
 
-/// Calls a closure on each mutable leaf reference.
-struct ForEachMut<F>(F);
+/// Calls a closure on each lent leaf (by reference or by mutable
+/// reference).
+struct ForEach<F>(F);
 
-impl<L, F: FnMut(&mut L)> VisitMut<L> for ForEachMut<F> {
+impl<R, F: FnMut(R)> Visit<R> for ForEach<F> {
     #[inline]
-    fn leaf(&mut self, leaf: &mut L) {
+    fn leaf(&mut self, leaf: R) {
         (self.0)(leaf);
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &mut [L]) {
-        leaves.iter_mut().for_each(&mut self.0);
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        leaves.for_each(&mut self.0);
+    }
+}
+
+impl<M, F: FnMut(M)> VisitMut<M> for ForEach<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: M) {
+        (self.0)(leaf);
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
+        leaves.for_each(&mut self.0);
     }
 }
 
@@ -236,15 +250,36 @@ pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
     v.def.finish()
 }
 
-/// References to the leaves, in pre-order.
+/// The leaves, lent by reference ([`LeafRef`]: `&L` for scalars, a view
+/// for arrays), in pre-order.
 ///
 /// ```
 /// let t = (1u8, vec![2u8, 3]);
 /// assert_eq!(pytree_core::leaves::<pytree_std::Std, _>(&t), [&1, &2, &3]);
 /// ```
-pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<&T::Leaf> {
+pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<LeafRef<'_, Ns, T::Leaf>> {
     let mut v = LeavesVisitor { out: Vec::new() };
     tree.visit(&mut v);
+    v.out
+}
+
+/// The leaves, lent by mutable reference ([`LeafMut`]: `&mut L` for
+/// scalars, a mutable view for arrays), in pre-order: every leaf at once,
+/// for as long as the tree is borrowed (the leaves are disjoint), so they
+/// can be updated in any order or handed to threads.
+///
+/// ```
+/// let mut t = (1u8, vec![2u8, 3]);
+/// let mut all = pytree_core::leaves_mut::<pytree_std::Std, _>(&mut t);
+/// all.reverse();
+/// for (i, x) in all.into_iter().enumerate() {
+///     *x += 10 * i as u8;
+/// }
+/// assert_eq!(t, (21, vec![12, 3]));
+/// ```
+pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Leaf>> {
+    let mut v = LeavesVisitor { out: Vec::new() };
+    tree.visit_mut(&mut v);
     v.out
 }
 
@@ -276,30 +311,33 @@ where
     unflatten::<Ns, U, _>(&def, leaves.into_iter().map(f))
 }
 
-/// Calls `f` on every leaf by reference, in pre-order.
+/// Calls `f` on every leaf by reference ([`LeafRef`]), in pre-order.
 ///
 /// ```
 /// let mut sum = 0;
-/// pytree_core::for_each::<pytree_std::Std, _, _>(&(1, [2, 3]), |x| sum += *x);
+/// pytree_core::for_each::<pytree_std::Std, _, _>(&(1i32, [2i32, 3]), |x| sum += *x);
 /// assert_eq!(sum, 6);
 /// ```
 pub fn for_each<'a, Ns, T, F>(tree: &'a T, f: F)
 where
     T: Flatten<Ns>,
-    T::Leaf: 'a,
-    F: FnMut(&'a T::Leaf),
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>),
 {
     tree.visit(&mut ForEach(f));
 }
 
-/// Calls `f` on every leaf by mutable reference, in pre-order: an in-place
-/// update with no rebuild.
+/// Calls `f` on every leaf by mutable reference ([`LeafMut`]), in
+/// pre-order: an in-place update with no rebuild.
 ///
 /// ```
-/// let mut t = (1, vec![2, 3]);
+/// let mut t = (1i32, vec![2i32, 3]);
 /// pytree_core::for_each_mut::<pytree_std::Std, _, _>(&mut t, |x| *x += 1);
 /// assert_eq!(t, (2, vec![3, 4]));
 /// ```
-pub fn for_each_mut<Ns, T: Flatten<Ns>, F: FnMut(&mut T::Leaf)>(tree: &mut T, f: F) {
-    tree.visit_mut(&mut ForEachMut(f));
+pub fn for_each_mut<'a, Ns, T, F>(tree: &'a mut T, f: F)
+where
+    T: Flatten<Ns>,
+    F: FnMut(LeafMut<'a, Ns, T::Leaf>),
+{
+    tree.visit_mut(&mut ForEach(f));
 }

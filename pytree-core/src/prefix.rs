@@ -18,6 +18,7 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::flatten::{Flatten, Unflatten};
 use crate::graft::graft;
+use crate::leaf::LeafRef;
 use crate::ops::{flatten, leaves, structure, unflatten};
 use crate::treedef::{align, Arg, Policy, Span, TreeDef};
 
@@ -189,7 +190,10 @@ fn prefix_plan(
 /// assert_eq!(b, [&1, &1, &2, &2]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn broadcast_prefix<'p, Ns, P, T>(prefix: &'p P, full: &T) -> Result<Vec<&'p P::Leaf>, Error>
+pub fn broadcast_prefix<'p, Ns, P, T>(
+    prefix: &'p P,
+    full: &T,
+) -> Result<Vec<LeafRef<'p, Ns, P::Leaf>>, Error>
 where
     P: Flatten<Ns>,
     T: Flatten<Ns>,
@@ -202,13 +206,13 @@ where
     let leaves = leaves::<Ns, P>(prefix);
     // Rows follow the prefix's order; place each at its leaf of `full`
     // (the same order unless `full`'s map keys come in another order).
-    let mut out: Vec<Option<&'p P::Leaf>> = alloc::vec![None; plan.def.num_leaves()];
+    let mut out: Vec<Option<LeafRef<'p, Ns, P::Leaf>>> = alloc::vec![None; plan.def.num_leaves()];
     for row in plan.rows() {
         let (Arg::Leaf(i), Arg::Leaf(j)) = (row[0], row[1]) else {
             return Err(lost_leaf());
         };
         *out.get_mut(j).ok_or_else(lost_leaf)? =
-            Some(leaves.get(i).copied().ok_or_else(lost_leaf)?);
+            Some(leaves.get(i).cloned().ok_or_else(lost_leaf)?);
     }
     out.into_iter().map(|x| x.ok_or_else(lost_leaf)).collect()
 }
@@ -216,7 +220,8 @@ where
 /// `prefix` spelled out to the structure of `full`: a tree of `U` (with
 /// `full`'s structure and `prefix`'s leaf type) where each prefix leaf is
 /// copied to every leaf of the subtree it stands for (optree's
-/// `tree_broadcast_prefix`).
+/// `tree_broadcast_prefix`). The prefix's leaves are cloned, so `P` is
+/// `Clone`.
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -231,14 +236,26 @@ where
 /// ```
 pub fn broadcast<Ns, P, T, U>(prefix: &P, full: &T) -> Result<U, Error>
 where
-    P: Flatten<Ns>,
+    P: Flatten<Ns> + Clone,
     P::Leaf: Clone,
     T: Flatten<Ns>,
     U: Unflatten<Ns, Leaf = P::Leaf>,
 {
     let full_def = structure::<Ns, T>(full);
-    let leaves = broadcast_prefix::<Ns, P, T>(prefix, full)?;
-    unflatten::<Ns, U, _>(&full_def, leaves.into_iter().cloned())
+    let plan = prefix_plan(&structure::<Ns, P>(prefix), &full_def, false)?;
+    let (owned, _) = flatten::<Ns, P>(prefix.clone());
+    let mut out: Vec<Option<usize>> = alloc::vec![None; plan.def.num_leaves()];
+    for row in plan.rows() {
+        let (Arg::Leaf(i), Arg::Leaf(j)) = (row[0], row[1]) else {
+            return Err(lost_leaf());
+        };
+        *out.get_mut(j).ok_or_else(lost_leaf)? = Some(i);
+    }
+    let leaves = out
+        .into_iter()
+        .map(|i| i.and_then(|i| owned.get(i).cloned()).ok_or_else(lost_leaf))
+        .collect::<Result<Vec<_>, Error>>()?;
+    unflatten::<Ns, U, _>(&full_def, leaves)
 }
 
 /// Maps over a prefix tree and a fuller tree (JAX's `tree_map(f, prefix,
@@ -259,14 +276,17 @@ where
 /// assert_eq!(out, ("(1, [*, *] [3, 4])".to_string(), "(2, * [5])".to_string()));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn map_prefix<'t, Ns, P, T, V, U, F>(prefix: &P, full: &'t T, mut f: F) -> Result<U, Error>
+pub fn map_prefix<'p, 't, Ns, P, T, V, U, F>(
+    prefix: &'p P,
+    full: &'t T,
+    mut f: F,
+) -> Result<U, Error>
 where
     P: Flatten<Ns>,
     T: Flatten<Ns>,
-    T::Leaf: 't,
     V: Flatten<Ns>,
     U: Unflatten<Ns, Leaf = V::Leaf>,
-    F: FnMut(&P::Leaf, Subtree<&'t T::Leaf>) -> V,
+    F: FnMut(LeafRef<'p, Ns, P::Leaf>, Subtree<LeafRef<'t, Ns, T::Leaf>>) -> V,
 {
     let prefix_def = structure::<Ns, P>(prefix);
     let plan = prefix_plan(&prefix_def, &structure::<Ns, T>(full), true)?;
@@ -297,13 +317,17 @@ where
 /// assert_eq!(tagged.1["k2"], "3@1");
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn map_with_prefix<Ns, T, P, V, U, F>(tree: &T, prefix: &P, mut f: F) -> Result<U, Error>
+pub fn map_with_prefix<'t, 'p, Ns, T, P, V, U, F>(
+    tree: &'t T,
+    prefix: &'p P,
+    mut f: F,
+) -> Result<U, Error>
 where
     T: Flatten<Ns>,
     P: Flatten<Ns>,
     V: Flatten<Ns>,
     U: Unflatten<Ns, Leaf = V::Leaf>,
-    F: FnMut(&T::Leaf, &P::Leaf) -> V,
+    F: FnMut(LeafRef<'t, Ns, T::Leaf>, LeafRef<'p, Ns, P::Leaf>) -> V,
 {
     let (dt, dp) = (structure::<Ns, T>(tree), structure::<Ns, P>(prefix));
     let plan = align(&[&dt, &dp], Policy::prefix(1)).map_err(Error::from_mismatches)?;
@@ -316,7 +340,7 @@ where
         let (Some(x), Some(p)) = (lt.get(i), lp.get(j)) else {
             return Err(lost_leaf());
         };
-        values.push(f(x, p));
+        values.push(f(x.clone(), p.clone()));
     }
     let (leaves, def) = graft::<Ns, V>(&plan.def, values)?;
     unflatten::<Ns, U, _>(&def, leaves)

@@ -7,6 +7,7 @@ use core::iter::Sum;
 use core::ops::Add;
 
 use crate::flatten::Flatten;
+use crate::leaf::LeafRef;
 use crate::visit::{Sink, Visit};
 
 /// Folds leaf references into an accumulator.
@@ -15,17 +16,14 @@ struct Fold<A, F> {
     f: F,
 }
 
-impl<'a, L: 'a, A, F: FnMut(A, &'a L) -> A> Visit<'a, L> for Fold<A, F> {
+impl<R, A, F: FnMut(A, R) -> A> Visit<R> for Fold<A, F> {
     #[inline]
-    fn leaf(&mut self, leaf: &'a L) {
+    fn leaf(&mut self, leaf: R) {
         self.acc = self.acc.take().map(|acc| (self.f)(acc, leaf));
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &'a [L]) {
-        self.acc = self
-            .acc
-            .take()
-            .map(|acc| leaves.iter().fold(acc, &mut self.f));
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        self.acc = self.acc.take().map(|acc| leaves.fold(acc, &mut self.f));
     }
 }
 
@@ -54,20 +52,20 @@ impl<L, F: FnMut(L, L) -> L> Sink<L> for Reduce<L, F> {
 /// Counts leaves.
 struct Count(usize);
 
-impl<L> Visit<'_, L> for Count {
+impl<R> Visit<R> for Count {
     #[inline]
-    fn leaf(&mut self, _leaf: &L) {
+    fn leaf(&mut self, _leaf: R) {
         self.0 += 1;
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &[L]) {
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
         self.0 += leaves.len();
     }
 }
 
 /// Keeps the leaf that `replaces(best, candidate)` prefers, NaN first.
-struct Extreme<'a, L, F> {
-    best: Option<&'a L>,
+struct Extreme<R, F> {
+    best: Option<R>,
     replaces: F,
 }
 
@@ -78,26 +76,26 @@ fn unordered<L: PartialOrd>(x: &L) -> bool {
     x.partial_cmp(x).is_none()
 }
 
-impl<'a, L: PartialOrd, F: FnMut(&L, &L) -> bool> Visit<'a, L> for Extreme<'a, L, F> {
+impl<R: PartialOrd, F: FnMut(&R, &R) -> bool> Visit<R> for Extreme<R, F> {
     #[inline]
-    fn leaf(&mut self, leaf: &'a L) {
-        self.best = match self.best {
+    fn leaf(&mut self, leaf: R) {
+        self.best = match self.best.take() {
             None => Some(leaf),
-            Some(best) if unordered(best) => Some(best),
-            Some(_) if unordered(leaf) => Some(leaf),
-            Some(best) if (self.replaces)(best, leaf) => Some(leaf),
+            Some(best) if unordered(&best) => Some(best),
+            Some(_) if unordered(&leaf) => Some(leaf),
+            Some(best) if (self.replaces)(&best, &leaf) => Some(leaf),
             keep => keep,
         };
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &'a [L]) {
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
         for leaf in leaves {
             Visit::leaf(self, leaf);
         }
     }
 }
 
-/// Folds the leaves, by reference and in pre-order, into `init` (JAX's
+/// Folds the leaves, lent by reference ([`LeafRef`]) in pre-order, into `init` (JAX's
 /// `tree_reduce(f, tree, initializer)`).
 ///
 /// ```
@@ -108,8 +106,7 @@ impl<'a, L: PartialOrd, F: FnMut(&L, &L) -> bool> Visit<'a, L> for Extreme<'a, L
 pub fn fold<'a, Ns, T, A, F>(tree: &'a T, init: A, f: F) -> A
 where
     T: Flatten<Ns>,
-    T::Leaf: 'a,
-    F: FnMut(A, &'a T::Leaf) -> A,
+    F: FnMut(A, LeafRef<'a, Ns, T::Leaf>) -> A,
 {
     let mut v = Fold { acc: Some(init), f };
     tree.visit(&mut v);
@@ -151,12 +148,12 @@ where
 /// True if `pred` holds for every leaf (true for a tree without leaves).
 ///
 /// ```
-/// assert!(pytree_core::all::<pytree_std::Std, _, _>(&(1, [2, 3]), |x| *x > 0));
+/// assert!(pytree_core::all::<pytree_std::Std, _, _>(&(1i32, [2i32, 3]), |x| *x > 0));
 /// ```
-pub fn all<Ns, T, F>(tree: &T, mut pred: F) -> bool
+pub fn all<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> bool
 where
     T: Flatten<Ns>,
-    F: FnMut(&T::Leaf) -> bool,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>) -> bool,
 {
     fold::<Ns, T, _, _>(tree, true, |acc, x| acc && pred(x))
 }
@@ -166,10 +163,10 @@ where
 /// ```
 /// assert!(pytree_core::any::<pytree_std::Std, _, _>(&(1.0f64, [f64::NAN]), |x| x.is_nan()));
 /// ```
-pub fn any<Ns, T, F>(tree: &T, mut pred: F) -> bool
+pub fn any<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> bool
 where
     T: Flatten<Ns>,
-    F: FnMut(&T::Leaf) -> bool,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>) -> bool,
 {
     fold::<Ns, T, _, _>(tree, false, |acc, x| acc || pred(x))
 }
@@ -177,12 +174,12 @@ where
 /// The number of leaves for which `pred` holds.
 ///
 /// ```
-/// assert_eq!(pytree_core::count::<pytree_std::Std, _, _>(&vec![1, -2, 3], |x| *x > 0), 2);
+/// assert_eq!(pytree_core::count::<pytree_std::Std, _, _>(&vec![1i32, -2, 3], |x| *x > 0), 2);
 /// ```
-pub fn count<Ns, T, F>(tree: &T, mut pred: F) -> usize
+pub fn count<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> usize
 where
     T: Flatten<Ns>,
-    F: FnMut(&T::Leaf) -> bool,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>) -> bool,
 {
     fold::<Ns, T, _, _>(tree, 0, |n, x| n + usize::from(pred(x)))
 }
@@ -209,9 +206,9 @@ pub fn num_leaves<Ns, T: Flatten<Ns>>(tree: &T) -> usize {
 pub fn sum<'a, Ns, T>(tree: &'a T) -> T::Leaf
 where
     T: Flatten<Ns>,
-    T::Leaf: Sum<&'a T::Leaf> + Add<&'a T::Leaf, Output = T::Leaf> + 'a,
+    T::Leaf: Sum<LeafRef<'a, Ns, T::Leaf>> + Add<LeafRef<'a, Ns, T::Leaf>, Output = T::Leaf>,
 {
-    let zero: T::Leaf = core::iter::empty::<&'a T::Leaf>().sum();
+    let zero: T::Leaf = core::iter::empty::<LeafRef<'a, Ns, T::Leaf>>().sum();
     fold::<Ns, T, _, _>(tree, zero, |acc, x| acc + x)
 }
 
@@ -227,14 +224,14 @@ where
 /// assert_eq!(pytree_core::min::<Std, _>(&(3.0, vec![1.0, 2.0])), Some(&1.0));
 /// assert!(pytree_core::min::<Std, _>(&(3.0f64, vec![f64::NAN, 2.0])).unwrap().is_nan());
 /// ```
-pub fn min<Ns, T>(tree: &T) -> Option<&T::Leaf>
+pub fn min<'a, Ns, T>(tree: &'a T) -> Option<LeafRef<'a, Ns, T::Leaf>>
 where
     T: Flatten<Ns>,
-    T::Leaf: PartialOrd,
+    LeafRef<'a, Ns, T::Leaf>: PartialOrd,
 {
     let mut v = Extreme {
         best: None,
-        replaces: |best: &T::Leaf, x: &T::Leaf| x < best,
+        replaces: |best: &LeafRef<'a, Ns, T::Leaf>, x: &LeafRef<'a, Ns, T::Leaf>| x < best,
     };
     tree.visit(&mut v);
     v.best
@@ -248,14 +245,14 @@ where
 /// assert_eq!(pytree_core::max::<Std, _>(&(3, vec![1, 7])), Some(&7));
 /// assert_eq!(pytree_core::max::<Std, _>(&Vec::<u8>::new()), None);
 /// ```
-pub fn max<Ns, T>(tree: &T) -> Option<&T::Leaf>
+pub fn max<'a, Ns, T>(tree: &'a T) -> Option<LeafRef<'a, Ns, T::Leaf>>
 where
     T: Flatten<Ns>,
-    T::Leaf: PartialOrd,
+    LeafRef<'a, Ns, T::Leaf>: PartialOrd,
 {
     let mut v = Extreme {
         best: None,
-        replaces: |best: &T::Leaf, x: &T::Leaf| x > best,
+        replaces: |best: &LeafRef<'a, Ns, T::Leaf>, x: &LeafRef<'a, Ns, T::Leaf>| x > best,
     };
     tree.visit(&mut v);
     v.best

@@ -13,8 +13,10 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::flatten::{Flatten, Unflatten};
 use crate::graft::graft;
+use crate::leaf::{Leaf, LeafRef};
 use crate::mode::{Accepts, MissingValue, MissingWith, NoMissing, Provide, Strict, TreelizeMode};
 use crate::ops::{leaves, structure, unflatten};
+use crate::signature::{check_call_shapes, Signature};
 use crate::treedef::{align, Alignment, Arg, Inherit, Policy, TreeDef};
 
 /// A function of leaves, applied to trees (treevalue's `func_treelize`).
@@ -24,8 +26,11 @@ use crate::treedef::{align, Alignment, Arg, Inherit, Policy, TreeDef};
 /// or [`missing_with`](Treelize::missing_with) (outer and left modes only:
 /// anything else does not compile), [`inherit`](Treelize::inherit) (on by
 /// default); then [`call1`](Treelize::call1), [`call2`](Treelize::call2) or
-/// [`call3`](Treelize::call3). `f` takes the leaves by reference; what it
-/// returns becomes a leaf of the result, or a subtree if it is one.
+/// [`call3`](Treelize::call3). `f` takes the leaves by reference
+/// ([`LeafRef`]: `&L`, or a view for arrays); what it returns becomes a
+/// leaf of the result, or a subtree if it is one. Array leaves that one
+/// call receives must have the same shape (a scalar goes with any): a
+/// mismatch is an error at its path, before `f` sees it.
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -174,24 +179,59 @@ impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
     }
 }
 
-/// The argument of one input for one leaf of the result.
-fn pick<'s, L, P: Provide<L>>(
-    arg: Arg,
-    leaves: &[&'s L],
-    slot: &'s mut Option<L>,
-    missing: &mut P,
-) -> Result<&'s L, Error> {
+/// The argument of one input for one leaf of the result: a leaf of the
+/// tree, or the next of the values provided for the slots it lacks.
+fn pick<R: Clone>(arg: Arg, leaves: &[R], missing: &[R], next: &mut usize) -> Result<R, Error> {
     match arg {
         Arg::Leaf(i) => leaves
             .get(i)
-            .copied()
+            .cloned()
             .ok_or_else(|| Error::custom("a leaf index past the end of the tree")),
         Arg::Missing => {
-            *slot = missing.provide();
-            slot.as_ref()
-                .ok_or_else(|| Error::custom("a slot is missing and no `missing` value was given"))
+            let value = missing.get(*next).cloned();
+            *next += 1;
+            value.ok_or_else(|| Error::custom("a slot is missing and no `missing` value was given"))
         }
     }
+}
+
+/// Provides one value for an input's slot if the input lacks it.
+fn provide<L, P: Provide<L>>(arg: Arg, missing: &mut P, out: &mut Vec<L>) {
+    if let Arg::Missing = arg {
+        if let Some(value) = missing.provide() {
+            out.push(value);
+        }
+    }
+}
+
+/// The signature of a leaf taken from a tree, for leaf types with shapes
+/// (a `missing` value is not checked).
+#[inline]
+fn shape_of<Ns, L: Leaf<Ns>>(arg: Arg, leaf: &L::Ref<'_>) -> Option<Signature> {
+    match arg {
+        Arg::Leaf(_) if L::HAS_SHAPE => L::signature(leaf),
+        _ => None,
+    }
+}
+
+/// Fails when the leaves of one call have different shapes (see
+/// [`check_call_shapes`]), naming the result's leaf `row` and the input.
+#[inline]
+fn check_row(def: &TreeDef, row: usize, sigs: &[Option<Signature>]) -> Result<(), Error> {
+    if sigs.iter().all(Option::is_none) {
+        return Ok(());
+    }
+    check_call_shapes(sigs).map_err(|(tree, err)| shape_error(def, row, tree, err))
+}
+
+#[cold]
+fn shape_error(def: &TreeDef, row: usize, tree: usize, mut err: Error) -> Error {
+    if let Some(path) = def.leaf_path(row) {
+        for entry in path.entries().iter().rev() {
+            err = err.at(entry.clone());
+        }
+    }
+    err.in_tree(tree)
 }
 
 impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
@@ -223,18 +263,25 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
     pub fn call1<A, V, U>(&mut self, a: &A) -> Result<U, Error>
     where
         A: Flatten<Ns>,
-        F: FnMut(&A::Leaf) -> V,
+        F: for<'x> FnMut(LeafRef<'x, Ns, A::Leaf>) -> V,
         V: Flatten<Ns>,
         U: Unflatten<Ns, Leaf = V::Leaf>,
         P: Provide<A::Leaf>,
     {
         let da = structure::<Ns, A>(a);
         let plan = self.plan(&[&da], <P as Provide<A::Leaf>>::GIVEN)?;
+        // Values for the slots a tree lacks, provided first (in the order
+        // of the calls), so that they are lent like the trees' own leaves.
+        let mut ma = Vec::<A::Leaf>::new();
+        for row in plan.rows() {
+            provide(row[0], &mut self.missing, &mut ma);
+        }
         let la = leaves::<Ns, A>(a);
+        let ma: Vec<_> = ma.iter().map(Leaf::lend).collect();
+        let mut na = 0;
         let mut out = Vec::with_capacity(plan.def.num_leaves());
         for row in plan.rows() {
-            let mut sa = None;
-            let x = pick(row[0], &la, &mut sa, &mut self.missing)?;
+            let x = pick(row[0], &la, &ma, &mut na)?;
             out.push((self.f)(x));
         }
         let (leaves, def) = graft::<Ns, V>(&plan.def, out)?;
@@ -254,7 +301,7 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
     where
         A: Flatten<Ns>,
         B: Flatten<Ns>,
-        F: FnMut(&A::Leaf, &B::Leaf) -> V,
+        F: for<'x> FnMut(LeafRef<'x, Ns, A::Leaf>, LeafRef<'x, Ns, B::Leaf>) -> V,
         V: Flatten<Ns>,
         U: Unflatten<Ns, Leaf = V::Leaf>,
         P: Provide<A::Leaf> + Provide<B::Leaf>,
@@ -262,12 +309,26 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
         let (da, db) = (structure::<Ns, A>(a), structure::<Ns, B>(b));
         let fill = <P as Provide<A::Leaf>>::GIVEN && <P as Provide<B::Leaf>>::GIVEN;
         let plan = self.plan(&[&da, &db], fill)?;
-        let (la, lb) = (leaves::<Ns, A>(a), leaves::<Ns, B>(b));
-        let mut out = Vec::with_capacity(plan.def.num_leaves());
+        let (mut ma, mut mb) = (Vec::<A::Leaf>::new(), Vec::<B::Leaf>::new());
         for row in plan.rows() {
-            let (mut sa, mut sb) = (None, None);
-            let x = pick(row[0], &la, &mut sa, &mut self.missing)?;
-            let y = pick(row[1], &lb, &mut sb, &mut self.missing)?;
+            provide(row[0], &mut self.missing, &mut ma);
+            provide(row[1], &mut self.missing, &mut mb);
+        }
+        let (la, lb) = (leaves::<Ns, A>(a), leaves::<Ns, B>(b));
+        let ma: Vec<_> = ma.iter().map(Leaf::lend).collect();
+        let mb: Vec<_> = mb.iter().map(Leaf::lend).collect();
+        let (mut na, mut nb) = (0, 0);
+        let mut out = Vec::with_capacity(plan.def.num_leaves());
+        for (r, row) in plan.rows().enumerate() {
+            let x = pick(row[0], &la, &ma, &mut na)?;
+            let y = pick(row[1], &lb, &mb, &mut nb)?;
+            if A::Leaf::HAS_SHAPE || B::Leaf::HAS_SHAPE {
+                let sigs = [
+                    shape_of::<Ns, A::Leaf>(row[0], &x),
+                    shape_of::<Ns, B::Leaf>(row[1], &y),
+                ];
+                check_row(&plan.def, r, &sigs)?;
+            }
             out.push((self.f)(x, y));
         }
         let (leaves, def) = graft::<Ns, V>(&plan.def, out)?;
@@ -293,7 +354,11 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
         A: Flatten<Ns>,
         B: Flatten<Ns>,
         C: Flatten<Ns>,
-        F: FnMut(&A::Leaf, &B::Leaf, &C::Leaf) -> V,
+        F: for<'x> FnMut(
+            LeafRef<'x, Ns, A::Leaf>,
+            LeafRef<'x, Ns, B::Leaf>,
+            LeafRef<'x, Ns, C::Leaf>,
+        ) -> V,
         V: Flatten<Ns>,
         U: Unflatten<Ns, Leaf = V::Leaf>,
         P: Provide<A::Leaf> + Provide<B::Leaf> + Provide<C::Leaf>,
@@ -307,13 +372,34 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
             && <P as Provide<B::Leaf>>::GIVEN
             && <P as Provide<C::Leaf>>::GIVEN;
         let plan = self.plan(&[&da, &db, &dc], fill)?;
-        let (la, lb, lc) = (leaves::<Ns, A>(a), leaves::<Ns, B>(b), leaves::<Ns, C>(c));
-        let mut out = Vec::with_capacity(plan.def.num_leaves());
+        let (mut ma, mut mb, mut mc) = (
+            Vec::<A::Leaf>::new(),
+            Vec::<B::Leaf>::new(),
+            Vec::<C::Leaf>::new(),
+        );
         for row in plan.rows() {
-            let (mut sa, mut sb, mut sc) = (None, None, None);
-            let x = pick(row[0], &la, &mut sa, &mut self.missing)?;
-            let y = pick(row[1], &lb, &mut sb, &mut self.missing)?;
-            let z = pick(row[2], &lc, &mut sc, &mut self.missing)?;
+            provide(row[0], &mut self.missing, &mut ma);
+            provide(row[1], &mut self.missing, &mut mb);
+            provide(row[2], &mut self.missing, &mut mc);
+        }
+        let (la, lb, lc) = (leaves::<Ns, A>(a), leaves::<Ns, B>(b), leaves::<Ns, C>(c));
+        let ma: Vec<_> = ma.iter().map(Leaf::lend).collect();
+        let mb: Vec<_> = mb.iter().map(Leaf::lend).collect();
+        let mc: Vec<_> = mc.iter().map(Leaf::lend).collect();
+        let (mut na, mut nb, mut nc) = (0, 0, 0);
+        let mut out = Vec::with_capacity(plan.def.num_leaves());
+        for (r, row) in plan.rows().enumerate() {
+            let x = pick(row[0], &la, &ma, &mut na)?;
+            let y = pick(row[1], &lb, &mb, &mut nb)?;
+            let z = pick(row[2], &lc, &mc, &mut nc)?;
+            if A::Leaf::HAS_SHAPE || B::Leaf::HAS_SHAPE || C::Leaf::HAS_SHAPE {
+                let sigs = [
+                    shape_of::<Ns, A::Leaf>(row[0], &x),
+                    shape_of::<Ns, B::Leaf>(row[1], &y),
+                    shape_of::<Ns, C::Leaf>(row[2], &z),
+                ];
+                check_row(&plan.def, r, &sigs)?;
+            }
             out.push((self.f)(x, y, z));
         }
         let (leaves, def) = graft::<Ns, V>(&plan.def, out)?;

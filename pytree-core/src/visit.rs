@@ -2,7 +2,8 @@
 //! walks its value in pre-order and reports to one of these:
 //! a [`Sink`] takes leaves by value (flatten), a [`Visit`] by reference
 //! (leaves, structure, paths), a [`VisitMut`] by mutable reference (in-place
-//! updates). Operations are visitors; the derive writes the walks once.
+//! updates). The two by-reference walks lend leaves as the leaf type says
+//! ([`Leaf::Ref`](crate::Leaf::Ref), [`Leaf::Mut`](crate::Leaf::Mut)). Operations are visitors; the derive writes the walks once.
 //!
 //! Every method but the leaf callback has an empty default, so a visitor that
 //! ignores structure or paths compiles to a plain loop over the leaves.
@@ -180,42 +181,46 @@ pub trait Sink<L> {
 
 /// Receives a tree's leaves by shared reference, in pre-order.
 ///
+/// `R` is how a leaf is lent: [`LeafRef<'a, Ns, L>`](crate::LeafRef), which
+/// is `&'a L` for scalar leaves and a view for arrays (see [`Leaf`](crate::Leaf)).
+///
 /// ```
 /// use pytree_std::{Flatten, Std, Visit};
 /// struct Count(usize);
-/// impl<'a> Visit<'a, f32> for Count { fn leaf(&mut self, _: &'a f32) { self.0 += 1 } }
+/// impl<R> Visit<R> for Count { fn leaf(&mut self, _: R) { self.0 += 1 } }
 /// let mut c = Count(0);
 /// Flatten::<Std>::visit(&(1.0f32, vec![2.0f32, 3.0]), &mut c);
 /// assert_eq!(c.0, 3);
 /// ```
-pub trait Visit<'a, L> {
+pub trait Visit<R> {
     /// One leaf.
     ///
     /// ```
     /// use pytree_std::{Flatten, Std, Visit};
     /// struct Max(i32);
-    /// impl<'a> Visit<'a, i32> for Max { fn leaf(&mut self, x: &'a i32) { self.0 = self.0.max(*x) } }
+    /// impl Visit<&i32> for Max { fn leaf(&mut self, x: &i32) { self.0 = self.0.max(*x) } }
     /// let mut m = Max(i32::MIN);
     /// Flatten::<Std>::visit(&(3, vec![7, 5]), &mut m);
     /// assert_eq!(m.0, 7);
     /// ```
-    fn leaf(&mut self, leaf: &'a L);
-    /// The elements of a sequence whose elements are leaves, at once.
+    fn leaf(&mut self, leaf: R);
+    /// The elements of a sequence whose elements are leaves, at once (the
+    /// default enters each index and calls [`leaf`](Visit::leaf)).
     ///
     /// ```
     /// use pytree_std::{Flatten, Std, Visit};
-    /// struct Slices<'a>(Vec<&'a [u8]>);
-    /// impl<'a> Visit<'a, u8> for Slices<'a> {
-    ///     fn leaf(&mut self, x: &'a u8) { self.0.push(std::slice::from_ref(x)) }
-    ///     fn leaf_slice(&mut self, xs: &'a [u8]) { self.0.push(xs) }
+    /// struct Runs<'a>(Vec<Vec<&'a u8>>);
+    /// impl<'a> Visit<&'a u8> for Runs<'a> {
+    ///     fn leaf(&mut self, x: &'a u8) { self.0.push(vec![x]) }
+    ///     fn leaf_run<I: ExactSizeIterator<Item = &'a u8>>(&mut self, xs: I) { self.0.push(xs.collect()) }
     /// }
     /// let t = (1u8, vec![2u8, 3]);
-    /// let mut v = Slices(vec![]);
+    /// let mut v = Runs(vec![]);
     /// Flatten::<Std>::visit(&t, &mut v);
-    /// assert_eq!(v.0, [&[1u8][..], &[2, 3][..]]);
+    /// assert_eq!(v.0, [vec![&1u8], vec![&2, &3]]);
     /// ```
-    fn leaf_slice(&mut self, leaves: &'a [L]) {
-        for (i, leaf) in leaves.iter().enumerate() {
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        for (i, leaf) in leaves.enumerate() {
             self.enter(KeyRef::Index(i));
             self.leaf(leaf);
             self.exit();
@@ -233,8 +238,8 @@ pub trait Visit<'a, L> {
     /// ```
     /// use pytree_std::{Flatten, NodeRef, Std, Visit};
     /// struct Arities(Vec<usize>);
-    /// impl<'a> Visit<'a, u8> for Arities {
-    ///     fn leaf(&mut self, _: &'a u8) {}
+    /// impl<R> Visit<R> for Arities {
+    ///     fn leaf(&mut self, _: R) {}
     ///     fn node(&mut self, n: NodeRef<'_>) { self.0.push(n.arity()) }
     /// }
     /// let mut v = Arities(vec![]);
@@ -248,8 +253,8 @@ pub trait Visit<'a, L> {
     /// use pytree_std::{Flatten, StaticValue, Std, Visit};
     /// use std::collections::BTreeMap;
     /// struct CountKeys(usize);
-    /// impl<'a> Visit<'a, u8> for CountKeys {
-    ///     fn leaf(&mut self, _: &'a u8) {}
+    /// impl<R> Visit<R> for CountKeys {
+    ///     fn leaf(&mut self, _: R) {}
     ///     fn map_keys<F: FnOnce() -> StaticValue>(&mut self, keys: F) { self.0 += keys().item_count() }
     /// }
     /// let mut v = CountKeys(0);
@@ -262,8 +267,8 @@ pub trait Visit<'a, L> {
     /// ```
     /// use pytree_std::{Flatten, KeyRef, Std, Visit};
     /// struct Fields(Vec<&'static str>);
-    /// impl<'a> Visit<'a, u8> for Fields {
-    ///     fn leaf(&mut self, _: &'a u8) {}
+    /// impl<R> Visit<R> for Fields {
+    ///     fn leaf(&mut self, _: R) {}
     ///     fn enter(&mut self, k: KeyRef<'_>) { if let KeyRef::Field(f) = k { self.0.push(f) } }
     /// }
     /// #[derive(pytree_std::PyTree)]
@@ -278,8 +283,8 @@ pub trait Visit<'a, L> {
     /// ```
     /// use pytree_std::{Flatten, KeyRef, Std, Visit};
     /// struct Balance(i32);
-    /// impl<'a> Visit<'a, u8> for Balance {
-    ///     fn leaf(&mut self, _: &'a u8) {}
+    /// impl<R> Visit<R> for Balance {
+    ///     fn leaf(&mut self, _: R) {}
     ///     fn enter(&mut self, _: KeyRef<'_>) { self.0 += 1 }
     ///     fn exit(&mut self) { self.0 -= 1 }
     /// }
@@ -292,53 +297,72 @@ pub trait Visit<'a, L> {
 
 /// Receives a tree's leaves by mutable reference, in pre-order.
 ///
+/// `M` is how a leaf is lent: [`LeafMut<'a, Ns, L>`](crate::LeafMut), which
+/// is `&'a mut L` for scalar leaves and a mutable view for arrays. Each
+/// leaf is lent for the whole borrow of the tree (leaves are disjoint), so
+/// a visitor may keep them: that is how [`leaves_mut`](crate::leaves_mut)
+/// works.
+///
 /// ```
 /// use pytree_std::{Flatten, Std, VisitMut};
 /// struct Double;
-/// impl VisitMut<f32> for Double { fn leaf(&mut self, x: &mut f32) { *x *= 2.0 } }
+/// impl VisitMut<&mut f32> for Double { fn leaf(&mut self, x: &mut f32) { *x *= 2.0 } }
 /// let mut t = (1.0f32, Some(2.0f32));
 /// Flatten::<Std>::visit_mut(&mut t, &mut Double);
 /// assert_eq!(t, (2.0, Some(4.0)));
 /// ```
-pub trait VisitMut<L> {
+pub trait VisitMut<M> {
     /// One leaf.
     ///
     /// ```
     /// use pytree_std::{Flatten, Std, VisitMut};
     /// struct Clamp;
-    /// impl VisitMut<i32> for Clamp { fn leaf(&mut self, x: &mut i32) { *x = (*x).clamp(0, 9) } }
+    /// impl VisitMut<&mut i32> for Clamp { fn leaf(&mut self, x: &mut i32) { *x = (*x).clamp(0, 9) } }
     /// let mut t = (-3, vec![12]);
     /// Flatten::<Std>::visit_mut(&mut t, &mut Clamp);
     /// assert_eq!(t, (0, vec![9]));
     /// ```
-    fn leaf(&mut self, leaf: &mut L);
-    /// The elements of a sequence whose elements are leaves, at once.
+    fn leaf(&mut self, leaf: M);
+    /// The elements of a sequence whose elements are leaves, at once (the
+    /// default enters each index and calls [`leaf`](VisitMut::leaf)).
     ///
     /// ```
     /// use pytree_std::{Flatten, Std, VisitMut};
-    /// struct SortRuns;
-    /// impl VisitMut<i32> for SortRuns {
-    ///     fn leaf(&mut self, _: &mut i32) {}
-    ///     fn leaf_slice(&mut self, xs: &mut [i32]) { xs.sort() }
+    /// struct Reverse;
+    /// impl<'a> VisitMut<&'a mut i32> for Reverse {
+    ///     fn leaf(&mut self, _: &'a mut i32) {}
+    ///     fn leaf_run<I: ExactSizeIterator<Item = &'a mut i32>>(&mut self, xs: I) {
+    ///         let mut xs: Vec<&mut i32> = xs.collect();
+    ///         let n = xs.len();
+    ///         for i in 0..n / 2 {
+    ///             let (a, b) = xs.split_at_mut(n - 1 - i);
+    ///             std::mem::swap(a[i], b[0]);
+    ///         }
+    ///     }
     /// }
-    /// let mut t = vec![3, 1, 2];
-    /// Flatten::<Std>::visit_mut(&mut t, &mut SortRuns);
-    /// assert_eq!(t, [1, 2, 3]);
+    /// let mut t = vec![1, 2, 3];
+    /// Flatten::<Std>::visit_mut(&mut t, &mut Reverse);
+    /// assert_eq!(t, [3, 2, 1]);
     /// ```
-    fn leaf_slice(&mut self, leaves: &mut [L]) {
-        for (i, leaf) in leaves.iter_mut().enumerate() {
+    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
+        for (i, leaf) in leaves.enumerate() {
             self.enter(KeyRef::Index(i));
             self.leaf(leaf);
             self.exit();
         }
     }
+    /// A hint from a container before its children: at least `n` leaves
+    /// follow. Visitors that store nothing keep the default.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn reserve_leaves(&mut self, _n: usize) {}
     /// A node, before its children.
     ///
     /// ```
     /// use pytree_std::{Flatten, NodeRef, Std, VisitMut};
     /// struct Holes(usize);
-    /// impl VisitMut<u8> for Holes {
-    ///     fn leaf(&mut self, _: &mut u8) {}
+    /// impl<M> VisitMut<M> for Holes {
+    ///     fn leaf(&mut self, _: M) {}
     ///     fn node(&mut self, n: NodeRef<'_>) { if let NodeRef::None = n { self.0 += 1 } }
     /// }
     /// let mut h = Holes(0);
@@ -352,7 +376,7 @@ pub trait VisitMut<L> {
     /// use pytree_std::{Flatten, KeyRef, Std, VisitMut};
     /// /// Adds each leaf's index in its sequence.
     /// struct AddIndex(usize);
-    /// impl VisitMut<usize> for AddIndex {
+    /// impl VisitMut<&mut usize> for AddIndex {
     ///     fn leaf(&mut self, x: &mut usize) { *x += self.0 }
     ///     fn enter(&mut self, k: KeyRef<'_>) { if let KeyRef::Index(i) = k { self.0 = i } }
     /// }
@@ -367,7 +391,7 @@ pub trait VisitMut<L> {
     /// use pytree_std::{Flatten, KeyRef, Std, VisitMut};
     /// /// Sets each leaf to its depth.
     /// struct Depth(usize);
-    /// impl VisitMut<usize> for Depth {
+    /// impl VisitMut<&mut usize> for Depth {
     ///     fn leaf(&mut self, x: &mut usize) { *x = self.0 }
     ///     fn enter(&mut self, _: KeyRef<'_>) { self.0 += 1 }
     ///     fn exit(&mut self) { self.0 -= 1 }

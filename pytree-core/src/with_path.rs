@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::flatten::{Flatten, Unflatten};
 use crate::key_path::{KeyPath, KeyRef};
+use crate::leaf::{LeafMut, LeafRef};
 use crate::ops::unflatten;
 use crate::path_tracker::PathTracker;
 use crate::static_data::StaticValue;
@@ -81,14 +82,14 @@ struct PathVisitor<F> {
     f: F,
 }
 
-impl<'a, L: 'a, F: FnMut(&KeyPath, &'a L)> Visit<'a, L> for PathVisitor<F> {
+impl<R, F: FnMut(&KeyPath, R)> Visit<R> for PathVisitor<F> {
     #[inline]
-    fn leaf(&mut self, leaf: &'a L) {
+    fn leaf(&mut self, leaf: R) {
         (self.f)(self.tracker.path(), leaf);
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &'a [L]) {
-        for (i, leaf) in leaves.iter().enumerate() {
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        for (i, leaf) in leaves.enumerate() {
             let f = &mut self.f;
             self.tracker.with_index(i, |path| f(path, leaf));
         }
@@ -107,14 +108,14 @@ impl<'a, L: 'a, F: FnMut(&KeyPath, &'a L)> Visit<'a, L> for PathVisitor<F> {
     }
 }
 
-impl<L, F: FnMut(&KeyPath, &mut L)> VisitMut<L> for PathVisitor<F> {
+impl<M, F: FnMut(&KeyPath, M)> VisitMut<M> for PathVisitor<F> {
     #[inline]
-    fn leaf(&mut self, leaf: &mut L) {
+    fn leaf(&mut self, leaf: M) {
         (self.f)(self.tracker.path(), leaf);
     }
     #[inline]
-    fn leaf_slice(&mut self, leaves: &mut [L]) {
-        for (i, leaf) in leaves.iter_mut().enumerate() {
+    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
+        for (i, leaf) in leaves.enumerate() {
             let f = &mut self.f;
             self.tracker.with_index(i, |path| f(path, leaf));
         }
@@ -149,17 +150,17 @@ pub fn flatten_with_path<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<(KeyPath, T::Leaf)
     (out, def)
 }
 
-/// References to the leaves with their paths, in pre-order (JAX's
-/// `tree_leaves_with_path`).
+/// The leaves, lent by reference ([`LeafRef`]), with their paths, in
+/// pre-order (JAX's `tree_leaves_with_path`).
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// let t = BTreeMap::from([("b", 2), ("a", 1)]);
+/// let t = BTreeMap::from([("b", 2i32), ("a", 1)]);
 /// let pairs = pytree_core::leaves_with_path::<pytree_std::Std, _>(&t);
 /// assert_eq!(pairs[0].0.to_string(), "[\"a\"]");
 /// assert_eq!(*pairs[1].1, 2);
 /// ```
-pub fn leaves_with_path<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<(KeyPath, &T::Leaf)> {
+pub fn leaves_with_path<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<(KeyPath, LeafRef<'_, Ns, T::Leaf>)> {
     let mut out = Vec::new();
     for_each_with_path::<Ns, T, _>(tree, |path, leaf| out.push((path.clone(), leaf)));
     out
@@ -190,7 +191,7 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// Calls `f(path, leaf)` on every leaf by reference, in pre-order.
+/// Calls `f(path, leaf)` on every leaf by reference ([`LeafRef`]), in pre-order.
 ///
 /// ```
 /// let mut seen = Vec::new();
@@ -202,8 +203,7 @@ where
 pub fn for_each_with_path<'a, Ns, T, F>(tree: &'a T, f: F)
 where
     T: Flatten<Ns>,
-    T::Leaf: 'a,
-    F: FnMut(&KeyPath, &'a T::Leaf),
+    F: FnMut(&KeyPath, LeafRef<'a, Ns, T::Leaf>),
 {
     let mut visitor = PathVisitor {
         tracker: PathTracker::new(),
@@ -212,20 +212,20 @@ where
     tree.visit(&mut visitor);
 }
 
-/// Calls `f(path, leaf)` on every leaf by mutable reference, in pre-order:
+/// Calls `f(path, leaf)` on every leaf by mutable reference ([`LeafMut`]), in pre-order:
 /// an in-place update that can depend on where the leaf is.
 ///
 /// ```
-/// let mut t = (1, vec![2, 3]);
+/// let mut t = (1i32, vec![2i32, 3]);
 /// pytree_core::for_each_mut_with_path::<pytree_std::Std, _, _>(&mut t, |path, x| {
 ///     if path.len() == 2 { *x *= 10 }
 /// });
 /// assert_eq!(t, (1, vec![20, 30]));
 /// ```
-pub fn for_each_mut_with_path<Ns, T, F>(tree: &mut T, f: F)
+pub fn for_each_mut_with_path<'a, Ns, T, F>(tree: &'a mut T, f: F)
 where
     T: Flatten<Ns>,
-    F: FnMut(&KeyPath, &mut T::Leaf),
+    F: FnMut(&KeyPath, LeafMut<'a, Ns, T::Leaf>),
 {
     let mut visitor = PathVisitor {
         tracker: PathTracker::new(),

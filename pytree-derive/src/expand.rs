@@ -153,12 +153,18 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
 
             #[inline]
-            fn visit<'__a, __V: #krate::Visit<'__a, Self::Leaf>>(&'__a self, __sink: &mut __V) {
+            fn visit<'__a, __V: #krate::Visit<#krate::LeafRef<'__a, #ns, Self::Leaf>>>(
+                &'__a self,
+                __sink: &mut __V,
+            ) {
                 #visit
             }
 
             #[inline]
-            fn visit_mut<__V: #krate::VisitMut<Self::Leaf>>(&mut self, __sink: &mut __V) {
+            fn visit_mut<'__a, __V: #krate::VisitMut<#krate::LeafMut<'__a, #ns, Self::Leaf>>>(
+                &'__a mut self,
+                __sink: &mut __V,
+            ) {
                 #visit_mut
             }
 
@@ -176,25 +182,31 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
 
             #[inline]
-            fn zip_with_prechecked<const __N: ::core::primitive::usize, __F>(
-                &self,
-                __others: [&Self; __N],
+            fn zip_with_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
+                &'__a self,
+                __others: [&'__a Self; __N],
                 __f: &mut __F,
             ) -> Self
             where
-                __F: ::core::ops::FnMut(&Self::Leaf, [&Self::Leaf; __N]) -> Self::Leaf,
+                __F: ::core::ops::FnMut(
+                    #krate::LeafRef<'__a, #ns, Self::Leaf>,
+                    [#krate::LeafRef<'__a, #ns, Self::Leaf>; __N],
+                ) -> Self::Leaf,
             {
                 #zip_with
             }
 
             #[inline]
-            fn zip_mut_prechecked<const __N: ::core::primitive::usize, __F>(
-                &mut self,
-                __others: [&Self; __N],
+            fn zip_mut_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
+                &'__a mut self,
+                __others: [&'__a Self; __N],
                 __f: &mut __F,
             )
             where
-                __F: ::core::ops::FnMut(&mut Self::Leaf, [&Self::Leaf; __N]),
+                __F: ::core::ops::FnMut(
+                    #krate::LeafMut<'__a, #ns, Self::Leaf>,
+                    [#krate::LeafRef<'__a, #ns, Self::Leaf>; __N],
+                ),
             {
                 #zip_mut
             }
@@ -552,13 +564,41 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     }
 }
 
-/// `#[pytree(leaf)]`: the whole value is one leaf (as `impl_leaf!` does, but
-/// with the type's generics).
+/// `#[pytree(leaf)]`: the whole value is one leaf, lent by reference (as
+/// `impl_leaf!` does, but with the type's generics).
 fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
     let (flatten_header, _) = impl_header(c, ns, Trait::Flatten);
     let (unflatten_header, _) = impl_header(c, ns, Trait::Unflatten);
+    let leaf_header = {
+        let ident = c.ident;
+        let (impl_generics, ty_generics, where_clause) = c.generics.split_for_impl();
+        let predicates = where_clause
+            .map(|w| w.predicates.iter().collect::<Vec<_>>())
+            .unwrap_or_default();
+        quote! {
+            #[automatically_derived]
+            impl #impl_generics #krate::Leaf<#ns> for #ident #ty_generics
+            where #(#predicates,)* Self: 'static
+        }
+    };
     quote! {
+        #leaf_header {
+            type Ref<'__a> = &'__a Self;
+            type Mut<'__a> = &'__a mut Self;
+            #[inline(always)]
+            fn lend(&self) -> &Self {
+                self
+            }
+            #[inline(always)]
+            fn lend_mut(&mut self) -> &mut Self {
+                self
+            }
+            #[inline]
+            fn assign(__slot: &mut Self, __value: Self) -> ::core::result::Result<Self, #krate::Error> {
+                ::core::result::Result::Ok(::core::mem::replace(__slot, __value))
+            }
+        }
         #flatten_header {
             type Leaf = Self;
             const FIXED_SHAPE: bool = true;
@@ -567,11 +607,11 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                 __sink.leaf(self)
             }
             #[inline]
-            fn visit<'__a, __V: #krate::Visit<'__a, Self>>(&'__a self, __sink: &mut __V) {
+            fn visit<'__a, __V: #krate::Visit<&'__a Self>>(&'__a self, __sink: &mut __V) {
                 __sink.leaf(self)
             }
             #[inline]
-            fn visit_mut<__V: #krate::VisitMut<Self>>(&mut self, __sink: &mut __V) {
+            fn visit_mut<'__a, __V: #krate::VisitMut<&'__a mut Self>>(&'__a mut self, __sink: &mut __V) {
                 __sink.leaf(self)
             }
             #[inline]
@@ -586,24 +626,24 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                 ::core::result::Result::Ok(())
             }
             #[inline]
-            fn zip_with_prechecked<const __N: ::core::primitive::usize, __F>(
-                &self,
-                __others: [&Self; __N],
+            fn zip_with_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
+                &'__a self,
+                __others: [&'__a Self; __N],
                 __f: &mut __F,
             ) -> Self
             where
-                __F: ::core::ops::FnMut(&Self, [&Self; __N]) -> Self,
+                __F: ::core::ops::FnMut(&'__a Self, [&'__a Self; __N]) -> Self,
             {
                 __f(self, __others)
             }
             #[inline]
-            fn zip_mut_prechecked<const __N: ::core::primitive::usize, __F>(
-                &mut self,
-                __others: [&Self; __N],
+            fn zip_mut_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
+                &'__a mut self,
+                __others: [&'__a Self; __N],
                 __f: &mut __F,
             )
             where
-                __F: ::core::ops::FnMut(&mut Self, [&Self; __N]),
+                __F: ::core::ops::FnMut(&'__a mut Self, [&'__a Self; __N]),
             {
                 __f(self, __others)
             }
@@ -612,12 +652,12 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                 __sink.leaf_vec(__items)
             }
             #[inline]
-            fn visit_slice<'__a, __V: #krate::Visit<'__a, Self>>(__items: &'__a [Self], __sink: &mut __V) {
-                __sink.leaf_slice(__items)
+            fn visit_slice<'__a, __V: #krate::Visit<&'__a Self>>(__items: &'__a [Self], __sink: &mut __V) {
+                __sink.leaf_run(__items.iter())
             }
             #[inline]
-            fn visit_slice_mut<__V: #krate::VisitMut<Self>>(__items: &mut [Self], __sink: &mut __V) {
-                __sink.leaf_slice(__items)
+            fn visit_slice_mut<'__a, __V: #krate::VisitMut<&'__a mut Self>>(__items: &'__a mut [Self], __sink: &mut __V) {
+                __sink.leaf_run(__items.iter_mut())
             }
         }
         #unflatten_header {

@@ -2,12 +2,13 @@
 //! (equinox's `tree_at`, in place): [`get`], [`update`], [`set`],
 //! [`set_subtree`]. Every error names the path.
 
-use pytree_core::{Error, Flatten, KeyPath, Unflatten};
+use pytree_core::{Error, Flatten, KeyPath, LeafMut, LeafRef, Unflatten};
 
 use crate::Std;
 
-/// The leaf at `path`; an error naming the path if there is none (the
-/// path does not exist, or leads to a subtree or `None`).
+/// The leaf at `path`, lent by reference ([`LeafRef`]); an error naming
+/// the path if there is none (the path does not exist, or leads to a
+/// subtree or `None`).
 ///
 /// ```
 /// use pytree_std::{KeyPath, PyTree};
@@ -18,17 +19,20 @@ use crate::Std;
 /// let err = pytree_std::get(&layers, &KeyPath::root().index(0)).unwrap_err();
 /// assert_eq!(err.to_string(), "at [0]: node mismatch: expected a leaf, found Linear { w: *, b: * }");
 /// ```
-pub fn get<'a, T: Flatten<Std>>(tree: &'a T, path: &KeyPath) -> Result<&'a T::Leaf, Error> {
+pub fn get<'a, T: Flatten<Std>>(
+    tree: &'a T,
+    path: &KeyPath,
+) -> Result<LeafRef<'a, Std, T::Leaf>, Error> {
     pytree_core::get::<Std, T>(tree, path)
 }
 
-/// Calls `f` on the leaf at `path` by mutable reference and returns its
+/// Calls `f` on the leaf at `path` by mutable reference ([`LeafMut`]) and returns its
 /// result (equinox's `tree_at(..., replace_fn=f)`). On error the tree is
 /// unchanged.
 ///
 /// ```
 /// use pytree_std::KeyPath;
-/// let mut t = (1, vec![2, 3]);
+/// let mut t = (1i32, vec![2i32, 3]);
 /// pytree_std::update(&mut t, &KeyPath::root().index(1).index(0), |x| *x *= 100)?;
 /// assert_eq!(t, (1, vec![200, 3]));
 /// # Ok::<(), pytree_std::Error>(())
@@ -36,13 +40,14 @@ pub fn get<'a, T: Flatten<Std>>(tree: &'a T, path: &KeyPath) -> Result<&'a T::Le
 pub fn update<T: Flatten<Std>, R>(
     tree: &mut T,
     path: &KeyPath,
-    f: impl FnOnce(&mut T::Leaf) -> R,
+    f: impl FnOnce(LeafMut<'_, Std, T::Leaf>) -> R,
 ) -> Result<R, Error> {
     pytree_core::update::<Std, T, R>(tree, path, f)
 }
 
 /// Replaces the leaf at `path` and returns the old one (equinox's
-/// `tree_at(..., replace=leaf)`). On error the tree is unchanged.
+/// `tree_at(..., replace=leaf)`). An array leaf keeps its shape: a new
+/// leaf of another shape is an error. On error the tree is unchanged.
 ///
 /// ```
 /// use pytree_std::KeyPath;

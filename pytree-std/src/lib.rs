@@ -81,6 +81,7 @@ mod reduce;
 pub mod serialized;
 mod transpose;
 pub mod tree;
+mod tree_equal;
 mod treelize;
 mod with_path;
 
@@ -88,22 +89,24 @@ pub use at_path::{get, set, set_subtree, update};
 pub use multi::check_same_structure;
 pub use namespace::{PyTree, Std};
 pub use ops::{
-    flatten, for_each, for_each_mut, leaves, map, map2, map_n, structure, try_map, unflatten,
-    zip_mut,
+    flatten, for_each, for_each_mut, leaves, leaves_mut, map, map2, map_n, structure, try_map,
+    unflatten, zip_mut,
 };
 pub use partition::{combine, combine_n, filter, partition};
 pub use prefix::{broadcast, broadcast_prefix, flatten_up_to, map_prefix, map_with_prefix};
+pub use pytree_core::CombineSource;
 pub use pytree_core::{
-    impl_leaf, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
-    KeyEntry, KeyPath, KeyRef, NodeKind, NodeRef, NodeView, Schema, Sink, Source, Static,
-    StaticValue, TreeDef, TreeDefBuilder, Unflatten, Visit, VisitMut,
+    impl_leaf, DType, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
+    KeyEntry, KeyPath, KeyRef, Leaf, LeafFnError, LeafMut, LeafRef, NodeKind, NodeRef, NodeView,
+    PlainLeaf, Schema, Signature, Sink, Source, Static, StaticValue, TreeDef, TreeDefBuilder,
+    Unflatten, Visit, VisitMut,
 };
 pub use pytree_core::{mode, Subtree};
-pub use pytree_core::{ApproxEq, CombineSource, Tolerance};
 pub use pytree_derive::PyTree;
-pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum, tree_equal};
+pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
 pub use transpose::{rise, stack, transpose, unstack, unzip, zip};
 pub use tree::Tree;
+pub use tree_equal::{tree_equal, ApproxEq, Tolerance};
 pub use treelize::Treelize;
 pub use with_path::{
     flatten_with_path, for_each_mut_with_path, for_each_with_path, leaves_with_path, map_with_path,

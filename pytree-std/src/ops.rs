@@ -1,7 +1,7 @@
 //! The operations with the namespace fixed to [`Std`], named after
 //! `jax.tree`: no turbofish, no namespace in sight.
 
-use pytree_core::{Error, Flatten, TreeDef, Unflatten};
+use pytree_core::{Error, Flatten, LeafMut, LeafRef, TreeDef, Unflatten};
 
 use crate::Std;
 
@@ -45,13 +45,30 @@ pub fn structure<T: Flatten<Std>>(tree: &T) -> TreeDef {
     pytree_core::structure::<Std, T>(tree)
 }
 
-/// References to the leaves in pre-order (JAX's `tree_leaves`).
+/// The leaves in pre-order, lent by reference (JAX's `tree_leaves`):
+/// `&L` for scalars, a view for arrays ([`LeafRef`]).
 ///
 /// ```
 /// assert_eq!(pytree_std::leaves(&(1, [2, 3])), [&1, &2, &3]);
 /// ```
-pub fn leaves<T: Flatten<Std>>(tree: &T) -> Vec<&T::Leaf> {
+pub fn leaves<T: Flatten<Std>>(tree: &T) -> Vec<LeafRef<'_, Std, T::Leaf>> {
     pytree_core::leaves::<Std, T>(tree)
+}
+
+/// Every leaf at once, lent by mutable reference for as long as the tree
+/// is borrowed: `&mut L` for scalars, a mutable view for arrays
+/// ([`LeafMut`]). The leaves are disjoint, so they can be updated in any
+/// order, or split across threads.
+///
+/// ```
+/// let mut t = (1.0f32, vec![2.0f32, 3.0]);
+/// let mut all = pytree_std::leaves_mut(&mut t);
+/// let (first, rest) = all.split_at_mut(1);
+/// *first[0] += *rest[1]; // two leaves at once
+/// assert_eq!(t.0, 4.0);
+/// ```
+pub fn leaves_mut<T: Flatten<Std>>(tree: &mut T) -> Vec<LeafMut<'_, Std, T::Leaf>> {
+    pytree_core::leaves_mut::<Std, T>(tree)
 }
 
 /// Applies `f` to every leaf, keeping structure and leaf type
@@ -85,6 +102,9 @@ pub fn try_map<T: Flatten<Std>, U: Unflatten<Std>>(
 /// place ([`ErrorKind::Mismatches`](crate::ErrorKind::Mismatches)) when
 /// there are several.
 ///
+/// Leaves are lent by reference ([`LeafRef`]); array leaves must have the
+/// same signature (shape, dtype), else the error names the path and both.
+///
 /// ```
 /// let sum = pytree_std::map2(&vec![1, 2], &vec![10, 20], |a, b| a + b)?;
 /// assert_eq!(sum, [11, 22]);
@@ -92,10 +112,10 @@ pub fn try_map<T: Flatten<Std>, U: Unflatten<Std>>(
 /// assert_eq!(err.to_string(), "tree 1 at <root>: sequence length mismatch: expected 2, found 1");
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn map2<T: Flatten<Std>>(
-    a: &T,
-    b: &T,
-    mut f: impl FnMut(&T::Leaf, &T::Leaf) -> T::Leaf,
+pub fn map2<'a, T: Flatten<Std>>(
+    a: &'a T,
+    b: &'a T,
+    mut f: impl FnMut(LeafRef<'a, Std, T::Leaf>, LeafRef<'a, Std, T::Leaf>) -> T::Leaf,
 ) -> Result<T, Error> {
     pytree_core::map_n::<Std, T, 1, _>(a, [b], |x, [y]| f(x, y))
 }
@@ -110,54 +130,56 @@ pub fn map2<T: Flatten<Std>>(
 /// assert_eq!(t, (111, 222));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn map_n<T: Flatten<Std>, const N: usize>(
-    first: &T,
-    others: [&T; N],
-    f: impl FnMut(&T::Leaf, [&T::Leaf; N]) -> T::Leaf,
+pub fn map_n<'a, T: Flatten<Std>, const N: usize>(
+    first: &'a T,
+    others: [&'a T; N],
+    f: impl FnMut(LeafRef<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]) -> T::Leaf,
 ) -> Result<T, Error> {
     pytree_core::map_n::<Std, T, N, _>(first, others, f)
 }
 
 /// Updates `tree` in place from `N` other trees of the same type, leaf by
 /// leaf: the SGD step `zip_mut(&mut params, [&grads], |p, [g]| *p -= lr * g)`.
-/// The structures are checked before the first update: on a mismatch,
-/// `tree` is unchanged.
+/// The structures (and the signatures of array leaves) are checked before
+/// the first update: on a mismatch, `tree` is unchanged. The leaf of
+/// `tree` is lent as [`LeafMut`], the others' as [`LeafRef`].
 ///
 /// ```
-/// let mut params = vec![1.0, 2.0];
+/// let mut params = vec![1.0f64, 2.0];
 /// pytree_std::zip_mut(&mut params, [&vec![0.5, 0.5]], |p, [g]| *p -= g)?;
 /// assert_eq!(params, [0.5, 1.5]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn zip_mut<T: Flatten<Std>, const N: usize>(
-    tree: &mut T,
-    others: [&T; N],
-    f: impl FnMut(&mut T::Leaf, [&T::Leaf; N]),
+pub fn zip_mut<'a, T: Flatten<Std>, const N: usize>(
+    tree: &'a mut T,
+    others: [&'a T; N],
+    f: impl FnMut(LeafMut<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]),
 ) -> Result<(), Error> {
     pytree_core::zip_mut::<Std, T, N, _>(tree, others, f)
 }
 
-/// Calls `f` on every leaf by reference.
+/// Calls `f` on every leaf by reference ([`LeafRef`]).
 ///
 /// ```
 /// let mut n = 0;
 /// pytree_std::for_each(&vec![(1, 2)], |_| n += 1);
 /// assert_eq!(n, 2);
 /// ```
-pub fn for_each<'a, T: Flatten<Std>>(tree: &'a T, f: impl FnMut(&'a T::Leaf))
-where
-    T::Leaf: 'a,
-{
+pub fn for_each<'a, T: Flatten<Std>>(tree: &'a T, f: impl FnMut(LeafRef<'a, Std, T::Leaf>)) {
     pytree_core::for_each::<Std, T, _>(tree, f)
 }
 
-/// Calls `f` on every leaf by mutable reference: an in-place update.
+/// Calls `f` on every leaf by mutable reference ([`LeafMut`]): an
+/// in-place update.
 ///
 /// ```
 /// let mut t = (1.0f32, vec![2.0f32]);
 /// pytree_std::for_each_mut(&mut t, |x: &mut f32| *x *= 10.0);
 /// assert_eq!(t, (10.0, vec![20.0]));
 /// ```
-pub fn for_each_mut<T: Flatten<Std>>(tree: &mut T, f: impl FnMut(&mut T::Leaf)) {
+pub fn for_each_mut<'a, T: Flatten<Std>>(
+    tree: &'a mut T,
+    f: impl FnMut(LeafMut<'a, Std, T::Leaf>),
+) {
     pytree_core::for_each_mut::<Std, T, _>(tree, f)
 }

@@ -2,7 +2,7 @@
 //! tree whose leaves may each stand for a whole subtree of a fuller tree.
 //! See [`pytree_core::Subtree`] for how a subtree reaches a function.
 
-use pytree_core::{Error, Flatten, Subtree, TreeDef, Unflatten};
+use pytree_core::{Error, Flatten, LeafRef, Subtree, TreeDef, Unflatten};
 
 use crate::Std;
 
@@ -35,12 +35,12 @@ pub fn flatten_up_to<T: Flatten<Std>>(
 pub fn broadcast_prefix<'p, P: Flatten<Std>, T: Flatten<Std>>(
     prefix: &'p P,
     full: &T,
-) -> Result<Vec<&'p P::Leaf>, Error> {
+) -> Result<Vec<LeafRef<'p, Std, P::Leaf>>, Error> {
     pytree_core::broadcast_prefix::<Std, P, T>(prefix, full)
 }
 
 /// The prefix spelled out to `full`'s structure, as a `U` (optree's
-/// `tree_broadcast_prefix`).
+/// `tree_broadcast_prefix`). The prefix's leaves are cloned.
 ///
 /// ```
 /// let b: (u8, Vec<u8>) = pytree_std::broadcast(&(0u8, 1u8), &(1.0f32, vec![2.0f32, 3.0]))?;
@@ -49,7 +49,7 @@ pub fn broadcast_prefix<'p, P: Flatten<Std>, T: Flatten<Std>>(
 /// ```
 pub fn broadcast<P, T, U>(prefix: &P, full: &T) -> Result<U, Error>
 where
-    P: Flatten<Std>,
+    P: Flatten<Std> + Clone,
     P::Leaf: Clone,
     T: Flatten<Std>,
     U: Unflatten<Std, Leaf = P::Leaf>,
@@ -68,15 +68,14 @@ where
 /// assert_eq!(sums, (7, 10));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn map_prefix<'t, P, T, V, U>(
-    prefix: &P,
+pub fn map_prefix<'p, 't, P, T, V, U>(
+    prefix: &'p P,
     full: &'t T,
-    f: impl FnMut(&P::Leaf, Subtree<&'t T::Leaf>) -> V,
+    f: impl FnMut(LeafRef<'p, Std, P::Leaf>, Subtree<LeafRef<'t, Std, T::Leaf>>) -> V,
 ) -> Result<U, Error>
 where
     P: Flatten<Std>,
     T: Flatten<Std>,
-    T::Leaf: 't,
     V: Flatten<Std>,
     U: Unflatten<Std, Leaf = V::Leaf>,
 {
@@ -96,10 +95,10 @@ where
 /// assert_eq!(scaled, (10.0, vec![200.0, 300.0]));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn map_with_prefix<T, P, V, U>(
-    tree: &T,
-    prefix: &P,
-    f: impl FnMut(&T::Leaf, &P::Leaf) -> V,
+pub fn map_with_prefix<'t, 'p, T, P, V, U>(
+    tree: &'t T,
+    prefix: &'p P,
+    f: impl FnMut(LeafRef<'t, Std, T::Leaf>, LeafRef<'p, Std, P::Leaf>) -> V,
 ) -> Result<U, Error>
 where
     T: Flatten<Std>,

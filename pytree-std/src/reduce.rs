@@ -1,26 +1,27 @@
 //! Reductions and queries with the namespace fixed to [`Std`]: [`fold`],
 //! [`reduce`], [`all`], [`any`], [`count`], [`num_leaves`], [`sum`],
 //! [`min`], [`max`] (JAX's `tree_reduce` / `tree_all`, optree's
-//! `tree_sum` / `tree_min` / `tree_max`), and [`tree_equal`] (equinox).
+//! `tree_sum` / `tree_min` / `tree_max`).
 
 use std::iter::Sum;
 use std::ops::Add;
 
-use pytree_core::{ApproxEq, Flatten, Tolerance};
+use pytree_core::{Flatten, LeafRef};
 
 use crate::Std;
 
-/// Folds the leaves by reference into `init`, in pre-order (JAX's
+/// Folds the leaves, lent by reference ([`LeafRef`]), into `init`, in pre-order (JAX's
 /// `tree_reduce(f, tree, initializer)`).
 ///
 /// ```
 /// let norm2 = pytree_std::fold(&(3.0f32, vec![4.0f32]), 0.0, |acc, x| acc + x * x);
 /// assert_eq!(norm2, 25.0);
 /// ```
-pub fn fold<'a, T: Flatten<Std>, A>(tree: &'a T, init: A, f: impl FnMut(A, &'a T::Leaf) -> A) -> A
-where
-    T::Leaf: 'a,
-{
+pub fn fold<'a, T: Flatten<Std>, A>(
+    tree: &'a T,
+    init: A,
+    f: impl FnMut(A, LeafRef<'a, Std, T::Leaf>) -> A,
+) -> A {
     pytree_core::fold::<Std, T, A, _>(tree, init, f)
 }
 
@@ -43,7 +44,10 @@ pub fn reduce<T: Flatten<Std>>(
 /// assert!(pytree_std::all(&vec![1.0f64, 2.0], |x| x.is_finite()));
 /// assert!(pytree_std::all(&Vec::<f64>::new(), |_| false));
 /// ```
-pub fn all<T: Flatten<Std>>(tree: &T, pred: impl FnMut(&T::Leaf) -> bool) -> bool {
+pub fn all<'a, T: Flatten<Std>>(
+    tree: &'a T,
+    pred: impl FnMut(LeafRef<'a, Std, T::Leaf>) -> bool,
+) -> bool {
     pytree_core::all::<Std, T, _>(tree, pred)
 }
 
@@ -52,16 +56,22 @@ pub fn all<T: Flatten<Std>>(tree: &T, pred: impl FnMut(&T::Leaf) -> bool) -> boo
 /// ```
 /// assert!(pytree_std::any(&(1.0f64, f64::NAN), |x| x.is_nan()));
 /// ```
-pub fn any<T: Flatten<Std>>(tree: &T, pred: impl FnMut(&T::Leaf) -> bool) -> bool {
+pub fn any<'a, T: Flatten<Std>>(
+    tree: &'a T,
+    pred: impl FnMut(LeafRef<'a, Std, T::Leaf>) -> bool,
+) -> bool {
     pytree_core::any::<Std, T, _>(tree, pred)
 }
 
 /// The number of leaves for which `pred` holds.
 ///
 /// ```
-/// assert_eq!(pytree_std::count(&(0, [1, 0, 2]), |x| *x == 0), 2);
+/// assert_eq!(pytree_std::count(&(0i32, [1i32, 0, 2]), |x| *x == 0), 2);
 /// ```
-pub fn count<T: Flatten<Std>>(tree: &T, pred: impl FnMut(&T::Leaf) -> bool) -> usize {
+pub fn count<'a, T: Flatten<Std>>(
+    tree: &'a T,
+    pred: impl FnMut(LeafRef<'a, Std, T::Leaf>) -> bool,
+) -> usize {
     pytree_core::count::<Std, T, _>(tree, pred)
 }
 
@@ -81,7 +91,7 @@ pub fn num_leaves<T: Flatten<Std>>(tree: &T) -> usize {
 /// ```
 pub fn sum<'a, T: Flatten<Std>>(tree: &'a T) -> T::Leaf
 where
-    T::Leaf: Sum<&'a T::Leaf> + Add<&'a T::Leaf, Output = T::Leaf> + 'a,
+    T::Leaf: Sum<LeafRef<'a, Std, T::Leaf>> + Add<LeafRef<'a, Std, T::Leaf>, Output = T::Leaf>,
 {
     pytree_core::sum::<Std, T>(tree)
 }
@@ -93,9 +103,9 @@ where
 /// assert_eq!(pytree_std::min(&(2.0, [1.0, 3.0])), Some(&1.0));
 /// assert!(pytree_std::min(&(2.0f64, [f64::NAN, 1.0])).is_some_and(|x| x.is_nan()));
 /// ```
-pub fn min<T: Flatten<Std>>(tree: &T) -> Option<&T::Leaf>
+pub fn min<T: Flatten<Std>>(tree: &T) -> Option<LeafRef<'_, Std, T::Leaf>>
 where
-    T::Leaf: PartialOrd,
+    for<'a> LeafRef<'a, Std, T::Leaf>: PartialOrd,
 {
     pytree_core::min::<Std, T>(tree)
 }
@@ -105,26 +115,9 @@ where
 /// ```
 /// assert_eq!(pytree_std::max(&(2, [1, 3])), Some(&3));
 /// ```
-pub fn max<T: Flatten<Std>>(tree: &T) -> Option<&T::Leaf>
+pub fn max<T: Flatten<Std>>(tree: &T) -> Option<LeafRef<'_, Std, T::Leaf>>
 where
-    T::Leaf: PartialOrd,
+    for<'a> LeafRef<'a, Std, T::Leaf>: PartialOrd,
 {
     pytree_core::max::<Std, T>(tree)
-}
-
-/// True if the two trees have equal structures and pairwise close leaves
-/// (equinox's `tree_equal(a, b, rtol=, atol=)`).
-///
-/// ```
-/// use pytree_std::Tolerance;
-/// assert!(pytree_std::tree_equal(&vec![1.0, 2.0], &vec![1.0, 2.0 + 1e-12], Tolerance::new(1e-9, 0.0)));
-/// assert!(!pytree_std::tree_equal(&vec![1.0, 2.0], &vec![1.0, 2.1], Tolerance::new(1e-9, 0.0)));
-/// ```
-pub fn tree_equal<A, B>(a: &A, b: &B, tol: Tolerance) -> bool
-where
-    A: Flatten<Std>,
-    B: Flatten<Std, Leaf = A::Leaf>,
-    A::Leaf: ApproxEq,
-{
-    pytree_core::tree_equal::<Std, A, B>(a, b, tol)
 }

@@ -12,7 +12,7 @@ use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::Std;
-use crate::{Flatten, TreeDef, Unflatten};
+use crate::{Flatten, LeafRef, TreeDef, Unflatten};
 
 /// A pytree that (de)serializes as its TreeDef and leaves.
 ///
@@ -28,9 +28,9 @@ use crate::{Flatten, TreeDef, Unflatten};
 pub struct Serialized<T>(pub T);
 
 #[derive(Serialize)]
-struct Written<'a, L> {
+struct Written<R> {
     treedef: TreeDef,
-    leaves: Vec<&'a L>,
+    leaves: Vec<R>,
 }
 
 #[derive(Deserialize)]
@@ -50,7 +50,7 @@ struct Read<L> {
 pub fn serialize<T, S>(value: &T, serializer: S) -> Result<S::Ok, S::Error>
 where
     T: Flatten<Std>,
-    T::Leaf: Serialize,
+    for<'a> LeafRef<'a, Std, T::Leaf>: Serialize,
     S: Serializer,
 {
     Written {
@@ -84,7 +84,7 @@ where
 impl<T> Serialize for Serialized<T>
 where
     T: Flatten<Std>,
-    T::Leaf: Serialize,
+    for<'a> LeafRef<'a, Std, T::Leaf>: Serialize,
 {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serialize(&self.0, serializer)

@@ -3,7 +3,7 @@
 //! [`kind`](KeyPath::kind) says whether it sits under a
 //! `#[pytree(kind = "...")]` field.
 
-use pytree_core::{Error, Flatten, KeyPath, TreeDef, Unflatten};
+use pytree_core::{Error, Flatten, KeyPath, LeafMut, LeafRef, TreeDef, Unflatten};
 
 use crate::Std;
 
@@ -23,8 +23,8 @@ pub fn flatten_with_path<T: Flatten<Std>>(tree: T) -> (Vec<(KeyPath, T::Leaf)>, 
     pytree_core::flatten_with_path::<Std, T>(tree)
 }
 
-/// References to the leaves with their paths, in pre-order (JAX's
-/// `tree_leaves_with_path`).
+/// The leaves, lent by reference ([`LeafRef`]), with their paths, in
+/// pre-order (JAX's `tree_leaves_with_path`).
 ///
 /// ```
 /// let t = (1, Some(2));
@@ -34,7 +34,7 @@ pub fn flatten_with_path<T: Flatten<Std>>(tree: T) -> (Vec<(KeyPath, T::Leaf)>, 
 ///     .collect();
 /// assert_eq!(shown, ["[0]: 1", "[1]: 2"]);
 /// ```
-pub fn leaves_with_path<T: Flatten<Std>>(tree: &T) -> Vec<(KeyPath, &T::Leaf)> {
+pub fn leaves_with_path<T: Flatten<Std>>(tree: &T) -> Vec<(KeyPath, LeafRef<'_, Std, T::Leaf>)> {
     pytree_core::leaves_with_path::<Std, T>(tree)
 }
 
@@ -56,21 +56,21 @@ pub fn map_with_path<T: Flatten<Std>, U: Unflatten<Std>>(
     pytree_core::map_with_path::<Std, T, U, _>(tree, f)
 }
 
-/// Calls `f(path, leaf)` on every leaf by reference, in pre-order.
+/// Calls `f(path, leaf)` on every leaf by reference ([`LeafRef`]), in pre-order.
 ///
 /// ```
 /// let mut paths = Vec::new();
 /// pytree_std::for_each_with_path(&vec![(1, 2)], |path, _| paths.push(path.to_string()));
 /// assert_eq!(paths, ["[0][0]", "[0][1]"]);
 /// ```
-pub fn for_each_with_path<'a, T: Flatten<Std>>(tree: &'a T, f: impl FnMut(&KeyPath, &'a T::Leaf))
-where
-    T::Leaf: 'a,
-{
+pub fn for_each_with_path<'a, T: Flatten<Std>>(
+    tree: &'a T,
+    f: impl FnMut(&KeyPath, LeafRef<'a, Std, T::Leaf>),
+) {
     pytree_core::for_each_with_path::<Std, T, _>(tree, f)
 }
 
-/// Calls `f(path, leaf)` on every leaf by mutable reference: an in-place
+/// Calls `f(path, leaf)` on every leaf by mutable reference ([`LeafMut`]): an in-place
 /// update that can depend on where (or of which kind) the leaf is.
 ///
 /// ```
@@ -78,9 +78,9 @@ where
 /// pytree_std::for_each_mut_with_path(&mut t, |path, x| *x *= path.len() as f32);
 /// assert_eq!(t, (1.0, vec![2.0, 2.0]));
 /// ```
-pub fn for_each_mut_with_path<T: Flatten<Std>>(
-    tree: &mut T,
-    f: impl FnMut(&KeyPath, &mut T::Leaf),
+pub fn for_each_mut_with_path<'a, T: Flatten<Std>>(
+    tree: &'a mut T,
+    f: impl FnMut(&KeyPath, LeafMut<'a, Std, T::Leaf>),
 ) {
     pytree_core::for_each_mut_with_path::<Std, T, _>(tree, f)
 }

@@ -69,7 +69,7 @@ fn map_n_compares_each_tree_with_the_first() {
 
 #[test]
 fn zip_mut_lists_every_mismatch_and_updates_nothing() {
-    let mut params = (vec![1.0, 2.0], vec![3.0], vec![4.0]);
+    let mut params = (vec![1.0f64, 2.0], vec![3.0], vec![4.0]);
     let grads = (vec![1.0, 1.0], vec![1.0, 1.0], vec![]);
     let err = pytree_std::zip_mut(&mut params, [&grads], |p, [g]| *p -= g).unwrap_err();
     assert_eq!(

@@ -95,7 +95,7 @@ fn map_prefix_hands_the_function_whole_subtrees() {
     // JAX: map(f, [1, 2], [[3, 4], 5]) gives [(1, [3, 4]), (2, 5)].
     let mut seen = Vec::new();
     let out: ((i32, Vec<i32>), (i32, Vec<i32>)) =
-        pytree_std::map_prefix(&(1, 2), &(vec![3, 4], 5), |p, sub| {
+        pytree_std::map_prefix(&(1i32, 2i32), &(vec![3i32, 4], 5i32), |p, sub| {
             seen.push(sub.def().to_string());
             (*p, sub.leaves().iter().map(|x| **x).collect::<Vec<i32>>())
         })

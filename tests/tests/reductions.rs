@@ -80,7 +80,7 @@ fn all_is_true_and_any_false_for_a_tree_without_leaves() {
 #[test]
 fn all_stops_asking_after_the_first_false() {
     let mut asked = 0;
-    assert!(!pytree_std::all(&vec![1, -1, 2, 3], |x| {
+    assert!(!pytree_std::all(&vec![1i32, -1, 2, 3], |x| {
         asked += 1;
         *x > 0
     }));

@@ -93,7 +93,7 @@ fn box_rc_and_arc_are_transparent() {
 
 #[test]
 fn mutating_a_shared_rc_clones_it_first() {
-    let original = Rc::new(vec![1, 2]);
+    let original = Rc::new(vec![1i32, 2]);
     let mut copy = original.clone();
     pytree_std::for_each_mut(&mut copy, |x| *x += 10);
     assert_eq!(*original, [1, 2]);

@@ -268,7 +268,7 @@ fn map2_pairs_map_entries_by_key_and_names_mismatches() {
 
 #[test]
 fn zip_mut_updates_nothing_when_the_structures_differ() {
-    let mut a = tree! { "p" => 1, "q" => 2, "r" => 3 };
+    let mut a: Tree<i32> = tree! { "p" => 1, "q" => 2, "r" => 3 };
     let b = tree! { "p" => 10, "q" => 20, "s" => 30 };
     assert!(pytree_std::zip_mut(&mut a, [&b], |x, [y]| *x += y).is_err());
     assert_eq!(
@@ -277,7 +277,7 @@ fn zip_mut_updates_nothing_when_the_structures_differ() {
         "the root's keys differ: nothing done"
     );
 
-    let mut c = tree! { "p" => 1, "q" => [2, 3] };
+    let mut c: Tree<i32> = tree! { "p" => 1, "q" => [2, 3] };
     let d = tree! { "p" => 10, "q" => [20] };
     assert!(pytree_std::zip_mut(&mut c, [&d], |x, [y]| *x += y).is_err());
     assert_eq!(

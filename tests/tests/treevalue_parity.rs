@@ -77,7 +77,7 @@ fn gcd_of_two_trees_prints_as_in_the_seed() {
 
 #[test]
 fn entries_pair_by_key_whatever_their_order() {
-    let shuffled = tree! { "x" => { "d" => 54, "c" => 6 }, "b" => 48, "a" => 4 };
+    let shuffled: Tree<i64> = tree! { "x" => { "d" => 54, "c" => 6 }, "b" => 48, "a" => 4 };
     let mut tgcd = Treelize::new(|a: &i64, b: &i64| gcd(*a, *b));
     let r: Tree<i64> = tgcd.call2(&t1(), &shuffled).unwrap();
     assert_eq!(
@@ -185,7 +185,7 @@ fn left_mode_follows_the_first_tree_as_in_figure_six() {
 #[test]
 fn inherit_broadcasts_a_leaf_over_the_other_trees_subtree() {
     // Figure 7: t2.x is a plain 6; t2.x.c and t2.x.d inherit it.
-    let t2 = tree! { "a" => 4, "b" => 48, "x" => 6 };
+    let t2: Tree<i64> = tree! { "a" => 4, "b" => 48, "x" => 6 };
     let mut tgcd = Treelize::new(|a: &i64, b: &i64| gcd(*a, *b));
     let r: Tree<i64> = tgcd.call2(&t1(), &t2).unwrap();
     assert_eq!(
@@ -208,7 +208,7 @@ fn inherit_broadcasts_a_plain_value_over_a_whole_tree() {
 #[test]
 fn without_inherit_a_value_against_a_subtree_is_an_error() {
     let mut tgcd = Treelize::new(|a: &i64, b: &i64| gcd(*a, *b)).inherit(false);
-    let t2 = tree! { "a" => 4, "b" => 48, "x" => 6 };
+    let t2: Tree<i64> = tree! { "a" => 4, "b" => 48, "x" => 6 };
     let err = tgcd.call2::<_, _, _, Tree<i64>>(&t1(), &t2).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -264,9 +264,9 @@ fn a_missing_generator_gives_each_slot_a_fresh_vector() {
 #[test]
 fn total_sums_three_trees_with_zero_for_missing_keys() {
     // The seed's `total(*args)` with mode outer and missing 0.
-    let t1 = tree! { "a" => 1, "x" => { "c" => 3 } };
-    let t2 = tree! { "a" => 10, "b" => 20 };
-    let t3 = tree! { "b" => 100, "x" => { "d" => 400, "c" => 300 } };
+    let t1: Tree<i64> = tree! { "a" => 1, "x" => { "c" => 3 } };
+    let t2: Tree<i64> = tree! { "a" => 10, "b" => 20 };
+    let t3: Tree<i64> = tree! { "b" => 100, "x" => { "d" => 400, "c" => 300 } };
     let mut total = Treelize::new(|a: &i64, b: &i64, c: &i64| a + b + c)
         .mode(mode::Outer)
         .missing(0);

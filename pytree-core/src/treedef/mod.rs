@@ -15,6 +15,7 @@ mod checked;
 mod compose;
 mod diff;
 mod display;
+mod paths;
 mod walk;
 
 use alloc::vec::Vec;

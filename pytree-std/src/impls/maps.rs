@@ -13,8 +13,8 @@ use std::mem::ManuallyDrop;
 use std::ptr;
 
 use pytree_core::{
-    Error, ErrorKind, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Static, StaticValue,
-    Unflatten, Visit, VisitMut,
+    Error, ErrorKind, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink, Source, Static,
+    StaticValue, Unflatten, Visit, VisitMut,
 };
 
 use super::all_some;
@@ -102,7 +102,7 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
         }
         sink.map_keys(move || StaticValue::ordered_keys(keys));
     }
-    fn visit<'a, V2: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V2) {
+    fn visit<'a, V2: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
         if V::FIXED_SHAPE {
             // Each value holds at least one leaf (see `FIXED_SHAPE`).
@@ -115,7 +115,7 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
         }
         visitor.map_keys(|| StaticValue::ordered_keys(self.keys().cloned().collect()));
     }
-    fn visit_mut<V2: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V2) {
+    fn visit_mut<'a, V2: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
         for (k, v) in self.iter_mut() {
             visitor.enter(KeyRef::Key(k));
@@ -151,9 +151,13 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
         }
         Ok(())
     }
-    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
     where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+        F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]) -> Self::Leaf,
     {
         // Values are paired by position (the keys were checked); a map of
         // another size (the check was skipped) is replaced by `self`.
@@ -166,9 +170,9 @@ impl<K: Static + Ord, V: Flatten<Std>> Flatten<Std> for BTreeMap<K, V> {
             })
             .collect()
     }
-    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+        F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
     {
         // Values are paired by position (the keys were checked); a map of
         // another size (the check was skipped) is left as it is.
@@ -247,7 +251,7 @@ where
         }
         sink.map_keys(move || StaticValue::ordered_keys(keys));
     }
-    fn visit<'a, V2: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V2) {
+    fn visit<'a, V2: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
         if V::FIXED_SHAPE {
             // Each value holds at least one leaf (see `FIXED_SHAPE`).
@@ -263,7 +267,7 @@ where
             StaticValue::ordered_keys(entries.iter().map(|(k, _)| (*k).clone()).collect())
         });
     }
-    fn visit_mut<V2: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V2) {
+    fn visit_mut<'a, V2: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V2) {
         visitor.node(NodeRef::Map(self.len()));
         let mut entries: Vec<(&K, &mut V)> = self.iter_mut().collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -310,9 +314,13 @@ where
         }
         Ok(())
     }
-    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
     where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+        F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]) -> Self::Leaf,
     {
         // Entries in key order, so that `f` sees the leaves in leaf order;
         // a key missing from another map (the check was skipped) takes
@@ -325,9 +333,9 @@ where
             })
             .collect()
     }
-    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+        F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
     {
         let mut entries: Vec<(&K, &mut V)> = self.iter_mut().collect();
         entries.sort_unstable_by(|a, b| a.0.cmp(b.0));

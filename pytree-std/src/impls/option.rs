@@ -2,7 +2,9 @@
 //! children (as in JAX, `None` is structure, not a leaf). `Some` adds no key
 //! path entry: the path of the child is the path of the option.
 
-use pytree_core::{Error, ErrorKind, Flatten, NodeRef, Sink, Source, Unflatten, Visit, VisitMut};
+use pytree_core::{
+    Error, ErrorKind, Flatten, LeafMut, LeafRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut,
+};
 
 use super::all_some;
 use crate::Std;
@@ -48,7 +50,7 @@ impl<T: Flatten<Std>> Flatten<Std> for Option<T> {
         }
     }
     #[inline]
-    fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
+    fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
         match self {
             Some(x) => {
                 visitor.node(NodeRef::Some);
@@ -58,7 +60,7 @@ impl<T: Flatten<Std>> Flatten<Std> for Option<T> {
         }
     }
     #[inline]
-    fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
         match self {
             Some(x) => {
                 visitor.node(NodeRef::Some);
@@ -80,9 +82,13 @@ impl<T: Flatten<Std>> Flatten<Std> for Option<T> {
         }
     }
     #[inline]
-    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
     where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+        F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]) -> Self::Leaf,
     {
         // A `None` among the others (the check was skipped) is replaced by
         // `self`'s value.
@@ -90,9 +96,9 @@ impl<T: Flatten<Std>> Flatten<Std> for Option<T> {
             .map(|x| x.zip_with_prechecked(others.map(|o| o.as_ref().unwrap_or(x)), f))
     }
     #[inline]
-    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+        F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
     {
         // A `None` among the others (the check was skipped): nothing to do.
         if let (Some(x), Some(inner)) = (self, all_some(others.map(Option::as_ref))) {

@@ -12,7 +12,8 @@ use pytree_core::__private::{
     zip_slices_prechecked,
 };
 use pytree_core::{
-    Error, ErrorKind, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut,
+    Error, ErrorKind, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink, Source,
+    Unflatten, Visit, VisitMut,
 };
 
 use crate::Std;
@@ -26,12 +27,12 @@ impl<T: Flatten<Std>> Flatten<Std> for Vec<T> {
         ensure_stack(|| T::flatten_vec(self, sink));
     }
     #[inline]
-    fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
+    fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
         visitor.node(NodeRef::Seq(self.len()));
         ensure_stack(|| T::visit_slice(self, visitor));
     }
     #[inline]
-    fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
         visitor.node(NodeRef::Seq(self.len()));
         ensure_stack(|| T::visit_slice_mut(self, visitor));
     }
@@ -44,16 +45,20 @@ impl<T: Flatten<Std>> Flatten<Std> for Vec<T> {
         ensure_stack(|| zip_slices_check(self, others.map(Vec::as_slice)))
     }
     #[inline]
-    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
     where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+        F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]) -> Self::Leaf,
     {
         ensure_stack(|| zip_slices_prechecked(self, others.map(Vec::as_slice), f))
     }
     #[inline]
-    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+        F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
     {
         ensure_stack(|| zip_slices_mut_prechecked(self, others.map(Vec::as_slice), f))
     }
@@ -74,7 +79,7 @@ impl<T: Flatten<Std>> Flatten<Std> for VecDeque<T> {
         sink.node(NodeRef::Seq(self.len()));
         T::flatten_vec(Vec::from(self), sink);
     }
-    fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
+    fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
         visitor.node(NodeRef::Seq(self.len()));
         for (i, x) in self.iter().enumerate() {
             visitor.enter(KeyRef::Index(i));
@@ -82,7 +87,7 @@ impl<T: Flatten<Std>> Flatten<Std> for VecDeque<T> {
             visitor.exit();
         }
     }
-    fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
         visitor.node(NodeRef::Seq(self.len()));
         T::visit_slice_mut(self.make_contiguous(), visitor);
     }
@@ -97,18 +102,22 @@ impl<T: Flatten<Std>> Flatten<Std> for VecDeque<T> {
         }
         Ok(())
     }
-    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
     where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+        F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]) -> Self::Leaf,
     {
         self.iter()
             .enumerate()
             .map(|(i, x)| x.zip_with_prechecked(others.map(|o| o.get(i).unwrap_or(x)), f))
             .collect()
     }
-    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+        F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
     {
         if others.iter().any(|o| o.len() != self.len()) {
             return;
@@ -147,12 +156,12 @@ impl<T: Flatten<Std>, const N: usize> Flatten<Std> for [T; N] {
         }
     }
     #[inline]
-    fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
+    fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
         visitor.node(NodeRef::Seq(N));
         T::visit_slice(self, visitor);
     }
     #[inline]
-    fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
         visitor.node(NodeRef::Seq(N));
         T::visit_slice_mut(self, visitor);
     }
@@ -165,9 +174,13 @@ impl<T: Flatten<Std>, const N: usize> Flatten<Std> for [T; N] {
         zip_elements_check(self, others.map(|o| o.as_slice()))
     }
     #[inline]
-    fn zip_with_prechecked<const M: usize, F>(&self, others: [&Self; M], f: &mut F) -> Self
+    fn zip_with_prechecked<'a, const M: usize, F>(
+        &'a self,
+        others: [&'a Self; M],
+        f: &mut F,
+    ) -> Self
     where
-        F: FnMut(&Self::Leaf, [&Self::Leaf; M]) -> Self::Leaf,
+        F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; M]) -> Self::Leaf,
     {
         let mut i = 0;
         self.each_ref().map(|x| {
@@ -177,9 +190,9 @@ impl<T: Flatten<Std>, const N: usize> Flatten<Std> for [T; N] {
         })
     }
     #[inline]
-    fn zip_mut_prechecked<const M: usize, F>(&mut self, others: [&Self; M], f: &mut F)
+    fn zip_mut_prechecked<'a, const M: usize, F>(&'a mut self, others: [&'a Self; M], f: &mut F)
     where
-        F: FnMut(&mut Self::Leaf, [&Self::Leaf; M]),
+        F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; M]),
     {
         zip_slices_mut_prechecked(self, others.map(|o| o.as_slice()), f)
     }

@@ -8,7 +8,7 @@ use std::rc::Rc;
 use std::sync::Arc;
 
 use pytree_core::__private::ensure_stack;
-use pytree_core::{Error, Flatten, Sink, Source, Unflatten, Visit, VisitMut};
+use pytree_core::{Error, Flatten, LeafMut, LeafRef, Sink, Source, Unflatten, Visit, VisitMut};
 
 use crate::Std;
 
@@ -23,11 +23,14 @@ macro_rules! shared_impl {
                 ensure_stack(|| $ptr::unwrap_or_clone(self).flatten_into(sink))
             }
             #[inline]
-            fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
+            fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
                 ensure_stack(|| (**self).visit(visitor))
             }
             #[inline]
-            fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
+            fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(
+                &'a mut self,
+                visitor: &mut V,
+            ) {
                 ensure_stack(|| $ptr::make_mut(self).visit_mut(visitor))
             }
             #[inline]
@@ -39,18 +42,28 @@ macro_rules! shared_impl {
                 ensure_stack(|| (**self).zip_check(others.map(|o| &**o)))
             }
             #[inline]
-            fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+            fn zip_with_prechecked<'a, const N: usize, F>(
+                &'a self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) -> Self
             where
-                F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+                F: FnMut(
+                    LeafRef<'a, Std, Self::Leaf>,
+                    [LeafRef<'a, Std, Self::Leaf>; N],
+                ) -> Self::Leaf,
             {
                 $ptr::new(ensure_stack(|| {
                     (**self).zip_with_prechecked(others.map(|o| &**o), f)
                 }))
             }
             #[inline]
-            fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
-            where
-                F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+            fn zip_mut_prechecked<'a, const N: usize, F>(
+                &'a mut self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) where
+                F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
             {
                 ensure_stack(|| $ptr::make_mut(self).zip_mut_prechecked(others.map(|o| &**o), f))
             }

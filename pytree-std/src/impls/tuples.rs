@@ -2,7 +2,8 @@
 //! `[i]` (JAX's `SequenceKey`). All elements share one leaf type.
 
 use pytree_core::{
-    Error, Flatten, KeyEntry, KeyRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut,
+    Error, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink, Source, Unflatten, Visit,
+    VisitMut,
 };
 
 use crate::Std;
@@ -27,7 +28,7 @@ macro_rules! tuple_impl {
                 )*
             }
             #[inline]
-            fn visit<'a, V: Visit<'a, Self::Leaf>>(&'a self, visitor: &mut V) {
+            fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
                 visitor.node(NodeRef::Tuple($n));
                 visitor.enter(KeyRef::Index(0));
                 self.0.visit(visitor);
@@ -39,7 +40,7 @@ macro_rules! tuple_impl {
                 )*
             }
             #[inline]
-            fn visit_mut<V: VisitMut<Self::Leaf>>(&mut self, visitor: &mut V) {
+            fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
                 visitor.node(NodeRef::Tuple($n));
                 visitor.enter(KeyRef::Index(0));
                 self.0.visit_mut(visitor);
@@ -62,9 +63,9 @@ macro_rules! tuple_impl {
                 Ok(())
             }
             #[inline]
-            fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+            fn zip_with_prechecked<'a, const N: usize, F>(&'a self, others: [&'a Self; N], f: &mut F) -> Self
             where
-                F: FnMut(&Self::Leaf, [&Self::Leaf; N]) -> Self::Leaf,
+                F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]) -> Self::Leaf,
             {
                 (
                     self.0.zip_with_prechecked(others.map(|o| &o.0), f),
@@ -72,9 +73,9 @@ macro_rules! tuple_impl {
                 )
             }
             #[inline]
-            fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+            fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
             where
-                F: FnMut(&mut Self::Leaf, [&Self::Leaf; N]),
+                F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
             {
                 self.0.zip_mut_prechecked(others.map(|o| &o.0), f);
                 $(self.$i.zip_mut_prechecked(others.map(|o| &o.$i), f);)*

@@ -15,13 +15,15 @@ use std::ops::{
     Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
 };
 
-use pytree_core::Error;
+use pytree_core::{Error, PlainLeaf};
+
+use crate::Std;
 
 use super::{walk, Tree};
 
 macro_rules! tree_op {
     ($Op:ident, $op:ident, $OpAssign:ident, $op_assign:ident, $try_op:ident, $sym:tt, $doc:literal) => {
-        impl<L: Clone> Tree<L>
+        impl<L: Clone + PlainLeaf<Std>> Tree<L>
         where
             L: $Op<Output = L>,
         {
@@ -40,7 +42,7 @@ macro_rules! tree_op {
             }
         }
 
-        impl<L: Clone> $Op<&Tree<L>> for &Tree<L>
+        impl<L: Clone + PlainLeaf<Std>> $Op<&Tree<L>> for &Tree<L>
         where
             L: $Op<Output = L>,
         {
@@ -59,7 +61,7 @@ macro_rules! tree_op {
             }
         }
 
-        impl<L: Clone> $Op<Tree<L>> for Tree<L>
+        impl<L: Clone + PlainLeaf<Std>> $Op<Tree<L>> for Tree<L>
         where
             L: $Op<Output = L>,
         {
@@ -74,7 +76,7 @@ macro_rules! tree_op {
             }
         }
 
-        impl<L: Clone> $Op<&Tree<L>> for Tree<L>
+        impl<L: Clone + PlainLeaf<Std>> $Op<&Tree<L>> for Tree<L>
         where
             L: $Op<Output = L>,
         {
@@ -89,7 +91,7 @@ macro_rules! tree_op {
             }
         }
 
-        impl<L: Clone> $Op<Tree<L>> for &Tree<L>
+        impl<L: Clone + PlainLeaf<Std>> $Op<Tree<L>> for &Tree<L>
         where
             L: $Op<Output = L>,
         {
@@ -128,7 +130,7 @@ macro_rules! tree_op {
             }
         }
 
-        impl<L: Clone> $OpAssign<&Tree<L>> for Tree<L>
+        impl<L: Clone + PlainLeaf<Std>> $OpAssign<&Tree<L>> for Tree<L>
         where
             L: $Op<Output = L>,
         {

@@ -261,8 +261,11 @@ impl<L> Tree<L> {
     {
         let shape: Tree<usize> = read_def(def, 0..def.num_leaves())?;
         let mut leaves = Vec::with_capacity(def.num_leaves());
-        walk::lockstep(&shape, [self], |_, [x]| leaves.push(x.clone()))
-            .map_err(without_tree_index)?;
+        walk::lockstep(&shape, [self], |_, [x]| {
+            leaves.push(x.clone());
+            Ok(())
+        })
+        .map_err(without_tree_index)?;
         crate::unflatten(def, leaves)
     }
 }

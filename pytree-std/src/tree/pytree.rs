@@ -8,8 +8,10 @@
 
 use std::sync::Arc;
 
+use pytree_core::__private::check_signatures;
 use pytree_core::{
-    Error, Flatten, KeyRef, NodeRef, Sink, Source, StaticValue, Unflatten, Visit, VisitMut,
+    Error, Flatten, KeyRef, Leaf, LeafMut, LeafRef, NodeRef, Sink, Source, StaticValue, Unflatten,
+    Visit, VisitMut,
 };
 
 use super::{convert, walk, Map, Node, Tree};
@@ -33,7 +35,7 @@ enum MutFrame<'a, L> {
     Map(indexmap::map::IterMut<'a, String, Tree<L>>),
 }
 
-impl<L: Clone> Flatten<Std> for Tree<L> {
+impl<L: Clone + Leaf<Std>> Flatten<Std> for Tree<L> {
     type Leaf = L;
 
     fn flatten_into<S: Sink<L>>(self, sink: &mut S) {
@@ -95,14 +97,14 @@ impl<L: Clone> Flatten<Std> for Tree<L> {
         }
     }
 
-    fn visit<'a, V: Visit<'a, L>>(&'a self, visitor: &mut V) {
+    fn visit<'a, V: Visit<LeafRef<'a, Std, L>>>(&'a self, visitor: &mut V) {
         let mut stack: Vec<Frame<'a, L>> = Vec::new();
         let mut next = Some(self);
         loop {
             if let Some(t) = next.take() {
                 match t.node() {
                     Node::Leaf(x) => {
-                        visitor.leaf(x);
+                        visitor.leaf(x.lend());
                         if !stack.is_empty() {
                             visitor.exit();
                         }
@@ -151,14 +153,14 @@ impl<L: Clone> Flatten<Std> for Tree<L> {
         }
     }
 
-    fn visit_mut<V: VisitMut<L>>(&mut self, visitor: &mut V) {
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, L>>>(&'a mut self, visitor: &mut V) {
         let mut stack: Vec<MutFrame<'_, L>> = Vec::new();
         let mut next = Some(self);
         loop {
             if let Some(t) = next.take() {
                 match &mut t.node {
                     Node::Leaf(x) => {
-                        visitor.leaf(x);
+                        visitor.leaf(x.lend_mut());
                         if !stack.is_empty() {
                             visitor.exit();
                         }
@@ -212,44 +214,56 @@ impl<L: Clone> Flatten<Std> for Tree<L> {
     }
 
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-        walk::lockstep(self, others, |_, _| ())
+        walk::lockstep(self, others, |x, ys| {
+            check_signatures::<Std, L, N>(&x.lend(), ys.map(Leaf::lend))
+        })
     }
 
-    fn zip_with_prechecked<const N: usize, F>(&self, others: [&Self; N], f: &mut F) -> Self
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
     where
-        F: FnMut(&L, [&L; N]) -> L,
+        F: FnMut(LeafRef<'a, Std, L>, [LeafRef<'a, Std, L>; N]) -> L,
     {
         let mut out = Vec::new();
         // Past a mismatch (the check was skipped), `self`'s leaves stand in
         // for the others'.
-        let _ = walk::lockstep(self, others, |x, ys| out.push(f(x, ys)));
+        let _ = walk::lockstep(self, others, |x, ys| {
+            out.push(f(x.lend(), ys.map(Leaf::lend)));
+            Ok(())
+        });
         let mut out = out.into_iter();
         let Ok(rebuilt) = walk::rebuild_ref(self, |x| {
             Ok::<L, std::convert::Infallible>(match out.next() {
                 Some(y) => y,
-                None => f(x, [x; N]),
+                None => f(x.lend(), [x; N].map(Leaf::lend)),
             })
         });
         rebuilt
     }
 
-    fn zip_mut_prechecked<const N: usize, F>(&mut self, others: [&Self; N], f: &mut F)
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
-        F: FnMut(&mut L, [&L; N]),
+        F: FnMut(LeafMut<'a, Std, L>, [LeafRef<'a, Std, L>; N]),
     {
-        let mut pairs: Vec<[&L; N]> = Vec::new();
+        let mut pairs: Vec<[&'a L; N]> = Vec::new();
         // Past a mismatch (the check was skipped), leaves are left as they are.
-        let _ = walk::lockstep(&*self, others, |_, ys| pairs.push(ys));
-        let mut pairs = pairs.into_iter();
-        walk::for_each_leaf_mut(self, |x| {
-            if let Some(ys) = pairs.next() {
-                f(x, ys);
-            }
+        let _ = walk::lockstep(&*self, others, |_, ys| {
+            pairs.push(ys);
+            Ok(())
         });
+        for (x, ys) in pytree_core::leaves_mut::<Std, Self>(self)
+            .into_iter()
+            .zip(pairs)
+        {
+            f(x, ys.map(Leaf::lend));
+        }
     }
 }
 
-impl<L: Clone> Unflatten<Std> for Tree<L> {
+impl<L: Clone + Leaf<Std>> Unflatten<Std> for Tree<L> {
     /// Reads any TreeDef: structs become maps of their data fields, tuples
     /// and sequences become sequences, `Some(x)` is `x`, map keys become
     /// strings (see [`Tree::from_pytree`] for the whole mapping).

@@ -163,12 +163,12 @@ fn at_stack<E: AtPath, L>(mut err: E, stack: &[Children<'_, L>]) -> E {
 
 /// Rebuilds `root` with `f` applied to every leaf by reference; an error
 /// is placed at the path of its leaf.
-pub(crate) fn rebuild_ref<L, M, E: AtPath>(
-    root: &Tree<L>,
-    mut f: impl FnMut(&L) -> Result<M, E>,
+pub(crate) fn rebuild_ref<'a, L, M, E: AtPath>(
+    root: &'a Tree<L>,
+    mut f: impl FnMut(&'a L) -> Result<M, E>,
 ) -> Result<Tree<M>, E> {
     let mut out = Builder::new();
-    let mut stack: Vec<Children<'_, L>> = Vec::new();
+    let mut stack: Vec<Children<'a, L>> = Vec::new();
     let mut next = Some((None, root));
     loop {
         if let Some((key, t)) = next.take() {
@@ -302,12 +302,13 @@ impl<A, B, const N: usize> Lock<'_, '_, A, B, N> {
 
 /// Walks `first` and `others` together in `first`'s pre-order, calling
 /// `on_leaf` on each tuple of leaves. Kinds, sequence lengths and map key
-/// sets must agree (map entries are paired by key); the first mismatch is
-/// an error naming the path and the tree (1-based in `others`).
+/// sets must agree (map entries are paired by key); the first mismatch, or
+/// the first error of `on_leaf`, is an error naming the path and the tree
+/// (1-based in `others`).
 pub(crate) fn lockstep<'a, 'b, A, B, const N: usize>(
     first: &'a Tree<A>,
     others: [&'b Tree<B>; N],
-    mut on_leaf: impl FnMut(&'a A, [&'b B; N]),
+    mut on_leaf: impl FnMut(&'a A, [&'b B; N]) -> Result<(), Error>,
 ) -> Result<(), Error> {
     let mut stack: Vec<Lock<'a, 'b, A, B, N>> = Vec::new();
     let mut next = Some((first, others));
@@ -353,13 +354,13 @@ pub(crate) fn lockstep<'a, 'b, A, B, const N: usize>(
 fn lockstep_node<'a, 'b, A, B, const N: usize>(
     t: &'a Tree<A>,
     os: [&'b Tree<B>; N],
-    on_leaf: &mut impl FnMut(&'a A, [&'b B; N]),
+    on_leaf: &mut impl FnMut(&'a A, [&'b B; N]) -> Result<(), Error>,
     stack: &mut Vec<Lock<'a, 'b, A, B, N>>,
 ) -> Result<(), Error> {
     let first_odd = |ok: &dyn Fn(&Tree<B>) -> bool| os.iter().position(|o| !ok(o));
     match t.node() {
         Node::Leaf(x) => match all_some(os.map(Tree::as_leaf)) {
-            Some(ys) => on_leaf(x, ys),
+            Some(ys) => on_leaf(x, ys)?,
             None => {
                 let j = first_odd(&|o| o.is_leaf()).unwrap_or(0);
                 return Err(node_mismatch(t, os[j], j + 1));

@@ -2,9 +2,9 @@
 //! equal when their structures are equal and their leaves are pairwise
 //! close, under a [`Tolerance`] for float leaves ([`ApproxEq`]).
 
-use crate::flatten::Flatten;
-use crate::ops::{leaves, structure};
-use crate::visit::Visit;
+use pytree_core::{Flatten, LeafRef};
+
+use crate::Std;
 
 /// How close two float leaves must be: `|a - b| <= atol + rtol * |b|`
 /// (NumPy's `allclose`). [`Tolerance::EXACT`] (both zero) asks for `a == b`.
@@ -69,8 +69,10 @@ fn abs(x: f64) -> f64 {
 }
 
 /// Leaf equality under a [`Tolerance`]: floats compare with it, other
-/// leaves exactly. Implement it for your own leaf types (a tensor would
-/// compare elementwise) to use them with `tree_equal`.
+/// leaves exactly; arrays and tensors (features `ndarray`, `candle`)
+/// elementwise, after comparing shapes. Implement it for your own leaf
+/// types to use them with `tree_equal` (a reference compares as what it
+/// points to, so `&T` leaves lent by reference need nothing more).
 ///
 /// ```
 /// use pytree_std::{ApproxEq, Tolerance};
@@ -80,6 +82,13 @@ fn abs(x: f64) -> f64 {
 pub trait ApproxEq {
     /// True if `self` and `other` are equal within `tol`.
     fn approx_eq(&self, other: &Self, tol: Tolerance) -> bool;
+}
+
+impl<T: ApproxEq + ?Sized> ApproxEq for &T {
+    #[inline]
+    fn approx_eq(&self, other: &Self, tol: Tolerance) -> bool {
+        (**self).approx_eq(*other, tol)
+    }
 }
 
 impl ApproxEq for f64 {
@@ -109,70 +118,35 @@ macro_rules! exact_approx_eq {
 }
 
 exact_approx_eq!(
-    bool,
-    char,
-    u8,
-    u16,
-    u32,
-    u64,
-    u128,
-    usize,
-    i8,
-    i16,
-    i32,
-    i64,
-    i128,
-    isize,
-    alloc::string::String,
+    bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, String,
 );
-
-/// Compares each leaf with the next leaf of the other tree.
-struct CompareLeaves<'b, 'o, L> {
-    others: core::slice::Iter<'o, &'b L>,
-    tol: Tolerance,
-    equal: bool,
-}
-
-impl<L: ApproxEq> Visit<'_, L> for CompareLeaves<'_, '_, L> {
-    #[inline]
-    fn leaf(&mut self, leaf: &L) {
-        if self.equal {
-            self.equal = self
-                .others
-                .next()
-                .is_some_and(|other| leaf.approx_eq(other, self.tol));
-        }
-    }
-}
 
 /// True if `a` and `b` have equal structures (TreeDefs: nodes, lengths,
 /// keys, static data) and pairwise close leaves (equinox's `tree_equal`
 /// with `rtol` / `atol`). The trees may be of different types with the same
-/// leaf type; their TreeDefs decide.
+/// leaf type; their TreeDefs decide. Leaves are compared as they are lent
+/// ([`LeafRef`]): `&f32` for scalars, views for arrays.
 ///
 /// ```
-/// use pytree_std::{Std, Tolerance};
+/// use pytree_std::Tolerance;
 /// let a = (1.0f64, vec![2.0, 3.0]);
 /// let b = (1.0f64, vec![2.0, 3.000001]);
-/// assert!(!pytree_core::tree_equal::<Std, _, _>(&a, &b, Tolerance::EXACT));
-/// assert!(pytree_core::tree_equal::<Std, _, _>(&a, &b, Tolerance::new(1e-5, 1e-8)));
-/// assert!(!pytree_core::tree_equal::<Std, _, _>(&a, &(1.0, vec![2.0]), Tolerance::new(1.0, 1.0)));
+/// assert!(!pytree_std::tree_equal(&a, &b, Tolerance::EXACT));
+/// assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(1e-5, 1e-8)));
+/// assert!(!pytree_std::tree_equal(&a, &(1.0, vec![2.0]), Tolerance::new(1.0, 1.0)));
 /// ```
-pub fn tree_equal<Ns, A, B>(a: &A, b: &B, tol: Tolerance) -> bool
+pub fn tree_equal<'a, A, B>(a: &'a A, b: &'a B, tol: Tolerance) -> bool
 where
-    A: Flatten<Ns>,
-    B: Flatten<Ns, Leaf = A::Leaf>,
-    A::Leaf: ApproxEq,
+    A: Flatten<Std>,
+    B: Flatten<Std, Leaf = A::Leaf>,
+    LeafRef<'a, Std, A::Leaf>: ApproxEq,
 {
-    if structure::<Ns, A>(a) != structure::<Ns, B>(b) {
+    if pytree_core::structure::<Std, A>(a) != pytree_core::structure::<Std, B>(b) {
         return false;
     }
-    let others = leaves::<Ns, B>(b);
-    let mut v = CompareLeaves {
-        others: others.iter(),
-        tol,
-        equal: true,
-    };
-    a.visit(&mut v);
-    v.equal && v.others.next().is_none()
+    let (xs, ys) = (
+        pytree_core::leaves::<Std, A>(a),
+        pytree_core::leaves::<Std, B>(b),
+    );
+    xs.len() == ys.len() && xs.iter().zip(&ys).all(|(x, y)| x.approx_eq(y, tol))
 }

@@ -1,0 +1,103 @@
+//! The key paths of a TreeDef's leaves, read from the structure alone
+//! (optree's `PyTreeSpec.paths()`): where leaf `i` sits, without the tree.
+
+use alloc::vec::Vec;
+
+use super::align::ChildKeys;
+use super::{Item, TreeDef, Walker};
+use crate::key_path::{KeyEntry, KeyPath};
+
+/// A node whose children are being named.
+struct Frame {
+    keys: ChildKeys,
+    next: usize,
+    len: usize,
+    /// Length of the path at the node itself.
+    path_len: usize,
+}
+
+impl TreeDef {
+    /// The key path of every leaf, in leaf order (optree's
+    /// `treespec.paths()`), computed from the structure alone. A key path
+    /// built from a TreeDef carries no kind ([`KeyPath::kind`] is
+    /// `"param"`); the paths of a tree's own walk do.
+    ///
+    /// ```
+    /// use pytree_std::PyTree;
+    /// #[derive(PyTree)]
+    /// struct Linear { w: f32, b: Vec<f32> }
+    /// let def = pytree_std::structure(&Linear { w: 0.0, b: vec![0.0, 0.0] });
+    /// let paths: Vec<String> = def.leaf_paths().iter().map(|p| p.to_string()).collect();
+    /// assert_eq!(paths, [".w", ".b[0]", ".b[1]"]);
+    /// ```
+    pub fn leaf_paths(&self) -> Vec<KeyPath> {
+        let mut out = Vec::with_capacity(self.num_leaves().min(1 << 16));
+        self.walk_leaf_paths(|path| {
+            out.push(KeyPath::from_entries(path.to_vec()));
+            true
+        });
+        out
+    }
+
+    /// The key path of leaf `i` (in leaf order), or `None` past the last
+    /// leaf; it stops at that leaf.
+    ///
+    /// ```
+    /// let def = pytree_std::structure(&(1, vec![2, 3]));
+    /// assert_eq!(def.leaf_path(2).map(|p| p.to_string()), Some("[1][1]".to_string()));
+    /// assert_eq!(def.leaf_path(3), None);
+    /// ```
+    pub fn leaf_path(&self, i: usize) -> Option<KeyPath> {
+        let mut seen = 0;
+        let mut found = None;
+        self.walk_leaf_paths(|path| {
+            if seen == i {
+                found = Some(KeyPath::from_entries(path.to_vec()));
+                return false;
+            }
+            seen += 1;
+            true
+        });
+        found
+    }
+
+    /// Calls `f` with the path of each leaf in order, while it returns true.
+    fn walk_leaf_paths(&self, mut f: impl FnMut(&[KeyEntry]) -> bool) {
+        let mut walker = Walker::new(self);
+        let mut path: Vec<KeyEntry> = Vec::new();
+        let mut stack: Vec<Frame> = Vec::new();
+        let mut at_root = true;
+        loop {
+            if !at_root {
+                // Move to the next child of the innermost unfinished node.
+                loop {
+                    let Some(top) = stack.last_mut() else {
+                        return;
+                    };
+                    path.truncate(top.path_len);
+                    if top.next < top.len {
+                        top.keys.push(top.next, &mut path);
+                        top.next += 1;
+                        break;
+                    }
+                    stack.pop();
+                }
+            }
+            at_root = false;
+            match walker.next_item() {
+                None => return,
+                Some(Item::Leaf) => {
+                    if !f(&path) {
+                        return;
+                    }
+                }
+                Some(Item::Node(node, statics)) => stack.push(Frame {
+                    keys: ChildKeys::of(node, statics),
+                    next: 0,
+                    len: node.arity(),
+                    path_len: path.len(),
+                }),
+            }
+        }
+    }
+}
