@@ -186,6 +186,32 @@ impl Error {
         self
     }
 
+    /// The error of a leaf function (`try_map`, `try_zip_mut`, ...),
+    /// kept as [`ErrorKind::LeafFn`]: its message is shown after the path,
+    /// and the function's own error is the [`source`](core::error::Error::source).
+    ///
+    /// ```
+    /// use pytree_std::{Error, KeyEntry};
+    /// let e = Error::leaf_fn("not finite").at(KeyEntry::Field("w"));
+    /// assert_eq!(e.to_string(), "at .w: the function failed: not finite");
+    /// assert_eq!(std::error::Error::source(&e).unwrap().to_string(), "not finite");
+    /// ```
+    #[cold]
+    pub fn leaf_fn(err: impl Into<Box<dyn core::error::Error + Send + Sync + 'static>>) -> Self {
+        Error::new(ErrorKind::LeafFn(LeafFnError::new(err)))
+    }
+
+    /// Places this error under `path` (the error's own path comes after
+    /// it): for errors found at a place known by its whole path.
+    #[must_use]
+    #[cold]
+    pub(crate) fn under(mut self, path: &KeyPath) -> Self {
+        for entry in path.entries().iter().rev() {
+            self = self.at(entry.clone());
+        }
+        self
+    }
+
     /// Records which tree argument (0-based) the error is about.
     ///
     /// ```

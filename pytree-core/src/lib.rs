@@ -26,7 +26,7 @@
 //! - [`KeyPath`], [`KeyEntry`], [`KeyRef`]: places in a tree (module `key_path`).
 //! - [`Error`], [`ErrorKind`] (module `error`).
 //! - [`flatten`], [`unflatten`], [`structure`], [`leaves`], [`map`],
-//!   [`try_map`], [`for_each`], [`for_each_mut`] (module `ops`).
+//!   [`map_into`], [`for_each`], [`for_each_mut`] (module `ops`).
 //! - Key paths: [`flatten_with_path`], [`leaves_with_path`],
 //!   [`map_with_path`], [`for_each_with_path`], [`for_each_mut_with_path`]
 //!   (module `with_path`, on the path tracker of module `path_tracker`).
@@ -62,6 +62,7 @@ extern crate std;
 
 mod at_path;
 mod error;
+mod fallible;
 mod flatten;
 mod fundamental;
 mod graft;
@@ -93,12 +94,13 @@ pub mod __private;
 
 pub use at_path::{get, set, set_subtree, update};
 pub use error::{Error, ErrorKind, LeafFnError};
+pub use fallible::{try_for_each_mut, try_map, try_map_n, try_zip_mut, LeafFnErr};
 pub use flatten::{Flatten, NodeView, Source, Unflatten};
 pub use key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
-pub use multi::{check_same_structure, map_n, zip_mut};
+pub use multi::{check_same_structure, map_n, try_zip_mut_n, zip_mut, zip_mut_n};
 pub use ops::{
-    flatten, for_each, for_each_mut, leaves, leaves_mut, map, structure, try_map, unflatten,
+    flatten, for_each, for_each_mut, leaves, leaves_mut, map, map_into, structure, unflatten,
 };
 pub use partition::{combine, filter, partition, CombineSource};
 pub use prefix::{

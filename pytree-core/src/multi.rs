@@ -7,6 +7,7 @@
 
 use alloc::vec::Vec;
 
+use crate::__private::all_some;
 use crate::error::Error;
 use crate::flatten::Flatten;
 use crate::leaf::{LeafMut, LeafRef};
@@ -33,7 +34,11 @@ pub(crate) fn all_mismatches(
 }
 
 #[cold]
-fn explain<Ns, T: Flatten<Ns>, const N: usize>(first: &T, others: [&T; N], err: Error) -> Error {
+pub(crate) fn explain<Ns, T: Flatten<Ns>, const N: usize>(
+    first: &T,
+    others: [&T; N],
+    err: Error,
+) -> Error {
     let def = structure::<Ns, T>(first);
     let others = others
         .iter()
@@ -101,6 +106,142 @@ where
     }
     tree.zip_mut_prechecked(others, &mut f);
     Ok(())
+}
+
+/// Updates `N` trees in place in one pass, reading `M` more, leaf by leaf:
+/// `f([leaf of each tree in muts], [leaf of each tree in refs])` (an Adam
+/// step updates the parameters and both moments while reading the
+/// gradient). All `N + M` trees are checked against the first before
+/// anything changes (structures, and signatures of array leaves): on a
+/// mismatch nothing changes and the error lists every mismatch (trees are
+/// numbered from 0, `muts` first). `f` gets each leaf for its call only.
+///
+/// ```
+/// use pytree_std::Std;
+/// let (mut p, mut m) = (vec![1.0f32, 2.0], vec![0.0f32, 0.0]);
+/// let g = vec![0.5f32, 1.0];
+/// pytree_core::zip_mut_n::<Std, _, 2, 1, _>([&mut p, &mut m], [&g], |[p, m], [g]| {
+///     *m = 0.9 * *m + 0.1 * g;
+///     *p -= *m;
+/// })?;
+/// assert_eq!((p, m), (vec![0.95, 1.9], vec![0.05, 0.1]));
+/// let short = vec![1.0f32];
+/// let err = pytree_core::zip_mut_n::<Std, _, 1, 1, _>([&mut vec![0.0f32, 0.0]], [&short], |_, _| {})
+///     .unwrap_err();
+/// assert_eq!(err.to_string(), "tree 1 at <root>: sequence length mismatch: expected 2, found 1");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn zip_mut_n<Ns, T, const N: usize, const M: usize, F>(
+    muts: [&mut T; N],
+    refs: [&T; M],
+    mut f: F,
+) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    F: for<'x> FnMut([LeafMut<'x, Ns, T::Leaf>; N], [LeafRef<'x, Ns, T::Leaf>; M]),
+{
+    try_zip_mut_n::<Ns, T, N, M, core::convert::Infallible, _>(muts, refs, |ms, rs| {
+        f(ms, rs);
+        Ok(())
+    })
+}
+
+/// The fallible [`zip_mut_n`]: the first error of `f` stops the pass and
+/// names its leaf's path. After an error, the leaves before the failing one
+/// are updated (in every tree of `muts`), the failing ones are as `f` left
+/// them, and the rest are untouched.
+///
+/// ```
+/// use pytree_std::Std;
+/// let (mut p, mut v) = (vec![1.0f64, 2.0], vec![0.0f64, 0.0]);
+/// let err = pytree_core::try_zip_mut_n::<Std, _, 2, 1, _, _>(
+///     [&mut p, &mut v],
+///     [&vec![4.0f64, -1.0]],
+///     |[p, v], [g]| {
+///         *v += g;
+///         *p -= v.sqrt();
+///         if p.is_nan() { Err("NaN") } else { Ok(()) }
+///     },
+/// )
+/// .unwrap_err();
+/// assert_eq!(err.to_string(), "at [1]: the function failed: NaN");
+/// assert_eq!(p[0], -1.0);
+/// ```
+pub fn try_zip_mut_n<Ns, T, const N: usize, const M: usize, E, F>(
+    mut muts: [&mut T; N],
+    refs: [&T; M],
+    mut f: F,
+) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    E: crate::fallible::LeafFnErr,
+    F: for<'x> FnMut([LeafMut<'x, Ns, T::Leaf>; N], [LeafRef<'x, Ns, T::Leaf>; M]) -> Result<(), E>,
+{
+    check_all::<Ns, T>(
+        muts.iter()
+            .map(|t| &**t)
+            .chain(refs.iter().copied())
+            .collect(),
+    )?;
+    let mut failed: Option<(usize, E)> = None;
+    {
+        let mut ms = muts
+            .each_mut()
+            .map(|t| crate::ops::leaves_mut::<Ns, T>(t).into_iter());
+        let mut rs = refs.map(|t| crate::ops::leaves::<Ns, T>(t).into_iter());
+        let mut i = 0;
+        loop {
+            let (Some(m), Some(r)) = (
+                all_some(ms.each_mut().map(Iterator::next)),
+                all_some(rs.each_mut().map(Iterator::next)),
+            ) else {
+                break;
+            };
+            if let Err(e) = f(m, r) {
+                failed = Some((i, e));
+                break;
+            }
+            i += 1;
+        }
+    }
+    let Some((i, e)) = failed else {
+        return Ok(());
+    };
+    let def = match (muts.first(), refs.first()) {
+        (Some(t), _) => structure::<Ns, T>(&**t),
+        (None, Some(t)) => structure::<Ns, T>(*t),
+        (None, None) => crate::TreeDef::leaf(),
+    };
+    let err = Error::leaf_fn(e);
+    Err(match def.leaf_path(i) {
+        Some(path) => err.under(&path),
+        None => err,
+    })
+}
+
+/// Checks every tree against the first (as `zip_check` does, signatures of
+/// array leaves included); on failure lists every mismatch, trees numbered
+/// from 0.
+fn check_all<Ns, T: Flatten<Ns>>(trees: Vec<&T>) -> Result<(), Error> {
+    let Some((first, rest)) = trees.split_first() else {
+        return Ok(());
+    };
+    for (j, other) in rest.iter().enumerate() {
+        if let Err(e) = first.zip_check([*other]) {
+            return Err(explain_all::<Ns, T>(first, rest, e.with_tree(Some(j + 1))));
+        }
+    }
+    Ok(())
+}
+
+#[cold]
+fn explain_all<Ns, T: Flatten<Ns>>(first: &T, rest: &[&T], err: Error) -> Error {
+    let def = structure::<Ns, T>(first);
+    let others = rest
+        .iter()
+        .enumerate()
+        .map(|(j, o)| (j + 1, structure::<Ns, T>(*o)));
+    all_mismatches(&def, others, err)
 }
 
 /// Checks that two trees (of any types) have the same structure, and

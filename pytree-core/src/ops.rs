@@ -1,5 +1,5 @@
 //! The basic operations, generic over the namespace `Ns`: flatten,
-//! unflatten, structure, leaves, map, try_map, for_each, for_each_mut.
+//! unflatten, structure, leaves, map, map_into, for_each, for_each_mut.
 //! `pytree_std` re-exports them with `Ns` fixed to `Std`.
 
 use alloc::vec::Vec;
@@ -298,10 +298,10 @@ pub fn map<Ns, T: Flatten<Ns>, F: FnMut(T::Leaf) -> T::Leaf>(tree: T, mut f: F) 
 /// the TreeDef, so a `U` of another shape is an error, not a wrong value.
 ///
 /// ```
-/// let t: (f64, Vec<f64>) = pytree_core::try_map::<pytree_std::Std, _, _, _>((1.5f32, vec![2.5f32]), f64::from).unwrap();
+/// let t: (f64, Vec<f64>) = pytree_core::map_into::<pytree_std::Std, _, _, _>((1.5f32, vec![2.5f32]), f64::from).unwrap();
 /// assert_eq!(t, (1.5, vec![2.5]));
 /// ```
-pub fn try_map<Ns, T, U, F>(tree: T, f: F) -> Result<U, Error>
+pub fn map_into<Ns, T, U, F>(tree: T, f: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
     U: Unflatten<Ns>,

@@ -6,7 +6,7 @@
 //!
 //! `Option` is a node, not a leaf, so a `U` is built from a TreeDef that has
 //! an extra `Some`/`None` node at every leaf of `T` and is unflattened as
-//! `try_map` does: a `U` of another shape is an error naming the path.
+//! `map_into` does: a `U` of another shape is an error naming the path.
 //! `combine` goes the other way, driven by `T`: where `T` wants a leaf, a
 //! [`CombineSource`] reads one `Some`/`None` from every part and takes the
 //! leaf of the one part that holds it; everywhere else the parts must agree
@@ -127,7 +127,7 @@ where
 /// knows the leaf's kind ([`KeyPath::kind`]), so PAX's split of parameters
 /// and state is `partition(tree, |path, _| path.kind() == "param")`.
 ///
-/// `U` is checked through the TreeDef (as [`try_map`](crate::try_map)):
+/// `U` is checked through the TreeDef (as [`map_into`](crate::map_into)):
 /// a `U` that is not `T`'s structure with `Option` leaves is an error naming
 /// the path.
 ///

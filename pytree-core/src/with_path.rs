@@ -168,7 +168,7 @@ pub fn leaves_with_path<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<(KeyPath, LeafRef<'
 
 /// Applies `f(path, leaf)` to every leaf and rebuilds the result as a `U`
 /// (JAX's `tree_map_with_path`); the leaf type may change, and `U` is
-/// checked through the TreeDef as in [`try_map`](crate::try_map). No path is
+/// checked through the TreeDef as in [`map_into`](crate::map_into). No path is
 /// cloned.
 ///
 /// ```

@@ -38,7 +38,7 @@
 //! - `#[derive(PyTree)]` (re-exported from `pytree-derive`; see its docs
 //!   for the attributes).
 //! - The operations with the namespace fixed to `Std`: [`flatten`],
-//!   [`unflatten`], [`structure`], [`leaves`], [`map`], [`try_map`],
+//!   [`unflatten`], [`structure`], [`leaves`], [`map`], [`map_into`],
 //!   [`map2`], [`map_n`], [`zip_mut`], [`for_each`], [`for_each_mut`]
 //!   (module `ops`); [`check_same_structure`] (module `multi`).
 //! - Key paths: [`flatten_with_path`], [`leaves_with_path`],
@@ -89,17 +89,18 @@ pub use at_path::{get, set, set_subtree, update};
 pub use multi::check_same_structure;
 pub use namespace::{PyTree, Std};
 pub use ops::{
-    flatten, for_each, for_each_mut, leaves, leaves_mut, map, map2, map_n, structure, try_map,
-    unflatten, zip_mut,
+    flatten, for_each, for_each_mut, leaves, leaves_mut, map, map2, map_into, map_n, structure,
+    try_for_each_mut, try_map, try_map2, try_map_n, try_zip_mut, try_zip_mut_n, unflatten, zip_mut,
+    zip_mut_n,
 };
 pub use partition::{combine, combine_n, filter, partition};
 pub use prefix::{broadcast, broadcast_prefix, flatten_up_to, map_prefix, map_with_prefix};
 pub use pytree_core::CombineSource;
 pub use pytree_core::{
     impl_leaf, DType, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
-    KeyEntry, KeyPath, KeyRef, Leaf, LeafFnError, LeafMut, LeafRef, NodeKind, NodeRef, NodeView,
-    PlainLeaf, Schema, Signature, Sink, Source, Static, StaticValue, TreeDef, TreeDefBuilder,
-    Unflatten, Visit, VisitMut,
+    KeyEntry, KeyPath, KeyRef, Leaf, LeafFnErr, LeafFnError, LeafMut, LeafRef, NodeKind, NodeRef,
+    NodeView, PlainLeaf, Schema, Signature, Sink, Source, Static, StaticValue, TreeDef,
+    TreeDefBuilder, Unflatten, Visit, VisitMut,
 };
 pub use pytree_core::{mode, Subtree};
 pub use pytree_derive::PyTree;

@@ -1,7 +1,7 @@
 //! The operations with the namespace fixed to [`Std`], named after
 //! `jax.tree`: no turbofish, no namespace in sight.
 
-use pytree_core::{Error, Flatten, LeafMut, LeafRef, TreeDef, Unflatten};
+use pytree_core::{Error, Flatten, LeafFnErr, LeafMut, LeafRef, TreeDef, Unflatten};
 
 use crate::Std;
 
@@ -85,15 +85,15 @@ pub fn map<T: Flatten<Std>>(tree: T, f: impl FnMut(T::Leaf) -> T::Leaf) -> T {
 /// checked through the TreeDef.
 ///
 /// ```
-/// let t: Vec<f64> = pytree_std::try_map(vec![1.0f32], f64::from)?;
+/// let t: Vec<f64> = pytree_std::map_into(vec![1.0f32], f64::from)?;
 /// assert_eq!(t, [1.0]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn try_map<T: Flatten<Std>, U: Unflatten<Std>>(
+pub fn map_into<T: Flatten<Std>, U: Unflatten<Std>>(
     tree: T,
     f: impl FnMut(T::Leaf) -> U::Leaf,
 ) -> Result<U, Error> {
-    pytree_core::try_map::<Std, T, U, _>(tree, f)
+    pytree_core::map_into::<Std, T, U, _>(tree, f)
 }
 
 /// Combines two trees of the same type leaf by leaf (JAX's
@@ -182,4 +182,169 @@ pub fn for_each_mut<'a, T: Flatten<Std>>(
     f: impl FnMut(LeafMut<'a, Std, T::Leaf>),
 ) {
     pytree_core::for_each_mut::<Std, T, _>(tree, f)
+}
+
+/// Applies a fallible `f` to every leaf and rebuilds a `U` (whose leaf type
+/// may differ). The first error of `f` comes back at its leaf's path, with
+/// `f`'s error as the [`source`](std::error::Error::source); a `U` of
+/// another structure is an error as in [`map_into`].
+///
+/// ```
+/// let t: (u8, Vec<u8>) = pytree_std::try_map((1i32, vec![2i32]), u8::try_from)?;
+/// assert_eq!(t, (1, vec![2]));
+/// let err = pytree_std::try_map::<_, (u8, Vec<u8>), _>((1i32, vec![300i32]), u8::try_from).unwrap_err();
+/// assert_eq!(err.to_string(), "at [1][0]: the function failed: out of range integral type conversion attempted");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn try_map<T: Flatten<Std>, U: Unflatten<Std>, E: LeafFnErr>(
+    tree: T,
+    f: impl FnMut(T::Leaf) -> Result<U::Leaf, E>,
+) -> Result<U, Error> {
+    pytree_core::try_map::<Std, T, U, E, _>(tree, f)
+}
+
+/// Combines two trees of the same type leaf by leaf with a fallible `f`
+/// (for leaf operations that return `Result`, as candle's do). Structures
+/// and array signatures are checked first; the first error of `f` comes
+/// back at its leaf's path. The result is rebuilt through the TreeDef, so
+/// an array of another rank in a rank-typed field is an error, not a
+/// panic.
+///
+/// ```
+/// let div = |a: &i32, b: &i32| a.checked_div(*b).ok_or("division by zero");
+/// assert_eq!(pytree_std::try_map2(&(6i32, vec![8i32]), &(3, vec![2]), div)?, (2, vec![4]));
+/// let err = pytree_std::try_map2(&(6i32, vec![8i32]), &(3, vec![0]), div).unwrap_err();
+/// assert_eq!(err.to_string(), "at [1][0]: the function failed: division by zero");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn try_map2<T: Unflatten<Std>, E: LeafFnErr>(
+    a: &T,
+    b: &T,
+    mut f: impl for<'x> FnMut(
+        LeafRef<'x, Std, T::Leaf>,
+        LeafRef<'x, Std, T::Leaf>,
+    ) -> Result<T::Leaf, E>,
+) -> Result<T, Error> {
+    pytree_core::try_map_n::<Std, T, 1, E, _>(a, [b], |x, [y]| f(x, y))
+}
+
+/// [`map_n`] with a fallible `f`: checked as [`try_map2`] is.
+///
+/// ```
+/// let t = pytree_std::try_map_n(&vec![1u8, 2], [&vec![3u8, 4], &vec![5u8, 250]], |a, [b, c]| {
+///     a.checked_add(*b).and_then(|s| s.checked_add(*c)).ok_or("overflow")
+/// });
+/// assert_eq!(t.unwrap_err().to_string(), "at [1]: the function failed: overflow");
+/// ```
+pub fn try_map_n<T: Unflatten<Std>, const N: usize, E: LeafFnErr>(
+    first: &T,
+    others: [&T; N],
+    f: impl for<'x> FnMut(
+        LeafRef<'x, Std, T::Leaf>,
+        [LeafRef<'x, Std, T::Leaf>; N],
+    ) -> Result<T::Leaf, E>,
+) -> Result<T, Error> {
+    pytree_core::try_map_n::<Std, T, N, E, _>(first, others, f)
+}
+
+/// [`zip_mut`] with a fallible `f`. Structures and array signatures are
+/// checked before the first update (on a mismatch nothing changes). If `f`
+/// fails, the leaves before the failing one are updated, the failing leaf
+/// is as `f` left it, the rest are untouched, and the error names the
+/// failing leaf's path.
+///
+/// ```
+/// let mut p = vec![1.0f64, 2.0, 3.0];
+/// let g = vec![0.5f64, f64::NAN, 0.5];
+/// let err = pytree_std::try_zip_mut(&mut p, [&g], |p, [g]| {
+///     if g.is_nan() { return Err("NaN gradient"); }
+///     *p -= g;
+///     Ok(())
+/// })
+/// .unwrap_err();
+/// assert_eq!(err.to_string(), "at [1]: the function failed: NaN gradient");
+/// assert_eq!(p, [0.5, 2.0, 3.0]);
+/// ```
+pub fn try_zip_mut<T: Flatten<Std>, const N: usize, E: LeafFnErr>(
+    tree: &mut T,
+    others: [&T; N],
+    f: impl for<'x> FnMut(LeafMut<'x, Std, T::Leaf>, [LeafRef<'x, Std, T::Leaf>; N]) -> Result<(), E>,
+) -> Result<(), Error> {
+    pytree_core::try_zip_mut::<Std, T, N, E, _>(tree, others, f)
+}
+
+/// [`for_each_mut`] with a fallible `f`, stopping at its first error,
+/// which names the leaf's path. After an error, the leaves before the
+/// failing one are updated, the failing leaf is as `f` left it, the rest
+/// are untouched.
+///
+/// ```
+/// let mut t = (1u8, vec![200u8, 3]);
+/// let err = pytree_std::try_for_each_mut(&mut t, |x| {
+///     *x = x.checked_mul(2).ok_or("overflow")?;
+///     Ok::<(), &str>(())
+/// })
+/// .unwrap_err();
+/// assert_eq!(err.to_string(), "at [1][0]: the function failed: overflow");
+/// assert_eq!(t, (2, vec![200, 3]));
+/// ```
+pub fn try_for_each_mut<T: Flatten<Std>, E: LeafFnErr>(
+    tree: &mut T,
+    f: impl for<'x> FnMut(LeafMut<'x, Std, T::Leaf>) -> Result<(), E>,
+) -> Result<(), Error> {
+    pytree_core::try_for_each_mut::<Std, T, E, _>(tree, f)
+}
+
+/// Updates `N` trees in place in one pass while reading `M` more, leaf by
+/// leaf: `f([leaf of each mutable tree], [leaf of each other tree])`, as
+/// an optimizer updates parameters and moments from a gradient. Every
+/// tree is checked against the first before anything changes (structures
+/// and array signatures; trees numbered from 0, mutable ones first).
+///
+/// ```
+/// use pytree_std::PyTree;
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Linear { w: f32, b: f32 }
+/// let mut params = Linear { w: 1.0, b: 1.0 };
+/// let mut velocity = Linear { w: 0.0, b: 0.0 };
+/// let grads = Linear { w: 1.0, b: -1.0 };
+/// pytree_std::zip_mut_n([&mut params, &mut velocity], [&grads], |[p, v], [g]| {
+///     *v = 0.9 * *v + g;
+///     *p -= 0.1 * *v;
+/// })?;
+/// assert_eq!(params, Linear { w: 0.9, b: 1.1 });
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn zip_mut_n<T: Flatten<Std>, const N: usize, const M: usize>(
+    muts: [&mut T; N],
+    refs: [&T; M],
+    f: impl for<'x> FnMut([LeafMut<'x, Std, T::Leaf>; N], [LeafRef<'x, Std, T::Leaf>; M]),
+) -> Result<(), Error> {
+    pytree_core::zip_mut_n::<Std, T, N, M, _>(muts, refs, f)
+}
+
+/// [`zip_mut_n`] with a fallible `f`: the first error stops the pass and
+/// names its leaf's path; the leaves before it are updated in every
+/// mutable tree, the failing ones are as `f` left them, the rest are
+/// untouched.
+///
+/// ```
+/// let (mut p, mut v) = (vec![1.0f64, 2.0], vec![0.0f64, 0.0]);
+/// let err = pytree_std::try_zip_mut_n([&mut p, &mut v], [&vec![4.0f64, -1.0]], |[p, v], [g]| {
+///     *v += g;
+///     *p -= v.sqrt();
+///     if p.is_nan() { Err("NaN") } else { Ok(()) }
+/// })
+/// .unwrap_err();
+/// assert_eq!(err.to_string(), "at [1]: the function failed: NaN");
+/// ```
+pub fn try_zip_mut_n<T: Flatten<Std>, const N: usize, const M: usize, E: LeafFnErr>(
+    muts: [&mut T; N],
+    refs: [&T; M],
+    f: impl for<'x> FnMut(
+        [LeafMut<'x, Std, T::Leaf>; N],
+        [LeafRef<'x, Std, T::Leaf>; M],
+    ) -> Result<(), E>,
+) -> Result<(), Error> {
+    pytree_core::try_zip_mut_n::<Std, T, N, M, E, _>(muts, refs, f)
 }

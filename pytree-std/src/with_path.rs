@@ -40,7 +40,7 @@ pub fn leaves_with_path<T: Flatten<Std>>(tree: &T) -> Vec<(KeyPath, LeafRef<'_, 
 
 /// Applies `f(path, leaf)` to every leaf and rebuilds a `U` (JAX's
 /// `tree_map_with_path`); the leaf type may change, checked through the
-/// TreeDef as in [`try_map`](crate::try_map).
+/// TreeDef as in [`map_into`](crate::map_into).
 ///
 /// ```
 /// use pytree_std::KeyPath;

@@ -1,0 +1,205 @@
+//! Operations whose leaf function can fail (`try_map`, `try_map_n`,
+//! `try_zip_mut`, `try_for_each_mut`): the function returns
+//! `Result<_, E>` (a candle operation, a check), and its first error comes
+//! back as an [`Error`] of kind [`LeafFn`](crate::ErrorKind::LeafFn) at the
+//! key path of the leaf that failed, with `E` as its source.
+//!
+//! The functions take leaves lent for the call only (`for<'x> FnMut(..)`),
+//! so that the tree is free again to name the failing leaf's path.
+//!
+//! What an in-place form leaves behind after an error: the leaves before
+//! the failing one (in pre-order) are updated, the failing leaf is as the
+//! function left it, and the leaves after it are untouched. Operations
+//! that build a new tree drop what they built.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::flatten::{Flatten, Unflatten};
+use crate::leaf::{LeafMut, LeafRef};
+use crate::multi::explain;
+use crate::ops::{flatten, leaves, structure, unflatten};
+
+/// What a leaf function's error may be: anything that converts into a boxed
+/// error (an error type, a `String`, an `&str`).
+pub trait LeafFnErr: Into<Box<dyn core::error::Error + Send + Sync + 'static>> {}
+impl<E: Into<Box<dyn core::error::Error + Send + Sync + 'static>>> LeafFnErr for E {}
+
+/// The error of the function at leaf `i` of a tree of structure `def`.
+#[cold]
+fn failed_at(def: &crate::TreeDef, i: usize, err: impl LeafFnErr) -> Error {
+    let err = Error::leaf_fn(err);
+    match def.leaf_path(i) {
+        Some(path) => err.under(&path),
+        None => err,
+    }
+}
+
+/// Applies a fallible `f` to every leaf and rebuilds the result as a `U`
+/// (whose leaf type may differ); the first error of `f` is returned at its
+/// leaf's path, and a `U` of another structure is an error as in
+/// [`map_into`](crate::map_into).
+///
+/// ```
+/// use pytree_std::Std;
+/// let t: (u8, Vec<u8>) = pytree_core::try_map::<Std, _, _, _, _>((1i32, vec![2i32]), u8::try_from)?;
+/// assert_eq!(t, (1, vec![2]));
+/// let err = pytree_core::try_map::<Std, _, (u8, Vec<u8>), _, _>((1i32, vec![-2i32]), u8::try_from)
+///     .unwrap_err();
+/// assert_eq!(err.to_string(), "at [1][0]: the function failed: out of range integral type conversion attempted");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn try_map<Ns, T, U, E, F>(tree: T, mut f: F) -> Result<U, Error>
+where
+    T: Flatten<Ns>,
+    U: Unflatten<Ns>,
+    E: LeafFnErr,
+    F: FnMut(T::Leaf) -> Result<U::Leaf, E>,
+{
+    let (leaves, def) = flatten::<Ns, T>(tree);
+    let mut out = Vec::with_capacity(leaves.len());
+    for (i, leaf) in leaves.into_iter().enumerate() {
+        match f(leaf) {
+            Ok(x) => out.push(x),
+            Err(e) => return Err(failed_at(&def, i, e)),
+        }
+    }
+    unflatten::<Ns, U, _>(&def, out)
+}
+
+/// Combines `first` with `N` more trees of its type leaf by leaf with a
+/// fallible `f` (the fallible [`map_n`](crate::map_n)): structures and
+/// array signatures are checked first (every mismatch listed), then the
+/// first error of `f` is returned at its leaf's path. The result is
+/// rebuilt from `first`'s TreeDef, so an array of another rank in a
+/// rank-typed field is an error too, never a panic.
+///
+/// ```
+/// use pytree_std::Std;
+/// let safe_div = |a: &i32, [b]: [&i32; 1]| a.checked_div(*b).ok_or("division by zero");
+/// let q = pytree_core::try_map_n::<Std, _, 1, _, _>(&(6i32, vec![8i32]), [&(3, vec![2])], safe_div)?;
+/// assert_eq!(q, (2, vec![4]));
+/// let err = pytree_core::try_map_n::<Std, _, 1, _, _>(&(6i32, vec![8i32]), [&(3, vec![0])], safe_div)
+///     .unwrap_err();
+/// assert_eq!(err.to_string(), "at [1][0]: the function failed: division by zero");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn try_map_n<Ns, T, const N: usize, E, F>(
+    first: &T,
+    others: [&T; N],
+    mut f: F,
+) -> Result<T, Error>
+where
+    T: Unflatten<Ns>,
+    E: LeafFnErr,
+    F: for<'x> FnMut(LeafRef<'x, Ns, T::Leaf>, [LeafRef<'x, Ns, T::Leaf>; N]) -> Result<T::Leaf, E>,
+{
+    if let Err(e) = first.zip_check(others) {
+        return Err(explain::<Ns, T, N>(first, others, e));
+    }
+    let def = structure::<Ns, T>(first);
+    let mut mine = leaves::<Ns, T>(first).into_iter();
+    let mut theirs = others.map(|o| leaves::<Ns, T>(o).into_iter());
+    let mut out = Vec::with_capacity(def.num_leaves());
+    let mut i = 0;
+    while let Some(x) = mine.next() {
+        let Some(ys) = crate::__private::all_some(theirs.each_mut().map(Iterator::next)) else {
+            return Err(Error::custom("the trees have different numbers of leaves"));
+        };
+        match f(x, ys) {
+            Ok(y) => out.push(y),
+            Err(e) => return Err(failed_at(&def, i, e)),
+        }
+        i += 1;
+    }
+    unflatten::<Ns, T, _>(&def, out)
+}
+
+/// Updates `tree` in place from `N` other trees of its type with a
+/// fallible `f` (the fallible [`zip_mut`](crate::zip_mut)). Structures and
+/// array signatures are checked before the first update (on a mismatch
+/// nothing changes). If `f` fails, the leaves before the failing one are
+/// updated, the failing leaf is as `f` left it, the rest are untouched,
+/// and the error names the failing leaf's path.
+///
+/// ```
+/// use pytree_std::Std;
+/// let mut p = vec![1.0f64, 2.0, 3.0];
+/// let g = vec![0.5f64, f64::NAN, 0.5];
+/// let step = |p: &mut f64, [g]: [&f64; 1]| {
+///     if g.is_nan() { return Err("NaN gradient"); }
+///     *p -= g;
+///     Ok(())
+/// };
+/// let err = pytree_core::try_zip_mut::<Std, _, 1, _, _>(&mut p, [&g], step).unwrap_err();
+/// assert_eq!(err.to_string(), "at [1]: the function failed: NaN gradient");
+/// assert_eq!(p, [0.5, 2.0, 3.0]); // updated up to the failing leaf
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn try_zip_mut<Ns, T, const N: usize, E, F>(
+    tree: &mut T,
+    others: [&T; N],
+    mut f: F,
+) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    E: LeafFnErr,
+    F: for<'x> FnMut(LeafMut<'x, Ns, T::Leaf>, [LeafRef<'x, Ns, T::Leaf>; N]) -> Result<(), E>,
+{
+    if let Err(e) = tree.zip_check(others) {
+        return Err(explain::<Ns, T, N>(tree, others, e));
+    }
+    let mut failed: Option<(usize, E)> = None;
+    let mut i = 0;
+    tree.zip_mut_prechecked(others, &mut |x, ys| {
+        if failed.is_none() {
+            if let Err(e) = f(x, ys) {
+                failed = Some((i, e));
+            }
+            i += 1;
+        }
+    });
+    match failed {
+        None => Ok(()),
+        Some((i, e)) => Err(failed_at(&structure::<Ns, T>(tree), i, e)),
+    }
+}
+
+/// Calls a fallible `f` on every leaf by mutable reference, in pre-order,
+/// stopping at the first error, which names the leaf's path. After an
+/// error, the leaves before the failing one are updated, the failing leaf
+/// is as `f` left it, the rest are untouched.
+///
+/// ```
+/// use pytree_std::Std;
+/// let mut t = (1u8, vec![200u8, 3]);
+/// let err = pytree_core::try_for_each_mut::<Std, _, _, _>(&mut t, |x: &mut u8| {
+///     *x = x.checked_mul(2).ok_or("overflow")?;
+///     Ok::<(), &str>(())
+/// })
+/// .unwrap_err();
+/// assert_eq!(err.to_string(), "at [1][0]: the function failed: overflow");
+/// assert_eq!(t, (2, vec![200, 3]));
+/// ```
+pub fn try_for_each_mut<Ns, T, E, F>(tree: &mut T, mut f: F) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    E: LeafFnErr,
+    F: for<'x> FnMut(LeafMut<'x, Ns, T::Leaf>) -> Result<(), E>,
+{
+    let mut failed: Option<(usize, E)> = None;
+    let mut i = 0;
+    crate::ops::for_each_mut::<Ns, T, _>(&mut *tree, |x| {
+        if failed.is_none() {
+            if let Err(e) = f(x) {
+                failed = Some((i, e));
+            }
+            i += 1;
+        }
+    });
+    match failed {
+        None => Ok(()),
+        Some((i, e)) => Err(failed_at(&structure::<Ns, T>(tree), i, e)),
+    }
+}
