@@ -99,11 +99,9 @@ where
         return Err(explain::<Ns, T, N>(first, others, e));
     }
     let def = structure::<Ns, T>(first);
-    let mut mine = leaves::<Ns, T>(first).into_iter();
     let mut theirs = others.map(|o| leaves::<Ns, T>(o).into_iter());
     let mut out = Vec::with_capacity(def.num_leaves());
-    let mut i = 0;
-    while let Some(x) = mine.next() {
+    for (i, x) in leaves::<Ns, T>(first).into_iter().enumerate() {
         let Some(ys) = crate::__private::all_some(theirs.each_mut().map(Iterator::next)) else {
             return Err(Error::custom("the trees have different numbers of leaves"));
         };
@@ -111,7 +109,6 @@ where
             Ok(y) => out.push(y),
             Err(e) => return Err(failed_at(&def, i, e)),
         }
-        i += 1;
     }
     unflatten::<Ns, T, _>(&def, out)
 }
