@@ -12,6 +12,7 @@ use crate::signature::{DType, Signature};
 use crate::static_data::Static;
 use crate::visit::{Sink, Visit, VisitMut};
 
+pub use crate::multi::check_all;
 pub use crate::stack::ensure_stack;
 
 /// How generated code reaches a data field: every call on a field goes

@@ -222,7 +222,7 @@ where
 /// Checks every tree against the first (as `zip_check` does, signatures of
 /// array leaves included); on failure lists every mismatch, trees numbered
 /// from 0.
-fn check_all<Ns, T: Flatten<Ns>>(trees: Vec<&T>) -> Result<(), Error> {
+pub fn check_all<Ns, T: Flatten<Ns>>(trees: Vec<&T>) -> Result<(), Error> {
     let Some((first, rest)) = trees.split_first() else {
         return Ok(());
     };

@@ -55,6 +55,9 @@
 //!   [`mode`]s, `missing` and `inherit` (module `treelize`).
 //! - Transposes: [`stack`], [`unstack`], [`zip`], [`unzip`], [`rise`],
 //!   [`transpose`] (module `transpose`).
+//! - With the `rayon` feature: [`par_for_each_mut`], [`par_zip_mut`],
+//!   [`par_zip_mut_n`], [`try_par_zip_mut_n`], [`par_map`], leaves split
+//!   across threads by element count (module `parallel`).
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
 //!   `HashMap`, `Option`, `Rc`, `Arc` and the primitive leaf types
 //!   (module `impls`).
@@ -74,6 +77,8 @@ mod impls;
 mod multi;
 mod namespace;
 mod ops;
+#[cfg(feature = "rayon")]
+mod parallel;
 mod partition;
 mod prefix;
 mod reduce;
@@ -93,6 +98,8 @@ pub use ops::{
     try_for_each_mut, try_map, try_map2, try_map_n, try_zip_mut, try_zip_mut_n, unflatten, zip_mut,
     zip_mut_n,
 };
+#[cfg(feature = "rayon")]
+pub use parallel::{par_for_each_mut, par_map, par_zip_mut, par_zip_mut_n, try_par_zip_mut_n};
 pub use partition::{combine, combine_n, filter, partition};
 pub use prefix::{broadcast, broadcast_prefix, flatten_up_to, map_prefix, map_with_prefix};
 pub use pytree_core::CombineSource;
