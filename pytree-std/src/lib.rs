@@ -55,6 +55,9 @@
 //!   [`mode`]s, `missing` and `inherit` (module `treelize`).
 //! - Transposes: [`stack`], [`unstack`], [`zip`], [`unzip`], [`rise`],
 //!   [`transpose`] (module `transpose`).
+//! - What a tree of tensors holds: [`signatures`] (a [`Tree`] of each
+//!   leaf's dtype and shape) and [`summary`] (a table of leaves and
+//!   subtrees with element and byte counts) (module `summary`).
 //! - With the `rayon` feature: [`par_for_each_mut`], [`par_zip_mut`],
 //!   [`par_zip_mut_n`], [`try_par_zip_mut_n`], [`par_map`], leaves split
 //!   across threads by element count (module `parallel`).
@@ -84,6 +87,7 @@ mod prefix;
 mod reduce;
 #[cfg(feature = "serde")]
 pub mod serialized;
+mod summary;
 mod transpose;
 pub mod tree;
 mod tree_equal;
@@ -112,6 +116,7 @@ pub use pytree_core::{
 pub use pytree_core::{mode, Subtree};
 pub use pytree_derive::PyTree;
 pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
+pub use summary::{signatures, summary, Summary, SummaryRow};
 pub use transpose::{rise, stack, transpose, unstack, unzip, zip};
 pub use tree::Tree;
 pub use tree_equal::{tree_equal, ApproxEq, Tolerance};

@@ -43,4 +43,7 @@ lent_by_reference!(
     <K, V> std::collections::BTreeMap<K, V>,
     <K, V> std::collections::HashMap<K, V>,
     <L> crate::Tree<L>,
+    <> pytree_core::Signature,
+    <> pytree_core::DType,
+    <> pytree_core::KeyPath,
 );
