@@ -58,6 +58,8 @@
 //! - What a tree of tensors holds: [`signatures`] (a [`Tree`] of each
 //!   leaf's dtype and shape) and [`summary`] (a table of leaves and
 //!   subtrees with element and byte counts) (module `summary`).
+//! - [`ravel`] / [`Unravel`]: the leaves laid end to end in one flat
+//!   buffer and back (JAX's `ravel_pytree`; module `ravel`).
 //! - With the `rayon` feature: [`par_for_each_mut`], [`par_zip_mut`],
 //!   [`par_zip_mut_n`], [`try_par_zip_mut_n`], [`par_map`], leaves split
 //!   across threads by element count (module `parallel`).
@@ -84,6 +86,7 @@ mod ops;
 mod parallel;
 mod partition;
 mod prefix;
+mod ravel;
 mod reduce;
 #[cfg(feature = "serde")]
 pub mod serialized;
@@ -115,6 +118,7 @@ pub use pytree_core::{
 };
 pub use pytree_core::{mode, Subtree};
 pub use pytree_derive::PyTree;
+pub use ravel::{ravel, Ravel, Unravel};
 pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
 pub use summary::{signatures, summary, Summary, SummaryRow};
 pub use transpose::{rise, stack, transpose, unstack, unzip, zip};
