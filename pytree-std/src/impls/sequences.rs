@@ -5,208 +5,248 @@
 //! Typed recursion may pass through a `Vec` (`children: Vec<Node>`), so its
 //! methods run inside `ensure_stack` (see pytree-core's module `stack`).
 
-use std::collections::VecDeque;
+/// The impls for namespace `$ns` (expanded once for `Std`, and by
+/// [`std_containers!`](crate::std_containers) for a user namespace).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __pytree_sequences {
+    ($ns:ty) => {
+        const _: () = {
+            use ::std::collections::VecDeque;
+            #[allow(unused_imports)]
+            use $crate::__private::{
+                all_some, check_lengths, ensure_stack, zip_elements_check, zip_slices_check,
+                zip_slices_mut_prechecked, zip_slices_prechecked,
+            };
+            #[allow(unused_imports)]
+            use $crate::{
+                Error, ErrorKind, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink,
+                Source, Static, StaticValue, Unflatten, Visit, VisitMut,
+            };
+            /// The namespace these impls are for.
+            type Std = $ns;
 
-use pytree_core::__private::{
-    check_lengths, ensure_stack, zip_elements_check, zip_slices_check, zip_slices_mut_prechecked,
-    zip_slices_prechecked,
-};
-use pytree_core::{
-    Error, ErrorKind, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink, Source,
-    Unflatten, Visit, VisitMut,
-};
+            impl<T: Flatten<Std>> Flatten<Std> for Vec<T> {
+                type Leaf = T::Leaf;
 
-use crate::Std;
+                #[inline]
+                fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+                    sink.node(NodeRef::Seq(self.len()));
+                    ensure_stack(|| T::flatten_vec(self, sink));
+                }
+                #[inline]
+                fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
+                    visitor.node(NodeRef::Seq(self.len()));
+                    ensure_stack(|| T::visit_slice(self, visitor));
+                }
+                #[inline]
+                fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(
+                    &'a mut self,
+                    visitor: &mut V,
+                ) {
+                    visitor.node(NodeRef::Seq(self.len()));
+                    ensure_stack(|| T::visit_slice_mut(self, visitor));
+                }
+                #[inline]
+                fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                    ensure_stack(|| self.into_iter().map(|x| x.map_leaves(f)).collect())
+                }
+                #[inline]
+                fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+                    ensure_stack(|| zip_slices_check(self, others.map(Vec::as_slice)))
+                }
+                #[inline]
+                fn zip_with_prechecked<'a, const N: usize, F>(
+                    &'a self,
+                    others: [&'a Self; N],
+                    f: &mut F,
+                ) -> Self
+                where
+                    F: FnMut(
+                        LeafRef<'a, Std, Self::Leaf>,
+                        [LeafRef<'a, Std, Self::Leaf>; N],
+                    ) -> Self::Leaf,
+                {
+                    ensure_stack(|| zip_slices_prechecked(self, others.map(Vec::as_slice), f))
+                }
+                #[inline]
+                fn zip_mut_prechecked<'a, const N: usize, F>(
+                    &'a mut self,
+                    others: [&'a Self; N],
+                    f: &mut F,
+                ) where
+                    F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
+                {
+                    ensure_stack(|| zip_slices_mut_prechecked(self, others.map(Vec::as_slice), f))
+                }
+            }
 
-impl<T: Flatten<Std>> Flatten<Std> for Vec<T> {
-    type Leaf = T::Leaf;
+            impl<T: Unflatten<Std>> Unflatten<Std> for Vec<T> {
+                #[inline]
+                fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+                    let len = source.seq_node()?;
+                    ensure_stack(|| T::unflatten_vec(len, source))
+                }
+            }
 
-    #[inline]
-    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
-        sink.node(NodeRef::Seq(self.len()));
-        ensure_stack(|| T::flatten_vec(self, sink));
-    }
-    #[inline]
-    fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
-        visitor.node(NodeRef::Seq(self.len()));
-        ensure_stack(|| T::visit_slice(self, visitor));
-    }
-    #[inline]
-    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
-        visitor.node(NodeRef::Seq(self.len()));
-        ensure_stack(|| T::visit_slice_mut(self, visitor));
-    }
-    #[inline]
-    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        ensure_stack(|| self.into_iter().map(|x| x.map_leaves(f)).collect())
-    }
-    #[inline]
-    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-        ensure_stack(|| zip_slices_check(self, others.map(Vec::as_slice)))
-    }
-    #[inline]
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]) -> Self::Leaf,
-    {
-        ensure_stack(|| zip_slices_prechecked(self, others.map(Vec::as_slice), f))
-    }
-    #[inline]
-    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
-    {
-        ensure_stack(|| zip_slices_mut_prechecked(self, others.map(Vec::as_slice), f))
-    }
-}
+            impl<T: Flatten<Std>> Flatten<Std> for VecDeque<T> {
+                type Leaf = T::Leaf;
 
-impl<T: Unflatten<Std>> Unflatten<Std> for Vec<T> {
-    #[inline]
-    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
-        let len = source.seq_node()?;
-        ensure_stack(|| T::unflatten_vec(len, source))
-    }
-}
+                fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+                    sink.node(NodeRef::Seq(self.len()));
+                    T::flatten_vec(Vec::from(self), sink);
+                }
+                fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
+                    visitor.node(NodeRef::Seq(self.len()));
+                    for (i, x) in self.iter().enumerate() {
+                        visitor.enter(KeyRef::Index(i));
+                        x.visit(visitor);
+                        visitor.exit();
+                    }
+                }
+                fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(
+                    &'a mut self,
+                    visitor: &mut V,
+                ) {
+                    visitor.node(NodeRef::Seq(self.len()));
+                    T::visit_slice_mut(self.make_contiguous(), visitor);
+                }
+                fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                    self.into_iter().map(|x| x.map_leaves(f)).collect()
+                }
+                fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+                    check_lengths(self.len(), others.map(VecDeque::len))?;
+                    for (i, x) in self.iter().enumerate() {
+                        x.zip_check(others.map(|o| o.get(i).unwrap_or(x)))
+                            .map_err(|e| e.at(KeyEntry::Index(i)))?;
+                    }
+                    Ok(())
+                }
+                fn zip_with_prechecked<'a, const N: usize, F>(
+                    &'a self,
+                    others: [&'a Self; N],
+                    f: &mut F,
+                ) -> Self
+                where
+                    F: FnMut(
+                        LeafRef<'a, Std, Self::Leaf>,
+                        [LeafRef<'a, Std, Self::Leaf>; N],
+                    ) -> Self::Leaf,
+                {
+                    self.iter()
+                        .enumerate()
+                        .map(|(i, x)| {
+                            x.zip_with_prechecked(others.map(|o| o.get(i).unwrap_or(x)), f)
+                        })
+                        .collect()
+                }
+                fn zip_mut_prechecked<'a, const N: usize, F>(
+                    &'a mut self,
+                    others: [&'a Self; N],
+                    f: &mut F,
+                ) where
+                    F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
+                {
+                    if others.iter().any(|o| o.len() != self.len()) {
+                        return;
+                    }
+                    for (i, x) in self.iter_mut().enumerate() {
+                        x.zip_mut_prechecked(others.map(|o| &o[i]), f);
+                    }
+                }
+            }
 
-impl<T: Flatten<Std>> Flatten<Std> for VecDeque<T> {
-    type Leaf = T::Leaf;
+            impl<T: Unflatten<Std>> Unflatten<Std> for VecDeque<T> {
+                fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+                    let len = source.seq_node()?;
+                    T::unflatten_vec(len, source).map(VecDeque::from)
+                }
+            }
 
-    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
-        sink.node(NodeRef::Seq(self.len()));
-        T::flatten_vec(Vec::from(self), sink);
-    }
-    fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
-        visitor.node(NodeRef::Seq(self.len()));
-        for (i, x) in self.iter().enumerate() {
-            visitor.enter(KeyRef::Index(i));
-            x.visit(visitor);
-            visitor.exit();
-        }
-    }
-    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
-        visitor.node(NodeRef::Seq(self.len()));
-        T::visit_slice_mut(self.make_contiguous(), visitor);
-    }
-    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        self.into_iter().map(|x| x.map_leaves(f)).collect()
-    }
-    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-        check_lengths(self.len(), others.map(VecDeque::len))?;
-        for (i, x) in self.iter().enumerate() {
-            x.zip_check(others.map(|o| o.get(i).unwrap_or(x)))
-                .map_err(|e| e.at(KeyEntry::Index(i)))?;
-        }
-        Ok(())
-    }
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]) -> Self::Leaf,
-    {
-        self.iter()
-            .enumerate()
-            .map(|(i, x)| x.zip_with_prechecked(others.map(|o| o.get(i).unwrap_or(x)), f))
-            .collect()
-    }
-    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
-    {
-        if others.iter().any(|o| o.len() != self.len()) {
-            return;
-        }
-        for (i, x) in self.iter_mut().enumerate() {
-            x.zip_mut_prechecked(others.map(|o| &o[i]), f);
-        }
-    }
-}
+            /// Turns a `Vec` of exactly `N` elements into an array.
+            fn into_array<T, const N: usize>(items: Vec<T>) -> Result<[T; N], Error> {
+                let found = items.len();
+                items
+                    .try_into()
+                    .map_err(|_| Error::new(ErrorKind::LengthMismatch { expected: N, found }))
+            }
 
-impl<T: Unflatten<Std>> Unflatten<Std> for VecDeque<T> {
-    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
-        let len = source.seq_node()?;
-        T::unflatten_vec(len, source).map(VecDeque::from)
-    }
-}
+            impl<T: Flatten<Std>, const N: usize> Flatten<Std> for [T; N] {
+                type Leaf = T::Leaf;
+                const FIXED_SHAPE: bool = T::FIXED_SHAPE && N > 0;
 
-/// Turns a `Vec` of exactly `N` elements into an array.
-fn into_array<T, const N: usize>(items: Vec<T>) -> Result<[T; N], Error> {
-    let found = items.len();
-    items
-        .try_into()
-        .map_err(|_| Error::new(ErrorKind::LengthMismatch { expected: N, found }))
-}
+                fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+                    sink.node(NodeRef::Seq(N));
+                    for (i, x) in self.into_iter().enumerate() {
+                        sink.enter(KeyRef::Index(i));
+                        x.flatten_into(sink);
+                        sink.exit();
+                    }
+                }
+                #[inline]
+                fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
+                    visitor.node(NodeRef::Seq(N));
+                    T::visit_slice(self, visitor);
+                }
+                #[inline]
+                fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(
+                    &'a mut self,
+                    visitor: &mut V,
+                ) {
+                    visitor.node(NodeRef::Seq(N));
+                    T::visit_slice_mut(self, visitor);
+                }
+                #[inline]
+                fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                    self.map(|x| x.map_leaves(f))
+                }
+                #[inline]
+                fn zip_check<const M: usize>(&self, others: [&Self; M]) -> Result<(), Error> {
+                    zip_elements_check(self, others.map(|o| o.as_slice()))
+                }
+                #[inline]
+                fn zip_with_prechecked<'a, const M: usize, F>(
+                    &'a self,
+                    others: [&'a Self; M],
+                    f: &mut F,
+                ) -> Self
+                where
+                    F: FnMut(
+                        LeafRef<'a, Std, Self::Leaf>,
+                        [LeafRef<'a, Std, Self::Leaf>; M],
+                    ) -> Self::Leaf,
+                {
+                    let mut i = 0;
+                    self.each_ref().map(|x| {
+                        let out = x.zip_with_prechecked(others.map(|o| &o[i]), f);
+                        i += 1;
+                        out
+                    })
+                }
+                #[inline]
+                fn zip_mut_prechecked<'a, const M: usize, F>(
+                    &'a mut self,
+                    others: [&'a Self; M],
+                    f: &mut F,
+                ) where
+                    F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; M]),
+                {
+                    zip_slices_mut_prechecked(self, others.map(|o| o.as_slice()), f)
+                }
+            }
 
-impl<T: Flatten<Std>, const N: usize> Flatten<Std> for [T; N] {
-    type Leaf = T::Leaf;
-    const FIXED_SHAPE: bool = T::FIXED_SHAPE && N > 0;
-
-    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
-        sink.node(NodeRef::Seq(N));
-        for (i, x) in self.into_iter().enumerate() {
-            sink.enter(KeyRef::Index(i));
-            x.flatten_into(sink);
-            sink.exit();
-        }
-    }
-    #[inline]
-    fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
-        visitor.node(NodeRef::Seq(N));
-        T::visit_slice(self, visitor);
-    }
-    #[inline]
-    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
-        visitor.node(NodeRef::Seq(N));
-        T::visit_slice_mut(self, visitor);
-    }
-    #[inline]
-    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        self.map(|x| x.map_leaves(f))
-    }
-    #[inline]
-    fn zip_check<const M: usize>(&self, others: [&Self; M]) -> Result<(), Error> {
-        zip_elements_check(self, others.map(|o| o.as_slice()))
-    }
-    #[inline]
-    fn zip_with_prechecked<'a, const M: usize, F>(
-        &'a self,
-        others: [&'a Self; M],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; M]) -> Self::Leaf,
-    {
-        let mut i = 0;
-        self.each_ref().map(|x| {
-            let out = x.zip_with_prechecked(others.map(|o| &o[i]), f);
-            i += 1;
-            out
-        })
-    }
-    #[inline]
-    fn zip_mut_prechecked<'a, const M: usize, F>(&'a mut self, others: [&'a Self; M], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; M]),
-    {
-        zip_slices_mut_prechecked(self, others.map(|o| o.as_slice()), f)
-    }
-}
-
-impl<T: Unflatten<Std>, const N: usize> Unflatten<Std> for [T; N] {
-    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
-        let len = source.seq_node()?;
-        if len != N {
-            return Err(Error::new(ErrorKind::LengthMismatch {
-                expected: N,
-                found: len,
-            }));
-        }
-        into_array(T::unflatten_vec(N, source)?)
-    }
+            impl<T: Unflatten<Std>, const N: usize> Unflatten<Std> for [T; N] {
+                fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+                    let len = source.seq_node()?;
+                    if len != N {
+                        return Err(Error::new(ErrorKind::LengthMismatch {
+                            expected: N,
+                            found: len,
+                        }));
+                    }
+                    into_array(T::unflatten_vec(N, source)?)
+                }
+            }
+        };
+    };
 }
