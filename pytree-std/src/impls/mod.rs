@@ -43,3 +43,35 @@ macro_rules! std_containers {
 }
 
 std_containers!(crate::Std);
+
+/// Declares a namespace of your own: the marker type, every std container
+/// ([`std_containers!`](crate::std_containers)), and your leaf types
+/// ([`impl_leaf!`](crate::impl_leaf), lent by reference). A leaf type from
+/// a crate this one does not ship (a `tch::Tensor`) needs no newtype: the
+/// orphan rule allows `impl Flatten<YourNs> for tch::Tensor` because the
+/// namespace is yours. Derive for it with `#[pytree(namespace = YourNs)]`.
+///
+/// ```
+/// use std::num::Wrapping; // stands for a tensor type of another crate
+/// use pytree_std::PyTree;
+///
+/// pytree_std::namespace!(pub struct Ring; leaves = [Wrapping<u8>]);
+///
+/// #[derive(PyTree, Debug, PartialEq)]
+/// #[pytree(namespace = Ring)]
+/// struct Layer { w: Vec<Wrapping<u8>>, b: Option<Wrapping<u8>> }
+///
+/// let layer = Layer { w: vec![Wrapping(250), Wrapping(3)], b: Some(Wrapping(7)) };
+/// let (leaves, def) = pytree_core::flatten::<Ring, _>(layer);
+/// assert_eq!(leaves.len(), 3);
+/// assert_eq!(def.to_string(), "Layer { w: [*, *], b: Some(*) }");
+/// ```
+#[macro_export]
+macro_rules! namespace {
+    ($(#[$meta:meta])* $vis:vis struct $name:ident $(; leaves = [$($leaf:ty),+ $(,)?])? $(;)?) => {
+        $(#[$meta])*
+        $vis struct $name;
+        $crate::std_containers!($name);
+        $( $crate::impl_leaf!($name => $($leaf),+); )?
+    };
+}
