@@ -186,98 +186,121 @@ impl<Ns> Leaf<Ns> for Infallible {
 /// assert_eq!(leaves, [vec![1.0, 2.0]]);
 /// assert!(def.is_leaf());
 /// ```
+///
+/// A generic leaf type takes its generics in brackets, and a where-clause
+/// in brackets after it (`#[pytree(leaf)]` expands to this):
+///
+/// ```
+/// pub struct Coarse;
+/// pub struct Tensor<T> { data: Vec<T> }
+/// pytree_core::impl_leaf!(impl [T] Coarse => Tensor<T> where [T: Clone + 'static]);
+/// let (leaves, _) = pytree_core::flatten::<Coarse, _>(Tensor { data: vec![1u8] });
+/// assert_eq!(leaves[0].data, [1]);
+/// ```
 #[macro_export]
 macro_rules! impl_leaf {
+    (impl [$($gen:tt)*] $ns:ty => $leaf:ty $(where [$($pred:tt)*])?) => {
+        impl<$($gen)*> $crate::Leaf<$ns> for $leaf where $($($pred)*)? {
+            type Ref<'__a> = &'__a $leaf;
+            type Mut<'__a> = &'__a mut $leaf;
+            #[inline(always)]
+            fn lend(&self) -> &Self {
+                self
+            }
+            #[inline(always)]
+            fn lend_mut(&mut self) -> &mut Self {
+                self
+            }
+            #[inline]
+            fn signature(_leaf: &&Self) -> ::core::option::Option<$crate::Signature> {
+                $crate::__private::scalar_signature::<Self>()
+            }
+            #[inline]
+            fn assign(slot: &mut Self, value: Self) -> ::core::result::Result<Self, $crate::Error> {
+                ::core::result::Result::Ok(::core::mem::replace(slot, value))
+            }
+        }
+        impl<$($gen)*> $crate::Flatten<$ns> for $leaf where $($($pred)*)? {
+            type Leaf = $leaf;
+            const FIXED_SHAPE: bool = true;
+            #[inline]
+            fn flatten_into<__S: $crate::Sink<Self>>(self, sink: &mut __S) {
+                sink.leaf(self)
+            }
+            #[inline]
+            fn visit<'__a, __V: $crate::Visit<&'__a Self>>(&'__a self, visitor: &mut __V) {
+                visitor.leaf(self)
+            }
+            #[inline]
+            fn visit_mut<'__a, __V: $crate::VisitMut<&'__a mut Self>>(&'__a mut self, visitor: &mut __V) {
+                visitor.leaf(self)
+            }
+            #[inline]
+            fn map_leaves<__F: ::core::ops::FnMut(Self) -> Self>(self, f: &mut __F) -> Self {
+                f(self)
+            }
+            #[inline]
+            fn zip_check<const __N: usize>(
+                &self,
+                _others: [&Self; __N],
+            ) -> ::core::result::Result<(), $crate::Error> {
+                ::core::result::Result::Ok(())
+            }
+            #[inline]
+            fn zip_with_prechecked<'__a, const __N: usize, __F>(
+                &'__a self,
+                others: [&'__a Self; __N],
+                f: &mut __F,
+            ) -> Self
+            where
+                __F: ::core::ops::FnMut(&'__a Self, [&'__a Self; __N]) -> Self,
+            {
+                f(self, others)
+            }
+            #[inline]
+            fn zip_mut_prechecked<'__a, const __N: usize, __F>(
+                &'__a mut self,
+                others: [&'__a Self; __N],
+                f: &mut __F,
+            )
+            where
+                __F: ::core::ops::FnMut(&'__a mut Self, [&'__a Self; __N]),
+            {
+                f(self, others)
+            }
+            #[inline]
+            fn flatten_vec<__S: $crate::Sink<Self>>(items: $crate::__private::Vec<Self>, sink: &mut __S) {
+                sink.leaf_vec(items)
+            }
+            #[inline]
+            fn visit_slice<'__a, __V: $crate::Visit<&'__a Self>>(items: &'__a [Self], visitor: &mut __V) {
+                visitor.leaf_run(items.iter())
+            }
+            #[inline]
+            fn visit_slice_mut<'__a, __V: $crate::VisitMut<&'__a mut Self>>(
+                items: &'__a mut [Self],
+                visitor: &mut __V,
+            ) {
+                visitor.leaf_run(items.iter_mut())
+            }
+        }
+        impl<$($gen)*> $crate::Unflatten<$ns> for $leaf where $($($pred)*)? {
+            #[inline]
+            fn unflatten_from<__S: $crate::Source<Self>>(
+                source: &mut __S,
+            ) -> ::core::result::Result<Self, $crate::Error> {
+                source.leaf()
+            }
+            #[inline]
+            fn unflatten_vec<__S: $crate::Source<Self>>(
+                len: usize,
+                source: &mut __S,
+            ) -> ::core::result::Result<$crate::__private::Vec<Self>, $crate::Error> {
+                source.leaf_vec(len)
+            }
+        }
+    };
     ($ns:ty => $($leaf:ty),+ $(,)?) => {
-        $(
-            impl $crate::Leaf<$ns> for $leaf {
-                type Ref<'a> = &'a $leaf;
-                type Mut<'a> = &'a mut $leaf;
-                #[inline(always)]
-                fn lend(&self) -> &Self {
-                    self
-                }
-                #[inline(always)]
-                fn lend_mut(&mut self) -> &mut Self {
-                    self
-                }
-                #[inline]
-                fn signature(_leaf: &&Self) -> ::core::option::Option<$crate::Signature> {
-                    $crate::__private::scalar_signature::<Self>()
-                }
-                #[inline]
-                fn assign(slot: &mut Self, value: Self) -> ::core::result::Result<Self, $crate::Error> {
-                    ::core::result::Result::Ok(::core::mem::replace(slot, value))
-                }
-            }
-            impl $crate::Flatten<$ns> for $leaf {
-                type Leaf = $leaf;
-                const FIXED_SHAPE: bool = true;
-                #[inline]
-                fn flatten_into<S: $crate::Sink<Self>>(self, sink: &mut S) {
-                    sink.leaf(self)
-                }
-                #[inline]
-                fn visit<'a, V: $crate::Visit<&'a Self>>(&'a self, visitor: &mut V) {
-                    visitor.leaf(self)
-                }
-                #[inline]
-                fn visit_mut<'a, V: $crate::VisitMut<&'a mut Self>>(&'a mut self, visitor: &mut V) {
-                    visitor.leaf(self)
-                }
-                #[inline]
-                fn map_leaves<F: ::core::ops::FnMut(Self) -> Self>(self, f: &mut F) -> Self {
-                    f(self)
-                }
-                #[inline]
-                fn zip_check<const N: usize>(
-                    &self,
-                    _others: [&Self; N],
-                ) -> ::core::result::Result<(), $crate::Error> {
-                    ::core::result::Result::Ok(())
-                }
-                #[inline]
-                fn zip_with_prechecked<'a, const N: usize, F>(&'a self, others: [&'a Self; N], f: &mut F) -> Self
-                where
-                    F: ::core::ops::FnMut(&'a Self, [&'a Self; N]) -> Self,
-                {
-                    f(self, others)
-                }
-                #[inline]
-                fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-                where
-                    F: ::core::ops::FnMut(&'a mut Self, [&'a Self; N]),
-                {
-                    f(self, others)
-                }
-                #[inline]
-                fn flatten_vec<S: $crate::Sink<Self>>(items: $crate::__private::Vec<Self>, sink: &mut S) {
-                    sink.leaf_vec(items)
-                }
-                #[inline]
-                fn visit_slice<'a, V: $crate::Visit<&'a Self>>(items: &'a [Self], visitor: &mut V) {
-                    visitor.leaf_run(items.iter())
-                }
-                #[inline]
-                fn visit_slice_mut<'a, V: $crate::VisitMut<&'a mut Self>>(items: &'a mut [Self], visitor: &mut V) {
-                    visitor.leaf_run(items.iter_mut())
-                }
-            }
-            impl $crate::Unflatten<$ns> for $leaf {
-                #[inline]
-                fn unflatten_from<S: $crate::Source<Self>>(
-                    source: &mut S,
-                ) -> ::core::result::Result<Self, $crate::Error> {
-                    source.leaf()
-                }
-                #[inline]
-                fn unflatten_vec<S: $crate::Source<Self>>(
-                    len: usize,
-                    source: &mut S,
-                ) -> ::core::result::Result<$crate::__private::Vec<Self>, $crate::Error> {
-                    source.leaf_vec(len)
-                }
-            }
-        )+
+        $( $crate::impl_leaf!(impl [] $ns => $leaf); )+
     };
 }

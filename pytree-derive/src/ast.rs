@@ -86,15 +86,7 @@ impl<'a> Container<'a> {
                 }),
             )
         });
-        let krate = attrs
-            .krate
-            .clone()
-            .unwrap_or_else(|| syn::parse_quote!(::pytree_std));
-        let namespaces = if attrs.namespaces.is_empty() {
-            vec![syn::parse_quote!(#krate::Std)]
-        } else {
-            attrs.namespaces.clone()
-        };
+        let (krate, namespaces) = Container::paths(attrs);
         let container = Container {
             ident: &attrs.ident,
             generics: &attrs.generics,
@@ -106,6 +98,21 @@ impl<'a> Container<'a> {
             bound,
         };
         errors.finish_with(container)
+    }
+
+    /// The runtime crate (`#[pytree(crate = ..)]`, default `::pytree_std`)
+    /// and the namespaces to implement for (default its `Std`).
+    pub fn paths(attrs: &ContainerAttrs) -> (syn::Path, Vec<syn::Path>) {
+        let krate = attrs
+            .krate
+            .clone()
+            .unwrap_or_else(|| syn::parse_quote!(::pytree_std));
+        let namespaces = if attrs.namespaces.is_empty() {
+            vec![syn::parse_quote!(#krate::Std)]
+        } else {
+            attrs.namespaces.clone()
+        };
+        (krate, namespaces)
     }
 
     /// Every field of every variant.

@@ -8,6 +8,12 @@
 //! `C: Static` (C only in a static field). A second parameter used in data
 //! fields is tied to the first one's leaf type (`U: Flatten<Ns, Leaf =
 //! <T as Flatten<Ns>>::Leaf>`), since all leaves share one type.
+//! A field whose type is an associated type of a parameter (a backend's
+//! tensor, `B::Tensor`, as burn and candle models are written) bounds that
+//! type, `B::Tensor: Flatten<Ns>`, not `B`, which is no pytree (serde's
+//! `bound.rs` does the same):
+//! `struct Linear<B: Backend> { w: B::Tensor, b: Vec<B::Tensor> }` gets
+//! `B::Tensor: Flatten<Ns>`.
 //! `#[pytree(bound = "...")]` replaces all of this.
 
 use std::collections::BTreeSet;
@@ -23,6 +29,16 @@ use crate::ast::Container;
 pub enum Trait {
     Flatten,
     Unflatten,
+}
+
+impl Trait {
+    /// `krate::Flatten<ns>` or `krate::Unflatten<ns>`.
+    pub fn path(self, krate: &syn::Path, ns: &syn::Path) -> TokenStream {
+        match self {
+            Trait::Flatten => quote!(#krate::Flatten<#ns>),
+            Trait::Unflatten => quote!(#krate::Unflatten<#ns>),
+        }
+    }
 }
 
 /// The where-clause predicates for one impl.
@@ -43,44 +59,102 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
             .filter(|f| f.is_static.is_some())
             .map(|f| f.ty),
     );
-    let trait_path = match which {
-        Trait::Flatten => quote!(#krate::Flatten<#ns>),
-        Trait::Unflatten => quote!(#krate::Unflatten<#ns>),
-    };
+    let trait_path = which.path(krate, ns);
+    // What gets a pytree bound: type parameters used bare in data fields,
+    // then associated types of parameters (`B::Tensor`), in field order.
+    let bounded: Vec<TokenStream> = params
+        .iter()
+        .filter(|p| in_data.params.contains(&p.to_string()))
+        .map(|p| quote!(#p))
+        .chain(in_data.assoc.iter().map(|ty| quote!(#ty)))
+        .collect();
     let mut out = Vec::new();
-    let mut first: Option<&syn::Ident> = None;
+    if let Some((first, rest)) = bounded.split_first() {
+        out.push(quote!(#first: #trait_path));
+        for ty in rest {
+            out.push(quote!(
+                #ty: #trait_path + #krate::Flatten<#ns, Leaf = <#first as #krate::Flatten<#ns>>::Leaf>
+            ));
+        }
+    }
     for param in &params {
-        if in_data.contains(&param.to_string()) {
-            match first {
-                None => {
-                    out.push(quote!(#param: #trait_path));
-                    first = Some(param);
-                }
-                Some(p0) => out.push(quote!(
-                    #param: #trait_path + #krate::Flatten<#ns, Leaf = <#p0 as #krate::Flatten<#ns>>::Leaf>
-                )),
-            }
-        } else if in_static.contains(&param.to_string()) {
+        let name = param.to_string();
+        if !in_data.params.contains(&name)
+            && !in_data.in_assoc.contains(&name)
+            && in_static.params.contains(&name)
+        {
             out.push(quote!(#param: #krate::Static));
         }
     }
     out
 }
 
-/// The names of `params` that occur in any of `types`.
-fn used_params<'t>(
-    params: &[&syn::Ident],
-    types: impl Iterator<Item = &'t syn::Type>,
-) -> BTreeSet<String> {
+/// What the data (or static) fields' types use of the type parameters.
+#[derive(Default)]
+struct Uses {
+    /// Parameters used as types (`T`, `Vec<T>`).
+    params: BTreeSet<String>,
+    /// Associated types of parameters (`B::Tensor`, `<B as Backend>::Tensor`),
+    /// in order of first use, each once.
+    assoc: Vec<syn::Type>,
+    /// Parameters that occur only through an associated type.
+    in_assoc: BTreeSet<String>,
+}
+
+/// The uses of `params` in `types`. A path whose first segment is a
+/// parameter and that goes on (`B::Tensor`), or a qualified path whose
+/// self type mentions a parameter, is an associated type: it gets the
+/// bound itself (as serde's `bound.rs` does), since the parameter is not
+/// a pytree.
+fn used_params<'t>(params: &[&syn::Ident], types: impl Iterator<Item = &'t syn::Type>) -> Uses {
     struct Finder<'p> {
         params: &'p [&'p syn::Ident],
-        found: BTreeSet<String>,
+        uses: Uses,
+    }
+    impl Finder<'_> {
+        fn is_param(&self, ident: &syn::Ident) -> bool {
+            self.params.contains(&ident)
+        }
     }
     impl<'ast> Visit<'ast> for Finder<'_> {
+        fn visit_type_path(&mut self, ty: &'ast syn::TypePath) {
+            let assoc = match &ty.qself {
+                Some(q) => {
+                    let mut inner = Finder {
+                        params: self.params,
+                        uses: Uses::default(),
+                    };
+                    inner.visit_type(&q.ty);
+                    !inner.uses.params.is_empty()
+                }
+                None => {
+                    ty.path.segments.len() > 1
+                        && ty
+                            .path
+                            .segments
+                            .first()
+                            .is_some_and(|s| self.is_param(&s.ident))
+                }
+            };
+            if assoc {
+                let whole = syn::Type::Path(ty.clone());
+                if !self.uses.assoc.contains(&whole) {
+                    self.uses.assoc.push(whole);
+                }
+                let mut inner = Finder {
+                    params: self.params,
+                    uses: Uses::default(),
+                };
+                syn::visit::visit_type_path(&mut inner, ty);
+                self.uses.in_assoc.extend(inner.uses.params);
+                return;
+            }
+            syn::visit::visit_type_path(self, ty);
+        }
         fn visit_path(&mut self, path: &'ast syn::Path) {
             if let Some(first) = path.segments.first() {
-                if self.params.iter().any(|p| first.ident == **p) {
-                    self.found.insert(first.ident.to_string());
+                if self.is_param(&first.ident) {
+                    self.uses.params.insert(first.ident.to_string());
                 }
             }
             syn::visit::visit_path(self, path);
@@ -88,18 +162,19 @@ fn used_params<'t>(
     }
     let mut finder = Finder {
         params,
-        found: BTreeSet::new(),
+        uses: Uses::default(),
     };
     for ty in types {
         finder.visit_type(ty);
     }
-    finder.found
+    finder.uses
 }
 
 /// True when `ty` mentions `ident` (used to avoid picking a recursive field
 /// as the source of the leaf type).
 pub fn mentions(ty: &syn::Type, ident: &syn::Ident) -> bool {
-    !used_params(&[ident], std::iter::once(ty)).is_empty() || {
+    let uses = used_params(&[ident], std::iter::once(ty));
+    !uses.params.is_empty() || !uses.in_assoc.is_empty() || {
         struct Any<'i>(&'i syn::Ident, bool);
         impl<'ast> Visit<'ast> for Any<'_> {
             fn visit_ident(&mut self, i: &'ast syn::Ident) {

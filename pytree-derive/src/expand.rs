@@ -13,11 +13,34 @@ use syn::DeriveInput;
 use crate::ast::{Container, Field, Variant};
 use crate::attr::ContainerAttrs;
 use crate::bound::{self, Trait};
+use crate::fallback;
 use crate::valid;
 use darling::FromDeriveInput;
 
-/// Parse, validate, expand.
-pub fn derive(input: &DeriveInput) -> darling::Result<TokenStream> {
+/// Parse, validate, expand. On errors, the errors and impls that never
+/// run (module `fallback`), so the type's uses raise no further errors.
+pub fn derive(input: &DeriveInput) -> TokenStream {
+    let err = match try_derive(input) {
+        Ok(code) => return code,
+        Err(err) => err.write_errors(),
+    };
+    if matches!(input.data, syn::Data::Union(_)) {
+        // A union gets no impls: it cannot be a pytree at all.
+        return err;
+    }
+    let (krate, namespaces) = match ContainerAttrs::from_derive_input(input) {
+        Ok(attrs) => Container::paths(&attrs),
+        Err(_) => (
+            syn::parse_quote!(::pytree_std),
+            vec![syn::parse_quote!(::pytree_std::Std)],
+        ),
+    };
+    let fallback = fallback::expand(input, &krate, &namespaces);
+    quote!(#err #fallback)
+}
+
+/// Parse, validate, expand; every error of the input, or the code.
+pub fn try_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
     valid::not_a_union(input)?;
     let attrs = ContainerAttrs::from_derive_input(input)?;
     let container = Container::from_attrs(&attrs)?;
@@ -35,7 +58,7 @@ fn expand(c: &Container<'_>) -> TokenStream {
         }
     });
     quote! {
-        #[allow(non_upper_case_globals, clippy::all, unused_qualifications)]
+        #[allow(non_upper_case_globals, unused_qualifications)]
         const _: () = {
             #schemas
             #(#impls)*
@@ -91,26 +114,19 @@ fn schema_statics(c: &Container<'_>) -> TokenStream {
     quote!(#(#statics)*)
 }
 
-/// `impl<..> Trait for Name<..> where ..` pieces.
-fn impl_header(c: &Container<'_>, ns: &syn::Path, which: Trait) -> (TokenStream, TokenStream) {
-    let krate = &c.krate;
+/// `impl<..> Trait for Name<..> where ..`.
+fn impl_header(c: &Container<'_>, ns: &syn::Path, which: Trait) -> TokenStream {
     let ident = c.ident;
     let (impl_generics, ty_generics, where_clause) = c.generics.split_for_impl();
     let mut predicates: Vec<TokenStream> = where_clause
         .map(|w| w.predicates.iter().map(|p| quote!(#p)).collect())
         .unwrap_or_default();
     predicates.extend(bound::predicates(c, ns, which));
-    let trait_path = match which {
-        Trait::Flatten => quote!(#krate::Flatten<#ns>),
-        Trait::Unflatten => quote!(#krate::Unflatten<#ns>),
-    };
-    (
-        quote! {
-            #[automatically_derived]
-            impl #impl_generics #trait_path for #ident #ty_generics where #(#predicates,)*
-        },
-        trait_path,
-    )
+    let trait_path = which.path(&c.krate, ns);
+    quote! {
+        #[automatically_derived]
+        impl #impl_generics #trait_path for #ident #ty_generics where #(#predicates,)*
+    }
 }
 
 /// The type whose leaf type is the container's: a bare type parameter if a
@@ -129,8 +145,8 @@ fn leaf_source<'c>(c: &'c Container<'_>) -> Option<&'c syn::Type> {
 
 fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
-    let (flatten_header, _) = impl_header(c, ns, Trait::Flatten);
-    let (unflatten_header, _) = impl_header(c, ns, Trait::Unflatten);
+    let flatten_header = impl_header(c, ns, Trait::Flatten);
+    let unflatten_header = impl_header(c, ns, Trait::Unflatten);
     let leaf = match leaf_source(c) {
         Some(ty) => quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::Leaf),
         None => quote!(::core::convert::Infallible),
@@ -564,130 +580,32 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     }
 }
 
-/// `#[pytree(leaf)]`: the whole value is one leaf, lent by reference (as
-/// `impl_leaf!` does, but with the type's generics).
+/// `#[pytree(leaf)]`: the whole value is one leaf, lent by reference:
+/// `impl_leaf!` with the type's generics and where-clause, so that leaf
+/// semantics are written in one place.
 fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
-    let (flatten_header, _) = impl_header(c, ns, Trait::Flatten);
-    let (unflatten_header, _) = impl_header(c, ns, Trait::Unflatten);
-    let leaf_header = {
-        let ident = c.ident;
-        let (impl_generics, ty_generics, where_clause) = c.generics.split_for_impl();
-        let predicates = where_clause
-            .map(|w| w.predicates.iter().collect::<Vec<_>>())
-            .unwrap_or_default();
-        quote! {
-            #[automatically_derived]
-            impl #impl_generics #krate::Leaf<#ns> for #ident #ty_generics
-            where #(#predicates,)* Self: 'static
-        }
-    };
+    let ident = c.ident;
+    let params = &c.generics.params;
+    let (_, ty_generics, where_clause) = c.generics.split_for_impl();
+    // A leaf owns its data (`Leaf: 'static`); say so for generic types.
+    let predicates = where_clause.into_iter().flat_map(|w| w.predicates.iter());
     quote! {
-        #leaf_header {
-            type Ref<'__a> = &'__a Self;
-            type Mut<'__a> = &'__a mut Self;
-            #[inline(always)]
-            fn lend(&self) -> &Self {
-                self
-            }
-            #[inline(always)]
-            fn lend_mut(&mut self) -> &mut Self {
-                self
-            }
-            #[inline]
-            fn assign(__slot: &mut Self, __value: Self) -> ::core::result::Result<Self, #krate::Error> {
-                ::core::result::Result::Ok(::core::mem::replace(__slot, __value))
-            }
-        }
-        #flatten_header {
-            type Leaf = Self;
-            const FIXED_SHAPE: bool = true;
-            #[inline]
-            fn flatten_into<__S: #krate::Sink<Self>>(self, __sink: &mut __S) {
-                __sink.leaf(self)
-            }
-            #[inline]
-            fn visit<'__a, __V: #krate::Visit<&'__a Self>>(&'__a self, __sink: &mut __V) {
-                __sink.leaf(self)
-            }
-            #[inline]
-            fn visit_mut<'__a, __V: #krate::VisitMut<&'__a mut Self>>(&'__a mut self, __sink: &mut __V) {
-                __sink.leaf(self)
-            }
-            #[inline]
-            fn map_leaves<__F: ::core::ops::FnMut(Self) -> Self>(self, __f: &mut __F) -> Self {
-                __f(self)
-            }
-            #[inline]
-            fn zip_check<const __N: ::core::primitive::usize>(
-                &self,
-                _: [&Self; __N],
-            ) -> ::core::result::Result<(), #krate::Error> {
-                ::core::result::Result::Ok(())
-            }
-            #[inline]
-            fn zip_with_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
-                &'__a self,
-                __others: [&'__a Self; __N],
-                __f: &mut __F,
-            ) -> Self
-            where
-                __F: ::core::ops::FnMut(&'__a Self, [&'__a Self; __N]) -> Self,
-            {
-                __f(self, __others)
-            }
-            #[inline]
-            fn zip_mut_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
-                &'__a mut self,
-                __others: [&'__a Self; __N],
-                __f: &mut __F,
-            )
-            where
-                __F: ::core::ops::FnMut(&'__a mut Self, [&'__a Self; __N]),
-            {
-                __f(self, __others)
-            }
-            #[inline]
-            fn flatten_vec<__S: #krate::Sink<Self>>(__items: #krate::__private::Vec<Self>, __sink: &mut __S) {
-                __sink.leaf_vec(__items)
-            }
-            #[inline]
-            fn visit_slice<'__a, __V: #krate::Visit<&'__a Self>>(__items: &'__a [Self], __sink: &mut __V) {
-                __sink.leaf_run(__items.iter())
-            }
-            #[inline]
-            fn visit_slice_mut<'__a, __V: #krate::VisitMut<&'__a mut Self>>(__items: &'__a mut [Self], __sink: &mut __V) {
-                __sink.leaf_run(__items.iter_mut())
-            }
-        }
-        #unflatten_header {
-            #[inline]
-            fn unflatten_from<__S: #krate::Source<Self>>(
-                __source: &mut __S,
-            ) -> ::core::result::Result<Self, #krate::Error> {
-                __source.leaf()
-            }
-            #[inline]
-            fn unflatten_vec<__S: #krate::Source<Self>>(
-                __len: ::core::primitive::usize,
-                __source: &mut __S,
-            ) -> ::core::result::Result<#krate::__private::Vec<Self>, #krate::Error> {
-                __source.leaf_vec(__len)
-            }
-        }
+        #krate::impl_leaf!(impl [#params] #ns => #ident #ty_generics where [#(#predicates,)* Self: 'static]);
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::derive;
 
     #[test]
     fn a_kind_is_emitted_into_the_field_schema() {
         let input: syn::DeriveInput = syn::parse_quote! {
             struct Counter { #[pytree(kind = "state")] count: f64, bias: f64 }
         };
-        let code = derive(&input).map(|ts| ts.to_string()).unwrap_or_default();
+        let code = super::try_derive(&input)
+            .map(|ts| ts.to_string())
+            .unwrap_or_default();
         assert!(
             code.contains("FieldSchema :: data (\"count\") . with_kind (\"state\")"),
             "{code}"

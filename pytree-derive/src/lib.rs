@@ -9,7 +9,9 @@
 //! - `attr` + `ast`: parse the input into a typed model (darling receivers;
 //!   every bad attribute is reported, not only the first);
 //! - `valid`: cross-field rules, one function per rule;
-//! - `bound` + `expand`: infer where-clauses, then generate the impls.
+//! - `bound` + `expand`: infer where-clauses, then generate the impls;
+//! - `fallback`: on errors, impls that never run beside them, so that one
+//!   mistake is one error (thiserror's `fallback.rs`).
 //!
 //! Attributes:
 //! - field `#[pytree(static)]`: a meta field, kept in the TreeDef (must be
@@ -34,6 +36,7 @@ mod ast;
 mod attr;
 mod bound;
 mod expand;
+mod fallback;
 mod valid;
 
 use proc_macro::TokenStream;
@@ -44,7 +47,5 @@ use syn::{parse_macro_input, DeriveInput};
 #[proc_macro_derive(PyTree, attributes(pytree))]
 pub fn derive_pytree(input: TokenStream) -> TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive(&input)
-        .unwrap_or_else(|err| err.write_errors())
-        .into()
+    expand::derive(&input).into()
 }

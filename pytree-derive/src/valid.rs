@@ -105,11 +105,11 @@ fn static_or_skip_not_both(container: &Container<'_>, errors: &mut darling::erro
 
 #[cfg(test)]
 mod tests {
-    use crate::expand::derive;
+    use crate::expand::try_derive;
 
     /// The messages `derive` reports for `input`, in order.
     fn errors(input: syn::DeriveInput) -> Vec<String> {
-        match derive(&input) {
+        match try_derive(&input) {
             Ok(_) => Vec::new(),
             Err(err) => err.into_iter().map(|e| e.to_string()).collect(),
         }
