@@ -148,6 +148,10 @@ fn t1(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("leaves", "hand"), |b| {
         b.iter(|| hand::t1::leaves_ref(black_box(&t)))
     });
+    // The floor the issue sets for `leaves`: a `Vec` sized up front.
+    g.bench_function(BenchmarkId::new("leaves", "hand_sized"), |b| {
+        b.iter(|| hand::t1::leaves_ref_sized(black_box(&t)))
+    });
     g.bench_function(BenchmarkId::new("flatten_with_path", "hand"), |b| {
         b.iter(|| hand::t1::leaves_with_path(black_box(&t)))
     });

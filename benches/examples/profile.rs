@@ -93,6 +93,7 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
             ("sgd", "hand") => t1::sgd(black_box(&mut params), &t2, 0.01),
             ("leaves", "pytree") => drop(black_box(pytree_std::leaves(black_box(&t)))),
             ("leaves", "hand") => drop(black_box(t1::leaves_ref(black_box(&t)))),
+            ("leaves", "hand_sized") => drop(black_box(t1::leaves_ref_sized(black_box(&t)))),
             ("struct_eq", "pytree") => assert!(black_box(&da) == black_box(&db)),
             ("flatten_with_path", "pytree") => drop(black_box(pytree_std::flatten_with_path(
                 black_box(t.clone()),

@@ -41,6 +41,10 @@ pub trait DataField<Ns, L: Leaf<Ns>>: Sized {
         others: [&'a Self; N],
         f: &mut F,
     ) -> Self;
+    /// See [`Flatten::UNIFORM_LEAVES`].
+    const UNIFORM_LEAVES: Option<usize>;
+    /// See [`Flatten::leaf_count_hint`].
+    fn field_leaf_count_hint(&self) -> usize;
     /// See [`Flatten::zip_mut_prechecked`].
     fn zip_field_mut<'a, const N: usize, F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N])>(
         &'a mut self,
@@ -50,6 +54,11 @@ pub trait DataField<Ns, L: Leaf<Ns>>: Sized {
 }
 
 impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
+    const UNIFORM_LEAVES: Option<usize> = T::UNIFORM_LEAVES;
+    #[inline(always)]
+    fn field_leaf_count_hint(&self) -> usize {
+        self.leaf_count_hint()
+    }
     #[inline(always)]
     fn flatten_field<S: Sink<T::Leaf>>(self, sink: &mut S) {
         self.flatten_into(sink)
@@ -158,7 +167,7 @@ pub fn zip_elements_check<Ns, T: Flatten<Ns>, const N: usize>(
     items: &[T],
     others: [&[T]; N],
 ) -> Result<(), Error> {
-    if T::FIXED_SHAPE {
+    if T::UNIFORM_LEAVES.is_some() {
         return Ok(());
     }
     for (i, item) in items.iter().enumerate() {
@@ -298,4 +307,38 @@ pub fn check_signatures<Ns, L: Leaf<Ns>, const N: usize>(
         }
     }
     Ok(())
+}
+
+/// The leaves of a struct or tuple of uniform parts: the sum, `None` if any
+/// part is not uniform (or on overflow).
+pub const fn uniform_sum(parts: &[Option<usize>]) -> Option<usize> {
+    let mut total = 0usize;
+    let mut i = 0;
+    while i < parts.len() {
+        match parts[i] {
+            Some(n) => match total.checked_add(n) {
+                Some(t) => total = t,
+                None => return None,
+            },
+            None => return None,
+        }
+        i += 1;
+    }
+    Some(total)
+}
+
+/// The leaves of `times` uniform values: the product, `None` if the value
+/// is not uniform (or on overflow).
+pub const fn uniform_times(times: usize, each: Option<usize>) -> Option<usize> {
+    match each {
+        Some(n) => n.checked_mul(times),
+        None => None,
+    }
+}
+
+/// The leaf-count hint of `len` elements of type `T`: exact when `T` is
+/// uniform, else 0 (the elements are not walked).
+#[inline]
+pub fn elements_hint<Ns, T: Flatten<Ns>>(len: usize) -> usize {
+    T::UNIFORM_LEAVES.map_or(0, |n| n.saturating_mul(len))
 }

@@ -210,14 +210,28 @@ pub trait Flatten<Ns>: Sized {
         Ok(())
     }
 
-    /// True when every value of the type has the same structure, with at
-    /// least one leaf: a leaf, or a tuple, non-empty array or box of such.
-    /// Nothing about such a value can differ between trees, so containers
-    /// skip the [`zip_check`](Flatten::zip_check) walk over their elements,
-    /// and a container of `n` of them holds at least `n` leaves (a hint
-    /// for visitors that store leaves).
+    /// `Some(n)` when every value of the type has the same structure, `n`
+    /// leaves, and nothing that can differ between two values (no length,
+    /// variant, `Option` hole, map key, static data or leaf signature): a
+    /// scalar leaf is `Some(1)`; a struct or tuple of such, the sum; an
+    /// array `[T; N]`, `N` times `T`'s; a box, its content's. `None`
+    /// otherwise (sequences, options, enums, arrays of ndarray). Containers
+    /// skip the [`zip_check`](Flatten::zip_check) walk over such elements
+    /// and size the buffers that collect leaves from it.
     #[doc(hidden)]
-    const FIXED_SHAPE: bool = false;
+    const UNIFORM_LEAVES: Option<usize> = None;
+
+    /// A lower bound of the number of leaves, in time proportional to the
+    /// type's own fields (not its elements, never through a box or an
+    /// option, so deep recursive values cost nothing): exact for values of
+    /// uniform types, and for structs and sequences of them (a `Vec<Layer>`
+    /// of uniform layers is its length times a layer's). The operations
+    /// that collect leaves size their buffers from it.
+    #[doc(hidden)]
+    #[inline]
+    fn leaf_count_hint(&self) -> usize {
+        Self::UNIFORM_LEAVES.unwrap_or(0)
+    }
 
     /// Flattens the elements of a sequence. Leaf types override it to hand
     /// the whole `Vec` over at once. After the first element the sink may

@@ -14,7 +14,10 @@ use crate::visit::{Sink, Visit, VisitMut};
 
 impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
     type Leaf = T::Leaf;
-    const FIXED_SHAPE: bool = T::FIXED_SHAPE;
+    const UNIFORM_LEAVES: Option<usize> = T::UNIFORM_LEAVES;
+
+    // `leaf_count_hint` stays the default (uniform or 0): recursive types
+    // pass through boxes, and the hint must not walk a deep chain.
 
     #[inline]
     fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {

@@ -222,7 +222,7 @@ macro_rules! impl_leaf {
         }
         impl<$($gen)*> $crate::Flatten<$ns> for $leaf where $($($pred)*)? {
             type Leaf = $leaf;
-            const FIXED_SHAPE: bool = true;
+            const UNIFORM_LEAVES: ::core::option::Option<usize> = ::core::option::Option::Some(1);
             #[inline]
             fn flatten_into<__S: $crate::Sink<Self>>(self, sink: &mut __S) {
                 sink.leaf(self)

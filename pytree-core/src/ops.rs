@@ -186,8 +186,11 @@ impl<M, F: FnMut(M)> VisitMut<M> for ForEach<F> {
 /// assert_eq!(def.to_string(), "[(*, *), (*, *)]");
 /// ```
 pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
+    let hint = tree.leaf_count_hint();
     let mut sink = FlattenSink {
-        leaves: Vec::with_capacity(INITIAL_BYTES / core::mem::size_of::<T::Leaf>().max(1)),
+        leaves: Vec::with_capacity(
+            hint.max(INITIAL_BYTES / core::mem::size_of::<T::Leaf>().max(1)),
+        ),
         recorded: 0,
         def: TreeDefBuilder::with_capacity(INITIAL_BYTES / 16),
     };
@@ -258,7 +261,9 @@ pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
 /// assert_eq!(pytree_core::leaves::<pytree_std::Std, _>(&t), [&1, &2, &3]);
 /// ```
 pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<LeafRef<'_, Ns, T::Leaf>> {
-    let mut v = LeavesVisitor { out: Vec::new() };
+    let mut v = LeavesVisitor {
+        out: Vec::with_capacity(tree.leaf_count_hint()),
+    };
     tree.visit(&mut v);
     v.out
 }
@@ -278,7 +283,9 @@ pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<LeafRef<'_, Ns, T::Leaf>> {
 /// assert_eq!(t, (21, vec![12, 3]));
 /// ```
 pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Leaf>> {
-    let mut v = LeavesVisitor { out: Vec::new() };
+    let mut v = LeavesVisitor {
+        out: Vec::with_capacity(tree.leaf_count_hint()),
+    };
     tree.visit_mut(&mut v);
     v.out
 }

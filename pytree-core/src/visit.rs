@@ -228,7 +228,7 @@ pub trait Visit<R> {
     }
     /// A hint from a container before its children: at least `n` leaves
     /// follow (a map whose values are of a fixed shape, see
-    /// `Flatten::FIXED_SHAPE`), so a visitor that stores leaves can make
+    /// `Flatten::UNIFORM_LEAVES`), so a visitor that stores leaves can make
     /// room once. Visitors that store nothing keep the default.
     #[doc(hidden)]
     #[inline(always)]

@@ -187,6 +187,17 @@ impl Variant<'_> {
         self.fields.iter().filter(|f| f.is_data())
     }
 
+    /// A pattern binding the data fields only (the rest is `..`).
+    pub fn data_pattern(&self) -> TokenStream {
+        let path = self.path();
+        let members = self.data_fields().map(|f| &f.member);
+        let bindings = self.data_fields().map(|f| &f.binding);
+        match self.style {
+            darling::ast::Style::Unit => path,
+            _ => quote!(#path { #(#members: #bindings,)* .. }),
+        }
+    }
+
     /// Fields that are in the tree (data and static), in declaration order.
     pub fn tree_fields(&self) -> impl Iterator<Item = &Field<'_>> {
         self.fields.iter().filter(|f| f.skip.is_none())

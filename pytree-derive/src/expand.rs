@@ -151,6 +151,8 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         Some(ty) => quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::Leaf),
         None => quote!(::core::convert::Infallible),
     };
+    let uniform = uniform_leaves(c, ns);
+    let hint = leaf_count_hint(c, ns);
     let flatten_into = walk_method(c, ns, Walk::Owned);
     let visit = walk_method(c, ns, Walk::Ref);
     let visit_mut = walk_method(c, ns, Walk::Mut);
@@ -162,6 +164,13 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     quote! {
         #flatten_header {
             type Leaf = #leaf;
+
+            const UNIFORM_LEAVES: ::core::option::Option<::core::primitive::usize> = #uniform;
+
+            #[inline]
+            fn leaf_count_hint(&self) -> ::core::primitive::usize {
+                #hint
+            }
 
             #[inline]
             fn flatten_into<__S: #krate::Sink<Self::Leaf>>(self, __sink: &mut __S) {
@@ -240,6 +249,44 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             ) -> ::core::result::Result<Self, #krate::Error> {
                 #unflatten
             }
+        }
+    }
+}
+
+/// `UNIFORM_LEAVES` of a struct: the sum of its data fields' (a struct
+/// of uniform fields has the same structure and leaf count in every
+/// value); `None` for an enum, whose variant can differ, and for a struct
+/// with static fields, whose values can differ.
+fn uniform_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
+    let krate = &c.krate;
+    if c.is_enum || c.all_fields().any(|f| f.is_static.is_some()) {
+        return quote!(::core::option::Option::None);
+    }
+    let parts = c.data_fields().map(|f| {
+        let ty = f.ty;
+        quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::UNIFORM_LEAVES)
+    });
+    quote!(#krate::__private::uniform_sum(&[#(#parts),*]))
+}
+
+/// The body of `leaf_count_hint`: the uniform count, else the sum of the
+/// data fields' hints (of the variant at hand).
+fn leaf_count_hint(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
+    let krate = &c.krate;
+    let arms = c.variants.iter().map(|v| {
+        let pattern = v.data_pattern();
+        let hints = v.data_fields().map(|f| {
+            let (b, ty) = (&f.binding, f.ty);
+            quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::field_leaf_count_hint(#b))
+        });
+        quote!(#pattern => 0 #(+ #hints)*,)
+    });
+    quote! {
+        if let ::core::option::Option::Some(__n) = <Self as #krate::Flatten<#ns>>::UNIFORM_LEAVES {
+            return __n;
+        }
+        match self {
+            #(#arms)*
         }
     }
 }

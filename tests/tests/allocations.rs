@@ -177,13 +177,15 @@ fn leaves_allocates_only_its_output_vec() {
     let t = shapes::t1();
     let (out, lib) = tally(|| pytree_std::leaves(&t));
     assert_eq!(out.len(), shapes::T1_LEAVES);
-    // One buffer, grown in place or moved by `realloc`, never freed: what
-    // is left allocated is exactly the output's buffer.
+    // The leaf-count hint (a struct of uniform layers: exact) sizes the
+    // output once: one allocation, never grown, never freed.
     assert_eq!(lib.allocs, 1);
+    assert_eq!(lib.reallocs, 0);
     assert_eq!(lib.deallocs, 0);
+    assert_eq!(out.capacity(), shapes::T1_LEAVES);
     assert_eq!(lib.net_bytes, (out.capacity() * size_of::<&f64>()) as isize);
-    // The hand-written loop grows its Vec the same way.
-    let (_, by_hand) = tally(|| hand::leaves_ref(&t));
+    // As a hand-written loop that sizes its Vec up front.
+    let (_, by_hand) = tally(|| hand::leaves_ref_sized(&t));
     assert_eq!(by_hand, lib);
 }
 

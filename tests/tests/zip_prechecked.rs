@@ -154,15 +154,47 @@ fn zip_with_is_the_check_then_the_prechecked_pass() {
 #[test]
 fn the_element_walk_of_a_check_is_skipped_only_where_no_element_can_fail() {
     // Leaves and containers of leaves check in O(1) past the lengths and keys.
-    const { assert!(<f64 as Flatten<Std>>::FIXED_SHAPE) };
-    const { assert!(<(f64, [f64; 2], Box<f64>) as Flatten<Std>>::FIXED_SHAPE) };
+    const { assert!(matches!(<f64 as Flatten<Std>>::UNIFORM_LEAVES, Some(1))) };
+    const {
+        assert!(matches!(
+            <(f64, [f64; 2], Box<f64>) as Flatten<Std>>::UNIFORM_LEAVES,
+            Some(4)
+        ))
+    };
     // Elements that can differ are walked.
-    const { assert!(!<Vec<f64> as Flatten<Std>>::FIXED_SHAPE) };
-    const { assert!(!<(f64, Option<f64>) as Flatten<Std>>::FIXED_SHAPE) };
+    const { assert!(<Vec<f64> as Flatten<Std>>::UNIFORM_LEAVES.is_none()) };
+    const { assert!(<(f64, Option<f64>) as Flatten<Std>>::UNIFORM_LEAVES.is_none()) };
     let a = BTreeMap::from([("k", vec![1.0])]);
     let b = BTreeMap::from([("k", vec![])]);
     assert_eq!(
         a.zip_check([&b]).map_err(|e| e.to_string()),
         Err("tree 1 at [\"k\"]: sequence length mismatch: expected 1, found 0".into())
+    );
+}
+
+#[derive(pytree_std::PyTree, Clone, Debug, PartialEq)]
+struct Numbered {
+    x: f64,
+    #[pytree(static)]
+    tag: u8,
+}
+
+#[derive(pytree_std::PyTree, Clone, Debug, PartialEq)]
+struct Plain {
+    x: f64,
+    y: (f64, f64),
+}
+
+#[test]
+fn a_struct_is_uniform_only_without_static_fields() {
+    const { assert!(matches!(<Plain as Flatten<Std>>::UNIFORM_LEAVES, Some(3))) };
+    const { assert!(<Numbered as Flatten<Std>>::UNIFORM_LEAVES.is_none()) };
+    // So the elements of a Vec of them are still compared.
+    let a = vec![Numbered { x: 1.0, tag: 1 }, Numbered { x: 2.0, tag: 2 }];
+    let mut b = a.clone();
+    b[1].tag = 3;
+    assert_eq!(
+        a.zip_check([&b]).map_err(|e| e.to_string()),
+        Err("tree 1 at [1].tag: static data mismatch: expected 2, found 3".to_string())
     );
 }

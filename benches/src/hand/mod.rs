@@ -22,4 +22,7 @@ pub mod t5;
 
 // T1's functions lived here before the per-tree modules; the allocation
 // tests (`tests/tests/allocations.rs`) still call them by these names.
-pub use t1::{build, leaves_owned, leaves_ref, leaves_with_path, map, map2, map2_result, sgd};
+pub use t1::{
+    build, leaves_owned, leaves_ref, leaves_ref_sized, leaves_with_path, map, map2, map2_result,
+    sgd,
+};

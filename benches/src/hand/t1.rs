@@ -59,6 +59,34 @@ pub fn leaves_ref(t: &Transformer) -> Vec<&f64> {
     out
 }
 
+/// References to the leaves, in declaration order, in a `Vec` sized up
+/// front (the count is known from the layer count).
+///
+/// ```
+/// use pytree_benches::{hand::t1, shapes};
+/// let t = shapes::t1();
+/// assert_eq!(t1::leaves_ref_sized(&t), pytree_std::leaves(&t));
+/// ```
+pub fn leaves_ref_sized(t: &Transformer) -> Vec<&f64> {
+    let mut out = Vec::with_capacity(1 + 16 * t.layers.len() + 2);
+    out.push(&t.embed.w);
+    for l in &t.layers {
+        for p in [
+            &l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.mlp.fc1, &l.mlp.fc2,
+        ] {
+            out.push(&p.w);
+            out.push(&p.b);
+        }
+        for n in [&l.ln1, &l.ln2] {
+            out.push(&n.g);
+            out.push(&n.b);
+        }
+    }
+    out.push(&t.final_ln.g);
+    out.push(&t.final_ln.b);
+    out
+}
+
 /// Builds a T1 of `layers` layers from leaves in declaration order (the
 /// floor for `unflatten`). Panics if there are too few leaves.
 ///

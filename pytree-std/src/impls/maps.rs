@@ -20,8 +20,8 @@ macro_rules! __pytree_maps {
             use ::std::ptr;
             #[allow(unused_imports)]
             use $crate::__private::{
-                all_some, check_lengths, ensure_stack, zip_elements_check, zip_slices_check,
-                zip_slices_mut_prechecked, zip_slices_prechecked,
+                all_some, check_lengths, elements_hint, ensure_stack, zip_elements_check,
+                zip_slices_check, zip_slices_mut_prechecked, zip_slices_prechecked,
             };
             #[allow(unused_imports)]
             use $crate::{
@@ -115,12 +115,13 @@ macro_rules! __pytree_maps {
                     }
                     sink.map_keys(move || StaticValue::ordered_keys(keys));
                 }
+                #[inline]
+                fn leaf_count_hint(&self) -> usize {
+                    elements_hint::<Std, V>(self.len())
+                }
                 fn visit<'a, V2: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V2) {
                     visitor.node(NodeRef::Map(self.len()));
-                    if V::FIXED_SHAPE {
-                        // Each value holds at least one leaf (see `FIXED_SHAPE`).
-                        visitor.reserve_leaves(self.len());
-                    }
+                    visitor.reserve_leaves(elements_hint::<Std, V>(self.len()));
                     for (k, v) in self {
                         visitor.enter(KeyRef::Key(k));
                         v.visit(visitor);
@@ -155,7 +156,7 @@ macro_rules! __pytree_maps {
                 }
                 fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
                     check_keys(self, others)?;
-                    if V::FIXED_SHAPE {
+                    if V::UNIFORM_LEAVES.is_some() {
                         return Ok(());
                     }
                     let mut iters = others.map(|o| o.values());
@@ -273,12 +274,13 @@ macro_rules! __pytree_maps {
                     }
                     sink.map_keys(move || StaticValue::ordered_keys(keys));
                 }
+                #[inline]
+                fn leaf_count_hint(&self) -> usize {
+                    elements_hint::<Std, V>(self.len())
+                }
                 fn visit<'a, V2: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V2) {
                     visitor.node(NodeRef::Map(self.len()));
-                    if V::FIXED_SHAPE {
-                        // Each value holds at least one leaf (see `FIXED_SHAPE`).
-                        visitor.reserve_leaves(self.len());
-                    }
+                    visitor.reserve_leaves(elements_hint::<Std, V>(self.len()));
                     let entries = sorted_entries(self);
                     for (k, v) in &entries {
                         visitor.enter(KeyRef::Key(*k));
@@ -326,7 +328,7 @@ macro_rules! __pytree_maps {
                 }
                 fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
                     check_hash_keys(self, others)?;
-                    if V::FIXED_SHAPE {
+                    if V::UNIFORM_LEAVES.is_some() {
                         return Ok(());
                     }
                     // Values are checked in hash order (no sort on success); a failure

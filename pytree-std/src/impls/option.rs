@@ -11,8 +11,8 @@ macro_rules! __pytree_option {
         const _: () = {
             #[allow(unused_imports)]
             use $crate::__private::{
-                all_some, check_lengths, ensure_stack, zip_elements_check, zip_slices_check,
-                zip_slices_mut_prechecked, zip_slices_prechecked,
+                all_some, check_lengths, elements_hint, ensure_stack, zip_elements_check,
+                zip_slices_check, zip_slices_mut_prechecked, zip_slices_prechecked,
             };
             #[allow(unused_imports)]
             use $crate::{
@@ -51,6 +51,13 @@ macro_rules! __pytree_option {
 
             impl<T: Flatten<Std>> Flatten<Std> for Option<T> {
                 type Leaf = T::Leaf;
+
+                /// Uniform contents or 0: recursive types pass through
+                /// options, and the hint must not walk a deep chain.
+                #[inline]
+                fn leaf_count_hint(&self) -> usize {
+                    self.as_ref().map_or(0, |_| elements_hint::<Std, T>(1))
+                }
 
                 #[inline]
                 fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {

@@ -15,8 +15,8 @@ macro_rules! __pytree_sequences {
             use ::std::collections::VecDeque;
             #[allow(unused_imports)]
             use $crate::__private::{
-                all_some, check_lengths, ensure_stack, zip_elements_check, zip_slices_check,
-                zip_slices_mut_prechecked, zip_slices_prechecked,
+                all_some, check_lengths, elements_hint, ensure_stack, zip_elements_check,
+                zip_slices_check, zip_slices_mut_prechecked, zip_slices_prechecked,
             };
             #[allow(unused_imports)]
             use $crate::{
@@ -28,6 +28,11 @@ macro_rules! __pytree_sequences {
 
             impl<T: Flatten<Std>> Flatten<Std> for Vec<T> {
                 type Leaf = T::Leaf;
+
+                #[inline]
+                fn leaf_count_hint(&self) -> usize {
+                    elements_hint::<Std, T>(self.len())
+                }
 
                 #[inline]
                 fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
@@ -91,6 +96,11 @@ macro_rules! __pytree_sequences {
 
             impl<T: Flatten<Std>> Flatten<Std> for VecDeque<T> {
                 type Leaf = T::Leaf;
+
+                #[inline]
+                fn leaf_count_hint(&self) -> usize {
+                    elements_hint::<Std, T>(self.len())
+                }
 
                 fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
                     sink.node(NodeRef::Seq(self.len()));
@@ -173,7 +183,13 @@ macro_rules! __pytree_sequences {
 
             impl<T: Flatten<Std>, const N: usize> Flatten<Std> for [T; N] {
                 type Leaf = T::Leaf;
-                const FIXED_SHAPE: bool = T::FIXED_SHAPE && N > 0;
+                const UNIFORM_LEAVES: Option<usize> =
+                    $crate::__private::uniform_times(N, T::UNIFORM_LEAVES);
+
+                #[inline]
+                fn leaf_count_hint(&self) -> usize {
+                    elements_hint::<Std, T>(N)
+                }
 
                 fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
                     sink.node(NodeRef::Seq(N));

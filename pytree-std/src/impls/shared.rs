@@ -24,7 +24,10 @@ macro_rules! __pytree_shared {
 
             impl<T: Flatten<Std> + Clone> Flatten<Std> for $ptr<T> {
                 type Leaf = T::Leaf;
-                const FIXED_SHAPE: bool = T::FIXED_SHAPE;
+                const UNIFORM_LEAVES: Option<usize> = T::UNIFORM_LEAVES;
+                // `leaf_count_hint` stays the default (uniform or 0):
+                // recursive types pass through shared pointers, and the
+                // hint must not walk a deep chain.
 
                 #[inline]
                 fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {

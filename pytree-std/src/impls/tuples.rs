@@ -31,7 +31,13 @@ macro_rules! __pytree_tuples {
 
             impl<$A: Flatten<Std>, $($T: Flatten<Std, Leaf = $A::Leaf>),*> Flatten<Std> for ($A, $($T,)*) {
                 type Leaf = $A::Leaf;
-                const FIXED_SHAPE: bool = $A::FIXED_SHAPE $(&& $T::FIXED_SHAPE)*;
+                const UNIFORM_LEAVES: Option<usize> =
+                    $crate::__private::uniform_sum(&[$A::UNIFORM_LEAVES $(, $T::UNIFORM_LEAVES)*]);
+
+                #[inline]
+                fn leaf_count_hint(&self) -> usize {
+                    self.0.leaf_count_hint() $(+ self.$i.leaf_count_hint())*
+                }
 
                 #[inline]
                 fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
