@@ -60,9 +60,9 @@
 //!   subtrees with element and byte counts) (module `summary`).
 //! - [`ravel`] / [`Unravel`]: the leaves laid end to end in one flat
 //!   buffer and back (JAX's `ravel_pytree`; module `ravel`).
-//! - With the `rayon` feature: [`par_for_each_mut`], [`par_zip_mut`],
-//!   [`par_zip_mut_n`], [`try_par_zip_mut_n`], [`par_map`], leaves split
-//!   across threads by element count (module `parallel`).
+//! - With the `rayon` feature: `par_for_each_mut`, `par_zip_mut`,
+//!   `par_zip_mut_n`, `try_par_zip_mut_n`, `par_map`, leaves split across
+//!   threads by element count (module `parallel`).
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
 //!   `HashMap`, `Option`, `Rc`, `Arc` and the primitive leaf types
 //!   (module `impls`).
