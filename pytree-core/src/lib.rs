@@ -37,6 +37,9 @@
 //!   (module `partition`).
 //! - [`map_n`], [`zip_mut`], [`check_same_structure`]: several trees of
 //!   one type, with every mismatch reported (module `multi`).
+//! - [`map_with_path_n`], [`for_each_with_path_n`], [`zip_mut_with_path`]:
+//!   several trees of one type with the key path of each leaf (module
+//!   `multi_path`).
 //! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
 //!   [`map_prefix`], [`map_with_prefix`], [`Subtree`] (module `prefix`).
 //! - [`Treelize`] (module `treelize`) and its [`mode`]s (module `mode`):
@@ -70,6 +73,7 @@ mod key_path;
 mod leaf;
 pub mod mode;
 mod multi;
+mod multi_path;
 mod ops;
 mod partition;
 mod path_tracker;
@@ -99,6 +103,7 @@ pub use flatten::{Flatten, NodeView, Source, Unflatten};
 pub use key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
 pub use multi::{check_same_structure, map_n, try_zip_mut_n, zip_mut, zip_mut_n};
+pub use multi_path::{for_each_with_path_n, map_with_path_n, zip_mut_with_path};
 pub use ops::{
     flatten, for_each, for_each_mut, leaves, leaves_mut, map, map_into, structure, unflatten,
 };

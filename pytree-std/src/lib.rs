@@ -42,8 +42,9 @@
 //!   [`map2`], [`map_n`], [`zip_mut`], [`for_each`], [`for_each_mut`]
 //!   (module `ops`); [`check_same_structure`] (module `multi`).
 //! - Key paths: [`flatten_with_path`], [`leaves_with_path`],
-//!   [`map_with_path`], [`for_each_with_path`], [`for_each_mut_with_path`]
-//!   (module `with_path`); by path: [`get`], [`set`], [`set_subtree`],
+//!   [`map_with_path`], [`for_each_with_path`], [`for_each_mut_with_path`],
+//!   and over several trees [`map_with_path_n`], [`for_each_with_path_n`],
+//!   [`zip_mut_with_path`] (module `with_path`); by path: [`get`], [`set`], [`set_subtree`],
 //!   [`update`] (module `at_path`).
 //! - Reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`], [`sum`],
 //!   [`min`], [`max`], [`num_leaves`], [`tree_equal`] (module `reduce`).
@@ -126,7 +127,8 @@ pub use tree::Tree;
 pub use tree_equal::{tree_equal, ApproxEq, Tolerance};
 pub use treelize::Treelize;
 pub use with_path::{
-    flatten_with_path, for_each_mut_with_path, for_each_with_path, leaves_with_path, map_with_path,
+    flatten_with_path, for_each_mut_with_path, for_each_with_path, for_each_with_path_n,
+    leaves_with_path, map_with_path, map_with_path_n, zip_mut_with_path,
 };
 
 #[doc(hidden)]

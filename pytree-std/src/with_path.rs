@@ -84,3 +84,75 @@ pub fn for_each_mut_with_path<'a, T: Flatten<Std>>(
 ) {
     pytree_core::for_each_mut_with_path::<Std, T, _>(tree, f)
 }
+
+/// Combines `first` with `N` more trees of the same type leaf by leaf,
+/// with the path of each leaf in `first` (JAX's
+/// `tree_map_with_path(f, tree, *rest)`): `f(path, leaf, [leaf of each
+/// other])`, rebuilt as a `U` of `first`'s structure (the leaf type may
+/// change). The structures are checked as in [`map_n`](crate::map_n)
+/// (array leaves: their signatures too), and a mismatch lists every
+/// difference. The dynamic tree's maps pair by key, whatever their order.
+///
+/// ```
+/// use pytree_std::{tree, KeyPath, Tree};
+/// let a: Tree<i32> = tree! { "w" => 1, "b" => [2, 3] };
+/// let b: Tree<i32> = tree! { "b" => [20, 30], "w" => 10 }; // other order: paired by key
+/// let t: Tree<String> = pytree_std::map_with_path_n(&a, [&b], |path: &KeyPath, x: &i32, [y]: [&i32; 1]| {
+///     format!("{path}={}", x + y)
+/// })?;
+/// assert_eq!(format!("{t:?}"), r#"{"w": "[\"w\"]=11", "b": ["[\"b\"][0]=22", "[\"b\"][1]=33"]}"#);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn map_with_path_n<'a, T: Flatten<Std>, U: Unflatten<Std>, const N: usize>(
+    first: &'a T,
+    others: [&'a T; N],
+    f: impl FnMut(&KeyPath, LeafRef<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]) -> U::Leaf,
+) -> Result<U, Error> {
+    pytree_core::map_with_path_n::<Std, T, U, N, _>(first, others, f)
+}
+
+/// Calls `f(path, leaf, [leaf of each other])` on `first` and `N` more
+/// trees of the same type, in `first`'s leaf order, after the structure
+/// check of [`map_n`](crate::map_n) (on a mismatch `f` is never called).
+///
+/// ```
+/// let mut diffs = Vec::new();
+/// pytree_std::for_each_with_path_n(&vec![1.0f32, 2.0], [&vec![1.0f32, 2.5]], |path, x, [y]| {
+///     if x != y { diffs.push(path.to_string()) }
+/// })?;
+/// assert_eq!(diffs, ["[1]"]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn for_each_with_path_n<'a, T: Flatten<Std>, const N: usize>(
+    first: &'a T,
+    others: [&'a T; N],
+    f: impl FnMut(&KeyPath, LeafRef<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]),
+) -> Result<(), Error> {
+    pytree_core::for_each_with_path_n::<Std, T, N, _>(first, others, f)
+}
+
+/// Updates `tree` in place from `N` other trees of the same type, leaf by
+/// leaf, with paths: `f(path, leaf, [leaf of each other])` (the path-aware
+/// [`zip_mut`](crate::zip_mut)). Checked before the first update: on a
+/// mismatch `tree` is unchanged and the error lists every difference.
+///
+/// ```
+/// use pytree_std::PyTree;
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Layer { w: f32, #[pytree(kind = "state")] steps: f32 }
+/// let mut p = Layer { w: 1.0, steps: 0.0 };
+/// let g = Layer { w: 0.5, steps: 1.0 };
+/// pytree_std::zip_mut_with_path(&mut p, [&g], |path, x, [dx]| match path.kind() {
+///     "state" => *x += dx,
+///     _ => *x -= 0.1 * dx,
+/// })?;
+/// assert_eq!(p, Layer { w: 0.95, steps: 1.0 });
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize>(
+    tree: &'a mut T,
+    others: [&'a T; N],
+    f: impl FnMut(&KeyPath, LeafMut<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]),
+) -> Result<(), Error> {
+    pytree_core::zip_mut_with_path::<Std, T, N, _>(tree, others, f)
+}
