@@ -26,7 +26,10 @@ use crate::treedef::{align, Alignment, Arg, Inherit, Policy, TreeDef};
 /// or [`missing_with`](Treelize::missing_with) (outer and left modes only:
 /// anything else does not compile), [`inherit`](Treelize::inherit) (on by
 /// default); then [`call1`](Treelize::call1), [`call2`](Treelize::call2) or
-/// [`call3`](Treelize::call3). `f` takes the leaves by reference
+/// [`call3`](Treelize::call3) for trees of any types, or, for any number
+/// of trees of one type, [`call_n`](Treelize::call_n) (an array; `f` gets
+/// an array of leaves) or [`call_many`](Treelize::call_many) (a list; `f`
+/// gets a slice). `f` takes the leaves by reference
 /// ([`LeafRef`]: `&L`, or a view for arrays); what it returns becomes a
 /// leaf of the result, or a subtree if it is one. Array leaves that one
 /// call receives must have the same shape (a scalar goes with any): a
@@ -333,6 +336,140 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
         }
         let (leaves, def) = graft::<Ns, V>(&plan.def, out)?;
         unflatten::<Ns, U, _>(&def, leaves)
+    }
+
+    /// The rows of a call over trees of one type: for each leaf of the
+    /// merged structure, the leaf (or missing value) of each tree, shapes
+    /// checked; `each` turns a row into the value of that leaf.
+    fn rows_of_one_type<A, V, U>(
+        &mut self,
+        trees: &[&A],
+        mut each: impl FnMut(&mut F, &[LeafRef<'_, Ns, A::Leaf>]) -> Result<V, Error>,
+    ) -> Result<U, Error>
+    where
+        A: Flatten<Ns>,
+        V: Flatten<Ns>,
+        U: Unflatten<Ns, Leaf = V::Leaf>,
+        P: Provide<A::Leaf>,
+    {
+        if trees.is_empty() {
+            return Err(Error::custom(
+                "a treelized function needs at least one tree: the result's structure is unknown",
+            ));
+        }
+        let defs: Vec<TreeDef> = trees.iter().map(|t| structure::<Ns, A>(*t)).collect();
+        let refs: Vec<&TreeDef> = defs.iter().collect();
+        let plan = self.plan(&refs, <P as Provide<A::Leaf>>::GIVEN)?;
+        let width = trees.len();
+        // Values for the slots each tree lacks, provided first (in the
+        // order of the calls), so that they are lent like the trees' own.
+        let mut missing: Vec<Vec<A::Leaf>> = (0..width).map(|_| Vec::new()).collect();
+        for row in plan.rows() {
+            for (arg, out) in row.iter().zip(missing.iter_mut()) {
+                provide(*arg, &mut self.missing, out);
+            }
+        }
+        let lent: Vec<Vec<LeafRef<'_, Ns, A::Leaf>>> =
+            trees.iter().map(|t| leaves::<Ns, A>(*t)).collect();
+        let missing: Vec<Vec<LeafRef<'_, Ns, A::Leaf>>> = missing
+            .iter()
+            .map(|m| m.iter().map(Leaf::lend).collect())
+            .collect();
+        let mut next = alloc::vec![0usize; width];
+        let mut args: Vec<LeafRef<'_, Ns, A::Leaf>> = Vec::with_capacity(width);
+        let mut sigs: Vec<Option<Signature>> = Vec::new();
+        let mut out = Vec::with_capacity(plan.def.num_leaves());
+        for (r, row) in plan.rows().enumerate() {
+            args.clear();
+            for (k, arg) in row.iter().enumerate() {
+                args.push(pick(*arg, &lent[k], &missing[k], &mut next[k])?);
+            }
+            if A::Leaf::HAS_SHAPE {
+                sigs.clear();
+                sigs.extend(
+                    row.iter()
+                        .zip(&args)
+                        .map(|(arg, x)| shape_of::<Ns, A::Leaf>(*arg, x)),
+                );
+                check_row(&plan.def, r, &sigs)?;
+            }
+            out.push(each(&mut self.f, &args)?);
+        }
+        let (leaves, def) = graft::<Ns, V>(&plan.def, out)?;
+        unflatten::<Ns, U, _>(&def, leaves)
+    }
+
+    /// Applies `f` to `N` trees of one type (or plain values) at once,
+    /// lined up per the mode: `f` gets an array of `N` leaves (optree's
+    /// `tree_broadcast_map(f, *trees)`, treevalue's functions of any
+    /// number of trees). At least one tree is needed (its structure is
+    /// the result's).
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use pytree_std::Treelize;
+    /// let mut mean = Treelize::new(|xs: [&f64; 3]| xs.iter().copied().sum::<f64>() / 3.0);
+    /// let r: BTreeMap<&str, f64> = mean.call_n([
+    ///     &BTreeMap::from([("a", 1.0), ("b", 3.0)]),
+    ///     &BTreeMap::from([("a", 2.0), ("b", 3.0)]),
+    ///     &BTreeMap::from([("a", 6.0), ("b", 3.0)]),
+    /// ])?;
+    /// assert_eq!(r, BTreeMap::from([("a", 3.0), ("b", 3.0)]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn call_n<A, V, U, const N: usize>(&mut self, trees: [&A; N]) -> Result<U, Error>
+    where
+        A: Flatten<Ns>,
+        F: for<'x> FnMut([LeafRef<'x, Ns, A::Leaf>; N]) -> V,
+        V: Flatten<Ns>,
+        U: Unflatten<Ns, Leaf = V::Leaf>,
+        P: Provide<A::Leaf>,
+    {
+        self.rows_of_one_type::<A, V, U>(&trees, |f, args| {
+            let args = crate::__private::all_some(core::array::from_fn(|k| args.get(k).cloned()))
+                .ok_or_else(|| Error::custom("a row of the plan has too few arguments"))?;
+            Ok(f(args))
+        })
+    }
+
+    /// Applies `f` to any number of trees of one type (or plain values),
+    /// lined up per the mode: `f` gets a slice with one leaf per tree, in
+    /// the trees' order (optree's `tree_broadcast_map(f, *trees)` for a
+    /// list of trees known at run time). At least one tree is needed (its
+    /// structure is the result's): none is an error.
+    ///
+    /// ```
+    /// use pytree_std::{mode, tree, Tree, Treelize};
+    /// let runs: Vec<Tree<f64>> = vec![
+    ///     tree! { "loss" => 1.0, "acc" => 0.5 },
+    ///     tree! { "acc" => 0.75, "loss" => 0.5 },
+    ///     tree! { "loss" => 0.0, "lr" => 0.25 },
+    /// ];
+    /// // The mean of every metric over the runs that report it (NaN where
+    /// // a run lacks it).
+    /// let mut mean = Treelize::new(|xs: &[&f64]| {
+    ///     let seen: Vec<f64> = xs.iter().map(|x| **x).filter(|x| !x.is_nan()).collect();
+    ///     seen.iter().sum::<f64>() / seen.len() as f64
+    /// })
+    /// .mode(mode::Outer)
+    /// .missing(f64::NAN);
+    /// let r: Tree<f64> = mean.call_many(&runs)?;
+    /// assert_eq!(format!("{r:?}"), r#"{"loss": 0.5, "acc": 0.625, "lr": 0.25}"#);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn call_many<'t, A, V, U>(
+        &mut self,
+        trees: impl IntoIterator<Item = &'t A>,
+    ) -> Result<U, Error>
+    where
+        A: Flatten<Ns> + 't,
+        F: for<'x> FnMut(&[LeafRef<'x, Ns, A::Leaf>]) -> V,
+        V: Flatten<Ns>,
+        U: Unflatten<Ns, Leaf = V::Leaf>,
+        P: Provide<A::Leaf>,
+    {
+        let trees: Vec<&A> = trees.into_iter().collect();
+        self.rows_of_one_type::<A, V, U>(&trees, |f, args| Ok(f(args)))
     }
 
     /// Applies `f` to three trees (or plain values), lined up per the mode.
