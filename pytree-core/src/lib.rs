@@ -41,14 +41,18 @@
 //!   several trees of one type with the key path of each leaf (module
 //!   `multi_path`).
 //! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
-//!   [`map_prefix`], [`map_with_prefix`], [`Subtree`] (module `prefix`).
+//!   [`map_prefix`], [`map_with_prefix`], [`Subtree`]; [`flatten_one_level`]
+//!   (module `prefix`).
 //! - [`Treelize`] (module `treelize`) and its [`mode`]s (module `mode`):
 //!   treevalue's `func_treelize`.
 //! - Transposes: [`transpose`], [`stack`], [`unstack`], [`zip`], [`unzip`],
 //!   [`rise`] (module `transpose`).
 //! - Results that are subtrees take the place of leaves (module `graft`);
 //!   TreeDefs are lined up, composed and compared in module `treedef`
-//!   ([`TreeDef::diff`], [`TreeDef::is_prefix_of`], [`TreeDef::compose`]).
+//!   ([`TreeDef::diff`], [`TreeDef::is_prefix_of`], [`TreeDef::compose`]);
+//!   built and read node by node in `treedef/nodes.rs` ([`TreeDef::tuple`],
+//!   [`TreeDef::dict`], [`TreeDef::from_node`], [`TreeDef::child`],
+//!   [`TreeDef::one_level`], [`TreeDef::walk`], [`TreeDef::transform`], ...).
 //! - [`impl_leaf!`]: declare leaf types of a namespace (module `leaf`).
 //! - `Box<T>` impls for every namespace (module `fundamental`).
 //! - With the `serde` feature: `Serialize`/`Deserialize` for [`TreeDef`]
@@ -109,7 +113,8 @@ pub use ops::{
 };
 pub use partition::{combine, filter, partition, CombineSource};
 pub use prefix::{
-    broadcast, broadcast_prefix, flatten_up_to, map_prefix, map_with_prefix, Subtree,
+    broadcast, broadcast_prefix, flatten_one_level, flatten_up_to, map_prefix, map_with_prefix,
+    Subtree,
 };
 pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
 pub use schema::{FieldSchema, FieldStyle, Schema};

@@ -345,3 +345,39 @@ where
     let (leaves, def) = graft::<Ns, V>(&plan.def, values)?;
     unflatten::<Ns, U, _>(&def, leaves)
 }
+
+/// The children of the root of `tree`, each as a [`Subtree`], and the
+/// root's one-level structure (JAX's `flatten_one_level`, optree's
+/// `tree_flatten_one_level`): the root node with a leaf per child, so
+/// that `unflatten` of the children's own values rebuilds the tree one
+/// level up. A typed tree's children have different types (an `f32`, a
+/// `Vec`), so each travels as its TreeDef and leaves. A leaf has no
+/// level to flatten: that is an error (as in JAX).
+///
+/// ```
+/// use pytree_std::Std;
+/// let (children, one) = pytree_core::flatten_one_level::<Std, _>((1, vec![2, 3], None::<i32>))?;
+/// assert_eq!(one.to_string(), "(*, *, *)");
+/// assert_eq!(children[1].def().to_string(), "[*, *]");
+/// assert_eq!(children[1].leaves(), [2, 3]);
+/// assert_eq!(children[2].def().to_string(), "None");
+/// let err = pytree_core::flatten_one_level::<Std, _>(7).unwrap_err();
+/// assert_eq!(err.to_string(), "at <root>: node mismatch: expected a node, found a leaf");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+// The pair JAX's `flatten_one_level` returns, spelled out.
+#[allow(clippy::type_complexity)]
+pub fn flatten_one_level<Ns, T: Flatten<Ns>>(
+    tree: T,
+) -> Result<(Vec<Subtree<T::Leaf>>, TreeDef), Error> {
+    let (leaves, def) = flatten::<Ns, T>(tree);
+    if def.is_leaf() {
+        return Err(Error::new(crate::error::ErrorKind::NodeMismatch {
+            expected: "a node".into(),
+            found: "a leaf".into(),
+        }));
+    }
+    let one = def.one_level();
+    let spans = one.prefix_spans(&def).map_err(Error::from_mismatches)?;
+    Ok((split_by_spans(spans, leaves)?, one))
+}

@@ -108,3 +108,25 @@ where
 {
     pytree_core::map_with_prefix::<Std, T, P, V, U, _>(tree, prefix, f)
 }
+
+/// The children of the root of `tree`, each as a [`Subtree`] (its TreeDef
+/// and leaves), and the root's one-level structure (JAX's
+/// `flatten_one_level`). A leaf has no level to flatten: an error.
+///
+/// ```
+/// use pytree_std::{tree, Tree};
+/// let t: Tree<i32> = tree! { "a" => 1, "x" => { "c" => 2, "d" => 3 } };
+/// let (children, one) = pytree_std::flatten_one_level(t)?;
+/// assert_eq!(one.to_string(), r#"{"a": *, "x": *}"#);
+/// let (def, leaves) = children[1].clone().into_parts();
+/// let x: Tree<i32> = pytree_std::unflatten(&def, leaves)?;
+/// assert_eq!(format!("{x:?}"), r#"{"c": 2, "d": 3}"#);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+// The pair JAX's `flatten_one_level` returns, spelled out.
+#[allow(clippy::type_complexity)]
+pub fn flatten_one_level<T: Flatten<Std>>(
+    tree: T,
+) -> Result<(Vec<Subtree<T::Leaf>>, TreeDef), Error> {
+    pytree_core::flatten_one_level::<Std, T>(tree)
+}

@@ -12,7 +12,7 @@ use crate::error::{Error, ErrorKind};
 use crate::source::describe_node;
 
 /// Appends a copy of `def`'s records.
-fn copy_into(b: &mut TreeDefBuilder, def: &TreeDef) {
+pub(super) fn copy_into(b: &mut TreeDefBuilder, def: &TreeDef) {
     let mut w = Walker::new(def);
     loop {
         b.leaves(w.take_leaves(usize::MAX));

@@ -15,6 +15,7 @@ mod checked;
 mod compose;
 mod diff;
 mod display;
+mod nodes;
 mod paths;
 mod walk;
 
