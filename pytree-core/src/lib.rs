@@ -41,15 +41,16 @@
 //!   several trees of one type with the key path of each leaf (module
 //!   `multi_path`).
 //! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
-//!   [`map_prefix`], [`map_with_prefix`], [`Subtree`]; [`flatten_one_level`]
-//!   (module `prefix`).
+//!   [`map_prefix`], [`map_with_prefix`], [`Subtree`]; [`flatten_one_level`];
+//!   [`broadcast_common`] (module `prefix`).
 //! - [`Treelize`] (module `treelize`) and its [`mode`]s (module `mode`):
 //!   treevalue's `func_treelize`.
 //! - Transposes: [`transpose`], [`stack`], [`unstack`], [`zip`], [`unzip`],
 //!   [`rise`] (module `transpose`).
 //! - Results that are subtrees take the place of leaves (module `graft`);
 //!   TreeDefs are lined up, composed and compared in module `treedef`
-//!   ([`TreeDef::diff`], [`TreeDef::is_prefix_of`], [`TreeDef::compose`]);
+//!   ([`TreeDef::diff`], [`TreeDef::is_prefix_of`], [`TreeDef::compose`];
+//!   strict prefixes, suffixes and the common suffix in `treedef/relations.rs`);
 //!   built and read node by node in `treedef/nodes.rs` ([`TreeDef::tuple`],
 //!   [`TreeDef::dict`], [`TreeDef::from_node`], [`TreeDef::child`],
 //!   [`TreeDef::one_level`], [`TreeDef::walk`], [`TreeDef::transform`], ...).
@@ -113,8 +114,8 @@ pub use ops::{
 };
 pub use partition::{combine, filter, partition, CombineSource};
 pub use prefix::{
-    broadcast, broadcast_prefix, flatten_one_level, flatten_up_to, map_prefix, map_with_prefix,
-    Subtree,
+    broadcast, broadcast_common, broadcast_prefix, flatten_one_level, flatten_up_to, map_prefix,
+    map_with_prefix, Subtree,
 };
 pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
 pub use schema::{FieldSchema, FieldStyle, Schema};

@@ -20,7 +20,7 @@ use crate::flatten::{Flatten, Unflatten};
 use crate::graft::graft;
 use crate::leaf::LeafRef;
 use crate::ops::{flatten, leaves, structure, unflatten};
-use crate::treedef::{align, Arg, Policy, Span, TreeDef};
+use crate::treedef::{align, common_suffix_plan, Arg, Policy, Span, TreeDef};
 
 /// A subtree of a fuller tree, as a prefix leaf sees it: its structure and
 /// its leaves (owned, or `&L` when the tree was borrowed).
@@ -380,4 +380,89 @@ pub fn flatten_one_level<Ns, T: Flatten<Ns>>(
     let one = def.one_level();
     let spans = one.prefix_spans(&def).map_err(Error::from_mismatches)?;
     Ok((split_by_spans(spans, leaves)?, one))
+}
+
+/// Takes each leaf as often as `uses` says, moving it at its last use.
+fn take_leaves<L: Clone>(leaves: Vec<L>, picks: &[usize]) -> Result<Vec<L>, Error> {
+    let mut left = alloc::vec![0usize; leaves.len()];
+    for &i in picks {
+        *left.get_mut(i).ok_or_else(lost_leaf)? += 1;
+    }
+    let mut slots: Vec<Option<L>> = leaves.into_iter().map(Some).collect();
+    picks
+        .iter()
+        .map(|&i| {
+            let (slot, left) = slots
+                .get_mut(i)
+                .zip(left.get_mut(i))
+                .ok_or_else(lost_leaf)?;
+            *left -= 1;
+            if *left == 0 {
+                slot.take().ok_or_else(lost_leaf)
+            } else {
+                slot.clone().ok_or_else(lost_leaf)
+            }
+        })
+        .collect()
+}
+
+/// The leaf of input `k` for each leaf of the plan's result.
+fn picks_of(plan: &crate::treedef::Alignment, k: usize) -> Result<Vec<usize>, Error> {
+    plan.rows()
+        .map(|row| match row.get(k) {
+            Some(Arg::Leaf(i)) => Ok(*i),
+            _ => Err(lost_leaf()),
+        })
+        .collect()
+}
+
+/// Two trees broadcast to their common suffix structure (optree's
+/// `tree_broadcast_common`): where one has a leaf and the other a
+/// subtree, the leaf is copied to every leaf of that subtree, in each
+/// direction; everywhere else the structures must agree (the error lists
+/// every place where they do not, about tree 1, `b`). Both results have
+/// the common structure ([`TreeDef::broadcast_to_common_suffix`]); each
+/// keeps its own input's leaf type and, for maps whose keys carry no
+/// order (the dynamic tree's), its own input's key order. `UA` and `UB`
+/// are the result types (for typed trees, the common structure's type
+/// with each input's leaf type). A leaf is cloned only where it is
+/// copied. Leaves are not combined, so array leaves of any shapes go
+/// together.
+///
+/// ```
+/// use pytree_std::Std;
+/// // tree_broadcast_common([1, (2, 3), 4], [5, 6, (7, 8)])
+/// //   == ([1, (2, 3), (4, 4)], [5, (6, 6), (7, 8)])
+/// type Common = (i32, (i32, i32), (i32, i32));
+/// let (a, b): (Common, Common) =
+///     pytree_core::broadcast_common::<Std, _, _, _, _>((1, (2, 3), 4), (5, 6, (7, 8)))?;
+/// assert_eq!(a, (1, (2, 3), (4, 4)));
+/// assert_eq!(b, (5, (6, 6), (7, 8)));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn broadcast_common<Ns, A, B, UA, UB>(a: A, b: B) -> Result<(UA, UB), Error>
+where
+    A: Flatten<Ns>,
+    B: Flatten<Ns>,
+    A::Leaf: Clone,
+    B::Leaf: Clone,
+    UA: Unflatten<Ns, Leaf = A::Leaf>,
+    UB: Unflatten<Ns, Leaf = B::Leaf>,
+{
+    let (la, da) = flatten::<Ns, A>(a);
+    let (lb, db) = flatten::<Ns, B>(b);
+    if da == db {
+        let ua = unflatten::<Ns, UA, _>(&da, la).map_err(|e| e.in_tree(0))?;
+        let ub = unflatten::<Ns, UB, _>(&db, lb).map_err(|e| e.in_tree(1))?;
+        return Ok((ua, ub));
+    }
+    let for_a = common_suffix_plan(&da, &db)?;
+    // The same alignment with `b` first gives the common structure in
+    // `b`'s map key order.
+    let for_b = common_suffix_plan(&db, &da)?;
+    let la = take_leaves(la, &picks_of(&for_a, 0)?)?;
+    let lb = take_leaves(lb, &picks_of(&for_b, 0)?)?;
+    let ua = unflatten::<Ns, UA, _>(&for_a.def, la).map_err(|e| e.in_tree(0))?;
+    let ub = unflatten::<Ns, UB, _>(&for_b.def, lb).map_err(|e| e.in_tree(1))?;
+    Ok((ua, ub))
 }

@@ -51,8 +51,8 @@
 //! - Filter: [`partition`], [`filter`], [`combine`], [`combine_n`]
 //!   (module `partition`).
 //! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
-//!   [`map_prefix`], [`map_with_prefix`]; [`flatten_one_level`] (module
-//!   `prefix`).
+//!   [`map_prefix`], [`map_with_prefix`]; [`flatten_one_level`];
+//!   [`broadcast_common`] (module `prefix`).
 //! - [`Treelize`]: a function of leaves applied to trees, with treevalue's
 //!   [`mode`]s, `missing` and `inherit` (module `treelize`).
 //! - Transposes: [`stack`], [`unstack`], [`zip`], [`unzip`], [`rise`],
@@ -111,7 +111,8 @@ pub use ops::{
 pub use parallel::{par_for_each_mut, par_map, par_zip_mut, par_zip_mut_n, try_par_zip_mut_n};
 pub use partition::{combine, combine_n, filter, partition};
 pub use prefix::{
-    broadcast, broadcast_prefix, flatten_one_level, flatten_up_to, map_prefix, map_with_prefix,
+    broadcast, broadcast_common, broadcast_prefix, flatten_one_level, flatten_up_to, map_prefix,
+    map_with_prefix,
 };
 pub use pytree_core::CombineSource;
 pub use pytree_core::{

@@ -109,6 +109,35 @@ where
     pytree_core::map_with_prefix::<Std, T, P, V, U, _>(tree, prefix, f)
 }
 
+/// Two trees broadcast to their common suffix structure (optree's
+/// `tree_broadcast_common`): where one has a leaf and the other a
+/// subtree, the leaf is copied over that subtree, in either direction;
+/// elsewhere the structures must agree (the error lists every
+/// difference, about tree 1, `b`). Each result keeps its input's leaf
+/// type and, for the dynamic tree, its own map key order.
+///
+/// ```
+/// use pytree_std::{tree, Tree};
+/// // tree_broadcast_common([1, {'a': (2, 3)}, {'a': 4, 'b': 5}], [6, 7, {'a': 8, 'b': (9, 10)}])
+/// let a: Tree<i32> = tree!([1, { "a" => [2, 3] }, { "a" => 4, "b" => 5 }]);
+/// let b: Tree<i32> = tree!([6, 7, { "b" => [9, 10], "a" => 8 }]);
+/// let (x, y): (Tree<i32>, Tree<i32>) = pytree_std::broadcast_common(a, b)?;
+/// assert_eq!(format!("{x:?}"), r#"[1, {"a": [2, 3]}, {"a": 4, "b": [5, 5]}]"#);
+/// assert_eq!(format!("{y:?}"), r#"[6, {"a": [7, 7]}, {"b": [9, 10], "a": 8}]"#);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn broadcast_common<A, B, UA, UB>(a: A, b: B) -> Result<(UA, UB), Error>
+where
+    A: Flatten<Std>,
+    B: Flatten<Std>,
+    A::Leaf: Clone,
+    B::Leaf: Clone,
+    UA: Unflatten<Std, Leaf = A::Leaf>,
+    UB: Unflatten<Std, Leaf = B::Leaf>,
+{
+    pytree_core::broadcast_common::<Std, A, B, UA, UB>(a, b)
+}
+
 /// The children of the root of `tree`, each as a [`Subtree`] (its TreeDef
 /// and leaves), and the root's one-level structure (JAX's
 /// `flatten_one_level`). A leaf has no level to flatten: an error.

@@ -17,6 +17,7 @@ mod diff;
 mod display;
 mod nodes;
 mod paths;
+mod relations;
 mod walk;
 
 use alloc::vec::Vec;
@@ -28,6 +29,7 @@ pub use builder::TreeDefBuilder;
 pub(crate) use checked::type_key;
 use checked::CheckedFor;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
+pub(crate) use relations::common_suffix_plan;
 pub(crate) use walk::{Item, StaticsRange, Walker};
 
 use crate::schema::Schema;
