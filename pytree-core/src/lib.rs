@@ -23,7 +23,9 @@
 //! - [`Schema`], [`FieldSchema`], [`FieldStyle`]: what the derive records
 //!   about a struct (module `schema`).
 //! - [`StaticValue`], [`Static`]: type-erased meta data (module `static_data`).
-//! - [`KeyPath`], [`KeyEntry`], [`KeyRef`]: places in a tree (module `key_path`).
+//! - [`KeyPath`], [`KeyEntry`], [`KeyRef`]: places in a tree (module `key_path`);
+//!   [`KeyStr`]: a path as a string in JAX's `keystr` styles (module
+//!   `key_str`), read back by [`TreeDef::parse_key_path`].
 //! - [`Error`], [`ErrorKind`] (module `error`).
 //! - [`flatten`], [`unflatten`], [`structure`], [`leaves`], [`map`],
 //!   [`map_into`], [`for_each`], [`for_each_mut`] (module `ops`).
@@ -75,6 +77,7 @@ mod flatten;
 mod fundamental;
 mod graft;
 mod key_path;
+mod key_str;
 mod leaf;
 pub mod mode;
 mod multi;
@@ -106,6 +109,7 @@ pub use error::{Error, ErrorKind, LeafFnError};
 pub use fallible::{try_for_each_mut, try_map, try_map_n, try_zip_mut, LeafFnErr};
 pub use flatten::{Flatten, NodeView, Source, Unflatten};
 pub use key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
+pub use key_str::KeyStr;
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
 pub use multi::{check_same_structure, map_n, try_zip_mut_n, zip_mut, zip_mut_n};
 pub use multi_path::{for_each_with_path_n, map_with_path_n, zip_mut_with_path};

@@ -41,7 +41,8 @@
 //!   [`unflatten`], [`structure`], [`leaves`], [`map`], [`map_into`],
 //!   [`map2`], [`map_n`], [`zip_mut`], [`for_each`], [`for_each_mut`]
 //!   (module `ops`); [`check_same_structure`] (module `multi`).
-//! - Key paths: [`flatten_with_path`], [`leaves_with_path`],
+//! - Key paths ([`KeyPath`], written in JAX's `keystr` styles with [`KeyStr`]
+//!   and read back by [`TreeDef::parse_key_path`]): [`flatten_with_path`], [`leaves_with_path`],
 //!   [`map_with_path`], [`for_each_with_path`], [`for_each_mut_with_path`],
 //!   and over several trees [`map_with_path_n`], [`for_each_with_path_n`],
 //!   [`zip_mut_with_path`] (module `with_path`); by path: [`get`], [`set`], [`set_subtree`],
@@ -117,8 +118,8 @@ pub use prefix::{
 pub use pytree_core::CombineSource;
 pub use pytree_core::{
     impl_leaf, DType, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
-    KeyEntry, KeyPath, KeyRef, Leaf, LeafFnErr, LeafFnError, LeafMut, LeafRef, NodeKind, NodeRef,
-    NodeView, PlainLeaf, Schema, Signature, Sink, Source, Static, StaticValue, TreeDef,
+    KeyEntry, KeyPath, KeyRef, KeyStr, Leaf, LeafFnErr, LeafFnError, LeafMut, LeafRef, NodeKind,
+    NodeRef, NodeView, PlainLeaf, Schema, Signature, Sink, Source, Static, StaticValue, TreeDef,
     TreeDefBuilder, Unflatten, Visit, VisitMut,
 };
 pub use pytree_core::{mode, Subtree};

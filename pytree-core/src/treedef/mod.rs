@@ -16,6 +16,7 @@ mod compose;
 mod diff;
 mod display;
 mod nodes;
+mod parse_path;
 mod paths;
 mod relations;
 mod walk;
