@@ -36,7 +36,9 @@
 //! - Reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`], [`sum`],
 //!   [`min`], [`max`], [`num_leaves`] (module `reduce`).
 //! - Filter: [`partition`], [`filter`], [`combine`] and [`CombineSource`]
-//!   (module `partition`).
+//!   (module `partition`); with fill values instead of `None` holes,
+//!   [`partition_fill`], [`filter_fill`], and [`replace_nones`] (module
+//!   `fill`).
 //! - [`map_n`], [`zip_mut`], [`check_same_structure`]: several trees of
 //!   one type, with every mismatch reported (module `multi`).
 //! - [`map_with_path_n`], [`for_each_with_path_n`], [`zip_mut_with_path`]:
@@ -73,6 +75,7 @@ extern crate std;
 mod at_path;
 mod error;
 mod fallible;
+mod fill;
 mod flatten;
 mod fundamental;
 mod graft;
@@ -107,6 +110,7 @@ pub mod __private;
 pub use at_path::{get, set, set_subtree, update};
 pub use error::{Error, ErrorKind, LeafFnError};
 pub use fallible::{try_for_each_mut, try_map, try_map_n, try_zip_mut, LeafFnErr};
+pub use fill::{filter_fill, partition_fill, replace_nones};
 pub use flatten::{Flatten, NodeView, Source, Unflatten};
 pub use key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use key_str::KeyStr;

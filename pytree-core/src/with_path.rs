@@ -62,7 +62,7 @@ impl<L, F: FnMut(&KeyPath, L)> Sink<L> for PathSink<F> {
 
 /// Walks a tree by value, calling `f(path, leaf)` in pre-order; returns the
 /// TreeDef.
-fn flatten_walk<Ns, T, F>(tree: T, f: F) -> TreeDef
+pub(crate) fn flatten_walk<Ns, T, F>(tree: T, f: F) -> TreeDef
 where
     T: Flatten<Ns>,
     F: FnMut(&KeyPath, T::Leaf),

@@ -49,8 +49,9 @@
 //!   [`update`] (module `at_path`).
 //! - Reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`], [`sum`],
 //!   [`min`], [`max`], [`num_leaves`], [`tree_equal`] (module `reduce`).
-//! - Filter: [`partition`], [`filter`], [`combine`], [`combine_n`]
-//!   (module `partition`).
+//! - Filter: [`partition`], [`filter`], [`combine`], [`combine_n`]; with
+//!   fill values instead of `None` holes, [`partition_fill`],
+//!   [`filter_fill`], and [`replace_nones`] (module `partition`).
 //! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
 //!   [`map_prefix`], [`map_with_prefix`]; [`flatten_one_level`];
 //!   [`broadcast_common`] (module `prefix`).
@@ -110,7 +111,9 @@ pub use ops::{
 };
 #[cfg(feature = "rayon")]
 pub use parallel::{par_for_each_mut, par_map, par_zip_mut, par_zip_mut_n, try_par_zip_mut_n};
-pub use partition::{combine, combine_n, filter, partition};
+pub use partition::{
+    combine, combine_n, filter, filter_fill, partition, partition_fill, replace_nones,
+};
 pub use prefix::{
     broadcast, broadcast_common, broadcast_prefix, flatten_one_level, flatten_up_to, map_prefix,
     map_with_prefix,

@@ -76,3 +76,71 @@ pub fn combine_n<U: Flatten<Std>, T: Unflatten<Std, Leaf = U::Leaf>, const N: us
 ) -> Result<T, Error> {
     pytree_core::combine::<Std, U, T, N>(parts)
 }
+
+/// Splits `tree` in two trees of its own type (equinox's
+/// `partition(tree, filter_spec, replace=..)`): the first keeps the leaves
+/// for which `pred(path, leaf)` holds, the second the others, and each has
+/// `fill(path, leaf)` where the other has the leaf.
+///
+/// ```
+/// use pytree_std::PyTree;
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Counter { #[pytree(kind = "state")] count: f64, bias: f64 }
+/// let (params, state) = pytree_std::partition_fill(
+///     Counter { count: 3.0, bias: 0.5 },
+///     |path, _| path.kind() == "param",
+///     |_, _| 0.0,
+/// )?;
+/// assert_eq!(params, Counter { count: 0.0, bias: 0.5 });
+/// assert_eq!(state, Counter { count: 3.0, bias: 0.0 });
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn partition_fill<T: Unflatten<Std>>(
+    tree: T,
+    pred: impl FnMut(&KeyPath, &T::Leaf) -> bool,
+    fill: impl FnMut(&KeyPath, &T::Leaf) -> T::Leaf,
+) -> Result<(T, T), Error> {
+    pytree_core::partition_fill::<Std, T, _, _>(tree, pred, fill)
+}
+
+/// Keeps the leaves for which `pred(path, leaf)` holds and replaces the
+/// others by `fill(path, leaf)` (equinox's `filter(tree, filter_spec,
+/// replace=..)`), in the tree's own type.
+///
+/// ```
+/// use pytree_std::{tree, Tree};
+/// let t: Tree<f32> = tree! { "w" => 2.0, "b" => -1.0 };
+/// let kept = pytree_std::filter_fill(t, |_, x| *x > 0.0, |_, _| f32::NAN)?;
+/// assert!(kept["b"].as_leaf().is_some_and(|x| x.is_nan()));
+/// assert_eq!(kept["w"], Tree::leaf(2.0));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn filter_fill<T: Unflatten<Std>>(
+    tree: T,
+    pred: impl FnMut(&KeyPath, &T::Leaf) -> bool,
+    fill: impl FnMut(&KeyPath, &T::Leaf) -> T::Leaf,
+) -> Result<T, Error> {
+    pytree_core::filter_fill::<Std, T, _, _>(tree, pred, fill)
+}
+
+/// Rebuilds `tree`, whose leaves may sit in `Option`s, as a `T` with a
+/// plain leaf where `T` wants one (optree's `tree_replace_nones`):
+/// `Some(leaf)` gives the leaf, a `None` hole gives `fill()`. A dynamic
+/// tree turns every `None` into a leaf.
+///
+/// ```
+/// use pytree_std::{tree, PyTree, Tree};
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Linear<T> { w: T, b: T }
+/// let half = Linear { w: Some(1.0f32), b: None };
+/// assert_eq!(pytree_std::replace_nones::<_, Linear<f32>>(half, || 0.0)?, Linear { w: 1.0, b: 0.0 });
+/// let t: Tree<f32> = tree! { "w" => 1.0, "b" => None };
+/// assert_eq!(pytree_std::replace_nones::<_, Tree<f32>>(t, || 0.0)?, tree! { "w" => 1.0, "b" => 0.0 });
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn replace_nones<U: Flatten<Std>, T: Unflatten<Std, Leaf = U::Leaf>>(
+    tree: U,
+    fill: impl FnMut() -> U::Leaf,
+) -> Result<T, Error> {
+    pytree_core::replace_nones::<Std, U, T, _>(tree, fill)
+}
