@@ -32,7 +32,9 @@
 //! - Key paths: [`flatten_with_path`], [`leaves_with_path`],
 //!   [`map_with_path`], [`for_each_with_path`], [`for_each_mut_with_path`]
 //!   (module `with_path`, on the path tracker of module `path_tracker`).
-//! - By path: [`get`], [`set`], [`set_subtree`], [`update`] (module `at_path`).
+//! - By path: [`get`], [`set`], [`set_subtree`], [`update`] (module `at_path`);
+//!   by position in leaf order: [`leaf_at`], [`leaf_at_mut`],
+//!   [`leaf_path_at`] (module `by_index`).
 //! - Reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`], [`sum`],
 //!   [`min`], [`max`], [`num_leaves`] (module `reduce`).
 //! - Filter: [`partition`], [`filter`], [`combine`] and [`CombineSource`]
@@ -73,6 +75,7 @@ extern crate alloc;
 extern crate std;
 
 mod at_path;
+mod by_index;
 mod error;
 mod fallible;
 mod fill;
@@ -108,6 +111,7 @@ mod with_path;
 pub mod __private;
 
 pub use at_path::{get, set, set_subtree, update};
+pub use by_index::{leaf_at, leaf_at_mut, leaf_path_at};
 pub use error::{Error, ErrorKind, LeafFnError};
 pub use fallible::{try_for_each_mut, try_map, try_map_n, try_zip_mut, LeafFnErr};
 pub use fill::{filter_fill, partition_fill, replace_nones};

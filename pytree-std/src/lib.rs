@@ -41,12 +41,15 @@
 //!   [`unflatten`], [`structure`], [`leaves`], [`map`], [`map_into`],
 //!   [`map2`], [`map_n`], [`zip_mut`], [`for_each`], [`for_each_mut`]
 //!   (module `ops`); [`check_same_structure`] (module `multi`).
-//! - Key paths ([`KeyPath`], written in JAX's `keystr` styles with [`KeyStr`]
-//!   and read back by [`TreeDef::parse_key_path`]): [`flatten_with_path`], [`leaves_with_path`],
-//!   [`map_with_path`], [`for_each_with_path`], [`for_each_mut_with_path`],
-//!   and over several trees [`map_with_path_n`], [`for_each_with_path_n`],
-//!   [`zip_mut_with_path`] (module `with_path`); by path: [`get`], [`set`], [`set_subtree`],
-//!   [`update`] (module `at_path`).
+//! - Key paths ([`KeyPath`], written in JAX's `keystr` styles with
+//!   [`KeyStr`] and read back by [`TreeDef::parse_key_path`]):
+//!   [`flatten_with_path`], [`leaves_with_path`], [`map_with_path`],
+//!   [`for_each_with_path`], [`for_each_mut_with_path`], and over several
+//!   trees [`map_with_path_n`], [`for_each_with_path_n`],
+//!   [`zip_mut_with_path`] (module `with_path`); by path: [`get`], [`set`],
+//!   [`set_subtree`], [`update`] (module `at_path`); by position in leaf
+//!   order: [`leaf_at`], [`leaf_at_mut`], [`leaf_path_at`] (module
+//!   `by_index`).
 //! - Reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`], [`sum`],
 //!   [`min`], [`max`], [`num_leaves`], [`tree_equal`] (module `reduce`).
 //! - Filter: [`partition`], [`filter`], [`combine`], [`combine_n`]; with
@@ -82,6 +85,7 @@
 #![warn(missing_docs)]
 
 mod at_path;
+mod by_index;
 mod impls;
 mod multi;
 mod namespace;
@@ -102,6 +106,7 @@ mod treelize;
 mod with_path;
 
 pub use at_path::{get, set, set_subtree, update};
+pub use by_index::{leaf_at, leaf_at_mut, leaf_path_at};
 pub use multi::check_same_structure;
 pub use namespace::{PyTree, Std};
 pub use ops::{

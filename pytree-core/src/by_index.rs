@@ -1,0 +1,189 @@
+//! Leaves by their position in leaf order (pre-order), without flattening:
+//! `leaf_at`, `leaf_at_mut` and `leaf_path_at` walk the tree by reference
+//! and keep only leaf `i` (a sequence of leaves is indexed directly). The
+//! structure alone answers the same for paths:
+//! [`TreeDef::leaf_path`](crate::TreeDef::leaf_path) and
+//! [`TreeDef::leaf_paths`](crate::TreeDef::leaf_paths) (optree's
+//! `treespec.paths()`).
+
+use alloc::format;
+
+use crate::error::Error;
+use crate::flatten::Flatten;
+use crate::key_path::{KeyPath, KeyRef};
+use crate::leaf::{LeafMut, LeafRef};
+use crate::path_tracker::PathTracker;
+use crate::visit::{NodeRef, Visit, VisitMut};
+
+/// Keeps leaf `index` of a walk, and counts the leaves.
+struct Nth<R> {
+    index: usize,
+    seen: usize,
+    found: Option<R>,
+}
+
+impl<R> Nth<R> {
+    fn new(index: usize) -> Self {
+        Nth {
+            index,
+            seen: 0,
+            found: None,
+        }
+    }
+
+    #[inline]
+    fn leaf(&mut self, leaf: R) {
+        if self.seen == self.index {
+            self.found = Some(leaf);
+        }
+        self.seen += 1;
+    }
+
+    #[inline]
+    fn run<I: ExactSizeIterator<Item = R>>(&mut self, mut leaves: I) {
+        let n = leaves.len();
+        if self.found.is_none() && self.index >= self.seen && self.index - self.seen < n {
+            self.found = leaves.nth(self.index - self.seen);
+        }
+        self.seen += n;
+    }
+
+    /// The leaf, or the error naming the index and the number of leaves.
+    fn result(self) -> Result<R, Error> {
+        let (index, seen) = (self.index, self.seen);
+        self.found.ok_or_else(|| out_of_range(index, seen))
+    }
+}
+
+#[cold]
+fn out_of_range(index: usize, num_leaves: usize) -> Error {
+    Error::custom(format!(
+        "no leaf at index {index}: expected an index below {num_leaves}, the number of leaves"
+    ))
+}
+
+impl<R> Visit<R> for Nth<R> {
+    #[inline]
+    fn leaf(&mut self, leaf: R) {
+        Nth::leaf(self, leaf);
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        self.run(leaves);
+    }
+}
+
+impl<M> VisitMut<M> for Nth<M> {
+    #[inline]
+    fn leaf(&mut self, leaf: M) {
+        Nth::leaf(self, leaf);
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
+        self.run(leaves);
+    }
+}
+
+/// The leaf at position `index` in leaf order (pre-order), lent by
+/// reference ([`LeafRef`]), without flattening: `leaves(t)[i]` with no
+/// `Vec`. An index past the last leaf is an error that says how many
+/// leaves there are.
+///
+/// ```
+/// use pytree_std::Std;
+/// let t = (1i32, vec![2i32, 3], Some(4i32));
+/// assert_eq!(pytree_core::leaf_at::<Std, _>(&t, 2)?, &3);
+/// let err = pytree_core::leaf_at::<Std, _>(&t, 4).unwrap_err();
+/// assert_eq!(err.to_string(), "at <root>: no leaf at index 4: expected an index below 4, the number of leaves");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn leaf_at<Ns, T: Flatten<Ns>>(
+    tree: &T,
+    index: usize,
+) -> Result<LeafRef<'_, Ns, T::Leaf>, Error> {
+    let mut v = Nth::new(index);
+    tree.visit(&mut v);
+    v.result()
+}
+
+/// The leaf at position `index` in leaf order, lent by mutable reference
+/// ([`LeafMut`]). Errors as [`leaf_at`].
+///
+/// ```
+/// use pytree_std::Std;
+/// let mut t = (1i32, vec![2i32, 3]);
+/// *pytree_core::leaf_at_mut::<Std, _>(&mut t, 1)? += 10;
+/// assert_eq!(t, (1, vec![12, 3]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn leaf_at_mut<Ns, T: Flatten<Ns>>(
+    tree: &mut T,
+    index: usize,
+) -> Result<LeafMut<'_, Ns, T::Leaf>, Error> {
+    let mut v = Nth::new(index);
+    tree.visit_mut(&mut v);
+    v.result()
+}
+
+/// Keeps the path of leaf `index`.
+struct NthPath {
+    tracker: PathTracker,
+    nth: Nth<KeyPath>,
+}
+
+impl<R> Visit<R> for NthPath {
+    #[inline]
+    fn leaf(&mut self, _leaf: R) {
+        if self.nth.seen == self.nth.index {
+            self.nth.found = Some(self.tracker.path().clone());
+        }
+        self.nth.seen += 1;
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        let n = leaves.len();
+        let (index, seen) = (self.nth.index, self.nth.seen);
+        if index >= seen && index - seen < n {
+            let path = self.tracker.with_index(index - seen, KeyPath::clone);
+            self.nth.found = Some(path);
+        }
+        self.nth.seen += n;
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.tracker.node(&node);
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.tracker.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.tracker.exit();
+    }
+}
+
+/// The key path of the leaf at position `index` in leaf order, with its
+/// [`kind`](KeyPath::kind), without flattening or building a TreeDef (a
+/// TreeDef answers it too: [`TreeDef::leaf_path`](crate::TreeDef::leaf_path),
+/// without the kind). Errors as [`leaf_at`].
+///
+/// ```
+/// use pytree_std::{PyTree, Std};
+/// #[derive(PyTree)]
+/// struct Counter { w: Vec<f32>, #[pytree(kind = "state")] count: f32 }
+/// let c = Counter { w: vec![1.0, 2.0], count: 0.0 };
+/// let p = pytree_core::leaf_path_at::<Std, _>(&c, 1)?;
+/// assert_eq!((p.to_string(), p.kind()), (".w[1]".to_string(), "param"));
+/// let q = pytree_core::leaf_path_at::<Std, _>(&c, 2)?;
+/// assert_eq!((q.to_string(), q.kind()), (".count".to_string(), "state"));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn leaf_path_at<Ns, T: Flatten<Ns>>(tree: &T, index: usize) -> Result<KeyPath, Error> {
+    let mut v = NthPath {
+        tracker: PathTracker::new(),
+        nth: Nth::new(index),
+    };
+    tree.visit(&mut v);
+    v.nth.result()
+}
