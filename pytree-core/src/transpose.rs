@@ -6,6 +6,14 @@
 //! a tree of pairs), and `rise` builds a pair of trees from one value pair
 //! per leaf, where the values may be subtrees (an `Option`). The full
 //! structure is checked, not only the leaf count (jax issue 19810).
+//!
+//! Trees with no leaves: a transpose puts the outer level at the leaves
+//! (each leaf becomes a sequence of `n`, or a pair), so a tree without
+//! leaves has nowhere to keep it. `stack` of `n` leafless trees is the
+//! leafless tree (`n` is lost, and `unstack` of it gives no trees),
+//! `transpose` gives `inner.compose(outer)` (just `inner` when `inner` has
+//! no leaves), `zip` the structure and `unzip` two copies; the structures
+//! are still checked. JAX's `tree_transpose` does the same.
 
 use alloc::vec::Vec;
 
@@ -71,7 +79,8 @@ where
 /// `U` is the trees' type with `Vec<L>` in place of each leaf. The trees
 /// must have the same structure; the error lists every mismatch (`tree k`
 /// is the k-th tree, 0-based). At least one tree is needed (its structure
-/// is the result's).
+/// is the result's). Trees with no leaves stack to the leafless structure,
+/// which does not record how many there were (see the module docs).
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -135,7 +144,8 @@ fn in_order_of<L>(first: &TreeDef, def: &TreeDef, leaves: Vec<L>) -> Result<Vec<
 
 /// Splits a stacked tree (one whose every leaf sits in a sequence of `n`
 /// leaves) into `n` trees (treevalue's `rise` of a list; the inverse of
-/// [`stack`]). A tree with no leaves at all gives no trees.
+/// [`stack`]). A tree with no leaves at all gives no trees: the count of
+/// trees lives in the leaves.
 ///
 /// ```
 /// use std::collections::BTreeMap;
