@@ -9,7 +9,7 @@ use crate::error::{Error, ErrorKind};
 use crate::flatten::{NodeView, Source};
 use crate::schema::Schema;
 use crate::static_data::{Static, StaticValue};
-use crate::treedef::{Item, Node, StaticsRange, TreeDef, Walker};
+use crate::treedef::{view_of, Item, Node, StaticsRange, TreeDef, Walker};
 
 /// Reads a [`TreeDef`] and leaves in pre-order for
 /// [`Unflatten`](crate::Unflatten).
@@ -279,24 +279,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
                     start,
                     end: self.walker.statics_cursor(),
                 };
-                Ok(match node {
-                    Node::Struct(schema) => NodeView::Struct {
-                        schema,
-                        statics: statics.to_vec(),
-                    },
-                    Node::Seq(n) => NodeView::Seq(n),
-                    Node::Tuple(n) => NodeView::Tuple(n),
-                    Node::Map(len) => NodeView::Map {
-                        len,
-                        keys: statics
-                            .first()
-                            .cloned()
-                            .unwrap_or_else(|| StaticValue::keys::<()>(Vec::new())),
-                    },
-                    Node::Some => NodeView::Some,
-                    Node::None => NodeView::None,
-                    Node::Leaves(_) => NodeView::Leaf,
-                })
+                Ok(view_of(node, statics))
             }
         }
     }

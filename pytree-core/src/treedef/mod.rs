@@ -30,6 +30,7 @@ pub use builder::TreeDefBuilder;
 pub(crate) use checked::type_key;
 use checked::CheckedFor;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
+pub(crate) use nodes::view_of;
 pub(crate) use relations::common_suffix_plan;
 pub(crate) use walk::{Item, StaticsRange, Walker};
 
