@@ -46,6 +46,13 @@ pub struct KeyStr<'s> {
 impl KeyStr<'static> {
     /// Entries as `Display` prints them, no separator: `.layers[0].w`
     /// (JAX's `keystr(path)`).
+    ///
+    /// ```
+    /// use pytree_std::{KeyPath, KeyStr};
+    /// let p = KeyPath::root().field("layers").index(0).field("w");
+    /// assert_eq!(p.keystr(KeyStr::FULL), ".layers[0].w");
+    /// assert_eq!(p.keystr(KeyStr::FULL), p.to_string());
+    /// ```
     pub const FULL: KeyStr<'static> = KeyStr {
         simple: false,
         separator: "",
@@ -53,6 +60,12 @@ impl KeyStr<'static> {
 
     /// Bare entries joined with `.`: `layers.0.w` (JAX's
     /// `keystr(path, simple=True, separator=".")`).
+    ///
+    /// ```
+    /// use pytree_std::{KeyPath, KeyStr};
+    /// let p = KeyPath::root().field("layers").index(0).key(String::from("w"));
+    /// assert_eq!(p.keystr(KeyStr::SIMPLE), "layers.0.w");
+    /// ```
     pub const SIMPLE: KeyStr<'static> = KeyStr {
         simple: true,
         separator: ".",
