@@ -71,8 +71,11 @@
 //!   `par_zip_mut_n`, `try_par_zip_mut_n`, `par_map`, leaves split across
 //!   threads by element count (module `parallel`).
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
-//!   `HashMap`, `Option`, `Rc`, `Arc` and the primitive leaf types
-//!   (module `impls`).
+//!   `HashMap`, `IndexMap` (insertion-ordered), `Option`, `Rc`, `Arc` and
+//!   the primitive leaf types (module `impls`).
+//! - Foreign leaf types behind features: `ndarray` (arrays of any rank,
+//!   one leaf type `ArrayD<A>` lent as views), `candle` (`Tensor`),
+//!   `half` (`f16`, `bf16`); each crate is re-exported under its name.
 //! - [`Tree`] and [`tree!`]: a pytree whose shape is known only at run
 //!   time (JSON configs, checkpoints, metrics), with access by path,
 //!   ascii display, arithmetic and conversion to and from typed pytrees
@@ -146,6 +149,22 @@ pub use with_path::{
 
 #[doc(hidden)]
 pub use pytree_core::__private;
+
+/// The `candle-core` crate (feature `candle`), re-exported so that a user's
+/// `Tensor` is the one this crate implements the traits for.
+#[cfg(feature = "candle")]
+pub use candle_core;
+/// The `half` crate (feature `half`), re-exported: `f16` and `bf16` are
+/// leaves.
+#[cfg(feature = "half")]
+pub use half;
+/// The `indexmap` crate, re-exported: `IndexMap` is an insertion-ordered
+/// map node (always available; `Tree` is built on it).
+pub use indexmap;
+/// The `ndarray` crate (feature `ndarray`), re-exported so that a user's
+/// arrays are the ones this crate implements the traits for.
+#[cfg(feature = "ndarray")]
+pub use ndarray;
 
 /// The README's examples, run as doctests so they stay true.
 #[cfg(doctest)]

@@ -3,9 +3,26 @@
 //! macros over a namespace, expanded here for `Std` and by
 //! [`std_containers!`](crate::std_containers) for a user namespace; leaf
 //! types (primitives, and the foreign types behind features) are `Std`'s.
+//!
+//! Types of other crates (the orphan rule allows their impls only here,
+//! where `Std` is local): `ndarray`, `candle`, `half` and `nalgebra`
+//! behind features of the same names, `indexmap` always (the crate is a
+//! dependency anyway, for `Tree`).
 
+// Before the modules that use the macro.
+#[cfg(any(feature = "candle", feature = "half"))]
+#[macro_use]
+mod by_reference;
+
+#[cfg(feature = "candle")]
+mod candle;
+#[cfg(feature = "half")]
+mod half;
+mod indexmap;
 mod leaves;
 mod maps;
+#[cfg(feature = "ndarray")]
+mod ndarray;
 mod option;
 mod sequences;
 mod shared;
@@ -13,6 +30,59 @@ mod tuples;
 
 pub(crate) use pytree_core::__private::all_some;
 pub(crate) use pytree_core::__private::check_lengths;
+
+#[cfg(any(feature = "ndarray", feature = "candle"))]
+use pytree_core::{Error, ErrorKind, Signature};
+
+/// The error for two leaves whose signatures (shape, dtype, device)
+/// differ: `expected` is the first tree's (or the slot's), `found` the
+/// other's.
+#[cfg(any(feature = "ndarray", feature = "candle"))]
+#[cold]
+pub(crate) fn signature_error(expected: Signature, found: Signature) -> Error {
+    Error::new(ErrorKind::SignatureMismatch { expected, found })
+}
+
+/// For `zip_check` of leaves with shapes: `same` compares two leaves
+/// without allocating; only on a mismatch are both signatures built, for
+/// the error about the first other tree (1-based) that differs.
+#[cfg(any(feature = "ndarray", feature = "candle"))]
+#[inline]
+pub(crate) fn check_same_signature<L: ?Sized, const N: usize>(
+    leaf: &L,
+    others: [&L; N],
+    same: impl Fn(&L, &L) -> bool,
+    signature: impl Fn(&L) -> Signature,
+) -> Result<(), Error> {
+    match others.iter().position(|o| !same(leaf, o)) {
+        None => Ok(()),
+        Some(j) => Err(signature_error(signature(leaf), signature(others[j])).in_tree(j + 1)),
+    }
+}
+
+/// The dtype of an element type: a Rust primitive ([`DType::of`]), with
+/// the `half` feature `f16` / `bf16`, else [`DType::Other`] with the
+/// type's name.
+///
+/// [`DType::of`]: pytree_core::DType::of
+/// [`DType::Other`]: pytree_core::DType::Other
+#[cfg(feature = "ndarray")]
+pub(crate) fn dtype_of<A: 'static>() -> pytree_core::DType {
+    if let Some(dtype) = pytree_core::DType::of::<A>() {
+        return dtype;
+    }
+    #[cfg(feature = "half")]
+    {
+        use std::any::TypeId;
+        if TypeId::of::<A>() == TypeId::of::<::half::f16>() {
+            return pytree_core::DType::F16;
+        }
+        if TypeId::of::<A>() == TypeId::of::<::half::bf16>() {
+            return pytree_core::DType::BF16;
+        }
+    }
+    pytree_core::DType::Other(std::any::type_name::<A>())
+}
 
 /// Every std container impl for namespace `$ns`: `Vec`, `VecDeque`,
 /// arrays, tuples of 1 to 12, `BTreeMap`, `HashMap`, `Option`, `Rc`,

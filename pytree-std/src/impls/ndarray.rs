@@ -1,0 +1,367 @@
+//! ndarray arrays as leaves (feature `ndarray`).
+//!
+//! Every owned array, [`Array<A, D>`] and [`ArcArray<A, D>`] of any
+//! dimension `D`, is a pytree with one leaf of type [`ArrayD<A>`]: the rank
+//! is erased in the leaf type, so a struct with an `Array2<f32>` and an
+//! `Array1<f32>` field (and `ArcArray`s beside them) has one leaf type,
+//! `ArrayD<f32>`, and every operation works on it.
+//!
+//! - The walks by reference lend each array as a view of its own shape:
+//!   [`ArrayViewD<'a, A>`] (`leaves`, `for_each`, `map2`'s arguments) and
+//!   [`ArrayViewMutD<'a, A>`] (`for_each_mut`, `leaves_mut`, `zip_mut`),
+//!   whatever the field's rank. Nothing is copied.
+//! - The consuming walks move the data: `flatten` gives `ArrayD<A>`s
+//!   (`into_dyn`, no copy for `Array`; an `ArcArray` whose data is shared
+//!   is copied, as `ArcArray::into_owned` does), `unflatten` converts each
+//!   back to the field's rank with `into_dimensionality`; a leaf of another
+//!   rank is an [`Error`] (the derive adds the field's path), never a panic.
+//! - Arrays have shapes ([`Leaf::HAS_SHAPE`]): their [`Signature`] is
+//!   their dtype and shape, so `map2` / `map_n` / `zip_mut` of two trees
+//!   whose arrays differ in shape fail their check with an error naming
+//!   the path and both signatures, before anything is computed or changed;
+//!   `set` / `set_subtree` refuse an array of another shape (the slot is a
+//!   view, it keeps its shape), and nothing changes.
+//!
+//! # Rank changes in `map` / `map2` / `map_n`
+//!
+//! `map`, `map2` and `map_n` return the tree itself, not a `Result` (so a
+//! derived struct is built in place, as hand-written code is), and their
+//! function returns an `ArrayD<A>`, of any rank. When it returns an array
+//! of another rank for a field of a fixed rank (`Array2<f32>` given a 3-d
+//! array), there is no value of the field's type to build, no error to
+//! return, and the old array is gone (it was moved into the function), so
+//! these operations **panic**, naming the path-checked alternatives:
+//! [`try_map`](crate::try_map) (or `flatten` then [`unflatten`](crate::unflatten)),
+//! which return the rank error at its path, or an `ArrayD` field, which
+//! takes any rank. The shape may change freely within the rank
+//! (`Array2` `[3, 3]` to `[2, 16]`).
+//!
+//! ```
+//! use pytree_std::ndarray::{array, Array1, Array2, ArrayD};
+//! use pytree_std::PyTree;
+//!
+//! #[derive(PyTree, Clone, Debug, PartialEq)]
+//! struct Linear { w: Array2<f32>, b: Array1<f32> }
+//!
+//! let lin = Linear { w: array![[1.0, 2.0], [3.0, 4.0]], b: array![0.5, 0.5] };
+//! // One leaf type for both ranks.
+//! let (leaves, def): (Vec<ArrayD<f32>>, _) = pytree_std::flatten(lin.clone());
+//! assert_eq!(leaves[0].shape(), [2, 2]);
+//! assert_eq!(leaves[1].shape(), [2]);
+//! // Views when lent, whatever the rank.
+//! let mut params = lin.clone();
+//! pytree_std::zip_mut(&mut params, [&lin], |mut p, [g]| p.scaled_add(-0.5, &g))?;
+//! assert_eq!(params.b, array![0.25, 0.25]);
+//! // The rank is checked on unflatten.
+//! let err = pytree_std::unflatten::<Linear>(&def, vec![leaves[1].clone(), leaves[1].clone()])
+//!     .unwrap_err();
+//! assert_eq!(err.to_string(), "at .w: array rank mismatch: expected a 2-d array, found f32[2]");
+//! # Ok::<(), pytree_std::Error>(())
+//! ```
+
+use ndarray::{
+    ArcArray, Array, ArrayBase, ArrayD, ArrayViewD, ArrayViewMutD, Data, Dimension, Zip,
+};
+use pytree_core::{
+    Error, Flatten, Leaf, LeafMut, LeafRef, Signature, Sink, Source, Unflatten, Visit, VisitMut,
+};
+
+use super::{check_same_signature, dtype_of, signature_error};
+use crate::{ApproxEq, Std, Tolerance};
+
+/// The signature of an array of `A`s of this shape.
+fn array_signature<A: 'static>(shape: &[usize]) -> Signature {
+    Signature::new(dtype_of::<A>(), shape.to_vec())
+}
+
+/// `ArrayD<A>` is the leaf type of every array of `A`s, lent as views: an
+/// [`ArrayViewD`] by shared reference, an [`ArrayViewMutD`] by mutable
+/// reference. Its signature is its dtype and shape (`f32[3,4]`).
+///
+/// ```
+/// use pytree_std::ndarray::{array, ArrayD};
+/// use pytree_std::{Leaf, Std};
+/// let mut a: ArrayD<f32> = array![[1.0, 2.0], [3.0, 4.0]].into_dyn();
+/// assert_eq!(<ArrayD<f32> as Leaf<Std>>::signature(&a.view()).unwrap().to_string(), "f32[2,2]");
+/// // `assign` writes into the view and returns the old data; the shape is kept.
+/// let old = <ArrayD<f32> as Leaf<Std>>::assign(a.view_mut(), array![[0.0, 0.0], [0.0, 1.0]].into_dyn())?;
+/// assert_eq!(old, array![[1.0, 2.0], [3.0, 4.0]].into_dyn());
+/// assert_eq!(a, array![[0.0, 0.0], [0.0, 1.0]].into_dyn());
+/// let err = <ArrayD<f32> as Leaf<Std>>::assign(a.view_mut(), array![1.0].into_dyn()).unwrap_err();
+/// assert_eq!(err.to_string(), "at <root>: leaf signature mismatch: expected f32[2,2], found f32[1]");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+impl<A: 'static> Leaf<Std> for ArrayD<A> {
+    type Ref<'a> = ArrayViewD<'a, A>;
+    type Mut<'a> = ArrayViewMutD<'a, A>;
+    const HAS_SHAPE: bool = true;
+
+    #[inline]
+    fn lend(&self) -> ArrayViewD<'_, A> {
+        self.view()
+    }
+    #[inline]
+    fn lend_mut(&mut self) -> ArrayViewMutD<'_, A> {
+        self.view_mut()
+    }
+    fn signature(leaf: &ArrayViewD<'_, A>) -> Option<Signature> {
+        Some(array_signature::<A>(leaf.shape()))
+    }
+    /// Swaps the elements of `value` into the view (no copy, no `Clone`
+    /// bound) and returns the old elements in `value`'s array. A value of
+    /// another shape is an error, and the view is unchanged.
+    fn assign(mut slot: ArrayViewMutD<'_, A>, mut value: Self) -> Result<Self, Error> {
+        if slot.shape() != value.shape() {
+            return Err(signature_error(
+                array_signature::<A>(slot.shape()),
+                array_signature::<A>(value.shape()),
+            ));
+        }
+        Zip::from(&mut slot)
+            .and(&mut value)
+            .for_each(|a, b| std::mem::swap(a, b));
+        Ok(value)
+    }
+}
+
+/// The error of a leaf whose rank is not the field's.
+#[cold]
+fn rank_error<A: 'static>(expected: usize, leaf: &ArrayD<A>) -> Error {
+    Error::custom(format!(
+        "array rank mismatch: expected a {expected}-d array, found {}",
+        array_signature::<A>(leaf.shape())
+    ))
+}
+
+/// Converts a leaf to the rank `D`, or says why not.
+#[inline]
+fn to_rank<A: 'static, D: Dimension>(leaf: ArrayD<A>) -> Result<Array<A, D>, Error> {
+    if let Some(n) = D::NDIM {
+        if leaf.ndim() != n {
+            return Err(rank_error(n, &leaf));
+        }
+    }
+    leaf.into_dimensionality::<D>()
+        .map_err(|e| Error::custom(format!("array rank conversion failed: {e}")))
+}
+
+/// For the infallible walks (`map`, `map2`, `map_n`) whose function
+/// returned an array of another rank: there is nothing to build (see the
+/// module docs), so this panics and names the fallible routes.
+#[cold]
+#[track_caller]
+fn rank_changed<A: 'static>(expected: usize, leaf: &ArrayD<A>) -> ! {
+    panic!(
+        "pytree: the function returned a {}-d array ({}) for an array of rank {expected}; \
+         map/map2/map_n keep each array's rank (its type). Use pytree_std::try_map, or \
+         flatten + unflatten, which return this as an error at its path, or an ArrayD field",
+        leaf.ndim(),
+        array_signature::<A>(leaf.shape()),
+    )
+}
+
+/// [`to_rank`] for the infallible walks.
+#[inline]
+#[track_caller]
+fn to_rank_or_panic<A: 'static, D: Dimension>(leaf: ArrayD<A>) -> Array<A, D> {
+    if let Some(n) = D::NDIM {
+        if leaf.ndim() != n {
+            rank_changed(n, &leaf);
+        }
+    }
+    match leaf.into_dimensionality::<D>() {
+        Ok(a) => a,
+        // Unreachable: the ranks were compared just above.
+        Err(e) => panic!("pytree: array rank conversion failed: {e}"),
+    }
+}
+
+/// `Flatten` and `Unflatten` for an owned array type whose leaf is
+/// `ArrayD<A>`: `$into_leaf` turns the array into its leaf, `$from_array`
+/// turns an `Array<A, D>` (the leaf at the right rank) into the array type.
+macro_rules! array_pytree {
+    ($(#[$doc:meta])* [$($bounds:tt)*] $array:ty, into_leaf = $into_leaf:expr, from_array = $from_array:expr) => {
+        $(#[$doc])*
+        impl<A: $($bounds)*, D: Dimension> Flatten<Std> for $array {
+            type Leaf = ArrayD<A>;
+
+            #[inline]
+            fn flatten_into<S: Sink<ArrayD<A>>>(self, sink: &mut S) {
+                sink.leaf(($into_leaf)(self))
+            }
+            #[inline]
+            fn visit<'a, V: Visit<LeafRef<'a, Std, ArrayD<A>>>>(&'a self, visitor: &mut V) {
+                visitor.leaf(self.view().into_dyn())
+            }
+            #[inline]
+            fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, ArrayD<A>>>>(&'a mut self, visitor: &mut V) {
+                visitor.leaf(self.view_mut().into_dyn())
+            }
+            /// # Panics
+            ///
+            /// If `f` returns an array of another rank than `D` (see the
+            /// module docs; `try_map` returns that as an error instead).
+            #[inline]
+            #[track_caller]
+            fn map_leaves<F: FnMut(ArrayD<A>) -> ArrayD<A>>(self, f: &mut F) -> Self {
+                ($from_array)(to_rank_or_panic::<A, D>(f(($into_leaf)(self))))
+            }
+            #[inline]
+            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+                check_same_signature(
+                    self,
+                    others,
+                    |a, b| a.shape() == b.shape(),
+                    |a| array_signature::<A>(a.shape()),
+                )
+            }
+            /// # Panics
+            ///
+            /// If `f` returns an array of another rank than `D` (see the
+            /// module docs).
+            #[inline]
+            #[track_caller]
+            fn zip_with_prechecked<'a, const N: usize, F>(
+                &'a self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) -> Self
+            where
+                F: FnMut(LeafRef<'a, Std, ArrayD<A>>, [LeafRef<'a, Std, ArrayD<A>>; N]) -> ArrayD<A>,
+            {
+                let out = f(self.view().into_dyn(), others.map(|o| o.view().into_dyn()));
+                ($from_array)(to_rank_or_panic::<A, D>(out))
+            }
+            #[inline]
+            fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
+            where
+                F: FnMut(LeafMut<'a, Std, ArrayD<A>>, [LeafRef<'a, Std, ArrayD<A>>; N]),
+            {
+                // Arrays of another shape (the check was skipped) are
+                // still lent: the function sees both views and decides.
+                f(self.view_mut().into_dyn(), others.map(|o| o.view().into_dyn()))
+            }
+            #[inline]
+            fn visit_slice<'a, V: Visit<LeafRef<'a, Std, ArrayD<A>>>>(items: &'a [Self], visitor: &mut V) {
+                visitor.leaf_run(items.iter().map(|a| a.view().into_dyn()))
+            }
+            #[inline]
+            fn visit_slice_mut<'a, V: VisitMut<LeafMut<'a, Std, ArrayD<A>>>>(
+                items: &'a mut [Self],
+                visitor: &mut V,
+            ) {
+                visitor.leaf_run(items.iter_mut().map(|a| a.view_mut().into_dyn()))
+            }
+        }
+
+        $(#[$doc])*
+        impl<A: $($bounds)*, D: Dimension> Unflatten<Std> for $array {
+            /// Reads one `ArrayD<A>` leaf and converts it to rank `D`; a
+            /// leaf of another rank is an error.
+            #[inline]
+            fn unflatten_from<S: Source<ArrayD<A>>>(source: &mut S) -> Result<Self, Error> {
+                to_rank::<A, D>(source.leaf()?).map($from_array)
+            }
+        }
+    };
+}
+
+array_pytree!(
+    /// An owned array of any dimension is one leaf of type `ArrayD<A>`,
+    /// moved in and out without copying its data.
+    ///
+    /// ```
+    /// use pytree_std::ndarray::{array, Array2};
+    /// let a: Array2<u8> = array![[1, 2], [3, 4]];
+    /// let (leaves, def) = pytree_std::flatten(a.clone());
+    /// assert_eq!(leaves[0].shape(), [2, 2]);
+    /// let back: Array2<u8> = pytree_std::unflatten(&def, leaves)?;
+    /// assert_eq!(back, a);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    ['static] Array<A, D>,
+    into_leaf = |a: Array<A, D>| a.into_dyn(),
+    from_array = |a: Array<A, D>| a
+);
+
+array_pytree!(
+    /// A shared (copy-on-write) array of any dimension is one leaf of type
+    /// `ArrayD<A>`, so `ArcArray` and `Array` fields mix in one struct. The
+    /// walks by reference lend views; a mutable view of a shared array
+    /// first makes its data unique (`ArcArray`'s copy on write, hence
+    /// `A: Clone`); flattening copies the data only if it is shared.
+    ///
+    /// ```
+    /// use pytree_std::ndarray::{array, ArcArray1, Array1};
+    /// use pytree_std::PyTree;
+    /// #[derive(PyTree, Debug, PartialEq)]
+    /// struct Embed { table: ArcArray1<f32>, bias: Array1<f32> }
+    /// let shared = array![1.0f32, 2.0].into_shared();
+    /// let mut e = Embed { table: shared.clone(), bias: array![0.0] };
+    /// pytree_std::for_each_mut(&mut e, |mut x| x += 1.0);
+    /// assert_eq!(e.table, array![2.0, 3.0]);
+    /// assert_eq!(shared, array![1.0, 2.0]); // copied on write
+    /// ```
+    [Clone + 'static] ArcArray<A, D>,
+    into_leaf = |a: ArcArray<A, D>| a.into_owned().into_dyn(),
+    from_array = |a: Array<A, D>| a.into_shared()
+);
+
+/// Equal shapes, then elementwise [`ApproxEq`]: floats within the
+/// tolerance, other elements exactly. For every array and view
+/// (`ArrayViewD` is how `tree_equal` receives array leaves).
+///
+/// ```
+/// use pytree_std::ndarray::array;
+/// use pytree_std::{ApproxEq, Tolerance};
+/// let a = array![[1.0f64, 2.0]];
+/// assert!(a.approx_eq(&array![[1.0, 2.0 + 1e-9]], Tolerance::new(0.0, 1e-6)));
+/// assert!(!a.approx_eq(&array![[1.0, 2.1]], Tolerance::new(0.0, 1e-6)));
+/// assert!(!a.view().into_dyn().approx_eq(&array![1.0, 2.0].view().into_dyn(), Tolerance::new(1.0, 1.0)));
+/// ```
+impl<S, D> ApproxEq for ArrayBase<S, D>
+where
+    S: Data,
+    S::Elem: ApproxEq,
+    D: Dimension,
+{
+    fn approx_eq(&self, other: &Self, tol: Tolerance) -> bool {
+        self.shape() == other.shape() && Zip::from(self).and(other).all(|a, b| a.approx_eq(b, tol))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ndarray::{array, Array2, ArrayD, IxDyn};
+
+    use super::*;
+
+    #[test]
+    fn dtypes_of_elements() {
+        assert_eq!(array_signature::<f64>(&[2]).to_string(), "f64[2]");
+        assert_eq!(array_signature::<u8>(&[]).to_string(), "u8[]");
+        assert_eq!(
+            array_signature::<String>(&[1]).dtype(),
+            pytree_core::DType::Other("alloc::string::String")
+        );
+    }
+
+    #[test]
+    fn rank_conversion_errors_instead_of_panicking() {
+        let leaf: ArrayD<f32> = ArrayD::zeros(IxDyn(&[2, 3, 4]));
+        let err = to_rank::<f32, ndarray::Ix2>(leaf).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "at <root>: array rank mismatch: expected a 2-d array, found f32[2,3,4]"
+        );
+        let ok: Array2<f32> = to_rank(ArrayD::zeros(IxDyn(&[2, 3]))).unwrap();
+        assert_eq!(ok.shape(), [2, 3]);
+    }
+
+    #[test]
+    #[should_panic(expected = "returned a 1-d array (f32[3]) for an array of rank 2")]
+    fn map_to_another_rank_panics_with_the_alternatives() {
+        let a: Array2<f32> = Array2::zeros((2, 2));
+        let _ = pytree_core::map::<Std, _, _>(a, |_| ArrayD::zeros(IxDyn(&[3])));
+    }
+}
