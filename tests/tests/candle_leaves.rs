@@ -1,0 +1,248 @@
+//! candle tensors as leaves (feature `candle`): lent by reference, with
+//! their dtype, dims and device as signature, so shape mismatches are
+//! errors at their path and nothing changes.
+
+use pytree_std::candle_core::{DType as CandleDType, Device, Tensor};
+use pytree_std::{
+    DType, ErrorKind, KeyPath, Leaf, PyTree, Signature, Std, Tolerance, Tree, TreeDef, Treelize,
+};
+
+#[derive(PyTree, Clone, Debug)]
+struct Linear {
+    w: Tensor,
+    b: Tensor,
+}
+
+#[derive(PyTree, Clone, Debug)]
+struct Mlp {
+    layers: Vec<Linear>,
+    #[pytree(static)]
+    depth: usize,
+}
+
+/// Generic halves for `partition` / `combine`.
+#[derive(PyTree, Clone, Debug)]
+struct Pair<T> {
+    w: T,
+    b: T,
+}
+
+fn t(values: &[f32], shape: &[usize]) -> Tensor {
+    Tensor::from_slice(values, shape, &Device::Cpu).unwrap()
+}
+
+fn linear(scale: f32) -> Linear {
+    let w: Vec<f32> = (0..9).map(|i| scale * i as f32).collect();
+    Linear {
+        w: t(&w, &[3, 3]),
+        b: t(&[scale; 3], &[3]),
+    }
+}
+
+fn mlp() -> Mlp {
+    Mlp {
+        layers: vec![linear(1.0), linear(2.0)],
+        depth: 2,
+    }
+}
+
+fn values(x: &Tensor) -> Vec<f32> {
+    x.flatten_all().unwrap().to_vec1::<f32>().unwrap()
+}
+
+fn same(a: &Mlp, b: &Mlp) -> bool {
+    pytree_std::tree_equal(a, b, Tolerance::EXACT)
+}
+
+fn sig(x: &Tensor) -> Signature {
+    <Tensor as Leaf<Std>>::signature(&x).unwrap()
+}
+
+#[test]
+fn signatures_name_dtype_dims_and_device() {
+    let x = t(&[1.0, 2.0], &[1, 2]);
+    assert_eq!(sig(&x).to_string(), "f32[1,2]@cpu");
+    assert_eq!(sig(&x).device(), Some("cpu"));
+    let h = x.to_dtype(CandleDType::BF16).unwrap();
+    assert_eq!(sig(&h).dtype(), DType::BF16);
+    let i = Tensor::new(&[1i64, 2], &Device::Cpu).unwrap();
+    assert_eq!(sig(&i).to_string(), "i64[2]@cpu");
+    let s = Tensor::new(3.0f64, &Device::Cpu).unwrap();
+    assert_eq!(sig(&s).to_string(), "f64[]@cpu");
+}
+
+#[test]
+fn flatten_and_unflatten_round_trip() {
+    let m = mlp();
+    let (leaves, def): (Vec<Tensor>, TreeDef) = pytree_std::flatten(m.clone());
+    assert_eq!(leaves.len(), 4);
+    assert_eq!(leaves[2].dims(), [3, 3]);
+    assert_eq!(
+        def.to_string(),
+        "Mlp { layers: [Linear { w: *, b: * }, Linear { w: *, b: * }], depth: 2 }"
+    );
+    let back: Mlp = pytree_std::unflatten(&def, leaves).unwrap();
+    assert!(same(&back, &m));
+    let err = pytree_std::unflatten::<Mlp>(&def, vec![t(&[0.0], &[1])]).unwrap_err();
+    assert_eq!(err.path().to_string(), ".layers[0].b");
+}
+
+#[test]
+fn map_and_map2_with_candle_operations() {
+    let doubled = pytree_std::map(mlp(), |x| (x * 2.0).unwrap());
+    assert_eq!(values(&doubled.layers[1].b), [4.0, 4.0, 4.0]);
+    let (a, b) = (mlp(), mlp());
+    let sum = pytree_std::map2(&a, &b, |x, y| (x + y).unwrap()).unwrap();
+    assert_eq!(values(&sum.layers[0].b), [2.0, 2.0, 2.0]);
+    let three =
+        pytree_std::map_n(&a, [&b, &a], |x, [y, z]| ((x + y).unwrap() + z).unwrap()).unwrap();
+    assert_eq!(values(&three.layers[1].w)[8], 48.0);
+}
+
+#[test]
+fn a_shape_mismatch_is_an_error_naming_the_path_and_both_signatures() {
+    let a = mlp();
+    let mut b = mlp();
+    b.layers[1].w = Tensor::zeros((2, 16), CandleDType::F32, &Device::Cpu).unwrap();
+    let err = pytree_std::map2(&a, &b, |x, y| (x + y).unwrap()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tree 1 at .layers[1].w: leaf signature mismatch: expected f32[3,3]@cpu, found f32[2,16]@cpu"
+    );
+    // A dtype mismatch too.
+    let mut c = mlp();
+    c.layers[0].b = c.layers[0].b.to_dtype(CandleDType::F64).unwrap();
+    let err = pytree_std::map2(&a, &c, |x, y| (x + y).unwrap()).unwrap_err();
+    assert_eq!(
+        err.kind(),
+        &ErrorKind::SignatureMismatch {
+            expected: Signature::new(DType::F32, vec![3]).with_device("cpu"),
+            found: Signature::new(DType::F64, vec![3]).with_device("cpu"),
+        }
+    );
+    assert_eq!(err.path().to_string(), ".layers[0].b");
+}
+
+#[test]
+fn zip_mut_replaces_tensors_and_changes_nothing_on_a_mismatch() {
+    let mut params = mlp();
+    let grads = mlp();
+    pytree_std::zip_mut(&mut params, [&grads], |p, [g]| {
+        *p = (&*p - (g * 0.5).unwrap()).unwrap();
+    })
+    .unwrap();
+    assert_eq!(values(&params.layers[1].b), [1.0, 1.0, 1.0]);
+
+    let before = params.clone();
+    let mut bad = mlp();
+    bad.layers[1].b = t(&[0.0; 4], &[4]);
+    let err = pytree_std::zip_mut(&mut params, [&bad], |p, [g]| {
+        *p = (&*p - g).unwrap();
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tree 1 at .layers[1].b: leaf signature mismatch: expected f32[3]@cpu, found f32[4]@cpu"
+    );
+    assert!(same(&params, &before));
+}
+
+#[test]
+fn leaves_leaves_mut_and_for_each_mut() {
+    let mut m = mlp();
+    assert_eq!(pytree_std::leaves(&m).len(), 4);
+    for x in pytree_std::leaves_mut(&mut m) {
+        *x = x.ones_like().unwrap();
+    }
+    pytree_std::for_each_mut(&mut m, |x| *x = (&*x * 3.0).unwrap());
+    assert_eq!(values(&m.layers[0].w), [3.0; 9]);
+    let paths: Vec<String> = pytree_std::leaves_with_path(&m)
+        .iter()
+        .map(|(p, x)| format!("{p}: {}", sig(x)))
+        .collect();
+    assert_eq!(paths[3], ".layers[1].b: f32[3]@cpu");
+}
+
+#[test]
+fn get_set_and_set_subtree_keep_signatures() {
+    let mut m = mlp();
+    let b = KeyPath::root().field("layers").index(0).field("b");
+    assert_eq!(pytree_std::get(&m, &b).unwrap().dims(), [3]);
+    let old = pytree_std::set(&mut m, &b, t(&[7.0, 8.0, 9.0], &[3])).unwrap();
+    assert_eq!(values(&old), [1.0; 3]);
+    assert_eq!(values(&m.layers[0].b), [7.0, 8.0, 9.0]);
+
+    let before = m.clone();
+    let err = pytree_std::set(&mut m, &b, t(&[1.0], &[1])).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .layers[0].b: leaf signature mismatch: expected f32[3]@cpu, found f32[1]@cpu"
+    );
+    let err = pytree_std::set(
+        &mut m,
+        &b,
+        t(&[1.0; 3], &[3]).to_dtype(CandleDType::F16).unwrap(),
+    )
+    .unwrap_err();
+    assert_eq!(err.path().to_string(), ".layers[0].b");
+    assert!(same(&m, &before));
+
+    let at = KeyPath::root().field("layers").index(1);
+    let old: Linear = pytree_std::set_subtree(&mut m, &at, linear(10.0)).unwrap();
+    assert_eq!(values(&old.b), [2.0; 3]);
+    let wrong = Linear {
+        w: t(&[0.0; 4], &[2, 2]),
+        b: t(&[0.0; 3], &[3]),
+    };
+    let before = m.clone();
+    let err = pytree_std::set_subtree(&mut m, &at, wrong).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .layers[1].w: leaf signature mismatch: expected f32[3,3]@cpu, found f32[2,2]@cpu"
+    );
+    assert!(same(&m, &before));
+}
+
+#[test]
+fn tree_equal_compares_values_within_the_tolerance() {
+    let a = mlp();
+    let mut b = mlp();
+    b.layers[0].b = t(&[1.0, 1.0, 1.000_001], &[3]);
+    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::EXACT));
+    assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(1e-5, 1e-8)));
+    b.layers[0].b = t(&[1.0; 4], &[4]);
+    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::new(1.0, 1.0)));
+    // Integers compare exactly.
+    let i = Tensor::new(&[1i64, 2], &Device::Cpu).unwrap();
+    let j = Tensor::new(&[1i64, 3], &Device::Cpu).unwrap();
+    assert!(!pytree_std::tree_equal(&i, &j, Tolerance::new(1.0, 1.0)));
+    assert!(pytree_std::tree_equal(&i, &i.clone(), Tolerance::EXACT));
+}
+
+#[test]
+fn treelize_partition_combine_and_dynamic_trees() {
+    let (a, b) = (linear(1.0), linear(2.0));
+    let mut sub = Treelize::new(|x: &Tensor, y: &Tensor| (y - x).unwrap());
+    let d: Linear = sub.call2(&a, &b).unwrap();
+    assert_eq!(values(&d.b), [1.0; 3]);
+    let mut odd = linear(1.0);
+    odd.b = t(&[0.0; 2], &[2]);
+    let err = sub.call2::<_, _, _, Linear>(&a, &odd).unwrap_err();
+    assert_eq!(err.path().to_string(), ".b");
+
+    let p = Pair {
+        w: t(&[1.0; 4], &[2, 2]),
+        b: t(&[0.0; 2], &[2]),
+    };
+    let (ws, rest): (Pair<Option<Tensor>>, Pair<Option<Tensor>>) =
+        pytree_std::partition(p.clone(), |_, x| x.rank() == 2).unwrap();
+    assert!(ws.w.is_some() && ws.b.is_none() && rest.w.is_none() && rest.b.is_some());
+    let back: Pair<Tensor> = pytree_std::combine(ws, rest).unwrap();
+    assert!(pytree_std::tree_equal(&back, &p, Tolerance::EXACT));
+
+    let tree: Tree<Tensor> = Tree::from_pytree(linear(1.0)).unwrap();
+    assert_eq!(tree["w"].as_leaf().unwrap().dims(), [3, 3]);
+    let def = pytree_std::structure(&linear(0.0));
+    let back: Linear = tree.to_pytree(&def).unwrap();
+    assert_eq!(values(&back.b), [1.0; 3]);
+}
