@@ -417,3 +417,29 @@ fn dynamic_trees_of_arrays_convert_both_ways() {
     let err = swapped.to_pytree::<Linear>(&def).unwrap_err();
     assert_eq!(err.path().to_string(), ".w");
 }
+
+/// The other way out the compile error names: a user namespace where a
+/// rank-typed array is a leaf (here without the feature's shape checks).
+mod nd {
+    pub struct Nd;
+    pytree_std::impl_leaf!(Nd => pytree_std::ndarray::Array2<f32>);
+}
+
+#[derive(PyTree, Debug, PartialEq)]
+#[pytree(namespace = nd::Nd)]
+struct Dense {
+    w: Array2<f32>,
+    v: Array2<f32>,
+}
+
+#[test]
+fn a_user_namespace_can_declare_a_foreign_array_type_a_leaf() {
+    let d = Dense {
+        w: Array2::ones((2, 2)),
+        v: Array2::zeros((1, 1)),
+    };
+    let (leaves, def) = pytree_core::flatten::<nd::Nd, _>(d);
+    assert_eq!(leaves[0], Array2::<f32>::ones((2, 2)));
+    let back: Dense = pytree_core::unflatten::<nd::Nd, _, _>(&def, leaves).unwrap();
+    assert_eq!(back.v, Array2::<f32>::zeros((1, 1)));
+}
