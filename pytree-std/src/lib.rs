@@ -75,7 +75,8 @@
 //!   the primitive leaf types (module `impls`).
 //! - Foreign leaf types behind features: `ndarray` (arrays of any rank,
 //!   one leaf type `ArrayD<A>` lent as views), `candle` (`Tensor`),
-//!   `half` (`f16`, `bf16`); each crate is re-exported under its name.
+//!   `half` (`f16`, `bf16`), `nalgebra` (`DMatrix`, `DVector`, one leaf
+//!   type `DMatrix<T>`); each crate is re-exported under its name.
 //! - [`Tree`] and [`tree!`]: a pytree whose shape is known only at run
 //!   time (JSON configs, checkpoints, metrics), with access by path,
 //!   ascii display, arithmetic and conversion to and from typed pytrees
@@ -161,6 +162,10 @@ pub use half;
 /// The `indexmap` crate, re-exported: `IndexMap` is an insertion-ordered
 /// map node (always available; `Tree` is built on it).
 pub use indexmap;
+/// The `nalgebra` crate (feature `nalgebra`), re-exported so that a user's
+/// matrices are the ones this crate implements the traits for.
+#[cfg(feature = "nalgebra")]
+pub use nalgebra;
 /// The `ndarray` crate (feature `ndarray`), re-exported so that a user's
 /// arrays are the ones this crate implements the traits for.
 #[cfg(feature = "ndarray")]

@@ -21,6 +21,8 @@ mod half;
 mod indexmap;
 mod leaves;
 mod maps;
+#[cfg(feature = "nalgebra")]
+mod nalgebra;
 #[cfg(feature = "ndarray")]
 mod ndarray;
 mod option;
@@ -31,13 +33,13 @@ mod tuples;
 pub(crate) use pytree_core::__private::all_some;
 pub(crate) use pytree_core::__private::check_lengths;
 
-#[cfg(any(feature = "ndarray", feature = "candle"))]
+#[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
 use pytree_core::{Error, ErrorKind, Signature};
 
 /// The error for two leaves whose signatures (shape, dtype, device)
 /// differ: `expected` is the first tree's (or the slot's), `found` the
 /// other's.
-#[cfg(any(feature = "ndarray", feature = "candle"))]
+#[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
 #[cold]
 pub(crate) fn signature_error(expected: Signature, found: Signature) -> Error {
     Error::new(ErrorKind::SignatureMismatch { expected, found })
@@ -46,7 +48,7 @@ pub(crate) fn signature_error(expected: Signature, found: Signature) -> Error {
 /// For `zip_check` of leaves with shapes: `same` compares two leaves
 /// without allocating; only on a mismatch are both signatures built, for
 /// the error about the first other tree (1-based) that differs.
-#[cfg(any(feature = "ndarray", feature = "candle"))]
+#[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
 #[inline]
 pub(crate) fn check_same_signature<L: ?Sized, const N: usize>(
     leaf: &L,
@@ -66,7 +68,7 @@ pub(crate) fn check_same_signature<L: ?Sized, const N: usize>(
 ///
 /// [`DType::of`]: pytree_core::DType::of
 /// [`DType::Other`]: pytree_core::DType::Other
-#[cfg(feature = "ndarray")]
+#[cfg(any(feature = "ndarray", feature = "nalgebra"))]
 pub(crate) fn dtype_of<A: 'static>() -> pytree_core::DType {
     if let Some(dtype) = pytree_core::DType::of::<A>() {
         return dtype;

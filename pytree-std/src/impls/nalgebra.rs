@@ -1,0 +1,288 @@
+//! nalgebra's dynamically sized matrices and vectors as leaves (feature
+//! `nalgebra`), on the model of the ndarray impls: [`DMatrix<T>`] and
+//! [`DVector<T>`] are pytrees with one leaf of type `DMatrix<T>` (a vector
+//! is an `n x 1` matrix, moved without copying), so a struct with a
+//! `DMatrix<f64>` and a `DVector<f64>` field has one leaf type. The walks
+//! by reference lend each as a matrix view ([`DMatrixView`] /
+//! [`DMatrixViewMut`]); the signature is the dtype and `[rows, cols]`, so
+//! multi-tree operations compare shapes before anything changes and
+//! `set` refuses a matrix of another shape. Unflattening a `DVector` from
+//! a matrix of more than one column is an error at its path; `map` /
+//! `map2` / `map_n` whose function returns such a matrix for a vector
+//! field panic, naming `try_map` (which returns the error), as for
+//! rank-typed ndarray arrays. Statically sized matrices (`Matrix3<f64>`)
+//! are not covered: their shapes are types, and one leaf type for all of
+//! them would need the same dynamic erasure.
+//!
+//! ```
+//! use pytree_std::nalgebra::{DMatrix, DVector};
+//! use pytree_std::PyTree;
+//!
+//! #[derive(PyTree, Clone, Debug, PartialEq)]
+//! struct Linear { w: DMatrix<f64>, b: DVector<f64> }
+//!
+//! let lin = Linear { w: DMatrix::identity(2, 2), b: DVector::from_element(2, 1.0) };
+//! let (leaves, def) = pytree_std::flatten(lin.clone());
+//! assert_eq!(leaves[1].shape(), (2, 1));
+//! let mut p = lin.clone();
+//! pytree_std::zip_mut(&mut p, [&lin], |mut x, [g]| x -= g * 0.5)?;
+//! assert_eq!(p.b, DVector::from_element(2, 0.5));
+//! let err = pytree_std::unflatten::<Linear>(&def, vec![leaves[0].clone(), leaves[0].clone()])
+//!     .unwrap_err();
+//! assert_eq!(err.to_string(), "at .b: not a column vector: expected f64[_,1], found f64[2,2]");
+//! # Ok::<(), pytree_std::Error>(())
+//! ```
+
+use nalgebra::{
+    DMatrix, DMatrixView, DMatrixViewMut, DVector, Dim, Dyn, Matrix, RawStorage, Scalar, U1,
+};
+use pytree_core::{
+    Error, Flatten, Leaf, LeafMut, LeafRef, Signature, Sink, Source, Unflatten, Visit, VisitMut,
+};
+
+use super::{check_same_signature, dtype_of, signature_error};
+use crate::{ApproxEq, Std, Tolerance};
+
+/// The signature of a `rows x cols` matrix of `T`s.
+fn matrix_signature<T: 'static>(shape: (usize, usize)) -> Signature {
+    Signature::new(dtype_of::<T>(), vec![shape.0, shape.1])
+}
+
+/// `DMatrix<T>` is the leaf type of nalgebra's dynamic matrices and
+/// vectors, lent as matrix views; its signature is `dtype[rows,cols]`.
+///
+/// ```
+/// use pytree_std::nalgebra::DMatrix;
+/// use pytree_std::{Leaf, Std};
+/// let mut m = DMatrix::from_element(2, 3, 1.0f32);
+/// assert_eq!(<DMatrix<f32> as Leaf<Std>>::signature(&m.as_view()).unwrap().to_string(), "f32[2,3]");
+/// let old = <DMatrix<f32> as Leaf<Std>>::assign(m.as_view_mut(), DMatrix::zeros(2, 3))?;
+/// assert_eq!((old[(0, 0)], m[(0, 0)]), (1.0, 0.0));
+/// assert!(<DMatrix<f32> as Leaf<Std>>::assign(m.as_view_mut(), DMatrix::zeros(3, 2)).is_err());
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+impl<T: Scalar> Leaf<Std> for DMatrix<T> {
+    type Ref<'a> = DMatrixView<'a, T>;
+    type Mut<'a> = DMatrixViewMut<'a, T>;
+    const HAS_SHAPE: bool = true;
+
+    #[inline]
+    fn lend(&self) -> DMatrixView<'_, T> {
+        self.as_view()
+    }
+    #[inline]
+    fn lend_mut(&mut self) -> DMatrixViewMut<'_, T> {
+        self.as_view_mut()
+    }
+    fn signature(leaf: &DMatrixView<'_, T>) -> Option<Signature> {
+        Some(matrix_signature::<T>(leaf.shape()))
+    }
+    /// Swaps the elements of `value` into the view and returns the old
+    /// ones in `value`'s matrix; another shape is an error, and nothing
+    /// changes.
+    fn assign(mut slot: DMatrixViewMut<'_, T>, mut value: Self) -> Result<Self, Error> {
+        if slot.shape() != value.shape() {
+            return Err(signature_error(
+                matrix_signature::<T>(slot.shape()),
+                matrix_signature::<T>(value.shape()),
+            ));
+        }
+        slot.iter_mut()
+            .zip(value.iter_mut())
+            .for_each(|(a, b)| std::mem::swap(a, b));
+        Ok(value)
+    }
+}
+
+/// The error of a matrix read where a vector is wanted.
+#[cold]
+fn not_a_column<T: 'static>(shape: (usize, usize)) -> Error {
+    Error::custom(format!(
+        "not a column vector: expected {}[_,1], found {}",
+        dtype_of::<T>(),
+        matrix_signature::<T>(shape)
+    ))
+}
+
+/// A matrix leaf as a vector, or why not.
+fn to_vector<T: Scalar>(m: DMatrix<T>) -> Result<DVector<T>, Error> {
+    if m.ncols() != 1 {
+        return Err(not_a_column::<T>(m.shape()));
+    }
+    let n = m.nrows();
+    Ok(m.reshape_generic(Dyn(n), U1))
+}
+
+/// [`to_vector`] for the infallible walks: panics, naming the fallible
+/// routes (see the module docs).
+#[track_caller]
+fn to_vector_or_panic<T: Scalar>(m: DMatrix<T>) -> DVector<T> {
+    if m.ncols() != 1 {
+        panic!(
+            "pytree: the function returned a matrix {} for a DVector; map/map2/map_n keep \
+             vectors as vectors (their type). Use pytree_std::try_map, or flatten + unflatten, \
+             which return this as an error at its path, or a DMatrix field",
+            matrix_signature::<T>(m.shape())
+        );
+    }
+    let n = m.nrows();
+    m.reshape_generic(Dyn(n), U1)
+}
+
+/// A vector as its leaf, an `n x 1` matrix (no copy).
+fn vector_leaf<T: Scalar>(v: DVector<T>) -> DMatrix<T> {
+    let n = v.nrows();
+    v.reshape_generic(Dyn(n), Dyn(1))
+}
+
+/// `Flatten` and `Unflatten` for a matrix type whose leaf is `DMatrix<T>`.
+macro_rules! matrix_pytree {
+    (
+        $(#[$doc:meta])*
+        $ty:ty,
+        into_leaf = $into_leaf:expr,
+        from_leaf = $from_leaf:expr,
+        from_leaf_or_panic = $from_leaf_or_panic:expr
+    ) => {
+        $(#[$doc])*
+        impl<T: Scalar> Flatten<Std> for $ty {
+            type Leaf = DMatrix<T>;
+
+            #[inline]
+            fn flatten_into<S: Sink<DMatrix<T>>>(self, sink: &mut S) {
+                sink.leaf(($into_leaf)(self))
+            }
+            #[inline]
+            fn visit<'a, V: Visit<LeafRef<'a, Std, DMatrix<T>>>>(&'a self, visitor: &mut V) {
+                visitor.leaf(self.as_view())
+            }
+            #[inline]
+            fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, DMatrix<T>>>>(&'a mut self, visitor: &mut V) {
+                visitor.leaf(self.as_view_mut())
+            }
+            /// # Panics
+            ///
+            /// For a vector, if `f` returns a matrix of more than one
+            /// column (see the module docs).
+            #[inline]
+            #[track_caller]
+            fn map_leaves<F: FnMut(DMatrix<T>) -> DMatrix<T>>(self, f: &mut F) -> Self {
+                ($from_leaf_or_panic)(f(($into_leaf)(self)))
+            }
+            #[inline]
+            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+                check_same_signature(
+                    self,
+                    others,
+                    |a, b| a.shape() == b.shape(),
+                    |a| matrix_signature::<T>(a.shape()),
+                )
+            }
+            /// # Panics
+            ///
+            /// As [`map_leaves`](Flatten::map_leaves).
+            #[inline]
+            #[track_caller]
+            fn zip_with_prechecked<'a, const N: usize, F>(
+                &'a self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) -> Self
+            where
+                F: FnMut(LeafRef<'a, Std, DMatrix<T>>, [LeafRef<'a, Std, DMatrix<T>>; N]) -> DMatrix<T>,
+            {
+                ($from_leaf_or_panic)(f(self.as_view(), others.map(|o| o.as_view())))
+            }
+            #[inline]
+            fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
+            where
+                F: FnMut(LeafMut<'a, Std, DMatrix<T>>, [LeafRef<'a, Std, DMatrix<T>>; N]),
+            {
+                f(self.as_view_mut(), others.map(|o| o.as_view()))
+            }
+            #[inline]
+            fn visit_slice<'a, V: Visit<LeafRef<'a, Std, DMatrix<T>>>>(items: &'a [Self], visitor: &mut V) {
+                visitor.leaf_run(items.iter().map(|m| m.as_view()))
+            }
+            #[inline]
+            fn visit_slice_mut<'a, V: VisitMut<LeafMut<'a, Std, DMatrix<T>>>>(
+                items: &'a mut [Self],
+                visitor: &mut V,
+            ) {
+                visitor.leaf_run(items.iter_mut().map(|m| m.as_view_mut()))
+            }
+        }
+
+        $(#[$doc])*
+        impl<T: Scalar> Unflatten<Std> for $ty {
+            #[inline]
+            fn unflatten_from<S: Source<DMatrix<T>>>(source: &mut S) -> Result<Self, Error> {
+                ($from_leaf)(source.leaf()?)
+            }
+        }
+    };
+}
+
+matrix_pytree!(
+    /// A dynamic matrix is one leaf, itself.
+    ///
+    /// ```
+    /// use pytree_std::nalgebra::DMatrix;
+    /// let m = vec![DMatrix::from_element(2, 2, 1u8), DMatrix::zeros(1, 3)];
+    /// let (leaves, def) = pytree_std::flatten(m.clone());
+    /// assert_eq!(leaves[1].shape(), (1, 3));
+    /// assert_eq!(pytree_std::unflatten::<Vec<DMatrix<u8>>>(&def, leaves)?, m);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    DMatrix<T>,
+    into_leaf = |m: DMatrix<T>| m,
+    from_leaf = |m: DMatrix<T>| Ok::<_, Error>(m),
+    from_leaf_or_panic = |m: DMatrix<T>| m
+);
+
+matrix_pytree!(
+    /// A dynamic vector is one leaf of type `DMatrix<T>`, an `n x 1`
+    /// matrix (moved, not copied); unflattening one from a matrix of more
+    /// than one column is an error.
+    ///
+    /// ```
+    /// use pytree_std::nalgebra::{DMatrix, DVector};
+    /// let v = DVector::from_vec(vec![1.0f32, 2.0, 3.0]);
+    /// let (leaves, def) = pytree_std::flatten(v.clone());
+    /// assert_eq!(leaves[0].shape(), (3, 1));
+    /// assert_eq!(pytree_std::unflatten::<DVector<f32>>(&def, leaves)?, v);
+    /// assert!(pytree_std::unflatten::<DVector<f32>>(&def, [DMatrix::zeros(3, 2)]).is_err());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    DVector<T>,
+    into_leaf = vector_leaf::<T>,
+    from_leaf = to_vector::<T>,
+    from_leaf_or_panic = to_vector_or_panic::<T>
+);
+
+/// Equal shapes, then elementwise [`ApproxEq`] (floats within the
+/// tolerance, other elements exactly), for every matrix, vector and view.
+///
+/// ```
+/// use pytree_std::nalgebra::DMatrix;
+/// use pytree_std::{ApproxEq, Tolerance};
+/// let a = DMatrix::from_element(2, 2, 1.0f64);
+/// assert!(a.approx_eq(&DMatrix::from_element(2, 2, 1.0 + 1e-9), Tolerance::new(0.0, 1e-6)));
+/// assert!(!a.approx_eq(&DMatrix::from_element(1, 4, 1.0), Tolerance::new(1.0, 1.0)));
+/// ```
+impl<T, R, C, S> ApproxEq for Matrix<T, R, C, S>
+where
+    T: ApproxEq,
+    R: Dim,
+    C: Dim,
+    S: RawStorage<T, R, C>,
+{
+    fn approx_eq(&self, other: &Self, tol: Tolerance) -> bool {
+        // Both iterators go in column-major order over equal shapes.
+        self.shape() == other.shape()
+            && self
+                .iter()
+                .zip(other.iter())
+                .all(|(a, b)| a.approx_eq(b, tol))
+    }
+}
