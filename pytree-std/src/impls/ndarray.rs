@@ -332,7 +332,7 @@ where
 
 #[cfg(test)]
 mod tests {
-    use ndarray::{array, Array2, ArrayD, IxDyn};
+    use ndarray::{Array2, ArrayD, IxDyn};
 
     use super::*;
 
