@@ -171,7 +171,10 @@ pub use nalgebra;
 #[cfg(feature = "ndarray")]
 pub use ndarray;
 
-/// The README's examples, run as doctests so they stay true.
-#[cfg(doctest)]
+/// The README's examples, run as doctests so they stay true. Its tensor
+/// examples need the `ndarray` and `candle` features, which
+/// `cargo test --workspace` turns on (the `tests` crate enables every
+/// feature of this crate).
+#[cfg(all(doctest, feature = "ndarray", feature = "candle"))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
