@@ -246,3 +246,18 @@ fn treelize_partition_combine_and_dynamic_trees() {
     let back: Linear = tree.to_pytree(&def).unwrap();
     assert_eq!(values(&back.b), [1.0; 3]);
 }
+
+#[test]
+fn the_prechecked_passes_never_hand_the_function_signatures_that_differ() {
+    use pytree_std::Flatten;
+    let a = linear(1.0);
+    let mut b = linear(2.0);
+    b.w = t(&[0.0; 4], &[2, 2]);
+    let sum = Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| (x + y).unwrap());
+    assert_eq!(values(&sum.w), values(&(&a.w * 2.0).unwrap()));
+    assert_eq!(values(&sum.b), [3.0; 3]);
+    let mut p = a.clone();
+    Flatten::<Std>::zip_mut_prechecked(&mut p, [&b], &mut |x, [y]| *x = (&*x + y).unwrap());
+    assert_eq!(values(&p.w), values(&a.w));
+    assert_eq!(values(&p.b), [3.0; 3]);
+}

@@ -104,3 +104,17 @@ fn tree_equal_within_the_tolerance() {
     assert!(!pytree_std::tree_equal(&a, &b, Tolerance::EXACT));
     assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(0.0, 1e-6)));
 }
+
+#[test]
+fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
+    use pytree_std::Flatten;
+    let a = linear(1.0);
+    let mut b = linear(2.0);
+    b.b = DVector::zeros(5);
+    let sum = Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| x + y);
+    assert_eq!(sum.b, DVector::from_element(3, 2.0));
+    let mut p = a.clone();
+    Flatten::<Std>::zip_mut_prechecked(&mut p, [&b], &mut |mut x, [y]| x += y);
+    assert_eq!(p.b, a.b);
+    assert_eq!(p.w, &a.w * 3.0);
+}

@@ -443,3 +443,20 @@ fn a_user_namespace_can_declare_a_foreign_array_type_a_leaf() {
     let back: Dense = pytree_core::unflatten::<nd::Nd, _, _>(&def, leaves).unwrap();
     assert_eq!(back.v, Array2::<f32>::zeros((1, 1)));
 }
+
+#[test]
+fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
+    use pytree_std::Flatten;
+    let a = linear(1.0);
+    let mut b = linear(2.0);
+    b.w = Array2::zeros((2, 16));
+    // The check was skipped: `b.w` differs, so `a.w` stands in for it.
+    let sum = Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| &x + &y);
+    assert_eq!(sum.w, &a.w * 2.0);
+    assert_eq!(sum.b, array![3.0, 3.0, 3.0]);
+    // In place: the leaf whose other differs is left as it is.
+    let mut p = a.clone();
+    Flatten::<Std>::zip_mut_prechecked(&mut p, [&b], &mut |mut x, [y]| x += &y);
+    assert_eq!(p.w, a.w);
+    assert_eq!(p.b, array![3.0, 3.0, 3.0]);
+}

@@ -33,7 +33,8 @@ macro_rules! leaf_by_reference {
                 Ok(std::mem::replace(slot, value))
             }
         }
-        leaf_by_reference!(@walks $t, fixed = true, check = |_leaf: &$t, _others| Ok(()));
+        leaf_by_reference!(@walks $t, fixed = true, check = |_leaf: &$t, _others| Ok(()),
+            same = |_: &$t, _: &$t| true);
     };
     (shaped $t:ty, signature = $signature:path, same = $same:path) => {
         impl pytree_core::Leaf<$crate::Std> for $t {
@@ -67,9 +68,9 @@ macro_rules! leaf_by_reference {
         }
         leaf_by_reference!(@walks $t, fixed = false, check = |leaf: &$t, others| {
             $crate::impls::check_same_signature(leaf, others, $same, $signature)
-        });
+        }, same = $same);
     };
-    (@walks $t:ty, fixed = $fixed:expr, check = $check:expr) => {
+    (@walks $t:ty, fixed = $fixed:expr, check = $check:expr, same = $same:expr) => {
         impl pytree_core::Flatten<$crate::Std> for $t {
             type Leaf = $t;
             const FIXED_SHAPE: bool = $fixed;
@@ -98,14 +99,20 @@ macro_rules! leaf_by_reference {
             where
                 F: FnMut(&'a Self, [&'a Self; N]) -> Self,
             {
-                f(self, others)
+                // A leaf of another signature (the check was skipped) is
+                // replaced by `self`: `f` never sees signatures that differ.
+                f(self, others.map(|o| if ($same)(self, o) { o } else { self }))
             }
             #[inline]
             fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
             where
                 F: FnMut(&'a mut Self, [&'a Self; N]),
             {
-                f(self, others)
+                // A leaf of another signature (the check was skipped): left
+                // as it is.
+                if others.iter().all(|o| ($same)(self, o)) {
+                    f(self, others)
+                }
             }
             #[inline]
             fn flatten_vec<S: pytree_core::Sink<Self>>(items: Vec<Self>, sink: &mut S) {

@@ -191,6 +191,9 @@ macro_rules! matrix_pytree {
             where
                 F: FnMut(LeafRef<'a, Std, DMatrix<T>>, [LeafRef<'a, Std, DMatrix<T>>; N]) -> DMatrix<T>,
             {
+                // A matrix of another shape (the check was skipped) is
+                // replaced by `self`'s: `f` never sees shapes that differ.
+                let others = others.map(|o| if o.shape() == self.shape() { o } else { self });
                 ($from_leaf_or_panic)(f(self.as_view(), others.map(|o| o.as_view())))
             }
             #[inline]
@@ -198,6 +201,11 @@ macro_rules! matrix_pytree {
             where
                 F: FnMut(LeafMut<'a, Std, DMatrix<T>>, [LeafRef<'a, Std, DMatrix<T>>; N]),
             {
+                // A matrix of another shape (the check was skipped): left
+                // as it is.
+                if others.iter().any(|o| o.shape() != self.shape()) {
+                    return;
+                }
                 f(self.as_view_mut(), others.map(|o| o.as_view()))
             }
             #[inline]

@@ -229,6 +229,10 @@ macro_rules! array_pytree {
             where
                 F: FnMut(LeafRef<'a, Std, ArrayD<A>>, [LeafRef<'a, Std, ArrayD<A>>; N]) -> ArrayD<A>,
             {
+                // An array of another shape (the check was skipped) is
+                // replaced by `self`'s, as the trait asks: `f` never sees
+                // shapes that differ.
+                let others = others.map(|o| if o.shape() == self.shape() { o } else { self });
                 let out = f(self.view().into_dyn(), others.map(|o| o.view().into_dyn()));
                 ($from_array)(to_rank_or_panic::<A, D>(out))
             }
@@ -237,8 +241,12 @@ macro_rules! array_pytree {
             where
                 F: FnMut(LeafMut<'a, Std, ArrayD<A>>, [LeafRef<'a, Std, ArrayD<A>>; N]),
             {
-                // Arrays of another shape (the check was skipped) are
-                // still lent: the function sees both views and decides.
+                // An array of another shape (the check was skipped): the
+                // leaf is left as it is, as the trait asks (`f` never sees
+                // shapes that differ).
+                if others.iter().any(|o| o.shape() != self.shape()) {
+                    return;
+                }
                 f(self.view_mut().into_dyn(), others.map(|o| o.view().into_dyn()))
             }
             #[inline]
