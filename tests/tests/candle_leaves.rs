@@ -261,3 +261,29 @@ fn the_prechecked_passes_never_hand_the_function_signatures_that_differ() {
     assert_eq!(values(&p.w), values(&a.w));
     assert_eq!(values(&p.b), [3.0; 3]);
 }
+
+#[test]
+fn fallible_forms_carry_candle_errors_and_ravel_converts_dtypes() {
+    let (a, b) = (mlp(), mlp());
+    // candle's operations return Result: the fallible forms take it as is.
+    let sum = pytree_std::try_map2(&a, &b, |x, y| x + y).unwrap();
+    assert_eq!(values(&sum.layers[0].b), [2.0; 3]);
+    let err = pytree_std::try_map2(&a, &b, |x, y| x.matmul(&y.t()?)).unwrap_err();
+    assert_eq!(err.path().to_string(), ".layers[0].b"); // 1-d matmul fails in candle
+    let mut p = mlp();
+    pytree_std::try_zip_mut(&mut p, [&b], |x, [g]| {
+        *x = (&*x - g)?;
+        Ok::<(), pytree_std::candle_core::Error>(())
+    })
+    .unwrap();
+    assert_eq!(values(&p.layers[1].b), [0.0; 3]);
+
+    let half = pytree_std::map(mlp(), |x| x.to_dtype(CandleDType::F16).unwrap());
+    let (flat, plan) = pytree_std::ravel::<_, f32>(&half).unwrap();
+    assert_eq!(flat.len(), 24);
+    let back: Mlp = plan.unravel(&flat).unwrap();
+    assert_eq!(back.layers[1].w.dtype(), CandleDType::F16);
+    assert!(same(&back, &half));
+    let s = pytree_std::summary(&half);
+    assert_eq!(s.num_bytes(), Some(24 * 2));
+}

@@ -44,9 +44,9 @@ fn operations_on_half_trees() {
     };
     let sum = pytree_std::map2(&m, &m, |x, y| x + y).unwrap();
     assert_eq!(sum.w, [h(2.0), h(4.0)]);
-    let wide: Linear<f32> = pytree_std::try_map(m.clone(), f16::to_f32).unwrap();
+    let wide: Linear<f32> = pytree_std::map_into(m.clone(), f16::to_f32).unwrap();
     assert_eq!(wide.b, 0.5);
-    let brain: Linear<bf16> = pytree_std::try_map(wide, bf16::from_f32).unwrap();
+    let brain: Linear<bf16> = pytree_std::map_into(wide, bf16::from_f32).unwrap();
     assert_eq!(brain.w[1], bf16::from_f32(2.0));
     let mut p = m.clone();
     pytree_std::zip_mut(&mut p, [&m], |x, [g]| *x -= *g).unwrap();

@@ -88,12 +88,12 @@ fn set_keeps_shapes_and_map_keeps_vectors_vectors() {
     assert_eq!(p, before);
 
     let t = |m: DMatrix<f64>| m.transpose();
-    let err = pytree_std::try_map::<Linear, Linear>(linear(1.0), t).unwrap_err();
+    let err = pytree_std::map_into::<Linear, Linear>(linear(1.0), t).unwrap_err();
     assert_eq!(err.path().to_string(), ".b");
     let caught = std::panic::catch_unwind(|| pytree_std::map(linear(1.0), t)).unwrap_err();
     let message = caught.downcast_ref::<String>().unwrap();
     assert!(message.contains("f64[1,3] for a DVector"), "{message}");
-    assert!(message.contains("pytree_std::try_map"));
+    assert!(message.contains("pytree_std::map_into or try_map"));
 }
 
 #[test]
@@ -117,4 +117,12 @@ fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
     Flatten::<Std>::zip_mut_prechecked(&mut p, [&b], &mut |mut x, [y]| x += y);
     assert_eq!(p.b, a.b);
     assert_eq!(p.w, &a.w * 3.0);
+}
+
+#[test]
+fn ravel_in_c_order_and_back() {
+    let m = linear(1.0);
+    let (flat, plan) = pytree_std::ravel(&m).unwrap();
+    assert_eq!(flat[..6], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]); // w[(i, j)] = 2i + j, row by row
+    assert_eq!(plan.unravel(&flat).unwrap(), m);
 }

@@ -134,12 +134,12 @@ fn map_keeps_ranks_and_may_change_shapes_within_a_rank() {
 }
 
 #[test]
-fn a_rank_change_is_an_error_through_try_map_and_a_documented_panic_through_map() {
+fn a_rank_change_is_an_error_through_map_into_and_try_map2_and_a_documented_panic_through_map() {
     let flat = |x: ArrayD<f32>| {
         let n = x.len();
         x.into_shape_with_order(IxDyn(&[n])).unwrap()
     };
-    let err = pytree_std::try_map::<Linear, Linear>(linear(1.0), flat).unwrap_err();
+    let err = pytree_std::map_into::<Linear, Linear>(linear(1.0), flat).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .w: array rank mismatch: expected a 2-d array, found f32[9]"
@@ -148,7 +148,19 @@ fn a_rank_change_is_an_error_through_try_map_and_a_documented_panic_through_map(
     let caught = std::panic::catch_unwind(|| pytree_std::map(linear(1.0), flat)).unwrap_err();
     let message = caught.downcast_ref::<String>().unwrap();
     assert!(message.contains("returned a 1-d array (f32[9]) for an array of rank 2"));
-    assert!(message.contains("pytree_std::try_map"));
+    assert!(message.contains("pytree_std::map_into or try_map"));
+    // Several trees: the fallible forms rebuild through the TreeDef too.
+    let (a, b) = (linear(1.0), linear(2.0));
+    let err = pytree_std::try_map2(&a, &b, |x, y| {
+        let sum = &x + &y;
+        let n = sum.len();
+        sum.into_shape_with_order(IxDyn(&[n]))
+    })
+    .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .w: array rank mismatch: expected a 2-d array, found f32[9]"
+    );
     // An `ArrayD` field takes any rank.
     let free = pytree_std::map(
         Pair {
@@ -459,4 +471,52 @@ fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
     Flatten::<Std>::zip_mut_prechecked(&mut p, [&b], &mut |mut x, [y]| x += &y);
     assert_eq!(p.w, a.w);
     assert_eq!(p.b, array![3.0, 3.0, 3.0]);
+}
+
+#[test]
+fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
+    let m = mlp();
+    let (flat, plan) = pytree_std::ravel(&m).unwrap();
+    assert_eq!(flat.len(), 2 * (9 + 3));
+    assert_eq!(flat[9..12], [1.0, 1.0, 1.0]); // layers[0].b after the 3x3 w
+    let moved: Vec<f32> = flat.iter().map(|x| x + 1.0).collect();
+    let back: Mlp = plan.unravel(&moved).unwrap();
+    assert_eq!(back, pytree_std::map(mlp(), |x| x + 1.0));
+    assert!(plan.unravel(&flat[1..]).is_err());
+
+    let s = pytree_std::summary(&m);
+    assert_eq!((s.num_leaves(), s.num_elements()), (4, 24));
+    assert_eq!(s.num_bytes(), Some(24 * 4));
+    let sigs = pytree_std::signatures(&m).unwrap();
+    assert_eq!(
+        sigs["layers"][1]["w"].as_leaf(),
+        Some(&Signature::new(DType::F32, vec![3, 3]))
+    );
+
+    // An Adam-like step in one parallel pass: params and two moments
+    // updated, the gradient read.
+    let (mut p, mut mu, mut nu, g) = (
+        mlp(),
+        pytree_std::map(mlp(), |x| x * 0.0),
+        pytree_std::map(mlp(), |x| x * 0.0),
+        mlp(),
+    );
+    pytree_std::par_zip_mut_n(
+        [&mut p, &mut mu, &mut nu],
+        [&g],
+        |[mut p, mut m, mut v], [g]| {
+            m.zip_mut_with(&g, |m, g| *m = 0.9 * *m + 0.1 * g);
+            v.zip_mut_with(&g, |v, g| *v = 0.999 * *v + 0.001 * g * g);
+            p.zip_mut_with(&m, |p, m| *p -= m);
+        },
+    )
+    .unwrap();
+    assert_eq!(mu.layers[1].b, array![0.2, 0.2, 0.2]);
+    assert_eq!(p.layers[1].b, array![1.8, 1.8, 1.8]);
+    let mut bad = mlp();
+    bad.layers[0].w = Array2::zeros((1, 1));
+    let before = p.clone();
+    let err = pytree_std::par_zip_mut(&mut p, [&bad], |mut x, [y]| x += &y).unwrap_err();
+    assert_eq!(err.path().to_string(), ".layers[0].w");
+    assert_eq!(p, before);
 }

@@ -10,10 +10,10 @@
 
 use std::borrow::Cow;
 
-use candle_core::{DType as CandleDType, DeviceLocation, Tensor};
-use pytree_core::{DType, Signature};
+use candle_core::{DType as CandleDType, Device, DeviceLocation, Tensor, WithDType};
+use pytree_core::{DType, Error, Signature};
 
-use crate::{ApproxEq, Tolerance};
+use crate::{ApproxEq, Ravel, Tolerance};
 
 leaf_by_reference!(shaped Tensor, signature = tensor_signature, same = same_signature);
 
@@ -34,6 +34,56 @@ fn dtype(dtype: CandleDType) -> DType {
     }
 }
 
+/// The candle dtype of a [`DType`] that [`dtype`] gives (the inverse map).
+fn candle_dtype(d: DType) -> Option<CandleDType> {
+    Some(match d {
+        DType::U8 => CandleDType::U8,
+        DType::U32 => CandleDType::U32,
+        DType::I16 => CandleDType::I16,
+        DType::I32 => CandleDType::I32,
+        DType::I64 => CandleDType::I64,
+        DType::BF16 => CandleDType::BF16,
+        DType::F16 => CandleDType::F16,
+        DType::F32 => CandleDType::F32,
+        DType::F64 => CandleDType::F64,
+        DType::Other(name) => [
+            CandleDType::F8E4M3,
+            CandleDType::F6E2M3,
+            CandleDType::F6E3M2,
+            CandleDType::F4,
+            CandleDType::F8E8M0,
+        ]
+        .into_iter()
+        .find(|c| c.as_str() == name)?,
+        _ => return None,
+    })
+}
+
+/// The device a signature names (the inverse of [`device_name`]; no
+/// device means the CPU).
+fn device_of(name: Option<&str>) -> Result<Device, Error> {
+    let ordinal = |rest: &str| {
+        rest.parse::<usize>()
+            .map_err(|_| Error::custom(format!("not a device: {name:?}")))
+    };
+    match name {
+        None | Some("cpu") => Ok(Device::Cpu),
+        Some(n) if n.starts_with("cuda:") => {
+            Device::new_cuda(ordinal(&n[5..])?).map_err(candle_error)
+        }
+        Some(n) if n.starts_with("metal:") => {
+            Device::new_metal(ordinal(&n[6..])?).map_err(candle_error)
+        }
+        Some(n) => Err(Error::custom(format!("not a candle device: {n}"))),
+    }
+}
+
+/// A candle error as this crate's.
+#[cold]
+fn candle_error(e: candle_core::Error) -> Error {
+    Error::custom(format!("candle: {e}"))
+}
+
 /// `"cpu"`, `"cuda:N"`, `"metal:N"`.
 fn device_name(location: DeviceLocation) -> Cow<'static, str> {
     match location {
@@ -52,6 +102,39 @@ fn tensor_signature(t: &Tensor) -> Signature {
 /// Same dims, dtype and device, compared without allocating.
 fn same_signature(a: &Tensor, b: &Tensor) -> bool {
     a.dims() == b.dims() && a.dtype() == b.dtype() && a.device().location() == b.device().location()
+}
+
+/// A tensor's elements in C order, converted to the buffer's element type
+/// `T` (JAX's `ravel_pytree` promotes dtypes likewise); unraveled back to
+/// the tensor's own dtype, shape and device.
+///
+/// ```
+/// use pytree_std::candle_core::{DType, Device, Tensor};
+/// let t = (Tensor::new(&[[1.0f32, 2.0]], &Device::Cpu)?, Tensor::new(&[3.0f64], &Device::Cpu)?.to_dtype(DType::BF16)?);
+/// let (flat, plan) = pytree_std::ravel::<_, f32>(&t)?;
+/// assert_eq!(flat, [1.0, 2.0, 3.0]);
+/// let (w, b) = plan.unravel(&[4.0, 5.0, 6.0])?;
+/// assert_eq!((w.dims(), b.dtype()), (&[1usize, 2][..], DType::BF16));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<T: WithDType> Ravel<T> for Tensor {
+    fn ravel_into(leaf: &Tensor, out: &mut Vec<T>) -> Result<(), Error> {
+        let values = leaf
+            .flatten_all()
+            .and_then(|t| t.to_dtype(T::DTYPE))
+            .and_then(|t| t.to_vec1::<T>())
+            .map_err(candle_error)?;
+        out.extend(values);
+        Ok(())
+    }
+    fn unravel_from(like: &Signature, data: &[T]) -> Result<Self, Error> {
+        let dtype = candle_dtype(like.dtype())
+            .ok_or_else(|| Error::custom(format!("no candle dtype for {like}")))?;
+        let device = device_of(like.device())?;
+        Tensor::from_slice(data, like.shape(), &device)
+            .and_then(|t| t.to_dtype(dtype))
+            .map_err(candle_error)
+    }
 }
 
 /// Same dims and dtype, then elementwise: integers exactly, floats within
@@ -116,6 +199,29 @@ mod tests {
             assert_eq!(dtype(d).name(), d.as_str());
         }
         assert_eq!(dtype(CandleDType::F8E4M3), DType::Other("f8e4m3"));
+    }
+
+    #[test]
+    fn dtypes_map_back() {
+        for d in [
+            CandleDType::U8,
+            CandleDType::I16,
+            CandleDType::BF16,
+            CandleDType::F64,
+            CandleDType::F8E4M3,
+            CandleDType::F4,
+        ] {
+            assert_eq!(candle_dtype(dtype(d)), Some(d));
+        }
+        assert_eq!(candle_dtype(DType::Bool), None);
+    }
+
+    #[test]
+    fn devices_are_read_back_from_their_names() {
+        assert!(matches!(device_of(Some("cpu")), Ok(Device::Cpu)));
+        assert!(matches!(device_of(None), Ok(Device::Cpu)));
+        assert!(device_of(Some("tpu:0")).is_err());
+        assert!(device_of(Some("cuda:x")).is_err());
     }
 
     #[test]

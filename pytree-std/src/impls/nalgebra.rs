@@ -9,7 +9,8 @@
 //! `set` refuses a matrix of another shape. Unflattening a `DVector` from
 //! a matrix of more than one column is an error at its path; `map` /
 //! `map2` / `map_n` whose function returns such a matrix for a vector
-//! field panic, naming `try_map` (which returns the error), as for
+//! field panic, naming `map_into` / `try_map` / `try_map2` / `try_map_n`
+//! (which return the error), as for
 //! rank-typed ndarray arrays. Statically sized matrices (`Matrix3<f64>`)
 //! are not covered: their shapes are types, and one leaf type for all of
 //! them would need the same dynamic erasure.
@@ -41,7 +42,7 @@ use pytree_core::{
 };
 
 use super::{check_same_signature, dtype_of, signature_error};
-use crate::{ApproxEq, Std, Tolerance};
+use crate::{ApproxEq, Ravel, Std, Tolerance};
 
 /// The signature of a `rows x cols` matrix of `T`s.
 fn matrix_signature<T: 'static>(shape: (usize, usize)) -> Signature {
@@ -120,8 +121,9 @@ fn to_vector_or_panic<T: Scalar>(m: DMatrix<T>) -> DVector<T> {
     if m.ncols() != 1 {
         panic!(
             "pytree: the function returned a matrix {} for a DVector; map/map2/map_n keep \
-             vectors as vectors (their type). Use pytree_std::try_map, or flatten + unflatten, \
-             which return this as an error at its path, or a DMatrix field",
+             vectors as vectors (their type). Use pytree_std::map_into or try_map (one tree), \
+             try_map2 or try_map_n (several trees), which return this as an error at its path, \
+             or a DMatrix field",
             matrix_signature::<T>(m.shape())
         );
     }
@@ -267,6 +269,39 @@ matrix_pytree!(
     from_leaf = to_vector::<T>,
     from_leaf_or_panic = to_vector_or_panic::<T>
 );
+
+/// A matrix's elements in C (row-major) order, as every leaf ravels
+/// (nalgebra stores columns first); rebuilt from rows.
+///
+/// ```
+/// use pytree_std::nalgebra::{DMatrix, DVector};
+/// let m = (DMatrix::from_row_slice(2, 2, &[1.0f64, 2.0, 3.0, 4.0]), DVector::from_vec(vec![5.0]));
+/// let (flat, plan) = pytree_std::ravel(&m)?;
+/// assert_eq!(flat, [1.0, 2.0, 3.0, 4.0, 5.0]);
+/// assert_eq!(plan.unravel(&flat)?, m);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+impl<T: Scalar> Ravel<T> for DMatrix<T> {
+    fn ravel_into(leaf: DMatrixView<'_, T>, out: &mut Vec<T>) -> Result<(), Error> {
+        let (rows, cols) = leaf.shape();
+        out.reserve(rows * cols);
+        for i in 0..rows {
+            out.extend((0..cols).map(|j| leaf[(i, j)].clone()));
+        }
+        Ok(())
+    }
+    fn unravel_from(like: &Signature, data: &[T]) -> Result<Self, Error> {
+        match *like.shape() {
+            [rows, cols] if rows.checked_mul(cols) == Some(data.len()) => {
+                Ok(DMatrix::from_row_slice(rows, cols, data))
+            }
+            _ => Err(Error::custom(format!(
+                "cannot shape {} elements as the matrix {like}",
+                data.len()
+            ))),
+        }
+    }
+}
 
 /// Equal shapes, then elementwise [`ApproxEq`] (floats within the
 /// tolerance, other elements exactly), for every matrix, vector and view.

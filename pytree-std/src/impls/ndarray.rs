@@ -30,10 +30,12 @@
 //! of another rank for a field of a fixed rank (`Array2<f32>` given a 3-d
 //! array), there is no value of the field's type to build, no error to
 //! return, and the old array is gone (it was moved into the function), so
-//! these operations **panic**, naming the path-checked alternatives:
-//! [`try_map`](crate::try_map) (or `flatten` then [`unflatten`](crate::unflatten)),
-//! which return the rank error at its path, or an `ArrayD` field, which
-//! takes any rank. The shape may change freely within the rank
+//! these operations **panic**, naming the path-checked alternatives, which
+//! rebuild through the TreeDef and return the rank error at its path:
+//! [`map_into`](crate::map_into) / [`try_map`](crate::try_map) for one tree,
+//! [`try_map2`](crate::try_map2) / [`try_map_n`](crate::try_map_n) for
+//! several (or `flatten` then [`unflatten`](crate::unflatten)); or an
+//! `ArrayD` field, which takes any rank. The shape may change freely within the rank
 //! (`Array2` `[3, 3]` to `[2, 16]`).
 //!
 //! ```
@@ -60,14 +62,14 @@
 //! ```
 
 use ndarray::{
-    ArcArray, Array, ArrayBase, ArrayD, ArrayViewD, ArrayViewMutD, Data, Dimension, Zip,
+    ArcArray, Array, ArrayBase, ArrayD, ArrayViewD, ArrayViewMutD, Data, Dimension, IxDyn, Zip,
 };
 use pytree_core::{
     Error, Flatten, Leaf, LeafMut, LeafRef, Signature, Sink, Source, Unflatten, Visit, VisitMut,
 };
 
 use super::{check_same_signature, dtype_of, signature_error};
-use crate::{ApproxEq, Std, Tolerance};
+use crate::{ApproxEq, Ravel, Std, Tolerance};
 
 /// The signature of an array of `A`s of this shape.
 fn array_signature<A: 'static>(shape: &[usize]) -> Signature {
@@ -153,8 +155,9 @@ fn to_rank<A: 'static, D: Dimension>(leaf: ArrayD<A>) -> Result<Array<A, D>, Err
 fn rank_changed<A: 'static>(expected: usize, leaf: &ArrayD<A>) -> ! {
     panic!(
         "pytree: the function returned a {}-d array ({}) for an array of rank {expected}; \
-         map/map2/map_n keep each array's rank (its type). Use pytree_std::try_map, or \
-         flatten + unflatten, which return this as an error at its path, or an ArrayD field",
+         map/map2/map_n keep each array's rank (its type). Use pytree_std::map_into or \
+         try_map (one tree), try_map2 or try_map_n (several trees), which return this as an \
+         error at its path, or an ArrayD field",
         leaf.ndim(),
         array_signature::<A>(leaf.shape()),
     )
@@ -200,7 +203,7 @@ macro_rules! array_pytree {
             /// # Panics
             ///
             /// If `f` returns an array of another rank than `D` (see the
-            /// module docs; `try_map` returns that as an error instead).
+            /// module docs; `map_into` / `try_map` return that as an error).
             #[inline]
             #[track_caller]
             fn map_leaves<F: FnMut(ArrayD<A>) -> ArrayD<A>>(self, f: &mut F) -> Self {
@@ -314,6 +317,35 @@ array_pytree!(
     into_leaf = |a: ArcArray<A, D>| a.into_owned().into_dyn(),
     from_array = |a: Array<A, D>| a.into_shared()
 );
+
+/// An array's elements in C (row-major) order, whatever its memory
+/// layout; rebuilt in the shape of its signature.
+///
+/// ```
+/// use pytree_std::ndarray::{array, Array1, Array2};
+/// use pytree_std::PyTree;
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Linear { w: Array2<f32>, b: Array1<f32> }
+/// let lin = Linear { w: array![[1.0, 2.0], [3.0, 4.0]].reversed_axes(), b: array![5.0] };
+/// let (flat, plan) = pytree_std::ravel(&lin)?;
+/// assert_eq!(flat, [1.0, 3.0, 2.0, 4.0, 5.0]); // C order of the transposed view
+/// assert_eq!(plan.unravel(&flat)?, lin);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+impl<A: Clone + 'static> Ravel<A> for ArrayD<A> {
+    fn ravel_into(leaf: ArrayViewD<'_, A>, out: &mut Vec<A>) -> Result<(), Error> {
+        out.extend(leaf.iter().cloned());
+        Ok(())
+    }
+    fn unravel_from(like: &Signature, data: &[A]) -> Result<Self, Error> {
+        ArrayD::from_shape_vec(IxDyn(like.shape()), data.to_vec()).map_err(|e| {
+            Error::custom(format!(
+                "cannot shape {} elements as {like}: {e}",
+                data.len()
+            ))
+        })
+    }
+}
 
 /// Equal shapes, then elementwise [`ApproxEq`]: floats within the
 /// tolerance, other elements exactly. For every array and view
