@@ -132,3 +132,17 @@ fn a_repeated_key_in_a_treedef_is_an_error() {
         r#"at ["k"]: map key "k" appears twice in the TreeDef"#
     );
 }
+
+pytree_std::namespace!(pub struct Coarse; leaves = [Vec<f32>]);
+
+#[test]
+fn a_user_namespace_gets_indexmap_too() {
+    // In `Coarse`, a `Vec<f32>` is one leaf, and IndexMap is a map node.
+    let m: IndexMap<&str, Vec<f32>> = IndexMap::from([("w", vec![1.0, 2.0]), ("b", vec![3.0])]);
+    let (leaves, def) = pytree_core::flatten::<Coarse, _>(m.clone());
+    assert_eq!(leaves, [vec![1.0, 2.0], vec![3.0]]);
+    assert_eq!(def.to_string(), r#"{"w": *, "b": *}"#);
+    let back: IndexMap<&str, Vec<f32>> =
+        pytree_core::unflatten::<Coarse, _, _>(&def, leaves).unwrap();
+    assert_eq!(back, m);
+}

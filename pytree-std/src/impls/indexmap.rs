@@ -14,7 +14,8 @@
 //! `check_same_structure` tell them apart, as they do for `Tree`s.
 //!
 //! Always available: pytree-std depends on indexmap for `Tree`, so a
-//! feature gate would save nothing.
+//! feature gate would save nothing. A user namespace gets the same impls
+//! from [`std_containers!`](crate::std_containers).
 //!
 //! ```
 //! use pytree_std::indexmap::IndexMap;
@@ -30,219 +31,238 @@
 //! assert_eq!(sum, IndexMap::from([("z", 11), ("a", 22)]));
 //! # Ok::<(), pytree_std::Error>(())
 //! ```
+//!
+//! Paths name the keys; values are mapped in place, in the map's order; a
+//! map is rebuilt in the TreeDef's key order, and a key that appears twice
+//! there is an error (a value would be lost).
+//!
+//! ```
+//! use pytree_std::indexmap::IndexMap;
+//! let mut m = IndexMap::from([("b".to_string(), vec![1.0f32]), ("a".to_string(), vec![2.0])]);
+//! pytree_std::for_each_mut(&mut m, |x| *x *= 10.0);
+//! assert_eq!(m["b"], [10.0]);
+//! let paths: Vec<String> =
+//!     pytree_std::leaves_with_path(&m).iter().map(|(p, _)| p.to_string()).collect();
+//! assert_eq!(paths, [r#"["b"][0]"#, r#"["a"][0]"#]);
+//! let def = pytree_std::structure(&IndexMap::from([(2u8, 0.0f32), (1, 0.0)]));
+//! let back: IndexMap<u8, f32> = pytree_std::unflatten(&def, [5.0, 6.0])?;
+//! assert!(back.keys().eq(&[2, 1]));
+//! # Ok::<(), pytree_std::Error>(())
+//! ```
 
-use std::hash::{BuildHasher, Hash};
-use std::mem::ManuallyDrop;
-use std::ptr;
+/// The impls for namespace `$ns` (expanded once for `Std`, and by
+/// [`std_containers!`](crate::std_containers) for a user namespace).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __pytree_indexmap {
+    ($ns:ty) => {
+        const _: () = {
+            use ::std::hash::{BuildHasher, Hash};
+            use ::std::mem::ManuallyDrop;
+            use ::std::ptr;
 
-use indexmap::map::Entry;
-use indexmap::IndexMap;
-use pytree_core::{
-    Error, ErrorKind, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink, Source, Static,
-    StaticValue, Unflatten, Visit, VisitMut,
-};
+            use $crate::__private::all_some;
+            use $crate::indexmap::map::Entry;
+            use $crate::indexmap::IndexMap;
+            use $crate::{
+                Error, ErrorKind, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink,
+                Source, Static, StaticValue, Unflatten, Visit, VisitMut,
+            };
+            /// The namespace these impls are for.
+            type Std = $ns;
 
-use super::all_some;
-use crate::Std;
-
-/// Replaces the value in `slot` by `value.map_leaves(f)`, moving it out of
-/// the slot and back (as the std maps do): the map is mapped without
-/// being rebuilt or rehashed.
-///
-/// # Safety
-///
-/// While `f` runs, the slot's value has been moved out. If `f` panics, the
-/// slot holds a value that has been (or is being) dropped elsewhere, so
-/// the map that owns the slot must be held in [`ManuallyDrop`] while its
-/// values are mapped: a panic then leaks the map (sound) instead of
-/// dropping that value a second time (unsound).
-#[inline(always)]
-unsafe fn map_value_in_place<V: Flatten<Std>, F: FnMut(V::Leaf) -> V::Leaf>(
-    slot: &mut V,
-    f: &mut F,
-) {
-    // SAFETY: `slot` is valid for reads and writes (a `&mut`); the value is
-    // read out once and a value is written back before the slot is used
-    // again. On unwind the caller leaks the slot's owner (see above).
-    unsafe {
-        let value = ptr::read(slot);
-        ptr::write(slot, value.map_leaves(f));
-    }
-}
-
-/// The error for maps whose key sets differ; lists both key sets in their
-/// maps' orders.
-#[cold]
-fn key_mismatch<K: Static, V, S>(
-    expected: &IndexMap<K, V, S>,
-    found: &IndexMap<K, V, S>,
-    tree: usize,
-) -> Error {
-    let show = |m: &IndexMap<K, V, S>| m.keys().map(|k| format!("{k:?}")).collect();
-    Error::new(ErrorKind::KeyMismatch {
-        expected: show(expected),
-        found: show(found),
-    })
-    .in_tree(tree)
-}
-
-/// Checks that every other map has exactly the first map's keys, in any
-/// order.
-fn check_keys<K: Static, V, S: BuildHasher, const N: usize>(
-    first: &IndexMap<K, V, S>,
-    others: [&IndexMap<K, V, S>; N],
-) -> Result<(), Error> {
-    for (j, other) in others.iter().enumerate() {
-        if other.len() != first.len() || !first.keys().all(|k| other.contains_key(k)) {
-            return Err(key_mismatch(first, other, j + 1));
-        }
-    }
-    Ok(())
-}
-
-/// An insertion-ordered map node; see the module docs.
-///
-/// ```
-/// use pytree_std::indexmap::IndexMap;
-/// let mut m = IndexMap::from([("b".to_string(), vec![1.0f32]), ("a".to_string(), vec![2.0])]);
-/// pytree_std::for_each_mut(&mut m, |x| *x *= 10.0);
-/// assert_eq!(m["b"], [10.0]);
-/// let paths: Vec<String> =
-///     pytree_std::leaves_with_path(&m).iter().map(|(p, _)| p.to_string()).collect();
-/// assert_eq!(paths, [r#"["b"][0]"#, r#"["a"][0]"#]);
-/// ```
-impl<K, V, S> Flatten<Std> for IndexMap<K, V, S>
-where
-    K: Static,
-    V: Flatten<Std>,
-    S: BuildHasher + Default,
-{
-    type Leaf = V::Leaf;
-
-    fn flatten_into<Si: Sink<Self::Leaf>>(self, sink: &mut Si) {
-        sink.node(NodeRef::Map(self.len()));
-        let mut keys = Vec::with_capacity(self.len());
-        for (k, v) in self {
-            sink.enter(KeyRef::Key(&k));
-            v.flatten_into(sink);
-            sink.exit();
-            keys.push(k);
-        }
-        sink.map_keys(move || StaticValue::keys(keys));
-    }
-    fn visit<'a, V2: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V2) {
-        visitor.node(NodeRef::Map(self.len()));
-        if V::FIXED_SHAPE {
-            // Each value holds at least one leaf (see `FIXED_SHAPE`).
-            visitor.reserve_leaves(self.len());
-        }
-        for (k, v) in self {
-            visitor.enter(KeyRef::Key(k));
-            v.visit(visitor);
-            visitor.exit();
-        }
-        visitor.map_keys(|| StaticValue::keys(self.keys().cloned().collect()));
-    }
-    fn visit_mut<'a, V2: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, visitor: &mut V2) {
-        visitor.node(NodeRef::Map(self.len()));
-        for (k, v) in self.iter_mut() {
-            visitor.enter(KeyRef::Key(k));
-            v.visit_mut(visitor);
-            visitor.exit();
-        }
-    }
-    /// Maps the values in place, in the map's order: the table and the
-    /// keys are kept, nothing is rehashed. If `f` panics, the map is
-    /// leaked, not dropped.
-    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        // Held in `ManuallyDrop` while values are moved out and back, so a
-        // panic in `f` leaks the map instead of dropping a moved-out value.
-        let mut map = ManuallyDrop::new(self);
-        for v in map.values_mut() {
-            // SAFETY: `map` is in `ManuallyDrop`, and nothing but
-            // `map_value_in_place` touches the slot until it is refilled.
-            unsafe { map_value_in_place(v, f) };
-        }
-        ManuallyDrop::into_inner(map)
-    }
-    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-        check_keys(self, others)?;
-        if V::FIXED_SHAPE {
-            return Ok(());
-        }
-        for (k, v) in self {
-            // Equal key sets (checked above): every map has the key.
-            v.zip_check(others.map(|o| o.get(k).unwrap_or(v)))
-                .map_err(|e| e.at(KeyEntry::key(k.clone())))?;
-        }
-        Ok(())
-    }
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]) -> Self::Leaf,
-    {
-        // In `self`'s order, values paired by key; a key missing from
-        // another map (the check was skipped) takes `self`'s value.
-        let mut out = IndexMap::with_capacity_and_hasher(self.len(), S::default());
-        for (k, v) in self {
-            let vs = others.map(|o| o.get(k).unwrap_or(v));
-            out.insert(k.clone(), v.zip_with_prechecked(vs, f));
-        }
-        out
-    }
-    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
-    {
-        for (k, v) in self.iter_mut() {
-            // A key missing from another map (the check was skipped): the
-            // value is left as it is.
-            if let Some(vs) = all_some(others.map(|o| o.get(k))) {
-                v.zip_mut_prechecked(vs, f);
-            }
-        }
-    }
-}
-
-/// Rebuilt in the TreeDef's key order; a key that appears twice in the
-/// TreeDef is an error (a value would be lost).
-///
-/// ```
-/// use pytree_std::indexmap::IndexMap;
-/// let def = pytree_std::structure(&IndexMap::from([(2u8, 0.0f32), (1, 0.0)]));
-/// let m: IndexMap<u8, f32> = pytree_std::unflatten(&def, [5.0, 6.0])?;
-/// assert_eq!(m, IndexMap::from([(2, 5.0), (1, 6.0)]));
-/// assert!(m.keys().eq(&[2, 1]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-impl<K, V, S> Unflatten<Std> for IndexMap<K, V, S>
-where
-    K: Static,
-    V: Unflatten<Std>,
-    S: BuildHasher + Default,
-{
-    fn unflatten_from<Si: Source<Self::Leaf>>(source: &mut Si) -> Result<Self, Error> {
-        let keys = source.map_node::<K>()?;
-        let mut out = IndexMap::with_capacity_and_hasher(keys.len(), S::default());
-        for k in keys {
-            let v = V::unflatten_from(source).map_err(|e| e.at(KeyEntry::key(k.clone())))?;
-            match out.entry(k) {
-                Entry::Vacant(slot) => {
-                    slot.insert(v);
+            /// Replaces the value in `slot` by `value.map_leaves(f)`, moving it out of
+            /// the slot and back (as the std maps do): the map is mapped without
+            /// being rebuilt or rehashed.
+            ///
+            /// # Safety
+            ///
+            /// While `f` runs, the slot's value has been moved out. If `f` panics, the
+            /// slot holds a value that has been (or is being) dropped elsewhere, so
+            /// the map that owns the slot must be held in [`ManuallyDrop`] while its
+            /// values are mapped: a panic then leaks the map (sound) instead of
+            /// dropping that value a second time (unsound).
+            #[inline(always)]
+            unsafe fn map_value_in_place<V: Flatten<Std>, F: FnMut(V::Leaf) -> V::Leaf>(
+                slot: &mut V,
+                f: &mut F,
+            ) {
+                // SAFETY: `slot` is valid for reads and writes (a `&mut`); the value is
+                // read out once and a value is written back before the slot is used
+                // again. On unwind the caller leaks the slot's owner (see above).
+                unsafe {
+                    let value = ptr::read(slot);
+                    ptr::write(slot, value.map_leaves(f));
                 }
-                Entry::Occupied(slot) => return Err(repeated_key(slot.key())),
             }
-        }
-        Ok(out)
-    }
-}
 
-#[cold]
-fn repeated_key<K: Static + Hash>(key: &K) -> Error {
-    Error::custom(format!("map key {key:?} appears twice in the TreeDef"))
-        .at(KeyEntry::key(key.clone()))
+            /// The error for maps whose key sets differ; lists both key sets in their
+            /// maps' orders.
+            #[cold]
+            fn key_mismatch<K: Static, V, S>(
+                expected: &IndexMap<K, V, S>,
+                found: &IndexMap<K, V, S>,
+                tree: usize,
+            ) -> Error {
+                let show = |m: &IndexMap<K, V, S>| m.keys().map(|k| format!("{k:?}")).collect();
+                Error::new(ErrorKind::KeyMismatch {
+                    expected: show(expected),
+                    found: show(found),
+                })
+                .in_tree(tree)
+            }
+
+            /// Checks that every other map has exactly the first map's keys, in any
+            /// order.
+            fn check_keys<K: Static, V, S: BuildHasher, const N: usize>(
+                first: &IndexMap<K, V, S>,
+                others: [&IndexMap<K, V, S>; N],
+            ) -> Result<(), Error> {
+                for (j, other) in others.iter().enumerate() {
+                    if other.len() != first.len() || !first.keys().all(|k| other.contains_key(k)) {
+                        return Err(key_mismatch(first, other, j + 1));
+                    }
+                }
+                Ok(())
+            }
+
+            /// An insertion-ordered map node; see the module docs.
+            impl<K, V, S> Flatten<Std> for IndexMap<K, V, S>
+            where
+                K: Static,
+                V: Flatten<Std>,
+                S: BuildHasher + Default,
+            {
+                type Leaf = V::Leaf;
+
+                fn flatten_into<Si: Sink<Self::Leaf>>(self, sink: &mut Si) {
+                    sink.node(NodeRef::Map(self.len()));
+                    let mut keys = Vec::with_capacity(self.len());
+                    for (k, v) in self {
+                        sink.enter(KeyRef::Key(&k));
+                        v.flatten_into(sink);
+                        sink.exit();
+                        keys.push(k);
+                    }
+                    sink.map_keys(move || StaticValue::keys(keys));
+                }
+                fn visit<'a, V2: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V2) {
+                    visitor.node(NodeRef::Map(self.len()));
+                    if V::FIXED_SHAPE {
+                        // Each value holds at least one leaf (see `FIXED_SHAPE`).
+                        visitor.reserve_leaves(self.len());
+                    }
+                    for (k, v) in self {
+                        visitor.enter(KeyRef::Key(k));
+                        v.visit(visitor);
+                        visitor.exit();
+                    }
+                    visitor.map_keys(|| StaticValue::keys(self.keys().cloned().collect()));
+                }
+                fn visit_mut<'a, V2: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(
+                    &'a mut self,
+                    visitor: &mut V2,
+                ) {
+                    visitor.node(NodeRef::Map(self.len()));
+                    for (k, v) in self.iter_mut() {
+                        visitor.enter(KeyRef::Key(k));
+                        v.visit_mut(visitor);
+                        visitor.exit();
+                    }
+                }
+                /// Maps the values in place, in the map's order: the table and the
+                /// keys are kept, nothing is rehashed. If `f` panics, the map is
+                /// leaked, not dropped.
+                fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                    // Held in `ManuallyDrop` while values are moved out and back, so a
+                    // panic in `f` leaks the map instead of dropping a moved-out value.
+                    let mut map = ManuallyDrop::new(self);
+                    for v in map.values_mut() {
+                        // SAFETY: `map` is in `ManuallyDrop`, and nothing but
+                        // `map_value_in_place` touches the slot until it is refilled.
+                        unsafe { map_value_in_place(v, f) };
+                    }
+                    ManuallyDrop::into_inner(map)
+                }
+                fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+                    check_keys(self, others)?;
+                    if V::FIXED_SHAPE {
+                        return Ok(());
+                    }
+                    for (k, v) in self {
+                        // Equal key sets (checked above): every map has the key.
+                        v.zip_check(others.map(|o| o.get(k).unwrap_or(v)))
+                            .map_err(|e| e.at(KeyEntry::key(k.clone())))?;
+                    }
+                    Ok(())
+                }
+                fn zip_with_prechecked<'a, const N: usize, F>(
+                    &'a self,
+                    others: [&'a Self; N],
+                    f: &mut F,
+                ) -> Self
+                where
+                    F: FnMut(
+                        LeafRef<'a, Std, Self::Leaf>,
+                        [LeafRef<'a, Std, Self::Leaf>; N],
+                    ) -> Self::Leaf,
+                {
+                    // In `self`'s order, values paired by key; a key missing from
+                    // another map (the check was skipped) takes `self`'s value.
+                    let mut out = IndexMap::with_capacity_and_hasher(self.len(), S::default());
+                    for (k, v) in self {
+                        let vs = others.map(|o| o.get(k).unwrap_or(v));
+                        out.insert(k.clone(), v.zip_with_prechecked(vs, f));
+                    }
+                    out
+                }
+                fn zip_mut_prechecked<'a, const N: usize, F>(
+                    &'a mut self,
+                    others: [&'a Self; N],
+                    f: &mut F,
+                ) where
+                    F: FnMut(LeafMut<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]),
+                {
+                    for (k, v) in self.iter_mut() {
+                        // A key missing from another map (the check was skipped): the
+                        // value is left as it is.
+                        if let Some(vs) = all_some(others.map(|o| o.get(k))) {
+                            v.zip_mut_prechecked(vs, f);
+                        }
+                    }
+                }
+            }
+
+            /// Rebuilt in the TreeDef's key order; a key that appears twice in the
+            /// TreeDef is an error (a value would be lost).
+            impl<K, V, S> Unflatten<Std> for IndexMap<K, V, S>
+            where
+                K: Static,
+                V: Unflatten<Std>,
+                S: BuildHasher + Default,
+            {
+                fn unflatten_from<Si: Source<Self::Leaf>>(source: &mut Si) -> Result<Self, Error> {
+                    let keys = source.map_node::<K>()?;
+                    let mut out = IndexMap::with_capacity_and_hasher(keys.len(), S::default());
+                    for k in keys {
+                        let v = V::unflatten_from(source)
+                            .map_err(|e| e.at(KeyEntry::key(k.clone())))?;
+                        match out.entry(k) {
+                            Entry::Vacant(slot) => {
+                                slot.insert(v);
+                            }
+                            Entry::Occupied(slot) => return Err(repeated_key(slot.key())),
+                        }
+                    }
+                    Ok(out)
+                }
+            }
+
+            #[cold]
+            fn repeated_key<K: Static + Hash>(key: &K) -> Error {
+                Error::custom(format!("map key {key:?} appears twice in the TreeDef"))
+                    .at(KeyEntry::key(key.clone()))
+            }
+        };
+    };
 }

@@ -88,7 +88,8 @@ pub(crate) fn dtype_of<A: 'static>() -> pytree_core::DType {
 
 /// Every std container impl for namespace `$ns`: `Vec`, `VecDeque`,
 /// arrays, tuples of 1 to 12, `BTreeMap`, `HashMap`, `Option`, `Rc`,
-/// `Arc` (`Box` is every namespace's already). With
+/// `Arc` (`Box` is every namespace's already), and `IndexMap` (an
+/// insertion-ordered map; pytree-std depends on indexmap anyway). With
 /// [`impl_leaf!`](crate::impl_leaf) for its leaf types, a user namespace
 /// is complete: see [`namespace!`](crate::namespace).
 ///
@@ -108,6 +109,7 @@ macro_rules! std_containers {
     ($ns:ty) => {
         $crate::__pytree_sequences!($ns);
         $crate::__pytree_maps!($ns);
+        $crate::__pytree_indexmap!($ns);
         $crate::__pytree_option!($ns);
         $crate::__pytree_tuples!($ns);
         $crate::__pytree_shared!($ns);
