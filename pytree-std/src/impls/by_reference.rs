@@ -33,7 +33,7 @@ macro_rules! leaf_by_reference {
                 Ok(std::mem::replace(slot, value))
             }
         }
-        leaf_by_reference!(@walks $t, fixed = true, check = |_leaf: &$t, _others| Ok(()),
+        leaf_by_reference!(@walks $t, uniform = Some(1), check = |_leaf: &$t, _others| Ok(()),
             same = |_: &$t, _: &$t| true);
     };
     (shaped $t:ty, signature = $signature:path, same = $same:path) => {
@@ -66,14 +66,20 @@ macro_rules! leaf_by_reference {
                 Ok(std::mem::replace(slot, value))
             }
         }
-        leaf_by_reference!(@walks $t, fixed = false, check = |leaf: &$t, others| {
+        leaf_by_reference!(@walks $t, uniform = None, check = |leaf: &$t, others| {
             $crate::impls::check_same_signature(leaf, others, $same, $signature)
         }, same = $same);
     };
-    (@walks $t:ty, fixed = $fixed:expr, check = $check:expr, same = $same:expr) => {
+    (@walks $t:ty, uniform = $uniform:expr, check = $check:expr, same = $same:expr) => {
         impl pytree_core::Flatten<$crate::Std> for $t {
             type Leaf = $t;
-            const FIXED_SHAPE: bool = $fixed;
+            // Scalars: `Some(1)`. Shaped leaves: `None`, their signatures
+            // can differ, so containers must run their `zip_check`.
+            const UNIFORM_LEAVES: Option<usize> = $uniform;
+            #[inline]
+            fn leaf_count_hint(&self) -> usize {
+                1
+            }
             #[inline]
             fn flatten_into<S: pytree_core::Sink<Self>>(self, sink: &mut S) {
                 sink.leaf(self)

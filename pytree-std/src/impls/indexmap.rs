@@ -2,9 +2,10 @@
 //! `dict_insertion_ordered`, Python's dict order), as the maps of
 //! [`Tree`](crate::Tree) are. One `Map(len)` node whose children are the
 //! values in the map's own order, keyed `[key]`; the keys are static data
-//! recorded *unordered* ([`StaticValue::keys`]), so operations that merge
-//! key sets (`Treelize`, prefix trees) follow the first tree's order rather
-//! than sorting. Keys need `Clone + Eq + Hash + Debug + Send + Sync`, not
+//! recorded *unordered*
+//! ([`StaticValue::keys`](pytree_core::StaticValue::keys)), so operations
+//! that merge key sets (`Treelize`, prefix trees) follow the first tree's
+//! order rather than sorting. Keys need `Clone + Eq + Hash + Debug + Send + Sync`, not
 //! `Ord`.
 //!
 //! In multi-tree operations (`zip_check`, `map2`, `map_n`, `zip_mut`)
@@ -61,7 +62,7 @@ macro_rules! __pytree_indexmap {
             use ::std::mem::ManuallyDrop;
             use ::std::ptr;
 
-            use $crate::__private::all_some;
+            use $crate::__private::{all_some, elements_hint};
             use $crate::indexmap::map::Entry;
             use $crate::indexmap::IndexMap;
             use $crate::{
@@ -146,12 +147,13 @@ macro_rules! __pytree_indexmap {
                     }
                     sink.map_keys(move || StaticValue::keys(keys));
                 }
+                #[inline]
+                fn leaf_count_hint(&self) -> usize {
+                    elements_hint::<Std, V>(self.len())
+                }
                 fn visit<'a, V2: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V2) {
                     visitor.node(NodeRef::Map(self.len()));
-                    if V::FIXED_SHAPE {
-                        // Each value holds at least one leaf (see `FIXED_SHAPE`).
-                        visitor.reserve_leaves(self.len());
-                    }
+                    visitor.reserve_leaves(elements_hint::<Std, V>(self.len()));
                     for (k, v) in self {
                         visitor.enter(KeyRef::Key(k));
                         v.visit(visitor);
@@ -186,7 +188,7 @@ macro_rules! __pytree_indexmap {
                 }
                 fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
                     check_keys(self, others)?;
-                    if V::FIXED_SHAPE {
+                    if V::UNIFORM_LEAVES.is_some() {
                         return Ok(());
                     }
                     for (k, v) in self {

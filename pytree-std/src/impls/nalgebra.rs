@@ -154,6 +154,11 @@ macro_rules! matrix_pytree {
             fn flatten_into<S: Sink<DMatrix<T>>>(self, sink: &mut S) {
                 sink.leaf(($into_leaf)(self))
             }
+            /// One leaf (not uniform: shapes can differ between values).
+            #[inline]
+            fn leaf_count_hint(&self) -> usize {
+                1
+            }
             #[inline]
             fn visit<'a, V: Visit<LeafRef<'a, Std, DMatrix<T>>>>(&'a self, visitor: &mut V) {
                 visitor.leaf(self.as_view())

@@ -192,6 +192,11 @@ macro_rules! array_pytree {
             fn flatten_into<S: Sink<ArrayD<A>>>(self, sink: &mut S) {
                 sink.leaf(($into_leaf)(self))
             }
+            /// One leaf (not uniform: shapes can differ between values).
+            #[inline]
+            fn leaf_count_hint(&self) -> usize {
+                1
+            }
             #[inline]
             fn visit<'a, V: Visit<LeafRef<'a, Std, ArrayD<A>>>>(&'a self, visitor: &mut V) {
                 visitor.leaf(self.view().into_dyn())
