@@ -23,7 +23,7 @@ pub use crate::stack::ensure_stack;
     message = "`{Self}` is not a pytree with `{L}` leaves in namespace `{Ns}`",
     label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
     note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration",
-    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`impl_leaf!(MyNs => Type)` and `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
+    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
 )]
 pub trait DataField<Ns, L: Leaf<Ns>>: Sized {
     /// See [`Flatten::flatten_into`].
@@ -197,7 +197,7 @@ fn length_mismatch(expected: usize, found: usize, tree: usize) -> Error {
     message = "`{Self}` cannot be rebuilt as a pytree with `{L}` leaves in namespace `{Ns}`",
     label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
     note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration",
-    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`impl_leaf!(MyNs => Type)` and `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
+    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
 )]
 pub trait DataFieldUnflatten<Ns, L>: Sized {
     /// See [`Unflatten::unflatten_from`].

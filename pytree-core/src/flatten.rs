@@ -38,7 +38,7 @@ use crate::visit::{Sink, Visit, VisitMut};
     message = "`{Self}` is not a pytree in namespace `{Ns}`",
     label = "not a pytree",
     note = "derive `PyTree` for it, mark the type `#[pytree(leaf)]` if it is a leaf, or mark the field `#[pytree(static)]` if it is configuration",
-    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`impl_leaf!(MyNs => Type)` and `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
+    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
 )]
 pub trait Flatten<Ns>: Sized {
     /// The type of every leaf. The walks by reference lend it as
@@ -308,7 +308,7 @@ pub trait Flatten<Ns>: Sized {
     message = "`{Self}` cannot be rebuilt from a TreeDef in namespace `{Ns}`",
     label = "not an unflattenable pytree",
     note = "derive `PyTree` for it, or mark the type `#[pytree(leaf)]` if it is a leaf",
-    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`impl_leaf!(MyNs => Type)` and `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
+    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
 )]
 pub trait Unflatten<Ns>: Flatten<Ns> {
     /// Rebuilds a value, reading nodes and leaves from `source` in pre-order.
