@@ -12,6 +12,12 @@
 //! thread-local load and a compare: each thread caches the lowest address
 //! its stack may reach (the "floor", from `stacker::remaining_stack` on
 //! first use and after each switch of stack segment).
+//!
+//! The position compared is the stack pointer register itself, read with
+//! one instruction (`psm::stack_pointer`, a call, on targets without the
+//! inline form), not the address of a local: under AddressSanitizer a
+//! local may live on a "fake stack" on the heap, and a guard that measured
+//! it would never fire.
 
 /// Stack that must be left before a walk goes one level deeper: room for
 /// one level of the deepest walk (unoptimized builds included) and for
@@ -63,11 +69,62 @@ mod grow {
         static FLOOR: Cell<usize> = const { Cell::new(UNKNOWN) };
     }
 
-    /// An address in the caller's stack frame.
+    /// The current stack pointer: the real one, also under
+    /// AddressSanitizer, whose fake stacks put locals on the heap.
+    #[cfg(all(not(miri), any(target_arch = "x86_64", target_arch = "x86")))]
     #[inline(always)]
     fn here() -> usize {
-        let marker = 0u8;
-        core::ptr::addr_of!(marker) as usize
+        let sp: usize;
+        // SAFETY: copies the stack pointer register into a general
+        // register; touches no memory, no stack and no flags (as declared).
+        unsafe {
+            #[cfg(target_arch = "x86_64")]
+            core::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
+            #[cfg(target_arch = "x86")]
+            core::arch::asm!("mov {}, esp", out(reg) sp, options(nomem, nostack, preserves_flags));
+        }
+        sp
+    }
+
+    /// The current stack pointer (see the x86 version).
+    #[cfg(all(not(miri), any(target_arch = "aarch64", target_arch = "riscv64")))]
+    #[inline(always)]
+    fn here() -> usize {
+        let sp: usize;
+        // SAFETY: copies the stack pointer register into a general
+        // register; touches no memory, no stack and no flags (as declared).
+        unsafe {
+            #[cfg(target_arch = "aarch64")]
+            core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags));
+            #[cfg(target_arch = "riscv64")]
+            core::arch::asm!("mv {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags));
+        }
+        sp
+    }
+
+    /// The current stack pointer, through `psm` (an out-of-line call) on
+    /// other targets, and an address in the caller's frame under Miri
+    /// (which runs no assembly and has no fake stacks).
+    #[cfg(any(
+        miri,
+        not(any(
+            target_arch = "x86_64",
+            target_arch = "x86",
+            target_arch = "aarch64",
+            target_arch = "riscv64"
+        ))
+    ))]
+    #[inline(always)]
+    fn here() -> usize {
+        #[cfg(miri)]
+        {
+            let marker = 0u8;
+            core::ptr::addr_of!(marker) as usize
+        }
+        #[cfg(not(miri))]
+        {
+            psm::stack_pointer() as usize
+        }
     }
 
     #[inline(always)]
