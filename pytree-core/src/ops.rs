@@ -250,7 +250,7 @@ pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
         def: TreeDefBuilder::new(),
     };
     tree.visit(&mut v);
-    v.def.finish()
+    v.def.build()
 }
 
 /// The leaves, lent by reference ([`LeafRef`]: `&L` for scalars, a view

@@ -115,7 +115,7 @@ where
     tree.flatten_into(&mut sink);
     let mut out: [Option<U>; N] = core::array::from_fn(|_| None);
     for (slot, side) in out.iter_mut().zip(sink.sides) {
-        *slot = Some(unflatten::<Ns, U, _>(&side.def.finish(), side.leaves)?);
+        *slot = Some(unflatten::<Ns, U, _>(&side.def.build(), side.leaves)?);
     }
     crate::__private::all_some(out).ok_or_else(|| Error::custom("a side was not rebuilt"))
 }

@@ -56,6 +56,10 @@ pub(crate) struct Policy {
     pub fill: bool,
     /// Record, for each leaf of input 0, the part of the result it covers.
     pub spans: bool,
+    /// Record the plan: one `Arg` per input for each leaf of the result.
+    /// Off for the structural diff and the prefix test, which only want the
+    /// mismatches: a run of `n` leaves then costs one step, not `n`.
+    pub args: bool,
 }
 
 impl Policy {
@@ -67,6 +71,7 @@ impl Policy {
             all_errors: true,
             fill: false,
             spans: false,
+            args: true,
         }
     }
 
@@ -175,7 +180,7 @@ pub(crate) fn align(defs: &[&TreeDef], policy: Policy) -> Result<Alignment, Vec<
         return Err(st.errors);
     }
     Ok(Alignment {
-        def: st.builder.finish(),
+        def: st.builder.build(),
         args: st.args,
         width,
         spans: st.spans,
@@ -542,7 +547,9 @@ impl<'d> Aligner<'d> {
                 Pos::Broadcast(k) => Arg::Leaf(k),
                 Pos::Absent => Arg::Missing,
             };
-            self.args.push(arg);
+            if self.policy.args {
+                self.args.push(arg);
+            }
         }
         self.builder.leaf();
     }
@@ -564,7 +571,8 @@ impl<'d> Aligner<'d> {
     /// Emits `n` leaves of the result at once (see [`Aligner::leaf_run`]).
     fn leaf_rows(&mut self, pos: &[Pos], n: usize) {
         let first: Vec<usize> = self.inputs.iter().map(|input| input.next_leaf).collect();
-        for r in 0..n {
+        let rows = if self.policy.args { n } else { 0 };
+        for r in 0..rows {
             for (i, p) in pos.iter().enumerate() {
                 self.args.push(match *p {
                     Pos::Walk => Arg::Leaf(first[i] + r),

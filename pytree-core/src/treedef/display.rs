@@ -2,6 +2,13 @@
 //! `Mlp { layers: [Linear { w: *, b: * }], activation: Relu }`.
 //! Iterative (an explicit stack), so a 100 000-level TreeDef prints without
 //! overflowing the call stack.
+//!
+//! Bounded: a run of more than [`MAX_RUN`] consecutive leaves in one
+//! sequence or tuple prints its first [`SHOWN`] leaves and a count
+//! (`[*, *, *, *, *, *, *, *, ... 99992 more leaves]`), so the text is
+//! proportional to the records, not to the leaves they stand for (a
+//! two-record TreeDef can stand for 10^18 leaves). Everything else printed
+//! (struct fields, map keys, static values) is held in the TreeDef itself.
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -9,6 +16,11 @@ use core::fmt;
 use super::{Item, Node, TreeDef, Walker};
 use crate::schema::{FieldStyle, Schema};
 use crate::static_data::StaticValue;
+
+/// Runs of leaves up to this long print in full.
+pub(crate) const MAX_RUN: usize = 64;
+/// How many leaves of a longer run print before the count.
+const SHOWN: usize = 8;
 
 /// An open container whose children are being printed.
 enum Frame<'d> {
@@ -50,6 +62,20 @@ impl fmt::Display for TreeDef {
                     return Ok(());
                 };
                 if next_child(f, top)? {
+                    if let Frame::List { left, .. } = top {
+                        // `left` no longer counts the child about to print.
+                        let run = walker.leaves_ahead().min(left.saturating_add(1));
+                        if run > MAX_RUN {
+                            f.write_str("*")?;
+                            for _ in 1..SHOWN {
+                                f.write_str(", *")?;
+                            }
+                            write!(f, ", ... {} more leaves", run - SHOWN)?;
+                            walker.skip_leaves(run);
+                            *left -= run - 1;
+                            continue;
+                        }
+                    }
                     break;
                 }
                 stack.pop();

@@ -19,6 +19,8 @@ mod nodes;
 mod parse_path;
 mod paths;
 mod relations;
+mod limits;
+mod validate;
 mod walk;
 
 use alloc::vec::Vec;
@@ -32,6 +34,9 @@ use checked::CheckedFor;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
 pub(crate) use nodes::view_of;
 pub(crate) use relations::common_suffix_plan;
+pub use limits::TreeDefLimits;
+#[cfg(feature = "serde")]
+pub(crate) use validate::Checker;
 pub(crate) use walk::{Item, StaticsRange, Walker};
 
 use crate::schema::Schema;
@@ -304,7 +309,9 @@ impl TreeDef {
         num_leaves: usize,
     ) -> Self {
         let nodes = nodes.into_iter().map(NodeWords::from).collect();
-        Self::from_parts(nodes, statics, num_leaves)
+        let def = Self::from_parts(nodes, statics, num_leaves);
+        debug_assert!(validate::check(&def, TreeDefLimits::UNLIMITED).is_ok());
+        def
     }
 
     /// The TreeDef of a single leaf (JAX's `*`).
@@ -317,7 +324,7 @@ impl TreeDef {
     pub fn leaf() -> Self {
         let mut b = TreeDefBuilder::new();
         b.leaf();
-        b.finish()
+        b.build()
     }
 
     /// Number of leaves.
@@ -335,13 +342,15 @@ impl TreeDef {
     /// assert_eq!(pytree_std::structure(&(1u8, [2u8, 3])).num_nodes(), 5);
     /// ```
     pub fn num_nodes(&self) -> usize {
-        self.nodes()
-            .iter()
-            .map(|n| match *n {
+        // Saturating: a TreeDef that is checked (deserialized, or finished
+        // by a builder) has at most `usize::MAX` nodes; one flattened from
+        // zero-sized leaves might not.
+        self.nodes().iter().fold(0usize, |sum, n| {
+            sum.saturating_add(match *n {
                 Node::Leaves(k) => k,
                 _ => 1,
             })
-            .sum()
+        })
     }
 
     /// True when the whole tree is one leaf.
@@ -383,7 +392,13 @@ impl TreeDef {
             Some(Item::Node(node, _)) => node.arity(),
             _ => return Vec::new(),
         };
-        (0..arity).map(|_| walker.copy_subtree()).collect()
+        // Grown as the children are copied, not reserved from the count
+        // the record claims.
+        let mut children = Vec::with_capacity(arity.min(64));
+        for _ in 0..arity {
+            children.push(walker.copy_subtree());
+        }
+        children
     }
 
     /// Bytes of memory held by the encoding (records and the statics table,

@@ -170,6 +170,29 @@ impl<'d> Walker<'d> {
         k
     }
 
+    /// How many leaves come next in a row (the rest of the current run, or
+    /// the next record's run), without consuming them.
+    pub(crate) fn leaves_ahead(&self) -> usize {
+        if self.run_left > 0 {
+            return self.run_left;
+        }
+        match self.nodes.get(self.pos) {
+            Some(Node::Leaves(n)) => *n,
+            _ => 0,
+        }
+    }
+
+    /// Consumes up to `n` leaves that come next in a row.
+    pub(crate) fn skip_leaves(&mut self, n: usize) {
+        let mut left = n;
+        while left > 0 {
+            match self.take_leaves(left) {
+                0 => return,
+                k => left -= k,
+            }
+        }
+    }
+
     /// Consumes one whole subtree; returns how many leaves it held.
     pub(crate) fn skip_subtree(&mut self) -> usize {
         let mut leaves = 0usize;
@@ -216,7 +239,7 @@ impl<'d> Walker<'d> {
                 None => break,
             }
         }
-        b.finish()
+        b.build()
     }
 }
 
