@@ -90,6 +90,8 @@
 
 mod at_path;
 mod by_index;
+#[cfg(feature = "serde")]
+mod finite;
 mod impls;
 mod multi;
 mod namespace;
@@ -135,10 +137,7 @@ pub use pytree_core::{
     TreeDefBuilder, Unflatten, Visit, VisitMut,
 };
 pub use pytree_core::{mode, Subtree};
-<<<<<<< HEAD
-=======
 pub use pytree_core::{ApproxEq, CombineSource, Tolerance, TreeDefLimits};
->>>>>>> d946418 (TreeDefs are checked where they come from outside: TreeDefBuilder::finish returns Result (one tree, counts checked, struct statics, map keys), deserialization checks the whole document before interning; TreeDefLimits (leaves, nodes, depth, schemas) with a thread scope to raise them; compose returns Result and checks its counts, transpose builds the composed structure only when it is near the tree's size; children, num_nodes, diff and is_prefix_of work on records, not leaves; Display elides runs of more than 64 leaves; schemas interned by content hash, only for accepted documents)
 pub use pytree_derive::PyTree;
 pub use ravel::{ravel, Ravel, Unravel};
 pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};

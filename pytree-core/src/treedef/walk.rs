@@ -69,7 +69,7 @@ impl<'d> Walker<'d> {
         self.pos += 1;
         match node {
             Node::Leaves(n) => {
-                self.run_left = n - 1;
+                self.run_left = n.saturating_sub(1);
                 Some(Item::Leaf)
             }
             other => {
@@ -126,14 +126,14 @@ impl<'d> Walker<'d> {
     /// far: for error messages only).
     #[cold]
     pub(crate) fn leaves_consumed(&self) -> usize {
-        let read: usize = self.nodes[..self.pos.min(self.nodes.len())]
-            .iter()
-            .map(|n| match n {
-                Node::Leaves(k) => *k,
-                _ => 0,
-            })
-            .sum();
-        read - self.run_left
+        let read =
+            self.nodes[..self.pos.min(self.nodes.len())]
+                .iter()
+                .fold(0usize, |sum, n| match n {
+                    Node::Leaves(k) => sum.saturating_add(*k),
+                    _ => sum,
+                });
+        read.saturating_sub(self.run_left)
     }
 
     /// Consumes one leaf if the next item is a leaf.
