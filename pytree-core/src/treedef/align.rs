@@ -299,6 +299,15 @@ fn describe(item: Option<Item<'_>>) -> String {
 }
 
 impl<'d> Aligner<'d> {
+    /// Whether leaves still go into the plan: not once a mismatch makes
+    /// the alignment an error (the walk goes on only to list the other
+    /// mismatches, so a run of 10^18 leaves that only one input has costs
+    /// one step).
+    #[inline]
+    fn recording(&self) -> bool {
+        self.policy.args && self.errors.is_empty()
+    }
+
     fn may_broadcast(&self, i: usize) -> bool {
         match self.policy.inherit {
             Inherit::Nobody => false,
@@ -547,7 +556,7 @@ impl<'d> Aligner<'d> {
                 Pos::Broadcast(k) => Arg::Leaf(k),
                 Pos::Absent => Arg::Missing,
             };
-            if self.policy.args {
+            if self.recording() {
                 self.args.push(arg);
             }
         }
@@ -571,7 +580,7 @@ impl<'d> Aligner<'d> {
     /// Emits `n` leaves of the result at once (see [`Aligner::leaf_run`]).
     fn leaf_rows(&mut self, pos: &[Pos], n: usize) {
         let first: Vec<usize> = self.inputs.iter().map(|input| input.next_leaf).collect();
-        let rows = if self.policy.args { n } else { 0 };
+        let rows = if self.recording() { n } else { 0 };
         for r in 0..rows {
             for (i, p) in pos.iter().enumerate() {
                 self.args.push(match *p {
@@ -592,7 +601,7 @@ impl<'d> Aligner<'d> {
                     }
                 }
                 input.next_leaf += taken;
-                if i == 0 && self.policy.spans {
+                if i == 0 && self.policy.spans && self.errors.is_empty() {
                     let other = first.get(1).copied().unwrap_or(0);
                     self.spans.extend((0..n).map(|r| Span {
                         def: None,
