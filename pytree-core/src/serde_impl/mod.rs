@@ -149,7 +149,7 @@ impl Repr {
         let mut shapes = Vec::with_capacity(self.schemas.len());
         for (k, schema) in self.schemas.iter().enumerate() {
             schema
-                .check()
+                .check(limits)
                 .map_err(|e| format!("TreeDef schema {k}: {e}"))?;
             shapes.push(schema.counts());
         }

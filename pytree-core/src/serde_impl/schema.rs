@@ -13,6 +13,7 @@ use std::sync::{Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 
 use crate::schema::{FieldSchema, FieldStyle, Schema};
+use crate::treedef::{check_schema_parts, TreeDefLimits};
 
 #[derive(Serialize, Deserialize, PartialEq, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
@@ -84,15 +85,22 @@ impl SchemaRepr {
 
 impl SchemaRepr {
     /// The reason this schema cannot describe a struct node, if any.
-    pub(super) fn check(&self) -> Result<(), String> {
-        if self.style == StyleRepr::Unit && !self.fields.is_empty() {
-            return Err(alloc::format!(
-                "{} is a unit struct but its schema lists {} field(s)",
-                self.type_name,
-                self.fields.len()
-            ));
-        }
-        Ok(())
+    pub(super) fn check(&self, limits: TreeDefLimits) -> Result<(), String> {
+        let fields = self
+            .fields
+            .iter()
+            .flat_map(|f| core::iter::once(f.name.as_str()).chain(f.kind.as_deref()));
+        let names = [self.type_name.as_str(), self.module.as_str()]
+            .into_iter()
+            .chain(self.variant.as_deref())
+            .chain(fields);
+        check_schema_parts(
+            &self.type_name,
+            self.style == StyleRepr::Unit,
+            self.fields.len(),
+            names,
+            limits,
+        )
     }
 
     /// Data fields (children of a struct node) and static fields.

@@ -18,7 +18,9 @@
 /// 16 GiB of `f32` leaves), 2^26 internal nodes (67 108 864; a TreeDef of
 /// that many holds 1 GiB of records), depth 4096 (nested nodes; a real
 /// model is tens deep, and JAX's pytrees stop at Python's recursion limit
-/// of 1000) and 2^16 distinct struct schemas in one document. The depth is
+/// of 1000), 2^16 distinct struct schemas in one document, and names (of
+/// types, modules, variants, fields, kinds) of at most 512 bytes (a
+/// TreeDef prints a struct's name for every struct node). The depth is
 /// kept low because some results grow with it: each mismatch that
 /// [`TreeDef::diff`](crate::TreeDef::diff) reports carries its key path.
 /// Fields are public: start from a constant and change what you need.
@@ -55,6 +57,8 @@ pub struct TreeDefLimits {
     pub max_depth: usize,
     /// The most struct schemas one document may list.
     pub max_schemas: usize,
+    /// The longest name (in bytes) a schema may hold.
+    pub max_name_len: usize,
 }
 
 impl TreeDefLimits {
@@ -69,6 +73,7 @@ impl TreeDefLimits {
         max_nodes: 1 << 26,
         max_depth: 1 << 12,
         max_schemas: 1 << 16,
+        max_name_len: 512,
     };
 
     /// No limit at all: only what fits in a `usize` (counts are still
@@ -82,6 +87,7 @@ impl TreeDefLimits {
         max_nodes: usize::MAX,
         max_depth: usize::MAX,
         max_schemas: usize::MAX,
+        max_name_len: usize::MAX,
     };
 
     /// The limits in force on this thread: those of the innermost

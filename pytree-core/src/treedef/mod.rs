@@ -36,7 +36,7 @@ pub(crate) use nodes::view_of;
 pub(crate) use relations::common_suffix_plan;
 pub use limits::TreeDefLimits;
 #[cfg(feature = "serde")]
-pub(crate) use validate::Checker;
+pub(crate) use validate::{check_schema_parts, Checker};
 pub(crate) use walk::{Item, StaticsRange, Walker};
 
 use crate::schema::Schema;

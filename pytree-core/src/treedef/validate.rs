@@ -164,16 +164,50 @@ impl Checker {
     }
 }
 
-/// The reason a schema cannot describe a struct node, if any.
-pub(crate) fn check_schema(schema: &Schema) -> Result<(), String> {
-    if schema.style() == FieldStyle::Unit && !schema.fields().is_empty() {
+/// The reason a schema (given by its parts) cannot describe a struct
+/// node, if any: a unit struct with fields, or a name longer than
+/// `limits.max_name_len`.
+pub(crate) fn check_schema_parts<'a>(
+    type_name: &str,
+    unit: bool,
+    num_fields: usize,
+    names: impl IntoIterator<Item = &'a str>,
+    limits: TreeDefLimits,
+) -> Result<(), String> {
+    if unit && num_fields > 0 {
         return Err(format!(
-            "{} is a unit struct but its schema lists {} field(s)",
-            schema.display_name(),
-            schema.fields().len()
+            "{type_name} is a unit struct but its schema lists {num_fields} field(s)"
         ));
     }
+    for name in names {
+        if name.len() > limits.max_name_len {
+            return Err(format!(
+                "a name of {} bytes, more than {}",
+                name.len(),
+                limits.max_name_len
+            ));
+        }
+    }
     Ok(())
+}
+
+/// [`check_schema_parts`] for a schema.
+pub(crate) fn check_schema(schema: &'static Schema, limits: TreeDefLimits) -> Result<(), String> {
+    let fields = schema
+        .fields()
+        .iter()
+        .flat_map(|f| core::iter::once(f.name).chain(f.kind));
+    let names = [schema.type_name(), schema.module_path()]
+        .into_iter()
+        .chain(schema.variant())
+        .chain(fields);
+    check_schema_parts(
+        schema.type_name(),
+        schema.style() == FieldStyle::Unit,
+        schema.fields().len(),
+        names,
+        limits,
+    )
 }
 
 /// The reason a map node of `len` entries cannot own `keys`, if any.
@@ -206,7 +240,7 @@ pub(crate) fn check(def: &TreeDef, limits: TreeDefLimits) -> Result<Counts, Stri
         match *node {
             Node::Leaves(n) => checker.leaves(n).map_err(at)?,
             Node::Struct(schema) => {
-                check_schema(schema).map_err(at)?;
+                check_schema(schema, limits).map_err(at)?;
                 next_static = next_static.saturating_add(schema.num_static());
                 checker.node(schema.num_data()).map_err(at)?;
             }

@@ -14,6 +14,10 @@
 //! sequences (a pytree's lists are nodes), so a leaf type that is itself a
 //! collection cannot be read this way.
 //!
+//! Floats read back exactly when the format's parser rounds correctly
+//! (serde_json needs its `float_roundtrip` feature for that: its default
+//! parser may read a long decimal one ulp off).
+//!
 //! Writing a NaN or infinite float leaf to a human-readable format is an
 //! error naming its path (JSON would write `null`, which reads back as
 //! `None`); binary formats keep it (the rule and why: `finite.rs`).
