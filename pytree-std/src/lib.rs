@@ -130,6 +130,7 @@ pub use prefix::{
     map_with_prefix,
 };
 pub use pytree_core::CombineSource;
+pub use pytree_core::TreeDefLimits;
 pub use pytree_core::{
     impl_leaf, DType, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
     KeyEntry, KeyPath, KeyRef, KeyStr, Leaf, LeafFnErr, LeafFnError, LeafMut, LeafRef, NodeKind,
@@ -137,7 +138,6 @@ pub use pytree_core::{
     TreeDefBuilder, Unflatten, Visit, VisitMut,
 };
 pub use pytree_core::{mode, Subtree};
-pub use pytree_core::{ApproxEq, CombineSource, Tolerance, TreeDefLimits};
 pub use pytree_derive::PyTree;
 pub use ravel::{ravel, Ravel, Unravel};
 pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};

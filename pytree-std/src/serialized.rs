@@ -63,7 +63,7 @@ where
         if let Some((i, v)) = leaves
             .iter()
             .enumerate()
-            .find_map(|(i, leaf)| Some((i, crate::finite::non_finite(*leaf)?)))
+            .find_map(|(i, leaf)| Some((i, crate::finite::non_finite(leaf)?)))
         {
             return Err(unwritable(value, i, v));
         }

@@ -141,7 +141,7 @@ where
     );
     // Identity maps and zips.
     prop_assert_eq!(&pytree_std::map(x.clone(), |v| v), x);
-    prop_assert_eq!(&pytree_std::try_map::<T, T>(x.clone(), |v| v).unwrap(), x);
+    prop_assert_eq!(&pytree_std::map_into::<T, T>(x.clone(), |v| v).unwrap(), x);
     prop_assert_eq!(&pytree_std::map2(x, x, |a, _| *a).unwrap(), x);
     let mut y = pytree_std::map(x.clone(), |v| v.wrapping_add(1));
     pytree_std::zip_mut(&mut y, [x], |a, [b]| *a = *b).unwrap();

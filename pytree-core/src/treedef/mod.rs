@@ -15,11 +15,11 @@ mod checked;
 mod compose;
 mod diff;
 mod display;
+mod limits;
 mod nodes;
 mod parse_path;
 mod paths;
 mod relations;
-mod limits;
 mod validate;
 mod walk;
 
@@ -32,9 +32,9 @@ pub use builder::TreeDefBuilder;
 pub(crate) use checked::type_key;
 use checked::CheckedFor;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
+pub use limits::TreeDefLimits;
 pub(crate) use nodes::view_of;
 pub(crate) use relations::common_suffix_plan;
-pub use limits::TreeDefLimits;
 #[cfg(feature = "serde")]
 pub(crate) use validate::{check_schema_parts, Checker};
 pub(crate) use walk::{Item, StaticsRange, Walker};

@@ -195,19 +195,29 @@ impl<'d> Walker<'d> {
 
     /// Consumes one whole subtree; returns how many leaves it held.
     pub(crate) fn skip_subtree(&mut self) -> usize {
+        self.skip_subtrees(1)
+    }
+
+    /// Consumes `n` whole subtrees (siblings); returns how many leaves they
+    /// held. Runs of leaves are passed in one step each, so the cost is the
+    /// records passed, not `n` (a child index read from a document may be
+    /// 10^18).
+    pub(crate) fn skip_subtrees(&mut self, n: usize) -> usize {
         let mut leaves = 0usize;
-        let mut pending = 1usize;
+        let mut pending = n;
         while pending > 0 {
             let k = self.take_leaves(pending);
-            leaves += k;
+            leaves = leaves.saturating_add(k);
             pending -= k;
             if pending == 0 {
                 break;
             }
             match self.next_item() {
-                Some(Item::Node(node, _)) => pending = pending - 1 + node.arity(),
+                Some(Item::Node(node, _)) => {
+                    pending = (pending - 1).saturating_add(node.arity());
+                }
                 Some(Item::Leaf) => {
-                    leaves += 1;
+                    leaves = leaves.saturating_add(1);
                     pending -= 1;
                 }
                 None => break,
