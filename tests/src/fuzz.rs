@@ -14,7 +14,9 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use pytree_std::serialized::Serialized;
-use pytree_std::{mode, KeyPath, PyTree, Tolerance, Tree, TreeDef, TreeDefLimits, Treelize};
+use pytree_std::{
+    mode, KeyPath, KeyStr, PyTree, Tolerance, Tree, TreeDef, TreeDefLimits, Treelize,
+};
 use serde_json::Value;
 
 /// The limits under which every reader is called on a fuzzed document.
@@ -301,8 +303,66 @@ fn all_readers(def: &TreeDef, sel: u8) {
     let _ = pytree_std::rise::<u32, u32, Tree<u32>, Tree<u32>>(def, (0..n as u32).map(|i| (i, i)));
     let _ = Tree::leaf(1u32).to_pytree::<Vec<u32>>(def);
     let _ = Tree::seq((0..3).map(Tree::leaf)).to_pytree::<Tree<u32>>(def);
+    node_readers(def, sel);
     // Unflatten into several types, checked then remembered.
     unflatten_laws(def, sel);
+}
+
+/// The node-by-node readers, the leaf paths and the relations, with their
+/// laws: a TreeDef is its root node over its children, `child(i)` is
+/// `children()[i]`, `leaf_path(i)` is `leaf_paths()[i]`, an identity
+/// `transform` and a counting `walk` give the TreeDef and its leaf count.
+fn node_readers(def: &TreeDef, sel: u8) {
+    let n = def.num_children();
+    let kids = def.children();
+    assert_eq!(kids.len(), n);
+    if def.num_records() > 0 {
+        let rebuilt = TreeDef::from_node(&def.root_node(), kids.clone());
+        assert_eq!(rebuilt.as_ref().ok(), Some(def), "root over children");
+        let counted = def.walk(
+            0..def.num_leaves(),
+            |_| 1usize,
+            |_, kids| kids.iter().sum::<usize>(),
+        );
+        assert_eq!(counted.ok(), Some(def.num_leaves()));
+        let same = def.transform(|_, node| Ok(node.clone()), |_| TreeDef::leaf());
+        assert_eq!(same.as_ref().ok(), Some(def), "identity transform");
+    }
+    for i in [
+        0,
+        1,
+        n / 2,
+        n.saturating_sub(1),
+        n,
+        usize::MAX,
+        usize::from(sel),
+    ] {
+        assert_eq!(def.child(i).as_ref(), kids.get(i));
+    }
+    assert_eq!(def.entries().len(), n);
+    let _ = (def.one_level(), def.is_one_level());
+    let paths = def.leaf_paths();
+    assert_eq!(paths.len(), def.num_leaves());
+    let m = paths.len();
+    for i in [0, 1, m / 2, m.saturating_sub(1), usize::from(sel) % (m + 1)] {
+        assert_eq!(def.leaf_path(i).as_ref(), paths.get(i), "leaf_path({i})");
+    }
+    assert_eq!(def.leaf_path(m), None);
+    assert_eq!(def.leaf_path(usize::MAX), None);
+    if let Some(path) = paths.get(usize::from(sel) % (m + 1)) {
+        let _ = def.parse_key_path(&path.keystr(KeyStr::FULL), KeyStr::FULL);
+        let _ = def.parse_key_path(&path.keystr(KeyStr::SIMPLE), KeyStr::SIMPLE);
+    }
+    for text in ["[999999999999999999]", "a.0.b", "<root>", "[0][1]"] {
+        let _ = def.parse_key_path(text, KeyStr::FULL);
+        let _ = def.parse_key_path(text, KeyStr::SIMPLE);
+    }
+    for other in others() {
+        let _ = def.is_strict_prefix_of(other);
+        let _ = def.is_suffix_of(other);
+        let _ = def.is_strict_suffix_of(other);
+        let _ = def.broadcast_to_common_suffix(other);
+    }
 }
 
 /// For several types: the checked read and the remembered read of the

@@ -108,6 +108,34 @@ fn every_reader_of_a_huge_treedef_is_quick_or_says_no() {
     })
     .is_err());
     assert!(quick("serialize", || serde_json::to_string(&def)).is_ok());
+    // The node-by-node readers.
+    assert_eq!(quick("num_children", || def.num_children()), n);
+    assert!(quick("child", || def.child(n - 1)).is_some_and(|c| c.is_leaf()));
+    assert!(quick("child", || def.child(n)).is_none());
+    assert_eq!(quick("one_level", || def.one_level()), def);
+    assert!(quick("is_one_level", || def.is_one_level()));
+    assert_eq!(
+        quick("leaf_path", || def.leaf_path(n - 1)).map(|p| p.to_string()),
+        Some(format!("[{}]", n - 1))
+    );
+    assert!(quick("leaf_path", || def.leaf_path(n)).is_none());
+    let p = quick("parse_key_path", || {
+        def.parse_key_path("[999999999999999999]", pytree_std::KeyStr::FULL)
+    });
+    assert_eq!(p.unwrap().to_string(), "[999999999999999999]");
+    assert!(quick("walk", || def.walk([1u8], |x| x, |_, _| 0)).is_err());
+    assert!(quick("is_strict_prefix_of", || !def.is_strict_prefix_of(&other)));
+    assert!(quick("broadcast_to_common_suffix", || def
+        .broadcast_to_common_suffix(&shorter))
+    .is_err());
+    let mut wider = TreeDefLimits::UNLIMITED;
+    wider.max_depth = 8;
+    let doc = r#"{"schemas":[],"nodes":[{"seq":2},{"seq":1000000000000000000},{"leaves":1000000000000000000},"none"]}"#;
+    let two = wider.scope(|| read(doc)).unwrap();
+    assert!(quick("broadcast_to_common_suffix", || two
+        .broadcast_to_common_suffix(&two))
+    .is_ok());
+    assert!(quick("is_strict_prefix_of", || !two.is_strict_prefix_of(&two)));
 }
 
 #[test]
