@@ -214,7 +214,7 @@ fn region_def<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Result<TreeDef, E
     };
     tree.visit(&mut v);
     if v.matcher.found() {
-        Ok(v.def.finish())
+        Ok(v.def.build())
     } else {
         Err(error_at(v.matcher.not_found(), path))
     }

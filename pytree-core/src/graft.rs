@@ -76,5 +76,5 @@ pub(crate) fn graft<Ns, V: Flatten<Ns>>(
             found: used + extra,
         }));
     }
-    Ok((leaves, builder.finish()))
+    Ok((leaves, builder.build()))
 }

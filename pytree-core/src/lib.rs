@@ -26,7 +26,7 @@
 //!   `signature`).
 //! - [`Sink`], [`Visit`], [`VisitMut`], [`NodeRef`]: the walk callbacks
 //!   (module `visit`).
-//! - [`TreeDef`], [`TreeDefBuilder`], [`NodeKind`]: the structure
+//! - [`TreeDef`], [`TreeDefBuilder`], [`NodeKind`], [`TreeDefLimits`]: the structure
 //!   (module `treedef`); [`DefSource`] reads it back (module `source`),
 //!   checking every record; a TreeDef that passed those checks for a type
 //!   remembers it (`treedef/checked.rs`) and is read again as that type
@@ -128,7 +128,7 @@ pub use signature::{DType, Signature};
 pub use source::DefSource;
 pub use static_data::{Static, StaticValue};
 pub use transpose::{rise, stack, transpose, unstack, unzip, zip};
-pub use treedef::{NodeKind, TreeDef, TreeDefBuilder};
+pub use treedef::{NodeKind, TreeDef, TreeDefBuilder, TreeDefLimits};
 pub use treelize::Treelize;
 pub use visit::{NodeRef, Sink, Visit, VisitMut};
 pub use with_path::{

@@ -227,7 +227,7 @@ pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
         def: TreeDefBuilder::new(),
     };
     tree.visit(&mut v);
-    v.def.finish()
+    v.def.build()
 }
 
 /// The engine of `pytree_std::leaves` (documented there, with the

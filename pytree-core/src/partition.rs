@@ -16,7 +16,7 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::flatten::{Flatten, Source, Unflatten};
+use crate::flatten::{Flatten, NodeView, Source, Unflatten};
 use crate::key_path::{KeyPath, KeyRef};
 use crate::ops::{flatten, unflatten};
 use crate::path_tracker::PathTracker;
@@ -115,7 +115,7 @@ where
     tree.flatten_into(&mut sink);
     let mut out: [Option<U>; N] = core::array::from_fn(|_| None);
     for (slot, side) in out.iter_mut().zip(sink.sides) {
-        *slot = Some(unflatten::<Ns, U, _>(&side.def.finish(), side.leaves)?);
+        *slot = Some(unflatten::<Ns, U, _>(&side.def.build(), side.leaves)?);
     }
     crate::__private::all_some(out).ok_or_else(|| Error::custom("a side was not rebuilt"))
 }
@@ -163,6 +163,9 @@ where
 /// ```
 pub struct CombineSource<S, const N: usize> {
     parts: [S; N],
+    /// The part whose leaf [`Source::any_node`] reported and
+    /// [`Source::leaf`] takes next (its holes are already read).
+    pending_leaf: Option<usize>,
 }
 
 impl<S, const N: usize> CombineSource<S, N> {
@@ -173,7 +176,10 @@ impl<S, const N: usize> CombineSource<S, N> {
     /// let _src = pytree_core::CombineSource::new([pytree_std::DefSource::new(&def, vec![1].into_iter())]);
     /// ```
     pub fn new(parts: [S; N]) -> Self {
-        CombineSource { parts }
+        CombineSource {
+            parts,
+            pending_leaf: None,
+        }
     }
 
     /// The parts, to finish them.
@@ -209,8 +215,51 @@ impl<S, const N: usize> CombineSource<S, N> {
     }
 }
 
+/// How a combine error names a node read by `any_node`.
+fn describe_view(view: &NodeView) -> alloc::string::String {
+    match view {
+        NodeView::Leaf => "a leaf".into(),
+        NodeView::Struct { schema, .. } => format!("{}", schema.display_name()),
+        NodeView::Seq(n) => format!("a sequence of length {n}"),
+        NodeView::Tuple(n) => format!("a tuple of arity {n}"),
+        NodeView::Map { len, .. } => format!("a map of {len} entries"),
+        NodeView::Some => "Some(_)".into(),
+        NodeView::None => "None".into(),
+    }
+}
+
+/// Whether two parts have the same internal node here.
+fn same_node(a: &NodeView, b: &NodeView) -> bool {
+    match (a, b) {
+        (
+            NodeView::Struct {
+                schema: sa,
+                statics: va,
+            },
+            NodeView::Struct {
+                schema: sb,
+                statics: vb,
+            },
+        ) => sa == sb && va == vb,
+        (NodeView::Seq(x), NodeView::Seq(y)) | (NodeView::Tuple(x), NodeView::Tuple(y)) => x == y,
+        (NodeView::Map { len: x, keys: kx }, NodeView::Map { len: y, keys: ky }) => {
+            x == y && kx == ky
+        }
+        (NodeView::Some, NodeView::Some)
+        | (NodeView::None, NodeView::None)
+        | (NodeView::Leaf, NodeView::Leaf) => true,
+        _ => false,
+    }
+}
+
 impl<L, S: Source<L>, const N: usize> Source<L> for CombineSource<S, N> {
     fn leaf(&mut self) -> Result<L, Error> {
+        if let Some(i) = self.pending_leaf.take() {
+            return match self.parts.get_mut(i) {
+                Some(part) => part.leaf().map_err(|e| e.in_tree(i)),
+                None => Err(Error::custom("combine lost a part")),
+            };
+        }
         let mut holds = [false; N];
         for (i, part) in self.parts.iter_mut().enumerate() {
             holds[i] = part.option_node().map_err(|e| e.in_tree(i))?;
@@ -289,6 +338,60 @@ impl<L, S: Source<L>, const N: usize> Source<L> for CombineSource<S, N> {
                 found: b.iter().map(|k| format!("{k:?}")).collect(),
             },
         )
+    }
+
+    /// For readers of any structure (a `Tree`): a node that every part
+    /// has is that node; where the parts have a leaf in one and `None` in
+    /// all others (a hole), it is that leaf (a part may wrap it in
+    /// `Some`, as a typed part of `Option` leaves does); `None` in every
+    /// part is `None`. Anything else is an error naming the part.
+    fn any_node(&mut self) -> Result<NodeView, Error> {
+        if self.pending_leaf.is_some() {
+            return Ok(NodeView::Leaf);
+        }
+        let mut views: Vec<NodeView> = Vec::with_capacity(N);
+        for (i, part) in self.parts.iter_mut().enumerate() {
+            views.push(part.any_node().map_err(|e| e.in_tree(i))?);
+        }
+        let Some(first) = views.first() else {
+            return Err(Error::custom("combine needs at least one tree"));
+        };
+        if views.iter().all(|v| same_node(first, v)) && !matches!(first, NodeView::Leaf) {
+            return Ok(first.clone());
+        }
+        let leafy = |v: &NodeView| matches!(v, NodeView::Leaf | NodeView::Some | NodeView::None);
+        if views.iter().all(leafy) {
+            let holders: Vec<usize> = (0..N)
+                .filter(|&i| !matches!(views[i], NodeView::None))
+                .collect();
+            let [i] = holders[..] else {
+                return Err(Error::new(ErrorKind::CombineConflict { holders, trees: N }));
+            };
+            let part = self
+                .parts
+                .get_mut(i)
+                .ok_or_else(|| Error::custom("combine lost a part"))?;
+            let mut view = views.swap_remove(i);
+            // `Some` around the leaf: read down to it.
+            while matches!(view, NodeView::Some) {
+                view = part.any_node().map_err(|e| e.in_tree(i))?;
+            }
+            if !matches!(view, NodeView::Leaf) {
+                return Err(Error::new(ErrorKind::NodeMismatch {
+                    expected: "a leaf (the other trees have a hole here)".into(),
+                    found: describe_view(&view),
+                })
+                .in_tree(i));
+            }
+            self.pending_leaf = Some(i);
+            return Ok(NodeView::Leaf);
+        }
+        let i = views.iter().position(|v| !same_node(first, v)).unwrap_or(0);
+        Err(Error::new(ErrorKind::NodeMismatch {
+            expected: describe_view(first),
+            found: describe_view(&views[i]),
+        })
+        .in_tree(i))
     }
 
     fn option_node(&mut self) -> Result<bool, Error> {

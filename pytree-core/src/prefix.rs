@@ -351,10 +351,10 @@ where
         let ub = unflatten::<Ns, UB, _>(&db, lb).map_err(|e| e.in_tree(1))?;
         return Ok((ua, ub));
     }
-    let for_a = common_suffix_plan(&da, &db)?;
+    let for_a = common_suffix_plan(&da, &db, true)?;
     // The same alignment with `b` first gives the common structure in
     // `b`'s map key order.
-    let for_b = common_suffix_plan(&db, &da)?;
+    let for_b = common_suffix_plan(&db, &da, true)?;
     let la = take_leaves(la, &picks_of(&for_a, 0)?)?;
     let lb = take_leaves(lb, &picks_of(&for_b, 0)?)?;
     let ua = unflatten::<Ns, UA, _>(&for_a.def, la).map_err(|e| e.in_tree(0))?;

@@ -73,7 +73,7 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
         if extra > 0 {
             return Err(Error::new(ErrorKind::TooManyLeaves {
                 expected: self.walker.def().num_leaves(),
-                found: self.walker.def().num_leaves() + extra,
+                found: self.walker.def().num_leaves().saturating_add(extra),
             }));
         }
         Ok(())
@@ -93,7 +93,7 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
     fn too_few(&self, missing: usize) -> Error {
         Error::new(ErrorKind::TooFewLeaves {
             expected: self.walker.def().num_leaves(),
-            found: self.walker.leaves_consumed() - missing,
+            found: self.walker.leaves_consumed().saturating_sub(missing),
         })
     }
 

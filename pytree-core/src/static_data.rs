@@ -41,6 +41,10 @@ trait DynStatic: Send + Sync {
     fn fmt_item(&self, index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result;
     fn item(&self, index: usize) -> Option<StaticValue>;
     fn type_name(&self) -> &'static str;
+    /// True for map keys (made by `StaticValue::keys`/`ordered_keys`).
+    fn is_keys(&self) -> bool {
+        false
+    }
     /// Map keys only: compares item `i` with item `j` of `other` (keys of
     /// the same type). `None` when the types differ; `Some(None)` when the
     /// keys are equal-comparable but carry no order.
@@ -121,6 +125,9 @@ impl<K: Static> DynStatic for Keys<K> {
     }
     fn item_count(&self) -> usize {
         self.keys.len()
+    }
+    fn is_keys(&self) -> bool {
+        true
     }
     fn fmt_item(&self, index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.keys.get(index) {
@@ -274,6 +281,12 @@ impl StaticValue {
     /// ```
     pub fn item_debug(&self, index: usize) -> alloc::string::String {
         alloc::format!("{}", ItemDebug(self, index))
+    }
+
+    /// True for map keys (made by [`keys`](StaticValue::keys) or
+    /// [`ordered_keys`](StaticValue::ordered_keys)).
+    pub(crate) fn is_keys(&self) -> bool {
+        self.0.is_keys()
     }
 
     pub(crate) fn fmt_item(&self, index: usize, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -50,12 +50,30 @@ where
     U: Unflatten<Ns, Leaf = T::Leaf>,
 {
     let (leaves, def) = flatten::<Ns, T>(tree);
-    let expected = outer.compose(inner);
-    if def != expected {
-        return Err(Error::from_mismatches(expected.diff(&def)));
+    // `outer` and `inner` may come from documents: the composed structure
+    // is built (to list the differences) only if it is no more than twice
+    // the size of the tree's, so the work stays proportional to the tree.
+    let size = |d: &TreeDef| d.num_nodes();
+    match outer.composed_counts(inner) {
+        Some((nodes, _)) if nodes <= size(&def).saturating_mul(2).saturating_add(16) => {
+            let expected = outer.compose(inner)?;
+            if def != expected {
+                return Err(Error::from_mismatches(expected.diff(&def)));
+            }
+        }
+        counts => {
+            return Err(Error::custom(alloc::format!(
+                "the tree has {} nodes; outer.compose(inner) has {}",
+                size(&def),
+                counts.map_or_else(
+                    || "more than a usize counts".into(),
+                    |c| alloc::format!("{}", c.0)
+                )
+            )))
+        }
     }
     let leaves = transpose_leaves(leaves, outer.num_leaves(), inner.num_leaves());
-    unflatten::<Ns, U, _>(&inner.compose(outer), leaves)
+    unflatten::<Ns, U, _>(&inner.compose(outer)?, leaves)
 }
 
 /// The engine of `pytree_std::stack` (documented there, with the
@@ -94,7 +112,7 @@ where
         return Err(Error::from_mismatches(mismatches));
     }
     let leaves = transpose_leaves(leaves, n, inner.num_leaves());
-    unflatten::<Ns, U, _>(&inner.compose(&seq_of_leaves(n)), leaves)
+    unflatten::<Ns, U, _>(&inner.compose(&seq_of_leaves(n))?, leaves)
 }
 
 /// The `leaves` of a tree of structure `def` in the order of `first`'s:
@@ -158,7 +176,7 @@ where
     }
     let m = da.num_leaves();
     la.append(&mut lb);
-    unflatten::<Ns, U, _>(&da.compose(&pair_of_leaves()), transpose_leaves(la, 2, m))
+    unflatten::<Ns, U, _>(&da.compose(&pair_of_leaves())?, transpose_leaves(la, 2, m))
 }
 
 /// The engine of `pytree_std::unzip` (documented there, with the

@@ -249,6 +249,7 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
             all_errors: true,
             fill,
             spans: false,
+            args: true,
         };
         align(defs, policy).map_err(Error::from_mismatches)
     }

@@ -105,7 +105,7 @@ impl<'d, L, I: Iterator<Item = L>> TrustedSource<'d, I> {
         if extra > 0 {
             return Err(Error::new(ErrorKind::TooManyLeaves {
                 expected: self.def.num_leaves(),
-                found: self.def.num_leaves() + extra,
+                found: self.def.num_leaves().saturating_add(extra),
             }));
         }
         Ok(())

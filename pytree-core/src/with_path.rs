@@ -73,7 +73,7 @@ where
         f,
     };
     tree.flatten_into(&mut sink);
-    sink.def.finish()
+    sink.def.build()
 }
 
 /// Hands each leaf by reference to `f` with its path.

@@ -100,6 +100,8 @@
 #![warn(missing_docs)]
 
 pub mod custom;
+#[cfg(feature = "serde")]
+mod finite;
 mod impls;
 mod namespace;
 mod ops;
@@ -115,6 +117,7 @@ mod tree_equal;
 pub use namespace::{PyTree, Std};
 #[cfg(feature = "rayon")]
 pub use parallel::{par_for_each_mut, par_map, par_zip_mut, par_zip_mut_n, try_par_zip_mut_n};
+pub use pytree_core::TreeDefLimits;
 pub use pytree_core::{
     impl_leaf, mode, DType, Error, ErrorKind, Flatten, KeyEntry, KeyPath, KeyStr, Leaf, LeafFnErr,
     LeafFnError, LeafMut, LeafRef, NodeKind, NodeView, PlainLeaf, Signature, Static, Subtree,

@@ -39,13 +39,18 @@ struct Read<L> {
     leaves: Vec<L>,
 }
 
-/// Writes `value` as `{"treedef": ..., "leaves": [...]}`.
+/// Writes `value` as `{"treedef": ..., "leaves": [...]}`. In a
+/// human-readable format a NaN or infinite float leaf is an error naming its
+/// key path: JSON would write `null`, which does not read back as a float
+/// (binary formats keep such leaves exactly).
 ///
 /// ```
 /// #[derive(serde::Serialize)]
 /// struct Checkpoint { #[serde(serialize_with = "pytree_std::serialized::serialize")] params: Vec<f32> }
 /// let json = serde_json::to_string(&Checkpoint { params: vec![1.0] }).unwrap();
 /// assert_eq!(json, r#"{"params":{"treedef":{"schemas":[],"nodes":[{"seq":1},{"leaves":1}]},"leaves":[1.0]}}"#);
+/// let err = serde_json::to_string(&Checkpoint { params: vec![1.0, f32::NAN] }).unwrap_err();
+/// assert!(err.to_string().starts_with("at [1]: the leaf NaN cannot be written"), "{err}");
 /// ```
 pub fn serialize<T, S>(value: &T, serializer: S) -> Result<S::Ok, S::Error>
 where
@@ -53,11 +58,32 @@ where
     for<'a> LeafRef<'a, Std, T::Leaf>: Serialize,
     S: Serializer,
 {
+    let leaves = crate::leaves(value);
+    if serializer.is_human_readable() {
+        if let Some((i, v)) = leaves
+            .iter()
+            .enumerate()
+            .find_map(|(i, leaf)| Some((i, crate::finite::non_finite(leaf)?)))
+        {
+            return Err(unwritable(value, i, v));
+        }
+    }
     Written {
         treedef: crate::structure(value),
-        leaves: crate::leaves(value),
+        leaves,
     }
     .serialize(serializer)
+}
+
+/// The error for leaf `i` of `value`, a non-finite float, at its path.
+#[cold]
+fn unwritable<T: Flatten<Std>, E: serde::ser::Error>(value: &T, i: usize, v: f64) -> E {
+    let path = crate::leaves_with_path(value)
+        .into_iter()
+        .nth(i)
+        .map(|(path, _)| path.to_string())
+        .unwrap_or_else(|| format!("leaf {i}"));
+    E::custom(format_args!("at {path}: {}", crate::finite::message(v)))
 }
 
 /// Reads what [`serialize`] wrote and unflattens it as a `T`.

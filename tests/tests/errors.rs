@@ -91,16 +91,15 @@ fn a_subtree_where_the_type_has_a_leaf() {
 
 #[test]
 fn leftover_treedef_records_are_an_error() {
-    // A hand-built TreeDef with two roots: the type reads one leaf, and the
-    // second must not be dropped silently.
+    // A hand-built TreeDef with two roots: the builder refuses it, so no
+    // TreeDef has records a reader would silently leave unread.
     let mut builder = pytree_std::TreeDefBuilder::new();
     builder.leaf();
     builder.node(pytree_std::NodeRef::None);
-    let def = builder.finish();
-    let err = pytree_std::unflatten::<f32>(&def, [1.0]).unwrap_err();
+    let err = builder.finish().unwrap_err();
     assert_eq!(
         err.to_string(),
-        "at <root>: node mismatch: expected the end of the value, found None"
+        "at <root>: invalid TreeDef: record 1: the tree is already complete; this record is left over"
     );
 }
 

@@ -125,7 +125,7 @@ fn a_repeated_key_in_a_treedef_is_an_error() {
     b.leaf();
     b.leaf();
     b.map_keys(StaticValue::keys(vec!["k", "k"]));
-    let def = b.finish();
+    let def = b.finish().unwrap();
     let err = pytree_std::unflatten::<IndexMap<&str, i32>>(&def, [1, 2]).unwrap_err();
     assert_eq!(
         err.to_string(),

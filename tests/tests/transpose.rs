@@ -179,10 +179,13 @@ fn transpose_checks_the_whole_structure_not_only_the_leaf_count() {
 fn compose_replaces_every_leaf_by_the_inner_structure() {
     let pair = pytree_std::structure(&(0, 0));
     let triple = pytree_std::structure(&vec![0, 0, 0]);
-    assert_eq!(pair.compose(&triple).to_string(), "([*, *, *], [*, *, *])");
+    assert_eq!(
+        pair.compose(&triple).unwrap().to_string(),
+        "([*, *, *], [*, *, *])"
+    );
     let leaf = pytree_std::TreeDef::leaf();
-    assert_eq!(leaf.compose(&triple), triple);
-    assert_eq!(triple.compose(&leaf), triple);
+    assert_eq!(leaf.compose(&triple).unwrap(), triple);
+    assert_eq!(triple.compose(&leaf).unwrap(), triple);
     let keyed = pytree_std::structure(&BTreeMap::from([("k", 0)]));
-    assert_eq!(keyed.compose(&pair).to_string(), "{\"k\": (*, *)}");
+    assert_eq!(keyed.compose(&pair).unwrap().to_string(), "{\"k\": (*, *)}");
 }

@@ -98,7 +98,10 @@ fn a_deep_typed_treedef_becomes_a_deep_tree() {
         b.node(pytree_std::NodeRef::Seq(1));
     }
     b.leaf();
-    let def = b.finish();
+    // Deeper than the default limits let a builder go.
+    let mut limits = pytree_std::TreeDefLimits::DEFAULT;
+    limits.max_depth = DEPTH;
+    let def = limits.scope(|| b.finish()).unwrap();
     let t: Tree<u8> = pytree_std::unflatten(&def, [9u8]).unwrap();
     assert_eq!(t.depth(), DEPTH);
 }

@@ -170,7 +170,7 @@ fn a_malformed_treedef_is_an_error() {
     let cases = [
         (
             r#"{"schemas":[],"nodes":[{"seq":2},{"leaves":1}]}"#,
-            "the TreeDef's records end with 1 subtree(s) still to describe",
+            "the TreeDef is incomplete: the records end with 1 subtree(s) still to describe",
         ),
         (
             r#"{"schemas":[],"nodes":[{"leaves":1},{"leaves":1}]}"#,
@@ -186,7 +186,7 @@ fn a_malformed_treedef_is_an_error() {
         ),
         (
             r#"{"schemas":[],"nodes":[{"seq":1},{"leaves":0}]}"#,
-            "TreeDef record 1: 0 leaves where 1 to 1 subtree(s) are left",
+            "TreeDef record 1: a run of 0 leaves",
         ),
     ];
     for (json, message) in cases {

@@ -133,7 +133,9 @@ fn a_deep_treedef_prints_compares_and_drops_without_recursion() {
         b.node(pytree_std::NodeRef::Some);
     }
     b.leaf();
-    let def = b.finish();
+    let def = pytree_std::TreeDefLimits::UNLIMITED
+        .scope(|| b.finish())
+        .unwrap();
     let text = def.to_string();
     assert!(text.starts_with("Some(Some(") && text.contains("Some(*))") && text.ends_with(")))"));
     assert_eq!(text.len(), 100_000 * "Some()".len() + 1);

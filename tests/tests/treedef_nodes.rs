@@ -139,7 +139,7 @@ fn one_level_keeps_the_root_and_its_static_data() {
     assert_eq!(one.to_string(), r#"Linear { w: *, b: *, name: "l" }"#);
     assert!(one.is_one_level());
     assert!(matches!(one.root_kind(), NodeKind::Struct(_)));
-    assert_eq!(one.compose(&TreeDef::leaf()), one);
+    assert_eq!(one.compose(&TreeDef::leaf()).unwrap(), one);
     let t: Tree<f32> = tree! { "x" => { "c" => 1.0 } };
     assert_eq!(
         pytree_std::structure(&t).one_level().to_string(),
@@ -262,7 +262,7 @@ fn flatten_one_level_gives_the_children_as_subtrees() {
     let (def_b, leaves_b) = children[1].clone().into_parts();
     let b: Vec<f32> = pytree_std::unflatten(&def_b, leaves_b).unwrap();
     assert_eq!(b, [2.0, 3.0]);
-    let whole = one.compose(&TreeDef::leaf());
+    let whole = one.compose(&TreeDef::leaf()).unwrap();
     assert_eq!(whole, one);
     let t: Tree<f32> = tree! { "w" => 1.0, "b" => [2.0, 3.0], "n" => None };
     let (children, one) = pytree_std::flatten_one_level(t).unwrap();

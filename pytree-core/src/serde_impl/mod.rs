@@ -17,11 +17,20 @@
 //! static types (a user's enum, say) make serialization fail with an error
 //! naming the type.
 //!
+//! Reading checks the whole document before it keeps anything: the records
+//! must describe exactly one tree, every count is checked (a document
+//! cannot overflow one), and the [`TreeDefLimits`] in force bound the
+//! leaves, internal nodes, depth and schemas (see there for the defaults
+//! and how to raise them). An error names the record and what is wrong.
+//!
 //! Deserializing a struct record needs a `&'static Schema`: each distinct
-//! schema read is leaked once and kept in a global table (as are distinct
-//! `&'static str` statics), so reading the same structure again allocates
-//! nothing new. A deserialized schema is not the derive's `static`, but
-//! TreeDef equality and `unflatten` compare schemas by content, so a
+//! schema read is leaked once and kept in a global table keyed by a hash of
+//! its content (as are distinct `&'static str` statics), so reading the
+//! same structure again allocates nothing new, and reading costs time
+//! linear in the document. Only a document that was read successfully
+//! adds to the tables (and only the schemas its records use): a rejected
+//! one leaks nothing. A deserialized schema is not the derive's `static`,
+//! but TreeDef equality and `unflatten` compare schemas by content, so a
 //! deserialized TreeDef equals the original and rebuilds the typed value.
 
 mod schema;
@@ -38,7 +47,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use self::schema::SchemaRepr;
 use self::statics::{KeysRepr, StaticRepr};
 use crate::schema::Schema;
-use crate::treedef::{Node, TreeDef};
+use crate::treedef::{Checker, Node, TreeDef, TreeDefLimits};
 
 /// One TreeDef record.
 #[derive(Serialize, Deserialize)]
@@ -69,6 +78,10 @@ struct Repr {
 impl Serialize for TreeDef {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut schemas: Vec<&'static Schema> = Vec::new();
+        // Schema number by address (the derive's statics are shared), so
+        // writing is linear in the records.
+        let mut index_of: std::collections::HashMap<*const Schema, usize> =
+            std::collections::HashMap::new();
         let mut records = Vec::with_capacity(self.nodes().len());
         let mut statics = self.statics().iter();
         for node in self.nodes() {
@@ -80,13 +93,10 @@ impl Serialize for TreeDef {
             records.push(match *node {
                 Node::Leaves(n) => Record::Leaves(n),
                 Node::Struct(schema) => {
-                    let index = match schemas.iter().position(|s| *s == schema) {
-                        Some(i) => i,
-                        None => {
-                            schemas.push(schema);
-                            schemas.len() - 1
-                        }
-                    };
+                    let index = *index_of.entry(schema as *const Schema).or_insert_with(|| {
+                        schemas.push(schema);
+                        schemas.len() - 1
+                    });
                     let mut values = Vec::with_capacity(schema.num_static());
                     for _ in 0..schema.num_static() {
                         values.push(StaticRepr::of(next_static()?).map_err(S::Error::custom)?);
@@ -123,35 +133,81 @@ impl<'de> Deserialize<'de> for TreeDef {
 }
 
 impl Repr {
-    /// Checks the records (they must describe exactly one tree) and builds
-    /// the TreeDef; runs of leaves are merged as the builder merges them.
+    /// Checks the whole document (one tree, counts, limits, schemas,
+    /// statics) before keeping anything, then interns the schemas the
+    /// records use and builds the TreeDef; runs of leaves are merged as the
+    /// builder merges them.
     fn into_treedef(self) -> Result<TreeDef, String> {
-        let schemas: Vec<&'static Schema> = self.schemas.into_iter().map(schema::intern).collect();
-        let mut nodes: Vec<Node> = Vec::with_capacity(self.nodes.len());
-        let mut statics = Vec::new();
-        let mut num_leaves = 0usize;
-        // Subtrees still to read; the records must fill exactly one.
-        let mut pending = 1usize;
+        let limits = TreeDefLimits::current();
+        if self.schemas.len() > limits.max_schemas {
+            return Err(format!(
+                "the TreeDef lists {} schemas, more than {}",
+                self.schemas.len(),
+                limits.max_schemas
+            ));
+        }
+        let mut shapes = Vec::with_capacity(self.schemas.len());
+        for (k, schema) in self.schemas.iter().enumerate() {
+            schema
+                .check(limits)
+                .map_err(|e| format!("TreeDef schema {k}: {e}"))?;
+            shapes.push(schema.counts());
+        }
+        let mut used = alloc::vec![false; self.schemas.len()];
+        let mut checker = Checker::new(limits);
         let total = self.nodes.len();
-        for (i, record) in self.nodes.into_iter().enumerate() {
-            if pending == 0 {
-                return Err(format!(
-                    "TreeDef record {i}: the tree is complete, {} record(s) left over",
+        for (i, record) in self.nodes.iter().enumerate() {
+            let at = |e: String| format!("TreeDef record {i}: {e}");
+            if checker.is_complete() {
+                return Err(at(format!(
+                    "the tree is complete, {} record(s) left over",
                     total - i
-                ));
+                )));
             }
-            let arity = match record {
-                Record::Leaves(n) => {
-                    if n == 0 || n > pending {
-                        return Err(format!(
-                            "TreeDef record {i}: {n} leaves where 1 to {pending} subtree(s) are left"
-                        ));
+            match record {
+                Record::Leaves(n) => checker.leaves(*n),
+                Record::Struct { schema, statics } => {
+                    let (data, num_static) = *shapes
+                        .get(*schema)
+                        .ok_or_else(|| at(format!("no schema number {schema}")))?;
+                    if statics.len() != num_static {
+                        return Err(at(format!(
+                            "{} has {num_static} static field(s), found {}",
+                            self.schemas[*schema].display_name(),
+                            statics.len()
+                        )));
                     }
-                    num_leaves = num_leaves
-                        .checked_add(n)
-                        .ok_or_else(|| format!("TreeDef record {i}: too many leaves"))?;
-                    pending -= n;
+                    used[*schema] = true;
+                    checker.node(data)
+                }
+                Record::Seq(n) | Record::Tuple(n) => checker.node(*n),
+                Record::Map { len, keys } => {
+                    if keys.len() != *len {
+                        return Err(at(format!(
+                            "a map of {len} entries with {} key(s)",
+                            keys.len()
+                        )));
+                    }
+                    checker.node(*len)
+                }
+                Record::Some => checker.node(1),
+                Record::None => checker.node(0),
+            }
+            .map_err(at)?;
+        }
+        let counts = checker
+            .finish()
+            .map_err(|e| format!("the TreeDef is incomplete: {e}"))?;
+
+        // The document is good: keep what it holds.
+        let schemas = schema::intern_all(self.schemas, &used);
+        let mut nodes: Vec<Node> = Vec::with_capacity(total);
+        let mut statics = Vec::new();
+        for record in self.nodes {
+            let node = match record {
+                Record::Leaves(n) => {
                     match nodes.last_mut() {
+                        // No overflow: the checker counted every leaf.
                         Some(Node::Leaves(run)) => *run += n,
                         _ => nodes.push(Node::Leaves(n)),
                     }
@@ -161,58 +217,25 @@ impl Repr {
                     schema,
                     statics: values,
                 } => {
-                    let s = *schemas
+                    let s = schemas
                         .get(schema)
-                        .ok_or_else(|| format!("TreeDef record {i}: no schema number {schema}"))?;
-                    if values.len() != s.num_static() {
-                        return Err(format!(
-                            "TreeDef record {i}: {} has {} static field(s), found {}",
-                            s.display_name(),
-                            s.num_static(),
-                            values.len()
-                        ));
-                    }
+                        .copied()
+                        .flatten()
+                        .ok_or_else(|| String::from("a schema was lost while reading"))?;
                     statics.extend(values.into_iter().map(StaticRepr::into_value));
-                    nodes.push(Node::Struct(s));
-                    s.num_data()
+                    Node::Struct(s)
                 }
-                Record::Seq(n) => {
-                    nodes.push(Node::Seq(n));
-                    n
-                }
-                Record::Tuple(n) => {
-                    nodes.push(Node::Tuple(n));
-                    n
-                }
+                Record::Seq(n) => Node::Seq(n),
+                Record::Tuple(n) => Node::Tuple(n),
                 Record::Map { len, keys } => {
-                    if keys.len() != len {
-                        return Err(format!(
-                            "TreeDef record {i}: a map of {len} entries with {} key(s)",
-                            keys.len()
-                        ));
-                    }
                     statics.push(keys.into_value());
-                    nodes.push(Node::Map(len));
-                    len
+                    Node::Map(len)
                 }
-                Record::Some => {
-                    nodes.push(Node::Some);
-                    1
-                }
-                Record::None => {
-                    nodes.push(Node::None);
-                    0
-                }
+                Record::Some => Node::Some,
+                Record::None => Node::None,
             };
-            pending = (pending - 1).checked_add(arity).ok_or_else(|| {
-                format!("TreeDef record {i}: more subtrees than a TreeDef can hold")
-            })?;
+            nodes.push(node);
         }
-        if total > 0 && pending > 0 {
-            return Err(format!(
-                "the TreeDef's records end with {pending} subtree(s) still to describe"
-            ));
-        }
-        Ok(TreeDef::from_nodes(nodes, statics, num_leaves))
+        Ok(TreeDef::from_nodes(nodes, statics, counts.leaves))
     }
 }

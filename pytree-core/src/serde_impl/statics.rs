@@ -5,10 +5,10 @@
 //! are supported; `&'static str` values are leaked once per distinct
 //! string.
 
-use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use std::collections::HashSet;
 use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
@@ -16,12 +16,15 @@ use serde::{Deserialize, Serialize};
 use super::schema::leak;
 use crate::static_data::StaticValue;
 
-/// Every `&'static str` deserialization has created.
-static STRS: Mutex<BTreeSet<&'static str>> = Mutex::new(BTreeSet::new());
+/// Every `&'static str` deserialization has created (a hash set: a lookup
+/// costs the string's length).
+static STRS: Mutex<Option<HashSet<&'static str>>> = Mutex::new(None);
 
-/// The `&'static str` with this content, leaked at most once.
+/// The `&'static str` with this content, leaked at most once. Called only
+/// once the document has been read and checked (`into_value`).
 fn intern_str(s: String) -> &'static str {
-    let mut table = STRS.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut guard = STRS.lock().unwrap_or_else(PoisonError::into_inner);
+    let table = guard.get_or_insert_with(HashSet::new);
     if let Some(known) = table.get(s.as_str()) {
         return known;
     }

@@ -56,6 +56,10 @@ pub(crate) struct Policy {
     pub fill: bool,
     /// Record, for each leaf of input 0, the part of the result it covers.
     pub spans: bool,
+    /// Record the plan: one `Arg` per input for each leaf of the result.
+    /// Off for the structural diff and the prefix test, which only want the
+    /// mismatches: a run of `n` leaves then costs one step, not `n`.
+    pub args: bool,
 }
 
 impl Policy {
@@ -67,6 +71,7 @@ impl Policy {
             all_errors: true,
             fill: false,
             spans: false,
+            args: true,
         }
     }
 
@@ -175,7 +180,7 @@ pub(crate) fn align(defs: &[&TreeDef], policy: Policy) -> Result<Alignment, Vec<
         return Err(st.errors);
     }
     Ok(Alignment {
-        def: st.builder.finish(),
+        def: st.builder.build(),
         args: st.args,
         width,
         spans: st.spans,
@@ -294,6 +299,15 @@ fn describe(item: Option<Item<'_>>) -> String {
 }
 
 impl<'d> Aligner<'d> {
+    /// Whether leaves still go into the plan: not once a mismatch makes
+    /// the alignment an error (the walk goes on only to list the other
+    /// mismatches, so a run of 10^18 leaves that only one input has costs
+    /// one step).
+    #[inline]
+    fn recording(&self) -> bool {
+        self.policy.args && self.errors.is_empty()
+    }
+
     fn may_broadcast(&self, i: usize) -> bool {
         match self.policy.inherit {
             Inherit::Nobody => false,
@@ -542,7 +556,9 @@ impl<'d> Aligner<'d> {
                 Pos::Broadcast(k) => Arg::Leaf(k),
                 Pos::Absent => Arg::Missing,
             };
-            self.args.push(arg);
+            if self.recording() {
+                self.args.push(arg);
+            }
         }
         self.builder.leaf();
     }
@@ -564,7 +580,8 @@ impl<'d> Aligner<'d> {
     /// Emits `n` leaves of the result at once (see [`Aligner::leaf_run`]).
     fn leaf_rows(&mut self, pos: &[Pos], n: usize) {
         let first: Vec<usize> = self.inputs.iter().map(|input| input.next_leaf).collect();
-        for r in 0..n {
+        let rows = if self.recording() { n } else { 0 };
+        for r in 0..rows {
             for (i, p) in pos.iter().enumerate() {
                 self.args.push(match *p {
                     Pos::Walk => Arg::Leaf(first[i] + r),
@@ -584,7 +601,7 @@ impl<'d> Aligner<'d> {
                     }
                 }
                 input.next_leaf += taken;
-                if i == 0 && self.policy.spans {
+                if i == 0 && self.policy.spans && self.errors.is_empty() {
                     let other = first.get(1).copied().unwrap_or(0);
                     self.spans.extend((0..n).map(|r| Span {
                         def: None,

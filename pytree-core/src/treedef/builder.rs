@@ -1,14 +1,28 @@
 //! Building a [`TreeDef`] record by record during a walk.
+//!
+//! The library's own walks build well-formed TreeDefs by construction and
+//! finish them with `build` (no check). A user's builder is finished with
+//! [`TreeDefBuilder::finish`], which checks what it was given
+//! (`validate.rs`): a TreeDef that exists is always well-formed, so every
+//! reader can rely on it, and it serializes to a document that reads back.
 
+use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{Node, NodeWords, TreeDef};
+use super::limits::TreeDefLimits;
+use super::{validate, Node, NodeWords, TreeDef};
+use crate::error::Error;
 use crate::key_path::ErasableKey;
 use crate::static_data::StaticValue;
 use crate::visit::NodeRef;
 
 /// Appends records to a TreeDef under construction; the visitors that build
-/// TreeDefs own one.
+/// TreeDefs own one. [`finish`](TreeDefBuilder::finish) checks that the
+/// records describe exactly one tree (each node given all its children, a
+/// struct its static fields, a map its keys) within the
+/// [`TreeDefLimits`](crate::TreeDefLimits) in force, and says what is
+/// wrong otherwise.
 ///
 /// ```
 /// use pytree_std::{NodeRef, TreeDefBuilder};
@@ -16,7 +30,16 @@ use crate::visit::NodeRef;
 /// b.node(NodeRef::Tuple(2));
 /// b.leaf();
 /// b.leaf();
-/// assert_eq!(b.finish().to_string(), "(*, *)");
+/// assert_eq!(b.finish()?.to_string(), "(*, *)");
+///
+/// let mut b = TreeDefBuilder::new();
+/// b.node(NodeRef::Tuple(2));
+/// b.leaf();
+/// assert_eq!(
+///     b.finish().unwrap_err().to_string(),
+///     "at <root>: invalid TreeDef: the records end with 1 subtree(s) still to describe"
+/// );
+/// # Ok::<(), pytree_std::Error>(())
 /// ```
 #[derive(Default)]
 pub struct TreeDefBuilder {
@@ -28,6 +51,10 @@ pub struct TreeDefBuilder {
     /// record before the next internal node (so a leaf costs an increment,
     /// not a look at the last record).
     pending_leaves: usize,
+    /// A leaf count went past `usize::MAX` (the counts saturate).
+    overflowed: bool,
+    /// The first misuse seen (reported by `finish`).
+    problem: Option<String>,
 }
 
 impl TreeDefBuilder {
@@ -35,7 +62,8 @@ impl TreeDefBuilder {
     ///
     /// ```
     /// let b = pytree_std::TreeDefBuilder::new();
-    /// assert_eq!(b.finish().num_nodes(), 0);
+    /// assert_eq!(b.finish()?.num_nodes(), 0);
+    /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn new() -> Self {
         Self::default()
@@ -54,7 +82,8 @@ impl TreeDefBuilder {
     /// ```
     /// let mut b = pytree_std::TreeDefBuilder::new();
     /// b.leaf();
-    /// assert!(b.finish().is_leaf());
+    /// assert!(b.finish()?.is_leaf());
+    /// # Ok::<(), pytree_std::Error>(())
     /// ```
     #[inline]
     pub fn leaf(&mut self) {
@@ -67,35 +96,69 @@ impl TreeDefBuilder {
     /// let mut b = pytree_std::TreeDefBuilder::new();
     /// b.node(pytree_std::NodeRef::Seq(3));
     /// b.leaves(3);
-    /// assert_eq!(b.finish().to_string(), "[*, *, *]");
+    /// assert_eq!(b.finish()?.to_string(), "[*, *, *]");
+    /// # Ok::<(), pytree_std::Error>(())
     /// ```
     #[inline]
     pub fn leaves(&mut self, n: usize) {
-        self.pending_leaves += n;
+        self.pending_leaves = self.add_leaves(self.pending_leaves, n);
+    }
+
+    /// `a + b`, saturated and remembered if it overflows.
+    #[inline(always)]
+    fn add_leaves(&mut self, a: usize, b: usize) -> usize {
+        let (sum, overflowed) = a.overflowing_add(b);
+        self.overflowed |= overflowed;
+        if overflowed {
+            usize::MAX
+        } else {
+            sum
+        }
     }
 
     /// Writes the pending run of leaves as one record.
     #[inline]
     fn flush_leaves(&mut self) {
         if self.pending_leaves > 0 {
-            self.num_leaves += self.pending_leaves;
+            self.num_leaves = self.add_leaves(self.num_leaves, self.pending_leaves);
             self.nodes.push(Node::Leaves(self.pending_leaves).into());
             self.pending_leaves = 0;
         }
     }
 
-    /// Records an internal node (cloning its static fields, if any).
+    /// Records an internal node (cloning its static fields, if any). A
+    /// struct must be given as many static values as its schema has static
+    /// fields (else `finish` fails).
     ///
     /// ```
     /// let mut b = pytree_std::TreeDefBuilder::new();
     /// b.node(pytree_std::NodeRef::None);
-    /// assert_eq!(b.finish().to_string(), "None");
+    /// assert_eq!(b.finish()?.to_string(), "None");
+    /// # Ok::<(), pytree_std::Error>(())
     /// ```
     #[inline(always)]
     pub fn node(&mut self, node: NodeRef<'_>) {
         let run = core::mem::take(&mut self.pending_leaves);
-        self.num_leaves += run;
+        self.num_leaves = self.add_leaves(self.num_leaves, run);
+        if let NodeRef::Struct { schema, statics } = node {
+            if statics.len() != schema.num_static() {
+                self.misuse(format!(
+                    "record {}: {} has {} static field(s), given {}",
+                    self.nodes.len() + usize::from(run > 0),
+                    schema.display_name(),
+                    schema.num_static(),
+                    statics.len()
+                ));
+            }
+        }
         self.node_after_leaves(run, node);
+    }
+
+    /// Remembers the first misuse, for `finish` to report.
+    #[cold]
+    #[inline(never)]
+    fn misuse(&mut self, problem: String) {
+        self.problem.get_or_insert(problem);
     }
 
     /// Records `run` leaves, then an internal node: the records that
@@ -183,7 +246,8 @@ impl TreeDefBuilder {
         self.statics.push(None);
     }
 
-    /// Gives the keys of the innermost map whose keys are still missing.
+    /// Gives the keys of the innermost map whose keys are still missing
+    /// (made with [`StaticValue::keys`], as many as the map has entries).
     ///
     /// ```
     /// use pytree_std::{NodeRef, StaticValue, TreeDefBuilder};
@@ -191,11 +255,13 @@ impl TreeDefBuilder {
     /// b.node(NodeRef::Map(1));
     /// b.leaf();
     /// b.map_keys(StaticValue::keys(vec!["a"]));
-    /// assert_eq!(b.finish().to_string(), "{\"a\": *}");
+    /// assert_eq!(b.finish()?.to_string(), "{\"a\": *}");
+    /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn map_keys(&mut self, keys: StaticValue) {
-        if let Some(slot) = self.pending_keys.pop() {
-            self.statics[slot] = Some(keys);
+        match self.pending_keys.pop() {
+            Some(slot) => self.statics[slot] = Some(keys),
+            None => self.misuse(String::from("map keys given with no map waiting for them")),
         }
     }
 
@@ -211,17 +277,56 @@ impl TreeDefBuilder {
         }
     }
 
-    /// The finished TreeDef.
+    /// The finished TreeDef, checked: the records must describe exactly one
+    /// tree (or nothing: an empty builder gives the empty TreeDef), every
+    /// struct given its static fields and every map its keys, within the
+    /// [`TreeDefLimits`](crate::TreeDefLimits) in force. The error says
+    /// what is wrong and at which record.
     ///
     /// ```
     /// let mut b = pytree_std::TreeDefBuilder::new();
     /// b.leaf();
-    /// assert_eq!(b.finish().num_leaves(), 1);
+    /// assert_eq!(b.finish()?.num_leaves(), 1);
+    /// let mut b = pytree_std::TreeDefBuilder::new();
+    /// b.leaves(usize::MAX);
+    /// b.leaf();
+    /// assert!(b.finish().is_err());
+    /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn finish(mut self) -> TreeDef {
+    pub fn finish(mut self) -> Result<TreeDef, Error> {
+        let invalid = |why: String| Error::custom(format!("invalid TreeDef: {why}"));
+        self.flush_leaves();
+        if self.overflowed {
+            return Err(invalid(String::from("more leaves than a usize can count")));
+        }
+        if let Some(problem) = self.problem.take() {
+            return Err(invalid(problem));
+        }
+        if let Some(&slot) = self.pending_keys.first() {
+            return Err(invalid(format!(
+                "a map node was given no keys (its keys would be static value {slot}; \
+                 call map_keys after its entries)"
+            )));
+        }
+        let num_leaves = self.num_leaves;
+        let def = self.finish_after_leaves(0, num_leaves);
+        validate::check(&def, TreeDefLimits::current()).map_err(invalid)?;
+        Ok(def)
+    }
+
+    /// The finished TreeDef, unchecked: for the library's walks, which
+    /// build well-formed TreeDefs by construction (checked in debug
+    /// builds).
+    pub(crate) fn build(mut self) -> TreeDef {
         self.flush_leaves();
         let num_leaves = self.num_leaves;
-        self.finish_after_leaves(0, num_leaves)
+        let def = self.finish_after_leaves(0, num_leaves);
+        debug_assert!(
+            validate::check(&def, TreeDefLimits::UNLIMITED).is_ok(),
+            "a walk built an invalid TreeDef: {:?}",
+            validate::check(&def, TreeDefLimits::UNLIMITED)
+        );
+        def
     }
 
     /// Records `run` final leaves, then finishes a TreeDef of `num_leaves`
@@ -283,7 +388,7 @@ mod tests {
             b.node(*node);
         }
         b.leaves(last);
-        b.finish()
+        b.finish().unwrap()
     }
 
     fn counted_by_the_visitor((steps, last): Steps<'_>) -> TreeDef {

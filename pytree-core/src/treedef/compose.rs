@@ -26,15 +26,33 @@ pub(super) fn copy_into(b: &mut TreeDefBuilder, def: &TreeDef) {
 
 impl TreeDef {
     /// The structure of a tree of `self`'s shape whose every leaf is a tree
-    /// of `inner`'s shape (JAX's `compose`).
+    /// of `inner`'s shape (JAX's `compose`). It takes time and memory in
+    /// proportion to the result; a result with more nodes than a `usize`
+    /// counts, or an empty `inner` in place of leaves, is an error.
     ///
     /// ```
     /// let pair = pytree_std::structure(&(0, 0));
     /// let triple = pytree_std::structure(&vec![0, 0, 0]);
-    /// assert_eq!(pair.compose(&triple).to_string(), "([*, *, *], [*, *, *])");
-    /// assert_eq!(pair.compose(&triple).num_leaves(), 6);
+    /// assert_eq!(pair.compose(&triple)?.to_string(), "([*, *, *], [*, *, *])");
+    /// assert_eq!(pair.compose(&triple)?.num_leaves(), 6);
+    /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn compose(&self, inner: &TreeDef) -> TreeDef {
+    pub fn compose(&self, inner: &TreeDef) -> Result<TreeDef, Error> {
+        self.composed_counts(inner).ok_or_else(|| {
+            Error::custom(alloc::format!(
+                "cannot compose: {} leaves each replaced by {} nodes make more nodes than a usize counts",
+                self.num_leaves(),
+                inner.num_nodes()
+            ))
+        })?;
+        if inner.is_leaf() {
+            return Ok(self.clone());
+        }
+        if self.num_leaves() > 0 && inner.nodes().is_empty() {
+            return Err(Error::custom(
+                "cannot compose with the empty TreeDef: its leaves would be replaced by nothing",
+            ));
+        }
         let mut b = TreeDefBuilder::new();
         let mut w = Walker::new(self);
         loop {
@@ -47,7 +65,19 @@ impl TreeDef {
                 None => break,
             }
         }
-        b.finish()
+        Ok(b.build())
+    }
+
+    /// The number of nodes (leaves included) and of leaves of
+    /// `self.compose(inner)`, if a `usize` counts them.
+    pub(crate) fn composed_counts(&self, inner: &TreeDef) -> Option<(usize, usize)> {
+        let internal = self.num_nodes().checked_sub(self.num_leaves())?;
+        let nodes = self
+            .num_leaves()
+            .checked_mul(inner.num_nodes())?
+            .checked_add(internal)?;
+        let leaves = self.num_leaves().checked_mul(inner.num_leaves())?;
+        Some((nodes, leaves))
     }
 
     /// Undoes `outer.compose(level)` for a `level` that is one node of
@@ -126,7 +156,7 @@ impl TreeDef {
                 stack.pop();
             }
         }
-        Ok((b.finish(), level))
+        Ok((b.build(), level))
     }
 }
 
@@ -135,7 +165,7 @@ pub(crate) fn seq_of_leaves(n: usize) -> TreeDef {
     let mut b = TreeDefBuilder::new();
     b.raw(Node::Seq(n), &[]);
     b.leaves(n);
-    b.finish()
+    b.build()
 }
 
 /// The TreeDef of a pair of leaves (`(*, *)`).
@@ -143,5 +173,5 @@ pub(crate) fn pair_of_leaves() -> TreeDef {
     let mut b = TreeDefBuilder::new();
     b.raw(Node::Tuple(2), &[]);
     b.leaves(2);
-    b.finish()
+    b.build()
 }

@@ -33,7 +33,11 @@ impl TreeDef {
         if self == other {
             return Vec::new();
         }
-        match align(&[self, other], Policy::diff()) {
+        let mismatches_only = Policy {
+            args: false,
+            ..Policy::diff()
+        };
+        match align(&[self, other], mismatches_only) {
             Err(errors) => errors.into_iter().map(|e| e.with_tree(None)).collect(),
             // Equal as far as lining up goes, yet not equal: say so rather
             // than report nothing.
@@ -60,6 +64,7 @@ impl TreeDef {
     pub fn is_prefix_of(&self, full: &TreeDef) -> bool {
         let first_error_only = Policy {
             all_errors: false,
+            args: false,
             ..Policy::prefix(0)
         };
         self == full || align(&[self, full], first_error_only).is_ok()

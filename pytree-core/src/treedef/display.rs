@@ -2,6 +2,16 @@
 //! `Mlp { layers: [Linear { w: *, b: * }], activation: Relu }`.
 //! Iterative (an explicit stack), so a 100 000-level TreeDef prints without
 //! overflowing the call stack.
+//!
+//! Bounded: a run of more than [`MAX_RUN`] consecutive leaves in one
+//! sequence or tuple prints its first [`SHOWN`] leaves and a count
+//! (`[*, *, *, *, *, *, *, *, ... 99992 more leaves]`), and so does a run
+//! of more than `MAX_RUN` data fields of one struct that are all leaves
+//! (`S { f0: *, ..., f7: *, ... 92 more fields }`). So the text is
+//! proportional to the records, not to the leaves they stand for (a
+//! two-record TreeDef can stand for 10^18 leaves): each record prints at
+//! most `SHOWN + 1` names (each at most `TreeDefLimits::max_name_len`
+//! bytes in a document) plus what it holds (static values, map keys).
 
 use alloc::vec::Vec;
 use core::fmt;
@@ -9,6 +19,11 @@ use core::fmt;
 use super::{Item, Node, TreeDef, Walker};
 use crate::schema::{FieldStyle, Schema};
 use crate::static_data::StaticValue;
+
+/// Runs of leaves up to this long print in full.
+pub(crate) const MAX_RUN: usize = 64;
+/// How many leaves of a longer run print before the count.
+const SHOWN: usize = 8;
 
 /// An open container whose children are being printed.
 enum Frame<'d> {
@@ -49,7 +64,7 @@ impl fmt::Display for TreeDef {
                 let Some(top) = stack.last_mut() else {
                     return Ok(());
                 };
-                if next_child(f, top)? {
+                if next_child(f, top, &mut walker)? {
                     break;
                 }
                 stack.pop();
@@ -118,14 +133,19 @@ fn open<'d>(
 }
 
 /// Writes what precedes the frame's next data child and returns true, or
-/// closes the frame and returns false.
-fn next_child(f: &mut fmt::Formatter<'_>, frame: &mut Frame<'_>) -> Result<bool, fmt::Error> {
+/// closes the frame and returns false. Long runs of leaves are printed
+/// here, shortened (see the module docs), and consumed from `walker`.
+fn next_child(
+    f: &mut fmt::Formatter<'_>,
+    frame: &mut Frame<'_>,
+    walker: &mut Walker<'_>,
+) -> Result<bool, fmt::Error> {
     match frame {
         Frame::List {
             left,
             printed,
             close,
-        } => {
+        } => loop {
             if *left == 0 {
                 f.write_str(close)?;
                 return Ok(false);
@@ -134,9 +154,20 @@ fn next_child(f: &mut fmt::Formatter<'_>, frame: &mut Frame<'_>) -> Result<bool,
                 f.write_str(", ")?;
             }
             *printed = true;
+            let run = walker.leaves_ahead().min(*left);
+            if run > MAX_RUN {
+                f.write_str("*")?;
+                for _ in 1..SHOWN {
+                    f.write_str(", *")?;
+                }
+                write!(f, ", ... {} more leaves", run - SHOWN)?;
+                walker.skip_leaves(run);
+                *left -= run;
+                continue;
+            }
             *left -= 1;
-            Ok(true)
-        }
+            return Ok(true);
+        },
         Frame::Map { keys, next, len } => {
             if *next == *len {
                 f.write_str("}")?;
@@ -163,6 +194,30 @@ fn next_child(f: &mut fmt::Formatter<'_>, frame: &mut Frame<'_>) -> Result<bool,
             while let Some(field) = schema.fields().get(*next_field) {
                 if *next_field > 0 {
                     f.write_str(", ")?;
+                }
+                if !field.is_static {
+                    // Data fields from here on that are all leaves.
+                    let data = schema.fields()[*next_field..]
+                        .iter()
+                        .take_while(|f| !f.is_static)
+                        .count();
+                    let run = walker.leaves_ahead().min(data);
+                    if run > MAX_RUN {
+                        for (k, field) in schema.fields()[*next_field..][..SHOWN].iter().enumerate()
+                        {
+                            if k > 0 {
+                                f.write_str(", ")?;
+                            }
+                            if named {
+                                write!(f, "{}: ", field.name)?;
+                            }
+                            f.write_str("*")?;
+                        }
+                        write!(f, ", ... {} more fields", run - SHOWN)?;
+                        walker.skip_leaves(run);
+                        *next_field += run;
+                        continue;
+                    }
                 }
                 *next_field += 1;
                 if named {

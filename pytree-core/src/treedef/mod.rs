@@ -15,10 +15,12 @@ mod checked;
 mod compose;
 mod diff;
 mod display;
+mod limits;
 mod nodes;
 mod parse_path;
 mod paths;
 mod relations;
+mod validate;
 mod walk;
 
 use alloc::vec::Vec;
@@ -30,8 +32,11 @@ pub use builder::TreeDefBuilder;
 pub(crate) use checked::type_key;
 use checked::CheckedFor;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
+pub use limits::TreeDefLimits;
 pub(crate) use nodes::view_of;
 pub(crate) use relations::common_suffix_plan;
+#[cfg(feature = "serde")]
+pub(crate) use validate::{check_schema_parts, Checker};
 pub(crate) use walk::{Item, StaticsRange, Walker};
 
 use crate::schema::Schema;
@@ -80,7 +85,9 @@ impl Node {
             // SAFETY: with `repr(u64)` every variant is laid out as a `u64`
             // tag followed by its fields; the other variants each have one
             // initialized word-sized field (a `usize` or a reference) at
-            // offset 8, which is in bounds of the 16-byte record.
+            // offset 8, which is in bounds of the 16-byte record and
+            // aligned. Reading a reference's bytes as an integer is allowed
+            // (the value read has no provenance; it is only compared).
             _ => unsafe {
                 (self as *const Node)
                     .cast::<u8>()
@@ -108,9 +115,19 @@ impl Node {
 /// of records can be compared as plain words. Only made from a `Node`, so
 /// its bytes are always a valid `Node` and a slice of them reads as
 /// `&[Node]`.
+///
+/// The words are `MaybeUninit<u64>`, not `u64`: a `Struct` record's payload
+/// is a `&'static Schema`, and a copy at an integer type would drop the
+/// pointer's provenance (a reference read back from such bytes could not be
+/// dereferenced under Rust's provenance rules). A copy of a `MaybeUninit`
+/// is an untyped copy of its bytes, provenance included, so `Clone`/`Copy`
+/// of a record, of a `Vec` of records, and `as_nodes` keep the schema
+/// reference intact. Equality still compares the words as integers (a
+/// pointer-to-integer read is allowed and only strips the provenance of the
+/// value read, not of the memory).
 #[derive(Clone, Copy)]
 #[repr(transparent)]
-pub(crate) struct NodeWords([u64; 2]);
+pub(crate) struct NodeWords([MaybeUninit<u64>; 2]);
 
 // `NodeWords` and `Node` must have the same layout for `as_nodes`.
 const _: () = assert!(core::mem::size_of::<NodeWords>() == core::mem::size_of::<Node>());
@@ -119,14 +136,16 @@ const _: () = assert!(core::mem::align_of::<NodeWords>() == core::mem::align_of:
 impl From<Node> for NodeWords {
     #[inline(always)]
     fn from(node: Node) -> Self {
-        let mut words = NodeWords([0; 2]);
+        let mut words = NodeWords([MaybeUninit::new(0); 2]);
         let to = (&mut words as *mut NodeWords).cast::<u8>();
         let from = (&node as *const Node).cast::<u8>();
         // SAFETY: `Node` is `repr(u64)`: an initialized `u64` tag at offset
         // 0, then the variant's one field (a `usize` or a reference) at
-        // offset 8, except for `Some` and `None`, which have none. The tag
-        // and that field are copied to the same offsets of 16 zeroed bytes
-        // (as `MaybeUninit`, an untyped copy that keeps a reference's
+        // offset 8, except for `Some` and `None`, which have none. Both
+        // pointers are to live, aligned 16-byte values, so the reads and
+        // writes at offsets 0 and 8 are in bounds and aligned. The tag and
+        // that field are copied to the same offsets of 16 zeroed bytes, as
+        // `MaybeUninit` (an untyped copy that keeps a reference's
         // provenance), so the result has `node`'s bytes, padding zeroed.
         unsafe {
             to.cast::<u64>().write(from.cast::<u64>().read());
@@ -144,9 +163,24 @@ impl NodeWords {
     #[inline(always)]
     fn as_nodes(records: &[NodeWords]) -> &[Node] {
         // SAFETY: same size and alignment (checked above); every
-        // `NodeWords` is made from a `Node` by `from`, so its bytes are a
-        // valid `Node` (initialized padding is allowed).
+        // `NodeWords` is made from a `Node` by `from` and then only copied
+        // as `MaybeUninit` bytes, so its bytes are a valid `Node`, a
+        // schema reference with its provenance (initialized padding is
+        // allowed). The slice borrows `records`, so it lives no longer.
         unsafe { core::slice::from_raw_parts(records.as_ptr().cast::<Node>(), records.len()) }
+    }
+
+    /// The records as plain words, two per record, for comparing.
+    #[inline(always)]
+    fn as_words(records: &[NodeWords]) -> &[u64] {
+        // SAFETY: `NodeWords` is `repr(transparent)` over two
+        // `MaybeUninit<u64>`, which have the layout of `u64`, so the records
+        // are `2 * len` aligned words, borrowed for as long as `records`.
+        // Every byte is initialized (`from` zeroes the padding and the
+        // payload of `Some`/`None`), so reading them as integers is
+        // defined; a schema address read this way is only compared, never
+        // turned back into a pointer.
+        unsafe { core::slice::from_raw_parts(records.as_ptr().cast::<u64>(), records.len() * 2) }
     }
 
     /// Equality of two encodings: one word comparison (a `memcmp`) in the
@@ -154,13 +188,8 @@ impl NodeWords {
     /// record by record, schemas by value.
     #[inline]
     fn slices_eq(a: &[NodeWords], b: &[NodeWords]) -> bool {
-        let words = |r: &[NodeWords]| -> &[u64] {
-            // SAFETY: `NodeWords` is `repr(transparent)` over `[u64; 2]`.
-            let arrays: &[[u64; 2]] =
-                unsafe { core::slice::from_raw_parts(r.as_ptr().cast::<[u64; 2]>(), r.len()) };
-            arrays.as_flattened()
-        };
-        a.len() == b.len() && (words(a) == words(b) || Self::slices_eq_by_value(a, b))
+        a.len() == b.len()
+            && (Self::as_words(a) == Self::as_words(b) || Self::slices_eq_by_value(a, b))
     }
 
     /// Equality record by record, for encodings whose words differ (it may
@@ -280,7 +309,9 @@ impl TreeDef {
         num_leaves: usize,
     ) -> Self {
         let nodes = nodes.into_iter().map(NodeWords::from).collect();
-        Self::from_parts(nodes, statics, num_leaves)
+        let def = Self::from_parts(nodes, statics, num_leaves);
+        debug_assert!(validate::check(&def, TreeDefLimits::UNLIMITED).is_ok());
+        def
     }
 
     /// The TreeDef of a single leaf (JAX's `*`).
@@ -293,7 +324,7 @@ impl TreeDef {
     pub fn leaf() -> Self {
         let mut b = TreeDefBuilder::new();
         b.leaf();
-        b.finish()
+        b.build()
     }
 
     /// Number of leaves.
@@ -311,13 +342,15 @@ impl TreeDef {
     /// assert_eq!(pytree_std::structure(&(1u8, [2u8, 3])).num_nodes(), 5);
     /// ```
     pub fn num_nodes(&self) -> usize {
-        self.nodes()
-            .iter()
-            .map(|n| match *n {
+        // Saturating: a TreeDef that is checked (deserialized, or finished
+        // by a builder) has at most `usize::MAX` nodes; one flattened from
+        // zero-sized leaves might not.
+        self.nodes().iter().fold(0usize, |sum, n| {
+            sum.saturating_add(match *n {
                 Node::Leaves(k) => k,
                 _ => 1,
             })
-            .sum()
+        })
     }
 
     /// True when the whole tree is one leaf.
@@ -359,7 +392,13 @@ impl TreeDef {
             Some(Item::Node(node, _)) => node.arity(),
             _ => return Vec::new(),
         };
-        (0..arity).map(|_| walker.copy_subtree()).collect()
+        // Grown as the children are copied, not reserved from the count
+        // the record claims.
+        let mut children = Vec::with_capacity(arity.min(64));
+        for _ in 0..arity {
+            children.push(walker.copy_subtree());
+        }
+        children
     }
 
     /// Bytes of memory held by the encoding (records and the statics table,
@@ -484,8 +523,33 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_read_back_after_copies_of_the_records_is_usable() {
+        // Copies by value, through a Vec's growth and a clone: the schema
+        // reference must keep its provenance (run under Miri to check).
+        let mut stored: Vec<NodeWords> = Vec::with_capacity(1);
+        for node in EVERY_KIND {
+            stored.push(NodeWords::from(node));
+        }
+        let copied = stored.clone();
+        let one = copied[1];
+        let moved = [one, copied[0]];
+        let def = TreeDef::from_parts(moved.to_vec(), Vec::new(), 0);
+        match def.nodes()[0] {
+            Node::Struct(schema) => assert_eq!(schema.type_name(), "A"),
+            other => panic!("read back {other:?}"),
+        }
+    }
+
+    #[test]
     fn a_stored_record_is_its_tag_then_its_payload_word_or_zero() {
-        let words: Vec<[u64; 2]> = EVERY_KIND.iter().map(|n| NodeWords::from(*n).0).collect();
+        let words: Vec<[u64; 2]> = EVERY_KIND
+            .iter()
+            .map(|n| {
+                let stored = [NodeWords::from(*n)];
+                let w = NodeWords::as_words(&stored);
+                [w[0], w[1]]
+            })
+            .collect();
         let tags: Vec<u64> = words.iter().map(|w| w[0]).collect();
         assert_eq!(tags, [0, 1, 2, 3, 4, 5, 6]);
         let payloads: Vec<u64> = EVERY_KIND.iter().map(|n| n.payload() as u64).collect();

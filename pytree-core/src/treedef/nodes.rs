@@ -51,7 +51,7 @@ fn one_level_of(node: Node, statics: &[StaticValue]) -> TreeDef {
     let mut b = TreeDefBuilder::new();
     b.raw(node, statics);
     b.leaves(node.arity());
-    b.finish()
+    b.build()
 }
 
 /// A node record over copies of `children`.
@@ -61,7 +61,7 @@ fn node_over(node: Node, statics: &[StaticValue], children: &[TreeDef]) -> TreeD
     for child in children {
         copy_into(&mut b, child);
     }
-    b.finish()
+    b.build()
 }
 
 /// The error for a repeated map key.
@@ -228,6 +228,8 @@ impl TreeDef {
                 };
             }
             NodeView::Struct { schema, statics } => {
+                super::validate::check_schema(schema, super::TreeDefLimits::current())
+                    .map_err(Error::custom)?;
                 if statics.len() != schema.num_static() {
                     return Err(Error::custom(format!(
                         "{} has {} static fields, got {}",
@@ -247,6 +249,7 @@ impl TreeDef {
                         keys.item_count()
                     )));
                 }
+                super::validate::check_keys(keys, *len).map_err(Error::custom)?;
                 (Node::Map(*len), vec![keys.clone()])
             }
             NodeView::Some => (Node::Some, Vec::new()),
@@ -308,9 +311,7 @@ impl TreeDef {
         let mut walker = Walker::new(self);
         match walker.next_item() {
             Some(Item::Node(node, _)) if i < node.arity() => {
-                for _ in 0..i {
-                    walker.skip_subtree();
-                }
+                walker.skip_subtrees(i);
                 Some(walker.copy_subtree())
             }
             _ => None,
@@ -335,13 +336,15 @@ impl TreeDef {
             return Vec::new();
         };
         let keys = ChildKeys::of(node, statics);
-        (0..node.arity())
-            .map(|j| {
-                let mut entries = Vec::new();
-                keys.push(j, &mut entries);
-                KeyPath::from_entries(entries)
-            })
-            .collect()
+        // Grown as the entries are made, not reserved from the count the
+        // record claims.
+        let mut out = Vec::with_capacity(node.arity().min(64));
+        for j in 0..node.arity() {
+            let mut entries = Vec::new();
+            keys.push(j, &mut entries);
+            out.push(KeyPath::from_entries(entries));
+        }
+        out
     }
 
     /// The root node alone, with a leaf for each child (optree's
@@ -593,7 +596,7 @@ impl TreeDef {
                 }
             }
         }
-        Ok(out.finish())
+        Ok(out.build())
     }
 }
 
@@ -634,7 +637,9 @@ mod tests {
             b.node(crate::visit::NodeRef::Seq(1));
         }
         b.leaf();
-        let def = b.finish();
+        let def = crate::TreeDefLimits::UNLIMITED
+            .scope(|| b.finish())
+            .unwrap();
         let t = def
             .transform(|_, node| Ok(node.clone()), |_| TreeDef::none())
             .unwrap();

@@ -156,9 +156,7 @@ impl TreeDef {
                     &entries,
                 ));
             };
-            for _ in 0..j {
-                walker.skip_subtree();
-            }
+            walker.skip_subtrees(j);
             entries.extend(child);
             rest = &rest[len..];
         }

@@ -4,6 +4,7 @@
 use alloc::vec::Vec;
 
 use super::align::ChildKeys;
+use super::walk::SkipTable;
 use super::{Item, TreeDef, Walker};
 use crate::key_path::{KeyEntry, KeyPath};
 
@@ -40,7 +41,9 @@ impl TreeDef {
     }
 
     /// The key path of leaf `i` (in leaf order), or `None` past the last
-    /// leaf; it stops at that leaf.
+    /// leaf. Runs of leaves are passed in one step and subtrees that hold
+    /// no wanted leaf are jumped over (a `SkipTable`), so the cost is the
+    /// records, not `i` (a document may claim 10^18 leaves).
     ///
     /// ```
     /// let def = pytree_std::structure(&(1, vec![2, 3]));
@@ -48,20 +51,50 @@ impl TreeDef {
     /// assert_eq!(def.leaf_path(3), None);
     /// ```
     pub fn leaf_path(&self, i: usize) -> Option<KeyPath> {
-        let mut seen = 0;
-        let mut found = None;
-        self.walk_leaf_paths(|path| {
-            if seen == i {
-                found = Some(KeyPath::from_entries(path.to_vec()));
-                return false;
+        if i >= self.num_leaves() {
+            return None;
+        }
+        let table = SkipTable::new(self);
+        let mut walker = Walker::new(self);
+        let mut path: Vec<KeyEntry> = Vec::new();
+        // Leaves still to pass inside the subtree the walker stands at.
+        let mut left = i;
+        loop {
+            let (node, statics) = match walker.next_item() {
+                Some(Item::Node(node, statics)) => (node, statics),
+                Some(Item::Leaf) => return Some(KeyPath::from_entries(path)),
+                None => return None,
+            };
+            let keys = ChildKeys::of(node, statics);
+            let mut j = 0;
+            loop {
+                if j >= node.arity() {
+                    return None;
+                }
+                let run = walker.leaves_ahead().min(node.arity() - j);
+                if run > 0 {
+                    if left < run {
+                        keys.push(j + left, &mut path);
+                        return Some(KeyPath::from_entries(path));
+                    }
+                    walker.skip_leaves(run);
+                    left -= run;
+                    j += run;
+                    continue;
+                }
+                let mut probe = walker.clone();
+                let inside = table.skip(&mut probe);
+                if left < inside {
+                    keys.push(j, &mut path);
+                    break;
+                }
+                walker = probe;
+                left -= inside;
+                j += 1;
             }
-            seen += 1;
-            true
-        });
-        found
+        }
     }
 
-    /// Calls `f` with the path of each leaf in order, while it returns true.
     fn walk_leaf_paths(&self, mut f: impl FnMut(&[KeyEntry]) -> bool) {
         let mut walker = Walker::new(self);
         let mut path: Vec<KeyEntry> = Vec::new();

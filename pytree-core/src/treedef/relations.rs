@@ -14,6 +14,7 @@ impl TreeDef {
     fn as_prefix_of(&self, full: &TreeDef) -> Option<Alignment> {
         let first_error_only = Policy {
             all_errors: false,
+            args: false,
             ..Policy::prefix(0)
         };
         align(&[self, full], first_error_only).ok()
@@ -97,20 +98,23 @@ impl TreeDef {
         if self == other {
             return Ok(self.clone());
         }
-        common_suffix_plan(self, other).map(|plan| plan.def)
+        common_suffix_plan(self, other, false).map(|plan| plan.def)
     }
 }
 
 /// The alignment of two TreeDefs where either may broadcast a leaf over
 /// the other's subtree (strict otherwise): the common suffix, and for each
-/// of its leaves the leaf of each input it comes from.
-pub(crate) fn common_suffix_plan(a: &TreeDef, b: &TreeDef) -> Result<Alignment, Error> {
+/// of its leaves the leaf of each input it comes from (when `args`; the
+/// merged structure alone otherwise, which costs the records, not the
+/// leaves).
+pub(crate) fn common_suffix_plan(a: &TreeDef, b: &TreeDef, args: bool) -> Result<Alignment, Error> {
     let policy = Policy {
         mode: Mode::Strict,
         inherit: Inherit::Everybody,
         all_errors: true,
         fill: false,
         spans: false,
+        args,
     };
     align(&[a, b], policy).map_err(Error::from_mismatches)
 }

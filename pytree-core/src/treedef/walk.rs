@@ -69,7 +69,7 @@ impl<'d> Walker<'d> {
         self.pos += 1;
         match node {
             Node::Leaves(n) => {
-                self.run_left = n - 1;
+                self.run_left = n.saturating_sub(1);
                 Some(Item::Leaf)
             }
             other => {
@@ -126,14 +126,14 @@ impl<'d> Walker<'d> {
     /// far: for error messages only).
     #[cold]
     pub(crate) fn leaves_consumed(&self) -> usize {
-        let read: usize = self.nodes[..self.pos.min(self.nodes.len())]
-            .iter()
-            .map(|n| match n {
-                Node::Leaves(k) => *k,
-                _ => 0,
-            })
-            .sum();
-        read - self.run_left
+        let read =
+            self.nodes[..self.pos.min(self.nodes.len())]
+                .iter()
+                .fold(0usize, |sum, n| match n {
+                    Node::Leaves(k) => sum.saturating_add(*k),
+                    _ => sum,
+                });
+        read.saturating_sub(self.run_left)
     }
 
     /// Consumes one leaf if the next item is a leaf.
@@ -170,21 +170,54 @@ impl<'d> Walker<'d> {
         k
     }
 
+    /// How many leaves come next in a row (the rest of the current run, or
+    /// the next record's run), without consuming them.
+    pub(crate) fn leaves_ahead(&self) -> usize {
+        if self.run_left > 0 {
+            return self.run_left;
+        }
+        match self.nodes.get(self.pos) {
+            Some(Node::Leaves(n)) => *n,
+            _ => 0,
+        }
+    }
+
+    /// Consumes up to `n` leaves that come next in a row.
+    pub(crate) fn skip_leaves(&mut self, n: usize) {
+        let mut left = n;
+        while left > 0 {
+            match self.take_leaves(left) {
+                0 => return,
+                k => left -= k,
+            }
+        }
+    }
+
     /// Consumes one whole subtree; returns how many leaves it held.
     pub(crate) fn skip_subtree(&mut self) -> usize {
+        self.skip_subtrees(1)
+    }
+
+    /// Consumes `n` whole subtrees (siblings); returns how many leaves they
+    /// held. Runs of leaves are passed in one step each, so the cost is the
+    /// records passed, not `n` (a child index read from a document may be
+    /// 10^18).
+    pub(crate) fn skip_subtrees(&mut self, n: usize) -> usize {
         let mut leaves = 0usize;
-        let mut pending = 1usize;
+        let mut pending = n;
         while pending > 0 {
             let k = self.take_leaves(pending);
-            leaves += k;
+            leaves = leaves.saturating_add(k);
             pending -= k;
             if pending == 0 {
                 break;
             }
             match self.next_item() {
-                Some(Item::Node(node, _)) => pending = pending - 1 + node.arity(),
+                Some(Item::Node(node, _)) => {
+                    pending = (pending - 1).saturating_add(node.arity());
+                }
                 Some(Item::Leaf) => {
-                    leaves += 1;
+                    leaves = leaves.saturating_add(1);
                     pending -= 1;
                 }
                 None => break,
@@ -216,7 +249,7 @@ impl<'d> Walker<'d> {
                 None => break,
             }
         }
-        b.finish()
+        b.build()
     }
 }
 

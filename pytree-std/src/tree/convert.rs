@@ -17,7 +17,8 @@
 //! [`Tree::to_pytree`], takes one.
 
 use pytree_core::{
-    DefSource, Error, Flatten, KeyEntry, NodeView, Source, StaticValue, TreeDef, Unflatten,
+    DefSource, Error, ErrorKind, Flatten, KeyEntry, NodeView, Source, StaticValue, TreeDef,
+    Unflatten,
 };
 
 use super::{walk, Tree};
@@ -259,6 +260,17 @@ impl<L> Tree<L> {
         T: Unflatten<Std, Leaf = L>,
         L: Clone,
     {
+        // The shape is built from `def` alone, so it is built only when it
+        // is no more than about twice this tree's size (a document's
+        // TreeDef may claim any number of leaves); otherwise the counts
+        // alone say they cannot match.
+        let have = self.num_leaves();
+        if def.num_leaves() > have.saturating_mul(2).saturating_add(16) {
+            return Err(Error::new(ErrorKind::TooFewLeaves {
+                expected: def.num_leaves(),
+                found: have,
+            }));
+        }
         let shape: Tree<usize> = read_def(def, 0..def.num_leaves())?;
         let mut leaves = Vec::with_capacity(def.num_leaves());
         walk::lockstep(&shape, [self], |_, [x]| {

@@ -14,6 +14,14 @@
 //! sequences (a pytree's lists are nodes), so a leaf type that is itself a
 //! collection cannot be read this way.
 //!
+//! Floats read back exactly when the format's parser rounds correctly
+//! (serde_json needs its `float_roundtrip` feature for that: its default
+//! parser may read a long decimal one ulp off).
+//!
+//! Writing a NaN or infinite float leaf to a human-readable format is an
+//! error naming its path (JSON would write `null`, which reads back as
+//! `None`); binary formats keep it (the rule and why: `finite.rs`).
+//!
 //! A malformed document is an error naming the path (`at ["x"][1]: invalid
 //! type: string "a", expected f64`) after the format's own position; a
 //! repeated key is an error (no entry is dropped). serde's API is
@@ -43,25 +51,58 @@ use pytree_core::{KeyEntry, KeyPath};
 /// ```
 pub const MAX_SERDE_DEPTH: usize = 127;
 
-/// One node, written recursively (depth checked at the root).
-struct Written<'a, L>(&'a Tree<L>);
+/// One node at a path, written recursively (depth checked at the root).
+struct Written<'a, 'p, L> {
+    tree: &'a Tree<L>,
+    path: Option<&'p Link<'p>>,
+}
 
-impl<L: Serialize> Serialize for Written<'_, L> {
+impl<L: Serialize> Serialize for Written<'_, '_, L> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self.0.node() {
-            Node::Leaf(x) => x.serialize(serializer),
+        match self.tree.node() {
+            Node::Leaf(x) => {
+                // A NaN or infinity would be lost in a human-readable
+                // format (see `finite.rs` for the rule and why).
+                if serializer.is_human_readable() {
+                    if let Some(v) = crate::finite::non_finite(x) {
+                        return Err(ser::Error::custom(format_args!(
+                            "at {}: {}",
+                            key_path(self.path),
+                            crate::finite::message(v)
+                        )));
+                    }
+                }
+                x.serialize(serializer)
+            }
             Node::None => serializer.serialize_none(),
             Node::Seq(items) => {
                 let mut seq = serializer.serialize_seq(Some(items.len()))?;
-                for item in items.iter() {
-                    seq.serialize_element(&Written(item))?;
+                for (i, item) in items.iter().enumerate() {
+                    let link = Link {
+                        parent: self.path,
+                        entry: Entry::Index(i),
+                    };
+                    seq.serialize_element(&Written {
+                        tree: item,
+                        path: Some(&link),
+                    })?;
                 }
                 seq.end()
             }
             Node::Map(map) => {
                 let mut out = serializer.serialize_map(Some(map.len()))?;
                 for (k, v) in map.iter() {
-                    out.serialize_entry(k, &Written(v))?;
+                    let link = Link {
+                        parent: self.path,
+                        entry: Entry::Key(k),
+                    };
+                    out.serialize_entry(
+                        k,
+                        &Written {
+                            tree: v,
+                            path: Some(&link),
+                        },
+                    )?;
                 }
                 out.end()
             }
@@ -71,11 +112,16 @@ impl<L: Serialize> Serialize for Written<'_, L> {
 
 impl<L: Serialize> Serialize for Tree<L> {
     /// Writes the tree as the document it looks like (see the module
-    /// docs); a tree deeper than [`MAX_SERDE_DEPTH`] is an error.
+    /// docs); a tree deeper than [`MAX_SERDE_DEPTH`] is an error, and so is
+    /// a NaN or infinite float leaf in a human-readable format (JSON would
+    /// write `null`, which reads back as `None`); the error names its path.
     ///
     /// ```
     /// let t: pytree_std::Tree<f64> = pytree_std::tree! { "a" => 1.0, "x" => [2.5, None] };
     /// assert_eq!(serde_json::to_string(&t).unwrap(), r#"{"a":1.0,"x":[2.5,null]}"#);
+    /// let nan: pytree_std::Tree<f64> = pytree_std::tree! { "a" => 1.0, "x" => [f64::NAN] };
+    /// let err = serde_json::to_string(&nan).unwrap_err();
+    /// assert!(err.to_string().starts_with(r#"at ["x"][0]: the leaf NaN cannot be written"#), "{err}");
     /// ```
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let depth = self.depth();
@@ -84,7 +130,11 @@ impl<L: Serialize> Serialize for Tree<L> {
                 "the tree is {depth} levels deep; serde reads and writes at most {MAX_SERDE_DEPTH}"
             )));
         }
-        Written(self).serialize(serializer)
+        Written {
+            tree: self,
+            path: None,
+        }
+        .serialize(serializer)
     }
 }
 

@@ -1,0 +1,5 @@
+//! Fuzz target `tree_doc`: see `pytree_tests::fuzz::tree_doc` for what it feeds and
+//! the laws it checks.
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| pytree_tests::fuzz::tree_doc(data));

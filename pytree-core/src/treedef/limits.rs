@@ -1,0 +1,167 @@
+//! [`TreeDefLimits`]: how large a TreeDef read from a document (or
+//! finished by a [`TreeDefBuilder`](super::TreeDefBuilder)) may be.
+//!
+//! A TreeDef is run-length encoded, so a 90-byte document can describe
+//! 10^18 leaves. Every reader of a TreeDef works in time and memory
+//! proportional to what it is given or returns, but a reader that returns
+//! one value per leaf (`children`, `compose`) or is handed such a TreeDef
+//! with no leaves to check it against would still be asked for 10^18 of
+//! something. The limits refuse such documents at the door, with an error
+//! that names the limit, as serde_json's recursion limit and bincode's size
+//! limit do. The defaults are far above any real model; a program that
+//! needs more raises them for one scope with [`TreeDefLimits::scope`].
+
+/// Limits on the TreeDefs that deserialization and
+/// [`TreeDefBuilder::finish`](super::TreeDefBuilder::finish) accept.
+///
+/// The defaults ([`TreeDefLimits::DEFAULT`]): 2^32 leaves (4 294 967 296:
+/// 16 GiB of `f32` leaves), 2^26 internal nodes (67 108 864; a TreeDef of
+/// that many holds 1 GiB of records), depth 4096 (nested nodes; a real
+/// model is tens deep, and JAX's pytrees stop at Python's recursion limit
+/// of 1000), 2^16 distinct struct schemas in one document, and names (of
+/// types, modules, variants, fields, kinds) of at most 512 bytes (a
+/// TreeDef prints a struct's name for every struct node). The depth is
+/// kept low because some results grow with it: each mismatch that
+/// [`TreeDef::diff`](crate::TreeDef::diff) reports carries its key path.
+/// Fields are public: start from a constant and change what you need.
+///
+/// ```
+/// use pytree_std::{NodeRef, TreeDefBuilder, TreeDefLimits};
+/// // A sequence of 10^12 leaves: two records (with serde, a 70-byte document).
+/// let build = || {
+///     let mut b = TreeDefBuilder::new();
+///     b.node(NodeRef::Seq(1_000_000_000_000));
+///     b.leaves(1_000_000_000_000);
+///     b.finish()
+/// };
+/// let err = build().unwrap_err();
+/// assert!(err.to_string().contains("more than 4294967296 leaves"), "{err}");
+///
+/// let mut big = TreeDefLimits::DEFAULT;
+/// big.max_leaves = 1 << 40;
+/// let def = big.scope(build)?;
+/// assert_eq!(def.num_leaves(), 1_000_000_000_000);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct TreeDefLimits {
+    /// The most leaves.
+    pub max_leaves: usize,
+    /// The most internal nodes (structs, sequences, tuples, maps, `Some`,
+    /// `None`; leaves are counted by `max_leaves`).
+    pub max_nodes: usize,
+    /// The most nodes with children nested in one another (`[*]` is 1
+    /// deep; a derived linked list is 2 deep per level: the struct and its
+    /// `Some`).
+    pub max_depth: usize,
+    /// The most struct schemas one document may list.
+    pub max_schemas: usize,
+    /// The longest name (in bytes) a schema may hold.
+    pub max_name_len: usize,
+}
+
+impl TreeDefLimits {
+    /// The limits in force unless a [`scope`](Self::scope) says otherwise
+    /// (see the type's docs for the figures).
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::TreeDefLimits::DEFAULT.max_leaves, 1 << 32);
+    /// ```
+    pub const DEFAULT: TreeDefLimits = TreeDefLimits {
+        max_leaves: 1 << 32,
+        max_nodes: 1 << 26,
+        max_depth: 1 << 12,
+        max_schemas: 1 << 16,
+        max_name_len: 512,
+    };
+
+    /// No limit at all: only what fits in a `usize` (counts are still
+    /// checked, so nothing overflows).
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::TreeDefLimits::UNLIMITED.max_depth, usize::MAX);
+    /// ```
+    pub const UNLIMITED: TreeDefLimits = TreeDefLimits {
+        max_leaves: usize::MAX,
+        max_nodes: usize::MAX,
+        max_depth: usize::MAX,
+        max_schemas: usize::MAX,
+        max_name_len: usize::MAX,
+    };
+
+    /// The limits in force on this thread: those of the innermost
+    /// [`scope`](Self::scope), else [`DEFAULT`](Self::DEFAULT) (always the
+    /// default without pytree-core's `std` feature).
+    ///
+    /// ```
+    /// use pytree_std::TreeDefLimits;
+    /// assert_eq!(TreeDefLimits::current(), TreeDefLimits::DEFAULT);
+    /// TreeDefLimits::UNLIMITED.scope(|| assert_eq!(TreeDefLimits::current(), TreeDefLimits::UNLIMITED));
+    /// ```
+    pub fn current() -> TreeDefLimits {
+        #[cfg(feature = "std")]
+        {
+            scoped::CURRENT.with(|c| c.get())
+        }
+        #[cfg(not(feature = "std"))]
+        {
+            TreeDefLimits::DEFAULT
+        }
+    }
+
+    /// Runs `f` with these limits in force on this thread, for every
+    /// TreeDef deserialized (in any format, also inside a larger document)
+    /// or finished by a builder; the previous limits come back afterwards,
+    /// also if `f` panics.
+    ///
+    /// ```
+    /// use pytree_std::{NodeRef, TreeDefBuilder, TreeDefLimits};
+    /// let build = || {
+    ///     let mut b = TreeDefBuilder::new();
+    ///     b.node(NodeRef::Seq(3));
+    ///     b.leaves(3);
+    ///     b.finish()
+    /// };
+    /// let mut tight = TreeDefLimits::DEFAULT;
+    /// tight.max_leaves = 2;
+    /// assert!(tight.scope(build).is_err());
+    /// assert!(build().is_ok()); // the default limits are back
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn scope<R>(self, f: impl FnOnce() -> R) -> R {
+        let _restore = scoped::Restore(scoped::CURRENT.with(|c| c.replace(self)));
+        f()
+    }
+}
+
+impl Default for TreeDefLimits {
+    /// [`TreeDefLimits::DEFAULT`].
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::TreeDefLimits::default(), pytree_std::TreeDefLimits::DEFAULT);
+    /// ```
+    fn default() -> Self {
+        TreeDefLimits::DEFAULT
+    }
+}
+
+#[cfg(feature = "std")]
+mod scoped {
+    use std::cell::Cell;
+
+    use super::TreeDefLimits;
+
+    std::thread_local! {
+        pub(super) static CURRENT: Cell<TreeDefLimits> = const { Cell::new(TreeDefLimits::DEFAULT) };
+    }
+
+    /// Puts the previous limits back when dropped, even when unwinding.
+    pub(super) struct Restore(pub(super) TreeDefLimits);
+
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+}
