@@ -83,6 +83,10 @@
 //!   (module [`tree`](mod@tree)).
 //! - With the `serde` feature: serde for [`Tree`] and [`TreeDef`], and for
 //!   any pytree as its TreeDef and leaves (module `serialized`).
+//! - With the `safetensors` feature: checkpoints, any pytree of tensor
+//!   leaves saved to and loaded from a `.safetensors` file, tensors named
+//!   by key path (`layers.0.w`), loaded by type, against a template or in
+//!   place, partially and with renamed prefixes (module `checkpoint`).
 //! - Everything of `pytree-core` (traits, [`TreeDef`], [`Error`], key
 //!   paths), re-exported.
 
@@ -90,6 +94,8 @@
 
 mod at_path;
 mod by_index;
+#[cfg(feature = "safetensors")]
+pub mod checkpoint;
 mod impls;
 mod multi;
 mod namespace;
