@@ -43,8 +43,11 @@
 //!   file's tensors before anything is built from it.
 //! - Data is written little-endian in C order, as the format says, to a
 //!   temporary file beside the target that is then renamed over it, so a
-//!   crash never leaves half a checkpoint and a file that is memory-mapped
-//!   elsewhere is not truncated under it.
+//!   failed save or a crash of the process never leaves half a checkpoint,
+//!   and a file that is memory-mapped elsewhere is not truncated under it.
+//!   The file is not `fsync`ed (neither the `safetensors` package nor
+//!   `torch.save` do): call `File::sync_all` on it if it must survive a
+//!   power cut.
 //!
 //! ```
 //! use pytree_std::checkpoint::{self, Load};
@@ -307,8 +310,7 @@ impl Save {
                 WriteError::Io(e) => io("write", e),
                 WriteError::Leaf(e) => e,
             })?;
-            let file = out.into_inner().map_err(|e| io("write", e.into_error()))?;
-            file.sync_all().map_err(|e| io("sync", e))?;
+            drop(out.into_inner().map_err(|e| io("write", e.into_error()))?);
             std::fs::rename(&temp, path)
                 .map_err(|e| io("cannot rename the temporary file over it", e))
         })();
