@@ -178,9 +178,9 @@ pub use nalgebra;
 pub use ndarray;
 
 /// The README's examples, run as doctests so they stay true. Its tensor
-/// examples need the `ndarray` and `candle` features, which
-/// `cargo test --workspace` turns on (the `tests` crate enables every
-/// feature of this crate).
-#[cfg(all(doctest, feature = "ndarray", feature = "candle"))]
+/// and checkpoint examples need the `ndarray`, `candle` and `safetensors`
+/// features, which `cargo test --workspace` turns on (the `tests` crate
+/// enables every feature of this crate).
+#[cfg(all(doctest, feature = "ndarray", feature = "candle", feature = "safetensors"))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
