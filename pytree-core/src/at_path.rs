@@ -236,21 +236,9 @@ fn not_a_leaf<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Error {
     }
 }
 
-/// The leaf at `path`, lent by reference ([`LeafRef`]: `&L` for scalars,
-/// a view for arrays).
-///
-/// Errors name the path: a path that does not exist says which prefix
-/// exists and which entry it lacks; a path that leads to a subtree (or to
-/// `None`) says what is there. `Option` adds no entry, so the leaf inside a
-/// `Some` has the option's path.
-///
-/// ```
-/// use pytree_std::{KeyPath, Std};
-/// let t = (1, vec![2, 3]);
-/// assert_eq!(pytree_core::get::<Std, _>(&t, &KeyPath::root().index(1).index(0)), Ok(&2));
-/// let err = pytree_core::get::<Std, _>(&t, &KeyPath::root().index(1).index(5)).unwrap_err();
-/// assert_eq!(err.to_string(), "at [1][5]: no such key path: [1] has no child [5]");
-/// ```
+/// The engine of `pytree_std::get` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn get<'a, Ns, T: Flatten<Ns>>(
     tree: &'a T,
     path: &KeyPath,
@@ -301,20 +289,9 @@ impl<M, F: FnOnce(M) -> R, R> VisitMut<M> for UpdateLeaf<'_, F, R> {
     }
 }
 
-/// Calls `f` on the leaf at `path` by mutable reference ([`LeafMut`]) and returns what it
-/// returns (equinox's `tree_at(..., replace_fn=f)`, in place). Errors as
-/// [`get`]; on error `f` is not called and the tree is unchanged.
-///
-/// ```
-/// use pytree_std::{KeyPath, Std};
-/// let mut t = (1i32, vec![2i32, 3]);
-/// let old = pytree_core::update::<Std, _, _>(&mut t, &KeyPath::root().index(1).index(1), |x| {
-///     *x += 10;
-///     *x - 10
-/// })?;
-/// assert_eq!((old, t), (3, (1, vec![2, 13])));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::update` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn update<Ns, T, R>(
     tree: &mut T,
     path: &KeyPath,
@@ -341,18 +318,9 @@ where
     })
 }
 
-/// Replaces the leaf at `path` by `leaf` and returns the old one (equinox's
-/// `tree_at(..., replace=leaf)`, in place). Errors as [`get`], and a leaf
-/// lent as a view (an array) must keep its shape ([`Leaf::assign`]); on
-/// error the tree is unchanged (and `leaf` is dropped).
-///
-/// ```
-/// use pytree_std::{KeyPath, Std};
-/// let mut t = (1, Some(2));
-/// let old = pytree_core::set::<Std, _>(&mut t, &KeyPath::root().index(1), 20)?;
-/// assert_eq!((old, t), (2, (1, Some(20))));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::set` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn set<Ns, T: Flatten<Ns>>(
     tree: &mut T,
     path: &KeyPath,
@@ -417,30 +385,9 @@ impl<'t, Ns, L: Leaf<Ns>, I: Iterator<Item = L>> VisitMut<L::Mut<'t>>
     }
 }
 
-/// Replaces the subtree at `path` by `subtree` and returns the old subtree
-/// as an `S` (equinox's `tree_at` on a node, in place). Typed: `subtree`'s
-/// TreeDef must equal the one at `path` (same nodes, lengths, keys and
-/// static data), else the error names the path and both structures. On
-/// error the tree is unchanged.
-///
-/// `Option` adds no key-path entry, so the subtree at the path of an
-/// `Option` field is the whole option: replace it by an `Option`.
-///
-/// ```
-/// use pytree_std::{KeyPath, PyTree, Std};
-/// #[derive(PyTree, Debug, PartialEq)]
-/// struct Linear { w: f32, b: f32 }
-/// let mut layers = vec![Linear { w: 1.0, b: 2.0 }, Linear { w: 3.0, b: 4.0 }];
-/// let old: Linear = pytree_core::set_subtree::<Std, _, _>(
-///     &mut layers, &KeyPath::root().index(1), Linear { w: 0.0, b: 0.0 })?;
-/// assert_eq!(old, Linear { w: 3.0, b: 4.0 });
-/// assert_eq!(layers[1], Linear { w: 0.0, b: 0.0 });
-///
-/// let err = pytree_core::set_subtree::<Std, _, _>(&mut layers, &KeyPath::root().index(0), (0.0f32, 0.0f32))
-///     .unwrap_err();
-/// assert_eq!(err.to_string(), "at [0]: node mismatch: expected Linear { w: *, b: * }, found (*, *)");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::set_subtree` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn set_subtree<Ns, T, S>(tree: &mut T, path: &KeyPath, subtree: S) -> Result<S, Error>
 where
     T: Flatten<Ns>,

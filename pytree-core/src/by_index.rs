@@ -84,19 +84,9 @@ impl<M> VisitMut<M> for Nth<M> {
     }
 }
 
-/// The leaf at position `index` in leaf order (pre-order), lent by
-/// reference ([`LeafRef`]), without flattening: `leaves(t)[i]` with no
-/// `Vec`. An index past the last leaf is an error that says how many
-/// leaves there are.
-///
-/// ```
-/// use pytree_std::Std;
-/// let t = (1i32, vec![2i32, 3], Some(4i32));
-/// assert_eq!(pytree_core::leaf_at::<Std, _>(&t, 2)?, &3);
-/// let err = pytree_core::leaf_at::<Std, _>(&t, 4).unwrap_err();
-/// assert_eq!(err.to_string(), "at <root>: no leaf at index 4: expected an index below 4, the number of leaves");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::leaf_at` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn leaf_at<Ns, T: Flatten<Ns>>(
     tree: &T,
     index: usize,
@@ -106,16 +96,9 @@ pub fn leaf_at<Ns, T: Flatten<Ns>>(
     v.result()
 }
 
-/// The leaf at position `index` in leaf order, lent by mutable reference
-/// ([`LeafMut`]). Errors as [`leaf_at`].
-///
-/// ```
-/// use pytree_std::Std;
-/// let mut t = (1i32, vec![2i32, 3]);
-/// *pytree_core::leaf_at_mut::<Std, _>(&mut t, 1)? += 10;
-/// assert_eq!(t, (1, vec![12, 3]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::leaf_at_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn leaf_at_mut<Ns, T: Flatten<Ns>>(
     tree: &mut T,
     index: usize,
@@ -163,22 +146,9 @@ impl<R> Visit<R> for NthPath {
     }
 }
 
-/// The key path of the leaf at position `index` in leaf order, with its
-/// [`kind`](KeyPath::kind), without flattening or building a TreeDef (a
-/// TreeDef answers it too: [`TreeDef::leaf_path`](crate::TreeDef::leaf_path),
-/// without the kind). Errors as [`leaf_at`].
-///
-/// ```
-/// use pytree_std::{PyTree, Std};
-/// #[derive(PyTree)]
-/// struct Counter { w: Vec<f32>, #[pytree(kind = "state")] count: f32 }
-/// let c = Counter { w: vec![1.0, 2.0], count: 0.0 };
-/// let p = pytree_core::leaf_path_at::<Std, _>(&c, 1)?;
-/// assert_eq!((p.to_string(), p.kind()), (".w[1]".to_string(), "param"));
-/// let q = pytree_core::leaf_path_at::<Std, _>(&c, 2)?;
-/// assert_eq!((q.to_string(), q.kind()), (".count".to_string(), "state"));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::leaf_path_at` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn leaf_path_at<Ns, T: Flatten<Ns>>(tree: &T, index: usize) -> Result<KeyPath, Error> {
     let mut v = NthPath {
         tracker: PathTracker::new(),

@@ -36,20 +36,9 @@ fn failed_at(def: &crate::TreeDef, i: usize, err: impl LeafFnErr) -> Error {
     }
 }
 
-/// Applies a fallible `f` to every leaf and rebuilds the result as a `U`
-/// (whose leaf type may differ); the first error of `f` is returned at its
-/// leaf's path, and a `U` of another structure is an error as in
-/// [`map_into`](crate::map_into).
-///
-/// ```
-/// use pytree_std::Std;
-/// let t: (u8, Vec<u8>) = pytree_core::try_map::<Std, _, _, _, _>((1i32, vec![2i32]), u8::try_from)?;
-/// assert_eq!(t, (1, vec![2]));
-/// let err = pytree_core::try_map::<Std, _, (u8, Vec<u8>), _, _>((1i32, vec![-2i32]), u8::try_from)
-///     .unwrap_err();
-/// assert_eq!(err.to_string(), "at [1][0]: the function failed: out of range integral type conversion attempted");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::try_map` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn try_map<Ns, T, U, E, F>(tree: T, mut f: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -68,23 +57,9 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// Combines `first` with `N` more trees of its type leaf by leaf with a
-/// fallible `f` (the fallible [`map_n`](crate::map_n)): structures and
-/// array signatures are checked first (every mismatch listed), then the
-/// first error of `f` is returned at its leaf's path. The result is
-/// rebuilt from `first`'s TreeDef, so an array of another rank in a
-/// rank-typed field is an error too, never a panic.
-///
-/// ```
-/// use pytree_std::Std;
-/// let safe_div = |a: &i32, [b]: [&i32; 1]| a.checked_div(*b).ok_or("division by zero");
-/// let q = pytree_core::try_map_n::<Std, _, 1, _, _>(&(6i32, vec![8i32]), [&(3, vec![2])], safe_div)?;
-/// assert_eq!(q, (2, vec![4]));
-/// let err = pytree_core::try_map_n::<Std, _, 1, _, _>(&(6i32, vec![8i32]), [&(3, vec![0])], safe_div)
-///     .unwrap_err();
-/// assert_eq!(err.to_string(), "at [1][0]: the function failed: division by zero");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::try_map_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn try_map_n<Ns, T, const N: usize, E, F>(
     first: &T,
     others: [&T; N],
@@ -113,27 +88,9 @@ where
     unflatten::<Ns, T, _>(&def, out)
 }
 
-/// Updates `tree` in place from `N` other trees of its type with a
-/// fallible `f` (the fallible [`zip_mut`](crate::zip_mut)). Structures and
-/// array signatures are checked before the first update (on a mismatch
-/// nothing changes). If `f` fails, the leaves before the failing one are
-/// updated, the failing leaf is as `f` left it, the rest are untouched,
-/// and the error names the failing leaf's path.
-///
-/// ```
-/// use pytree_std::Std;
-/// let mut p = vec![1.0f64, 2.0, 3.0];
-/// let g = vec![0.5f64, f64::NAN, 0.5];
-/// let step = |p: &mut f64, [g]: [&f64; 1]| {
-///     if g.is_nan() { return Err("NaN gradient"); }
-///     *p -= g;
-///     Ok(())
-/// };
-/// let err = pytree_core::try_zip_mut::<Std, _, 1, _, _>(&mut p, [&g], step).unwrap_err();
-/// assert_eq!(err.to_string(), "at [1]: the function failed: NaN gradient");
-/// assert_eq!(p, [0.5, 2.0, 3.0]); // updated up to the failing leaf
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::try_zip_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn try_zip_mut<Ns, T, const N: usize, E, F>(
     tree: &mut T,
     others: [&T; N],
@@ -163,22 +120,9 @@ where
     }
 }
 
-/// Calls a fallible `f` on every leaf by mutable reference, in pre-order,
-/// stopping at the first error, which names the leaf's path. After an
-/// error, the leaves before the failing one are updated, the failing leaf
-/// is as `f` left it, the rest are untouched.
-///
-/// ```
-/// use pytree_std::Std;
-/// let mut t = (1u8, vec![200u8, 3]);
-/// let err = pytree_core::try_for_each_mut::<Std, _, _, _>(&mut t, |x: &mut u8| {
-///     *x = x.checked_mul(2).ok_or("overflow")?;
-///     Ok::<(), &str>(())
-/// })
-/// .unwrap_err();
-/// assert_eq!(err.to_string(), "at [1][0]: the function failed: overflow");
-/// assert_eq!(t, (2, vec![200, 3]));
-/// ```
+/// The engine of `pytree_std::try_for_each_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn try_for_each_mut<Ns, T, E, F>(tree: &mut T, mut f: F) -> Result<(), Error>
 where
     T: Flatten<Ns>,

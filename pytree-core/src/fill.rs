@@ -19,26 +19,9 @@ use crate::source::DefSource;
 use crate::static_data::Static;
 use crate::with_path::flatten_walk;
 
-/// Splits `tree` in two trees of its own type (equinox's
-/// `partition(tree, filter_spec, replace=..)`): the first keeps the leaves
-/// for which `pred(path, leaf)` holds, the second the others, and each has
-/// `fill(path, leaf)` where the other has the leaf (`fill` is called once
-/// per leaf, for the side that does not get it). [`partition`] gives
-/// `Option` holes instead.
-///
-/// [`partition`]: crate::partition
-///
-/// ```
-/// use pytree_std::Std;
-/// let (pos, rest) = pytree_core::partition_fill::<Std, _, _, _>(
-///     vec![1.0f32, -2.0, 3.0],
-///     |_, x| *x > 0.0,
-///     |_, _| 0.0,
-/// )?;
-/// assert_eq!(pos, [1.0, 0.0, 3.0]);
-/// assert_eq!(rest, [0.0, -2.0, 0.0]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::partition_fill` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn partition_fill<Ns, T, F, G>(tree: T, mut pred: F, mut fill: G) -> Result<(T, T), Error>
 where
     T: Unflatten<Ns>,
@@ -62,19 +45,9 @@ where
     Ok((kept, rest))
 }
 
-/// Keeps the leaves for which `pred(path, leaf)` holds and replaces the
-/// others by `fill(path, leaf)` (equinox's `filter(tree, filter_spec,
-/// replace=..)`), in the tree's own type. [`filter`] gives `Option` holes
-/// instead.
-///
-/// [`filter`]: crate::filter
-///
-/// ```
-/// use pytree_std::Std;
-/// let odd = pytree_core::filter_fill::<Std, _, _, _>((1, [2, 3]), |_, x| x % 2 == 1, |_, _| -1)?;
-/// assert_eq!(odd, (1, [-1, 3]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::filter_fill` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn filter_fill<Ns, T, F, G>(tree: T, mut pred: F, mut fill: G) -> Result<T, Error>
 where
     T: Unflatten<Ns>,
@@ -179,24 +152,9 @@ impl<L, S: Source<L>, G: FnMut() -> L> Source<L> for FillSource<S, G> {
     }
 }
 
-/// Rebuilds `tree`, whose leaves may sit in `Option`s, as a `T` with a
-/// plain leaf where `T` wants one (optree's `tree_replace_nones(sentinel,
-/// tree)`): `Some(leaf)` gives the leaf, a `None` hole gives `fill()`, a
-/// plain leaf stays. The inverse of [`filter`](crate::filter), and how the
-/// halves of a [`partition`](crate::partition) become trees of the
-/// original type again. Elsewhere `tree` must have `T`'s structure (an
-/// `Option` field of `T` stays an `Option`): a mismatch is an error naming
-/// the path. A `T` that reads any structure (the dynamic tree) turns every
-/// `None` into a leaf, as optree does.
-///
-/// ```
-/// use pytree_std::Std;
-/// let (kept, _): (Vec<Option<f32>>, Vec<Option<f32>>) =
-///     pytree_core::partition::<Std, _, _, _>(vec![1.0f32, -2.0, 3.0], |_, x| *x > 0.0)?;
-/// let dense: Vec<f32> = pytree_core::replace_nones::<Std, _, _, _>(kept, || 0.0)?;
-/// assert_eq!(dense, [1.0, 0.0, 3.0]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::replace_nones` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn replace_nones<Ns, U, T, G>(tree: U, fill: G) -> Result<T, Error>
 where
     U: Flatten<Ns>,

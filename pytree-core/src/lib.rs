@@ -5,14 +5,25 @@
 //! non-container parts are *leaves*; flattening splits it into its leaves
 //! and a [`TreeDef`], and unflattening puts them back together.
 //!
-//! This crate is `no_std` (with `alloc`) and defines the traits, the TreeDef
-//! and the operations generically over a *namespace*. Users depend on
-//! `pytree-std`, which fixes the namespace to `Std`, implements the traits
-//! for std types and re-exports everything here.
+//! This crate is `no_std` (with `alloc`) and defines the traits, the
+//! TreeDef, and the engine of every operation, generic over a *namespace*
+//! (optree's namespaces; a marker type that says which registry of impls
+//! is meant, and that makes impls for foreign types legal in the crate that
+//! owns the marker). Users depend on `pytree-std`, which fixes the
+//! namespace to `Std`, implements the traits for std types and foreign
+//! tensor types, and documents each operation once, with its signature
+//! (`pytree_std::flatten`, ...; its `ops_for!` gives a namespace of your
+//! own the same functions). The engine functions here are public for that
+//! expansion and for code generic over namespaces, and hidden from these
+//! docs.
 //!
 //! ## Contents
 //! - [`Flatten`], [`Unflatten`], [`Source`]: the traits, and [`NodeView`],
 //!   what a generic reader sees (module `flatten`).
+//! - [`Leaf`], [`LeafRef`], [`LeafMut`], [`PlainLeaf`], [`impl_leaf!`]: how
+//!   a leaf type is lent by the walks by reference (module `leaf`);
+//!   [`Signature`] and [`DType`]: what a leaf says about itself (module
+//!   `signature`).
 //! - [`Sink`], [`Visit`], [`VisitMut`], [`NodeRef`]: the walk callbacks
 //!   (module `visit`).
 //! - [`TreeDef`], [`TreeDefBuilder`], [`NodeKind`]: the structure
@@ -26,41 +37,23 @@
 //! - [`KeyPath`], [`KeyEntry`], [`KeyRef`]: places in a tree (module `key_path`);
 //!   [`KeyStr`]: a path as a string in JAX's `keystr` styles (module
 //!   `key_str`), read back by [`TreeDef::parse_key_path`].
-//! - [`Error`], [`ErrorKind`] (module `error`).
-//! - [`flatten`], [`unflatten`], [`structure`], [`leaves`], [`map`],
-//!   [`map_into`], [`for_each`], [`for_each_mut`] (module `ops`).
-//! - Key paths: [`flatten_with_path`], [`leaves_with_path`],
-//!   [`map_with_path`], [`for_each_with_path`], [`for_each_mut_with_path`]
-//!   (module `with_path`, on the path tracker of module `path_tracker`).
-//! - By path: [`get`], [`set`], [`set_subtree`], [`update`] (module `at_path`);
-//!   by position in leaf order: [`leaf_at`], [`leaf_at_mut`],
-//!   [`leaf_path_at`] (module `by_index`).
-//! - Reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`], [`sum`],
-//!   [`min`], [`max`], [`num_leaves`] (module `reduce`).
-//! - Filter: [`partition`], [`filter`], [`combine`] and [`CombineSource`]
-//!   (module `partition`); with fill values instead of `None` holes,
-//!   [`partition_fill`], [`filter_fill`], and [`replace_nones`] (module
-//!   `fill`).
-//! - [`map_n`], [`zip_mut`], [`check_same_structure`]: several trees of
-//!   one type, with every mismatch reported (module `multi`).
-//! - [`map_with_path_n`], [`for_each_with_path_n`], [`zip_mut_with_path`]:
-//!   several trees of one type with the key path of each leaf (module
-//!   `multi_path`).
-//! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
-//!   [`map_prefix`], [`map_with_prefix`], [`Subtree`]; [`flatten_one_level`];
-//!   [`broadcast_common`] (module `prefix`).
+//! - [`Error`], [`ErrorKind`], [`LeafFnError`] (module `error`).
+//! - The engine of the operations, one module per family: `ops` (flatten,
+//!   unflatten, structure, leaves, map, for_each), `fallible` (the `try_`
+//!   forms), `with_path` (on the path tracker of `path_tracker`),
+//!   `at_path`, `by_index`, `reduce`, `partition` (with [`CombineSource`])
+//!   and `fill`, `multi` (several trees of one type, every mismatch
+//!   reported, `zip_mut_n`) and `multi_path`, `prefix` ([`Subtree`]),
+//!   `transpose`; results that are subtrees take the place of leaves
+//!   (module `graft`).
 //! - [`Treelize`] (module `treelize`) and its [`mode`]s (module `mode`):
 //!   treevalue's `func_treelize`.
-//! - Transposes: [`transpose`], [`stack`], [`unstack`], [`zip`], [`unzip`],
-//!   [`rise`] (module `transpose`).
-//! - Results that are subtrees take the place of leaves (module `graft`);
-//!   TreeDefs are lined up, composed and compared in module `treedef`
+//! - TreeDefs are lined up, composed and compared in module `treedef`
 //!   ([`TreeDef::diff`], [`TreeDef::is_prefix_of`], [`TreeDef::compose`];
 //!   strict prefixes, suffixes and the common suffix in `treedef/relations.rs`);
 //!   built and read node by node in `treedef/nodes.rs` ([`TreeDef::tuple`],
 //!   [`TreeDef::dict`], [`TreeDef::from_node`], [`TreeDef::child`],
 //!   [`TreeDef::one_level`], [`TreeDef::walk`], [`TreeDef::transform`], ...).
-//! - [`impl_leaf!`]: declare leaf types of a namespace (module `leaf`).
 //! - `Box<T>` impls for every namespace (module `fundamental`).
 //! - With the `serde` feature: `Serialize`/`Deserialize` for [`TreeDef`]
 //!   (module `serde_impl`; needs `std` for its table of deserialized

@@ -47,25 +47,9 @@ pub(crate) fn explain<Ns, T: Flatten<Ns>, const N: usize>(
     all_mismatches(&def, others, err)
 }
 
-/// Combines `first` with `N` more trees of the same type, leaf by leaf:
-/// `f(leaf, [leaf of each other])` (JAX's `tree_map(f, a, *rest)`). On a
-/// mismatch the error lists every place where the others differ from
-/// `first` (one error if there is one place, [`ErrorKind::Mismatches`]
-/// otherwise).
-///
-/// [`ErrorKind::Mismatches`]: crate::ErrorKind::Mismatches
-///
-/// ```
-/// use pytree_std::Std;
-/// let t = pytree_core::map_n::<Std, _, 1, _>(&(1, vec![2]), [&(10, vec![20])], |a, [b]| a + b)?;
-/// assert_eq!(t, (11, vec![22]));
-/// let err = pytree_core::map_n::<Std, _, 1, _>(&(Some(1), vec![2]), [&(None, vec![])], |a, [b]| a + b)
-///     .unwrap_err();
-/// assert_eq!(err.to_string(), "tree structures differ (2 mismatches found)\
-///     \n  tree 1 at [0]: node mismatch: expected Some(_), found None\
-///     \n  tree 1 at [1]: sequence length mismatch: expected 1, found 0");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::map_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn map_n<'a, Ns, T, const N: usize, F>(
     first: &'a T,
     others: [&'a T; N],
@@ -80,18 +64,9 @@ where
         .map_err(|e| explain::<Ns, T, N>(first, others, e))
 }
 
-/// Updates `tree` in place from `N` other trees of the same type, leaf by
-/// leaf. The structures are checked before the first update: on a
-/// mismatch, `tree` is unchanged and the error lists every mismatch, as
-/// [`map_n`] does.
-///
-/// ```
-/// use pytree_std::Std;
-/// let mut p = vec![1.0f64, 2.0];
-/// pytree_core::zip_mut::<Std, _, 1, _>(&mut p, [&vec![0.5, 0.5]], |x, [g]| *x -= g)?;
-/// assert_eq!(p, [0.5, 1.5]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::zip_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn zip_mut<'a, Ns, T, const N: usize, F>(
     tree: &'a mut T,
     others: [&'a T; N],
@@ -108,29 +83,9 @@ where
     Ok(())
 }
 
-/// Updates `N` trees in place in one pass, reading `M` more, leaf by leaf:
-/// `f([leaf of each tree in muts], [leaf of each tree in refs])` (an Adam
-/// step updates the parameters and both moments while reading the
-/// gradient). All `N + M` trees are checked against the first before
-/// anything changes (structures, and signatures of array leaves): on a
-/// mismatch nothing changes and the error lists every mismatch (trees are
-/// numbered from 0, `muts` first). `f` gets each leaf for its call only.
-///
-/// ```
-/// use pytree_std::Std;
-/// let (mut p, mut m) = (vec![1.0f32, 2.0], vec![0.0f32, 0.0]);
-/// let g = vec![0.5f32, 1.0];
-/// pytree_core::zip_mut_n::<Std, _, 2, 1, _>([&mut p, &mut m], [&g], |[p, m], [g]| {
-///     *m = 0.9 * *m + 0.1 * g;
-///     *p -= *m;
-/// })?;
-/// assert_eq!((p, m), (vec![0.95, 1.9], vec![0.05, 0.1]));
-/// let short = vec![1.0f32];
-/// let err = pytree_core::zip_mut_n::<Std, _, 1, 1, _>([&mut vec![0.0f32, 0.0]], [&short], |_, _| {})
-///     .unwrap_err();
-/// assert_eq!(err.to_string(), "tree 1 at <root>: sequence length mismatch: expected 2, found 1");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::zip_mut_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn zip_mut_n<Ns, T, const N: usize, const M: usize, F>(
     muts: [&mut T; N],
     refs: [&T; M],
@@ -146,27 +101,9 @@ where
     })
 }
 
-/// The fallible [`zip_mut_n`]: the first error of `f` stops the pass and
-/// names its leaf's path. After an error, the leaves before the failing one
-/// are updated (in every tree of `muts`), the failing ones are as `f` left
-/// them, and the rest are untouched.
-///
-/// ```
-/// use pytree_std::Std;
-/// let (mut p, mut v) = (vec![1.0f64, 2.0], vec![0.0f64, 0.0]);
-/// let err = pytree_core::try_zip_mut_n::<Std, _, 2, 1, _, _>(
-///     [&mut p, &mut v],
-///     [&vec![4.0f64, -1.0]],
-///     |[p, v], [g]| {
-///         *v += g;
-///         *p -= v.sqrt();
-///         if p.is_nan() { Err("NaN") } else { Ok(()) }
-///     },
-/// )
-/// .unwrap_err();
-/// assert_eq!(err.to_string(), "at [1]: the function failed: NaN");
-/// assert_eq!(p[0], -1.0);
-/// ```
+/// The engine of `pytree_std::try_zip_mut_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn try_zip_mut_n<Ns, T, const N: usize, const M: usize, E, F>(
     mut muts: [&mut T; N],
     refs: [&T; M],
@@ -244,22 +181,9 @@ fn explain_all<Ns, T: Flatten<Ns>>(first: &T, rest: &[&T], err: Error) -> Error 
     all_mismatches(&def, others, err)
 }
 
-/// Checks that two trees (of any types) have the same structure, and
-/// lists every difference otherwise (dm-tree's `assert_same_structure`,
-/// as a value: the errors are about tree 1, `b`).
-///
-/// ```
-/// use pytree_std::Std;
-/// use std::collections::BTreeMap;
-/// let a = (1.0f32, BTreeMap::from([("w", 1.0f32)]));
-/// let b = (2u8, BTreeMap::from([("w", 0u8)]));
-/// pytree_core::check_same_structure::<Std, _, _>(&a, &b)?;
-/// let c = (2u8, BTreeMap::from([("v", 0u8)]));
-/// let err = pytree_core::check_same_structure::<Std, _, _>(&a, &c).unwrap_err();
-/// assert_eq!(err.to_string(), "tree 1 at [1]: map key mismatch; expected key(s): [\"w\"], \
-///     got key(s): [\"v\"], missing key(s): [\"w\"], extra key(s): [\"v\"]");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::check_same_structure` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn check_same_structure<Ns, A: Flatten<Ns>, B: Flatten<Ns>>(a: &A, b: &B) -> Result<(), Error> {
     let (da, db) = (structure::<Ns, A>(a), structure::<Ns, B>(b));
     match da.diff(&db) {

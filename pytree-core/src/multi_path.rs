@@ -84,31 +84,9 @@ fn row<R: Clone, const N: usize>(others: &[Vec<R>; N], i: usize) -> Option<[R; N
     crate::__private::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
 }
 
-/// Combines `first` with `N` more trees of the same type leaf by leaf,
-/// with paths (JAX's `tree_map_with_path(f, tree, *rest)`):
-/// `f(path, leaf, [leaf of each other])`, where `path` is the key path of
-/// the leaf in `first` (with its [`kind`](KeyPath::kind)). The result is a
-/// `U` of `first`'s structure whose leaf type may differ (checked through
-/// the TreeDef, as in [`map_with_path`](crate::map_with_path)). The
-/// structures are checked as in [`map_n`](crate::map_n), and a mismatch
-/// lists every difference.
-///
-/// ```
-/// use pytree_std::{KeyPath, Std};
-/// let a = (1i32, vec![2i32, 3]);
-/// let b = (10i32, vec![20i32, 30]);
-/// let t: (String, Vec<String>) = pytree_core::map_with_path_n::<Std, _, _, 1, _>(
-///     &a,
-///     [&b],
-///     |path: &KeyPath, x: &i32, [y]: [&i32; 1]| format!("{path}={}", x + y),
-/// )?;
-/// assert_eq!(t, ("[0]=11".to_string(), vec!["[1][0]=22".to_string(), "[1][1]=33".to_string()]));
-/// let err = pytree_core::map_with_path_n::<Std, _, (i32, Vec<i32>), 1, _>(
-///     &a, [&(1, vec![2])], |_, x, [y]| x + y,
-/// ).unwrap_err();
-/// assert_eq!(err.to_string(), "tree 1 at [1]: sequence length mismatch: expected 2, found 1");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::map_with_path_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn map_with_path_n<'a, Ns, T, U, const N: usize, F>(
     first: &'a T,
     others: [&'a T; N],
@@ -134,20 +112,9 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// Calls `f(path, leaf, [leaf of each other])` on the leaves of `first`
-/// and of `N` more trees of the same type, in `first`'s leaf order, with
-/// the path of each leaf in `first`. The structures are checked first
-/// (as in [`map_n`](crate::map_n)): on a mismatch `f` is never called.
-///
-/// ```
-/// use pytree_std::Std;
-/// let mut seen = Vec::new();
-/// pytree_core::for_each_with_path_n::<Std, _, 1, _>(&(1i32, Some(2i32)), [&(3i32, Some(4i32))], |path, x, [y]| {
-///     seen.push(format!("{path}: {x} {y}"))
-/// })?;
-/// assert_eq!(seen, ["[0]: 1 3", "[1]: 2 4"]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::for_each_with_path_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn for_each_with_path_n<'a, Ns, T, const N: usize, F>(
     first: &'a T,
     others: [&'a T; N],
@@ -175,26 +142,9 @@ where
     Ok(())
 }
 
-/// Updates `tree` in place from `N` other trees of the same type, leaf by
-/// leaf, with paths: `f(path, &mut leaf, [leaf of each other])` (the
-/// path-aware [`zip_mut`](crate::zip_mut); optree's
-/// `tree_map_with_path_` over several trees). The structures are checked
-/// before the first update: on a mismatch `tree` is unchanged and the
-/// error lists every difference.
-///
-/// ```
-/// use pytree_std::{PyTree, Std};
-/// #[derive(PyTree, Debug, PartialEq)]
-/// struct Counter { #[pytree(kind = "state")] count: f64, w: f64 }
-/// let mut params = Counter { count: 1.0, w: 1.0 };
-/// let grads = Counter { count: 5.0, w: 0.5 };
-/// // An SGD step that leaves state alone.
-/// pytree_core::zip_mut_with_path::<Std, _, 1, _>(&mut params, [&grads], |path, p, [g]| {
-///     if path.kind() == "param" { *p -= 0.1 * g }
-/// })?;
-/// assert_eq!(params, Counter { count: 1.0, w: 0.95 });
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::zip_mut_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn zip_mut_with_path<'a, Ns, T, const N: usize, F>(
     tree: &'a mut T,
     others: [&'a T; N],

@@ -178,13 +178,9 @@ impl<M, F: FnMut(M)> VisitMut<M> for ForEach<F> {
     }
 }
 
-/// Splits a tree into its leaves (pre-order) and its [`TreeDef`].
-///
-/// ```
-/// let (leaves, def) = pytree_core::flatten::<pytree_std::Std, _>(vec![(1, 2), (3, 4)]);
-/// assert_eq!(leaves, [1, 2, 3, 4]);
-/// assert_eq!(def.to_string(), "[(*, *), (*, *)]");
-/// ```
+/// The engine of `pytree_std::flatten` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
     let hint = tree.leaf_count_hint();
     let mut sink = FlattenSink {
@@ -198,25 +194,9 @@ pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
     sink.finish()
 }
 
-/// Rebuilds a tree of type `T` from a [`TreeDef`] and its leaves.
-///
-/// Errors (with the key path): too few or too many leaves, or a TreeDef that
-/// does not describe a `T`.
-///
-/// The first call for a TreeDef and a type checks every record against the
-/// type; when it succeeds, the TreeDef remembers the type (one slot), and
-/// later calls for that type, given an iterator of exactly as many leaves,
-/// read only what they need from it (sequence lengths, variants, keys,
-/// static data).
-/// A type that reads any structure (such as `pytree_std::Tree`) is always
-/// checked.
-///
-/// ```
-/// use pytree_std::Std;
-/// let (leaves, def) = pytree_core::flatten::<Std, _>((1u8, [2u8, 3]));
-/// let t: (u8, [u8; 2]) = pytree_core::unflatten::<Std, _, _>(&def, leaves).unwrap();
-/// assert_eq!(t, (1, [2, 3]));
-/// ```
+/// The engine of `pytree_std::unflatten` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn unflatten<Ns, T, I>(def: &TreeDef, leaves: I) -> Result<T, Error>
 where
     T: Unflatten<Ns>,
@@ -239,12 +219,9 @@ where
     Ok(value)
 }
 
-/// The [`TreeDef`] of a borrowed tree (static data is cloned into it).
-///
-/// ```
-/// let def = pytree_core::structure::<pytree_std::Std, _>(&Some(vec![1.0f32]));
-/// assert_eq!(def.to_string(), "Some([*])");
-/// ```
+/// The engine of `pytree_std::structure` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
     let mut v = StructureVisitor {
         def: TreeDefBuilder::new(),
@@ -253,13 +230,9 @@ pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
     v.def.finish()
 }
 
-/// The leaves, lent by reference ([`LeafRef`]: `&L` for scalars, a view
-/// for arrays), in pre-order.
-///
-/// ```
-/// let t = (1u8, vec![2u8, 3]);
-/// assert_eq!(pytree_core::leaves::<pytree_std::Std, _>(&t), [&1, &2, &3]);
-/// ```
+/// The engine of `pytree_std::leaves` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<LeafRef<'_, Ns, T::Leaf>> {
     let mut v = LeavesVisitor {
         out: Vec::with_capacity(tree.leaf_count_hint()),
@@ -268,20 +241,9 @@ pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<LeafRef<'_, Ns, T::Leaf>> {
     v.out
 }
 
-/// The leaves, lent by mutable reference ([`LeafMut`]: `&mut L` for
-/// scalars, a mutable view for arrays), in pre-order: every leaf at once,
-/// for as long as the tree is borrowed (the leaves are disjoint), so they
-/// can be updated in any order or handed to threads.
-///
-/// ```
-/// let mut t = (1u8, vec![2u8, 3]);
-/// let mut all = pytree_core::leaves_mut::<pytree_std::Std, _>(&mut t);
-/// all.reverse();
-/// for (i, x) in all.into_iter().enumerate() {
-///     *x += 10 * i as u8;
-/// }
-/// assert_eq!(t, (21, vec![12, 3]));
-/// ```
+/// The engine of `pytree_std::leaves_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Leaf>> {
     let mut v = LeavesVisitor {
         out: Vec::with_capacity(tree.leaf_count_hint()),
@@ -290,24 +252,16 @@ pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Le
     v.out
 }
 
-/// Applies `f` to every leaf, keeping the structure and the leaf type.
-///
-/// ```
-/// let t = pytree_core::map::<pytree_std::Std, _, _>((1, vec![2, 3]), |x| x * 10);
-/// assert_eq!(t, (10, vec![20, 30]));
-/// ```
+/// The engine of `pytree_std::map` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn map<Ns, T: Flatten<Ns>, F: FnMut(T::Leaf) -> T::Leaf>(tree: T, mut f: F) -> T {
     tree.map_leaves(&mut f)
 }
 
-/// Applies `f` to every leaf and rebuilds the result as a `U`, whose leaf
-/// type may differ (`Mlp<f32>` to `Mlp<f64>`). The structure is carried by
-/// the TreeDef, so a `U` of another shape is an error, not a wrong value.
-///
-/// ```
-/// let t: (f64, Vec<f64>) = pytree_core::map_into::<pytree_std::Std, _, _, _>((1.5f32, vec![2.5f32]), f64::from).unwrap();
-/// assert_eq!(t, (1.5, vec![2.5]));
-/// ```
+/// The engine of `pytree_std::map_into` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn map_into<Ns, T, U, F>(tree: T, f: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -318,13 +272,9 @@ where
     unflatten::<Ns, U, _>(&def, leaves.into_iter().map(f))
 }
 
-/// Calls `f` on every leaf by reference ([`LeafRef`]), in pre-order.
-///
-/// ```
-/// let mut sum = 0;
-/// pytree_core::for_each::<pytree_std::Std, _, _>(&(1i32, [2i32, 3]), |x| sum += *x);
-/// assert_eq!(sum, 6);
-/// ```
+/// The engine of `pytree_std::for_each` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn for_each<'a, Ns, T, F>(tree: &'a T, f: F)
 where
     T: Flatten<Ns>,
@@ -333,14 +283,9 @@ where
     tree.visit(&mut ForEach(f));
 }
 
-/// Calls `f` on every leaf by mutable reference ([`LeafMut`]), in
-/// pre-order: an in-place update with no rebuild.
-///
-/// ```
-/// let mut t = (1i32, vec![2i32, 3]);
-/// pytree_core::for_each_mut::<pytree_std::Std, _, _>(&mut t, |x| *x += 1);
-/// assert_eq!(t, (2, vec![3, 4]));
-/// ```
+/// The engine of `pytree_std::for_each_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn for_each_mut<'a, Ns, T, F>(tree: &'a mut T, f: F)
 where
     T: Flatten<Ns>,

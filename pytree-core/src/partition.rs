@@ -120,25 +120,9 @@ where
     crate::__private::all_some(out).ok_or_else(|| Error::custom("a side was not rebuilt"))
 }
 
-/// Splits `tree` in two trees of the same structure with `Option` leaves
-/// (equinox's `partition`): the first holds the leaves for which
-/// `pred(path, leaf)` holds, the second the others; each has `None` where
-/// the other has a leaf. [`combine`] puts them back together. The path
-/// knows the leaf's kind ([`KeyPath::kind`]), so PAX's split of parameters
-/// and state is `partition(tree, |path, _| path.kind() == "param")`.
-///
-/// `U` is checked through the TreeDef (as [`map_into`](crate::map_into)):
-/// a `U` that is not `T`'s structure with `Option` leaves is an error naming
-/// the path.
-///
-/// ```
-/// use pytree_std::Std;
-/// let (pos, rest): (Vec<Option<i32>>, Vec<Option<i32>>) =
-///     pytree_core::partition::<Std, _, _, _>(vec![1, -2, 3], |_, x| *x > 0)?;
-/// assert_eq!(pos, [Some(1), None, Some(3)]);
-/// assert_eq!(rest, [None, Some(-2), None]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::partition` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn partition<Ns, T, U, F>(tree: T, pred: F) -> Result<(U, U), Error>
 where
     T: Flatten<Ns>,
@@ -149,17 +133,9 @@ where
     Ok((kept, rest))
 }
 
-/// Keeps the leaves for which `pred(path, leaf)` holds and puts `None`
-/// holes where the others were (equinox's `filter`); the others are
-/// dropped. `U` is checked as in [`partition`].
-///
-/// ```
-/// use pytree_std::Std;
-/// let odd: (Option<i32>, [Option<i32>; 2]) =
-///     pytree_core::filter::<Std, _, _, _>((1, [2, 3]), |_, x| x % 2 == 1)?;
-/// assert_eq!(odd, (Some(1), [None, Some(3)]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::filter` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn filter<Ns, T, U, F>(tree: T, pred: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -333,22 +309,9 @@ impl<L, S: Source<L>, const N: usize> Source<L> for CombineSource<S, N> {
     }
 }
 
-/// Rebuilds a `T` from trees of `Option` leaves that hold each leaf exactly
-/// once (equinox's `combine`): the inverse of [`partition`]. Where `T` has a
-/// leaf, exactly one part must be `Some`; both or neither is an error naming
-/// the path and the trees. Elsewhere the parts must have the same structure
-/// (lengths, keys, variants, static data), else the error names the path
-/// and the part that differs.
-///
-/// ```
-/// use pytree_std::Std;
-/// let v: Vec<i32> = pytree_core::combine::<Std, _, _, 2>([vec![Some(1), None], vec![None, Some(2)]])?;
-/// assert_eq!(v, [1, 2]);
-/// let err = pytree_core::combine::<Std, _, Vec<i32>, 2>([vec![Some(1), None], vec![Some(9), Some(2)]])
-///     .unwrap_err();
-/// assert_eq!(err.to_string(), "at [0]: trees 0 and 1 both hold a leaf here; combine needs exactly one");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::combine` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn combine<Ns, U, T, const N: usize>(parts: [U; N]) -> Result<T, Error>
 where
     U: Flatten<Ns>,

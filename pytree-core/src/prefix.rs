@@ -129,21 +129,9 @@ fn split_by_spans<L>(spans: Vec<Span>, leaves: Vec<L>) -> Result<Vec<Subtree<L>>
         .collect()
 }
 
-/// For each leaf of the prefix `prefix`, the subtree of `tree` it stands
-/// for (JAX's `PyTreeDef.flatten_up_to`). Errors list every place where
-/// `prefix` is not a prefix of `tree`'s structure.
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use pytree_std::Std;
-/// let args = (1.0, BTreeMap::from([("k1", 2.0), ("k2", 3.0)]));
-/// let in_axes = pytree_std::structure(&(0, 0));
-/// let subs = pytree_core::flatten_up_to::<Std, _>(&in_axes, args)?;
-/// assert_eq!(subs.len(), 2);
-/// assert_eq!(subs[1].def().to_string(), "{\"k1\": *, \"k2\": *}");
-/// assert_eq!(subs[1].leaves(), [2.0, 3.0]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::flatten_up_to` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn flatten_up_to<Ns, T: Flatten<Ns>>(
     prefix: &TreeDef,
     tree: T,
@@ -175,21 +163,9 @@ fn prefix_plan(
     align(&[prefix, full], policy).map_err(Error::from_mismatches)
 }
 
-/// The leaves of `prefix` repeated so that there is one per leaf of
-/// `full`: each prefix leaf once for every leaf of the subtree it stands
-/// for (optree's `broadcast_prefix`). Errors (about tree 1, `full`) list
-/// every place where `prefix` is not a prefix of `full`.
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use pytree_std::Std;
-/// // broadcast_prefix([1, {x: 2}], [(1, 2), {x: [3, 4]}]) == [1, 1, 2, 2]
-/// let prefix = (1, BTreeMap::from([("x", 2)]));
-/// let full = ((1, 2), BTreeMap::from([("x", vec![3, 4])]));
-/// let b = pytree_core::broadcast_prefix::<Std, _, _>(&prefix, &full)?;
-/// assert_eq!(b, [&1, &1, &2, &2]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::broadcast_prefix` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn broadcast_prefix<'p, Ns, P, T>(
     prefix: &'p P,
     full: &T,
@@ -217,23 +193,9 @@ where
     out.into_iter().map(|x| x.ok_or_else(lost_leaf)).collect()
 }
 
-/// `prefix` spelled out to the structure of `full`: a tree of `U` (with
-/// `full`'s structure and `prefix`'s leaf type) where each prefix leaf is
-/// copied to every leaf of the subtree it stands for (optree's
-/// `tree_broadcast_prefix`). The prefix's leaves are cloned, so `P` is
-/// `Clone`.
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use pytree_std::Std;
-/// // broadcast([1, {x: 2}], [(1, 2), {x: [3, 4]}]) == [(1, 1), {x: [2, 2]}]
-/// let prefix = (1, BTreeMap::from([("x", 2)]));
-/// let full = ((1, 2), BTreeMap::from([("x", vec![3, 4])]));
-/// let b: ((i32, i32), BTreeMap<&str, Vec<i32>>) =
-///     pytree_core::broadcast::<Std, _, _, _>(&prefix, &full)?;
-/// assert_eq!(b, ((1, 1), BTreeMap::from([("x", vec![2, 2])])));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::broadcast` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn broadcast<Ns, P, T, U>(prefix: &P, full: &T) -> Result<U, Error>
 where
     P: Flatten<Ns> + Clone,
@@ -258,24 +220,9 @@ where
     unflatten::<Ns, U, _>(&full_def, leaves)
 }
 
-/// Maps over a prefix tree and a fuller tree (JAX's `tree_map(f, prefix,
-/// full)`, where the first tree gives the structure): `f(prefix_leaf,
-/// subtree)` receives, for each leaf of `prefix`, the whole subtree of
-/// `full` below it. The result has `prefix`'s structure with each leaf
-/// replaced by what `f` returns (a leaf, or a subtree such as an
-/// `Option`).
-///
-/// ```
-/// use pytree_std::Std;
-/// // map(f, [1, 2], [[3, 4], 5]) gives [(1, [3, 4]), (2, 5)]: f sees whole subtrees
-/// let out: (String, String) = pytree_core::map_prefix::<Std, _, _, _, _, _>(
-///     &(1, 2),
-///     &(vec![3, 4], 5),
-///     |p, sub| format!("({p}, {} {:?})", sub.def(), sub.leaves()),
-/// )?;
-/// assert_eq!(out, ("(1, [*, *] [3, 4])".to_string(), "(2, * [5])".to_string()));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::map_prefix` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn map_prefix<'p, 't, Ns, P, T, V, U, F>(
     prefix: &'p P,
     full: &'t T,
@@ -299,24 +246,9 @@ where
     unflatten::<Ns, U, _>(&def, leaves)
 }
 
-/// Maps over a tree and a prefix of it (`vmap`'s `in_axes` against the
-/// arguments): `f(leaf, prefix_leaf)` for every leaf of `tree`, where
-/// `prefix_leaf` is the leaf of `prefix` that stands for it. The result
-/// has `tree`'s structure; the trees may have different types and leaf
-/// types (a `Model<Axis>` for a `Model<Tensor>`), their TreeDefs are
-/// checked. Errors (about tree 1, `prefix`) list every place where
-/// `prefix` is not a prefix of `tree`.
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use pytree_std::Std;
-/// let args = (1.0f32, BTreeMap::from([("k1", 2.0f32), ("k2", 3.0)]));
-/// let in_axes = (0u8, 1u8); // one axis per argument, applied to a whole subtree
-/// let tagged: (String, BTreeMap<&str, String>) =
-///     pytree_core::map_with_prefix::<Std, _, _, _, _, _>(&args, &in_axes, |x, axis| format!("{x}@{axis}"))?;
-/// assert_eq!(tagged.1["k2"], "3@1");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::map_with_prefix` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn map_with_prefix<'t, 'p, Ns, T, P, V, U, F>(
     tree: &'t T,
     prefix: &'p P,
@@ -346,25 +278,9 @@ where
     unflatten::<Ns, U, _>(&def, leaves)
 }
 
-/// The children of the root of `tree`, each as a [`Subtree`], and the
-/// root's one-level structure (JAX's `flatten_one_level`, optree's
-/// `tree_flatten_one_level`): the root node with a leaf per child, so
-/// that `unflatten` of the children's own values rebuilds the tree one
-/// level up. A typed tree's children have different types (an `f32`, a
-/// `Vec`), so each travels as its TreeDef and leaves. A leaf has no
-/// level to flatten: that is an error (as in JAX).
-///
-/// ```
-/// use pytree_std::Std;
-/// let (children, one) = pytree_core::flatten_one_level::<Std, _>((1, vec![2, 3], None::<i32>))?;
-/// assert_eq!(one.to_string(), "(*, *, *)");
-/// assert_eq!(children[1].def().to_string(), "[*, *]");
-/// assert_eq!(children[1].leaves(), [2, 3]);
-/// assert_eq!(children[2].def().to_string(), "None");
-/// let err = pytree_core::flatten_one_level::<Std, _>(7).unwrap_err();
-/// assert_eq!(err.to_string(), "at <root>: node mismatch: expected a node, found a leaf");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::flatten_one_level` (documented there, with
+/// the namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 // The pair JAX's `flatten_one_level` returns, spelled out.
 #[allow(clippy::type_complexity)]
 pub fn flatten_one_level<Ns, T: Flatten<Ns>>(
@@ -416,30 +332,9 @@ fn picks_of(plan: &crate::treedef::Alignment, k: usize) -> Result<Vec<usize>, Er
         .collect()
 }
 
-/// Two trees broadcast to their common suffix structure (optree's
-/// `tree_broadcast_common`): where one has a leaf and the other a
-/// subtree, the leaf is copied to every leaf of that subtree, in each
-/// direction; everywhere else the structures must agree (the error lists
-/// every place where they do not, about tree 1, `b`). Both results have
-/// the common structure ([`TreeDef::broadcast_to_common_suffix`]); each
-/// keeps its own input's leaf type and, for maps whose keys carry no
-/// order (the dynamic tree's), its own input's key order. `UA` and `UB`
-/// are the result types (for typed trees, the common structure's type
-/// with each input's leaf type). A leaf is cloned only where it is
-/// copied. Leaves are not combined, so array leaves of any shapes go
-/// together.
-///
-/// ```
-/// use pytree_std::Std;
-/// // tree_broadcast_common([1, (2, 3), 4], [5, 6, (7, 8)])
-/// //   == ([1, (2, 3), (4, 4)], [5, (6, 6), (7, 8)])
-/// type Common = (i32, (i32, i32), (i32, i32));
-/// let (a, b): (Common, Common) =
-///     pytree_core::broadcast_common::<Std, _, _, _, _>((1, (2, 3), 4), (5, 6, (7, 8)))?;
-/// assert_eq!(a, (1, (2, 3), (4, 4)));
-/// assert_eq!(b, (5, (6, 6), (7, 8)));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::broadcast_common` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn broadcast_common<Ns, A, B, UA, UB>(a: A, b: B) -> Result<(UA, UB), Error>
 where
     A: Flatten<Ns>,

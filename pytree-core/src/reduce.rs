@@ -95,14 +95,9 @@ impl<R: PartialOrd, F: FnMut(&R, &R) -> bool> Visit<R> for Extreme<R, F> {
     }
 }
 
-/// Folds the leaves, lent by reference ([`LeafRef`]) in pre-order, into `init` (JAX's
-/// `tree_reduce(f, tree, initializer)`).
-///
-/// ```
-/// let t = (1i32, vec![2i32, 3]);
-/// let s = pytree_core::fold::<pytree_std::Std, _, _, _>(&t, String::new(), |s, x| s + &x.to_string());
-/// assert_eq!(s, "123");
-/// ```
+/// The engine of `pytree_std::fold` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn fold<'a, Ns, T, A, F>(tree: &'a T, init: A, f: F) -> A
 where
     T: Flatten<Ns>,
@@ -122,19 +117,9 @@ fn unreachable_accumulator() -> ! {
     unreachable!("the fold accumulator is restored after every leaf")
 }
 
-/// Combines the leaves by value with `f`, left to right in pre-order, the
-/// first leaf being the start (JAX's `tree_reduce(f, tree)`,
-/// `Iterator::reduce`). `None` for a tree without leaves.
-///
-/// ```
-/// use pytree_std::Std;
-/// let longest = pytree_core::reduce::<Std, _, _>(
-///     (String::from("ab"), vec![String::from("abcd"), String::from("c")]),
-///     |a, b| if b.len() > a.len() { b } else { a },
-/// );
-/// assert_eq!(longest.as_deref(), Some("abcd"));
-/// assert_eq!(pytree_core::reduce::<Std, _, _>(Vec::<i32>::new(), |a, b| a + b), None);
-/// ```
+/// The engine of `pytree_std::reduce` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn reduce<Ns, T, F>(tree: T, f: F) -> Option<T::Leaf>
 where
     T: Flatten<Ns>,
@@ -145,11 +130,9 @@ where
     sink.acc
 }
 
-/// True if `pred` holds for every leaf (true for a tree without leaves).
-///
-/// ```
-/// assert!(pytree_core::all::<pytree_std::Std, _, _>(&(1i32, [2i32, 3]), |x| *x > 0));
-/// ```
+/// The engine of `pytree_std::all` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn all<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> bool
 where
     T: Flatten<Ns>,
@@ -158,11 +141,9 @@ where
     fold::<Ns, T, _, _>(tree, true, |acc, x| acc && pred(x))
 }
 
-/// True if `pred` holds for some leaf (false for a tree without leaves).
-///
-/// ```
-/// assert!(pytree_core::any::<pytree_std::Std, _, _>(&(1.0f64, [f64::NAN]), |x| x.is_nan()));
-/// ```
+/// The engine of `pytree_std::any` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn any<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> bool
 where
     T: Flatten<Ns>,
@@ -171,11 +152,9 @@ where
     fold::<Ns, T, _, _>(tree, false, |acc, x| acc || pred(x))
 }
 
-/// The number of leaves for which `pred` holds.
-///
-/// ```
-/// assert_eq!(pytree_core::count::<pytree_std::Std, _, _>(&vec![1i32, -2, 3], |x| *x > 0), 2);
-/// ```
+/// The engine of `pytree_std::count` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn count<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> usize
 where
     T: Flatten<Ns>,
@@ -184,25 +163,18 @@ where
     fold::<Ns, T, _, _>(tree, 0, |n, x| n + usize::from(pred(x)))
 }
 
-/// The number of leaves (JAX's `len(tree_leaves(t))`, without building the
-/// list; `TreeDef::num_leaves` gives it from a structure).
-///
-/// ```
-/// assert_eq!(pytree_core::num_leaves::<pytree_std::Std, _>(&(1, vec![2, 3], None::<i32>)), 3);
-/// ```
+/// The engine of `pytree_std::num_leaves` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn num_leaves<Ns, T: Flatten<Ns>>(tree: &T) -> usize {
     let mut v = Count(0);
     tree.visit(&mut v);
     v.0
 }
 
-/// The sum of the leaves, left to right in pre-order, starting from the
-/// empty sum (`0` for numbers), so a tree without leaves sums to zero.
-///
-/// ```
-/// assert_eq!(pytree_core::sum::<pytree_std::Std, _>(&(1.5f32, vec![2.0f32, 0.5])), 4.0);
-/// assert_eq!(pytree_core::sum::<pytree_std::Std, _>(&Vec::<i64>::new()), 0);
-/// ```
+/// The engine of `pytree_std::sum` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn sum<'a, Ns, T>(tree: &'a T) -> T::Leaf
 where
     T: Flatten<Ns>,
@@ -212,18 +184,9 @@ where
     fold::<Ns, T, _, _>(tree, zero, |acc, x| acc + x)
 }
 
-/// The smallest leaf (the first of equal ones); `None` for a tree without
-/// leaves.
-///
-/// NaN rule: a leaf that is not comparable with itself (a float NaN) makes
-/// the result that leaf, the first one found, as `jnp.min` propagates NaN.
-/// Leaves that are merely incomparable with each other keep the earlier one.
-///
-/// ```
-/// use pytree_std::Std;
-/// assert_eq!(pytree_core::min::<Std, _>(&(3.0, vec![1.0, 2.0])), Some(&1.0));
-/// assert!(pytree_core::min::<Std, _>(&(3.0f64, vec![f64::NAN, 2.0])).unwrap().is_nan());
-/// ```
+/// The engine of `pytree_std::min` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn min<'a, Ns, T>(tree: &'a T) -> Option<LeafRef<'a, Ns, T::Leaf>>
 where
     T: Flatten<Ns>,
@@ -237,14 +200,9 @@ where
     v.best
 }
 
-/// The largest leaf (the first of equal ones); `None` for a tree without
-/// leaves. Same NaN rule as [`min`]: the first NaN is the result.
-///
-/// ```
-/// use pytree_std::Std;
-/// assert_eq!(pytree_core::max::<Std, _>(&(3, vec![1, 7])), Some(&7));
-/// assert_eq!(pytree_core::max::<Std, _>(&Vec::<u8>::new()), None);
-/// ```
+/// The engine of `pytree_std::max` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn max<'a, Ns, T>(tree: &'a T) -> Option<LeafRef<'a, Ns, T::Leaf>>
 where
     T: Flatten<Ns>,

@@ -41,24 +41,9 @@ fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {
     out
 }
 
-/// Turns a tree of structure `outer.compose(inner)` into one of structure
-/// `inner.compose(outer)` (JAX's `tree.transpose`). The tree's whole
-/// structure is checked against `outer.compose(inner)`; the error lists
-/// every place where it differs.
-///
-/// ```
-/// use pytree_std::Std;
-/// // A list of three pairs becomes a pair of lists of three.
-/// let outer = pytree_std::structure(&vec![0; 3]);
-/// let inner = pytree_std::structure(&(0, 0));
-/// let t: (Vec<i32>, Vec<i32>) =
-///     pytree_core::transpose::<Std, _, _>(&outer, &inner, vec![(1, 2), (3, 4), (5, 6)])?;
-/// assert_eq!(t, (vec![1, 3, 5], vec![2, 4, 6]));
-/// let err = pytree_core::transpose::<Std, _, (Vec<i32>, Vec<i32>)>(&outer, &inner, vec![(1, 2), (3, 4)])
-///     .unwrap_err();
-/// assert_eq!(err.to_string(), "at <root>: sequence length mismatch: expected 3, found 2");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::transpose` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn transpose<Ns, T, U>(outer: &TreeDef, inner: &TreeDef, tree: T) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -73,23 +58,9 @@ where
     unflatten::<Ns, U, _>(&inner.compose(outer), leaves)
 }
 
-/// Stacks trees of one structure into one tree whose leaves are
-/// sequences: leaf `i` of the result holds leaf `i` of every tree, in
-/// order (treevalue's `subside`; JAX's `transpose` of a list of trees).
-/// `U` is the trees' type with `Vec<L>` in place of each leaf. The trees
-/// must have the same structure; the error lists every mismatch (`tree k`
-/// is the k-th tree, 0-based). At least one tree is needed (its structure
-/// is the result's). Trees with no leaves stack to the leafless structure,
-/// which does not record how many there were (see the module docs).
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use pytree_std::Std;
-/// let trees = vec![BTreeMap::from([("a", 1), ("b", 2)]), BTreeMap::from([("a", 3), ("b", 4)])];
-/// let s: BTreeMap<&str, Vec<i32>> = pytree_core::stack::<Std, _, _>(trees)?;
-/// assert_eq!(s, BTreeMap::from([("a", vec![1, 3]), ("b", vec![2, 4])]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::stack` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn stack<Ns, T, U>(trees: impl IntoIterator<Item = T>) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -142,21 +113,9 @@ fn in_order_of<L>(first: &TreeDef, def: &TreeDef, leaves: Vec<L>) -> Result<Vec<
         .collect()
 }
 
-/// Splits a stacked tree (one whose every leaf sits in a sequence of `n`
-/// leaves) into `n` trees (treevalue's `rise` of a list; the inverse of
-/// [`stack`]). A tree with no leaves at all gives no trees: the count of
-/// trees lives in the leaves.
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use pytree_std::Std;
-/// let s = BTreeMap::from([("a", vec![1, 3]), ("b", vec![2, 4])]);
-/// let trees: Vec<BTreeMap<&str, i32>> = pytree_core::unstack::<Std, _, _>(s)?;
-/// assert_eq!(trees, [BTreeMap::from([("a", 1), ("b", 2)]), BTreeMap::from([("a", 3), ("b", 4)])]);
-/// let err = pytree_core::unstack::<Std, _, BTreeMap<&str, i32>>((vec![1, 2], 3)).unwrap_err();
-/// assert_eq!(err.to_string(), "at [1]: node mismatch: expected a sequence of length 2, found a leaf");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::unstack` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn unstack<Ns, U, T>(stacked: U) -> Result<Vec<T>, Error>
 where
     U: Flatten<Ns>,
@@ -179,20 +138,9 @@ where
         .collect()
 }
 
-/// Pairs two trees of one structure leaf by leaf into a tree of pairs
-/// (`U` is their type with `(L, L)` in place of each leaf); the inverse of
-/// [`unzip`]. The error lists every place where `b` differs from `a`.
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use pytree_std::Std;
-/// let z: BTreeMap<&str, (i32, i32)> = pytree_core::zip::<Std, _, _, _>(
-///     BTreeMap::from([("a", 1), ("b", 2)]),
-///     BTreeMap::from([("a", 10), ("b", 20)]),
-/// )?;
-/// assert_eq!(z, BTreeMap::from([("a", (1, 10)), ("b", (2, 20))]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::zip` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn zip<Ns, A, B, U>(a: A, b: B) -> Result<U, Error>
 where
     A: Flatten<Ns>,
@@ -213,20 +161,9 @@ where
     unflatten::<Ns, U, _>(&da.compose(&pair_of_leaves()), transpose_leaves(la, 2, m))
 }
 
-/// Splits a tree of pairs (every leaf sits in a pair of leaves) into a
-/// pair of trees (treevalue's `rise` for a function returning pairs); the
-/// inverse of [`zip`]. For pairs whose halves are not single leaves (an
-/// `Option`), see [`rise`].
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use pytree_std::Std;
-/// let z = BTreeMap::from([("a", (1, 10)), ("b", (2, 20))]);
-/// let (x, y): (BTreeMap<&str, i32>, BTreeMap<&str, i32>) = pytree_core::unzip::<Std, _, _, _>(z)?;
-/// assert_eq!(x, BTreeMap::from([("a", 1), ("b", 2)]));
-/// assert_eq!(y, BTreeMap::from([("a", 10), ("b", 20)]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::unzip` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn unzip<Ns, U, A, B>(tree: U) -> Result<(A, B), Error>
 where
     U: Flatten<Ns>,
@@ -242,22 +179,9 @@ where
     Ok((a, b))
 }
 
-/// Builds a pair of trees of structure `def` from one pair of values per
-/// leaf of `def` (treevalue's `rise`): the first halves make the first
-/// tree, the second halves the second. A half may be a subtree (an
-/// `Option<usize>` position: `Some(*)` or `None`), which takes the place of
-/// the leaf.
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use pytree_std::Std;
-/// let def = pytree_std::structure(&BTreeMap::from([("a", 0), ("b", 0)]));
-/// let (pos, n): (BTreeMap<&str, Option<usize>>, BTreeMap<&str, usize>) =
-///     pytree_core::rise::<Std, _, _, _, _>(&def, [(Some(0usize), 2usize), (None, 0)])?;
-/// assert_eq!(pos, BTreeMap::from([("a", Some(0)), ("b", None)]));
-/// assert_eq!(n, BTreeMap::from([("a", 2), ("b", 0)]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::rise` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn rise<Ns, VA, VB, A, B>(
     def: &TreeDef,
     pairs: impl IntoIterator<Item = (VA, VB)>,

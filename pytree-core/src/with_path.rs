@@ -134,52 +134,27 @@ impl<M, F: FnMut(&KeyPath, M)> VisitMut<M> for PathVisitor<F> {
     }
 }
 
-/// Splits a tree into `(path, leaf)` pairs (pre-order) and its [`TreeDef`]
-/// (JAX's `tree_flatten_with_path`).
-///
-/// ```
-/// use pytree_std::Std;
-/// let (pairs, def) = pytree_core::flatten_with_path::<Std, _>((1, vec![2, 3]));
-/// let shown: Vec<(String, i32)> = pairs.into_iter().map(|(p, x)| (p.to_string(), x)).collect();
-/// assert_eq!(shown, [("[0]".into(), 1), ("[1][0]".into(), 2), ("[1][1]".into(), 3)]);
-/// assert_eq!(def.to_string(), "(*, [*, *])");
-/// ```
+/// The engine of `pytree_std::flatten_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn flatten_with_path<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<(KeyPath, T::Leaf)>, TreeDef) {
     let mut out = Vec::new();
     let def = flatten_walk::<Ns, T, _>(tree, |path, leaf| out.push((path.clone(), leaf)));
     (out, def)
 }
 
-/// The leaves, lent by reference ([`LeafRef`]), with their paths, in
-/// pre-order (JAX's `tree_leaves_with_path`).
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// let t = BTreeMap::from([("b", 2i32), ("a", 1)]);
-/// let pairs = pytree_core::leaves_with_path::<pytree_std::Std, _>(&t);
-/// assert_eq!(pairs[0].0.to_string(), "[\"a\"]");
-/// assert_eq!(*pairs[1].1, 2);
-/// ```
+/// The engine of `pytree_std::leaves_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn leaves_with_path<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<(KeyPath, LeafRef<'_, Ns, T::Leaf>)> {
     let mut out = Vec::new();
     for_each_with_path::<Ns, T, _>(tree, |path, leaf| out.push((path.clone(), leaf)));
     out
 }
 
-/// Applies `f(path, leaf)` to every leaf and rebuilds the result as a `U`
-/// (JAX's `tree_map_with_path`); the leaf type may change, and `U` is
-/// checked through the TreeDef as in [`map_into`](crate::map_into). No path is
-/// cloned.
-///
-/// ```
-/// use pytree_std::{KeyPath, Std};
-/// let t: (f32, Vec<f32>) = pytree_core::map_with_path::<Std, _, _, _>(
-///     (1.0f32, vec![2.0f32, 3.0]),
-///     |path: &KeyPath, x: f32| if path.to_string() == "[1][0]" { 0.0 } else { x },
-/// )?;
-/// assert_eq!(t, (1.0, vec![0.0, 3.0]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
+/// The engine of `pytree_std::map_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn map_with_path<Ns, T, U, F>(tree: T, mut f: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -191,15 +166,9 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// Calls `f(path, leaf)` on every leaf by reference ([`LeafRef`]), in pre-order.
-///
-/// ```
-/// let mut seen = Vec::new();
-/// pytree_core::for_each_with_path::<pytree_std::Std, _, _>(&(1, Some(2)), |path, x| {
-///     seen.push(format!("{path}={x}"))
-/// });
-/// assert_eq!(seen, ["[0]=1", "[1]=2"]);
-/// ```
+/// The engine of `pytree_std::for_each_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn for_each_with_path<'a, Ns, T, F>(tree: &'a T, f: F)
 where
     T: Flatten<Ns>,
@@ -212,16 +181,9 @@ where
     tree.visit(&mut visitor);
 }
 
-/// Calls `f(path, leaf)` on every leaf by mutable reference ([`LeafMut`]), in pre-order:
-/// an in-place update that can depend on where the leaf is.
-///
-/// ```
-/// let mut t = (1i32, vec![2i32, 3]);
-/// pytree_core::for_each_mut_with_path::<pytree_std::Std, _, _>(&mut t, |path, x| {
-///     if path.len() == 2 { *x *= 10 }
-/// });
-/// assert_eq!(t, (1, vec![20, 30]));
-/// ```
+/// The engine of `pytree_std::for_each_mut_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
 pub fn for_each_mut_with_path<'a, Ns, T, F>(tree: &'a mut T, f: F)
 where
     T: Flatten<Ns>,

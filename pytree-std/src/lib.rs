@@ -34,34 +34,43 @@
 //!
 //! ## Contents
 //! - [`Std`], the standard namespace, and [`PyTree`], the trait to name in
-//!   bounds (module `namespace`).
+//!   bounds (module `namespace`); [`Flatten`], [`Unflatten`], [`Leaf`]
+//!   (how a leaf is lent: [`LeafRef`], [`LeafMut`]), [`TreeDef`],
+//!   [`KeyPath`], [`Error`]: re-exported from `pytree-core`.
 //! - `#[derive(PyTree)]` (re-exported from `pytree-derive`; see its docs
 //!   for the attributes).
-//! - The operations with the namespace fixed to `Std`: [`flatten`],
-//!   [`unflatten`], [`structure`], [`leaves`], [`map`], [`map_into`],
-//!   [`map2`], [`map_n`], [`zip_mut`], [`for_each`], [`for_each_mut`]
-//!   (module `ops`); [`check_same_structure`] (module `multi`).
-//! - Key paths ([`KeyPath`], written in JAX's `keystr` styles with
-//!   [`KeyStr`] and read back by [`TreeDef::parse_key_path`]):
-//!   [`flatten_with_path`], [`leaves_with_path`], [`map_with_path`],
-//!   [`for_each_with_path`], [`for_each_mut_with_path`], and over several
-//!   trees [`map_with_path_n`], [`for_each_with_path_n`],
-//!   [`zip_mut_with_path`] (module `with_path`); by path: [`get`], [`set`],
-//!   [`set_subtree`], [`update`] (module `at_path`); by position in leaf
-//!   order: [`leaf_at`], [`leaf_at_mut`], [`leaf_path_at`] (module
-//!   `by_index`).
-//! - Reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`], [`sum`],
-//!   [`min`], [`max`], [`num_leaves`], [`tree_equal`] (module `reduce`).
-//! - Filter: [`partition`], [`filter`], [`combine`], [`combine_n`]; with
-//!   fill values instead of `None` holes, [`partition_fill`],
-//!   [`filter_fill`], and [`replace_nones`] (module `partition`).
-//! - Prefix trees: [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
-//!   [`map_prefix`], [`map_with_prefix`]; [`flatten_one_level`];
-//!   [`broadcast_common`] (module `prefix`).
-//! - [`Treelize`]: a function of leaves applied to trees, with treevalue's
-//!   [`mode`]s, `missing` and `inherit` (module `treelize`).
-//! - Transposes: [`stack`], [`unstack`], [`zip`], [`unzip`], [`rise`],
-//!   [`transpose`] (module `transpose`).
+//! - The operations, fixed to `Std` (each written once, in the table of
+//!   module `ops`, expanded here):
+//!   - flatten and rebuild: [`flatten`], [`unflatten`], [`structure`],
+//!     [`leaves`], [`leaves_mut`];
+//!   - maps: [`map`], [`map_into`], [`map2`], [`map_n`], [`for_each`],
+//!     [`for_each_mut`]; in place from other trees: [`zip_mut`],
+//!     [`zip_mut_n`] (several trees updated in one pass);
+//!     [`check_same_structure`];
+//!   - fallible leaf functions: [`try_map`], [`try_map2`], [`try_map_n`],
+//!     [`try_zip_mut`], [`try_zip_mut_n`], [`try_for_each_mut`];
+//!   - key paths ([`KeyPath`], written in JAX's `keystr` styles with
+//!     [`KeyStr`] and read back by [`TreeDef::parse_key_path`]):
+//!     [`flatten_with_path`], [`leaves_with_path`], [`map_with_path`],
+//!     [`for_each_with_path`], [`for_each_mut_with_path`], and over several
+//!     trees [`map_with_path_n`], [`for_each_with_path_n`],
+//!     [`zip_mut_with_path`]; by path: [`get`], [`set`], [`set_subtree`],
+//!     [`update`]; by position in leaf order: [`leaf_at`], [`leaf_at_mut`],
+//!     [`leaf_path_at`];
+//!   - reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`],
+//!     [`sum`], [`min`], [`max`], [`num_leaves`];
+//!   - filter: [`partition`], [`filter`], [`combine`], [`combine_n`]; with
+//!     fill values instead of `None` holes, [`partition_fill`],
+//!     [`filter_fill`], and [`replace_nones`];
+//!   - prefix trees: [`flatten_up_to`], [`broadcast_prefix`],
+//!     [`broadcast`], [`map_prefix`], [`map_with_prefix`];
+//!     [`flatten_one_level`]; [`broadcast_common`];
+//!   - [`Treelize`]: a function of leaves applied to trees, with
+//!     treevalue's [`mode`]s, `missing` and `inherit`;
+//!   - transposes: [`stack`], [`unstack`], [`zip`], [`unzip`], [`rise`],
+//!     [`transpose`].
+//! - [`tree_equal`] with [`Tolerance`] and [`ApproxEq`] (module
+//!   `tree_equal`).
 //! - What a tree of tensors holds: [`signatures`] (a [`Tree`] of each
 //!   leaf's dtype and shape) and [`summary`] (a table of leaves and
 //!   subtrees with element and byte counts) (module `summary`).
@@ -71,8 +80,10 @@
 //!   `par_zip_mut_n`, `try_par_zip_mut_n`, `par_map`, leaves split across
 //!   threads by element count (module `parallel`).
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
-//!   `HashMap`, `IndexMap` (insertion-ordered), `Option`, `Rc`, `Arc` and
-//!   the primitive leaf types (module `impls`).
+//!   `HashMap`, `IndexMap` (insertion-ordered), `Option`, `Rc`, `Arc`
+//!   (written once over a namespace: [`std_containers!`]) and the
+//!   primitive leaf types (module `impls`); a namespace of your own in one
+//!   declaration: [`namespace!`], with its operations by [`ops_for!`].
 //! - Foreign leaf types behind features: `ndarray` (arrays of any rank,
 //!   one leaf type `ArrayD<A>` lent as views), `candle` (`Tensor`),
 //!   `half` (`f16`, `bf16`), `nalgebra` (`DMatrix`, `DVector`, one leaf
@@ -87,73 +98,54 @@
 //!   leaves saved to and loaded from a `.safetensors` file, tensors named
 //!   by key path (`layers.0.w`), loaded by type, against a template or in
 //!   place, partially and with renamed prefixes (module `checkpoint`).
-//! - Everything of `pytree-core` (traits, [`TreeDef`], [`Error`], key
-//!   paths), re-exported.
+//! - Module [`custom`]: what implementing the traits by hand needs (the
+//!   walk callbacks, sources, schemas, static values, `TreeDefBuilder`).
 
 #![warn(missing_docs)]
 
-mod at_path;
-mod by_index;
 #[cfg(feature = "safetensors")]
 pub mod checkpoint;
+pub mod custom;
 mod impls;
-mod multi;
 mod namespace;
 mod ops;
 #[cfg(feature = "rayon")]
 mod parallel;
-mod partition;
-mod prefix;
 mod ravel;
-mod reduce;
 #[cfg(feature = "serde")]
 pub mod serialized;
 mod summary;
-mod transpose;
 pub mod tree;
 mod tree_equal;
-mod treelize;
-mod with_path;
 
-pub use at_path::{get, set, set_subtree, update};
-pub use by_index::{leaf_at, leaf_at_mut, leaf_path_at};
-pub use multi::check_same_structure;
 pub use namespace::{PyTree, Std};
-pub use ops::{
-    flatten, for_each, for_each_mut, leaves, leaves_mut, map, map2, map_into, map_n, structure,
-    try_for_each_mut, try_map, try_map2, try_map_n, try_zip_mut, try_zip_mut_n, unflatten, zip_mut,
-    zip_mut_n,
-};
 #[cfg(feature = "rayon")]
 pub use parallel::{par_for_each_mut, par_map, par_zip_mut, par_zip_mut_n, try_par_zip_mut_n};
-pub use partition::{
-    combine, combine_n, filter, filter_fill, partition, partition_fill, replace_nones,
-};
-pub use prefix::{
-    broadcast, broadcast_common, broadcast_prefix, flatten_one_level, flatten_up_to, map_prefix,
-    map_with_prefix,
-};
-pub use pytree_core::CombineSource;
 pub use pytree_core::{
-    impl_leaf, DType, DefSource, ErasableKey, Error, ErrorKind, FieldSchema, FieldStyle, Flatten,
-    KeyEntry, KeyPath, KeyRef, KeyStr, Leaf, LeafFnErr, LeafFnError, LeafMut, LeafRef, NodeKind,
-    NodeRef, NodeView, PlainLeaf, Schema, Signature, Sink, Source, Static, StaticValue, TreeDef,
-    TreeDefBuilder, Unflatten, Visit, VisitMut,
+    impl_leaf, mode, DType, Error, ErrorKind, Flatten, KeyEntry, KeyPath, KeyStr, Leaf, LeafFnErr,
+    LeafFnError, LeafMut, LeafRef, NodeKind, NodeView, PlainLeaf, Signature, Static, Subtree,
+    TreeDef, Unflatten,
 };
-pub use pytree_core::{mode, Subtree};
 pub use pytree_derive::PyTree;
 pub use ravel::{ravel, Ravel, Unravel};
-pub use reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
 pub use summary::{signatures, summary, Summary, SummaryRow};
-pub use transpose::{rise, stack, transpose, unstack, unzip, zip};
 pub use tree::Tree;
 pub use tree_equal::{tree_equal, ApproxEq, Tolerance};
-pub use treelize::Treelize;
-pub use with_path::{
-    flatten_with_path, for_each_mut_with_path, for_each_with_path, for_each_with_path_n,
-    leaves_with_path, map_with_path, map_with_path_n, zip_mut_with_path,
-};
 
+// The operations (`flatten`, `map2`, `zip_mut`, ...), fixed to `Std`, with
+// their documentation: the table is in module `ops`.
+crate::__pytree_ops!(docs, crate::Std);
+
+// What generated code (`#[derive(PyTree)]`, `impl_leaf!`, `std_containers!`,
+// `ops_for!`) names by absolute path from this crate's root; users reach the
+// same items through `custom`.
+#[doc(hidden)]
+pub use custom::{
+    CombineSource, DefSource, ErasableKey, FieldSchema, FieldStyle, KeyRef, NodeRef, Schema, Sink,
+    Source, StaticValue, TreeDefBuilder, Visit, VisitMut,
+};
+#[doc(hidden)]
+pub use pytree_core as __core;
 #[doc(hidden)]
 pub use pytree_core::__private;
 

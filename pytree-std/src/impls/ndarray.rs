@@ -339,7 +339,12 @@ array_pytree!(
 /// ```
 impl<A: Clone + 'static> Ravel<A> for ArrayD<A> {
     fn ravel_into(leaf: ArrayViewD<'_, A>, out: &mut Vec<A>) -> Result<(), Error> {
-        out.extend(leaf.iter().cloned());
+        // A standard-layout array is one slice in C order: one copy (a
+        // `memcpy` for plain element types); other layouts element by element.
+        match leaf.as_slice() {
+            Some(slice) => out.extend_from_slice(slice),
+            None => out.extend(leaf.iter().cloned()),
+        }
         Ok(())
     }
     fn unravel_from(like: &Signature, data: &[A]) -> Result<Self, Error> {
