@@ -173,6 +173,11 @@ pub use ndarray;
 /// and checkpoint examples need the `ndarray`, `candle` and `safetensors`
 /// features, which `cargo test --workspace` turns on (the `tests` crate
 /// enables every feature of this crate).
-#[cfg(all(doctest, feature = "ndarray", feature = "candle", feature = "safetensors"))]
+#[cfg(all(
+    doctest,
+    feature = "ndarray",
+    feature = "candle",
+    feature = "safetensors"
+))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
