@@ -9,14 +9,31 @@ use std::io::Read;
 use pytree_std::ndarray::{Array2, Axis};
 
 /// The data set as shipped (gzip-compressed CSV), built into the binary.
+///
+/// ```
+/// assert_eq!(&pytree_examples::digits::DIGITS_CSV_GZ[..2], [0x1f, 0x8b]); // gzip
+/// ```
 pub const DIGITS_CSV_GZ: &[u8] = include_bytes!("../data/digits.csv.gz");
 
 /// Pixels per image (8x8).
+///
+/// ```
+/// assert_eq!(pytree_examples::digits::PIXELS, 8 * 8);
+/// ```
 pub const PIXELS: usize = 64;
 /// Classes (the digits 0..9).
+///
+/// ```
+/// assert_eq!(pytree_examples::digits::CLASSES, 10);
+/// ```
 pub const CLASSES: usize = 10;
 
 /// Why the data could not be read: the line and what was wrong.
+///
+/// ```
+/// let err = pytree_examples::digits::Digits::from_csv("x").unwrap_err();
+/// assert_eq!(err.to_string(), "line 1: 1 fields, expected 65 (64 pixels and a label)");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DataError(pub String);
 
@@ -29,6 +46,12 @@ impl fmt::Display for DataError {
 impl std::error::Error for DataError {}
 
 /// Images (one row each, pixels scaled to 0..1) and their labels.
+///
+/// ```
+/// let d = pytree_examples::digits::Digits::bundled()?;
+/// assert_eq!((d.images.nrows(), d.labels.len()), (1797, 1797));
+/// # Ok::<(), pytree_examples::digits::DataError>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Digits {
     /// `n x 64`, pixel values divided by 16.

@@ -12,6 +12,12 @@ use crate::digits::Rng;
 
 /// The nonlinearity between layers: static data of the model (kept in
 /// its TreeDef, compared when trees are zipped, never a leaf).
+///
+/// ```
+/// use pytree_examples::mlp::{Activation, Mlp};
+/// let m = Mlp::<f32>::new(&[2, 2], Activation::Tanh, "m", 0);
+/// assert!(pytree_std::structure(&m).to_string().contains("activation: Tanh"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Activation {
     /// `max(0, x)`.
@@ -38,6 +44,13 @@ impl Activation {
 }
 
 /// One affine layer, `y = x w + b` (`x` is a batch of rows).
+///
+/// ```
+/// use pytree_examples::mlp::Linear;
+/// use pytree_std::ndarray::{Array1, Array2};
+/// let l = Linear { w: Array2::<f32>::zeros((3, 2)), b: Array1::zeros(2) };
+/// assert_eq!(pytree_std::num_leaves(&l), 2);
+/// ```
 #[derive(PyTree, Clone, Debug, PartialEq)]
 #[pytree(bound = "F: NdFloat")]
 pub struct Linear<F: NdFloat> {

@@ -24,6 +24,10 @@ pub(crate) const N_LEN: usize = 8;
 
 /// The largest header read by default: 100 MB, the format's own limit
 /// (the `safetensors` crate and package refuse larger headers).
+///
+/// ```
+/// assert_eq!(pytree_std::checkpoint::DEFAULT_MAX_HEADER_BYTES, 100_000_000);
+/// ```
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 100_000_000;
 
 /// The dtypes of the format: its name for each, bits per element, and the

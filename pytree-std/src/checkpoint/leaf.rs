@@ -100,15 +100,32 @@ impl<'a> TensorView<'a> {
 pub trait TensorLeaf: Leaf<Std> {
     /// The dtype that every value of this type has (`f32`, `ArrayD<f32>`:
     /// `F32`), or `None` when each value says (a candle `Tensor`).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::TensorLeaf;
+    /// assert_eq!(<i64 as TensorLeaf>::fixed_dtype(), Some(pytree_std::DType::I64));
+    /// ```
     fn fixed_dtype() -> Option<DType>;
 
     /// The dtype and shape the leaf is stored as (no device), or why it
     /// cannot be stored (a dtype the format has no name for).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::TensorLeaf;
+    /// assert_eq!(<u8 as TensorLeaf>::tensor_signature(&&3)?.to_string(), "u8[]");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     fn tensor_signature(leaf: &Self::Ref<'_>) -> Result<Signature, Error>;
 
     /// The leaf's data: little-endian elements in C order, exactly as many
     /// bytes as its signature says. Borrowed when the leaf's memory already
     /// is that (a contiguous array on a little-endian machine).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::TensorLeaf;
+    /// assert_eq!(&*<u16 as TensorLeaf>::tensor_bytes(&&0x0102)?, [0x02, 0x01]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     fn tensor_bytes<'a>(leaf: &'a Self::Ref<'_>) -> Result<Cow<'a, [u8]>, Error>;
 
     /// A leaf read from a tensor of the file. `like` is the template's leaf
@@ -116,14 +133,36 @@ pub trait TensorLeaf: Leaf<Std> {
     /// dtype was checked against [`fixed_dtype`](TensorLeaf::fixed_dtype)
     /// or the template; the shape against the template, if any, so a
     /// scalar checks that the tensor is 0-d.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
+    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(2.5f64,))?)?;
+    /// assert_eq!(<f64 as TensorLeaf>::from_tensor(&file.tensor("0").unwrap(), None)?, 2.5);
+    /// assert!(<f32 as TensorLeaf>::from_tensor(&file.tensor("0").unwrap(), None).is_err());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     fn from_tensor(tensor: &TensorView<'_>, like: Option<&Self::Ref<'_>>) -> Result<Self, Error>;
 
     /// Overwrites a lent leaf with the tensor, whose dtype and shape were
     /// checked equal to the leaf's.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
+    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(7i32,))?)?;
+    /// let mut x = 0i32;
+    /// <i32 as TensorLeaf>::copy_from_tensor(&mut x, &file.tensor("0").unwrap())?;
+    /// assert_eq!(x, 7);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     fn copy_from_tensor(slot: Self::Mut<'_>, tensor: &TensorView<'_>) -> Result<(), Error>;
 
     /// An owned copy of a lent leaf (what a partial load keeps from the
     /// template for a tensor the file lacks).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::TensorLeaf;
+    /// assert_eq!(<f32 as TensorLeaf>::to_owned_leaf(&&1.5), 1.5);
+    /// ```
     fn to_owned_leaf(leaf: &Self::Ref<'_>) -> Self;
 }
 
@@ -141,6 +180,11 @@ mod sealed {
 /// ```
 pub trait Element: Copy + 'static + sealed::Sealed {
     /// Its dtype.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::Element;
+    /// assert_eq!(<bool as Element>::DTYPE, pytree_std::DType::Bool);
+    /// ```
     const DTYPE: DType;
     /// True when every bit pattern of its size is a value (not `bool`),
     /// so that bytes can be copied into it as they are.

@@ -116,10 +116,32 @@ pub use self::leaf::{Element, TensorLeaf, TensorView};
 use crate::Std;
 
 /// The metadata key of the TreeDef (JSON, as `TreeDef`'s serde writes it).
+///
+/// ```
+/// use pytree_std::checkpoint::{self, Checkpoint, TREEDEF_KEY};
+/// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(1u8,))?)?;
+/// assert!(file.metadata()[TREEDEF_KEY].starts_with("{\"schemas\""));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub const TREEDEF_KEY: &str = "pytree.treedef";
-/// The metadata key saying why the TreeDef was left out.
+/// The metadata key saying why the TreeDef was left out (a static field
+/// serde cannot write).
+///
+/// ```
+/// use pytree_std::checkpoint::{self, Checkpoint, TREEDEF_ERROR_KEY};
+/// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(1u8,))?)?;
+/// assert!(!file.metadata().contains_key(TREEDEF_ERROR_KEY));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub const TREEDEF_ERROR_KEY: &str = "pytree.treedef_error";
 /// The metadata key of the prefix the names were saved with.
+///
+/// ```
+/// use pytree_std::checkpoint::{Checkpoint, Save, PREFIX_KEY};
+/// let file = Checkpoint::from_bytes(Save::new().prefix("m.").to_bytes(&(1u8,))?)?;
+/// assert_eq!(file.metadata()[PREFIX_KEY], "m.");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub const PREFIX_KEY: &str = "pytree.prefix";
 
 /// Places `err` at `path` (entries added innermost first).
