@@ -127,7 +127,7 @@ scalar_leaf!(pytree_std::half::f16, pytree_std::half::bf16);
 
 #[cfg(feature = "ndarray")]
 mod arrays {
-    use pytree_std::ndarray::{ArrayD, ArrayViewD, ArrayViewMutD};
+    use pytree_std::ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, ShapeBuilder};
     use pytree_std::Error;
 
     use super::FloatLeaf;
@@ -224,8 +224,17 @@ mod arrays {
             })
         }
 
+        /// Zeros in the leaf's memory order (column-major for a
+        /// column-major leaf), so that state and parameters share strides
+        /// and the update stays one loop over slices.
         fn zeros_like(leaf: ArrayViewD<'_, A>) -> Result<ArrayD<A>, Error> {
-            Ok(ArrayD::from_elem(leaf.raw_dim(), A::default()))
+            let fortran =
+                leaf.ndim() > 1 && !leaf.is_standard_layout() && leaf.t().is_standard_layout();
+            Ok(if fortran {
+                ArrayD::from_elem(leaf.raw_dim().f(), A::default())
+            } else {
+                ArrayD::from_elem(leaf.raw_dim(), A::default())
+            })
         }
     }
 }
