@@ -291,7 +291,7 @@ where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
 {
-    mask.check(tree)?;
+    mask.check(params)?;
     let mut total = 0.0f64;
     let mut i = 0;
     pytree_std::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
