@@ -302,11 +302,30 @@ pub fn adam_hand_parallel(
 }
 
 /// A STREAM-style triad, `a = b + s * c`, on one thread: 12 bytes per
-/// element by STREAM's count (read `b` and `c`, write `a`).
+/// element by STREAM's count (read `b` and `c`, write `a`); the hardware
+/// moves 16, as the cache line of `a` is fetched before it is written.
 pub fn triad(a: &mut [f32], b: &[f32], c: &[f32], s: f32) {
     for ((a, &b), &c) in a.iter_mut().zip(b).zip(c) {
         *a = b + s * c;
     }
+}
+
+/// An in-place triad, `a += s * b` (STREAM's "daxpy"): 12 bytes per
+/// element, every one of them moved (`a` is read before it is written, so
+/// no cache line is fetched only to be overwritten, as in Adam, whose
+/// writes all go to lines it has just read).
+pub fn triad_in_place(a: &mut [f32], b: &[f32], s: f32) {
+    for (a, &b) in a.iter_mut().zip(b) {
+        *a += s * b;
+    }
+}
+
+/// [`triad_in_place`] with rayon, in chunks of `chunk` elements.
+pub fn triad_in_place_parallel(a: &mut [f32], b: &[f32], s: f32, chunk: usize) {
+    use rayon::prelude::*;
+    a.par_chunks_mut(chunk)
+        .zip(b.par_chunks(chunk))
+        .for_each(|(a, b)| triad_in_place(a, b, s));
 }
 
 /// [`triad`] with rayon, in chunks of `chunk` elements.
