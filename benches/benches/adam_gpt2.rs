@@ -11,7 +11,9 @@
 //! - `par_zip_mut_n_leaves`: pytree-std's `par_zip_mut_n` with the hand
 //!   loop per leaf (leaves spread over threads, never split);
 //! - `triad` / `triad_parallel`: `a = b + s * c` over arrays of the same
-//!   number of elements, for the memory-bandwidth floor.
+//!   number of elements (STREAM's count: 12 bytes per element, 16 moved);
+//!   `triad_in_place` / `triad_in_place_parallel`: `a += s * b` (12 bytes,
+//!   all moved), for the memory-bandwidth floor.
 //!
 //! `bench/adam_gpt2.sh` runs this and the Python anchor and prints the
 //! ratios. Each sample is one step (flat sampling); the state keeps
@@ -21,7 +23,8 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
 use pytree_benches::gpt2::{
-    adam_hand, adam_hand_parallel, adam_slices, triad, triad_parallel, Dims, Gpt2, HandAdam,
+    adam_hand, adam_hand_parallel, adam_slices, triad, triad_in_place, triad_in_place_parallel,
+    triad_parallel, Dims, Gpt2, HandAdam,
 };
 use pytree_optim::{adam, apply_updates, GradientTransformation, GRAIN};
 
@@ -110,6 +113,12 @@ fn bench(c: &mut Criterion) {
             b.iter(|| triad_parallel(&mut a, &bb, &cc, 0.5, GRAIN))
         });
         assert_eq!(a[n - 1], 2.0);
+        g.bench_function("triad_in_place", |b| {
+            b.iter(|| triad_in_place(&mut a, &bb, 1e-3))
+        });
+        g.bench_function("triad_in_place_parallel", |b| {
+            b.iter(|| triad_in_place_parallel(&mut a, &bb, 1e-3, GRAIN))
+        });
     }
     g.finish();
 }

@@ -185,8 +185,8 @@ pub struct HandAdam {
     b2: f32,
     one_minus_b1: f32,
     one_minus_b2: f32,
-    c1: f32,
-    c2: f32,
+    inv_c1: f32,
+    inv_c2: f32,
     eps: f32,
     eps_root: f32,
     neg_lr: f32,
@@ -203,8 +203,8 @@ impl HandAdam {
             b2: b2 as f32,
             one_minus_b1: (1.0 - b1) as f32,
             one_minus_b2: (1.0 - b2) as f32,
-            c1: (1.0 - b1.powf(t)) as f32,
-            c2: (1.0 - b2.powf(t)) as f32,
+            inv_c1: (1.0 / (1.0 - b1.powf(t))) as f32,
+            inv_c2: (1.0 / (1.0 - b2.powf(t))) as f32,
             eps: 1e-8,
             eps_root: 0.0,
             neg_lr: -lr as f32,
@@ -218,8 +218,8 @@ pub fn adam_slices(p: &mut [f32], m: &mut [f32], v: &mut [f32], g: &[f32], k: Ha
     for (((p, m), v), &g) in p.iter_mut().zip(m.iter_mut()).zip(v.iter_mut()).zip(g) {
         *m = k.one_minus_b1 * g + k.b1 * *m;
         *v = k.one_minus_b2 * (g * g) + k.b2 * *v;
-        let m_hat = *m / k.c1;
-        let v_hat = *v / k.c2;
+        let m_hat = *m * k.inv_c1;
+        let v_hat = *v * k.inv_c2;
         *p += k.neg_lr * (m_hat / ((v_hat + k.eps_root).sqrt() + k.eps));
     }
 }
@@ -302,11 +302,30 @@ pub fn adam_hand_parallel(
 }
 
 /// A STREAM-style triad, `a = b + s * c`, on one thread: 12 bytes per
-/// element by STREAM's count (read `b` and `c`, write `a`).
+/// element by STREAM's count (read `b` and `c`, write `a`); the hardware
+/// moves 16, as the cache line of `a` is fetched before it is written.
 pub fn triad(a: &mut [f32], b: &[f32], c: &[f32], s: f32) {
     for ((a, &b), &c) in a.iter_mut().zip(b).zip(c) {
         *a = b + s * c;
     }
+}
+
+/// An in-place triad, `a += s * b` (STREAM's "daxpy"): 12 bytes per
+/// element, every one of them moved (`a` is read before it is written, so
+/// no cache line is fetched only to be overwritten, as in Adam, whose
+/// writes all go to lines it has just read).
+pub fn triad_in_place(a: &mut [f32], b: &[f32], s: f32) {
+    for (a, &b) in a.iter_mut().zip(b) {
+        *a += s * b;
+    }
+}
+
+/// [`triad_in_place`] with rayon, in chunks of `chunk` elements.
+pub fn triad_in_place_parallel(a: &mut [f32], b: &[f32], s: f32, chunk: usize) {
+    use rayon::prelude::*;
+    a.par_chunks_mut(chunk)
+        .zip(b.par_chunks(chunk))
+        .for_each(|(a, b)| triad_in_place(a, b, s));
 }
 
 /// [`triad`] with rayon, in chunks of `chunk` elements.

@@ -80,6 +80,49 @@ pub trait FloatElement: Copy + Send + Sync + 'static {
     fn load(self) -> Self::Compute;
     /// Writes a computed value back as an element (rounding if narrower).
     fn store(x: Self::Compute) -> Self;
+
+    /// The element loop of [`zip_slices`](crate::zip_slices): `f` on the
+    /// elements at each index of slices of one length (the shortest
+    /// decides). The default loads each element into a temporary and
+    /// stores it back after `f`; `f32` and `f64` lend `f` the elements
+    /// themselves, so each store happens where `f` writes, as in a loop
+    /// written by hand.
+    ///
+    /// ```
+    /// use pytree_optim::FloatElement;
+    /// let (mut a, b) = ([1.0f32, 2.0], [10.0f32, 20.0]);
+    /// f32::zip_run([&mut a[..]], [&b[..]], &|[a], [b]| *a += b);
+    /// assert_eq!(a, [11.0, 22.0]);
+    /// ```
+    #[inline(always)]
+    fn zip_run<const N: usize, const M: usize, F>(muts: [&mut [Self]; N], refs: [&[Self]; M], f: &F)
+    where
+        F: Fn([&mut Self::Compute; N], [Self::Compute; M]),
+    {
+        let len = shortest(&muts, &refs);
+        let mut muts = muts.map(|s| &mut s[..len]);
+        let refs = refs.map(|s| &s[..len]);
+        for i in 0..len {
+            let mut x: [Self::Compute; N] = core::array::from_fn(|k| muts[k][i].load());
+            let y: [Self::Compute; M] = core::array::from_fn(|k| refs[k][i].load());
+            f(x.each_mut(), y);
+            for (s, x) in muts.iter_mut().zip(x) {
+                s[i] = Self::store(x);
+            }
+        }
+    }
+}
+
+/// The length of the shortest slice (0 for none).
+#[inline(always)]
+fn shortest<E, const N: usize, const M: usize>(muts: &[&mut [E]; N], refs: &[&[E]; M]) -> usize {
+    let a = muts.iter().map(|s| s.len()).min();
+    let b = refs.iter().map(|s| s.len()).min();
+    match (a, b) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => 0,
+    }
 }
 
 macro_rules! identity_element {
@@ -93,6 +136,19 @@ macro_rules! identity_element {
             #[inline(always)]
             fn store(x: $t) -> $t {
                 x
+            }
+            /// `f` gets the elements themselves.
+            #[inline(always)]
+            fn zip_run<const N: usize, const M: usize, F>(muts: [&mut [$t]; N], refs: [&[$t]; M], f: &F)
+            where
+                F: Fn([&mut $t; N], [$t; M]),
+            {
+                let len = shortest(&muts, &refs);
+                let mut muts = muts.map(|s| &mut s[..len]);
+                let refs = refs.map(|s| &s[..len]);
+                for i in 0..len {
+                    f(muts.each_mut().map(|s| &mut s[i]), refs.map(|s| s[i]));
+                }
             }
         }
     )*};

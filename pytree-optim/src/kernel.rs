@@ -76,20 +76,12 @@ fn common_len<E, const N: usize, const M: usize>(muts: &[&mut [E]; N], refs: &[&
 /// The sequential loop. All slices have the same length `len` here, so the
 /// index checks fold away and the loop vectorizes.
 #[inline(always)]
-fn zip_seq<E, const N: usize, const M: usize, F>(mut muts: [&mut [E]; N], refs: [&[E]; M], f: &F)
+fn zip_seq<E, const N: usize, const M: usize, F>(muts: [&mut [E]; N], refs: [&[E]; M], f: &F)
 where
     E: FloatElement,
     F: Fn([&mut E::Compute; N], [E::Compute; M]),
 {
-    let len = common_len(&muts, &refs);
-    for i in 0..len {
-        let mut x: [E::Compute; N] = core::array::from_fn(|k| muts[k][i].load());
-        let y: [E::Compute; M] = core::array::from_fn(|k| refs[k][i].load());
-        f(x.each_mut(), y);
-        for (s, x) in muts.iter_mut().zip(x) {
-            s[i] = E::store(x);
-        }
-    }
+    E::zip_run(muts, refs, f)
 }
 
 /// Splits an array of pairs into a pair of arrays.

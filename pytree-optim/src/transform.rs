@@ -23,7 +23,10 @@ pub(crate) type Scalar<P> = <<P as Flatten<Std>>::Leaf as FloatLeaf>::Scalar;
 /// the parameters' are an [`Error`] naming the path (the gradients are
 /// "tree 1" in it, the parameters "tree 0"), and then nothing has changed:
 /// not the updates, not the state, not the parameters (the trees are
-/// compared before the first write).
+/// compared before the first write). A failure inside the element loop
+/// (only candle's operations can fail there, say on a device error) stops
+/// the pass at that leaf, named by its path: the leaves before it are
+/// updated, the rest are not, and the step count is not advanced.
 ///
 /// ```
 /// use pytree_optim::{adam, apply_updates, GradientTransformation};
