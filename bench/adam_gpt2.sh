@@ -8,7 +8,9 @@
 #   2. bench/python/adam_gpt2.py (optax.adam under jax.jit, numpy) pinned to
 #      one core, then on every core;
 # then prints the table of BENCHMARKS.md ("Optimizers"). Not part of CI
-# (about 3 minutes; needs 4 GiB of memory and installs jax and optax).
+# (about 4 minutes; needs 4 GiB of memory and installs jax and optax).
+# On a machine shared with other work, the absolute times follow how much
+# of each core the run gets: compare only figures of one run.
 #
 # Environment:
 #   CARGO_TARGET_DIR  where cargo builds (criterion writes under it);

@@ -16,8 +16,8 @@
 //!   all moved), for the memory-bandwidth floor.
 //!
 //! `bench/adam_gpt2.sh` runs this and the Python anchor and prints the
-//! ratios. Each sample is one step (flat sampling); the state keeps
-//! advancing across iterations, as in training.
+//! ratios. Each of the 20 samples is one or a few steps (flat sampling);
+//! the state keeps advancing across iterations, as in training.
 
 use std::time::Duration;
 
@@ -38,9 +38,9 @@ fn bench(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("adam_gpt2");
     g.sampling_mode(SamplingMode::Flat)
-        .sample_size(10)
+        .sample_size(20)
         .warm_up_time(Duration::from_secs(2))
-        .measurement_time(Duration::from_secs(4))
+        .measurement_time(Duration::from_secs(6))
         .throughput(Throughput::Elements(n as u64));
 
     {
