@@ -94,11 +94,17 @@
 //!   (module [`tree`](mod@tree)).
 //! - With the `serde` feature: serde for [`Tree`] and [`TreeDef`], and for
 //!   any pytree as its TreeDef and leaves (module `serialized`).
+//! - With the `safetensors` feature: checkpoints, any pytree of tensor
+//!   leaves saved to and loaded from a `.safetensors` file, tensors named
+//!   by key path (`layers.0.w`), loaded by type, against a template or in
+//!   place, partially and with renamed prefixes (module `checkpoint`).
 //! - Module [`custom`]: what implementing the traits by hand needs (the
 //!   walk callbacks, sources, schemas, static values, `TreeDefBuilder`).
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "safetensors")]
+pub mod checkpoint;
 pub mod custom;
 #[cfg(feature = "serde")]
 mod finite;
@@ -167,9 +173,14 @@ pub use nalgebra;
 pub use ndarray;
 
 /// The README's examples, run as doctests so they stay true. Its tensor
-/// examples need the `ndarray` and `candle` features, which
-/// `cargo test --workspace` turns on (the `tests` crate enables every
-/// feature of this crate).
-#[cfg(all(doctest, feature = "ndarray", feature = "candle"))]
+/// and checkpoint examples need the `ndarray`, `candle` and `safetensors`
+/// features, which `cargo test --workspace` turns on (the `tests` crate
+/// enables every feature of this crate).
+#[cfg(all(
+    doctest,
+    feature = "ndarray",
+    feature = "candle",
+    feature = "safetensors"
+))]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;

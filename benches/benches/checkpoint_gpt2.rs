@@ -1,0 +1,94 @@
+//! Issue 10's checkpoint figures: saving and loading GPT-2 small's
+//! parameters (148 `f32` arrays, 124,439,808 parameters, 497.8 MB of data;
+//! `pytree_benches::gpt2`) as a `.safetensors` file with
+//! `pytree_std::checkpoint`, beside the floors of the same bytes moved
+//! without any format: a `memcpy` of the data, `std::fs::read` of the file
+//! (into a new buffer, and into one already there) and `std::fs::write`
+//! of the file's bytes. `bench/checkpoint_gpt2.sh`
+//! runs it, then Python's `safetensors` (numpy) on the same file, and
+//! prints the table of BENCHMARKS.md.
+//!
+//! The files go to `$CKPT_DIR` (default `/dev/shm` when it exists, so that
+//! the figures measure the libraries and memory, not the disk); the file
+//! this bench writes first, `pytree-gpt2.safetensors`, is the one Python
+//! loads.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use pytree_benches::gpt2::{Dims, Gpt2};
+use pytree_std::checkpoint::{self, Load, Save};
+
+fn dir() -> PathBuf {
+    match std::env::var_os("CKPT_DIR") {
+        Some(d) => PathBuf::from(d),
+        None if std::path::Path::new("/dev/shm").is_dir() => PathBuf::from("/dev/shm"),
+        None => std::env::temp_dir(),
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let model = Gpt2::new(Dims::SMALL, 1, 0.02);
+    let dir = dir();
+    let shared = dir.join("pytree-gpt2.safetensors");
+    let scratch = dir.join("pytree-gpt2-save.safetensors");
+    let raw = dir.join("pytree-gpt2-raw.bin");
+    Save::new()
+        .save(&shared, &model)
+        .expect("save the shared file");
+    let bytes = std::fs::read(&shared).expect("read it back");
+    let data_len = 4 * Dims::SMALL.parameters();
+    assert_eq!(checkpoint::load::<Gpt2>(&shared).expect("load"), model);
+
+    let mut g = c.benchmark_group("checkpoint_gpt2");
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(2))
+        .measurement_time(Duration::from_secs(8));
+
+    g.bench_function("save", |b| {
+        b.iter(|| checkpoint::save(&scratch, black_box(&model)).expect("save"))
+    });
+    g.bench_function("load", |b| {
+        b.iter(|| black_box(checkpoint::load::<Gpt2>(&shared).expect("load")))
+    });
+    g.bench_function("load_like", |b| {
+        b.iter(|| black_box(checkpoint::load_like(&shared, &model).expect("load_like")))
+    });
+    let mut target = Gpt2::new(Dims::SMALL, 2, 0.0);
+    g.bench_function("load_into", |b| {
+        b.iter(|| {
+            Load::new()
+                .load_into(&shared, black_box(&mut target))
+                .expect("load_into")
+        })
+    });
+    // The floors: the same bytes without a format.
+    let src = bytes[bytes.len() - data_len..].to_vec();
+    let mut dst = vec![1u8; data_len];
+    g.bench_function("floor_memcpy", |b| {
+        b.iter(|| dst.copy_from_slice(black_box(&src)))
+    });
+    g.bench_function("floor_fs_read", |b| {
+        b.iter(|| black_box(std::fs::read(&shared).expect("read")))
+    });
+    let mut buffer = vec![1u8; bytes.len()];
+    g.bench_function("floor_fs_read_into", |b| {
+        b.iter(|| {
+            use std::io::Read;
+            let mut f = std::fs::File::open(&shared).expect("open");
+            f.read_exact(black_box(&mut buffer)).expect("read");
+        })
+    });
+    g.bench_function("floor_fs_write", |b| {
+        b.iter(|| std::fs::write(&raw, black_box(&bytes)).expect("write"))
+    });
+    g.finish();
+    let _ = std::fs::remove_file(&scratch);
+    let _ = std::fs::remove_file(&raw);
+    assert_eq!(target, model, "load_into loaded the model");
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

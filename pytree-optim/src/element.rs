@@ -1,0 +1,180 @@
+//! The numbers the optimizers compute with: [`Float`] (the arithmetic type,
+//! `f32` or `f64`) and [`FloatElement`] (how a stored element is read into
+//! it and written back: `f32`, `f64`, and with the `half` feature `f16` and
+//! `bf16`, which compute in `f32`).
+
+use core::fmt::Debug;
+use core::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
+
+/// The floating-point type an optimizer's element math runs in: `f32` or
+/// `f64`. Hyperparameters are `f64` and converted once per step with
+/// [`from_f64`](Float::from_f64).
+///
+/// ```
+/// use pytree_optim::Float;
+/// fn half_of<S: Float>(x: S) -> S { x * S::from_f64(0.5) }
+/// assert_eq!(half_of(3.0f32), 1.5);
+/// assert_eq!(half_of(3.0f64).sqrt(), 1.5f64.sqrt());
+/// ```
+pub trait Float:
+    Copy
+    + Debug
+    + PartialOrd
+    + Send
+    + Sync
+    + 'static
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + SubAssign
+    + MulAssign
+{
+    /// Zero.
+    const ZERO: Self;
+    /// The value nearest to `x` (`x as f32` for `f32`).
+    fn from_f64(x: f64) -> Self;
+    /// The value as an `f64` (exact).
+    fn to_f64(self) -> f64;
+    /// The square root (`f32::sqrt`, `f64::sqrt`).
+    fn sqrt(self) -> Self;
+}
+
+macro_rules! float {
+    ($($t:ty),*) => {$(
+        impl Float for $t {
+            const ZERO: Self = 0.0;
+            #[inline(always)]
+            fn from_f64(x: f64) -> Self {
+                x as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+        }
+    )*};
+}
+float!(f32, f64);
+
+/// A stored float element (of a scalar leaf or an array): read into its
+/// [`Compute`](FloatElement::Compute) type, computed with, written back.
+/// For `f32` and `f64` both conversions are the identity and vanish; `f16`
+/// and `bf16` (feature `half`) compute in `f32` and round on the way back.
+///
+/// ```
+/// use pytree_optim::FloatElement;
+/// assert_eq!(<f32 as FloatElement>::load(1.5), 1.5f32);
+/// assert_eq!(<f64 as FloatElement>::store(2.0), 2.0f64);
+/// ```
+pub trait FloatElement: Copy + Send + Sync + 'static {
+    /// The type the element math runs in.
+    type Compute: Float;
+    /// Reads an element into the compute type.
+    fn load(self) -> Self::Compute;
+    /// Writes a computed value back as an element (rounding if narrower).
+    fn store(x: Self::Compute) -> Self;
+
+    /// The element loop of [`zip_slices`](crate::zip_slices): `f` on the
+    /// elements at each index of slices of one length (the shortest
+    /// decides). The default loads each element into a temporary and
+    /// stores it back after `f`; `f32` and `f64` lend `f` the elements
+    /// themselves, so each store happens where `f` writes, as in a loop
+    /// written by hand.
+    ///
+    /// ```
+    /// use pytree_optim::FloatElement;
+    /// let (mut a, b) = ([1.0f32, 2.0], [10.0f32, 20.0]);
+    /// f32::zip_run([&mut a[..]], [&b[..]], &|[a], [b]| *a += b);
+    /// assert_eq!(a, [11.0, 22.0]);
+    /// ```
+    #[inline(always)]
+    fn zip_run<const N: usize, const M: usize, F>(muts: [&mut [Self]; N], refs: [&[Self]; M], f: &F)
+    where
+        F: Fn([&mut Self::Compute; N], [Self::Compute; M]),
+    {
+        let len = shortest(&muts, &refs);
+        let mut muts = muts.map(|s| &mut s[..len]);
+        let refs = refs.map(|s| &s[..len]);
+        for i in 0..len {
+            let mut x: [Self::Compute; N] = core::array::from_fn(|k| muts[k][i].load());
+            let y: [Self::Compute; M] = core::array::from_fn(|k| refs[k][i].load());
+            f(x.each_mut(), y);
+            for (s, x) in muts.iter_mut().zip(x) {
+                s[i] = Self::store(x);
+            }
+        }
+    }
+}
+
+/// The length of the shortest slice (0 for none).
+#[inline(always)]
+fn shortest<E, const N: usize, const M: usize>(muts: &[&mut [E]; N], refs: &[&[E]; M]) -> usize {
+    let a = muts.iter().map(|s| s.len()).min();
+    let b = refs.iter().map(|s| s.len()).min();
+    match (a, b) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(x), None) | (None, Some(x)) => x,
+        (None, None) => 0,
+    }
+}
+
+macro_rules! identity_element {
+    ($($t:ty),*) => {$(
+        impl FloatElement for $t {
+            type Compute = $t;
+            #[inline(always)]
+            fn load(self) -> $t {
+                self
+            }
+            #[inline(always)]
+            fn store(x: $t) -> $t {
+                x
+            }
+            /// `f` gets the elements themselves.
+            #[inline(always)]
+            fn zip_run<const N: usize, const M: usize, F>(muts: [&mut [$t]; N], refs: [&[$t]; M], f: &F)
+            where
+                F: Fn([&mut $t; N], [$t; M]),
+            {
+                let len = shortest(&muts, &refs);
+                let mut muts = muts.map(|s| &mut s[..len]);
+                let refs = refs.map(|s| &s[..len]);
+                for i in 0..len {
+                    f(muts.each_mut().map(|s| &mut s[i]), refs.map(|s| s[i]));
+                }
+            }
+        }
+    )*};
+}
+identity_element!(f32, f64);
+
+#[cfg(feature = "half")]
+mod half_elements {
+    use super::FloatElement;
+    use pytree_std::half::{bf16, f16};
+
+    macro_rules! half_element {
+        ($($t:ty),*) => {$(
+            /// Computes in `f32`; rounds to nearest on the way back.
+            impl FloatElement for $t {
+                type Compute = f32;
+                #[inline(always)]
+                fn load(self) -> f32 {
+                    self.to_f32()
+                }
+                #[inline(always)]
+                fn store(x: f32) -> $t {
+                    <$t>::from_f32(x)
+                }
+            }
+        )*};
+    }
+    half_element!(f16, bf16);
+}

@@ -1,0 +1,354 @@
+//! [`FloatLeaf`]: the one trait a leaf type implements to be updated by
+//! the optimizers, and its impls for scalars, ndarray arrays and candle
+//! tensors.
+
+use pytree_std::{Error, Leaf, LeafMut, LeafRef, Std};
+
+use crate::element::{Float, FloatElement};
+use crate::kernel::Exec;
+
+/// A leaf whose elements are floats an optimizer can read and write: the
+/// one trait between the optimizers and the leaf types. Every
+/// transformation is written with these three functions, so it is written
+/// once for every leaf type.
+///
+/// Implemented for `f32` and `f64` (and with feature `half`, `f16` and
+/// `bf16`) scalar leaves, for ndarray's `ArrayD<A>` (feature `ndarray`; the
+/// leaf type of every `Array<A, D>`) with those elements, and for candle's
+/// `Tensor` (feature `candle`).
+///
+/// [`zip_elements`](FloatLeaf::zip_elements) is the hot path: one fused
+/// pass over `N` leaves written and `M` leaves read, the closure called
+/// once per element. For arrays in standard layout it is a loop over
+/// slices (the loop a human writes); arrays of other layouts are walked in
+/// logical order. A candle tensor has no mutable element access: its
+/// elements are copied to the host as `f64`, computed, and written back as
+/// a new tensor of the same dtype and device (correct on any device, two
+/// copies per tensor).
+///
+/// ```
+/// use pytree_optim::{Exec, FloatLeaf};
+/// let (mut p, g) = (1.0f32, 0.5f32);
+/// f32::zip_elements([&mut p], [&g], Exec::Sequential, &|[p], [g]| *p -= 0.1 * g)?;
+/// assert_eq!(p, 0.95);
+/// assert_eq!(f32::sum_elements(&3.0, Exec::Sequential, &|x| f64::from(x * x))?, 9.0);
+/// assert_eq!(f32::zeros_like(&p)?, 0.0);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub trait FloatLeaf: Leaf<Std> {
+    /// The type the element math runs in (`f32` for `f32`, `f16` and `bf16`
+    /// data, `f64` for `f64` data and for candle tensors).
+    type Scalar: Float;
+
+    /// Calls `f([element of each mutable leaf], [element of each shared
+    /// leaf])` for every element position, writing the mutable elements
+    /// back. The leaves must have the same shape: otherwise an error, and
+    /// nothing changes.
+    ///
+    /// ```
+    /// use pytree_optim::{Exec, FloatLeaf};
+    /// let (mut m, g) = (0.0f64, 2.0f64);
+    /// f64::zip_elements([&mut m], [&g], Exec::Sequential, &|[m], [g]| *m = 0.9 * *m + 0.1 * g)?;
+    /// assert_eq!(m, 0.2);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn zip_elements<const N: usize, const M: usize, F>(
+        muts: [LeafMut<'_, Std, Self>; N],
+        refs: [LeafRef<'_, Std, Self>; M],
+        exec: Exec,
+        f: &F,
+    ) -> Result<(), Error>
+    where
+        F: Fn([&mut Self::Scalar; N], [Self::Scalar; M]) + Sync;
+
+    /// The sum of `f(element)` over the leaf's elements, in `f64`.
+    ///
+    /// ```
+    /// use pytree_optim::{Exec, FloatLeaf};
+    /// assert_eq!(f64::sum_elements(&-2.0, Exec::Sequential, &|x: f64| x.abs())?, 2.0);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn sum_elements<F>(leaf: LeafRef<'_, Std, Self>, exec: Exec, f: &F) -> Result<f64, Error>
+    where
+        F: Fn(Self::Scalar) -> f64 + Sync;
+
+    /// A leaf of the same shape (and dtype, and device) filled with zeros,
+    /// for optimizer state; an error for a leaf that is not float.
+    ///
+    /// ```
+    /// use pytree_optim::FloatLeaf;
+    /// assert_eq!(f64::zeros_like(&7.0)?, 0.0);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn zeros_like(leaf: LeafRef<'_, Std, Self>) -> Result<Self, Error>;
+}
+
+macro_rules! scalar_leaf {
+    ($($t:ty),*) => {$(
+        impl FloatLeaf for $t {
+            type Scalar = <$t as FloatElement>::Compute;
+
+            #[inline(always)]
+            fn zip_elements<const N: usize, const M: usize, F>(
+                muts: [&mut $t; N],
+                refs: [&$t; M],
+                _exec: Exec,
+                f: &F,
+            ) -> Result<(), Error>
+            where
+                F: Fn([&mut Self::Scalar; N], [Self::Scalar; M]) + Sync,
+            {
+                let mut x = muts.each_ref().map(|m| m.load());
+                f(x.each_mut(), refs.map(|r| r.load()));
+                for (m, x) in muts.into_iter().zip(x) {
+                    *m = <$t as FloatElement>::store(x);
+                }
+                Ok(())
+            }
+
+            #[inline(always)]
+            fn sum_elements<F>(leaf: &$t, _exec: Exec, f: &F) -> Result<f64, Error>
+            where
+                F: Fn(Self::Scalar) -> f64 + Sync,
+            {
+                Ok(f(leaf.load()))
+            }
+
+            #[inline]
+            fn zeros_like(_leaf: &$t) -> Result<$t, Error> {
+                Ok(<$t as FloatElement>::store(<Self::Scalar as Float>::ZERO))
+            }
+        }
+    )*};
+}
+scalar_leaf!(f32, f64);
+#[cfg(feature = "half")]
+scalar_leaf!(pytree_std::half::f16, pytree_std::half::bf16);
+
+#[cfg(feature = "ndarray")]
+mod arrays {
+    use pytree_std::ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, ShapeBuilder};
+    use pytree_std::Error;
+
+    use super::FloatLeaf;
+    use crate::element::FloatElement;
+    use crate::kernel::{sum_slice, zip_slices, Exec};
+
+    /// `Some` of every element if all are `Some`.
+    #[inline(always)]
+    fn all_some<T, const N: usize>(xs: [Option<T>; N]) -> Option<[T; N]> {
+        if xs.iter().any(Option::is_none) {
+            return None;
+        }
+        Some(xs.map(|x| x.expect("every element is Some: checked above")))
+    }
+
+    /// Arrays of any rank (`ArrayD<A>` is the leaf type of every
+    /// `Array<A, D>`). Arrays in standard layout, or all with the same
+    /// strides over contiguous memory, are one loop over slices; others
+    /// are walked element by element in logical order.
+    impl<A: FloatElement + Default> FloatLeaf for ArrayD<A> {
+        type Scalar = A::Compute;
+
+        #[inline]
+        fn zip_elements<const N: usize, const M: usize, F>(
+            muts: [ArrayViewMutD<'_, A>; N],
+            refs: [ArrayViewD<'_, A>; M],
+            exec: Exec,
+            f: &F,
+        ) -> Result<(), Error>
+        where
+            F: Fn([&mut A::Compute; N], [A::Compute; M]) + Sync,
+        {
+            let shape = match (muts.first(), refs.first()) {
+                (Some(m), _) => m.shape(),
+                (None, Some(r)) => r.shape(),
+                (None, None) => return Ok(()),
+            };
+            if let Some(odd) = muts
+                .iter()
+                .map(|m| m.shape())
+                .chain(refs.iter().map(|r| r.shape()))
+                .find(|s| *s != shape)
+            {
+                return Err(Error::custom(format!(
+                    "array shape mismatch: expected {shape:?}, found {odd:?}"
+                )));
+            }
+            let standard = muts.iter().all(|m| m.is_standard_layout())
+                && refs.iter().all(|r| r.is_standard_layout());
+            let strides = match (muts.first(), refs.first()) {
+                (Some(m), _) => m.strides(),
+                (None, Some(r)) => r.strides(),
+                (None, None) => &[],
+            };
+            let same_contiguous = muts
+                .iter()
+                .all(|m| m.strides() == strides && m.as_slice_memory_order().is_some())
+                && refs
+                    .iter()
+                    .all(|r| r.strides() == strides && r.as_slice_memory_order().is_some());
+            if standard || same_contiguous {
+                let ms = all_some(muts.map(|m| m.into_slice_memory_order()));
+                let rs = all_some(refs.map(|r| r.to_slice_memory_order()));
+                if let (Some(ms), Some(rs)) = (ms, rs) {
+                    zip_slices(ms, rs, exec, f);
+                    return Ok(());
+                }
+                return Err(Error::custom("array memory is not contiguous"));
+            }
+            // Mixed layouts: element by element in logical order.
+            let mut mi = muts.map(|m| m.into_iter());
+            let mut ri = refs.map(|r| r.into_iter());
+            while let (Some(ms), Some(rs)) = (
+                all_some(mi.each_mut().map(Iterator::next)),
+                all_some(ri.each_mut().map(Iterator::next)),
+            ) {
+                let mut x = ms.each_ref().map(|m| m.load());
+                f(x.each_mut(), rs.map(|r| r.load()));
+                for (m, x) in ms.into_iter().zip(x) {
+                    *m = A::store(x);
+                }
+            }
+            Ok(())
+        }
+
+        #[inline]
+        fn sum_elements<F>(leaf: ArrayViewD<'_, A>, exec: Exec, f: &F) -> Result<f64, Error>
+        where
+            F: Fn(A::Compute) -> f64 + Sync,
+        {
+            Ok(match leaf.to_slice_memory_order() {
+                Some(s) => sum_slice(s, exec, f),
+                None => leaf.iter().map(|x| f(x.load())).sum(),
+            })
+        }
+
+        /// Zeros in the leaf's memory order (column-major for a
+        /// column-major leaf), so that state and parameters share strides
+        /// and the update stays one loop over slices.
+        fn zeros_like(leaf: ArrayViewD<'_, A>) -> Result<ArrayD<A>, Error> {
+            let fortran =
+                leaf.ndim() > 1 && !leaf.is_standard_layout() && leaf.t().is_standard_layout();
+            Ok(if fortran {
+                ArrayD::from_elem(leaf.raw_dim().f(), A::default())
+            } else {
+                ArrayD::from_elem(leaf.raw_dim(), A::default())
+            })
+        }
+    }
+}
+
+#[cfg(feature = "candle")]
+mod tensors {
+    use pytree_std::candle_core::{DType, Tensor};
+    use pytree_std::Error;
+
+    use super::FloatLeaf;
+    use crate::kernel::{sum_slice, zip_slices, Exec};
+
+    fn candle_err(e: pytree_std::candle_core::Error) -> Error {
+        Error::custom(format!("candle: {e}"))
+    }
+
+    fn float_dtype(t: &Tensor) -> Result<DType, Error> {
+        let d = t.dtype();
+        if d.is_float() {
+            Ok(d)
+        } else {
+            Err(Error::custom(format!(
+                "expected a float tensor, found dtype {} with shape {:?}",
+                d.as_str(),
+                t.dims()
+            )))
+        }
+    }
+
+    /// The tensor's elements as `f64`s on the host (C order).
+    fn host(t: &Tensor) -> Result<Vec<f64>, Error> {
+        float_dtype(t)?;
+        t.flatten_all()
+            .and_then(|t| t.to_dtype(DType::F64))
+            .and_then(|t| t.to_vec1::<f64>())
+            .map_err(candle_err)
+    }
+
+    /// Tensors of any float dtype on any device: copied to the host as
+    /// `f64`, computed, and written back as new tensors of their own dtype,
+    /// shape and device. Candle tensors share storage between clones, so
+    /// writing a new tensor (not into the old one's memory) leaves every
+    /// clone of the old one as it was.
+    impl FloatLeaf for Tensor {
+        type Scalar = f64;
+
+        fn zip_elements<const N: usize, const M: usize, F>(
+            muts: [&mut Tensor; N],
+            refs: [&Tensor; M],
+            exec: Exec,
+            f: &F,
+        ) -> Result<(), Error>
+        where
+            F: Fn([&mut f64; N], [f64; M]) + Sync,
+        {
+            let first = match (muts.first(), refs.first()) {
+                (Some(m), _) => &**m,
+                (None, Some(r)) => *r,
+                (None, None) => return Ok(()),
+            };
+            let dims = first.dims().to_vec();
+            for t in muts.iter().map(|m| &**m).chain(refs.iter().copied()) {
+                if t.dims() != dims.as_slice() {
+                    return Err(Error::custom(format!(
+                        "tensor shape mismatch: expected {dims:?}, found {:?}",
+                        t.dims()
+                    )));
+                }
+                float_dtype(t)?;
+            }
+            let mut mv = Vec::with_capacity(N);
+            for m in muts.iter() {
+                mv.push(host(m)?);
+            }
+            let mut rv = Vec::with_capacity(M);
+            for r in refs.iter() {
+                rv.push(host(r)?);
+            }
+            let mut mi = mv.iter_mut();
+            let ms: [&mut [f64]; N] = core::array::from_fn(|_| match mi.next() {
+                Some(v) => &mut v[..],
+                None => &mut [],
+            });
+            let mut ri = rv.iter();
+            let rs: [&[f64]; M] = core::array::from_fn(|_| match ri.next() {
+                Some(v) => &v[..],
+                None => &[],
+            });
+            zip_slices(ms, rs, exec, f);
+            // Build every new tensor before replacing any, so that a candle
+            // error leaves all of them as they were.
+            let mut new = Vec::with_capacity(N);
+            for (m, v) in muts.iter().zip(mv) {
+                let t = Tensor::from_vec(v, m.dims(), m.device())
+                    .and_then(|t| t.to_dtype(m.dtype()))
+                    .map_err(candle_err)?;
+                new.push(t);
+            }
+            for (m, t) in muts.into_iter().zip(new) {
+                *m = t;
+            }
+            Ok(())
+        }
+
+        fn sum_elements<F>(leaf: &Tensor, exec: Exec, f: &F) -> Result<f64, Error>
+        where
+            F: Fn(f64) -> f64 + Sync,
+        {
+            Ok(sum_slice(&host(leaf)?, exec, f))
+        }
+
+        fn zeros_like(leaf: &Tensor) -> Result<Tensor, Error> {
+            float_dtype(leaf)?;
+            leaf.zeros_like().map_err(candle_err)
+        }
+    }
+}

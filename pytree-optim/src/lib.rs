@@ -1,0 +1,87 @@
+//! # pytree-optim
+//!
+//! Optimizers written once over any pytree: optax for Rust. A model is a
+//! `#[derive(PyTree)]` struct whose leaves are `f32`/`f64` scalars, ndarray
+//! arrays (feature `ndarray`) or candle tensors (feature `candle`); the
+//! gradient is a tree of the same type; an optimizer's state holds trees of
+//! the same type too (Adam's `mu` and `nu`), and one step is one fused pass
+//! over them all.
+//!
+//! ```
+//! use pytree_optim::{adamw, chain, clip_by_global_norm, GradientTransformation};
+//! use pytree_std::PyTree;
+//!
+//! #[derive(PyTree, Clone, Debug)]
+//! struct Linear { w: Vec<f32>, b: f32 }
+//!
+//! // Fit y = 2x + 1 on three points.
+//! let (xs, ys) = ([0.0f32, 1.0, 2.0], [1.0f32, 3.0, 5.0]);
+//! let mut model = Linear { w: vec![0.0], b: 0.0 };
+//! let opt = chain(clip_by_global_norm(1.0), adamw(0.05, 1e-4));
+//! let mut state = opt.init(&model)?;
+//! for _ in 0..1000 {
+//!     let mut grads = Linear { w: vec![0.0], b: 0.0 };
+//!     for (x, y) in xs.iter().zip(ys) {
+//!         let err = model.w[0] * x + model.b - y;
+//!         grads.w[0] += 2.0 * err * x / 3.0;
+//!         grads.b += 2.0 * err / 3.0;
+//!     }
+//!     opt.step(&mut model, &mut grads, &mut state)?;
+//! }
+//! assert!((model.w[0] - 2.0).abs() < 0.02 && (model.b - 1.0).abs() < 0.02);
+//! # Ok::<(), pytree_std::Error>(())
+//! ```
+//!
+//! ## Contents
+//! - [`GradientTransformation`] (optax's): `init(&params)`,
+//!   `update(&mut updates, &mut state, &params)` in place, `step` (update
+//!   and apply, fused where possible); [`apply_updates`]; [`chain`].
+//! - Optimizers: [`sgd`] (momentum, Nesterov), [`adam`], [`adamw`].
+//! - Transformations: [`clip_by_global_norm`], [`scale`],
+//!   [`scale_by_schedule`], [`add_decayed_weights`]; [`global_norm`].
+//! - Schedules: [`Schedule`] (numbers and closures are schedules),
+//!   [`constant_schedule`], [`linear_schedule`] (warm-up),
+//!   [`cosine_decay_schedule`], [`warmup_cosine_decay_schedule`].
+//! - [`Ema`]: an exponential moving average of the parameters.
+//! - Masks ([`Mask`]): every transformation acts where a predicate on the
+//!   key path (and the field's kind) holds; by default everywhere but on
+//!   leaves of kind `"state"` (PAX's parameter/state split), so running
+//!   statistics are never changed by an optimizer.
+//! - [`FloatLeaf`]: the one trait a leaf type implements, for `f32`,
+//!   `f64`, `half`'s `f16`/`bf16` (feature `half`), ndarray's `ArrayD<A>`
+//!   (feature `ndarray`) and candle's `Tensor` (feature `candle`); its
+//!   element loops ([`zip_slices`], [`sum_slice`]) run on one thread or,
+//!   with feature `rayon` and [`Exec::Parallel`], split across threads.
+//!
+//! Errors are values: gradients of another structure or leaf shape than the
+//! parameters' are an [`Error`](pytree_std::Error) naming the key path, and
+//! then neither the parameters nor the state have changed.
+
+#![warn(missing_docs)]
+
+mod element;
+mod ema;
+mod kernel;
+mod leaf;
+mod mask;
+mod optimizers;
+mod options;
+mod schedule;
+mod transform;
+mod transforms;
+
+pub use element::{Float, FloatElement};
+pub use ema::Ema;
+pub use kernel::{sum_slice, zip_slices, Exec, GRAIN};
+pub use leaf::FloatLeaf;
+pub use mask::{LeafMask, Mask};
+pub use optimizers::{adam, adamw, sgd, Adam, AdamState, Sgd, SgdState};
+pub use schedule::{
+    constant_schedule, cosine_decay_schedule, linear_schedule, warmup_cosine_decay_schedule,
+    Constant, CosineDecay, Linear, Schedule, WarmupCosineDecay,
+};
+pub use transform::{apply_updates, chain, global_norm, Chain, GradientTransformation};
+pub use transforms::{
+    add_decayed_weights, clip_by_global_norm, scale, scale_by_schedule, AddDecayedWeights,
+    ClipByGlobalNorm, MaskState, Scale, ScaleBySchedule, ScheduleState,
+};

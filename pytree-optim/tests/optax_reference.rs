@@ -1,0 +1,348 @@
+//! The optimizers against optax itself. The reference numbers in
+//! `tests/data/optax_reference.json` were produced by
+//! `tests/data/make_optax_reference.py` running optax 0.2.8 on jax 0.10.2
+//! (CPU, float32; the versions of `bench/python/requirements.txt`): a
+//! small tree `{"b": f32[3], "s": f32[], "w": f32[2,3]}` trained for four
+//! steps with fixed gradients, the parameters recorded after every step.
+//! Here the same tree is a derived struct, with scalar leaves, ndarray
+//! arrays (feature `ndarray`) and candle tensors (feature `candle`).
+//!
+//! optax computes in `f32` with its own order of rounding (its bias
+//! corrections `1 - b^t` in `f32`, ours in `f64` then rounded), so results
+//! agree to a few `f32` ulps: the tolerance is `2e-6 * (1 + |x|)`.
+
+use pytree_optim::{
+    adam, adamw, chain, clip_by_global_norm, cosine_decay_schedule, linear_schedule, sgd,
+    warmup_cosine_decay_schedule, FloatLeaf, GradientTransformation, Mask, Schedule,
+};
+use pytree_std::{KeyPath, PyTree};
+use serde_json::Value;
+
+const TOL: f64 = 2e-6;
+
+fn reference() -> Value {
+    let text = include_str!("data/optax_reference.json");
+    serde_json::from_str(text).expect("valid JSON")
+}
+
+/// A leaf of the JSON: (shape, flat data).
+fn leaf(v: &Value, key: &str) -> (Vec<usize>, Vec<f32>) {
+    let shape = v[key]["shape"]
+        .as_array()
+        .expect("shape")
+        .iter()
+        .map(|d| d.as_u64().expect("dim") as usize)
+        .collect();
+    let data = v[key]["data"]
+        .as_array()
+        .expect("data")
+        .iter()
+        .map(|x| x.as_f64().expect("number") as f32)
+        .collect();
+    (shape, data)
+}
+
+fn close(got: &[f32], want: &[f32], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let (g, w) = (f64::from(*g), f64::from(*w));
+        assert!(
+            (g - w).abs() <= TOL * (1.0 + w.abs()),
+            "{what}[{i}]: got {g}, optax {w}"
+        );
+    }
+}
+
+/// Runs `opt` from the JSON's initial parameters with its gradients and
+/// checks the parameters after every step against optax's.
+fn run_case<P, T>(
+    r: &Value,
+    name: &str,
+    opt: T,
+    model: &dyn Fn(&Value) -> P,
+    check: &dyn Fn(&P, &Value, &str),
+) where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+    T: GradientTransformation<P>,
+{
+    let mut p = model(&r["params0"]);
+    let mut state = opt.init(&p).expect("init");
+    let steps = r["grads"].as_array().expect("grads");
+    assert_eq!(steps.len(), 4);
+    for (t, g) in steps.iter().enumerate() {
+        opt.step(&mut p, &mut model(g), &mut state).expect("step");
+        check(&p, &r["cases"][name][t], &format!("{name} step {}", t + 1));
+    }
+}
+
+/// Every case of the JSON but `masked_adam_w`, built with this crate.
+fn run_all<P>(model: &dyn Fn(&Value) -> P, check: &dyn Fn(&P, &Value, &str))
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+{
+    let r = reference();
+    let decay_w = || Mask::new(|p: &KeyPath| p.to_string().starts_with(".w"));
+    run_case(&r, "sgd", sgd(0.1), model, check);
+    run_case(&r, "sgd_momentum", sgd(0.1).momentum(0.9), model, check);
+    run_case(
+        &r,
+        "sgd_nesterov",
+        sgd(0.1).momentum(0.9).nesterov(),
+        model,
+        check,
+    );
+    run_case(&r, "adam", adam(0.01), model, check);
+    run_case(
+        &r,
+        "adam_hyper",
+        adam(0.02).b1(0.8).b2(0.99).eps(1e-6).eps_root(1e-8),
+        model,
+        check,
+    );
+    run_case(&r, "adamw", adamw(0.01, 0.1), model, check);
+    run_case(
+        &r,
+        "adamw_mask_w",
+        adamw(0.01, 0.1).weight_decay_mask(decay_w()),
+        model,
+        check,
+    );
+    run_case(
+        &r,
+        "clip_adamw",
+        chain(clip_by_global_norm(1.0), adamw(0.01, 1e-4)),
+        model,
+        check,
+    );
+    let s = warmup_cosine_decay_schedule(0.0, 0.1, 2, 4, 0.001);
+    run_case(&r, "adam_warmup_cosine", adam(s), model, check);
+}
+
+mod scalars {
+    use super::*;
+
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    pub struct Small {
+        pub b: Vec<f32>,
+        pub s: f32,
+        pub w: Vec<f32>,
+    }
+
+    pub fn small(v: &Value) -> Small {
+        Small {
+            b: leaf(v, "b").1,
+            s: leaf(v, "s").1[0],
+            w: leaf(v, "w").1,
+        }
+    }
+
+    pub fn check(p: &Small, v: &Value, what: &str) {
+        close(&p.b, &leaf(v, "b").1, &format!("{what} .b"));
+        close(&[p.s], &leaf(v, "s").1, &format!("{what} .s"));
+        close(&p.w, &leaf(v, "w").1, &format!("{what} .w"));
+    }
+
+    #[test]
+    fn every_optimizer_follows_optax_on_scalar_leaves() {
+        run_all(&small, &check);
+    }
+
+    /// optax's `masked(adam, {w})` passes the gradients of `b` and `s`
+    /// through as their updates; this crate's `.mask(..)` on an optimizer
+    /// freezes them instead (their update is zero). `w` follows optax.
+    #[test]
+    fn a_masked_optimizer_follows_optax_inside_its_mask_and_freezes_the_rest() {
+        let r = reference();
+        let opt = adam(0.01).mask(Mask::new(|p: &KeyPath| p.to_string().starts_with(".w")));
+        let p0 = small(&r["params0"]);
+        let mut p = p0.clone();
+        let mut state = opt.init(&p).unwrap();
+        for (t, g) in r["grads"].as_array().unwrap().iter().enumerate() {
+            opt.step(&mut p, &mut small(g), &mut state).unwrap();
+            close(
+                &p.w,
+                &leaf(&r["cases"]["masked_adam_w"][t], "w").1,
+                "masked w",
+            );
+        }
+        assert_eq!((p.b, p.s), (p0.b, p0.s));
+        assert_eq!(state.mu.b, [0.0; 3]);
+    }
+}
+
+#[test]
+fn schedules_follow_optax() {
+    let r = reference();
+    let s = &r["schedules"];
+    let check = |name: &str, sched: &dyn Schedule| {
+        for (t, want) in s[name].as_array().unwrap().iter().enumerate() {
+            let (got, want) = (sched.value(t as u64), want.as_f64().unwrap());
+            assert!(
+                (got - want).abs() <= 1e-6 * (1.0 + want.abs()),
+                "{name} at {t}: {got} vs optax {want}"
+            );
+        }
+    };
+    check("linear_0_1_10", &linear_schedule(0.0, 1.0, 10));
+    check("cosine_1_10_0.1", &cosine_decay_schedule(1.0, 10, 0.1));
+    check(
+        "warmup_cosine_0_1_3_10_0.05",
+        &warmup_cosine_decay_schedule(0.0, 1.0, 3, 10, 0.05),
+    );
+}
+
+#[test]
+fn clipping_and_the_global_norm_follow_optax() {
+    let r = reference();
+    let c = &r["clip_by_global_norm_1"];
+    let mut g = scalars::small(&c["input"]);
+    let norm = pytree_optim::global_norm(&g).unwrap();
+    let want = c["global_norm"].as_f64().unwrap();
+    assert!((norm - want).abs() <= 1e-6 * want, "{norm} vs {want}");
+    let opt = clip_by_global_norm(1.0);
+    let p = scalars::small(&r["params0"]);
+    let mut state = opt.init(&p).unwrap();
+    opt.update(&mut g, &mut state, &p).unwrap();
+    scalars::check(&g, &c["output"], "clip_by_global_norm");
+}
+
+#[test]
+fn the_moving_average_follows_optax_incremental_update() {
+    let r = reference();
+    let mut ema = pytree_optim::Ema::new(0.9, &scalars::small(&r["params0"])).unwrap();
+    for (t, g) in r["grads"].as_array().unwrap().iter().enumerate() {
+        // optax.incremental_update(new=g, old=ema, step_size=0.1)
+        ema.update(&scalars::small(g)).unwrap();
+        scalars::check(
+            ema.average(),
+            &r["incremental_update_0.1"][t],
+            &format!("ema step {t}"),
+        );
+    }
+}
+
+#[cfg(feature = "ndarray")]
+mod arrays {
+    use super::*;
+    use pytree_std::ndarray::{Array0, Array1, Array2, ShapeBuilder};
+
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct Small {
+        b: Array1<f32>,
+        s: Array0<f32>,
+        w: Array2<f32>,
+    }
+
+    fn small(v: &Value) -> Small {
+        let (ws, w) = leaf(v, "w");
+        Small {
+            b: Array1::from(leaf(v, "b").1),
+            s: Array0::from_elem((), leaf(v, "s").1[0]),
+            w: Array2::from_shape_vec((ws[0], ws[1]), w).unwrap(),
+        }
+    }
+
+    fn check(p: &Small, v: &Value, what: &str) {
+        let logical = |a: &Array2<f32>| a.iter().copied().collect::<Vec<f32>>();
+        close(
+            p.b.as_slice().unwrap(),
+            &leaf(v, "b").1,
+            &format!("{what} .b"),
+        );
+        close(&[p.s[()]], &leaf(v, "s").1, &format!("{what} .s"));
+        close(&logical(&p.w), &leaf(v, "w").1, &format!("{what} .w"));
+    }
+
+    #[test]
+    fn every_optimizer_follows_optax_on_ndarray_leaves() {
+        run_all(&small, &check);
+    }
+
+    /// The same in the column-major layout (a transposed copy): the element
+    /// loop walks logical order, so the numbers are the same.
+    #[test]
+    fn column_major_arrays_give_the_same_numbers() {
+        let fortran = |v: &Value| {
+            let mut m = small(v);
+            let mut f = Array2::zeros((2, 3).f());
+            f.assign(&m.w);
+            m.w = f;
+            assert!(!m.w.is_standard_layout());
+            m
+        };
+        run_all(&fortran, &check);
+    }
+}
+
+#[cfg(feature = "candle")]
+mod tensors {
+    use super::*;
+    use pytree_std::candle_core::{DType, Device, Tensor};
+
+    #[derive(PyTree, Clone, Debug)]
+    struct Small {
+        b: Tensor,
+        s: Tensor,
+        w: Tensor,
+    }
+
+    fn t(v: &Value, key: &str, dtype: DType) -> Tensor {
+        let (shape, data) = leaf(v, key);
+        Tensor::from_vec(data, shape, &Device::Cpu)
+            .unwrap()
+            .to_dtype(dtype)
+            .unwrap()
+    }
+
+    fn data(t: &Tensor) -> Vec<f32> {
+        t.to_dtype(DType::F32)
+            .unwrap()
+            .flatten_all()
+            .unwrap()
+            .to_vec1()
+            .unwrap()
+    }
+
+    fn check(p: &Small, v: &Value, what: &str) {
+        assert_eq!(p.w.dims(), [2, 3]);
+        assert_eq!(p.s.dims(), [0usize; 0]);
+        close(&data(&p.b), &leaf(v, "b").1, &format!("{what} .b"));
+        close(&data(&p.s), &leaf(v, "s").1, &format!("{what} .s"));
+        close(&data(&p.w), &leaf(v, "w").1, &format!("{what} .w"));
+    }
+
+    #[test]
+    fn every_optimizer_follows_optax_on_f32_tensors() {
+        let small = |v: &Value| Small {
+            b: t(v, "b", DType::F32),
+            s: t(v, "s", DType::F32),
+            w: t(v, "w", DType::F32),
+        };
+        let check = |p: &Small, v: &Value, what: &str| {
+            assert_eq!(p.w.dtype(), DType::F32);
+            check(p, v, what)
+        };
+        run_all(&small, &check);
+    }
+
+    /// f64 tensors keep their dtype; the numbers are optax's (f32) to the
+    /// same tolerance.
+    #[test]
+    fn f64_tensors_keep_their_dtype() {
+        let small = |v: &Value| Small {
+            b: t(v, "b", DType::F64),
+            s: t(v, "s", DType::F64),
+            w: t(v, "w", DType::F64),
+        };
+        let check = |p: &Small, v: &Value, what: &str| {
+            assert_eq!(
+                (p.b.dtype(), p.s.dtype(), p.w.dtype()),
+                (DType::F64, DType::F64, DType::F64)
+            );
+            check(p, v, what)
+        };
+        run_all(&small, &check);
+    }
+}

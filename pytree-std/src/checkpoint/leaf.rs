@@ -1,0 +1,653 @@
+//! How one leaf becomes a tensor of a file and back: [`TensorLeaf`]
+//! (implemented here, where `Std` is local, for the numeric scalars and,
+//! with their features, ndarray arrays and candle tensors) and
+//! [`Element`], the element types of arrays.
+
+use std::borrow::Cow;
+use std::mem::size_of;
+
+use pytree_core::{DType, Error, Leaf, Signature};
+
+use crate::Std;
+
+/// A tensor of a checkpoint, borrowed from the file (a memory map): its
+/// name, dtype, shape and little-endian bytes in C order, checked against
+/// the dtype and shape when the file was opened.
+///
+/// ```
+/// use pytree_std::checkpoint::{self, Checkpoint};
+/// let bytes = checkpoint::to_bytes(&std::collections::BTreeMap::from([("x", 1.5f32)]))?;
+/// let file = Checkpoint::from_bytes(bytes)?;
+/// let x = file.tensor("x").unwrap();
+/// assert_eq!((x.name(), x.signature().to_string(), x.data()), ("x", "f32[]".to_string(), &1.5f32.to_le_bytes()[..]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct TensorView<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) dtype: DType,
+    pub(crate) shape: &'a [usize],
+    pub(crate) data: &'a [u8],
+}
+
+impl<'a> TensorView<'a> {
+    /// The tensor's name in the file.
+    ///
+    /// ```
+    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8])?)?;
+    /// assert_eq!(file.tensor("0").unwrap().name(), "0");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+    /// The element type.
+    ///
+    /// ```
+    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8])?)?;
+    /// assert_eq!(file.tensor("0").unwrap().dtype(), pytree_std::DType::U8);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+    /// The dimensions, outermost first (empty for a scalar).
+    ///
+    /// ```
+    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8])?)?;
+    /// assert!(file.tensor("0").unwrap().shape().is_empty());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn shape(&self) -> &'a [usize] {
+        self.shape
+    }
+    /// The bytes: little-endian elements in C order.
+    ///
+    /// ```
+    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[7u8])?)?;
+    /// assert_eq!(file.tensor("0").unwrap().data(), [7]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn data(&self) -> &'a [u8] {
+        self.data
+    }
+    /// Dtype and shape as a [`Signature`] (`f32[2,3]`).
+    ///
+    /// ```
+    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8])?)?;
+    /// assert_eq!(file.tensor("0").unwrap().signature().to_string(), "u8[]");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn signature(&self) -> Signature {
+        Signature::new(self.dtype, self.shape.to_vec())
+    }
+}
+
+/// A leaf type that is stored as one tensor of a checkpoint: numeric
+/// scalars (0-d tensors), and with their features ndarray arrays of any
+/// rank and candle tensors. The trait lives here, beside the namespace
+/// `Std`, so that it may be implemented for other crates' types (the
+/// orphan rule); a leaf type of your own implements it too.
+///
+/// ```
+/// use pytree_std::checkpoint::TensorLeaf;
+/// use pytree_std::{DType, Signature};
+/// assert_eq!(<f32 as TensorLeaf>::fixed_dtype(), Some(DType::F32));
+/// assert_eq!(<f32 as TensorLeaf>::tensor_signature(&&2.0)?, Signature::scalar(DType::F32));
+/// assert_eq!(&*<f32 as TensorLeaf>::tensor_bytes(&&2.0)?, 2.0f32.to_le_bytes());
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub trait TensorLeaf: Leaf<Std> {
+    /// The dtype that every value of this type has (`f32`, `ArrayD<f32>`:
+    /// `F32`), or `None` when each value says (a candle `Tensor`).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::TensorLeaf;
+    /// assert_eq!(<i64 as TensorLeaf>::fixed_dtype(), Some(pytree_std::DType::I64));
+    /// ```
+    fn fixed_dtype() -> Option<DType>;
+
+    /// The dtype and shape the leaf is stored as (no device), or why it
+    /// cannot be stored (a dtype the format has no name for).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::TensorLeaf;
+    /// assert_eq!(<u8 as TensorLeaf>::tensor_signature(&&3)?.to_string(), "u8[]");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn tensor_signature(leaf: &Self::Ref<'_>) -> Result<Signature, Error>;
+
+    /// The leaf's data: little-endian elements in C order, exactly as many
+    /// bytes as its signature says. Borrowed when the leaf's memory already
+    /// is that (a contiguous array on a little-endian machine).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::TensorLeaf;
+    /// assert_eq!(&*<u16 as TensorLeaf>::tensor_bytes(&&0x0102)?, [0x02, 0x01]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn tensor_bytes<'a>(leaf: &'a Self::Ref<'_>) -> Result<Cow<'a, [u8]>, Error>;
+
+    /// A leaf read from a tensor of the file. `like` is the template's leaf
+    /// where there is one (a candle tensor is put on its device). The
+    /// dtype was checked against [`fixed_dtype`](TensorLeaf::fixed_dtype)
+    /// or the template; the shape against the template, if any, so a
+    /// scalar checks that the tensor is 0-d.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
+    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(2.5f64,))?)?;
+    /// assert_eq!(<f64 as TensorLeaf>::from_tensor(&file.tensor("0").unwrap(), None)?, 2.5);
+    /// assert!(<f32 as TensorLeaf>::from_tensor(&file.tensor("0").unwrap(), None).is_err());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn from_tensor(tensor: &TensorView<'_>, like: Option<&Self::Ref<'_>>) -> Result<Self, Error>;
+
+    /// Overwrites a lent leaf with the tensor, whose dtype and shape were
+    /// checked equal to the leaf's.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
+    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(7i32,))?)?;
+    /// let mut x = 0i32;
+    /// <i32 as TensorLeaf>::copy_from_tensor(&mut x, &file.tensor("0").unwrap())?;
+    /// assert_eq!(x, 7);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn copy_from_tensor(slot: Self::Mut<'_>, tensor: &TensorView<'_>) -> Result<(), Error>;
+
+    /// An owned copy of a lent leaf (what a partial load keeps from the
+    /// template for a tensor the file lacks).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::TensorLeaf;
+    /// assert_eq!(<f32 as TensorLeaf>::to_owned_leaf(&&1.5), 1.5);
+    /// ```
+    fn to_owned_leaf(leaf: &Self::Ref<'_>) -> Self;
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type of arrays that a checkpoint stores: `bool`, the
+/// integers of 8 to 64 bits, `f32`, `f64` and, with the `half` feature,
+/// `f16` and `bf16`. Sealed.
+///
+/// ```
+/// use pytree_std::checkpoint::Element;
+/// assert_eq!(<u16 as Element>::DTYPE, pytree_std::DType::U16);
+/// ```
+pub trait Element: Copy + 'static + sealed::Sealed {
+    /// Its dtype.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::Element;
+    /// assert_eq!(<bool as Element>::DTYPE, pytree_std::DType::Bool);
+    /// ```
+    const DTYPE: DType;
+    /// True when every bit pattern of its size is a value (not `bool`),
+    /// so that bytes can be copied into it as they are.
+    #[doc(hidden)]
+    const ANY_BITS: bool;
+    /// The value of exactly `size_of::<Self>()` little-endian bytes, or
+    /// `None` if they are not one (a `bool` byte other than 0 or 1).
+    #[doc(hidden)]
+    fn from_le(bytes: &[u8]) -> Option<Self>;
+    /// Appends the value's little-endian bytes.
+    #[doc(hidden)]
+    fn put_le(self, out: &mut Vec<u8>);
+}
+
+macro_rules! numeric_elements {
+    ($($t:ty => $d:expr),* $(,)?) => {$(
+        impl sealed::Sealed for $t {}
+        impl Element for $t {
+            const DTYPE: DType = $d;
+            const ANY_BITS: bool = true;
+            #[inline]
+            fn from_le(bytes: &[u8]) -> Option<Self> {
+                let mut a = [0u8; size_of::<$t>()];
+                if bytes.len() != a.len() {
+                    return None;
+                }
+                a.copy_from_slice(bytes);
+                Some(<$t>::from_le_bytes(a))
+            }
+            #[inline]
+            fn put_le(self, out: &mut Vec<u8>) {
+                out.extend_from_slice(&self.to_le_bytes());
+            }
+        }
+    )*};
+}
+
+numeric_elements!(
+    u8 => DType::U8, u16 => DType::U16, u32 => DType::U32, u64 => DType::U64,
+    i8 => DType::I8, i16 => DType::I16, i32 => DType::I32, i64 => DType::I64,
+    f32 => DType::F32, f64 => DType::F64,
+);
+#[cfg(feature = "half")]
+numeric_elements!(half::f16 => DType::F16, half::bf16 => DType::BF16);
+
+impl sealed::Sealed for bool {}
+impl Element for bool {
+    const DTYPE: DType = DType::Bool;
+    const ANY_BITS: bool = false;
+    #[inline]
+    fn from_le(bytes: &[u8]) -> Option<Self> {
+        match bytes {
+            [0] => Some(false),
+            [1] => Some(true),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn put_le(self, out: &mut Vec<u8>) {
+        out.push(u8::from(self));
+    }
+}
+
+/// The error for bytes that are not values of `A` (a `bool` byte other
+/// than 0 or 1) or a data length that is not a whole number of elements.
+#[cold]
+fn bad_data<A: Element>(len: usize) -> Error {
+    Error::custom(format!(
+        "the tensor's {len} bytes are not a whole number of {} values (a bool must be 0 or 1)",
+        A::DTYPE
+    ))
+}
+
+/// The elements stored in `data` (one copy, into the new vector).
+pub(crate) fn read_elements<A: Element>(data: &[u8]) -> Result<Vec<A>, Error> {
+    let size = size_of::<A>();
+    if data.len() % size != 0 {
+        return Err(bad_data::<A>(data.len()));
+    }
+    let n = data.len() / size;
+    if cfg!(target_endian = "little") && A::ANY_BITS {
+        let mut out: Vec<A> = Vec::with_capacity(n);
+        advise_huge_pages(out.as_mut_ptr().cast::<u8>(), data.len());
+        // SAFETY: `out` has room for `n` elements, `n * size` bytes, which
+        // is `data.len()`; the regions cannot overlap (`out` is new); the
+        // destination is written as bytes, so alignment does not matter;
+        // every bit pattern is a value of `A` (`ANY_BITS`: integers,
+        // floats and half floats, which have no padding and no invalid
+        // patterns) and the machine's byte order is the file's, so after
+        // the copy the first `n` elements are initialized values.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), out.as_mut_ptr().cast::<u8>(), data.len());
+            out.set_len(n);
+        }
+        Ok(out)
+    } else {
+        data.chunks_exact(size)
+            .map(A::from_le)
+            .collect::<Option<Vec<A>>>()
+            .ok_or_else(|| bad_data::<A>(data.len()))
+    }
+}
+
+/// Asks the kernel to back the fresh, untouched buffer at `ptr` (`len`
+/// bytes, at least 4 MiB to bother) with transparent huge pages, so that
+/// filling it takes one page fault per 2 MiB instead of one per 4 KiB (a
+/// load of GPT-2 small's 498 MB spent most of its time in page faults);
+/// NumPy advises its large arrays the same way. Only a hint: the kernel may
+/// ignore it (`transparent_hugepage` set to `never`), and its result is
+/// ignored. Linux only; elsewhere nothing.
+#[allow(unused_variables)]
+fn advise_huge_pages(ptr: *mut u8, len: usize) {
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        if len < (4 << 20) {
+            return;
+        }
+        let start = (ptr as usize).next_multiple_of(PAGE);
+        let end = (ptr as usize + len) & !(PAGE - 1);
+        if end > start {
+            // SAFETY: `[start, end)` lies inside the allocation at `ptr`
+            // of `len` bytes (rounded inwards to whole pages), which this
+            // function's caller owns and has not handed out; MADV_HUGEPAGE
+            // only changes how the kernel backs those pages (their
+            // contents are kept), never what memory is mapped, so no
+            // other object is affected. An error only means no advice.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+}
+
+/// Writes the elements stored in `data` into `dst`, which holds exactly as
+/// many elements (checked); nothing is written if the bytes are not values.
+pub(crate) fn copy_elements<A: Element>(dst: &mut [A], data: &[u8]) -> Result<(), Error> {
+    if data.len() != std::mem::size_of_val(dst) {
+        return Err(bad_data::<A>(data.len()));
+    }
+    if cfg!(target_endian = "little") && A::ANY_BITS {
+        // SAFETY: `dst` is `data.len()` bytes of writable memory (checked
+        // just above), distinct from `data` (a `&mut` and a `&` cannot
+        // alias); every bit pattern is a value of `A` (`ANY_BITS`) in the
+        // machine's byte order, which is the file's.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), dst.as_mut_ptr().cast::<u8>(), data.len());
+        }
+        return Ok(());
+    }
+    let values = read_elements::<A>(data)?;
+    dst.copy_from_slice(&values);
+    Ok(())
+}
+
+/// The bytes of `values` as stored: borrowed on a little-endian machine.
+pub(crate) fn element_bytes<A: Element>(values: &[A]) -> Cow<'_, [u8]> {
+    if cfg!(target_endian = "little") {
+        // SAFETY: `A` is a primitive integer, float, half float or `bool`
+        // (sealed): no padding, every byte initialized (a `bool` is one
+        // byte, 0 or 1), so its memory may be read as `size_of_val`
+        // bytes; the slice borrows `values` for its own lifetime; and the
+        // machine's byte order is the format's.
+        Cow::Borrowed(unsafe {
+            std::slice::from_raw_parts(values.as_ptr().cast::<u8>(), std::mem::size_of_val(values))
+        })
+    } else {
+        let mut out = Vec::with_capacity(std::mem::size_of_val(values));
+        for v in values {
+            v.put_le(&mut out);
+        }
+        Cow::Owned(out)
+    }
+}
+
+/// The error for a tensor of another rank than a scalar leaf's.
+#[cold]
+fn not_a_scalar(tensor: &TensorView<'_>) -> Error {
+    Error::custom(format!(
+        "tensor `{}`: expected a 0-d tensor (a scalar), found {}",
+        tensor.name,
+        tensor.signature()
+    ))
+}
+
+/// The error for a tensor of another dtype than the leaf type's.
+#[cold]
+pub(crate) fn dtype_error(tensor: &TensorView<'_>, expected: DType) -> Error {
+    Error::custom(format!(
+        "tensor `{}`: expected dtype {expected}, found {}",
+        tensor.name,
+        tensor.signature()
+    ))
+}
+
+macro_rules! scalar_leaves {
+    ($($t:ty),* $(,)?) => {$(
+        /// A scalar leaf is a 0-d tensor.
+        impl TensorLeaf for $t {
+            fn fixed_dtype() -> Option<DType> {
+                Some(<$t as Element>::DTYPE)
+            }
+            fn tensor_signature(_leaf: &&$t) -> Result<Signature, Error> {
+                Ok(Signature::scalar(<$t as Element>::DTYPE))
+            }
+            fn tensor_bytes<'a>(leaf: &'a &$t) -> Result<Cow<'a, [u8]>, Error> {
+                Ok(element_bytes::<$t>(std::slice::from_ref(*leaf)))
+            }
+            fn from_tensor(tensor: &TensorView<'_>, _like: Option<&&$t>) -> Result<Self, Error> {
+                if tensor.dtype != <$t as Element>::DTYPE {
+                    return Err(dtype_error(tensor, <$t as Element>::DTYPE));
+                }
+                if !tensor.shape.is_empty() {
+                    return Err(not_a_scalar(tensor));
+                }
+                let values = read_elements::<$t>(tensor.data)?;
+                values.first().copied().ok_or_else(|| bad_data::<$t>(tensor.data.len()))
+            }
+            fn copy_from_tensor(slot: &mut $t, tensor: &TensorView<'_>) -> Result<(), Error> {
+                if tensor.dtype != <$t as Element>::DTYPE {
+                    return Err(dtype_error(tensor, <$t as Element>::DTYPE));
+                }
+                if !tensor.shape.is_empty() {
+                    return Err(not_a_scalar(tensor));
+                }
+                copy_elements(std::slice::from_mut(slot), tensor.data)
+            }
+            fn to_owned_leaf(leaf: &&$t) -> Self {
+                **leaf
+            }
+        }
+    )*};
+}
+
+scalar_leaves!(bool, u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+#[cfg(feature = "half")]
+scalar_leaves!(half::f16, half::bf16);
+
+#[cfg(feature = "ndarray")]
+mod arrays {
+    use std::borrow::Cow;
+
+    use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn};
+    use pytree_core::{DType, Error, Signature};
+
+    use super::{
+        copy_elements, dtype_error, element_bytes, read_elements, Element, TensorLeaf, TensorView,
+    };
+
+    /// An array of any rank is a tensor of its shape. Its bytes are
+    /// borrowed when it is contiguous in C order, else copied in that
+    /// order (a transposed view, say).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{self, TensorLeaf};
+    /// use pytree_std::ndarray::{array, ArrayD};
+    /// let a: ArrayD<f32> = array![[1.0, 2.0], [3.0, 4.0]].into_dyn();
+    /// assert_eq!(<ArrayD<f32> as TensorLeaf>::tensor_signature(&a.view())?.to_string(), "f32[2,2]");
+    /// let t = a.t().to_owned(); // stored in C order of its own shape
+    /// let file = checkpoint::Checkpoint::from_bytes(checkpoint::to_bytes(&(t.clone(),))?)?;
+    /// assert_eq!(file.load::<(ArrayD<f32>,)>()?.0, t);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    impl<A: Element> TensorLeaf for ArrayD<A> {
+        fn fixed_dtype() -> Option<DType> {
+            Some(A::DTYPE)
+        }
+        fn tensor_signature(leaf: &ArrayViewD<'_, A>) -> Result<Signature, Error> {
+            Ok(Signature::new(A::DTYPE, leaf.shape().to_vec()))
+        }
+        fn tensor_bytes<'a>(leaf: &'a ArrayViewD<'_, A>) -> Result<Cow<'a, [u8]>, Error> {
+            match leaf.as_slice() {
+                Some(values) => Ok(element_bytes(values)),
+                None => {
+                    let values: Vec<A> = leaf.iter().copied().collect();
+                    Ok(Cow::Owned(element_bytes(&values).into_owned()))
+                }
+            }
+        }
+        fn from_tensor(
+            tensor: &TensorView<'_>,
+            _like: Option<&ArrayViewD<'_, A>>,
+        ) -> Result<Self, Error> {
+            if tensor.dtype != A::DTYPE {
+                return Err(dtype_error(tensor, A::DTYPE));
+            }
+            let values = read_elements::<A>(tensor.data)?;
+            ArrayD::from_shape_vec(IxDyn(tensor.shape), values).map_err(|e| {
+                Error::custom(format!(
+                    "tensor `{}` ({}): {e}",
+                    tensor.name,
+                    tensor.signature()
+                ))
+            })
+        }
+        fn copy_from_tensor(
+            mut slot: ArrayViewMutD<'_, A>,
+            tensor: &TensorView<'_>,
+        ) -> Result<(), Error> {
+            if tensor.dtype != A::DTYPE || slot.shape() != tensor.shape {
+                return Err(Error::custom(format!(
+                    "tensor `{}`: expected {}, found {}",
+                    tensor.name,
+                    Signature::new(A::DTYPE, slot.shape().to_vec()),
+                    tensor.signature()
+                )));
+            }
+            if let Some(dst) = slot.as_slice_mut() {
+                return copy_elements(dst, tensor.data);
+            }
+            let values = read_elements::<A>(tensor.data)?;
+            for (d, v) in slot.iter_mut().zip(values) {
+                *d = v;
+            }
+            Ok(())
+        }
+        fn to_owned_leaf(leaf: &ArrayViewD<'_, A>) -> Self {
+            leaf.to_owned()
+        }
+    }
+}
+
+#[cfg(feature = "candle")]
+mod tensors {
+    use std::borrow::Cow;
+
+    use candle_core::{DType as CandleDType, Device, Tensor};
+    use pytree_core::{DType, Error, Leaf, Signature};
+
+    use super::{TensorLeaf, TensorView};
+    use crate::Std;
+
+    /// The candle dtype stored as `d`, for the dtypes both support.
+    fn candle_dtype(d: DType) -> Option<CandleDType> {
+        Some(match d {
+            DType::U8 => CandleDType::U8,
+            DType::U32 => CandleDType::U32,
+            DType::I16 => CandleDType::I16,
+            DType::I32 => CandleDType::I32,
+            DType::I64 => CandleDType::I64,
+            DType::BF16 => CandleDType::BF16,
+            DType::F16 => CandleDType::F16,
+            DType::F32 => CandleDType::F32,
+            DType::F64 => CandleDType::F64,
+            _ => return None,
+        })
+    }
+
+    #[cold]
+    fn candle_error(e: candle_core::Error) -> Error {
+        Error::custom(format!("candle: {e}"))
+    }
+
+    /// The elements of `t` (C order) as little-endian bytes.
+    fn le_bytes<T: candle_core::WithDType>(
+        t: &Tensor,
+        put: impl Fn(T, &mut Vec<u8>),
+    ) -> Result<Vec<u8>, Error> {
+        let values = t
+            .flatten_all()
+            .and_then(|f| f.to_vec1::<T>())
+            .map_err(candle_error)?;
+        let mut out = Vec::with_capacity(values.len() * std::mem::size_of::<T>());
+        for v in values {
+            put(v, &mut out);
+        }
+        Ok(out)
+    }
+
+    /// A candle tensor is stored with its own dtype and shape (copied to
+    /// the CPU to be written); loaded onto the template's device, or the
+    /// CPU without a template. The dtypes are the nine that both candle
+    /// and the format name (`u8`, `u32`, `i16`, `i32`, `i64`, `bf16`,
+    /// `f16`, `f32`, `f64`); another is an error at the leaf's path.
+    ///
+    /// ```
+    /// use pytree_std::candle_core::{Device, Tensor};
+    /// use pytree_std::checkpoint::{self, Checkpoint};
+    /// let t = (Tensor::new(&[[1.0f32, 2.0]], &Device::Cpu)?,);
+    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t)?)?;
+    /// let back: (Tensor,) = file.load_like(&t)?;
+    /// assert_eq!(back.0.to_vec2::<f32>()?, [[1.0, 2.0]]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    impl TensorLeaf for Tensor {
+        fn fixed_dtype() -> Option<DType> {
+            None
+        }
+        fn tensor_signature(leaf: &&Tensor) -> Result<Signature, Error> {
+            let dtype = <Tensor as Leaf<Std>>::signature(leaf)
+                .map(|s| s.dtype())
+                .unwrap_or(DType::Other("unknown"));
+            if candle_dtype(dtype).is_none() {
+                return Err(Error::custom(format!(
+                    "a candle tensor of dtype {} cannot be stored (supported: u8, u32, i16, i32, i64, bf16, f16, f32, f64)",
+                    leaf.dtype().as_str()
+                )));
+            }
+            Ok(Signature::new(dtype, leaf.dims().to_vec()))
+        }
+        fn tensor_bytes<'a>(leaf: &'a &Tensor) -> Result<Cow<'a, [u8]>, Error> {
+            let t: &Tensor = leaf;
+            let bytes = match t.dtype() {
+                CandleDType::U8 => le_bytes::<u8>(t, |v, o| o.push(v))?,
+                CandleDType::U32 => {
+                    le_bytes::<u32>(t, |v, o| o.extend_from_slice(&v.to_le_bytes()))?
+                }
+                CandleDType::I16 => {
+                    le_bytes::<i16>(t, |v, o| o.extend_from_slice(&v.to_le_bytes()))?
+                }
+                CandleDType::I32 => {
+                    le_bytes::<i32>(t, |v, o| o.extend_from_slice(&v.to_le_bytes()))?
+                }
+                CandleDType::I64 => {
+                    le_bytes::<i64>(t, |v, o| o.extend_from_slice(&v.to_le_bytes()))?
+                }
+                CandleDType::BF16 => {
+                    le_bytes::<half::bf16>(t, |v, o| o.extend_from_slice(&v.to_le_bytes()))?
+                }
+                CandleDType::F16 => {
+                    le_bytes::<half::f16>(t, |v, o| o.extend_from_slice(&v.to_le_bytes()))?
+                }
+                CandleDType::F32 => {
+                    le_bytes::<f32>(t, |v, o| o.extend_from_slice(&v.to_le_bytes()))?
+                }
+                CandleDType::F64 => {
+                    le_bytes::<f64>(t, |v, o| o.extend_from_slice(&v.to_le_bytes()))?
+                }
+                other => {
+                    return Err(Error::custom(format!(
+                        "a candle tensor of dtype {} cannot be stored",
+                        other.as_str()
+                    )))
+                }
+            };
+            Ok(Cow::Owned(bytes))
+        }
+        fn from_tensor(tensor: &TensorView<'_>, like: Option<&&Tensor>) -> Result<Self, Error> {
+            let dtype = candle_dtype(tensor.dtype).ok_or_else(|| {
+                Error::custom(format!(
+                    "tensor `{}` ({}): candle has no dtype {}",
+                    tensor.name,
+                    tensor.signature(),
+                    tensor.dtype
+                ))
+            })?;
+            let device = like.map_or(Device::Cpu, |t| t.device().clone());
+            if cfg!(target_endian = "little") {
+                Tensor::from_raw_buffer(tensor.data, dtype, tensor.shape, &device)
+                    .map_err(candle_error)
+            } else {
+                Err(Error::custom(
+                    "loading candle tensors needs a little-endian machine",
+                ))
+            }
+        }
+        fn copy_from_tensor(slot: &mut Tensor, tensor: &TensorView<'_>) -> Result<(), Error> {
+            let new = Self::from_tensor(tensor, Some(&&*slot))?;
+            *slot = new;
+            Ok(())
+        }
+        fn to_owned_leaf(leaf: &&Tensor) -> Self {
+            (*leaf).clone()
+        }
+    }
+}
