@@ -255,6 +255,9 @@ struct Parts {
     header: Value,
     data: Vec<u8>,
     post: Vec<Post>,
+    /// The TreeDef of the metadata while it is being mutated (read once,
+    /// written back by [`Parts::flush`]).
+    treedef: Option<Value>,
 }
 
 impl Parts {
@@ -272,6 +275,18 @@ impl Parts {
                 })
                 .collect()
         })
+    }
+
+    /// Writes the TreeDef being mutated back into the metadata.
+    fn flush(&mut self) {
+        if let Some(def) = self.treedef.take() {
+            if let Some(doc) = self
+                .header
+                .pointer_mut(&format!("/__metadata__/{TREEDEF_KEY}"))
+            {
+                *doc = Value::from(serde_json::to_string(&def).expect("a JSON value writes"));
+            }
+        }
     }
 
     fn bytes(&self) -> Vec<u8> {
@@ -375,12 +390,14 @@ impl Parts {
                 }
             }
             2 => {
+                self.flush();
                 if let (Some(name), Some(map)) = (pick(input), self.header.as_object_mut()) {
                     map.remove(&name);
                 }
             }
             3 | 4 => {
                 // Duplicated under another name, or renamed.
+                self.flush();
                 if let (Some(name), Some(map)) = (pick(input), self.header.as_object_mut()) {
                     let to = match input.below(3) {
                         0 => TENSOR_NAMES[input.below(TENSOR_NAMES.len())].to_string(),
@@ -494,25 +511,22 @@ impl Parts {
             }
             10 | 11 => {
                 // The TreeDef in the metadata, mutated as a document.
-                let Some(doc) = self
-                    .header
-                    .pointer_mut(&format!("/__metadata__/{TREEDEF_KEY}"))
-                else {
-                    return;
-                };
-                let Some(mut def) = doc
-                    .as_str()
-                    .and_then(|s| serde_json::from_str::<Value>(s).ok())
-                else {
-                    return;
-                };
-                for _ in 0..1 + input.below(3) {
-                    super::mutate(&mut def, input);
+                if self.treedef.is_none() {
+                    self.treedef = self
+                        .header
+                        .pointer(&format!("/__metadata__/{TREEDEF_KEY}"))
+                        .and_then(Value::as_str)
+                        .and_then(|s| serde_json::from_str::<Value>(s).ok());
                 }
-                *doc = Value::from(def.to_string());
+                if let Some(def) = &mut self.treedef {
+                    for _ in 0..1 + input.below(3) {
+                        super::mutate(def, input);
+                    }
+                }
             }
             12 => {
                 // The metadata.
+                self.flush();
                 let Some(map) = self.header.as_object_mut() else {
                     return;
                 };
@@ -594,12 +608,14 @@ pub fn file_of(data: &[u8]) -> (Vec<u8>, u8) {
         header: header.clone(),
         data: data.clone(),
         post: Vec::new(),
+        treedef: None,
     };
     let mut n = 0;
     while !input.is_empty() && n < 32 {
         parts.mutate(&mut input);
         n += 1;
     }
+    parts.flush();
     if mode >= 2 {
         parts.retile(head);
     }
