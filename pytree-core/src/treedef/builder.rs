@@ -11,11 +11,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::limits::TreeDefLimits;
-use super::{validate, Node, NodeWords, TreeDef};
+use super::{validate, Record, RecordWords, TreeDef};
 use crate::error::Error;
-use crate::key_path::ErasableKey;
-use crate::static_data::StaticValue;
-use crate::visit::NodeRef;
+use crate::paths::key_path::ErasableKey;
+use crate::traits::visit::NodeRef;
+use crate::treedef::static_data::StaticValue;
 
 /// Appends records to a TreeDef under construction; the visitors that build
 /// TreeDefs own one. [`finish`](TreeDefBuilder::finish) checks that the
@@ -43,7 +43,7 @@ use crate::visit::NodeRef;
 /// ```
 #[derive(Default)]
 pub struct TreeDefBuilder {
-    nodes: Vec<NodeWords>,
+    nodes: Vec<RecordWords>,
     statics: Vec<Option<StaticValue>>,
     pending_keys: Vec<usize>,
     num_leaves: usize,
@@ -121,7 +121,7 @@ impl TreeDefBuilder {
     fn flush_leaves(&mut self) {
         if self.pending_leaves > 0 {
             self.num_leaves = self.add_leaves(self.num_leaves, self.pending_leaves);
-            self.nodes.push(Node::Leaves(self.pending_leaves).into());
+            self.nodes.push(Record::Leaves(self.pending_leaves).into());
             self.pending_leaves = 0;
         }
     }
@@ -178,16 +178,16 @@ impl TreeDefBuilder {
                 if !statics.is_empty() {
                     self.push_statics(statics);
                 }
-                Node::Struct(schema)
+                Record::Struct(schema)
             }
-            NodeRef::Seq(n) => Node::Seq(n),
-            NodeRef::Tuple(n) => Node::Tuple(n),
+            NodeRef::Seq(n) => Record::Seq(n),
+            NodeRef::Tuple(n) => Record::Tuple(n),
             NodeRef::Map(n) => {
                 self.open_map();
-                Node::Map(n)
+                Record::Map(n)
             }
-            NodeRef::Some => Node::Some,
-            NodeRef::None => Node::None,
+            NodeRef::Some => Record::Some,
+            NodeRef::None => Record::None,
         };
         self.push_after_run(run, record.into());
     }
@@ -196,7 +196,7 @@ impl TreeDefBuilder {
     /// check and no branch on `run`: both are written, and the record
     /// overwrites the run's slot when the run is empty.
     #[inline(always)]
-    fn push_after_run(&mut self, run: usize, record: NodeWords) {
+    fn push_after_run(&mut self, run: usize, record: RecordWords) {
         if self.nodes.capacity() - self.nodes.len() < 2 {
             self.grow_records();
         }
@@ -207,7 +207,7 @@ impl TreeDefBuilder {
         // initialized records (the run's when `run > 0`, and `record`).
         unsafe {
             let end = self.nodes.as_mut_ptr().add(len);
-            end.write(Node::Leaves(run).into());
+            end.write(Record::Leaves(run).into());
             end.add(has_run).write(record);
             self.nodes.set_len(len + has_run + 1);
         }
@@ -266,9 +266,9 @@ impl TreeDefBuilder {
     }
 
     /// Appends a raw record with its statics (used when copying subtrees).
-    pub(crate) fn raw(&mut self, node: Node, statics: &[StaticValue]) {
+    pub(crate) fn raw(&mut self, node: Record, statics: &[StaticValue]) {
         match node {
-            Node::Leaves(n) => self.leaves(n),
+            Record::Leaves(n) => self.leaves(n),
             other => {
                 self.flush_leaves();
                 self.statics.extend(statics.iter().cloned().map(Some));
@@ -334,7 +334,7 @@ impl TreeDefBuilder {
     /// [`node_after_leaves`](Self::node_after_leaves)).
     pub(crate) fn finish_after_leaves(mut self, run: usize, num_leaves: usize) -> TreeDef {
         if run > 0 {
-            self.nodes.push(Node::Leaves(run).into());
+            self.nodes.push(Record::Leaves(run).into());
         }
         self.num_leaves = num_leaves;
         // A TreeDef may be kept for long (as a cache key, say): it holds
@@ -373,7 +373,7 @@ impl TreeDefBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Schema;
+    use crate::treedef::schema::Schema;
     use alloc::string::ToString;
 
     static S: Schema = Schema::new("S", "m", None, crate::FieldStyle::Unit, &[]);

@@ -9,9 +9,9 @@ use alloc::vec::Vec;
 
 use crate::__private::all_some;
 use crate::error::Error;
-use crate::flatten::Flatten;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::ops::structure;
+use crate::traits::flatten::Flatten;
 use crate::treedef::TreeDef;
 
 /// Every mismatch between `first` and each of `others` (tree `j + 1`), as
@@ -111,7 +111,7 @@ pub fn try_zip_mut_n<Ns, T, const N: usize, const M: usize, E, F>(
 ) -> Result<(), Error>
 where
     T: Flatten<Ns>,
-    E: crate::fallible::LeafFnErr,
+    E: crate::ops::fallible::LeafFnErr,
     F: for<'x> FnMut([LeafMut<'x, Ns, T::Leaf>; N], [LeafRef<'x, Ns, T::Leaf>; M]) -> Result<(), E>,
 {
     check_all::<Ns, T>(

@@ -16,10 +16,10 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::flatten::{Flatten, Unflatten};
-use crate::graft::graft;
 use crate::leaf::LeafRef;
+use crate::ops::graft::graft;
 use crate::ops::{flatten, leaves, structure, unflatten};
+use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::{align, common_suffix_plan, Arg, Policy, Span, TreeDef};
 
 /// A subtree of a fuller tree, as a prefix leaf sees it: its structure and

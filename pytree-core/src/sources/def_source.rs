@@ -6,10 +6,10 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::flatten::{NodeView, Source};
-use crate::schema::Schema;
-use crate::static_data::{Static, StaticValue};
-use crate::treedef::{view_of, Item, Node, StaticsRange, TreeDef, Walker};
+use crate::traits::flatten::{NodeView, Source};
+use crate::treedef::schema::Schema;
+use crate::treedef::static_data::{Static, StaticValue};
+use crate::treedef::{view_of, Item, Record, StaticsRange, TreeDef, Walker};
 
 /// Reads a [`TreeDef`] and leaves in pre-order for
 /// [`Unflatten`](crate::Unflatten).
@@ -99,7 +99,7 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
 
     /// Reads the next internal node if `accept` takes it.
     #[inline(always)]
-    fn node_if(&mut self, accept: impl FnOnce(Node) -> bool) -> Option<Node> {
+    fn node_if(&mut self, accept: impl FnOnce(Record) -> bool) -> Option<Record> {
         let (node, statics) = self.walker.next_node_if(accept)?;
         self.statics = statics;
         Some(node)
@@ -114,7 +114,7 @@ impl<L, I: Iterator<Item = L>> DefSource<'_, I> {
     fn struct_node_by_value(&mut self, candidates: &[&'static Schema]) -> Result<usize, Error> {
         let mut found = None;
         self.node_if(|node| match node {
-            Node::Struct(schema) => {
+            Record::Struct(schema) => {
                 found = candidates.iter().position(|c| *c == schema);
                 found.is_some()
             }
@@ -167,15 +167,15 @@ fn describe(item: Option<Item<'_>>) -> String {
     }
 }
 
-pub(crate) fn describe_node(node: Node) -> String {
+pub(crate) fn describe_node(node: Record) -> String {
     match node {
-        Node::Leaves(_) => "a leaf".to_string(),
-        Node::Struct(schema) => format!("{}", schema.display_name()),
-        Node::Seq(n) => format!("a sequence of length {n}"),
-        Node::Tuple(n) => format!("a tuple of arity {n}"),
-        Node::Map(n) => format!("a map of {n} entries"),
-        Node::Some => "Some(_)".to_string(),
-        Node::None => "None".to_string(),
+        Record::Leaves(_) => "a leaf".to_string(),
+        Record::Struct(schema) => format!("{}", schema.display_name()),
+        Record::Seq(n) => format!("a sequence of length {n}"),
+        Record::Tuple(n) => format!("a tuple of arity {n}"),
+        Record::Map(n) => format!("a map of {n} entries"),
+        Record::Some => "Some(_)".to_string(),
+        Record::None => "None".to_string(),
     }
 }
 
@@ -215,7 +215,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         // By address: schemas are statics, so this is the common case.
         let mut found = None;
         self.node_if(|node| match node {
-            Node::Struct(schema) => {
+            Record::Struct(schema) => {
                 found = candidates.iter().position(|c| core::ptr::eq(*c, schema));
                 found.is_some()
             }
@@ -235,23 +235,23 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
 
     #[inline]
     fn seq_node(&mut self) -> Result<usize, Error> {
-        match self.node_if(|n| matches!(n, Node::Seq(_))) {
-            Some(Node::Seq(n)) => Ok(n),
+        match self.node_if(|n| matches!(n, Record::Seq(_))) {
+            Some(Record::Seq(n)) => Ok(n),
             _ => Err(self.mismatch("a sequence")),
         }
     }
 
     #[inline]
     fn tuple_node(&mut self, arity: usize) -> Result<(), Error> {
-        match self.node_if(|n| n == Node::Tuple(arity)) {
+        match self.node_if(|n| n == Record::Tuple(arity)) {
             Some(_) => Ok(()),
             None => Err(self.mismatch(format!("a tuple of arity {arity}"))),
         }
     }
 
     fn map_node<K: Static>(&mut self) -> Result<Vec<K>, Error> {
-        let len = match self.node_if(|n| matches!(n, Node::Map(_))) {
-            Some(Node::Map(len)) => len,
+        let len = match self.node_if(|n| matches!(n, Record::Map(_))) {
+            Some(Record::Map(len)) => len,
             _ => return Err(self.mismatch("a map")),
         };
         read_map_keys(self.walker.statics(self.statics).first(), len)
@@ -259,8 +259,8 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
 
     #[inline]
     fn option_node(&mut self) -> Result<bool, Error> {
-        match self.node_if(|n| matches!(n, Node::Some | Node::None)) {
-            Some(node) => Ok(node == Node::Some),
+        match self.node_if(|n| matches!(n, Record::Some | Record::None)) {
+            Some(node) => Ok(node == Record::Some),
             None => Err(self.mismatch("Some(_) or None")),
         }
     }

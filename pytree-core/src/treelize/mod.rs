@@ -6,18 +6,22 @@
 //! type. Trees of different types and leaf types mix, and so do plain
 //! values: a plain value is a tree of one leaf.
 
+pub mod mode;
+
 use core::marker::PhantomData;
 
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::flatten::{Flatten, Unflatten};
-use crate::graft::graft;
+use crate::leaf::signature::{check_call_shapes, Signature};
 use crate::leaf::{Leaf, LeafRef};
-use crate::mode::{Accepts, MissingValue, MissingWith, NoMissing, Provide, Strict, TreelizeMode};
+use crate::ops::graft::graft;
 use crate::ops::{leaves, structure, unflatten};
-use crate::signature::{check_call_shapes, Signature};
+use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::{align, Alignment, Arg, Inherit, Policy, TreeDef};
+use crate::treelize::mode::{
+    Accepts, MissingValue, MissingWith, NoMissing, Provide, Strict, TreelizeMode,
+};
 
 /// A function of leaves, applied to trees (treevalue's `func_treelize`).
 ///

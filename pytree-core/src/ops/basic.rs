@@ -5,13 +5,13 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::flatten::{Flatten, Unflatten};
 use crate::leaf::{LeafMut, LeafRef};
-use crate::source::DefSource;
-use crate::static_data::StaticValue;
+use crate::sources::def_source::DefSource;
+use crate::sources::trusted::TrustedSource;
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::visit::{NodeRef, Sink, Visit, VisitMut};
+use crate::treedef::static_data::StaticValue;
 use crate::treedef::{type_key, TreeDef, TreeDefBuilder};
-use crate::trusted_source::TrustedSource;
-use crate::visit::{NodeRef, Sink, Visit, VisitMut};
 
 /// Bytes reserved up front for flatten's leaves and for its records: fewer
 /// reallocations while they grow (glibc's `realloc` was a quarter of the

@@ -8,10 +8,10 @@ use core::hash::{Hash, Hasher};
 /// How the fields of a struct or variant are written.
 ///
 /// ```
-/// use pytree_std::{FieldStyle, NodeKind, PyTree};
+/// use pytree_std::{FieldStyle, NodeView, PyTree};
 /// #[derive(PyTree)]
 /// struct Point(f32, f32);
-/// let NodeKind::Struct(schema) = pytree_std::structure(&Point(1.0, 2.0)).root_kind() else { panic!() };
+/// let NodeView::Struct { schema, .. } = pytree_std::structure(&Point(1.0, 2.0)).root_node() else { panic!() };
 /// assert_eq!(schema.style(), FieldStyle::Tuple);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -27,10 +27,10 @@ pub enum FieldStyle {
 /// One field of a [`Schema`].
 ///
 /// ```
-/// use pytree_std::{FieldSchema, NodeKind, PyTree};
+/// use pytree_std::{FieldSchema, NodeView, PyTree};
 /// #[derive(PyTree)]
 /// struct M { w: f32, #[pytree(static)] name: String }
-/// let NodeKind::Struct(schema) = pytree_std::structure(&M { w: 1.0, name: "m".into() }).root_kind() else { panic!() };
+/// let NodeView::Struct { schema, .. } = pytree_std::structure(&M { w: 1.0, name: "m".into() }).root_node() else { panic!() };
 /// assert_eq!(schema.fields(), [FieldSchema::data("w"), FieldSchema::meta("name")]);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -18,12 +18,12 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::flatten::{Flatten, Unflatten};
-use crate::graft::graft;
-use crate::key_path::KeyEntry;
-use crate::multi::all_mismatches;
+use crate::ops::graft::graft;
+use crate::ops::multi::all_mismatches;
 use crate::ops::{flatten, unflatten};
-use crate::treedef::{align, pair_of_leaves, seq_of_leaves, Arg, Node, Policy, TreeDef};
+use crate::paths::key_path::KeyEntry;
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::treedef::{align, pair_of_leaves, seq_of_leaves, Arg, Policy, Record, TreeDef};
 
 /// Reorders `rows * cols` leaves from row-major to column-major.
 fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {
@@ -141,7 +141,7 @@ where
 {
     let (leaves, def) = flatten::<Ns, U>(stacked);
     let (outer, level) =
-        def.split_leaf_level(|n| matches!(n, Node::Seq(_)), "a sequence of leaves")?;
+        def.split_leaf_level(|n| matches!(n, Record::Seq(_)), "a sequence of leaves")?;
     let n = match level {
         Some(node) => node.arity(),
         None => return Ok(Vec::new()),
@@ -189,7 +189,7 @@ where
     B: Unflatten<Ns, Leaf = U::Leaf>,
 {
     let (leaves, def) = flatten::<Ns, U>(tree);
-    let (outer, _) = def.split_leaf_level(|n| n == Node::Tuple(2), "a pair of leaves")?;
+    let (outer, _) = def.split_leaf_level(|n| n == Record::Tuple(2), "a pair of leaves")?;
     let m = outer.num_leaves();
     let mut leaves = transpose_leaves(leaves, m, 2).into_iter();
     let a = unflatten::<Ns, A, _>(&outer, leaves.by_ref().take(m)).map_err(|e| e.in_tree(0))?;

@@ -9,11 +9,11 @@
 use alloc::format;
 
 use crate::error::Error;
-use crate::flatten::Flatten;
-use crate::key_path::{KeyPath, KeyRef};
 use crate::leaf::{LeafMut, LeafRef};
-use crate::path_tracker::PathTracker;
-use crate::visit::{NodeRef, Visit, VisitMut};
+use crate::paths::key_path::{KeyPath, KeyRef};
+use crate::paths::tracker::PathTracker;
+use crate::traits::flatten::Flatten;
+use crate::traits::visit::{NodeRef, Visit, VisitMut};
 
 /// Keeps leaf `index` of a walk, and counts the leaves.
 struct Nth<R> {

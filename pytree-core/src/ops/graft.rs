@@ -8,10 +8,10 @@
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::flatten::Flatten;
-use crate::static_data::StaticValue;
+use crate::traits::flatten::Flatten;
+use crate::traits::visit::{NodeRef, Sink};
+use crate::treedef::static_data::StaticValue;
 use crate::treedef::{Item, TreeDef, TreeDefBuilder, Walker};
-use crate::visit::{NodeRef, Sink};
 
 /// Appends a value's nodes and leaves to the result under construction.
 struct GraftSink<'a, L> {

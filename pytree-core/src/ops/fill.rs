@@ -11,13 +11,13 @@
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::flatten::{Flatten, NodeView, Source, Unflatten};
-use crate::key_path::KeyPath;
+use crate::ops::with_path::flatten_walk;
 use crate::ops::{flatten, unflatten};
-use crate::schema::Schema;
-use crate::source::DefSource;
-use crate::static_data::Static;
-use crate::with_path::flatten_walk;
+use crate::paths::key_path::KeyPath;
+use crate::sources::def_source::DefSource;
+use crate::traits::flatten::{Flatten, NodeView, Source, Unflatten};
+use crate::treedef::schema::Schema;
+use crate::treedef::static_data::Static;
 
 /// The engine of `pytree_std::partition_fill` (documented there, with the
 /// namespace fixed): generic over the namespace `Ns`.

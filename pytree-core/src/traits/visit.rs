@@ -10,9 +10,9 @@
 
 use alloc::vec::Vec;
 
-use crate::key_path::{ErasableKey, KeyRef};
-use crate::schema::Schema;
-use crate::static_data::StaticValue;
+use crate::paths::key_path::{ErasableKey, KeyRef};
+use crate::treedef::schema::Schema;
+use crate::treedef::static_data::StaticValue;
 
 /// A node of the tree as a traversal reports it, before its children.
 ///

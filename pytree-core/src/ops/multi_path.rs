@@ -16,13 +16,13 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::flatten::{Flatten, Unflatten};
-use crate::key_path::KeyPath;
 use crate::leaf::{LeafMut, LeafRef};
-use crate::multi::all_mismatches;
+use crate::ops::multi::all_mismatches;
+use crate::ops::with_path::{for_each_mut_with_path, for_each_with_path};
 use crate::ops::{leaves, structure, unflatten};
+use crate::paths::key_path::KeyPath;
+use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::{align, Arg, Policy, TreeDef};
-use crate::with_path::{for_each_mut_with_path, for_each_with_path};
 
 /// The structure check of `map_n`, with every mismatch listed on failure.
 fn check<Ns, T: Flatten<Ns>, const N: usize>(first: &T, others: [&T; N]) -> Result<(), Error> {

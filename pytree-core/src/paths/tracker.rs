@@ -11,9 +11,9 @@
 
 use alloc::vec::Vec;
 
-use crate::key_path::{KeyPath, KeyRef};
-use crate::schema::Schema;
-use crate::visit::NodeRef;
+use crate::paths::key_path::{KeyPath, KeyRef};
+use crate::traits::visit::NodeRef;
+use crate::treedef::schema::Schema;
 
 /// What one level of the walk remembers.
 #[derive(Clone, Copy)]
@@ -104,7 +104,7 @@ impl PathTracker {
     /// current place (same kind, no frame needed).
     #[inline]
     pub(crate) fn with_index<R>(&mut self, i: usize, f: impl FnOnce(&KeyPath) -> R) -> R {
-        self.path.push(crate::key_path::KeyEntry::Index(i));
+        self.path.push(crate::paths::key_path::KeyEntry::Index(i));
         let out = f(&self.path);
         self.path.pop();
         out

@@ -12,14 +12,14 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::flatten::{Flatten, Unflatten};
-use crate::key_path::{KeyPath, KeyRef};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::ops::unflatten;
-use crate::path_tracker::PathTracker;
-use crate::static_data::StaticValue;
+use crate::paths::key_path::{KeyPath, KeyRef};
+use crate::paths::tracker::PathTracker;
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::visit::{NodeRef, Sink, Visit, VisitMut};
+use crate::treedef::static_data::StaticValue;
 use crate::treedef::{TreeDef, TreeDefBuilder};
-use crate::visit::{NodeRef, Sink, Visit, VisitMut};
 
 /// Builds the TreeDef and hands each leaf by value to `f` with its path.
 struct PathSink<F> {

@@ -5,10 +5,12 @@
 //! namespace uses it for whatever it treats as a leaf (say, `Vec<f32>` as
 //! one tensor).
 
+pub(crate) mod signature;
+
 use core::convert::Infallible;
 
 use crate::error::Error;
-use crate::signature::Signature;
+use crate::leaf::signature::Signature;
 
 /// A type that is the leaf type of trees in namespace `Ns`
 /// ([`Flatten::Leaf`](crate::Flatten::Leaf)): how the walks by reference

@@ -13,14 +13,14 @@ use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::flatten::{Flatten, Unflatten};
-use crate::key_path::{KeyEntry, KeyPath, KeyRef};
+use crate::leaf::signature::{signature_mismatch, Signature};
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::ops::{flatten, unflatten};
-use crate::signature::{signature_mismatch, Signature};
-use crate::static_data::StaticValue;
+use crate::paths::key_path::{KeyEntry, KeyPath, KeyRef};
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::visit::{NodeRef, Visit, VisitMut};
+use crate::treedef::static_data::StaticValue;
 use crate::treedef::{TreeDef, TreeDefBuilder};
-use crate::visit::{NodeRef, Visit, VisitMut};
 
 /// How far the current place of a walk matches a wanted path.
 struct PathMatcher<'p> {
@@ -480,7 +480,7 @@ fn check_region_signatures<Ns, T: Flatten<Ns>>(
 /// The path of leaf `i` of the subtree at `path` (for errors only).
 #[cold]
 fn region_leaf_path<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath, i: usize) -> KeyPath {
-    crate::with_path::leaves_with_path::<Ns, T>(tree)
+    crate::ops::with_path::leaves_with_path::<Ns, T>(tree)
         .into_iter()
         .map(|(p, _)| p)
         .filter(|p| p.entries().starts_with(path.entries()))

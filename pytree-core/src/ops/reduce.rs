@@ -6,9 +6,9 @@
 use core::iter::Sum;
 use core::ops::Add;
 
-use crate::flatten::Flatten;
 use crate::leaf::LeafRef;
-use crate::visit::{Sink, Visit};
+use crate::traits::flatten::Flatten;
+use crate::traits::visit::{Sink, Visit};
 
 /// Folds leaf references into an accumulator.
 struct Fold<A, F> {

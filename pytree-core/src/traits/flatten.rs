@@ -11,11 +11,11 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::key_path::KeyRef;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
-use crate::schema::Schema;
-use crate::static_data::{Static, StaticValue};
-use crate::visit::{Sink, Visit, VisitMut};
+use crate::paths::key_path::KeyRef;
+use crate::traits::visit::{Sink, Visit, VisitMut};
+use crate::treedef::schema::Schema;
+use crate::treedef::static_data::{Static, StaticValue};
 
 /// A value that is a pytree: containers whose non-container parts are leaves
 /// of one type, [`Flatten::Leaf`].
@@ -466,7 +466,7 @@ pub trait Source<L> {
 /// assert_eq!(NodeView::Seq(3).arity(), 3);
 /// assert_eq!(NodeView::Leaf.arity(), 0);
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum NodeView {
     /// The next item is a leaf (not consumed by `any_node`).
     Leaf,

@@ -16,10 +16,10 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::flatten::{Flatten, Unflatten};
 use crate::leaf::{LeafMut, LeafRef};
-use crate::multi::explain;
+use crate::ops::multi::explain;
 use crate::ops::{flatten, leaves, structure, unflatten};
+use crate::traits::flatten::{Flatten, Unflatten};
 
 /// What a leaf function's error may be: anything that converts into a boxed
 /// error (an error type, a `String`, an `&str`).

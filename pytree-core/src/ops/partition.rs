@@ -16,15 +16,15 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::flatten::{Flatten, NodeView, Source, Unflatten};
-use crate::key_path::{KeyPath, KeyRef};
 use crate::ops::{flatten, unflatten};
-use crate::path_tracker::PathTracker;
-use crate::schema::Schema;
-use crate::source::DefSource;
-use crate::static_data::{Static, StaticValue};
+use crate::paths::key_path::{KeyPath, KeyRef};
+use crate::paths::tracker::PathTracker;
+use crate::sources::def_source::DefSource;
+use crate::traits::flatten::{Flatten, NodeView, Source, Unflatten};
+use crate::traits::visit::{NodeRef, Sink};
+use crate::treedef::schema::Schema;
+use crate::treedef::static_data::{Static, StaticValue};
 use crate::treedef::TreeDefBuilder;
-use crate::visit::{NodeRef, Sink};
 
 /// One output tree under construction: its TreeDef and its leaves.
 struct Side<L> {

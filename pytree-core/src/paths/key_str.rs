@@ -9,8 +9,8 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use core::fmt::{self, Write};
 
-use crate::key_path::{KeyEntry, KeyPath};
-use crate::static_data::StaticValue;
+use crate::paths::key_path::{KeyEntry, KeyPath};
+use crate::treedef::static_data::StaticValue;
 
 /// How a [`KeyPath`] is written as a string (JAX's `keystr` options).
 ///

@@ -19,15 +19,15 @@
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::flatten::{NodeView, Source};
-use crate::schema::Schema;
-use crate::source::{describe_node, read_map_keys, read_static};
-use crate::static_data::{Static, StaticValue};
-use crate::treedef::{Node, TreeDef};
+use crate::sources::def_source::{describe_node, read_map_keys, read_static};
+use crate::traits::flatten::{NodeView, Source};
+use crate::treedef::schema::Schema;
+use crate::treedef::static_data::{Static, StaticValue};
+use crate::treedef::{Record, TreeDef};
 
 pub(crate) struct TrustedSource<'d, I> {
     def: &'d TreeDef,
-    nodes: &'d [Node],
+    nodes: &'d [Record],
     pos: usize,
     statics: &'d [StaticValue],
     statics_pos: usize,
@@ -50,12 +50,12 @@ impl<'d, L, I: Iterator<Item = L>> TrustedSource<'d, I> {
     /// past struct records, which [`struct_node`](Source::struct_node)
     /// does not read (see the module's docs).
     #[inline(always)]
-    fn next_node(&mut self) -> Option<Node> {
+    fn next_node(&mut self) -> Option<Record> {
         while let Some(node) = self.nodes.get(self.pos) {
             self.pos += 1;
             match node {
-                Node::Leaves(_) => {}
-                Node::Struct(schema) if schema.variant().is_none() => {}
+                Record::Leaves(_) => {}
+                Record::Struct(schema) if schema.variant().is_none() => {}
                 _ => return Some(*node),
             }
         }
@@ -71,7 +71,7 @@ impl<'d, L, I: Iterator<Item = L>> TrustedSource<'d, I> {
     }
 
     #[cold]
-    fn mismatch(expected: &str, found: Option<Node>) -> Error {
+    fn mismatch(expected: &str, found: Option<Record>) -> Error {
         Error::new(ErrorKind::NodeMismatch {
             expected: expected.into(),
             found: found.map_or_else(|| "the end of the TreeDef".into(), describe_node),
@@ -89,7 +89,7 @@ impl<'d, L, I: Iterator<Item = L>> TrustedSource<'d, I> {
         candidates
             .iter()
             .position(|c| *c == schema)
-            .ok_or_else(|| Self::mismatch("a struct of this type", Some(Node::Struct(schema))))
+            .ok_or_else(|| Self::mismatch("a struct of this type", Some(Record::Struct(schema))))
     }
 
     /// The iterator yielded fewer leaves than its length said.
@@ -140,7 +140,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for TrustedSource<'_, I> {
             }
         }
         match self.next_node() {
-            Some(Node::Struct(schema)) => {
+            Some(Record::Struct(schema)) => {
                 match candidates.iter().position(|c| core::ptr::eq(*c, schema)) {
                     Some(i) => Ok(i),
                     None => Self::struct_by_value(candidates, schema),
@@ -157,7 +157,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for TrustedSource<'_, I> {
     #[inline]
     fn seq_node(&mut self) -> Result<usize, Error> {
         match self.next_node() {
-            Some(Node::Seq(n)) => Ok(n),
+            Some(Record::Seq(n)) => Ok(n),
             other => Err(Self::mismatch("a sequence", other)),
         }
     }
@@ -165,14 +165,14 @@ impl<L, I: Iterator<Item = L>> Source<L> for TrustedSource<'_, I> {
     #[inline]
     fn tuple_node(&mut self, arity: usize) -> Result<(), Error> {
         match self.next_node() {
-            Some(Node::Tuple(n)) if n == arity => Ok(()),
+            Some(Record::Tuple(n)) if n == arity => Ok(()),
             other => Err(Self::mismatch("a tuple", other)),
         }
     }
 
     fn map_node<K: Static>(&mut self) -> Result<Vec<K>, Error> {
         let len = match self.next_node() {
-            Some(Node::Map(len)) => len,
+            Some(Record::Map(len)) => len,
             other => return Err(Self::mismatch("a map", other)),
         };
         read_map_keys(self.next_static(), len)
@@ -181,8 +181,8 @@ impl<L, I: Iterator<Item = L>> Source<L> for TrustedSource<'_, I> {
     #[inline]
     fn option_node(&mut self) -> Result<bool, Error> {
         match self.next_node() {
-            Some(Node::Some) => Ok(true),
-            Some(Node::None) => Ok(false),
+            Some(Record::Some) => Ok(true),
+            Some(Record::None) => Ok(false),
             other => Err(Self::mismatch("Some(_) or None", other)),
         }
     }

@@ -7,10 +7,10 @@ use alloc::boxed::Box;
 use core::mem::MaybeUninit;
 
 use crate::error::Error;
-use crate::flatten::{Flatten, Source, Unflatten};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::stack::ensure_stack;
-use crate::visit::{Sink, Visit, VisitMut};
+use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::visit::{Sink, Visit, VisitMut};
 
 impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
     type Leaf = T::Leaf;
