@@ -105,6 +105,8 @@ pub use paths::key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use paths::key_str::KeyStr;
 pub use sources::def_source::DefSource;
 pub use traits::flatten::{Flatten, NodeView, Source, Unflatten};
+#[doc(hidden)]
+pub use traits::visit::Stored;
 pub use traits::visit::{NodeRef, Sink, Visit, VisitMut};
 pub use treedef::schema::{FieldSchema, FieldStyle, Schema};
 pub use treedef::static_data::{Static, StaticValue};

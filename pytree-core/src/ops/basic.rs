@@ -9,7 +9,7 @@ use crate::leaf::{LeafMut, LeafRef};
 use crate::sources::def_source::DefSource;
 use crate::sources::trusted::TrustedSource;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::visit::{NodeRef, Sink, Visit, VisitMut};
+use crate::traits::visit::{NodeRef, Sink, Stored, Visit, VisitMut};
 use crate::treedef::static_data::StaticValue;
 use crate::treedef::{type_key, TreeDef, TreeDefBuilder};
 
@@ -76,21 +76,45 @@ impl<L> Sink<L> for FlattenSink<L> {
     /// Leaves, and records counting a pending run of leaves as the record
     /// it will be.
     #[inline(always)]
-    fn stored(&self) -> (usize, usize) {
+    fn stored(&self) -> Stored {
         let len = self.leaves.len();
-        let records = self.def.records_written() + usize::from(len > self.recorded);
-        (len, records)
+        Stored {
+            leaves: len,
+            records: self.def.records_written() + usize::from(len > self.recorded),
+        }
     }
     /// Reserves for the rest of a sequence as many leaves and records as
     /// its first element took (so a `Vec` of like structs grows its
     /// buffers once, not at each doubling).
     #[inline]
-    fn reserve_like(&mut self, since: (usize, usize), times: usize) {
-        let (leaves, records) = self.stored();
-        let leaves = extrapolate(leaves - since.0, times, core::mem::size_of::<L>());
-        let records = extrapolate(records - since.1, times, 16);
+    fn reserve_like(&mut self, since: Stored, times: usize) {
+        let now = self.stored();
+        let leaves = extrapolate(now.leaves - since.leaves, times, core::mem::size_of::<L>());
+        let records = extrapolate(now.records - since.records, times, 16);
         self.leaves.reserve_exact(leaves);
         self.def.reserve(records);
+    }
+    /// Writes the records of the rest of a sequence of uniform elements as
+    /// copies of the first element's, and reserves their leaves: they then
+    /// arrive as leaves only, a push each. Declined when the first element
+    /// wrote no record of its own (a leaf behind a box: its copies would
+    /// have to merge into one run) or counts do not fit.
+    #[inline]
+    fn repeat_like(&mut self, since: Stored, times: usize, each: usize) -> bool {
+        let len = self.leaves.len();
+        if self.def.records_written() <= since.records || len - since.leaves != each {
+            return false;
+        }
+        let Some(total) = each.checked_mul(times) else {
+            return false;
+        };
+        let run = len - self.recorded;
+        self.def.repeat_records_since(since.records, run, times);
+        self.leaves.reserve_exact(total);
+        // The records count the leaves to come but the last copy's
+        // trailing run, which stays pending like the first one's was.
+        self.recorded = len + total - run;
+        true
     }
 }
 

@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::KeyRef;
-use crate::traits::visit::{Sink, Visit, VisitMut};
+use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::{Static, StaticValue};
 
@@ -249,6 +249,23 @@ pub trait Flatten<Ns>: Sized {
         sink.enter(KeyRef::Index(0));
         first.flatten_into(sink);
         sink.exit();
+        if let Some(each) = Self::UNIFORM_LEAVES {
+            if rest > 0 && sink.repeat_like(before, rest, each) {
+                // The records of the rest are written: only their leaves.
+                let mut leaves = LeavesOnly { sink, leaves: 0 };
+                for item in items {
+                    item.flatten_into(&mut leaves);
+                }
+                assert!(
+                    Some(leaves.leaves) == each.checked_mul(rest),
+                    "a Flatten impl's UNIFORM_LEAVES is wrong: {} elements gave {} leaves, not {} each",
+                    rest,
+                    leaves.leaves,
+                    each
+                );
+                return;
+            }
+        }
         sink.reserve_like(before, rest);
         for (i, item) in items.enumerate() {
             sink.enter(KeyRef::Index(i + 1));

@@ -162,21 +162,65 @@ pub trait Sink<L> {
     /// assert_eq!((s.0, s.1), (0, 2));
     /// ```
     fn exit(&mut self) {}
-    /// How much the sink has stored so far, as `(leaves, records)`: taken
-    /// before the first element of a sequence, for
-    /// [`reserve_like`](Sink::reserve_like). Sinks that store nothing
-    /// keep the default.
+    /// How much the sink has stored so far: taken before the first element
+    /// of a sequence, for [`reserve_like`](Sink::reserve_like) and
+    /// [`repeat_like`](Sink::repeat_like). Sinks that store nothing keep
+    /// the default.
     #[doc(hidden)]
     #[inline(always)]
-    fn stored(&self) -> (usize, usize) {
-        (0, 0)
+    fn stored(&self) -> Stored {
+        Stored::default()
     }
     /// A hint after the first element of a sequence: `times` more elements
     /// follow, and what the first one stored since `since` (see
     /// [`stored`](Sink::stored)) tells how much room they may need.
     #[doc(hidden)]
     #[inline(always)]
-    fn reserve_like(&mut self, _since: (usize, usize), _times: usize) {}
+    fn reserve_like(&mut self, _since: Stored, _times: usize) {}
+    /// After the first element of a sequence whose elements all have the
+    /// same structure and `each` leaves ([`Flatten::UNIFORM_LEAVES`](crate::Flatten::UNIFORM_LEAVES)):
+    /// a sink that builds a TreeDef may write the records of the `times`
+    /// elements that follow now, as copies of what the first one wrote
+    /// since `since`, and return `true`; the walk then hands it only those
+    /// elements' leaves (no nodes, keys, or enter/exit). The default
+    /// declines.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn repeat_like(&mut self, _since: Stored, _times: usize, _each: usize) -> bool {
+        false
+    }
+}
+
+/// How much a [`Sink`] has stored: its leaves, and the TreeDef records it
+/// has written (a pending run of leaves counted as the record it will be).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stored {
+    /// Leaves stored.
+    pub leaves: usize,
+    /// Records written, a pending run of leaves included.
+    pub records: usize,
+}
+
+/// The sink the elements after the first of a repeated sequence go through
+/// ([`Sink::repeat_like`]): it passes leaves on, counting them, and drops
+/// everything else, whose records are already written.
+pub(crate) struct LeavesOnly<'s, S> {
+    pub(crate) sink: &'s mut S,
+    pub(crate) leaves: usize,
+}
+
+impl<L, S: Sink<L>> Sink<L> for LeavesOnly<'_, S> {
+    #[inline(always)]
+    fn leaf(&mut self, leaf: L) {
+        self.leaves += 1;
+        self.sink.leaf(leaf);
+    }
+    #[inline]
+    fn leaf_vec(&mut self, leaves: Vec<L>) {
+        self.leaves += leaves.len();
+        self.sink.leaf_vec(leaves);
+    }
 }
 
 /// Receives a tree's leaves by shared reference, in pre-order.

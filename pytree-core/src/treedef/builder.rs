@@ -227,6 +227,36 @@ impl TreeDefBuilder {
         self.nodes.reserve_exact(records);
     }
 
+    /// Appends `times` copies of the subtree whose records were written
+    /// since record `start` and whose last `run` leaves are still pending
+    /// (counted by the visitor, see
+    /// [`node_after_leaves`](Self::node_after_leaves)): the subtree of a
+    /// value of a uniform type, which begins with an internal node and owns
+    /// no static data. The first subtree's run is written, and each copy's
+    /// but the last, whose run stays pending for the visitor to count (so
+    /// that the leaves after it join its run, as they would have without
+    /// the copies).
+    #[inline]
+    pub(crate) fn repeat_records_since(&mut self, start: usize, run: usize, times: usize) {
+        debug_assert_eq!(self.pending_leaves, 0);
+        let end = self.nodes.len();
+        debug_assert!(
+            start < end
+                && !matches!(
+                    RecordWords::as_records(&self.nodes[start..end])[0],
+                    Record::Leaves(_)
+                )
+        );
+        let per = end - start + usize::from(run > 0);
+        self.nodes.reserve_exact(per.saturating_mul(times));
+        for _ in 0..times {
+            if run > 0 {
+                self.nodes.push(Record::Leaves(run).into());
+            }
+            self.nodes.extend_from_within(start..end);
+        }
+    }
+
     /// Records written so far (a pending run of leaves aside).
     #[inline(always)]
     pub(crate) fn records_written(&self) -> usize {
