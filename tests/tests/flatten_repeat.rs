@@ -2,6 +2,7 @@
 //! first element's (`Sink::repeat_like`); the TreeDef must be the one the
 //! record-by-record walk (`structure`) builds, leaf runs merged the same
 //! way, and the leaves must come back in order.
+#![allow(clippy::vec_box)] // boxes in a Vec are what is tested
 
 use pytree_std::{PyTree, TreeDef};
 
