@@ -5,7 +5,7 @@
 # 148 arrays, about 6M parameters). Two step counts are run and subtracted,
 # so model construction and `init` drop out.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cargo build --profile bench -q -p pytree-benches --example adam_instructions
 bin="${CARGO_TARGET_DIR:-target}/release/examples/adam_instructions"
 ir() {

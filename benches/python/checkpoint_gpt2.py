@@ -1,7 +1,7 @@
 """Issue 10's checkpoint figures, the Python side: GPT-2 small's parameters
-(148 float32 arrays, 124,439,808 parameters; the shapes of the anchors'
-adam_gpt2.py, copied below) saved and loaded with the `safetensors`
-package's numpy API, as a Python user does:
+(148 float32 arrays, 124,439,808 parameters; the shapes of
+benches/anchors/adam_gpt2.py, copied below) saved and loaded with the
+`safetensors` package's numpy API, as a Python user does:
 
 - load: `safetensors.numpy.load_file(path)` of the file the Rust bench
   wrote (the same file pytree_std::checkpoint loads), and of Python's own;

@@ -5,7 +5,7 @@
 #      adam on one thread and with rayon, the hand-written fused loop, the
 #      optax-style update + apply_updates, pytree-std's par_zip_mut_n, and a
 #      STREAM-style triad for the memory-bandwidth floor;
-#   2. bench/python/adam_gpt2.py (optax.adam under jax.jit, numpy) pinned to
+#   2. benches/anchors/adam_gpt2.py (optax.adam under jax.jit, numpy) pinned to
 #      one core, then on every core;
 # then prints the table of BENCHMARKS.md ("Optimizers"). Not part of CI
 # (about 4 minutes; needs 4 GiB of memory and installs jax and optax).
@@ -15,11 +15,11 @@
 # Environment:
 #   CARGO_TARGET_DIR  where cargo builds (criterion writes under it);
 #   OPTIM_VENV        the venv for jax/optax (default $CARGO_TARGET_DIR/optim-venv,
-#                     created on first use from bench/python/requirements.txt);
+#                     created on first use from benches/python/requirements.txt);
 #   OUT               where the run's files go (default $CARGO_TARGET_DIR/adam_gpt2).
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 export CARGO_TARGET_DIR="$target"
 venv="${OPTIM_VENV:-$target/optim-venv}"
@@ -31,7 +31,7 @@ if [ ! -x "$venv/bin/python" ]; then
     log "creating $venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip
-    "$venv/bin/pip" install -q -r "$repo/bench/python/requirements.txt"
+    "$venv/bin/pip" install -q -r "$repo/benches/python/requirements.txt"
 fi
 
 log "building the bench"
@@ -45,9 +45,9 @@ pin1=()
 if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then
     pin1=(taskset -c 1)
 fi
-JAX_PLATFORMS=cpu "${pin1[@]}" "$venv/bin/python" "$repo/bench/python/adam_gpt2.py" > "$out/python_1core.json"
+JAX_PLATFORMS=cpu "${pin1[@]}" "$venv/bin/python" "$repo/benches/anchors/adam_gpt2.py" > "$out/python_1core.json"
 log "load after Python (1 core): $(cut -d' ' -f1-3 /proc/loadavg)"
-JAX_PLATFORMS=cpu "$venv/bin/python" "$repo/bench/python/adam_gpt2.py" > "$out/python_all.json"
+JAX_PLATFORMS=cpu "$venv/bin/python" "$repo/benches/anchors/adam_gpt2.py" > "$out/python_all.json"
 log "load after Python (all cores): $(cut -d' ' -f1-3 /proc/loadavg)"
 
 {
@@ -56,5 +56,5 @@ log "load after Python (all cores): $(cut -d' ' -f1-3 /proc/loadavg)"
         "rustc $(rustc --version | cut -d' ' -f2), $("$venv/bin/python" --version)," \
         "commit $(git -C "$repo" rev-parse --short HEAD)"
     echo
-    python3 "$repo/bench/adam_gpt2_table.py" "$target/criterion/adam_gpt2" "$out/python_1core.json" "$out/python_all.json"
+    python3 "$repo/benches/scripts/adam_gpt2_table.py" "$target/criterion/adam_gpt2" "$out/python_1core.json" "$out/python_all.json"
 } | tee "$out/table.md"

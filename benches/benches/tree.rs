@@ -3,7 +3,7 @@
 //! transformer's 771 parameters; T4: 10 000 flat keys), and flatten of
 //! trees of 10^4, 10^5 and 10^6 leaves to show time linear in size.
 //!
-//! Run: `cargo bench -p pytree-std --bench tree`. Consuming operations get
+//! Run: `cargo bench -p pytree-benches --bench tree`. Consuming operations get
 //! an unshared copy per iteration (`iter_batched`), so they measure the
 //! walk, not copy-on-write of shared storage.
 

@@ -11,10 +11,10 @@
 # Each timing is the median of $RUNS runs (default 5), the two crates
 # alternating. Not part of CI.
 #
-# Usage: bench/derive_compile_time.sh
+# Usage: benches/scripts/derive_compile_time.sh
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
 work="${WORK:-/tmp/derive-compile}"
 runs="${RUNS:-5}"
 n=200

@@ -5,7 +5,7 @@
 #   1. the criterion bench `checkpoint_gpt2` (crate pytree-benches):
 #      pytree_std::checkpoint save, load (by type), load_like, load_into,
 #      and the floors (memcpy of the data, fs::read, fs::write);
-#   2. bench/python/checkpoint_gpt2.py: Python's safetensors (numpy)
+#   2. benches/python/checkpoint_gpt2.py: Python's safetensors (numpy)
 #      load_file of the same file, save_file, and the same floors;
 # both pinned to CPU 1, files in $CKPT_DIR (default /dev/shm: memory, not
 # disk). Then prints the table of BENCHMARKS.md ("Checkpoints"). Not part
@@ -15,12 +15,12 @@
 #   CARGO_TARGET_DIR  where cargo builds (criterion writes under it);
 #   CKPT_VENV         the venv for numpy/safetensors (default
 #                     $CARGO_TARGET_DIR/ckpt-venv, created on first use from
-#                     bench/python/checkpoint_requirements.txt);
+#                     benches/python/checkpoint_requirements.txt);
 #   CKPT_DIR          where the files go (default /dev/shm);
 #   OUT               where the run's files go (default $CARGO_TARGET_DIR/checkpoint_gpt2).
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 export CARGO_TARGET_DIR="$target"
 venv="${CKPT_VENV:-$target/ckpt-venv}"
@@ -34,7 +34,7 @@ log() { echo "# $*" >&2; }
 if [ ! -x "$venv/bin/python" ]; then
     log "creating $venv"
     python3 -m venv "$venv"
-    "$venv/bin/pip" install -q -r "$repo/bench/python/checkpoint_requirements.txt"
+    "$venv/bin/pip" install -q -r "$repo/benches/python/checkpoint_requirements.txt"
 fi
 
 pin=()
@@ -48,7 +48,7 @@ rm -rf "$target/criterion/checkpoint_gpt2"
 log "load before Rust: $(cut -d' ' -f1-3 /proc/loadavg)"
 (cd "$repo" && "${pin[@]}" cargo bench -q -p pytree-benches --bench checkpoint_gpt2) > "$out/criterion.log" 2>&1
 log "load after Rust: $(cut -d' ' -f1-3 /proc/loadavg)"
-"${pin[@]}" "$venv/bin/python" "$repo/bench/python/checkpoint_gpt2.py" "$ckpt_dir/pytree-gpt2.safetensors" > "$out/python.json"
+"${pin[@]}" "$venv/bin/python" "$repo/benches/python/checkpoint_gpt2.py" "$ckpt_dir/pytree-gpt2.safetensors" > "$out/python.json"
 log "load after Python: $(cut -d' ' -f1-3 /proc/loadavg)"
 rm -f "$ckpt_dir/pytree-gpt2.safetensors"
 

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Runs the Rust benchmarks (crate pytree-benches) and the Python anchor
-# script (shared/anchors/bench_anchors.py: optree, jax.tree_util, dm-tree)
+# script (benches/anchors/bench_anchors.py: optree, jax.tree_util, dm-tree)
 # one after the other, then prints one table: per tree and operation, ns per
 # leaf of pytree, of the hand-written Rust, of each Python library, and the
 # ratios; then the issue's speed targets marked met or missed. Not part of
 # CI (it takes about 5 minutes and installs Python packages).
 #
-# Usage: bench/compare.sh [--quick]
+# Usage: benches/scripts/compare.sh [--quick]
 #   --quick   shorter runs (criterion 0.3 s warm-up + 1 s, Python
 #             --target 0.01 --rounds 7), for a first look.
 # Environment:
 #   CARGO_TARGET_DIR  where cargo builds (criterion writes under it);
-#   ANCHORS           the anchors folder (default: ../shared/anchors);
+#   ANCHORS           the anchors folder (default: benches/anchors);
 #   ANCHORS_VENV      the venv for the Python libraries (default:
 #                     $CARGO_TARGET_DIR/anchors-venv; created on first use,
 #                     with the versions of the anchors' requirements-lock.txt);
@@ -21,10 +21,10 @@
 # on the machine move every figure.
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 export CARGO_TARGET_DIR="$target"
-anchors="${ANCHORS:-$repo/../shared/anchors}"
+anchors="${ANCHORS:-$repo/benches/anchors}"
 venv="${ANCHORS_VENV:-$target/anchors-venv}"
 out="${OUT:-$target/compare}"
 mkdir -p "$out"
@@ -75,7 +75,7 @@ log "load after Python: $(cut -d' ' -f1-3 /proc/loadavg)"
         "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)," \
         "rustc $(rustc --version | cut -d' ' -f2), $("$venv/bin/python" --version)"
     echo
-    python3 "$repo/bench/compare.py" "$target/criterion" "$out/anchors.tsv"
+    python3 "$repo/benches/scripts/compare.py" "$target/criterion" "$out/anchors.tsv"
     echo
     echo "TreeDef sizes:"
     echo

@@ -1,6 +1,6 @@
 """Prints the Adam/GPT-2 table of BENCHMARKS.md from one run of
-bench/adam_gpt2.sh: criterion's medians (adam_gpt2/*/new/estimates.json)
-and the two JSON outputs of bench/python/adam_gpt2.py (one core, all cores).
+benches/scripts/adam_gpt2.sh: criterion's medians (adam_gpt2/*/new/estimates.json)
+and the two JSON outputs of benches/anchors/adam_gpt2.py (one core, all cores).
 
 Usage: adam_gpt2_table.py CRITERION_DIR PYTHON_1CORE.json PYTHON_ALL.json
 """

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Prints one table from a criterion run of `pytree-benches` and the TSV of
-`shared/anchors/bench_anchors.py`, then the issue's speed targets, each
+`benches/anchors/bench_anchors.py`, then the issue's speed targets, each
 marked met or missed with its figure.
 
 Usage: compare.py CRITERION_DIR [ANCHORS_TSV]

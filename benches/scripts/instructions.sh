@@ -3,9 +3,9 @@
 # counted by callgrind inside the example's timed loop only: steady where
 # wall time on a shared machine is not. Output moved into the loop (drops)
 # is counted too, as in the criterion benches.
-# Usage: bench/instructions.sh [op ...]
+# Usage: benches/scripts/instructions.sh [op ...]
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 cargo build --profile bench -q -p pytree-benches --example profile
 bin="${CARGO_TARGET_DIR:-target}/release/examples/profile"
 n=1000
