@@ -122,3 +122,23 @@ fn a_repeated_treedef_reads_back_as_other_types() {
     let err = pytree_std::unflatten::<Vec<(f64, f64)>>(&def, leaves).unwrap_err();
     assert!(err.to_string().contains("node mismatch"), "{err}");
 }
+
+#[test]
+fn recursive_types_with_repeated_sequences_inside() {
+    // A recursive type instantiates the leaves-only sink once, not once per
+    // level (this failed to compile when the sink's type nested).
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct Node {
+        layers: Vec<Linear>,
+        children: Vec<Node>,
+    }
+    let leaf = |x: f64| Node {
+        layers: vec![Linear { w: x, b: x + 0.5 }; 3],
+        children: vec![],
+    };
+    let t = Node {
+        layers: vec![Linear { w: 1.0, b: 2.0 }; 2],
+        children: vec![leaf(3.0), leaf(4.0)],
+    };
+    check(&t);
+}

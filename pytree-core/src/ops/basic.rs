@@ -100,21 +100,19 @@ impl<L> Sink<L> for FlattenSink<L> {
     /// wrote no record of its own (a leaf behind a box: its copies would
     /// have to merge into one run) or counts do not fit.
     #[inline]
-    fn repeat_like(&mut self, since: Stored, times: usize, each: usize) -> bool {
+    fn repeat_like(&mut self, since: Stored, times: usize, each: usize) -> Option<&mut Vec<L>> {
         let len = self.leaves.len();
         if self.def.records_written() <= since.records || len - since.leaves != each {
-            return false;
+            return None;
         }
-        let Some(total) = each.checked_mul(times) else {
-            return false;
-        };
+        let total = each.checked_mul(times)?;
         let run = len - self.recorded;
         self.def.repeat_records_since(since.records, run, times);
         self.leaves.reserve_exact(total);
         // The records count the leaves to come but the last copy's
         // trailing run, which stays pending like the first one's was.
         self.recorded = len + total - run;
-        true
+        Some(&mut self.leaves)
     }
 }
 

@@ -250,20 +250,21 @@ pub trait Flatten<Ns>: Sized {
         first.flatten_into(sink);
         sink.exit();
         if let Some(each) = Self::UNIFORM_LEAVES {
-            if rest > 0 && sink.repeat_like(before, rest, each) {
-                // The records of the rest are written: only their leaves.
-                let mut leaves = LeavesOnly { sink, leaves: 0 };
-                for item in items {
-                    item.flatten_into(&mut leaves);
+            if rest > 0 {
+                if let Some(out) = sink.repeat_like(before, rest, each) {
+                    // The records of the rest are written: only their leaves.
+                    let start = out.len();
+                    let mut leaves = LeavesOnly { out };
+                    for item in items {
+                        item.flatten_into(&mut leaves);
+                    }
+                    let pushed = leaves.out.len() - start;
+                    assert!(
+                        Some(pushed) == each.checked_mul(rest),
+                        "a Flatten impl's UNIFORM_LEAVES is wrong: {rest} elements gave {pushed} leaves, not {each} each"
+                    );
+                    return;
                 }
-                assert!(
-                    Some(leaves.leaves) == each.checked_mul(rest),
-                    "a Flatten impl's UNIFORM_LEAVES is wrong: {} elements gave {} leaves, not {} each",
-                    rest,
-                    leaves.leaves,
-                    each
-                );
-                return;
             }
         }
         sink.reserve_like(before, rest);

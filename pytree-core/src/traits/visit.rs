@@ -181,13 +181,13 @@ pub trait Sink<L> {
     /// same structure and `each` leaves ([`Flatten::UNIFORM_LEAVES`](crate::Flatten::UNIFORM_LEAVES)):
     /// a sink that builds a TreeDef may write the records of the `times`
     /// elements that follow now, as copies of what the first one wrote
-    /// since `since`, and return `true`; the walk then hands it only those
-    /// elements' leaves (no nodes, keys, or enter/exit). The default
-    /// declines.
+    /// since `since`, and return the `Vec` its leaves go to; the walk then
+    /// pushes only those elements' leaves there (no nodes, keys, or
+    /// enter/exit). The default declines.
     #[doc(hidden)]
     #[inline(always)]
-    fn repeat_like(&mut self, _since: Stored, _times: usize, _each: usize) -> bool {
-        false
+    fn repeat_like(&mut self, _since: Stored, _times: usize, _each: usize) -> Option<&mut Vec<L>> {
+        None
     }
 }
 
@@ -203,23 +203,22 @@ pub struct Stored {
 }
 
 /// The sink the elements after the first of a repeated sequence go through
-/// ([`Sink::repeat_like`]): it passes leaves on, counting them, and drops
-/// everything else, whose records are already written.
-pub(crate) struct LeavesOnly<'s, S> {
-    pub(crate) sink: &'s mut S,
-    pub(crate) leaves: usize,
+/// ([`Sink::repeat_like`]): it pushes leaves onto the flattening sink's
+/// `Vec` and drops everything else, whose records are already written. Its
+/// type does not depend on the sink it stands in for, so a recursive type
+/// flattened through it instantiates it once, not once per level.
+pub(crate) struct LeavesOnly<'s, L> {
+    pub(crate) out: &'s mut Vec<L>,
 }
 
-impl<L, S: Sink<L>> Sink<L> for LeavesOnly<'_, S> {
+impl<L> Sink<L> for LeavesOnly<'_, L> {
     #[inline(always)]
     fn leaf(&mut self, leaf: L) {
-        self.leaves += 1;
-        self.sink.leaf(leaf);
+        self.out.push(leaf);
     }
     #[inline]
-    fn leaf_vec(&mut self, leaves: Vec<L>) {
-        self.leaves += leaves.len();
-        self.sink.leaf_vec(leaves);
+    fn leaf_vec(&mut self, mut leaves: Vec<L>) {
+        self.out.append(&mut leaves);
     }
 }
 
