@@ -17,7 +17,7 @@
 //! - **Subtrees are shared.** Sequences and maps sit behind an `Arc`, so
 //!   `clone` is O(1) whatever the size, and a subtree taken out of a tree
 //!   (`t["x"].clone()`) shares its storage, as treevalue's do. Values keep
-//!   value semantics: writing through `get_mut`, `insert`, `remove` or
+//!   value semantics: writing through `subtree_mut`, `insert`, `remove` or
 //!   `for_each_mut` copies the shared containers on the way down
 //!   (`Arc::make_mut`), which is why consuming and mutating operations need
 //!   `L: Clone`. Reading, printing and comparing do not.
@@ -77,7 +77,7 @@ type Map<L> = IndexMap<String, Tree<L>>;
 /// use pytree_std::{tree, Tree};
 /// let t: Tree<i32> = tree! { "a" => 2, "b" => 30, "x" => { "c" => 4, "d" => 9 } };
 /// assert_eq!(t["x"]["c"], Tree::leaf(4));
-/// assert_eq!(t.get("x/d").and_then(Tree::as_leaf), Some(&9));
+/// assert_eq!(t.subtree("x/d").and_then(Tree::as_leaf), Some(&9));
 /// let doubled = &t * 2;
 /// assert_eq!(format!("{doubled:?}"), r#"{"a": 4, "b": 60, "x": {"c": 8, "d": 18}}"#);
 /// assert_eq!(doubled.to_string(), "\
@@ -158,7 +158,8 @@ impl<'a, L> MapRef<'a, L> {
         self.0.is_empty()
     }
 
-    /// The subtree under `key`.
+    /// The subtree under `key` (one key, as `BTreeMap::get`; a path
+    /// from a tree is [`Tree::subtree`]).
     ///
     /// ```
     /// let t = pytree_std::tree!{ "a" => 1 };
