@@ -3,6 +3,10 @@
 //! transformer's 771 parameters; T4: 10 000 flat keys), and flatten of
 //! trees of 10^4, 10^5 and 10^6 leaves to show time linear in size.
 //!
+//! The `tree/walks` group times the other walks of the tree module on T1:
+//! iteration with paths (by reference and by value), `for_each_mut`,
+//! `map2`, equality, `Debug`, `Display`, `num_leaves` and drop.
+//!
 //! Run: `cargo bench -p pytree-benches --bench tree`. Consuming operations get
 //! an unshared copy per iteration (`iter_batched`), so they measure the
 //! walk, not copy-on-write of shared storage.
@@ -115,5 +119,44 @@ fn linear(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, shapes, linear);
+fn walks(c: &mut Criterion) {
+    let tree = t1();
+    let other = fresh(&tree);
+    let mut g = c.benchmark_group("tree/walks");
+    g.throughput(Throughput::Elements(tree.num_leaves() as u64));
+    g.measurement_time(Duration::from_secs(2));
+    g.warm_up_time(Duration::from_millis(500));
+    g.bench_function("iter", |b| {
+        b.iter(|| {
+            black_box(&tree)
+                .iter()
+                .map(|(p, x)| p.len() as f64 + x)
+                .sum::<f64>()
+        })
+    });
+    g.bench_function("into_iter", |b| {
+        b.iter_batched(
+            || fresh(&tree),
+            |t| t.into_iter().map(|(p, x)| p.len() as f64 + x).sum::<f64>(),
+            BatchSize::SmallInput,
+        )
+    });
+    let mut params = fresh(&tree);
+    g.bench_function("for_each_mut", |b| {
+        b.iter(|| pytree_std::for_each_mut(black_box(&mut params), |x| *x += 1.0))
+    });
+    g.bench_function("map2", |b| {
+        b.iter(|| pytree_std::map2(black_box(&tree), black_box(&other), |x, y| x + y).unwrap())
+    });
+    g.bench_function("eq", |b| b.iter(|| black_box(&tree) == black_box(&other)));
+    g.bench_function("debug", |b| b.iter(|| format!("{:?}", black_box(&tree))));
+    g.bench_function("display", |b| b.iter(|| black_box(&tree).to_string()));
+    g.bench_function("num_leaves", |b| b.iter(|| black_box(&tree).num_leaves()));
+    g.bench_function("drop", |b| {
+        b.iter_batched(|| fresh(&tree), drop, BatchSize::SmallInput)
+    });
+    g.finish();
+}
+
+criterion_group!(benches, shapes, linear, walks);
 criterion_main!(benches);

@@ -60,7 +60,7 @@ fn a_deep_tree_compares_clones_and_zips() {
     assert!(c.shares_storage_with(&a));
     let sum = &a + &b;
     assert_eq!(
-        sum.get(&vec!["k"; DEPTH][..]).and_then(Tree::as_leaf),
+        sum.subtree(&vec!["k"; DEPTH][..]).and_then(Tree::as_leaf),
         Some(&2)
     );
     let mut other = deep_maps(DEPTH);

@@ -40,7 +40,7 @@ fn a_json_document_round_trips_through_a_tree_of_values() {
     let t: Tree<Value> = serde_json::from_str(DOCUMENT).unwrap();
     assert_eq!(t["name"], Tree::leaf(json!("run-7")));
     assert_eq!(
-        t.get("layers/1/w/0").and_then(Tree::as_leaf),
+        t.subtree("layers/1/w/0").and_then(Tree::as_leaf),
         Some(&json!(3))
     );
     assert!(t["parent"].is_none());
