@@ -6,9 +6,12 @@
 # `cargo test --workspace` runs it through the same body from then on
 # (tests/tests/fuzz_bodies.rs); the script then exits with status 1.
 #
-# Usage: fuzz/run.sh [-s address|none] [-r RUNS] SECONDS [TARGET ...]
+# Usage: fuzz/run.sh [-s address|none] [-r RUNS] [-t TIMEOUT] SECONDS [TARGET ...]
 #   -s  the sanitizer (default: address; `none` runs several times faster)
 #   -r  stop a target after RUNS executions (SECONDS still caps it)
+#   -t  an input running longer than TIMEOUT seconds is a failure (default
+#       20; raise it on a loaded machine, where a run can stall for a minute
+#       without the input being slow)
 # Targets are built optimized with debug assertions and overflow checks.
 # Needs nightly and cargo-fuzz (`cargo install cargo-fuzz`).
 set -euo pipefail
@@ -16,14 +19,16 @@ cd "$(dirname "$0")"
 
 sanitizer=address
 runs_cap=()
+timeout=20
 while [ $# -gt 0 ]; do
     case $1 in
         -s) sanitizer=$2; shift 2 ;;
         -r) runs_cap=(-runs="$2"); shift 2 ;;
+        -t) timeout=$2; shift 2 ;;
         *) break ;;
     esac
 done
-seconds=${1:?usage: fuzz/run.sh [-s address|none] [-r RUNS] SECONDS [TARGET ...]}
+seconds=${1:?usage: fuzz/run.sh [-s address|none] [-r RUNS] [-t TIMEOUT] SECONDS [TARGET ...]}
 shift
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || mapfile -t targets < <(cargo +nightly fuzz list)
@@ -38,7 +43,7 @@ for t in "${targets[@]}"; do
     log="artifacts/$t/last-run.log"
     start=$(date +%s)
     cargo +nightly fuzz run -O -a -s "$sanitizer" "$t" "corpus/$t" -- \
-        -max_total_time="$seconds" "${runs_cap[@]}" -timeout=20 -rss_limit_mb=2048 \
+        -max_total_time="$seconds" "${runs_cap[@]}" -timeout="$timeout" -rss_limit_mb=2048 \
         -print_final_stats=1 >"$log" 2>&1 || true
     took=$(($(date +%s) - start))
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)

@@ -19,6 +19,9 @@ use pytree_std::{
 };
 use serde_json::Value;
 
+pub mod checkpoint;
+pub use checkpoint::checkpoint_doc;
+
 /// The limits under which every reader is called on a fuzzed document.
 pub const FUZZ_LIMITS: TreeDefLimits = {
     let mut l = TreeDefLimits::DEFAULT;

@@ -741,6 +741,31 @@ fn corrupted_files_never_panic() {
     assert!(read > 0, "some corruptions (in the data) still read");
 }
 
+/// A `bool` byte other than 0 or 1 in a later tensor: `load_into` fails
+/// before it has written any leaf (it used to have written the tensors
+/// before it; found by the `checkpoint_doc` fuzz target).
+#[test]
+fn a_failed_load_into_of_bools_changed_nothing() {
+    let masks = vec![ArrayD::from_elem(IxDyn(&[2]), true); 2];
+    let mut bytes = checkpoint::to_bytes(&masks).unwrap();
+    *bytes.last_mut().unwrap() = 2; // in the second tensor
+    let file = Checkpoint::from_bytes(bytes).unwrap();
+    let zeros = vec![ArrayD::from_elem(IxDyn(&[2]), false); 2];
+    let mut tree = zeros.clone();
+    let err = file.load_into(&mut tree).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at [1]: the tensor's 2 bytes are not a whole number of bool values (a bool must be 0 or 1)"
+    );
+    assert_eq!(tree, zeros, "nothing changed");
+    let mut bytes = checkpoint::to_bytes(&(true, true)).unwrap();
+    *bytes.last_mut().unwrap() = 7;
+    let mut scalars = (false, false);
+    let file = Checkpoint::from_bytes(bytes).unwrap();
+    assert!(file.load_into(&mut scalars).is_err());
+    assert_eq!(scalars, (false, false), "nothing changed");
+}
+
 #[test]
 fn a_missing_file_and_a_directory_are_errors() {
     let d = dir("missing");

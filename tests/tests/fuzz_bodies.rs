@@ -183,6 +183,37 @@ fn byte_seeds() -> Vec<Vec<u8>> {
         .collect()
 }
 
+/// For `checkpoint_doc`: each real checkpoint of the target as raw bytes
+/// (first byte 0), and as the start of structure-aware mutations (first
+/// byte: mode 1 to 3 and the load options, then the base, then the
+/// mutations; see `pytree_tests::fuzz::checkpoint`).
+fn checkpoint_seeds() -> Vec<Vec<u8>> {
+    let bases = fuzz::checkpoint::bases();
+    let mut out = Vec::new();
+    for (i, base) in bases.iter().enumerate() {
+        let mut raw = vec![0u8];
+        raw.extend(base);
+        out.push(raw);
+        out.push(vec![2, i as u8]);
+    }
+    out.extend([
+        // The state dict (base 4, saved with the prefix `model.`) renamed
+        // back (option 4) and loaded with a dtype changed, then retiled.
+        vec![2 | 4 << 2, 4, 5, 0, 9],
+        // The net's TreeDef mutated (op 10), retiled.
+        vec![3, 0, 10, 1, 3, 4, 2, 5],
+        // A shape changed (op 6) and retiled: data of another length.
+        vec![2, 2, 6, 1, 3, 3],
+        // A bool mask's byte set to 2 (op 0).
+        vec![1, 5, 0, 3, 2],
+        // A tensor dropped (op 2) with unused and missing allowed.
+        vec![1 | 3 << 2, 0, 2, 4],
+        // The header length off by one (op 13).
+        vec![1, 1, 13, 0],
+    ]);
+    out
+}
+
 #[test]
 fn treedef_doc() {
     let n = run("treedef_doc", 1, treedef_seeds(), fuzz::treedef_doc);
@@ -223,6 +254,13 @@ fn multi_tree() {
     assert!(n >= 200);
 }
 
+#[test]
+fn checkpoint_doc() {
+    let n = run("checkpoint_doc", 6, checkpoint_seeds(), fuzz::checkpoint_doc);
+    eprintln!("checkpoint_doc: {n} inputs");
+    assert!(n >= 200);
+}
+
 /// Writes the seed files of `fuzz/seeds/` (the fuzz script copies them
 /// into each target's corpus).
 #[test]
@@ -234,6 +272,7 @@ fn write_fuzz_seeds() {
         ("tree_doc", tree_seeds()),
         ("serialized_doc", serialized_seeds()),
         ("multi_tree", byte_seeds()),
+        ("checkpoint_doc", checkpoint_seeds()),
     ];
     for (target, seeds) in sets {
         let dir = fuzz_dir("seeds", target);

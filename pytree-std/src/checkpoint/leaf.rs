@@ -251,7 +251,7 @@ impl Element for bool {
 /// The error for bytes that are not values of `A` (a `bool` byte other
 /// than 0 or 1) or a data length that is not a whole number of elements.
 #[cold]
-fn bad_data<A: Element>(len: usize) -> Error {
+pub(crate) fn bad_data<A: Element>(len: usize) -> Error {
     Error::custom(format!(
         "the tensor's {len} bytes are not a whole number of {} values (a bool must be 0 or 1)",
         A::DTYPE

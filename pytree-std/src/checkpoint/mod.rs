@@ -1351,6 +1351,17 @@ impl Checkpoint {
                 wants.into_iter().map(|w| w.path).collect::<Vec<_>>(),
             )
         };
+        // The data is checked before anything is written, so that on an
+        // error nothing has changed: a `bool` byte must be 0 or 1 (the
+        // only data a leaf whose dtype and shape match can refuse).
+        for (pair, path) in pairs.iter().zip(&paths) {
+            if let Some(i) = *pair {
+                let view = self.view(&self.header.entries[i]);
+                if view.dtype == DType::Bool && view.data.iter().any(|&b| b > 1) {
+                    return Err(at_path(leaf::bad_data::<bool>(view.data.len()), path));
+                }
+            }
+        }
         for ((slot, pair), path) in crate::leaves_mut(tree).into_iter().zip(pairs).zip(&paths) {
             if let Some(i) = pair {
                 let view = self.view(&self.header.entries[i]);
