@@ -256,7 +256,12 @@ fn multi_tree() {
 
 #[test]
 fn checkpoint_doc() {
-    let n = run("checkpoint_doc", 6, checkpoint_seeds(), fuzz::checkpoint_doc);
+    let n = run(
+        "checkpoint_doc",
+        6,
+        checkpoint_seeds(),
+        fuzz::checkpoint_doc,
+    );
     eprintln!("checkpoint_doc: {n} inputs");
     assert!(n >= 200);
 }

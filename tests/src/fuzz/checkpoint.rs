@@ -350,10 +350,7 @@ impl Parts {
         let mut at = 0usize;
         for (_, name, size) in order {
             if let Some(entry) = map.get_mut(&name).and_then(Value::as_object_mut) {
-                entry.insert(
-                    "data_offsets".into(),
-                    serde_json::json!([at, at + size]),
-                );
+                entry.insert("data_offsets".into(), serde_json::json!([at, at + size]));
             }
             at += size;
         }
@@ -567,10 +564,7 @@ impl Parts {
                         meta.insert("epoch".into(), Value::from(input.count()));
                     }
                     _ => {
-                        meta.insert(
-                            NAMES[input.below(NAMES.len())].into(),
-                            Value::from("v"),
-                        );
+                        meta.insert(NAMES[input.below(NAMES.len())].into(), Value::from("v"));
                     }
                 }
             }
@@ -711,7 +705,9 @@ fn inspect(file: &Checkpoint) {
             t.signature(),
             t.data().len()
         );
-        let again = file.tensor(t.name()).expect("a tensor is found by its name");
+        let again = file
+            .tensor(t.name())
+            .expect("a tensor is found by its name");
         assert_eq!(again.data(), t.data());
         assert_eq!(again.signature(), t.signature());
     }
@@ -785,7 +781,11 @@ impl Laws<'_> {
                 .or_else(|| self.file.tensor(t.name()))
                 .unwrap_or_else(|| panic!("tensor `{}` is not in the file", t.name()));
             assert_eq!(there.signature(), t.signature(), "tensor `{}`", t.name());
-            assert!(there.data() == t.data(), "the data of tensor `{}`", t.name());
+            assert!(
+                there.data() == t.data(),
+                "the data of tensor `{}`",
+                t.name()
+            );
         }
         if self.allow_unused {
             assert!(saved.len() <= self.file.len());
@@ -842,10 +842,7 @@ impl Laws<'_> {
                 // Compared as files, so that NaN equals itself.
                 let before = checkpoint::to_bytes(template).expect("the template saves");
                 let after = checkpoint::to_bytes(&tree).expect("the tree saves");
-                assert!(
-                    before == after,
-                    "a failed load_into changed the tree: {e}"
-                );
+                assert!(before == after, "a failed load_into changed the tree: {e}");
             }
         }
     }
