@@ -42,7 +42,7 @@ pub(crate) trait Access {
     /// A leaf as the walk hands it out: `&L`, `&mut L`, `L`.
     type Leaf;
     /// A map key as the walk hands it out: `&String` or `String`.
-    type Key;
+    type Key: MapKey;
     /// What an `Enter` or `Exit` of a map tells besides its length: the
     /// map itself by shared reference, nothing otherwise.
     type MapInfo: Copy;
@@ -97,11 +97,32 @@ pub(crate) struct Place<K> {
     pub(crate) last: bool,
 }
 
-impl<K: Into<String>> Place<K> {
+/// A map key as a walk hands it out, borrowed or owned.
+pub(crate) trait MapKey {
+    /// The key as a `String` (copied if borrowed).
+    fn into_string(self) -> String;
+}
+
+impl MapKey for &String {
+    #[inline]
+    fn into_string(self) -> String {
+        // `str::to_owned` is inlined where `String::clone` is a call.
+        self.as_str().to_owned()
+    }
+}
+
+impl MapKey for String {
+    #[inline]
+    fn into_string(self) -> String {
+        self
+    }
+}
+
+impl<K: MapKey> Place<K> {
     /// The key-path entry of this place.
     pub(crate) fn into_entry(self) -> KeyEntry {
         match self.key {
-            Some(k) => KeyEntry::key(k.into()),
+            Some(k) => KeyEntry::key(k.into_string()),
             None => KeyEntry::Index(self.index),
         }
     }

@@ -26,10 +26,7 @@ impl<A: Access> Leaves<A> {
     }
 }
 
-impl<A: Open> Iterator for Leaves<A>
-where
-    A::Key: Into<String>,
-{
+impl<A: Open> Iterator for Leaves<A> {
     type Item = (KeyPath, A::Leaf);
 
     fn next(&mut self) -> Option<Self::Item> {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use pytree_core::{Error, ErrorKind, KeyEntry};
 
-use super::cursor::{Cursor, Event, Mut, Open, Own, Place, Ref, Shape};
+use super::cursor::{Cursor, Event, MapKey, Mut, Open, Own, Place, Ref, Shape};
 use super::{Map, Node, Tree};
 use crate::impls::all_some;
 
@@ -140,12 +140,9 @@ fn rebuild_with<A: Open, M, E>(
     mut cursor: Cursor<A>,
     mut f: impl FnMut(A::Leaf) -> Result<M, E>,
     at: impl FnOnce(E, &Cursor<A>) -> E,
-) -> Result<Tree<M>, E>
-where
-    A::Key: Into<String>,
-{
+) -> Result<Tree<M>, E> {
     let mut out = Builder::new();
-    let key = |place: Option<Place<A::Key>>| place.and_then(|p| p.key.map(Into::into));
+    let key = |place: Option<Place<A::Key>>| place.and_then(|p| p.key.map(MapKey::into_string));
     while let Some(event) = cursor.next() {
         match event {
             Event::Leaf(place, x) => match f(x) {
