@@ -15,7 +15,7 @@
 //!   `triad_in_place` / `triad_in_place_parallel`: `a += s * b` (12 bytes,
 //!   all moved), for the memory-bandwidth floor.
 //!
-//! `bench/adam_gpt2.sh` runs this and the Python anchor and prints the
+//! `benches/scripts/adam_gpt2.sh` runs this and the Python anchor and prints the
 //! ratios. Each of the 20 samples is one or a few steps (flat sampling);
 //! the state keeps advancing across iterations, as in training.
 

@@ -1,9 +1,9 @@
-//! Criterion benchmarks over the anchor trees of `shared/anchors`: for each
+//! Criterion benchmarks over the anchor trees of `benches/anchors`: for each
 //! tree, each operation of the Python script, named
 //! `<tree>/<op>/pytree` (the library) and `<tree>/<op>/hand` (the same
 //! work written by hand: `pytree_benches::hand`, and for T2 the plain `Vec`
 //! loops inline; no hand-written `struct_eq`, as there is no TreeDef).
-//! `bench/compare.sh` reads the medians from
+//! `benches/scripts/compare.sh` reads the medians from
 //! `target/criterion/<tree>/<op>/<impl>/new/estimates.json`.
 //!
 //! Consuming operations (`flatten`, `map`) get a fresh clone of the tree

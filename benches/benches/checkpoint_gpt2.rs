@@ -4,7 +4,7 @@
 //! `pytree_std::checkpoint`, beside the floors of the same bytes moved
 //! without any format: a `memcpy` of the data, `std::fs::read` of the file
 //! (into a new buffer, and into one already there) and `std::fs::write`
-//! of the file's bytes. `bench/checkpoint_gpt2.sh`
+//! of the file's bytes. `benches/scripts/checkpoint_gpt2.sh`
 //! runs it, then Python's `safetensors` (numpy) on the same file, and
 //! prints the table of BENCHMARKS.md.
 //!

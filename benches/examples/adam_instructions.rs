@@ -1,5 +1,5 @@
 //! Instructions per parameter of one Adam step, for callgrind
-//! (`bench/adam_instructions.sh`): pytree-optim's fused `adam(..).step`
+//! (`benches/scripts/adam_instructions.sh`): pytree-optim's fused `adam(..).step`
 //! against the hand-written fused loop, on a GPT-2-shaped tree of about 6M
 //! parameters (148 arrays, the shapes of GPT-2 small scaled down: d 256,
 //! vocab 8192, ctx 512, 12 blocks). Steady where wall time on a shared

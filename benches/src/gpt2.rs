@@ -1,5 +1,5 @@
-//! GPT-2 small's parameter shapes (issue 10's Adam figures, the anchors'
-//! `adam_gpt2.py`) as a derived pytree of ndarray arrays, and the Adam step
+//! GPT-2 small's parameter shapes (issue 10's Adam figures,
+//! `anchors/adam_gpt2.py`) as a derived pytree of ndarray arrays, and the Adam step
 //! written by hand over the same arrays: the baseline for `pytree-optim`'s
 //! `adam`.
 //!

@@ -5,7 +5,7 @@
 //! share. Not published.
 //!
 //! ## Contents
-//! - `shapes`: the five anchor trees T1..T5 of `shared/anchors` (and T4 as
+//! - `shapes`: the five anchor trees T1..T5 of `anchors/` (and T4 as
 //!   a `HashMap`), with their leaf counts.
 //! - `gpt2`: GPT-2 small's parameter shapes as a derived pytree of ndarray
 //!   arrays, and the Adam step written by hand over them (the baseline of

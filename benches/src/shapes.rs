@@ -1,4 +1,4 @@
-//! The five anchor trees of `shared/anchors/bench_anchors.py`, built in Rust
+//! The five anchor trees of `benches/anchors/bench_anchors.py`, built in Rust
 //! with `f64` leaves (Python floats are doubles). Leaves are distinct values
 //! from a counter, as in the Python script, and every builder is
 //! deterministic, so two calls give two equal, separately allocated trees.

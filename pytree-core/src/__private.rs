@@ -5,14 +5,14 @@ use alloc::format;
 pub use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::flatten::{Flatten, Source, Unflatten};
-use crate::key_path::ErasableKey;
+use crate::leaf::signature::{DType, Signature};
 use crate::leaf::{Leaf, LeafMut, LeafRef};
-use crate::signature::{DType, Signature};
-use crate::static_data::Static;
-use crate::visit::{Sink, Visit, VisitMut};
+use crate::paths::key_path::ErasableKey;
+use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::visit::{Sink, Visit, VisitMut};
+use crate::treedef::static_data::Static;
 
-pub use crate::multi::check_all;
+pub use crate::ops::multi::check_all;
 pub use crate::stack::ensure_stack;
 
 /// How generated code reaches a data field: every call on a field goes
@@ -304,7 +304,9 @@ pub fn check_signatures<Ns, L: Leaf<Ns>, const N: usize>(
     let mine = L::signature(leaf);
     for (j, other) in others.iter().enumerate() {
         let theirs = L::signature(other);
-        if let Some(err) = crate::signature::signature_mismatch(mine.as_ref(), theirs.as_ref()) {
+        if let Some(err) =
+            crate::leaf::signature::signature_mismatch(mine.as_ref(), theirs.as_ref())
+        {
             return Err(err.in_tree(j + 1));
         }
     }

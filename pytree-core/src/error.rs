@@ -7,8 +7,8 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::key_path::{KeyEntry, KeyPath};
-use crate::signature::Signature;
+use crate::leaf::signature::Signature;
+use crate::paths::key_path::{KeyEntry, KeyPath};
 
 /// What went wrong, without the place. See [`Error`].
 ///

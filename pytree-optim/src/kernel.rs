@@ -182,7 +182,10 @@ mod tests {
     fn split_points_are_multiples_of_the_grain_inside_the_slice() {
         for len in [GRAIN + 1, 2 * GRAIN, 3 * GRAIN - 1, 10 * GRAIN + 7] {
             let mid = split_point(len);
-            assert!(mid > 0 && mid < len && mid % GRAIN == 0, "{len} -> {mid}");
+            assert!(
+                mid > 0 && mid < len && mid.is_multiple_of(GRAIN),
+                "{len} -> {mid}"
+            );
         }
     }
 

@@ -1,7 +1,7 @@
 //! The optimizers against optax itself. The reference numbers in
 //! `tests/data/optax_reference.json` were produced by
 //! `tests/data/make_optax_reference.py` running optax 0.2.8 on jax 0.10.2
-//! (CPU, float32; the versions of `bench/python/requirements.txt`): a
+//! (CPU, float32; the versions of `benches/python/requirements.txt`): a
 //! small tree `{"b": f32[3], "s": f32[], "w": f32[2,3]}` trained for four
 //! steps with fixed gradients, the parameters recorded after every step.
 //! Here the same tree is a derived struct, with scalar leaves, ndarray

@@ -126,8 +126,8 @@ pub use parallel::{par_for_each_mut, par_map, par_zip_mut, par_zip_mut_n, try_pa
 pub use pytree_core::TreeDefLimits;
 pub use pytree_core::{
     impl_leaf, mode, DType, Error, ErrorKind, Flatten, KeyEntry, KeyPath, KeyStr, Leaf, LeafFnErr,
-    LeafFnError, LeafMut, LeafRef, NodeKind, NodeView, PlainLeaf, Signature, Static, Subtree,
-    TreeDef, Unflatten,
+    LeafFnError, LeafMut, LeafRef, NodeView, PlainLeaf, Signature, Static, Subtree, TreeDef,
+    Unflatten,
 };
 pub use pytree_derive::PyTree;
 pub use ravel::{ravel, Ravel, Unravel};

@@ -266,7 +266,7 @@ fn record_readers(def: &TreeDef) {
         def.num_records()
     );
     let _ = def.num_nodes();
-    let _ = def.root_kind();
+    let _ = def.root_node();
     assert!(def == &def.clone());
     assert!(def.diff(def).is_empty());
     assert!(def.is_prefix_of(def));

@@ -105,7 +105,7 @@ fn dynamic_trees_are_indexed_in_insertion_order() {
     );
     for (i, path) in pytree_std::structure(&t).leaf_paths().iter().enumerate() {
         assert_eq!(
-            t.get(path).and_then(Tree::as_leaf),
+            t.subtree(path).and_then(Tree::as_leaf),
             Some(pytree_std::leaf_at(&t, i).unwrap())
         );
     }

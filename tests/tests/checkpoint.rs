@@ -591,13 +591,12 @@ fn bad_metadata_is_an_error() {
     );
     // Within that bound, 4 * 10^9 leaves against 2 tensors: the checkpoint's
     // own count check, before anything is allocated per leaf.
-    let err = with_treedef(
-        r#"{"schemas":[],"nodes":[{"seq":4000000000},{"leaves":4000000000}]}"#,
-    )
-    .load::<Vec<f32>>()
-    .unwrap_err();
+    let err = with_treedef(r#"{"schemas":[],"nodes":[{"seq":4000000000},{"leaves":4000000000}]}"#)
+        .load::<Vec<f32>>()
+        .unwrap_err();
     assert!(
-        err.to_string().contains("has 4000000000 leaves, the file holds 2 tensors"),
+        err.to_string()
+            .contains("has 4000000000 leaves, the file holds 2 tensors"),
         "{err}"
     );
     // Deep paths whose names would be longer than the file's names.

@@ -179,7 +179,7 @@ fn dynamic_tree_paths_are_written_and_read_the_same_way() {
             .parse_key_path(text, KeyStr::SIMPLE.separator("/"))
             .unwrap();
         // The simple string with `/` is also the tree's own path syntax.
-        assert_eq!(t.get(&path), t.get(text.as_str()));
+        assert_eq!(t.subtree(&path), t.subtree(text.as_str()));
         assert_eq!(
             def.parse_key_path(&path.to_string(), KeyStr::FULL).unwrap(),
             path

@@ -609,7 +609,7 @@ fn the_derive_records_kinds_in_the_schema() {
         scale: 1.0f32,
         running_mean: 0.0,
     });
-    let pytree_std::NodeKind::Struct(schema) = def.root_kind() else {
+    let pytree_std::NodeView::Struct { schema, .. } = def.root_node() else {
         panic!("a struct at the root: {def}")
     };
     let fields: Vec<(&str, Option<&str>)> =

@@ -1,4 +1,5 @@
-//! The examples of the JAX and PAX seeds (../shared/seeds/000, 002, 003),
+//! The examples of the JAX and PAX seeds the project was founded on (seeds
+//! 000, 002 and 003, outside this repository; each example is quoted here),
 //! translated to typed Rust. Python lists that mix leaves and subtrees become
 //! tuples; dicts become `BTreeMap`s; registered classes become derived
 //! structs.

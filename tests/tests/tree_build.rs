@@ -79,18 +79,18 @@ fn maps_keep_insertion_order_and_flatten_in_it() {
 #[test]
 fn get_accepts_slash_strings_key_paths_and_arrays() {
     let t = tree! { "layers" => [{ "w" => 1.0, "b" => 2.0 }], "x" => { "c" => 4.0 } };
-    assert_eq!(t.get("layers/0/b").and_then(Tree::as_leaf), Some(&2.0));
+    assert_eq!(t.subtree("layers/0/b").and_then(Tree::as_leaf), Some(&2.0));
     let typed_path = KeyPath::from_entries(vec![
         KeyEntry::Field("layers"),
         KeyEntry::Index(0),
         KeyEntry::Field("w"),
     ]);
-    assert_eq!(t.get(&typed_path).and_then(Tree::as_leaf), Some(&1.0));
-    assert_eq!(t.get(&["x", "c"]).and_then(Tree::as_leaf), Some(&4.0));
-    assert_eq!(t.get(""), Some(&t));
-    assert!(t.get("layers/1").is_none());
-    assert!(t.get("layers/w").is_none());
-    assert!(t.get("x/c/deeper").is_none());
+    assert_eq!(t.subtree(&typed_path).and_then(Tree::as_leaf), Some(&1.0));
+    assert_eq!(t.subtree(&["x", "c"]).and_then(Tree::as_leaf), Some(&4.0));
+    assert_eq!(t.subtree(""), Some(&t));
+    assert!(t.subtree("layers/1").is_none());
+    assert!(t.subtree("layers/w").is_none());
+    assert!(t.subtree("x/c/deeper").is_none());
 }
 
 #[test]
@@ -109,7 +109,7 @@ fn indexing_a_leaf_panics() {
 fn get_mut_and_index_mut_change_one_place_and_leave_clones_alone() {
     let original = seed_t1();
     let mut t = original.clone();
-    *t.get_mut("x/c").unwrap() = Tree::leaf(40);
+    *t.subtree_mut("x/c").unwrap() = Tree::leaf(40);
     t["a"] = Tree::leaf(20);
     assert_eq!(
         t,
@@ -175,7 +175,7 @@ fn iteration_gives_every_leaf_with_its_path_in_pre_order() {
         ]
     );
     for (path, leaf) in &t {
-        assert_eq!(t.get(&path).and_then(Tree::as_leaf), Some(leaf));
+        assert_eq!(t.subtree(&path).and_then(Tree::as_leaf), Some(leaf));
     }
 }
 

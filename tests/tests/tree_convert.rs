@@ -35,7 +35,7 @@ fn a_derived_model_becomes_a_tree_keyed_by_field_names() {
         format!("{t:?}"),
         r#"{"layers": [{"w": 1.0, "b": 2.0}, {"w": 3.0, "b": 4.0}], "head": 5.0}"#
     );
-    assert_eq!(t.get("layers/1/w").and_then(Tree::as_leaf), Some(&3.0));
+    assert_eq!(t.subtree("layers/1/w").and_then(Tree::as_leaf), Some(&3.0));
     let paths: Vec<String> = t.iter().map(|(p, _)| p.to_string()).collect();
     assert_eq!(paths[0], r#"["layers"][0]["w"]"#);
 }
@@ -164,7 +164,7 @@ fn typed_map_keys_become_strings_and_options_are_transparent() {
 #[test]
 fn static_fields_are_not_in_the_tree_but_come_back_from_the_treedef() {
     let t = Tree::from_pytree(mlp()).unwrap();
-    assert!(t.get("name").is_none());
+    assert!(t.subtree("name").is_none());
     let mut other = mlp();
     other.name = "renamed".into();
     let def = pytree_std::structure(&other);

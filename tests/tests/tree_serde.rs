@@ -5,7 +5,7 @@
 
 use pytree_std::serialized::Serialized;
 use pytree_std::tree::MAX_SERDE_DEPTH;
-use pytree_std::{tree, NodeKind, PyTree, Tree, TreeDef};
+use pytree_std::{tree, NodeView, PyTree, Tree, TreeDef};
 use serde_json::{json, Value};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
@@ -40,7 +40,7 @@ fn a_json_document_round_trips_through_a_tree_of_values() {
     let t: Tree<Value> = serde_json::from_str(DOCUMENT).unwrap();
     assert_eq!(t["name"], Tree::leaf(json!("run-7")));
     assert_eq!(
-        t.get("layers/1/w/0").and_then(Tree::as_leaf),
+        t.subtree("layers/1/w/0").and_then(Tree::as_leaf),
         Some(&json!(3))
     );
     assert!(t["parent"].is_none());
@@ -159,7 +159,9 @@ fn deserialized_schemas_are_interned_once() {
     let json = serde_json::to_string(&pytree_std::structure(&mlp())).unwrap();
     let a: TreeDef = serde_json::from_str(&json).unwrap();
     let b: TreeDef = serde_json::from_str(&json).unwrap();
-    let (NodeKind::Struct(sa), NodeKind::Struct(sb)) = (a.root_kind(), b.root_kind()) else {
+    let (NodeView::Struct { schema: sa, .. }, NodeView::Struct { schema: sb, .. }) =
+        (a.root_node(), b.root_node())
+    else {
         panic!("the root is a struct");
     };
     assert!(std::ptr::eq(sa, sb));

@@ -5,7 +5,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
-use pytree_std::{NodeKind, PyTree, TreeDef};
+use pytree_std::{NodeView, PyTree, TreeDef};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear<T> {
@@ -95,7 +95,9 @@ fn counts_and_children() {
             "{\"scale\": *}"
         ]
     );
-    assert!(matches!(def.root_kind(), NodeKind::Struct(s) if s.type_name() == "Mlp"));
+    assert!(
+        matches!(def.root_node(), NodeView::Struct { schema, .. } if schema.type_name() == "Mlp")
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use pytree_std::{tree, NodeKind, NodeView, PyTree, Tree, TreeDef};
+use pytree_std::{tree, NodeView, PyTree, Tree, TreeDef};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear {
@@ -138,7 +138,7 @@ fn one_level_keeps_the_root_and_its_static_data() {
     let one = def.one_level();
     assert_eq!(one.to_string(), r#"Linear { w: *, b: *, name: "l" }"#);
     assert!(one.is_one_level());
-    assert!(matches!(one.root_kind(), NodeKind::Struct(_)));
+    assert!(matches!(one.root_node(), NodeView::Struct { .. }));
     assert_eq!(one.compose(&TreeDef::leaf()).unwrap(), one);
     let t: Tree<f32> = tree! { "x" => { "c" => 1.0 } };
     assert_eq!(
@@ -201,8 +201,8 @@ fn transform_rewrites_nodes_and_leaves_with_their_paths() {
     let t = def
         .transform(
             |_, node| {
-                Ok(match node.root_kind() {
-                    NodeKind::Seq(n) => TreeDef::tuple(vec![TreeDef::leaf(); n]),
+                Ok(match node.root_node() {
+                    NodeView::Seq(n) => TreeDef::tuple(vec![TreeDef::leaf(); n]),
                     _ => node.clone(),
                 })
             },

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use pytree_std::{
-    tree, NodeKind, NodeRef, PyTree, StaticValue, Tree, TreeDef, TreeDefBuilder, TreeDefLimits,
+    tree, NodeRef, NodeView, PyTree, StaticValue, Tree, TreeDef, TreeDefBuilder, TreeDefLimits,
 };
 
 /// The document of the issue: a sequence of 10^18 leaves, two records.
@@ -56,7 +56,7 @@ fn every_reader_of_a_huge_treedef_is_quick_or_says_no() {
     let n = 1_000_000_000_000_000_000usize;
     assert_eq!(def.num_leaves(), n);
     assert_eq!(quick("num_nodes", || def.num_nodes()), n + 1);
-    assert_eq!(def.root_kind(), NodeKind::Seq(n));
+    assert_eq!(def.root_node(), NodeView::Seq(n));
     // Display and Debug print the first leaves of a long run and a count.
     let text = quick("Display", || def.to_string());
     assert_eq!(
@@ -237,8 +237,8 @@ fn the_builder_refuses_what_is_not_one_tree() {
         err.contains("3 leaves where only 2 place(s) are left"),
         "{err}"
     );
-    let schema = match pytree_std::structure(&Pair { a: 0u8, b: 0 }).root_kind() {
-        NodeKind::Struct(s) => s,
+    let schema = match pytree_std::structure(&Pair { a: 0u8, b: 0 }).root_node() {
+        NodeView::Struct { schema, .. } => schema,
         other => panic!("{other:?}"),
     };
     let err = finish(&|b| {

@@ -46,13 +46,13 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use self::schema::SchemaRepr;
 use self::statics::{KeysRepr, StaticRepr};
-use crate::schema::Schema;
-use crate::treedef::{Checker, Node, TreeDef, TreeDefLimits};
+use crate::treedef::schema::Schema;
+use crate::treedef::{Checker, Record, TreeDef, TreeDefLimits};
 
 /// One TreeDef record.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-enum Record {
+enum RecordRepr {
     Leaves(usize),
     Struct {
         schema: usize,
@@ -72,7 +72,7 @@ enum Record {
 #[derive(Serialize, Deserialize)]
 struct Repr {
     schemas: Vec<SchemaRepr>,
-    nodes: Vec<Record>,
+    nodes: Vec<RecordRepr>,
 }
 
 impl Serialize for TreeDef {
@@ -91,8 +91,8 @@ impl Serialize for TreeDef {
                     .ok_or_else(|| S::Error::custom("the TreeDef's static data is incomplete"))
             };
             records.push(match *node {
-                Node::Leaves(n) => Record::Leaves(n),
-                Node::Struct(schema) => {
+                Record::Leaves(n) => RecordRepr::Leaves(n),
+                Record::Struct(schema) => {
                     let index = *index_of.entry(schema as *const Schema).or_insert_with(|| {
                         schemas.push(schema);
                         schemas.len() - 1
@@ -101,19 +101,19 @@ impl Serialize for TreeDef {
                     for _ in 0..schema.num_static() {
                         values.push(StaticRepr::of(next_static()?).map_err(S::Error::custom)?);
                     }
-                    Record::Struct {
+                    RecordRepr::Struct {
                         schema: index,
                         statics: values,
                     }
                 }
-                Node::Seq(n) => Record::Seq(n),
-                Node::Tuple(n) => Record::Tuple(n),
-                Node::Map(len) => Record::Map {
+                Record::Seq(n) => RecordRepr::Seq(n),
+                Record::Tuple(n) => RecordRepr::Tuple(n),
+                Record::Map(len) => RecordRepr::Map {
                     len,
                     keys: KeysRepr::of(next_static()?).map_err(S::Error::custom)?,
                 },
-                Node::Some => Record::Some,
-                Node::None => Record::None,
+                Record::Some => RecordRepr::Some,
+                Record::None => RecordRepr::None,
             });
         }
         Repr {
@@ -165,8 +165,8 @@ impl Repr {
                 )));
             }
             match record {
-                Record::Leaves(n) => checker.leaves(*n),
-                Record::Struct { schema, statics } => {
+                RecordRepr::Leaves(n) => checker.leaves(*n),
+                RecordRepr::Struct { schema, statics } => {
                     let (data, num_static) = *shapes
                         .get(*schema)
                         .ok_or_else(|| at(format!("no schema number {schema}")))?;
@@ -180,8 +180,8 @@ impl Repr {
                     used[*schema] = true;
                     checker.node(data)
                 }
-                Record::Seq(n) | Record::Tuple(n) => checker.node(*n),
-                Record::Map { len, keys } => {
+                RecordRepr::Seq(n) | RecordRepr::Tuple(n) => checker.node(*n),
+                RecordRepr::Map { len, keys } => {
                     if keys.len() != *len {
                         return Err(at(format!(
                             "a map of {len} entries with {} key(s)",
@@ -190,8 +190,8 @@ impl Repr {
                     }
                     checker.node(*len)
                 }
-                Record::Some => checker.node(1),
-                Record::None => checker.node(0),
+                RecordRepr::Some => checker.node(1),
+                RecordRepr::None => checker.node(0),
             }
             .map_err(at)?;
         }
@@ -201,19 +201,19 @@ impl Repr {
 
         // The document is good: keep what it holds.
         let schemas = schema::intern_all(self.schemas, &used);
-        let mut nodes: Vec<Node> = Vec::with_capacity(total);
+        let mut nodes: Vec<Record> = Vec::with_capacity(total);
         let mut statics = Vec::new();
         for record in self.nodes {
             let node = match record {
-                Record::Leaves(n) => {
+                RecordRepr::Leaves(n) => {
                     match nodes.last_mut() {
                         // No overflow: the checker counted every leaf.
-                        Some(Node::Leaves(run)) => *run += n,
-                        _ => nodes.push(Node::Leaves(n)),
+                        Some(Record::Leaves(run)) => *run += n,
+                        _ => nodes.push(Record::Leaves(n)),
                     }
                     continue;
                 }
-                Record::Struct {
+                RecordRepr::Struct {
                     schema,
                     statics: values,
                 } => {
@@ -223,16 +223,16 @@ impl Repr {
                         .flatten()
                         .ok_or_else(|| String::from("a schema was lost while reading"))?;
                     statics.extend(values.into_iter().map(StaticRepr::into_value));
-                    Node::Struct(s)
+                    Record::Struct(s)
                 }
-                Record::Seq(n) => Node::Seq(n),
-                Record::Tuple(n) => Node::Tuple(n),
-                Record::Map { len, keys } => {
+                RecordRepr::Seq(n) => Record::Seq(n),
+                RecordRepr::Tuple(n) => Record::Tuple(n),
+                RecordRepr::Map { len, keys } => {
                     statics.push(keys.into_value());
-                    Node::Map(len)
+                    Record::Map(len)
                 }
-                Record::Some => Node::Some,
-                Record::None => Node::None,
+                RecordRepr::Some => Record::Some,
+                RecordRepr::None => Record::None,
             };
             nodes.push(node);
         }

@@ -12,7 +12,7 @@ use std::sync::{Mutex, PoisonError};
 
 use serde::{Deserialize, Serialize};
 
-use crate::schema::{FieldSchema, FieldStyle, Schema};
+use crate::treedef::schema::{FieldSchema, FieldStyle, Schema};
 use crate::treedef::{check_schema_parts, TreeDefLimits};
 
 #[derive(Serialize, Deserialize, PartialEq, Clone, Copy)]

@@ -27,12 +27,12 @@ use alloc::vec::Vec;
 use core::cmp::Ordering;
 
 use super::walk::SkipTable;
-use super::{Item, Node, TreeDef, TreeDefBuilder, Walker};
+use super::{Item, Record, TreeDef, TreeDefBuilder, Walker};
 use crate::error::{Error, ErrorKind};
-use crate::key_path::KeyEntry;
-use crate::mode::Mode;
-use crate::source::describe_node;
-use crate::static_data::{KeyOrder, StaticValue};
+use crate::paths::key_path::KeyEntry;
+use crate::sources::def_source::describe_node;
+use crate::treedef::static_data::{KeyOrder, StaticValue};
+use crate::treelize::mode::Mode;
 
 /// Which inputs may stand for a whole subtree with one leaf.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,21 +239,21 @@ struct Frame<'d> {
 /// The key-path entries of a node's children.
 pub(crate) enum ChildKeys {
     Index,
-    Fields(&'static crate::schema::Schema),
+    Fields(&'static crate::treedef::schema::Schema),
     Map(StaticValue),
     None,
 }
 
 impl ChildKeys {
     /// How the children of this record are named.
-    pub(crate) fn of(node: Node, statics: &[StaticValue]) -> Self {
+    pub(crate) fn of(node: Record, statics: &[StaticValue]) -> Self {
         match node {
-            Node::Struct(schema) => ChildKeys::Fields(schema),
-            Node::Seq(_) | Node::Tuple(_) => ChildKeys::Index,
-            Node::Map(_) => statics
+            Record::Struct(schema) => ChildKeys::Fields(schema),
+            Record::Seq(_) | Record::Tuple(_) => ChildKeys::Index,
+            Record::Map(_) => statics
                 .first()
                 .map_or(ChildKeys::None, |k| ChildKeys::Map(k.clone())),
-            Node::Some | Node::None | Node::Leaves(_) => ChildKeys::None,
+            Record::Some | Record::None | Record::Leaves(_) => ChildKeys::None,
         }
     }
 
@@ -478,13 +478,13 @@ impl<'d> Aligner<'d> {
             path_len,
         };
         match rnode {
-            Node::Map(_) => {
+            Record::Map(_) => {
                 let (keys, plan, own) = self.map_plan(&nodes, &items, &mut pos);
                 // Inputs whose keys could not be compared were skipped.
                 nodes.retain(|&i| pos[i] == Pos::Walk);
                 let len = keys.item_count();
                 self.builder
-                    .raw(Node::Map(len), core::slice::from_ref(&keys));
+                    .raw(Record::Map(len), core::slice::from_ref(&keys));
                 self.consume_records(&nodes);
                 let taken = vec![0; width];
                 let jumps = self.jumps(&plan, &own, &pos);
@@ -500,10 +500,10 @@ impl<'d> Aligner<'d> {
                     len,
                 ))
             }
-            Node::Some | Node::None => {
+            Record::Some | Record::None => {
                 let (is_some, plan, own) = self.option_plan(&nodes, &items, &mut pos);
                 self.builder
-                    .raw(if is_some { Node::Some } else { Node::None }, &[]);
+                    .raw(if is_some { Record::Some } else { Record::None }, &[]);
                 self.consume_records(&nodes);
                 let taken = vec![0; width];
                 Some(frame(
@@ -518,7 +518,7 @@ impl<'d> Aligner<'d> {
                     usize::from(is_some),
                 ))
             }
-            Node::Struct(schema) => {
+            Record::Struct(schema) => {
                 self.builder.raw(rnode, rstatics);
                 self.consume_records(&nodes);
                 Some(frame(
@@ -528,7 +528,7 @@ impl<'d> Aligner<'d> {
                     rnode.arity(),
                 ))
             }
-            Node::Seq(_) | Node::Tuple(_) => {
+            Record::Seq(_) | Record::Tuple(_) => {
                 self.builder.raw(rnode, rstatics);
                 self.consume_records(&nodes);
                 Some(frame(
@@ -538,7 +538,7 @@ impl<'d> Aligner<'d> {
                     rnode.arity(),
                 ))
             }
-            Node::Leaves(_) => None,
+            Record::Leaves(_) => None,
         }
     }
 
@@ -626,14 +626,14 @@ impl<'d> Aligner<'d> {
     fn same_kind(
         &mut self,
         r: usize,
-        rnode: Node,
+        rnode: Record,
         rstatics: &[StaticValue],
         i: usize,
-        node: Node,
+        node: Record,
         statics: &[StaticValue],
     ) -> bool {
         match (rnode, node) {
-            (Node::Struct(a), Node::Struct(b)) if a == b => {
+            (Record::Struct(a), Record::Struct(b)) if a == b => {
                 let names = a.fields().iter().filter(|f| f.is_static).map(|f| f.name);
                 for ((x, y), name) in rstatics.iter().zip(statics).zip(names) {
                     if x != y {
@@ -652,7 +652,7 @@ impl<'d> Aligner<'d> {
                 }
                 true
             }
-            (Node::Struct(a), Node::Struct(b))
+            (Record::Struct(a), Record::Struct(b))
                 if a.type_name() == b.type_name()
                     && a.module_path() == b.module_path()
                     && a.variant().is_some() =>
@@ -666,7 +666,7 @@ impl<'d> Aligner<'d> {
                 );
                 false
             }
-            (Node::Seq(a), Node::Seq(b)) if a != b => {
+            (Record::Seq(a), Record::Seq(b)) if a != b => {
                 self.error(
                     ErrorKind::LengthMismatch {
                         expected: a,
@@ -676,9 +676,9 @@ impl<'d> Aligner<'d> {
                 );
                 false
             }
-            (Node::Seq(_), Node::Seq(_))
-            | (Node::Map(_), Node::Map(_))
-            | (Node::Some | Node::None, Node::Some | Node::None) => true,
+            (Record::Seq(_), Record::Seq(_))
+            | (Record::Map(_), Record::Map(_))
+            | (Record::Some | Record::None, Record::Some | Record::None) => true,
             (a, b) if a == b => true,
             (a, b) => {
                 self.node_mismatch((r, describe_node(a)), (i, describe_node(b)));
@@ -786,7 +786,7 @@ impl<'d> Aligner<'d> {
         pos: &mut [Pos],
     ) -> (bool, Vec<Option<usize>>, Vec<usize>) {
         let width = pos.len();
-        let is_some = |i: usize| matches!(items[i], Some(Item::Node(Node::Some, _)));
+        let is_some = |i: usize| matches!(items[i], Some(Item::Node(Record::Some, _)));
         let r = nodes[0];
         let out = match self.policy.mode {
             Mode::Strict | Mode::Left => is_some(r),

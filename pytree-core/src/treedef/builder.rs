@@ -11,11 +11,11 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::limits::TreeDefLimits;
-use super::{validate, Node, NodeWords, TreeDef};
+use super::{validate, Record, RecordWords, TreeDef};
 use crate::error::Error;
-use crate::key_path::ErasableKey;
-use crate::static_data::StaticValue;
-use crate::visit::NodeRef;
+use crate::paths::key_path::ErasableKey;
+use crate::traits::visit::NodeRef;
+use crate::treedef::static_data::StaticValue;
 
 /// Appends records to a TreeDef under construction; the visitors that build
 /// TreeDefs own one. [`finish`](TreeDefBuilder::finish) checks that the
@@ -43,7 +43,7 @@ use crate::visit::NodeRef;
 /// ```
 #[derive(Default)]
 pub struct TreeDefBuilder {
-    nodes: Vec<NodeWords>,
+    nodes: Vec<RecordWords>,
     statics: Vec<Option<StaticValue>>,
     pending_keys: Vec<usize>,
     num_leaves: usize,
@@ -121,7 +121,7 @@ impl TreeDefBuilder {
     fn flush_leaves(&mut self) {
         if self.pending_leaves > 0 {
             self.num_leaves = self.add_leaves(self.num_leaves, self.pending_leaves);
-            self.nodes.push(Node::Leaves(self.pending_leaves).into());
+            self.nodes.push(Record::Leaves(self.pending_leaves).into());
             self.pending_leaves = 0;
         }
     }
@@ -178,16 +178,16 @@ impl TreeDefBuilder {
                 if !statics.is_empty() {
                     self.push_statics(statics);
                 }
-                Node::Struct(schema)
+                Record::Struct(schema)
             }
-            NodeRef::Seq(n) => Node::Seq(n),
-            NodeRef::Tuple(n) => Node::Tuple(n),
+            NodeRef::Seq(n) => Record::Seq(n),
+            NodeRef::Tuple(n) => Record::Tuple(n),
             NodeRef::Map(n) => {
                 self.open_map();
-                Node::Map(n)
+                Record::Map(n)
             }
-            NodeRef::Some => Node::Some,
-            NodeRef::None => Node::None,
+            NodeRef::Some => Record::Some,
+            NodeRef::None => Record::None,
         };
         self.push_after_run(run, record.into());
     }
@@ -196,7 +196,7 @@ impl TreeDefBuilder {
     /// check and no branch on `run`: both are written, and the record
     /// overwrites the run's slot when the run is empty.
     #[inline(always)]
-    fn push_after_run(&mut self, run: usize, record: NodeWords) {
+    fn push_after_run(&mut self, run: usize, record: RecordWords) {
         if self.nodes.capacity() - self.nodes.len() < 2 {
             self.grow_records();
         }
@@ -207,7 +207,7 @@ impl TreeDefBuilder {
         // initialized records (the run's when `run > 0`, and `record`).
         unsafe {
             let end = self.nodes.as_mut_ptr().add(len);
-            end.write(Node::Leaves(run).into());
+            end.write(Record::Leaves(run).into());
             end.add(has_run).write(record);
             self.nodes.set_len(len + has_run + 1);
         }
@@ -225,6 +225,36 @@ impl TreeDefBuilder {
     #[inline]
     pub(crate) fn reserve(&mut self, records: usize) {
         self.nodes.reserve_exact(records);
+    }
+
+    /// Appends `times` copies of the subtree whose records were written
+    /// since record `start` and whose last `run` leaves are still pending
+    /// (counted by the visitor, see
+    /// [`node_after_leaves`](Self::node_after_leaves)): the subtree of a
+    /// value of a uniform type, which begins with an internal node and owns
+    /// no static data. The first subtree's run is written, and each copy's
+    /// but the last, whose run stays pending for the visitor to count (so
+    /// that the leaves after it join its run, as they would have without
+    /// the copies).
+    #[inline]
+    pub(crate) fn repeat_records_since(&mut self, start: usize, run: usize, times: usize) {
+        debug_assert_eq!(self.pending_leaves, 0);
+        let end = self.nodes.len();
+        debug_assert!(
+            start < end
+                && !matches!(
+                    RecordWords::as_records(&self.nodes[start..end])[0],
+                    Record::Leaves(_)
+                )
+        );
+        let per = end - start + usize::from(run > 0);
+        self.nodes.reserve_exact(per.saturating_mul(times));
+        for _ in 0..times {
+            if run > 0 {
+                self.nodes.push(Record::Leaves(run).into());
+            }
+            self.nodes.extend_from_within(start..end);
+        }
     }
 
     /// Records written so far (a pending run of leaves aside).
@@ -266,9 +296,9 @@ impl TreeDefBuilder {
     }
 
     /// Appends a raw record with its statics (used when copying subtrees).
-    pub(crate) fn raw(&mut self, node: Node, statics: &[StaticValue]) {
+    pub(crate) fn raw(&mut self, node: Record, statics: &[StaticValue]) {
         match node {
-            Node::Leaves(n) => self.leaves(n),
+            Record::Leaves(n) => self.leaves(n),
             other => {
                 self.flush_leaves();
                 self.statics.extend(statics.iter().cloned().map(Some));
@@ -334,7 +364,7 @@ impl TreeDefBuilder {
     /// [`node_after_leaves`](Self::node_after_leaves)).
     pub(crate) fn finish_after_leaves(mut self, run: usize, num_leaves: usize) -> TreeDef {
         if run > 0 {
-            self.nodes.push(Node::Leaves(run).into());
+            self.nodes.push(Record::Leaves(run).into());
         }
         self.num_leaves = num_leaves;
         // A TreeDef may be kept for long (as a cache key, say): it holds
@@ -373,7 +403,7 @@ impl TreeDefBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema::Schema;
+    use crate::treedef::schema::Schema;
     use alloc::string::ToString;
 
     static S: Schema = Schema::new("S", "m", None, crate::FieldStyle::Unit, &[]);

@@ -2,7 +2,7 @@
 //! [`unflatten`](crate::unflatten) that checked every record against a type
 //! and succeeded, the TreeDef keeps a key of that type (and namespace), and
 //! later unflattens of the same type read it without the per-record checks
-//! (`trusted_source.rs`). One slot, last writer wins; a relaxed atomic, so
+//! (`sources/trusted.rs`). One slot, last writer wins; a relaxed atomic, so
 //! a shared `&TreeDef` may be read as different types from several threads.
 //!
 //! The key is the 64-bit hash of the type's `TypeId` (through `typeid`,

@@ -7,9 +7,9 @@ use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use super::align::ChildKeys;
-use super::{Item, Node, TreeDef, TreeDefBuilder, Walker};
+use super::{Item, Record, TreeDef, TreeDefBuilder, Walker};
 use crate::error::{Error, ErrorKind};
-use crate::source::describe_node;
+use crate::sources::def_source::describe_node;
 
 /// Appends a copy of `def`'s records.
 pub(super) fn copy_into(b: &mut TreeDefBuilder, def: &TreeDef) {
@@ -88,16 +88,16 @@ impl TreeDef {
     /// nodes, is an error naming the path.
     pub(crate) fn split_leaf_level(
         &self,
-        accept: impl Fn(Node) -> bool,
+        accept: impl Fn(Record) -> bool,
         what: &str,
-    ) -> Result<(TreeDef, Option<Node>), Error> {
+    ) -> Result<(TreeDef, Option<Record>), Error> {
         let mut b = TreeDefBuilder::new();
         let mut w = Walker::new(self);
-        let mut level: Option<Node> = None;
+        let mut level: Option<Record> = None;
         // Open nodes: how their children are named, the child being read,
         // and their arity.
         let mut stack: Vec<(ChildKeys, usize, usize)> = Vec::new();
-        let fail = |stack: &[(ChildKeys, usize, usize)], level: Option<Node>, found: &str| {
+        let fail = |stack: &[(ChildKeys, usize, usize)], level: Option<Record>, found: &str| {
             let mut path = Vec::new();
             for (keys, next, _) in stack {
                 keys.push(*next, &mut path);
@@ -163,7 +163,7 @@ impl TreeDef {
 /// The TreeDef of `n` leaves in a sequence (`[*; n]`).
 pub(crate) fn seq_of_leaves(n: usize) -> TreeDef {
     let mut b = TreeDefBuilder::new();
-    b.raw(Node::Seq(n), &[]);
+    b.raw(Record::Seq(n), &[]);
     b.leaves(n);
     b.build()
 }
@@ -171,7 +171,7 @@ pub(crate) fn seq_of_leaves(n: usize) -> TreeDef {
 /// The TreeDef of a pair of leaves (`(*, *)`).
 pub(crate) fn pair_of_leaves() -> TreeDef {
     let mut b = TreeDefBuilder::new();
-    b.raw(Node::Tuple(2), &[]);
+    b.raw(Record::Tuple(2), &[]);
     b.leaves(2);
     b.build()
 }

@@ -16,9 +16,9 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::{Item, Node, TreeDef, Walker};
-use crate::schema::{FieldStyle, Schema};
-use crate::static_data::StaticValue;
+use super::{Item, Record, TreeDef, Walker};
+use crate::treedef::schema::{FieldStyle, Schema};
+use crate::treedef::static_data::StaticValue;
 
 /// Runs of leaves up to this long print in full.
 pub(crate) const MAX_RUN: usize = 64;
@@ -81,7 +81,7 @@ impl fmt::Debug for TreeDef {
 
 fn open<'d>(
     f: &mut fmt::Formatter<'_>,
-    node: Node,
+    node: Record,
     statics: &'d [StaticValue],
     stack: &mut Vec<Frame<'d>>,
 ) -> fmt::Result {
@@ -91,7 +91,7 @@ fn open<'d>(
         close,
     };
     match node {
-        Node::Struct(schema) => {
+        Record::Struct(schema) => {
             write!(f, "{}", schema.display_name())?;
             match schema.style() {
                 FieldStyle::Unit => return Ok(()),
@@ -106,15 +106,15 @@ fn open<'d>(
                 next_static: 0,
             });
         }
-        Node::Seq(n) => {
+        Record::Seq(n) => {
             f.write_str("[")?;
             stack.push(list(n, "]"));
         }
-        Node::Tuple(n) => {
+        Record::Tuple(n) => {
             f.write_str("(")?;
             stack.push(list(n, if n == 1 { ",)" } else { ")" }));
         }
-        Node::Map(n) => {
+        Record::Map(n) => {
             f.write_str("{")?;
             stack.push(Frame::Map {
                 keys: statics.first(),
@@ -122,12 +122,12 @@ fn open<'d>(
                 len: n,
             });
         }
-        Node::Some => {
+        Record::Some => {
             f.write_str("Some(")?;
             stack.push(list(1, ")"));
         }
-        Node::None => f.write_str("None")?,
-        Node::Leaves(_) => f.write_str("*")?,
+        Record::None => f.write_str("None")?,
+        Record::Leaves(_) => f.write_str("*")?,
     }
     Ok(())
 }

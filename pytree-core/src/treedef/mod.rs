@@ -6,7 +6,7 @@
 //! costs two records, not 100 001. Decoding is unique because every internal
 //! record knows its arity. Static data (struct meta fields, map keys) lives
 //! in `statics`, in the pre-order of the nodes that own it. Records are
-//! stored as [`NodeWords`] (every byte initialized), so that two encodings
+//! stored as [`RecordWords`] (every byte initialized), so that two encodings
 //! are compared as plain words, one `memcmp`.
 
 mod align;
@@ -20,6 +20,8 @@ mod nodes;
 mod parse_path;
 mod paths;
 mod relations;
+pub(crate) mod schema;
+pub(crate) mod static_data;
 mod validate;
 mod walk;
 
@@ -39,14 +41,14 @@ pub(crate) use relations::common_suffix_plan;
 pub(crate) use validate::{check_schema_parts, Checker};
 pub(crate) use walk::{Item, StaticsRange, Walker};
 
-use crate::schema::Schema;
-use crate::static_data::StaticValue;
+use crate::treedef::schema::Schema;
+use crate::treedef::static_data::StaticValue;
 
 /// One record of the flat encoding. `repr(u64)`: a `u64` tag, then the
 /// variant's one word (if any) at offset 8, which `payload` relies on.
 #[derive(Clone, Copy, Debug, Eq)]
 #[repr(u64)]
-pub(crate) enum Node {
+pub(crate) enum Record {
     /// `n >= 1` consecutive leaves.
     Leaves(usize),
     /// A derived struct or enum variant; owns `schema.num_static()` statics.
@@ -63,7 +65,7 @@ pub(crate) enum Node {
     None,
 }
 
-impl PartialEq for Node {
+impl PartialEq for Record {
     /// Same kind and same payload word (a count, or a schema's address) is
     /// the common case and is checked without a branch per kind; schemas at
     /// different addresses are then compared by value, out of line.
@@ -74,14 +76,14 @@ impl PartialEq for Node {
     }
 }
 
-impl Node {
+impl Record {
     /// The record's second word: a count, a schema's address, or 0. Read
     /// as a word rather than matched per kind, so that comparing records
     /// needs no jump table.
     #[inline(always)]
     fn payload(&self) -> usize {
         match *self {
-            Node::Some | Node::None => 0,
+            Record::Some | Record::None => 0,
             // SAFETY: with `repr(u64)` every variant is laid out as a `u64`
             // tag followed by its fields; the other variants each have one
             // initialized word-sized field (a `usize` or a reference) at
@@ -89,7 +91,7 @@ impl Node {
             // aligned. Reading a reference's bytes as an integer is allowed
             // (the value read has no provenance; it is only compared).
             _ => unsafe {
-                (self as *const Node)
+                (self as *const Record)
                     .cast::<u8>()
                     .add(8)
                     .cast::<usize>()
@@ -104,42 +106,42 @@ impl Node {
     #[inline(never)]
     fn eq_by_value(&self, other: &Self) -> bool {
         match (*self, *other) {
-            (Node::Struct(a), Node::Struct(b)) => a == b,
+            (Record::Struct(a), Record::Struct(b)) => a == b,
             _ => false,
         }
     }
 }
 
-/// A [`Node`] as a `TreeDef` stores it: the same 16 bytes with every byte
+/// A [`Record`] as a `TreeDef` stores it: the same 16 bytes with every byte
 /// initialized (the payload word of `Some` and `None` is 0), so that a slice
-/// of records can be compared as plain words. Only made from a `Node`, so
-/// its bytes are always a valid `Node` and a slice of them reads as
-/// `&[Node]`.
+/// of records can be compared as plain words. Only made from a `Record`, so
+/// its bytes are always a valid `Record` and a slice of them reads as
+/// `&[Record]`.
 ///
 /// The words are `MaybeUninit<u64>`, not `u64`: a `Struct` record's payload
 /// is a `&'static Schema`, and a copy at an integer type would drop the
 /// pointer's provenance (a reference read back from such bytes could not be
 /// dereferenced under Rust's provenance rules). A copy of a `MaybeUninit`
 /// is an untyped copy of its bytes, provenance included, so `Clone`/`Copy`
-/// of a record, of a `Vec` of records, and `as_nodes` keep the schema
+/// of a record, of a `Vec` of records, and `as_records` keep the schema
 /// reference intact. Equality still compares the words as integers (a
 /// pointer-to-integer read is allowed and only strips the provenance of the
 /// value read, not of the memory).
 #[derive(Clone, Copy)]
 #[repr(transparent)]
-pub(crate) struct NodeWords([MaybeUninit<u64>; 2]);
+pub(crate) struct RecordWords([MaybeUninit<u64>; 2]);
 
-// `NodeWords` and `Node` must have the same layout for `as_nodes`.
-const _: () = assert!(core::mem::size_of::<NodeWords>() == core::mem::size_of::<Node>());
-const _: () = assert!(core::mem::align_of::<NodeWords>() == core::mem::align_of::<Node>());
+// `RecordWords` and `Record` must have the same layout for `as_records`.
+const _: () = assert!(core::mem::size_of::<RecordWords>() == core::mem::size_of::<Record>());
+const _: () = assert!(core::mem::align_of::<RecordWords>() == core::mem::align_of::<Record>());
 
-impl From<Node> for NodeWords {
+impl From<Record> for RecordWords {
     #[inline(always)]
-    fn from(node: Node) -> Self {
-        let mut words = NodeWords([MaybeUninit::new(0); 2]);
-        let to = (&mut words as *mut NodeWords).cast::<u8>();
-        let from = (&node as *const Node).cast::<u8>();
-        // SAFETY: `Node` is `repr(u64)`: an initialized `u64` tag at offset
+    fn from(node: Record) -> Self {
+        let mut words = RecordWords([MaybeUninit::new(0); 2]);
+        let to = (&mut words as *mut RecordWords).cast::<u8>();
+        let from = (&node as *const Record).cast::<u8>();
+        // SAFETY: `Record` is `repr(u64)`: an initialized `u64` tag at offset
         // 0, then the variant's one field (a `usize` or a reference) at
         // offset 8, except for `Some` and `None`, which have none. Both
         // pointers are to live, aligned 16-byte values, so the reads and
@@ -149,7 +151,7 @@ impl From<Node> for NodeWords {
         // provenance), so the result has `node`'s bytes, padding zeroed.
         unsafe {
             to.cast::<u64>().write(from.cast::<u64>().read());
-            if !matches!(node, Node::Some | Node::None) {
+            if !matches!(node, Record::Some | Record::None) {
                 let field = from.add(8).cast::<MaybeUninit<usize>>().read();
                 to.add(8).cast::<MaybeUninit<usize>>().write(field);
             }
@@ -158,22 +160,22 @@ impl From<Node> for NodeWords {
     }
 }
 
-impl NodeWords {
+impl RecordWords {
     /// The records as nodes.
     #[inline(always)]
-    fn as_nodes(records: &[NodeWords]) -> &[Node] {
+    fn as_records(records: &[RecordWords]) -> &[Record] {
         // SAFETY: same size and alignment (checked above); every
-        // `NodeWords` is made from a `Node` by `from` and then only copied
-        // as `MaybeUninit` bytes, so its bytes are a valid `Node`, a
+        // `RecordWords` is made from a `Record` by `from` and then only copied
+        // as `MaybeUninit` bytes, so its bytes are a valid `Record`, a
         // schema reference with its provenance (initialized padding is
         // allowed). The slice borrows `records`, so it lives no longer.
-        unsafe { core::slice::from_raw_parts(records.as_ptr().cast::<Node>(), records.len()) }
+        unsafe { core::slice::from_raw_parts(records.as_ptr().cast::<Record>(), records.len()) }
     }
 
     /// The records as plain words, two per record, for comparing.
     #[inline(always)]
-    fn as_words(records: &[NodeWords]) -> &[u64] {
-        // SAFETY: `NodeWords` is `repr(transparent)` over two
+    fn as_words(records: &[RecordWords]) -> &[u64] {
+        // SAFETY: `RecordWords` is `repr(transparent)` over two
         // `MaybeUninit<u64>`, which have the layout of `u64`, so the records
         // are `2 * len` aligned words, borrowed for as long as `records`.
         // Every byte is initialized (`from` zeroes the padding and the
@@ -187,7 +189,7 @@ impl NodeWords {
     /// common case, where equal schemas sit at the same address; otherwise
     /// record by record, schemas by value.
     #[inline]
-    fn slices_eq(a: &[NodeWords], b: &[NodeWords]) -> bool {
+    fn slices_eq(a: &[RecordWords], b: &[RecordWords]) -> bool {
         a.len() == b.len()
             && (Self::as_words(a) == Self::as_words(b) || Self::slices_eq_by_value(a, b))
     }
@@ -196,68 +198,42 @@ impl NodeWords {
     /// still hold when a schema appears at two addresses).
     #[cold]
     #[inline(never)]
-    fn slices_eq_by_value(a: &[NodeWords], b: &[NodeWords]) -> bool {
-        Self::as_nodes(a) == Self::as_nodes(b)
+    fn slices_eq_by_value(a: &[RecordWords], b: &[RecordWords]) -> bool {
+        Self::as_records(a) == Self::as_records(b)
     }
 }
 
-impl Hash for Node {
+impl Hash for Record {
     /// Consistent with `eq`: a schema hashes by value.
     fn hash<H: Hasher>(&self, state: &mut H) {
         core::mem::discriminant(self).hash(state);
         match *self {
-            Node::Struct(schema) => schema.hash(state),
-            Node::Leaves(n) | Node::Seq(n) | Node::Tuple(n) | Node::Map(n) => n.hash(state),
-            Node::Some | Node::None => {}
+            Record::Struct(schema) => schema.hash(state),
+            Record::Leaves(n) | Record::Seq(n) | Record::Tuple(n) | Record::Map(n) => n.hash(state),
+            Record::Some | Record::None => {}
         }
     }
 }
 
-impl Node {
+impl Record {
     /// Children of an internal node (not meaningful for `Leaves`).
     pub(crate) fn arity(&self) -> usize {
         match *self {
-            Node::Struct(schema) => schema.num_data(),
-            Node::Seq(n) | Node::Tuple(n) | Node::Map(n) => n,
-            Node::Some => 1,
-            Node::None | Node::Leaves(_) => 0,
+            Record::Struct(schema) => schema.num_data(),
+            Record::Seq(n) | Record::Tuple(n) | Record::Map(n) => n,
+            Record::Some => 1,
+            Record::None | Record::Leaves(_) => 0,
         }
     }
 
     /// Entries of the statics table this node owns.
     pub(crate) fn num_statics(&self) -> usize {
         match *self {
-            Node::Struct(schema) => schema.num_static(),
-            Node::Map(_) => 1,
+            Record::Struct(schema) => schema.num_static(),
+            Record::Map(_) => 1,
             _ => 0,
         }
     }
-}
-
-/// The kind of a TreeDef's root node, for code that inspects structures.
-///
-/// ```
-/// use pytree_std::NodeKind;
-/// let def = pytree_std::structure(&vec![1.0f32, 2.0]);
-/// assert_eq!(def.root_kind(), NodeKind::Seq(2));
-/// assert_eq!(pytree_std::structure(&1.0f32).root_kind(), NodeKind::Leaf);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NodeKind {
-    /// A single leaf.
-    Leaf,
-    /// A derived struct or enum variant.
-    Struct(&'static Schema),
-    /// A sequence of this length.
-    Seq(usize),
-    /// A tuple of this arity.
-    Tuple(usize),
-    /// A map of this many entries.
-    Map(usize),
-    /// `Some(_)`.
-    Some,
-    /// `None`.
-    None,
 }
 
 /// The structure of a pytree: everything but its leaves.
@@ -279,7 +255,7 @@ pub enum NodeKind {
 /// ```
 #[derive(Clone)]
 pub struct TreeDef {
-    nodes: Vec<NodeWords>,
+    nodes: Vec<RecordWords>,
     statics: Vec<StaticValue>,
     num_leaves: usize,
     /// The type this TreeDef was last read as, all records checked (not
@@ -289,7 +265,7 @@ pub struct TreeDef {
 
 impl TreeDef {
     pub(crate) fn from_parts(
-        nodes: Vec<NodeWords>,
+        nodes: Vec<RecordWords>,
         statics: Vec<StaticValue>,
         num_leaves: usize,
     ) -> Self {
@@ -304,11 +280,11 @@ impl TreeDef {
     /// A TreeDef from its records as nodes.
     #[cfg(feature = "serde")]
     pub(crate) fn from_nodes(
-        nodes: Vec<Node>,
+        nodes: Vec<Record>,
         statics: Vec<StaticValue>,
         num_leaves: usize,
     ) -> Self {
-        let nodes = nodes.into_iter().map(NodeWords::from).collect();
+        let nodes = nodes.into_iter().map(RecordWords::from).collect();
         let def = Self::from_parts(nodes, statics, num_leaves);
         debug_assert!(validate::check(&def, TreeDefLimits::UNLIMITED).is_ok());
         def
@@ -347,7 +323,7 @@ impl TreeDef {
         // zero-sized leaves might not.
         self.nodes().iter().fold(0usize, |sum, n| {
             sum.saturating_add(match *n {
-                Node::Leaves(k) => k,
+                Record::Leaves(k) => k,
                 _ => 1,
             })
         })
@@ -359,24 +335,7 @@ impl TreeDef {
     /// assert!(!pytree_std::structure(&vec![1u8]).is_leaf());
     /// ```
     pub fn is_leaf(&self) -> bool {
-        self.nodes().len() == 1 && self.nodes()[0] == Node::Leaves(1)
-    }
-
-    /// The kind of the root node.
-    ///
-    /// ```
-    /// assert_eq!(pytree_std::structure(&Some(1u8)).root_kind(), pytree_std::NodeKind::Some);
-    /// ```
-    pub fn root_kind(&self) -> NodeKind {
-        match self.nodes().first() {
-            Some(Node::Leaves(_)) | None => NodeKind::Leaf,
-            Some(Node::Struct(s)) => NodeKind::Struct(s),
-            Some(Node::Seq(n)) => NodeKind::Seq(*n),
-            Some(Node::Tuple(n)) => NodeKind::Tuple(*n),
-            Some(Node::Map(n)) => NodeKind::Map(*n),
-            Some(Node::Some) => NodeKind::Some,
-            Some(Node::None) => NodeKind::None,
-        }
+        self.nodes().len() == 1 && self.nodes()[0] == Record::Leaves(1)
     }
 
     /// The TreeDefs of the root's children, in order (empty for a leaf).
@@ -409,7 +368,7 @@ impl TreeDef {
     /// assert!(def.heap_bytes() <= 64);
     /// ```
     pub fn heap_bytes(&self) -> usize {
-        self.nodes.capacity() * core::mem::size_of::<NodeWords>()
+        self.nodes.capacity() * core::mem::size_of::<RecordWords>()
             + self.statics.capacity() * core::mem::size_of::<StaticValue>()
     }
 
@@ -423,8 +382,8 @@ impl TreeDef {
         self.nodes.len()
     }
 
-    pub(crate) fn nodes(&self) -> &[Node] {
-        NodeWords::as_nodes(&self.nodes)
+    pub(crate) fn nodes(&self) -> &[Record] {
+        RecordWords::as_records(&self.nodes)
     }
 
     pub(crate) fn statics(&self) -> &[StaticValue] {
@@ -448,7 +407,7 @@ impl TreeDef {
 impl PartialEq for TreeDef {
     fn eq(&self, other: &Self) -> bool {
         self.num_leaves == other.num_leaves
-            && NodeWords::slices_eq(&self.nodes, &other.nodes)
+            && RecordWords::slices_eq(&self.nodes, &other.nodes)
             && self.statics == other.statics
     }
 }
@@ -469,7 +428,7 @@ mod tests {
 
     #[test]
     fn a_node_record_is_sixteen_bytes() {
-        assert_eq!(core::mem::size_of::<Node>(), 16);
+        assert_eq!(core::mem::size_of::<Record>(), 16);
     }
 
     static A: Schema = Schema::new("A", "m", None, crate::FieldStyle::Unit, &[]);
@@ -478,64 +437,64 @@ mod tests {
 
     #[test]
     fn the_payload_word_is_each_records_count_or_schema_address() {
-        assert_eq!(Node::Leaves(7).payload(), 7);
-        assert_eq!(Node::Seq(3).payload(), 3);
-        assert_eq!(Node::Tuple(2).payload(), 2);
-        assert_eq!(Node::Map(9).payload(), 9);
-        assert_eq!(Node::Struct(&A).payload(), &A as *const Schema as usize);
-        assert_eq!(Node::Some.payload(), 0);
-        assert_eq!(Node::None.payload(), 0);
+        assert_eq!(Record::Leaves(7).payload(), 7);
+        assert_eq!(Record::Seq(3).payload(), 3);
+        assert_eq!(Record::Tuple(2).payload(), 2);
+        assert_eq!(Record::Map(9).payload(), 9);
+        assert_eq!(Record::Struct(&A).payload(), &A as *const Schema as usize);
+        assert_eq!(Record::Some.payload(), 0);
+        assert_eq!(Record::None.payload(), 0);
     }
 
     #[test]
     fn records_are_equal_when_kind_and_payload_or_schema_value_agree() {
-        assert_eq!(Node::Seq(3), Node::Seq(3));
-        assert_ne!(Node::Seq(3), Node::Seq(4));
-        assert_ne!(Node::Seq(3), Node::Tuple(3));
-        assert_ne!(Node::Leaves(1), Node::Map(1));
-        assert_eq!(Node::None, Node::None);
-        assert_ne!(Node::Some, Node::None);
-        assert_eq!(Node::Struct(&A), Node::Struct(&A));
-        assert_eq!(Node::Struct(&A), Node::Struct(&A_TOO));
-        assert_ne!(Node::Struct(&A), Node::Struct(&B));
+        assert_eq!(Record::Seq(3), Record::Seq(3));
+        assert_ne!(Record::Seq(3), Record::Seq(4));
+        assert_ne!(Record::Seq(3), Record::Tuple(3));
+        assert_ne!(Record::Leaves(1), Record::Map(1));
+        assert_eq!(Record::None, Record::None);
+        assert_ne!(Record::Some, Record::None);
+        assert_eq!(Record::Struct(&A), Record::Struct(&A));
+        assert_eq!(Record::Struct(&A), Record::Struct(&A_TOO));
+        assert_ne!(Record::Struct(&A), Record::Struct(&B));
     }
 
-    const EVERY_KIND: [Node; 7] = [
-        Node::Leaves(7),
-        Node::Struct(&A),
-        Node::Seq(3),
-        Node::Tuple(2),
-        Node::Map(9),
-        Node::Some,
-        Node::None,
+    const EVERY_KIND: [Record; 7] = [
+        Record::Leaves(7),
+        Record::Struct(&A),
+        Record::Seq(3),
+        Record::Tuple(2),
+        Record::Map(9),
+        Record::Some,
+        Record::None,
     ];
 
     #[test]
     fn stored_records_read_back_as_the_nodes_they_were_made_from() {
-        let stored: Vec<NodeWords> = EVERY_KIND.iter().map(|n| NodeWords::from(*n)).collect();
-        let read = NodeWords::as_nodes(&stored);
+        let stored: Vec<RecordWords> = EVERY_KIND.iter().map(|n| RecordWords::from(*n)).collect();
+        let read = RecordWords::as_records(&stored);
         assert_eq!(read.len(), EVERY_KIND.len());
         for (got, want) in read.iter().zip(EVERY_KIND) {
             assert_eq!(core::mem::discriminant(got), core::mem::discriminant(&want));
             assert_eq!(got.payload(), want.payload());
         }
-        assert!(matches!(read[1], Node::Struct(s) if core::ptr::eq(s, &A)));
+        assert!(matches!(read[1], Record::Struct(s) if core::ptr::eq(s, &A)));
     }
 
     #[test]
     fn a_schema_read_back_after_copies_of_the_records_is_usable() {
         // Copies by value, through a Vec's growth and a clone: the schema
         // reference must keep its provenance (run under Miri to check).
-        let mut stored: Vec<NodeWords> = Vec::with_capacity(1);
+        let mut stored: Vec<RecordWords> = Vec::with_capacity(1);
         for node in EVERY_KIND {
-            stored.push(NodeWords::from(node));
+            stored.push(RecordWords::from(node));
         }
         let copied = stored.clone();
         let one = copied[1];
         let moved = [one, copied[0]];
         let def = TreeDef::from_parts(moved.to_vec(), Vec::new(), 0);
         match def.nodes()[0] {
-            Node::Struct(schema) => assert_eq!(schema.type_name(), "A"),
+            Record::Struct(schema) => assert_eq!(schema.type_name(), "A"),
             other => panic!("read back {other:?}"),
         }
     }
@@ -545,8 +504,8 @@ mod tests {
         let words: Vec<[u64; 2]> = EVERY_KIND
             .iter()
             .map(|n| {
-                let stored = [NodeWords::from(*n)];
-                let w = NodeWords::as_words(&stored);
+                let stored = [RecordWords::from(*n)];
+                let w = RecordWords::as_words(&stored);
                 [w[0], w[1]]
             })
             .collect();
@@ -557,9 +516,9 @@ mod tests {
         assert_eq!((words[5][1], words[6][1]), (0, 0));
     }
 
-    fn def_of(nodes: &[Node]) -> TreeDef {
+    fn def_of(nodes: &[Record]) -> TreeDef {
         TreeDef::from_parts(
-            nodes.iter().map(|n| NodeWords::from(*n)).collect(),
+            nodes.iter().map(|n| RecordWords::from(*n)).collect(),
             Vec::new(),
             0,
         )
@@ -574,67 +533,74 @@ mod tests {
     #[test]
     fn encodings_with_equal_words_are_equal_and_any_differing_record_makes_them_unequal() {
         let a = def_of(&[
-            Node::Tuple(3),
-            Node::Some,
-            Node::Leaves(1),
-            Node::None,
-            Node::Struct(&A),
+            Record::Tuple(3),
+            Record::Some,
+            Record::Leaves(1),
+            Record::None,
+            Record::Struct(&A),
         ]);
         let same = def_of(&[
-            Node::Tuple(3),
-            Node::Some,
-            Node::Leaves(1),
-            Node::None,
-            Node::Struct(&A),
+            Record::Tuple(3),
+            Record::Some,
+            Record::Leaves(1),
+            Record::None,
+            Record::Struct(&A),
         ]);
         assert!(a == same);
         for changed in [
             [
-                Node::Tuple(3),
-                Node::None,
-                Node::Leaves(1),
-                Node::None,
-                Node::Struct(&A),
+                Record::Tuple(3),
+                Record::None,
+                Record::Leaves(1),
+                Record::None,
+                Record::Struct(&A),
             ],
             [
-                Node::Tuple(3),
-                Node::Some,
-                Node::Leaves(2),
-                Node::None,
-                Node::Struct(&A),
+                Record::Tuple(3),
+                Record::Some,
+                Record::Leaves(2),
+                Record::None,
+                Record::Struct(&A),
             ],
             [
-                Node::Tuple(3),
-                Node::Some,
-                Node::Leaves(1),
-                Node::Some,
-                Node::Struct(&A),
+                Record::Tuple(3),
+                Record::Some,
+                Record::Leaves(1),
+                Record::Some,
+                Record::Struct(&A),
             ],
             [
-                Node::Tuple(3),
-                Node::Some,
-                Node::Leaves(1),
-                Node::None,
-                Node::Struct(&B),
+                Record::Tuple(3),
+                Record::Some,
+                Record::Leaves(1),
+                Record::None,
+                Record::Struct(&B),
             ],
             [
-                Node::Seq(3),
-                Node::Some,
-                Node::Leaves(1),
-                Node::None,
-                Node::Struct(&A),
+                Record::Seq(3),
+                Record::Some,
+                Record::Leaves(1),
+                Record::None,
+                Record::Struct(&A),
             ],
         ] {
             assert!(a != def_of(&changed), "{changed:?}");
         }
-        assert!(a != def_of(&[Node::Tuple(3), Node::Some, Node::Leaves(1), Node::None]));
+        assert!(
+            a != def_of(&[
+                Record::Tuple(3),
+                Record::Some,
+                Record::Leaves(1),
+                Record::None
+            ])
+        );
     }
 
     #[test]
     fn a_schema_at_two_addresses_still_compares_and_hashes_equal() {
-        let a = def_of(&[Node::Seq(2), Node::Struct(&A), Node::Struct(&A)]);
-        let a_too = def_of(&[Node::Seq(2), Node::Struct(&A), Node::Struct(&A_TOO)]);
-        let b = def_of(&[Node::Seq(2), Node::Struct(&A), Node::Struct(&B)]);
+        let a = def_of(&[Record::Seq(2), Record::Struct(&A), Record::Struct(&A)]);
+        let a_too = def_of(&[Record::Seq(2), Record::Struct(&A), Record::Struct(&A_TOO)]);
+        let b = def_of(&[Record::Seq(2), Record::Struct(&A), Record::Struct(&B)]);
         assert!(a == a_too);
         assert_eq!(hash_of(&a), hash_of(&a_too));
         assert!(a != b);

@@ -17,37 +17,37 @@ use core::hash::Hasher;
 use super::align::ChildKeys;
 use super::checked::Fnv1a;
 use super::compose::copy_into;
-use super::{Item, Node, TreeDef, TreeDefBuilder, Walker};
+use super::{Item, Record, TreeDef, TreeDefBuilder, Walker};
 use crate::error::{Error, ErrorKind};
-use crate::flatten::NodeView;
-use crate::key_path::{KeyEntry, KeyPath};
-use crate::source::describe_node;
-use crate::static_data::{Static, StaticValue};
+use crate::paths::key_path::{KeyEntry, KeyPath};
+use crate::sources::def_source::describe_node;
+use crate::traits::flatten::NodeView;
+use crate::treedef::static_data::{Static, StaticValue};
 
 /// The [`NodeView`] of a record and the statics it owns.
-pub(crate) fn view_of(node: Node, statics: &[StaticValue]) -> NodeView {
+pub(crate) fn view_of(node: Record, statics: &[StaticValue]) -> NodeView {
     match node {
-        Node::Struct(schema) => NodeView::Struct {
+        Record::Struct(schema) => NodeView::Struct {
             schema,
             statics: statics.to_vec(),
         },
-        Node::Seq(n) => NodeView::Seq(n),
-        Node::Tuple(n) => NodeView::Tuple(n),
-        Node::Map(len) => NodeView::Map {
+        Record::Seq(n) => NodeView::Seq(n),
+        Record::Tuple(n) => NodeView::Tuple(n),
+        Record::Map(len) => NodeView::Map {
             len,
             keys: statics
                 .first()
                 .cloned()
                 .unwrap_or_else(|| StaticValue::keys::<()>(Vec::new())),
         },
-        Node::Some => NodeView::Some,
-        Node::None => NodeView::None,
-        Node::Leaves(_) => NodeView::Leaf,
+        Record::Some => NodeView::Some,
+        Record::None => NodeView::None,
+        Record::Leaves(_) => NodeView::Leaf,
     }
 }
 
 /// The TreeDef of one node whose children are leaves.
-fn one_level_of(node: Node, statics: &[StaticValue]) -> TreeDef {
+fn one_level_of(node: Record, statics: &[StaticValue]) -> TreeDef {
     let mut b = TreeDefBuilder::new();
     b.raw(node, statics);
     b.leaves(node.arity());
@@ -55,7 +55,7 @@ fn one_level_of(node: Node, statics: &[StaticValue]) -> TreeDef {
 }
 
 /// A node record over copies of `children`.
-fn node_over(node: Node, statics: &[StaticValue], children: &[TreeDef]) -> TreeDef {
+fn node_over(node: Record, statics: &[StaticValue], children: &[TreeDef]) -> TreeDef {
     let mut b = TreeDefBuilder::new();
     b.raw(node, statics);
     for child in children {
@@ -88,7 +88,7 @@ impl TreeDef {
     /// assert_eq!(TreeDef::none().num_leaves(), 0);
     /// ```
     pub fn none() -> TreeDef {
-        one_level_of(Node::None, &[])
+        one_level_of(Record::None, &[])
     }
 
     /// The TreeDef of `Some(child)`.
@@ -98,7 +98,7 @@ impl TreeDef {
     /// assert_eq!(TreeDef::some(TreeDef::leaf()), pytree_std::structure(&Some(1.0f32)));
     /// ```
     pub fn some(child: TreeDef) -> TreeDef {
-        node_over(Node::Some, &[], &[child])
+        node_over(Record::Some, &[], &[child])
     }
 
     /// The TreeDef of a tuple of these children (optree's
@@ -112,7 +112,7 @@ impl TreeDef {
     /// ```
     pub fn tuple(children: impl IntoIterator<Item = TreeDef>) -> TreeDef {
         let children: Vec<TreeDef> = children.into_iter().collect();
-        node_over(Node::Tuple(children.len()), &[], &children)
+        node_over(Record::Tuple(children.len()), &[], &children)
     }
 
     /// The TreeDef of a sequence (`Vec`, `VecDeque`, array, the dynamic
@@ -128,7 +128,7 @@ impl TreeDef {
     /// ```
     pub fn seq(children: impl IntoIterator<Item = TreeDef>) -> TreeDef {
         let children: Vec<TreeDef> = children.into_iter().collect();
-        node_over(Node::Seq(children.len()), &[], &children)
+        node_over(Record::Seq(children.len()), &[], &children)
     }
 
     /// The TreeDef of a map with ordered keys (`BTreeMap`, `HashMap`;
@@ -155,7 +155,7 @@ impl TreeDef {
         }
         let (keys, children): (Vec<K>, Vec<TreeDef>) = entries.into_iter().unzip();
         let keys = StaticValue::ordered_keys(keys);
-        Ok(node_over(Node::Map(children.len()), &[keys], &children))
+        Ok(node_over(Record::Map(children.len()), &[keys], &children))
     }
 
     /// The TreeDef of a map whose entries keep the order given (the
@@ -190,7 +190,7 @@ impl TreeDef {
             }
         }
         let keys = StaticValue::keys(keys);
-        Ok(node_over(Node::Map(children.len()), &[keys], &children))
+        Ok(node_over(Record::Map(children.len()), &[keys], &children))
     }
 
     /// One node over these children, whatever its kind: the node a
@@ -220,7 +220,7 @@ impl TreeDef {
         children: impl IntoIterator<Item = TreeDef>,
     ) -> Result<TreeDef, Error> {
         let children: Vec<TreeDef> = children.into_iter().collect();
-        let (record, statics): (Node, Vec<StaticValue>) = match node {
+        let (record, statics): (Record, Vec<StaticValue>) = match node {
             NodeView::Leaf => {
                 return match children.len() {
                     0 => Ok(TreeDef::leaf()),
@@ -238,10 +238,10 @@ impl TreeDef {
                         statics.len()
                     )));
                 }
-                (Node::Struct(schema), statics.clone())
+                (Record::Struct(schema), statics.clone())
             }
-            NodeView::Seq(n) => (Node::Seq(*n), Vec::new()),
-            NodeView::Tuple(n) => (Node::Tuple(*n), Vec::new()),
+            NodeView::Seq(n) => (Record::Seq(*n), Vec::new()),
+            NodeView::Tuple(n) => (Record::Tuple(*n), Vec::new()),
             NodeView::Map { len, keys } => {
                 if keys.item_count() != *len {
                     return Err(Error::custom(format!(
@@ -250,10 +250,10 @@ impl TreeDef {
                     )));
                 }
                 super::validate::check_keys(keys, *len).map_err(Error::custom)?;
-                (Node::Map(*len), vec![keys.clone()])
+                (Record::Map(*len), vec![keys.clone()])
             }
-            NodeView::Some => (Node::Some, Vec::new()),
-            NodeView::None => (Node::None, Vec::new()),
+            NodeView::Some => (Record::Some, Vec::new()),
+            NodeView::None => (Record::None, Vec::new()),
         };
         if children.len() != record.arity() {
             return Err(Error::custom(format!(
@@ -499,13 +499,13 @@ impl TreeDef {
     /// name the node's path.
     ///
     /// ```
-    /// use pytree_std::{NodeKind, TreeDef};
+    /// use pytree_std::{NodeView, TreeDef};
     /// let def = pytree_std::structure(&(1u8, vec![2u8, 3]));
     /// // Tuples become sequences, and every leaf a pair of leaves.
     /// let pair = TreeDef::tuple([TreeDef::leaf(), TreeDef::leaf()]);
     /// let t = def.transform(
-    ///     |_, node| Ok(match node.root_kind() {
-    ///         NodeKind::Tuple(n) => TreeDef::seq(vec![TreeDef::leaf(); n]),
+    ///     |_, node| Ok(match node.root_node() {
+    ///         NodeView::Tuple(n) => TreeDef::seq(vec![TreeDef::leaf(); n]),
     ///         _ => node.clone(),
     ///     }),
     ///     |_| pair.clone(),
@@ -526,7 +526,7 @@ impl TreeDef {
         /// (leaves are where the original children go), and how the
         /// original node names its children.
         struct Open {
-            template: alloc::vec::IntoIter<Option<(Node, Vec<StaticValue>)>>,
+            template: alloc::vec::IntoIter<Option<(Record, Vec<StaticValue>)>>,
             keys: ChildKeys,
             next: usize,
             path_len: usize,
@@ -601,7 +601,7 @@ impl TreeDef {
 }
 
 /// The records of `def` in pre-order, one item per leaf (`None`), owned.
-fn template_items(def: &TreeDef) -> Vec<Option<(Node, Vec<StaticValue>)>> {
+fn template_items(def: &TreeDef) -> Vec<Option<(Record, Vec<StaticValue>)>> {
     let mut items = Vec::new();
     let mut walker = Walker::new(def);
     while let Some(item) = walker.next_item() {
@@ -634,7 +634,7 @@ mod tests {
     fn a_deep_treedef_is_transformed_and_walked_without_recursion() {
         let mut b = TreeDefBuilder::new();
         for _ in 0..50_000 {
-            b.node(crate::visit::NodeRef::Seq(1));
+            b.node(crate::traits::visit::NodeRef::Seq(1));
         }
         b.leaf();
         let def = crate::TreeDefLimits::UNLIMITED

@@ -11,8 +11,8 @@ use alloc::vec::Vec;
 use super::align::ChildKeys;
 use super::{Item, TreeDef, Walker};
 use crate::error::Error;
-use crate::key_path::{KeyEntry, KeyPath};
-use crate::key_str::KeyStr;
+use crate::paths::key_path::{KeyEntry, KeyPath};
+use crate::paths::key_str::KeyStr;
 
 /// Places an error at `entries`.
 fn at(mut err: Error, entries: &[KeyEntry]) -> Error {
@@ -118,7 +118,7 @@ impl TreeDef {
                 }
             };
             let keys = ChildKeys::of(node, statics);
-            if matches!(node, super::Node::Some) {
+            if matches!(node, super::Record::Some) {
                 // `Some`'s child has no entry of its own.
                 continue;
             }

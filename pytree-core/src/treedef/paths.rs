@@ -6,7 +6,7 @@ use alloc::vec::Vec;
 use super::align::ChildKeys;
 use super::walk::SkipTable;
 use super::{Item, TreeDef, Walker};
-use crate::key_path::{KeyEntry, KeyPath};
+use crate::paths::key_path::{KeyEntry, KeyPath};
 
 /// A node whose children are being named.
 struct Frame {

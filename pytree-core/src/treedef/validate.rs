@@ -13,9 +13,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::limits::TreeDefLimits;
-use super::{Node, TreeDef};
-use crate::schema::{FieldStyle, Schema};
-use crate::static_data::StaticValue;
+use super::{Record, TreeDef};
+use crate::treedef::schema::{FieldStyle, Schema};
+use crate::treedef::static_data::StaticValue;
 
 /// What a valid sequence of records adds up to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -238,13 +238,13 @@ pub(crate) fn check(def: &TreeDef, limits: TreeDefLimits) -> Result<Counts, Stri
     for (i, node) in def.nodes().iter().enumerate() {
         let at = |e: String| format!("record {i}: {e}");
         match *node {
-            Node::Leaves(n) => checker.leaves(n).map_err(at)?,
-            Node::Struct(schema) => {
+            Record::Leaves(n) => checker.leaves(n).map_err(at)?,
+            Record::Struct(schema) => {
                 check_schema(schema, limits).map_err(at)?;
                 next_static = next_static.saturating_add(schema.num_static());
                 checker.node(schema.num_data()).map_err(at)?;
             }
-            Node::Map(n) => {
+            Record::Map(n) => {
                 let keys = statics
                     .get(next_static)
                     .ok_or_else(|| at(String::from("a map node without keys")))?;
@@ -252,9 +252,9 @@ pub(crate) fn check(def: &TreeDef, limits: TreeDefLimits) -> Result<Counts, Stri
                 next_static += 1;
                 checker.node(n).map_err(at)?;
             }
-            Node::Seq(n) | Node::Tuple(n) => checker.node(n).map_err(at)?,
-            Node::Some => checker.node(1).map_err(at)?,
-            Node::None => checker.node(0).map_err(at)?,
+            Record::Seq(n) | Record::Tuple(n) => checker.node(n).map_err(at)?,
+            Record::Some => checker.node(1).map_err(at)?,
+            Record::None => checker.node(0).map_err(at)?,
         }
     }
     if next_static != statics.len() {

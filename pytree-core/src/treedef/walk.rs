@@ -2,15 +2,15 @@
 //! split into single leaves. Everything that reads a TreeDef uses it, so the
 //! run-length encoding is known in one place.
 
-use super::{Node, TreeDef, TreeDefBuilder};
-use crate::static_data::StaticValue;
+use super::{Record, TreeDef, TreeDefBuilder};
+use crate::treedef::static_data::StaticValue;
 
 /// One decoded node.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Item<'d> {
     Leaf,
     /// An internal node and the statics it owns.
-    Node(Node, &'d [StaticValue]),
+    Node(Record, &'d [StaticValue]),
 }
 
 /// Where a node's statics are in the TreeDef's statics table.
@@ -25,7 +25,7 @@ pub(crate) struct StaticsRange {
 pub(crate) struct Walker<'d> {
     def: &'d TreeDef,
     /// `def`'s records and statics, held directly: one load less per read.
-    nodes: &'d [Node],
+    nodes: &'d [Record],
     statics: &'d [StaticValue],
     pos: usize,
     run_left: usize,
@@ -68,7 +68,7 @@ impl<'d> Walker<'d> {
         let node = *self.nodes.get(self.pos)?;
         self.pos += 1;
         match node {
-            Node::Leaves(n) => {
+            Record::Leaves(n) => {
                 self.run_left = n.saturating_sub(1);
                 Some(Item::Leaf)
             }
@@ -91,13 +91,13 @@ impl<'d> Walker<'d> {
     #[inline(always)]
     pub(crate) fn next_node_if(
         &mut self,
-        accept: impl FnOnce(Node) -> bool,
-    ) -> Option<(Node, StaticsRange)> {
+        accept: impl FnOnce(Record) -> bool,
+    ) -> Option<(Record, StaticsRange)> {
         if self.run_left > 0 {
             return None;
         }
         let node = *self.nodes.get(self.pos)?;
-        if matches!(node, Node::Leaves(_)) || !accept(node) {
+        if matches!(node, Record::Leaves(_)) || !accept(node) {
             return None;
         }
         self.pos += 1;
@@ -130,7 +130,7 @@ impl<'d> Walker<'d> {
             self.nodes[..self.pos.min(self.nodes.len())]
                 .iter()
                 .fold(0usize, |sum, n| match n {
-                    Node::Leaves(k) => sum.saturating_add(*k),
+                    Record::Leaves(k) => sum.saturating_add(*k),
                     _ => sum,
                 });
         read.saturating_sub(self.run_left)
@@ -141,7 +141,7 @@ impl<'d> Walker<'d> {
     pub(crate) fn take_leaf(&mut self) -> bool {
         if self.run_left == 0 {
             match self.nodes.get(self.pos) {
-                Some(Node::Leaves(n)) => {
+                Some(Record::Leaves(n)) => {
                     self.run_left = *n;
                     self.pos += 1;
                 }
@@ -158,7 +158,7 @@ impl<'d> Walker<'d> {
     pub(crate) fn take_leaves(&mut self, max: usize) -> usize {
         if self.run_left == 0 {
             match self.nodes.get(self.pos) {
-                Some(Node::Leaves(n)) => {
+                Some(Record::Leaves(n)) => {
                     self.run_left = *n;
                     self.pos += 1;
                 }
@@ -177,7 +177,7 @@ impl<'d> Walker<'d> {
             return self.run_left;
         }
         match self.nodes.get(self.pos) {
-            Some(Node::Leaves(n)) => *n,
+            Some(Record::Leaves(n)) => *n,
             _ => 0,
         }
     }

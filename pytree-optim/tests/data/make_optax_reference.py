@@ -9,7 +9,7 @@ schedules at steps 0..12, and clip_by_global_norm's output.
 
 Run (from the repository root):
     python3 -m venv /tmp/optax-venv
-    /tmp/optax-venv/bin/pip install -r bench/python/requirements.txt
+    /tmp/optax-venv/bin/pip install -r benches/python/requirements.txt
     /tmp/optax-venv/bin/python pytree-optim/tests/data/make_optax_reference.py \
         > pytree-optim/tests/data/optax_reference.json
 Everything is float32, JAX on the CPU.

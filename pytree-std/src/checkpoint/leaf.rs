@@ -261,7 +261,7 @@ pub(crate) fn bad_data<A: Element>(len: usize) -> Error {
 /// The elements stored in `data` (one copy, into the new vector).
 pub(crate) fn read_elements<A: Element>(data: &[u8]) -> Result<Vec<A>, Error> {
     let size = size_of::<A>();
-    if data.len() % size != 0 {
+    if !data.len().is_multiple_of(size) {
         return Err(bad_data::<A>(data.len()));
     }
     let n = data.len() / size;

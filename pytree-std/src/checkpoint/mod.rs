@@ -23,7 +23,7 @@
 //!   leaves, or the leaf type's dtype and the field's rank when loading by
 //!   type) and lists every missing, unused and mismatched tensor at once,
 //!   each with its path, what was expected and what was found
-//!   ([`ErrorKind::Mismatches`](crate::ErrorKind::Mismatches) when there
+//!   ([`ErrorKind::Mismatches`] when there
 //!   are several). Nothing is changed on such an error.
 //! - **Partial loading** for fine-tuning ([`Load`]): leaves the file lacks
 //!   keep their value ([`Load::allow_missing`]), tensors no leaf asks for

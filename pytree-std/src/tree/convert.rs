@@ -227,7 +227,7 @@ impl<L> Tree<L> {
     /// let mlp = Mlp { layers: vec![Linear { w: 1.0, b: 2.0 }], name: "m".into() };
     /// let t = Tree::from_pytree(mlp)?;
     /// assert_eq!(format!("{t:?}"), r#"{"layers": [{"w": 1.0, "b": 2.0}]}"#);
-    /// assert_eq!(t.get("layers/0/w").and_then(Tree::as_leaf), Some(&1.0));
+    /// assert_eq!(t.subtree("layers/0/w").and_then(Tree::as_leaf), Some(&1.0));
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn from_pytree<T: Flatten<Std, Leaf = L>>(value: T) -> Result<Tree<L>, Error> {

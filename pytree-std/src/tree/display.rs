@@ -1,7 +1,8 @@
 //! Printing a [`Tree`]: `Display` as an ascii tree in treevalue's style,
-//! `Debug` as a compact Python-like literal. Both are iterative; `Display`
-//! stops below a depth (its output grows with depth × lines), `Debug` does
-//! not (its output is linear in the tree).
+//! `Debug` as a compact Python-like literal. Both write out the events of
+//! the tree's cursor (so they are iterative); `Display` stops below a depth
+//! (its output grows with depth × lines), `Debug` does not (its output is
+//! linear in the tree).
 //!
 //! ```text
 //! ├── a --> 2
@@ -13,55 +14,18 @@
 
 use std::fmt::{self, Write};
 
-use super::{Map, Node, Tree};
+use super::cursor::{Cursor, Event, Ref, Shape};
+use super::Tree;
 
 /// Levels `Display` prints before it writes `…` for deeper subtrees.
 pub(crate) const DEFAULT_DEPTH: usize = 64;
 
-/// The children of a container still to print, with their labels.
-enum Kids<'a, L> {
-    Seq(std::iter::Enumerate<std::slice::Iter<'a, Tree<L>>>),
-    Map(indexmap::map::Iter<'a, String, Tree<L>>),
-}
-
-impl<'a, L> Kids<'a, L> {
-    fn of(t: &'a Tree<L>) -> Option<Self> {
-        match t.node() {
-            Node::Seq(items) => Some(Kids::Seq(items.iter().enumerate())),
-            Node::Map(map) => Some(Kids::Map(map.iter())),
-            Node::Leaf(_) | Node::None => None,
-        }
-    }
-
-    /// The next child, its label, and whether it is the last one.
-    fn next(&mut self) -> Option<(Label<'a>, &'a Tree<L>, bool)> {
-        match self {
-            Kids::Seq(it) => it.next().map(|(i, c)| (Label::Index(i), c, it.len() == 0)),
-            Kids::Map(it) => it.next().map(|(k, c)| (Label::Key(k), c, it.len() == 0)),
-        }
-    }
-}
-
-enum Label<'a> {
-    Index(usize),
-    Key(&'a str),
-}
-
-impl fmt::Display for Label<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Label::Index(i) => write!(f, "{i}"),
-            Label::Key(k) => f.write_str(k),
-        }
-    }
-}
-
-/// What a leafless node prints as, or `None` for a non-empty container.
-fn short_form<L>(t: &Tree<L>) -> Option<&'static str> {
-    match t.node() {
-        Node::None => Some("None"),
-        Node::Seq(items) if items.is_empty() => Some("[]"),
-        Node::Map(map) if map.is_empty() => Some("{}"),
+/// What a leafless node prints as: `None`, or an empty container.
+fn short_form<M>(event: &Event<Ref<'_, M>>) -> Option<&'static str> {
+    match event {
+        Event::None(_) => Some("None"),
+        Event::Enter(_, Shape::Seq(0)) => Some("[]"),
+        Event::Enter(_, Shape::Map(0, _)) => Some("{}"),
         _ => None,
     }
 }
@@ -89,39 +53,68 @@ pub(crate) fn ascii<L: fmt::Display>(
     max_depth: usize,
     f: &mut fmt::Formatter<'_>,
 ) -> fmt::Result {
-    if let Node::Leaf(x) = root.node() {
-        return write_leaf(x, "", f);
-    }
-    if let Some(s) = short_form(root) {
-        return f.write_str(s);
-    }
-    let Some(kids) = Kids::of(root) else {
-        return Ok(());
-    };
-    let mut stack: Vec<(Kids<'_, L>, String)> = vec![(kids, String::new())];
+    let mut cursor = Cursor::<Ref<'_, L>>::new(root);
+    // The start of the lines below the open containers, and where each
+    // open container's part of it begins.
+    let mut prefix = String::new();
+    let mut starts: Vec<usize> = Vec::new();
     let mut first_line = true;
-    while let Some((kids, prefix)) = stack.last_mut() {
-        let Some((label, child, last)) = kids.next() else {
-            stack.pop();
+    while let Some(event) = cursor.next() {
+        let place = match &event {
+            Event::Exit(_) => {
+                if let Some(start) = starts.pop() {
+                    prefix.truncate(start);
+                }
+                continue;
+            }
+            Event::Enter(place, _) | Event::Leaf(place, _) | Event::None(place) => place,
+        };
+        let Some(place) = place else {
+            // The root: a leaf or a leafless node prints alone, a
+            // container's children print on lines of their own.
+            if let Event::Leaf(_, x) = event {
+                return write_leaf(x, "", f);
+            }
+            if let Some(s) = short_form(&event) {
+                return f.write_str(s);
+            }
             continue;
         };
         if !first_line {
             f.write_char('\n')?;
         }
         first_line = false;
-        let branch = if last { "└── " } else { "├── " };
-        write!(f, "{prefix}{branch}{label}")?;
-        let child_prefix = format!("{prefix}{}", if last { "    " } else { "│   " });
-        if let Node::Leaf(x) = child.node() {
-            f.write_str(" --> ")?;
-            write_leaf(x, &child_prefix, f)?;
-        } else if let Some(s) = short_form(child) {
-            write!(f, " --> {s}")?;
-        } else if stack.len() >= max_depth {
-            f.write_str(" --> …")?;
-        } else if let Some(kids) = Kids::of(child) {
-            stack.push((kids, child_prefix));
+        let (branch, indent) = if place.last {
+            ("└── ", "    ")
+        } else {
+            ("├── ", "│   ")
+        };
+        f.write_str(&prefix)?;
+        f.write_str(branch)?;
+        match place.key {
+            Some(k) => f.write_str(k)?,
+            None => write!(f, "{}", place.index)?,
         }
+        let start = prefix.len();
+        prefix.push_str(indent);
+        if let Event::Leaf(_, x) = event {
+            f.write_str(" --> ")?;
+            write_leaf(x, &prefix, f)?;
+        } else if let Some(s) = short_form(&event) {
+            write!(f, " --> {s}")?;
+            if let Event::Enter(..) = event {
+                cursor.skip_children();
+            }
+        } else if cursor.depth() > max_depth {
+            f.write_str(" --> …")?;
+            cursor.skip_children();
+        } else {
+            // An entered container: its children print below, with the
+            // longer prefix, until its `Exit`.
+            starts.push(start);
+            continue;
+        }
+        prefix.truncate(start);
     }
     Ok(())
 }
@@ -163,85 +156,27 @@ impl<L> Tree<L> {
     }
 }
 
-/// A container whose entries `Debug` is printing.
-enum Open<'a, L> {
-    Seq(std::slice::Iter<'a, Tree<L>>, bool),
-    Map(indexmap::map::Iter<'a, String, Tree<L>>, bool),
-}
-
-/// Writes the opening of a node (all of it for a leaf or `None`) and
-/// returns the container to continue with.
-fn open<'a, L: fmt::Debug>(
-    t: &'a Tree<L>,
-    f: &mut fmt::Formatter<'_>,
-) -> Result<Option<Open<'a, L>>, fmt::Error> {
-    Ok(match t.node() {
-        Node::Leaf(x) => {
-            fmt::Debug::fmt(x, f)?;
-            None
-        }
-        Node::None => {
-            f.write_str("None")?;
-            None
-        }
-        Node::Seq(items) => {
-            f.write_char('[')?;
-            Some(Open::Seq(items.iter(), false))
-        }
-        Node::Map(map) => {
-            f.write_char('{')?;
-            Some(Open::Map(map_iter(map), false))
-        }
-    })
-}
-
-fn map_iter<L>(map: &Map<L>) -> indexmap::map::Iter<'_, String, Tree<L>> {
-    map.iter()
-}
-
 /// The compact literal.
 pub(crate) fn debug<L: fmt::Debug>(root: &Tree<L>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    let mut stack: Vec<Open<'_, L>> = Vec::new();
-    if let Some(o) = open(root, f)? {
-        stack.push(o);
-    }
-    while let Some(top) = stack.last_mut() {
-        let child = match top {
-            Open::Seq(it, started) => match it.next() {
-                Some(c) => {
-                    if std::mem::replace(started, true) {
-                        f.write_str(", ")?;
-                    }
-                    Some(c)
-                }
-                None => {
-                    f.write_char(']')?;
-                    None
-                }
-            },
-            Open::Map(it, started) => match it.next() {
-                Some((k, c)) => {
-                    if std::mem::replace(started, true) {
-                        f.write_str(", ")?;
-                    }
-                    write!(f, "{k:?}: ")?;
-                    Some(c)
-                }
-                None => {
-                    f.write_char('}')?;
-                    None
-                }
-            },
-        };
-        match child {
-            Some(c) => {
-                if let Some(o) = open(c, f)? {
-                    stack.push(o);
-                }
+    for event in Cursor::<Ref<'_, L>>::new(root) {
+        if let Event::Enter(Some(place), _)
+        | Event::Leaf(Some(place), _)
+        | Event::None(Some(place)) = &event
+        {
+            if place.index > 0 {
+                f.write_str(", ")?;
             }
-            None => {
-                stack.pop();
+            if let Some(k) = place.key {
+                write!(f, "{k:?}: ")?;
             }
+        }
+        match event {
+            Event::Leaf(_, x) => fmt::Debug::fmt(x, f)?,
+            Event::None(_) => f.write_str("None")?,
+            Event::Enter(_, Shape::Seq(_)) => f.write_char('[')?,
+            Event::Enter(_, Shape::Map(..)) => f.write_char('{')?,
+            Event::Exit(Shape::Seq(_)) => f.write_char(']')?,
+            Event::Exit(Shape::Map(..)) => f.write_char('}')?,
         }
     }
     Ok(())

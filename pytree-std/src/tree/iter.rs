@@ -1,20 +1,53 @@
 //! Iterating over a [`Tree`]'s leaves with their key paths, by reference
 //! ([`Iter`]) or by value ([`IntoIter`]), in pre-order. The paths are
-//! [`KeyPath`]s (`["x"]["c"]`, `[0]`) that [`Tree::get`] and
+//! [`KeyPath`]s (`["x"]["c"]`, `[0]`) that [`Tree::subtree`] and
 //! [`Tree::try_from_paths`] accept, so `tree.into_iter().collect()` gives
 //! the tree back (except `None` nodes and empty containers, which hold no
-//! leaf).
-
-use std::sync::Arc;
+//! leaf). Both are the tree's cursor with the path of the open containers.
 
 use pytree_core::{KeyEntry, KeyPath};
 
-use super::{Node, Tree};
+use super::cursor::{Access, Cursor, Event, Open, Own, Ref};
+use super::Tree;
 
-/// A container whose children are still to be iterated, by reference.
-enum Frame<'a, L> {
-    Seq(std::iter::Enumerate<std::slice::Iter<'a, Tree<L>>>),
-    Map(indexmap::map::Iter<'a, String, Tree<L>>),
+/// A cursor's leaves with their paths: `path` holds the entries of the
+/// open containers below the root.
+struct Leaves<A: Access> {
+    cursor: Cursor<A>,
+    path: Vec<KeyEntry>,
+}
+
+impl<A: Access> Leaves<A> {
+    fn new(root: A::Tree) -> Self {
+        Leaves {
+            cursor: Cursor::new(root),
+            path: Vec::new(),
+        }
+    }
+}
+
+impl<A: Open> Iterator for Leaves<A> {
+    type Item = (KeyPath, A::Leaf);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            match self.cursor.next()? {
+                Event::Leaf(place, x) => {
+                    let mut path = Vec::with_capacity(self.path.len() + 1);
+                    path.extend_from_slice(&self.path);
+                    path.extend(place.map(|p| p.into_entry()));
+                    return Some((KeyPath::from_entries(path), x));
+                }
+                Event::None(_) => {}
+                Event::Enter(place, _) => self.path.extend(place.map(|p| p.into_entry())),
+                Event::Exit(_) => {
+                    if self.cursor.depth() > 0 {
+                        self.path.pop();
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// The leaves of a tree with their key paths, by reference; see
@@ -25,19 +58,11 @@ enum Frame<'a, L> {
 /// let found: Vec<(String, i32)> = t.iter().map(|(p, x)| (p.to_string(), *x)).collect();
 /// assert_eq!(found, [(r#"["a"]"#.to_string(), 1), (r#"["x"]["c"]"#.to_string(), 4)]);
 /// ```
-pub struct Iter<'a, L> {
-    next: Option<&'a Tree<L>>,
-    stack: Vec<Frame<'a, L>>,
-    path: Vec<KeyEntry>,
-}
+pub struct Iter<'a, L>(Leaves<Ref<'a, L>>);
 
 impl<'a, L> Iter<'a, L> {
     pub(crate) fn new(root: &'a Tree<L>) -> Self {
-        Iter {
-            next: Some(root),
-            stack: Vec::new(),
-            path: Vec::new(),
-        }
+        Iter(Leaves::new(root))
     }
 }
 
@@ -45,49 +70,8 @@ impl<'a, L> Iterator for Iter<'a, L> {
     type Item = (KeyPath, &'a L);
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(t) = self.next.take() {
-                match t.node() {
-                    Node::Leaf(x) => {
-                        let path = KeyPath::from_entries(self.path.clone());
-                        if !self.stack.is_empty() {
-                            self.path.pop();
-                        }
-                        return Some((path, x));
-                    }
-                    Node::None => {
-                        if !self.stack.is_empty() {
-                            self.path.pop();
-                        }
-                    }
-                    Node::Seq(items) => self.stack.push(Frame::Seq(items.iter().enumerate())),
-                    Node::Map(map) => self.stack.push(Frame::Map(map.iter())),
-                }
-            }
-            let child = match self.stack.last_mut()? {
-                Frame::Seq(it) => it.next().map(|(i, c)| (KeyEntry::Index(i), c)),
-                Frame::Map(it) => it.next().map(|(k, c)| (KeyEntry::key(k.clone()), c)),
-            };
-            match child {
-                Some((entry, c)) => {
-                    self.path.push(entry);
-                    self.next = Some(c);
-                }
-                None => {
-                    self.stack.pop();
-                    if !self.stack.is_empty() {
-                        self.path.pop();
-                    }
-                }
-            }
-        }
+        self.0.next()
     }
-}
-
-/// A container whose children are still to be iterated, by value.
-enum OwnedFrame<L> {
-    Seq(std::iter::Enumerate<std::vec::IntoIter<Tree<L>>>),
-    Map(indexmap::map::IntoIter<String, Tree<L>>),
 }
 
 /// The leaves of a tree with their key paths, by value; made by
@@ -98,59 +82,13 @@ enum OwnedFrame<L> {
 /// let leaves: Vec<i32> = t.into_iter().map(|(_, x)| x).collect();
 /// assert_eq!(leaves, [1, 2]);
 /// ```
-pub struct IntoIter<L> {
-    next: Option<Tree<L>>,
-    stack: Vec<OwnedFrame<L>>,
-    path: Vec<KeyEntry>,
-}
+pub struct IntoIter<L>(Leaves<Own<L>>);
 
 impl<L: Clone> Iterator for IntoIter<L> {
     type Item = (KeyPath, L);
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(t) = self.next.take() {
-                match t.into_node() {
-                    Node::Leaf(x) => {
-                        let path = KeyPath::from_entries(self.path.clone());
-                        if !self.stack.is_empty() {
-                            self.path.pop();
-                        }
-                        return Some((path, x));
-                    }
-                    Node::None => {
-                        if !self.stack.is_empty() {
-                            self.path.pop();
-                        }
-                    }
-                    Node::Seq(items) => {
-                        let items = Arc::unwrap_or_clone(items);
-                        self.stack
-                            .push(OwnedFrame::Seq(items.into_iter().enumerate()));
-                    }
-                    Node::Map(map) => {
-                        let map = Arc::unwrap_or_clone(map);
-                        self.stack.push(OwnedFrame::Map(map.into_iter()));
-                    }
-                }
-            }
-            let child = match self.stack.last_mut()? {
-                OwnedFrame::Seq(it) => it.next().map(|(i, c)| (KeyEntry::Index(i), c)),
-                OwnedFrame::Map(it) => it.next().map(|(k, c)| (KeyEntry::key(k), c)),
-            };
-            match child {
-                Some((entry, c)) => {
-                    self.path.push(entry);
-                    self.next = Some(c);
-                }
-                None => {
-                    self.stack.pop();
-                    if !self.stack.is_empty() {
-                        self.path.pop();
-                    }
-                }
-            }
-        }
+        self.0.next()
     }
 }
 
@@ -160,11 +98,7 @@ impl<L: Clone> IntoIterator for Tree<L> {
 
     /// The leaves with their key paths, by value, in pre-order.
     fn into_iter(self) -> IntoIter<L> {
-        IntoIter {
-            next: Some(self),
-            stack: Vec::new(),
-            path: Vec::new(),
-        }
+        IntoIter(Leaves::new(self))
     }
 }
 

@@ -17,7 +17,7 @@
 //! - **Subtrees are shared.** Sequences and maps sit behind an `Arc`, so
 //!   `clone` is O(1) whatever the size, and a subtree taken out of a tree
 //!   (`t["x"].clone()`) shares its storage, as treevalue's do. Values keep
-//!   value semantics: writing through `get_mut`, `insert`, `remove` or
+//!   value semantics: writing through `subtree_mut`, `insert`, `remove` or
 //!   `for_each_mut` copies the shared containers on the way down
 //!   (`Arc::make_mut`), which is why consuming and mutating operations need
 //!   `L: Clone`. Reading, printing and comparing do not.
@@ -34,13 +34,16 @@
 //! `MAX_SERDE_DEPTH` (127, what serde_json reads back) are refused.
 //!
 //! Contents: the type and its accessors (this file), `tree!` (`macros`),
-//! paths and access by path (`path`), iteration with paths (`iter`), the
-//! iterative walks (`walk`), the pytree impls (`pytree`), conversion from
+//! paths and access by path (`path`), the one walk of a tree, by `&`, by
+//! `&mut` or by value, as a stream of events (`cursor`), iteration with
+//! paths (`iter`), the walks built on it and the few that are not
+//! (`walk`), the pytree impls (`pytree`), conversion from
 //! and to typed pytrees (`convert`), printing (`display`), arithmetic
 //! (`arith`), and serde (`serde`, behind the `serde` feature).
 
 mod arith;
 mod convert;
+mod cursor;
 mod display;
 mod iter;
 mod macros;
@@ -74,7 +77,7 @@ type Map<L> = IndexMap<String, Tree<L>>;
 /// use pytree_std::{tree, Tree};
 /// let t: Tree<i32> = tree! { "a" => 2, "b" => 30, "x" => { "c" => 4, "d" => 9 } };
 /// assert_eq!(t["x"]["c"], Tree::leaf(4));
-/// assert_eq!(t.get("x/d").and_then(Tree::as_leaf), Some(&9));
+/// assert_eq!(t.subtree("x/d").and_then(Tree::as_leaf), Some(&9));
 /// let doubled = &t * 2;
 /// assert_eq!(format!("{doubled:?}"), r#"{"a": 4, "b": 60, "x": {"c": 8, "d": 18}}"#);
 /// assert_eq!(doubled.to_string(), "\
@@ -155,7 +158,8 @@ impl<'a, L> MapRef<'a, L> {
         self.0.is_empty()
     }
 
-    /// The subtree under `key`.
+    /// The subtree under `key` (one key, as `BTreeMap::get`; a path
+    /// from a tree is [`Tree::subtree`]).
     ///
     /// ```
     /// let t = pytree_std::tree!{ "a" => 1 };
@@ -275,9 +279,13 @@ impl<L> Tree<L> {
         &self.node
     }
 
-    /// Takes the node out, leaving `None` (whose drop is trivial).
-    pub(crate) fn into_node(mut self) -> Node<L> {
-        std::mem::replace(&mut self.node, Node::None)
+    /// Takes the node out. The shell left holds `None`, which owns
+    /// nothing, so its `Drop` is skipped (walks by value take millions of
+    /// nodes out).
+    #[inline]
+    pub(crate) fn into_node(self) -> Node<L> {
+        let mut shell = std::mem::ManuallyDrop::new(self);
+        std::mem::replace(&mut shell.node, Node::None)
     }
 
     /// True for a leaf.
@@ -423,9 +431,7 @@ impl<L> Tree<L> {
     /// assert_eq!(pytree_std::tree!{ "a" => 1, "b" => [2, 3], "c" => None }.num_leaves(), 3);
     /// ```
     pub fn num_leaves(&self) -> usize {
-        let mut n = 0;
-        walk::for_each_node(self, |t, _| n += usize::from(t.is_leaf()));
-        n
+        walk::num_leaves(self)
     }
 
     /// The number of levels: 0 for a leaf or `None`, 1 + the deepest child
@@ -435,13 +441,7 @@ impl<L> Tree<L> {
     /// assert_eq!(pytree_std::tree!{ "x" => { "c" => 4 } }.depth(), 2);
     /// ```
     pub fn depth(&self) -> usize {
-        let mut deepest = 0;
-        walk::for_each_node(self, |t, depth| {
-            if !t.is_empty() {
-                deepest = deepest.max(depth + 1);
-            }
-        });
-        deepest
+        walk::depth(self)
     }
 
     /// True when both trees hold the same containers (the same `Arc`s) or
@@ -488,6 +488,8 @@ impl<L: Clone> Tree<L> {
     /// assert_eq!(format!("{t:?}"), r#"{"a": {"c": 3, "d": 2}, "b": 1}"#);
     /// ```
     pub fn sort_keys(&mut self) {
+        // Not a cursor walk: a map is sorted before its children are
+        // walked, while a cursor holds it borrowed from its `Enter` on.
         let mut stack: Vec<&mut Tree<L>> = vec![self];
         while let Some(t) = stack.pop() {
             match &mut t.node {
@@ -572,6 +574,7 @@ impl<L: Clone> Clone for Tree<L> {
 
 impl<L> Drop for Tree<L> {
     /// Iterative: dropping a tree 100 000 levels deep does not recurse.
+    #[inline]
     fn drop(&mut self) {
         walk::drop_iteratively(std::mem::replace(&mut self.node, Node::None));
     }

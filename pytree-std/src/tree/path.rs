@@ -1,7 +1,7 @@
 //! Places in a [`Tree`]: the [`TreePath`] trait (a `"x/c"` string, a
-//! [`KeyPath`], a slice of segments), access by path (`get`, `get_mut`,
-//! `insert`, `remove`, `t["x"]`), and building a tree from `(path, leaf)`
-//! pairs.
+//! [`KeyPath`], a slice of segments), access by path (`subtree`,
+//! `subtree_mut`, `insert`, `remove`, `t["x"]`), and building a tree from
+//! `(path, leaf)` pairs.
 
 use std::borrow::Cow;
 use std::ops::{Index, IndexMut};
@@ -43,8 +43,8 @@ pub enum Step<'a> {
 /// use pytree_std::{tree, KeyEntry, KeyPath};
 /// let t = tree! { "x" => { "c" => 4 } };
 /// let p = KeyPath::from_entries(vec![KeyEntry::Field("x"), KeyEntry::key(String::from("c"))]);
-/// assert_eq!(t.get(&p), t.get("x/c"));
-/// assert_eq!(t.get(&["x", "c"]), t.get("x/c"));
+/// assert_eq!(t.subtree(&p), t.subtree("x/c"));
+/// assert_eq!(t.subtree(&["x", "c"]), t.subtree("x/c"));
 /// ```
 pub trait TreePath {
     /// The steps from the root.
@@ -154,15 +154,18 @@ impl<L> Tree<L> {
         }
     }
 
-    /// The subtree at `path` (`None` if there is none).
+    /// The subtree at `path` (`None` if there is none): a leaf, `None` or
+    /// a container, as a `&Tree`. (`pytree_std::get(&tree, &key_path)`,
+    /// the library's lookup for any pytree, returns the leaf there.)
     ///
     /// ```
     /// let t = pytree_std::tree! { "a" => [10, 20], "x" => { "c" => 4 } };
-    /// assert_eq!(t.get("a/1").and_then(|t| t.as_leaf()), Some(&20));
-    /// assert!(t.get("x/zzz").is_none());
-    /// assert_eq!(t.get(""), Some(&t));
+    /// assert_eq!(t.subtree("a/1").and_then(|t| t.as_leaf()), Some(&20));
+    /// assert_eq!(t.subtree("x").map(|x| x.len()), Some(1));
+    /// assert!(t.subtree("x/zzz").is_none());
+    /// assert_eq!(t.subtree(""), Some(&t));
     /// ```
-    pub fn get<P: TreePath + ?Sized>(&self, path: &P) -> Option<&Tree<L>> {
+    pub fn subtree<P: TreePath + ?Sized>(&self, path: &P) -> Option<&Tree<L>> {
         path.steps()
             .iter()
             .try_fold(self, |node, step| node.child(step))
@@ -197,10 +200,10 @@ impl<L: Clone> Tree<L> {
     /// ```
     /// use pytree_std::{tree, Tree};
     /// let mut t = tree! { "x" => { "c" => 4 } };
-    /// *t.get_mut("x/c").unwrap() = Tree::leaf(5);
+    /// *t.subtree_mut("x/c").unwrap() = Tree::leaf(5);
     /// assert_eq!(t, tree! { "x" => { "c" => 5 } });
     /// ```
-    pub fn get_mut<P: TreePath + ?Sized>(&mut self, path: &P) -> Option<&mut Tree<L>> {
+    pub fn subtree_mut<P: TreePath + ?Sized>(&mut self, path: &P) -> Option<&mut Tree<L>> {
         path.steps()
             .iter()
             .try_fold(self, |node, step| node.child_mut(step))
@@ -479,7 +482,7 @@ impl<L> Index<&str> for Tree<L> {
     ///
     /// # Panics
     /// If the root is not a map or has no such key, as `HashMap`'s `Index`
-    /// does; use [`get`](Tree::get) for an `Option`.
+    /// does; use [`subtree`](Tree::subtree) for an `Option`.
     ///
     /// ```
     /// let t = pytree_std::tree! { "x" => { "c" => 4 } };

@@ -1,12 +1,11 @@
 //! `Tree<L>` as a pytree of the `Std` namespace, so every operation of the
 //! library (flatten, map, map2, for_each_mut, ...) works on it. A map is a
 //! `Map(n)` node keyed by its `String` keys in insertion order, a sequence a
-//! `Seq(n)` node, `None` a `None` node. Every walk is iterative.
+//! `Seq(n)` node, `None` a `None` node. Every walk is the tree's
+//! [`Cursor`] (iterative), its events reported to the visitor.
 //!
 //! Unflattening reads *any* TreeDef (through [`Source::any_node`]), which
 //! is how typed pytrees become trees: see `convert`.
-
-use std::sync::Arc;
 
 use pytree_core::__private::check_signatures;
 use pytree_core::{
@@ -14,199 +13,177 @@ use pytree_core::{
     Visit, VisitMut,
 };
 
-use super::{convert, walk, Map, Node, Tree};
+use super::cursor::{Access, Cursor, Event, Mut, Open, Own, Place, Ref, Shape};
+use super::{convert, walk, Map, Tree};
 use crate::Std;
 
-/// A container whose children a by-reference walk still has to visit.
-enum Frame<'a, L> {
-    Seq(std::iter::Enumerate<std::slice::Iter<'a, Tree<L>>>),
-    Map(&'a Map<L>, indexmap::map::Iter<'a, String, Tree<L>>),
+/// What the protocol of [`Sink`], [`Visit`] and [`VisitMut`] (the same
+/// calls, three traits) needs from a walk with [`Cursor`]: the calls, and
+/// how a map's keys reach `map_keys` after its children.
+trait Report<A: Access> {
+    fn leaf(&mut self, leaf: A::Leaf);
+    fn node(&mut self, node: NodeRef<'_>);
+    fn enter(&mut self, place: Place<A::Key>);
+    fn exit(&mut self);
+    /// A map begins (after its `node`).
+    fn map_opened(&mut self, _len: usize) {}
+    /// A map's children are done (before its `exit`).
+    fn map_closed(&mut self, _map: A::MapInfo) {}
 }
 
-/// A container whose children a consuming walk still has to hand over.
-enum OwnedFrame<L> {
-    Seq(std::iter::Enumerate<std::vec::IntoIter<Tree<L>>>),
-    Map(indexmap::map::IntoIter<String, Tree<L>>, Vec<String>),
+/// Drives `report` through the walk of `root`.
+fn report<A: Open, R: Report<A>>(root: A::Tree, report: &mut R) {
+    let mut cursor = Cursor::<A>::new(root);
+    while let Some(event) = cursor.next() {
+        match event {
+            Event::Leaf(place, x) => {
+                let child = place.is_some();
+                if let Some(p) = place {
+                    report.enter(p);
+                }
+                report.leaf(x);
+                if child {
+                    report.exit();
+                }
+            }
+            Event::None(place) => {
+                let child = place.is_some();
+                if let Some(p) = place {
+                    report.enter(p);
+                }
+                report.node(NodeRef::None);
+                if child {
+                    report.exit();
+                }
+            }
+            Event::Enter(place, shape) => {
+                if let Some(p) = place {
+                    report.enter(p);
+                }
+                match shape {
+                    Shape::Seq(n) => report.node(NodeRef::Seq(n)),
+                    Shape::Map(n, _) => {
+                        report.node(NodeRef::Map(n));
+                        report.map_opened(n);
+                    }
+                }
+            }
+            Event::Exit(shape) => {
+                if let Shape::Map(_, map) = shape {
+                    report.map_closed(map);
+                }
+                if cursor.depth() > 0 {
+                    report.exit();
+                }
+            }
+        }
+    }
 }
 
-/// A container whose children a mutating walk still has to visit.
-enum MutFrame<'a, L> {
-    Seq(std::iter::Enumerate<std::slice::IterMut<'a, Tree<L>>>),
-    Map(indexmap::map::IterMut<'a, String, Tree<L>>),
+/// The consuming walk: keys move into `keys` (one list per open map) as
+/// their entries are entered, and on to `map_keys`.
+struct SinkReport<'s, S> {
+    sink: &'s mut S,
+    keys: Vec<Vec<String>>,
+}
+
+impl<L: Clone, S: Sink<L>> Report<Own<L>> for SinkReport<'_, S> {
+    fn leaf(&mut self, leaf: L) {
+        self.sink.leaf(leaf);
+    }
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.sink.node(node);
+    }
+    fn enter(&mut self, place: Place<String>) {
+        match place.key {
+            Some(k) => {
+                self.sink.enter(KeyRef::Key(&k));
+                if let Some(keys) = self.keys.last_mut() {
+                    keys.push(k);
+                }
+            }
+            None => self.sink.enter(KeyRef::Index(place.index)),
+        }
+    }
+    fn exit(&mut self) {
+        self.sink.exit();
+    }
+    fn map_opened(&mut self, len: usize) {
+        self.keys.push(Vec::with_capacity(len));
+    }
+    fn map_closed(&mut self, (): ()) {
+        let keys = self.keys.pop().unwrap_or_default();
+        self.sink.map_keys(move || StaticValue::keys(keys));
+    }
+}
+
+/// The walk by reference; a map's keys are cloned only if asked for.
+struct VisitReport<'v, V>(&'v mut V);
+
+impl<'a, L: Leaf<Std>, V: Visit<LeafRef<'a, Std, L>>> Report<Ref<'a, L>> for VisitReport<'_, V> {
+    fn leaf(&mut self, leaf: &'a L) {
+        self.0.leaf(leaf.lend());
+    }
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.0.node(node);
+    }
+    fn enter(&mut self, place: Place<&'a String>) {
+        match place.key {
+            Some(k) => self.0.enter(KeyRef::Key(k)),
+            None => self.0.enter(KeyRef::Index(place.index)),
+        }
+    }
+    fn exit(&mut self) {
+        self.0.exit();
+    }
+    fn map_closed(&mut self, map: &'a Map<L>) {
+        self.0
+            .map_keys(|| StaticValue::keys(map.keys().cloned().collect::<Vec<_>>()));
+    }
+}
+
+/// The walk by mutable reference (no `map_keys` in [`VisitMut`]).
+struct VisitMutReport<'v, V>(&'v mut V);
+
+impl<'a, L: Clone + Leaf<Std>, V: VisitMut<LeafMut<'a, Std, L>>> Report<Mut<'a, L>>
+    for VisitMutReport<'_, V>
+{
+    fn leaf(&mut self, leaf: &'a mut L) {
+        self.0.leaf(leaf.lend_mut());
+    }
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.0.node(node);
+    }
+    fn enter(&mut self, place: Place<&'a String>) {
+        match place.key {
+            Some(k) => self.0.enter(KeyRef::Key(k)),
+            None => self.0.enter(KeyRef::Index(place.index)),
+        }
+    }
+    fn exit(&mut self) {
+        self.0.exit();
+    }
 }
 
 impl<L: Clone + Leaf<Std>> Flatten<Std> for Tree<L> {
     type Leaf = L;
 
     fn flatten_into<S: Sink<L>>(self, sink: &mut S) {
-        let mut stack: Vec<OwnedFrame<L>> = Vec::new();
-        let mut next = Some(self);
-        loop {
-            if let Some(t) = next.take() {
-                match t.into_node() {
-                    Node::Leaf(x) => {
-                        sink.leaf(x);
-                        if !stack.is_empty() {
-                            sink.exit();
-                        }
-                    }
-                    Node::None => {
-                        sink.node(NodeRef::None);
-                        if !stack.is_empty() {
-                            sink.exit();
-                        }
-                    }
-                    Node::Seq(items) => {
-                        sink.node(NodeRef::Seq(items.len()));
-                        let items = Arc::unwrap_or_clone(items);
-                        stack.push(OwnedFrame::Seq(items.into_iter().enumerate()));
-                    }
-                    Node::Map(map) => {
-                        sink.node(NodeRef::Map(map.len()));
-                        let keys = Vec::with_capacity(map.len());
-                        stack.push(OwnedFrame::Map(Arc::unwrap_or_clone(map).into_iter(), keys));
-                    }
-                }
-            }
-            let Some(top) = stack.last_mut() else {
-                return;
-            };
-            match top {
-                OwnedFrame::Seq(it) => {
-                    if let Some((i, child)) = it.next() {
-                        sink.enter(KeyRef::Index(i));
-                        next = Some(child);
-                        continue;
-                    }
-                }
-                OwnedFrame::Map(it, keys) => {
-                    if let Some((k, child)) = it.next() {
-                        sink.enter(KeyRef::Key(&k));
-                        keys.push(k);
-                        next = Some(child);
-                        continue;
-                    }
-                }
-            }
-            if let Some(OwnedFrame::Map(_, keys)) = stack.pop() {
-                sink.map_keys(move || StaticValue::keys(keys));
-            }
-            if !stack.is_empty() {
-                sink.exit();
-            }
-        }
+        report::<Own<L>, _>(
+            self,
+            &mut SinkReport {
+                sink,
+                keys: Vec::new(),
+            },
+        );
     }
 
     fn visit<'a, V: Visit<LeafRef<'a, Std, L>>>(&'a self, visitor: &mut V) {
-        let mut stack: Vec<Frame<'a, L>> = Vec::new();
-        let mut next = Some(self);
-        loop {
-            if let Some(t) = next.take() {
-                match t.node() {
-                    Node::Leaf(x) => {
-                        visitor.leaf(x.lend());
-                        if !stack.is_empty() {
-                            visitor.exit();
-                        }
-                    }
-                    Node::None => {
-                        visitor.node(NodeRef::None);
-                        if !stack.is_empty() {
-                            visitor.exit();
-                        }
-                    }
-                    Node::Seq(items) => {
-                        visitor.node(NodeRef::Seq(items.len()));
-                        stack.push(Frame::Seq(items.iter().enumerate()));
-                    }
-                    Node::Map(map) => {
-                        visitor.node(NodeRef::Map(map.len()));
-                        stack.push(Frame::Map(map, map.iter()));
-                    }
-                }
-            }
-            let Some(top) = stack.last_mut() else {
-                return;
-            };
-            match top {
-                Frame::Seq(it) => {
-                    if let Some((i, child)) = it.next() {
-                        visitor.enter(KeyRef::Index(i));
-                        next = Some(child);
-                        continue;
-                    }
-                }
-                Frame::Map(_, it) => {
-                    if let Some((k, child)) = it.next() {
-                        visitor.enter(KeyRef::Key(k));
-                        next = Some(child);
-                        continue;
-                    }
-                }
-            }
-            if let Some(Frame::Map(map, _)) = stack.pop() {
-                visitor.map_keys(|| StaticValue::keys(map.keys().cloned().collect::<Vec<_>>()));
-            }
-            if !stack.is_empty() {
-                visitor.exit();
-            }
-        }
+        report::<Ref<'a, L>, _>(self, &mut VisitReport(visitor));
     }
 
     fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, L>>>(&'a mut self, visitor: &mut V) {
-        let mut stack: Vec<MutFrame<'_, L>> = Vec::new();
-        let mut next = Some(self);
-        loop {
-            if let Some(t) = next.take() {
-                match &mut t.node {
-                    Node::Leaf(x) => {
-                        visitor.leaf(x.lend_mut());
-                        if !stack.is_empty() {
-                            visitor.exit();
-                        }
-                    }
-                    Node::None => {
-                        visitor.node(NodeRef::None);
-                        if !stack.is_empty() {
-                            visitor.exit();
-                        }
-                    }
-                    Node::Seq(items) => {
-                        let items = Arc::make_mut(items);
-                        visitor.node(NodeRef::Seq(items.len()));
-                        stack.push(MutFrame::Seq(items.iter_mut().enumerate()));
-                    }
-                    Node::Map(map) => {
-                        let map = Arc::make_mut(map);
-                        visitor.node(NodeRef::Map(map.len()));
-                        stack.push(MutFrame::Map(map.iter_mut()));
-                    }
-                }
-            }
-            let Some(top) = stack.last_mut() else {
-                return;
-            };
-            match top {
-                MutFrame::Seq(it) => {
-                    if let Some((i, child)) = it.next() {
-                        visitor.enter(KeyRef::Index(i));
-                        next = Some(child);
-                        continue;
-                    }
-                }
-                MutFrame::Map(it) => {
-                    if let Some((k, child)) = it.next() {
-                        visitor.enter(KeyRef::Key(k));
-                        next = Some(child);
-                        continue;
-                    }
-                }
-            }
-            stack.pop();
-            if !stack.is_empty() {
-                visitor.exit();
-            }
-        }
+        report::<Mut<'a, L>, _>(self, &mut VisitMutReport(visitor));
     }
 
     fn map_leaves<F: FnMut(L) -> L>(self, f: &mut F) -> Self {

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Issue 10's Adam figures: one Adam step over GPT-2 small's parameter shapes
+# (148 f32 arrays, 124,439,808 parameters), in one session:
+#   1. the criterion bench `adam_gpt2` (crate pytree-benches): pytree-optim's
+#      adam on one thread and with rayon, the hand-written fused loop, the
+#      optax-style update + apply_updates, pytree-std's par_zip_mut_n, and a
+#      STREAM-style triad for the memory-bandwidth floor;
+#   2. benches/anchors/adam_gpt2.py (optax.adam under jax.jit, numpy) pinned to
+#      one core, then on every core;
+# then prints the table of BENCHMARKS.md ("Optimizers"). Not part of CI
+# (about 4 minutes; needs 4 GiB of memory and installs jax and optax).
+# On a machine shared with other work, the absolute times follow how much
+# of each core the run gets: compare only figures of one run.
+#
+# Environment:
+#   CARGO_TARGET_DIR  where cargo builds (criterion writes under it);
+#   OPTIM_VENV        the venv for jax/optax (default $CARGO_TARGET_DIR/optim-venv,
+#                     created on first use from benches/python/requirements.txt);
+#   OUT               where the run's files go (default $CARGO_TARGET_DIR/adam_gpt2).
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+target="${CARGO_TARGET_DIR:-$repo/target}"
+export CARGO_TARGET_DIR="$target"
+venv="${OPTIM_VENV:-$target/optim-venv}"
+out="${OUT:-$target/adam_gpt2}"
+mkdir -p "$out"
+log() { echo "# $*" >&2; }
+
+if [ ! -x "$venv/bin/python" ]; then
+    log "creating $venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install -q --upgrade pip
+    "$venv/bin/pip" install -q -r "$repo/benches/python/requirements.txt"
+fi
+
+log "building the bench"
+(cd "$repo" && cargo bench -q -p pytree-benches --bench adam_gpt2 --no-run)
+rm -rf "$target/criterion/adam_gpt2"
+log "load before Rust: $(cut -d' ' -f1-3 /proc/loadavg)"
+(cd "$repo" && cargo bench -q -p pytree-benches --bench adam_gpt2) > "$out/criterion.log" 2>&1
+log "load after Rust: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+pin1=()
+if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then
+    pin1=(taskset -c 1)
+fi
+JAX_PLATFORMS=cpu "${pin1[@]}" "$venv/bin/python" "$repo/benches/anchors/adam_gpt2.py" > "$out/python_1core.json"
+log "load after Python (1 core): $(cut -d' ' -f1-3 /proc/loadavg)"
+JAX_PLATFORMS=cpu "$venv/bin/python" "$repo/benches/anchors/adam_gpt2.py" > "$out/python_all.json"
+log "load after Python (all cores): $(cut -d' ' -f1-3 /proc/loadavg)"
+
+{
+    echo "Run: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
+        "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)," \
+        "rustc $(rustc --version | cut -d' ' -f2), $("$venv/bin/python" --version)," \
+        "commit $(git -C "$repo" rev-parse --short HEAD)"
+    echo
+    python3 "$repo/benches/scripts/adam_gpt2_table.py" "$target/criterion/adam_gpt2" "$out/python_1core.json" "$out/python_all.json"
+} | tee "$out/table.md"

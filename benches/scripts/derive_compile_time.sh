@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Compile time of #[derive(PyTree)] against serde's derives: generates two
+# crates with the same 200 structs (in $WORK, default /tmp/derive-compile),
+# one with #[derive(PyTree)], one with #[derive(Serialize, Deserialize)],
+# and times their builds in the dev profile, each in a target dir of its own:
+#   - "crate only": the dependencies built beforehand, then
+#     `cargo clean -p <crate>` and a timed `cargo build` (the derive's own
+#     cost: expansion, type checking, code generation);
+#   - "from clean": `cargo clean` and a timed `cargo build` of everything
+#     (syn, darling or serde_derive, ...).
+# Each timing is the median of $RUNS runs (default 5), the two crates
+# alternating. Not part of CI.
+#
+# Usage: benches/scripts/derive_compile_time.sh
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/../.." && pwd)"
+work="${WORK:-/tmp/derive-compile}"
+runs="${RUNS:-5}"
+n=200
+mkdir -p "$work"
+
+# The 200 structs: five fields each (leaves, a Vec, an Option, the previous
+# struct); every fourth struct is generic over its leaf type.
+gen_structs() { # $1 = derive line
+    local derive="$1"
+    for i in $(seq 0 $((n - 1))); do
+        local prev=""
+        if [ "$i" -gt 0 ]; then
+            local p=$((i - 1))
+            if [ $((p % 4)) -eq 0 ]; then prev="    pub e: S$p<f64>,"; else prev="    pub e: S$p,"; fi
+        fi
+        if [ $((i % 4)) -eq 0 ]; then
+            cat <<EOF
+$derive
+pub struct S$i<T> {
+    pub a: T,
+    pub b: T,
+    pub c: Vec<T>,
+    pub d: Option<T>,
+}
+EOF
+        else
+            cat <<EOF
+$derive
+pub struct S$i {
+    pub a: f64,
+    pub b: f64,
+    pub c: Vec<f64>,
+    pub d: Option<f64>,
+$prev
+}
+EOF
+        fi
+    done
+}
+
+make_crate() { # $1 = name, $2 = dependency lines, $3 = derive line, $4 = use line
+    local dir="$work/$1"
+    mkdir -p "$dir/src"
+    cat > "$dir/Cargo.toml" <<EOF
+[package]
+name = "$1"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+$2
+
+[workspace]
+EOF
+    { echo "#![allow(dead_code)]"; echo "$4"; echo; gen_structs "$3"; } > "$dir/src/lib.rs"
+}
+
+make_crate gen-pytree "pytree-std = { path = \"$repo/pytree-std\" }" \
+    "#[derive(PyTree)]" "use pytree_std::PyTree;"
+make_crate gen-serde "serde = { version = \"1\", features = [\"derive\"] }" \
+    "#[derive(Serialize, Deserialize)]" "use serde::{Deserialize, Serialize};"
+
+seconds() { # time of a command, in seconds
+    local start end
+    start=$(date +%s.%N)
+    "$@" > /dev/null 2>&1
+    end=$(date +%s.%N)
+    echo "$end - $start" | bc
+}
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+build_time() { # $1 = crate, $2 = what to clean first: "crate" or "all"
+    local dir="$work/$1"
+    export CARGO_TARGET_DIR="$work/target-$1"
+    if [ "$2" = crate ]; then
+        (cd "$dir" && cargo clean -q -p "$1")
+    else
+        (cd "$dir" && cargo clean -q)
+    fi
+    (cd "$dir" && seconds cargo build -q)
+}
+
+echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+for c in gen-pytree gen-serde; do # dependencies first, not timed
+    (cd "$work/$c" && CARGO_TARGET_DIR="$work/target-$c" cargo build -q)
+done
+# The two crates alternate, so that a change of load hits both alike.
+declare -A only full
+for _ in $(seq "$runs"); do
+    for c in gen-pytree gen-serde; do
+        only[$c]+=" $(build_time "$c" crate)"
+    done
+done
+for _ in $(seq "$runs"); do
+    for c in gen-pytree gen-serde; do
+        full[$c]+=" $(build_time "$c" all)"
+    done
+done
+med() { tr ' ' '\n' | grep . | median; }
+p="gen-pytree $(echo "${only[gen-pytree]}" | med) $(echo "${full[gen-pytree]}" | med)"
+s="gen-serde $(echo "${only[gen-serde]}" | med) $(echo "${full[gen-serde]}" | med)"
+echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+echo "| crate ($n structs, dev profile) | crate only (s) | from clean (s) |"
+echo "|---|---:|---:|"
+echo "$p" | awk '{printf "| #[derive(PyTree)] | %.2f | %.2f |\n", $2, $3}'
+echo "$s" | awk '{printf "| #[derive(Serialize, Deserialize)] | %.2f | %.2f |\n", $2, $3}'
+paste <(echo "$p") <(echo "$s") |
+    awk '{printf "| ratio PyTree / serde | %.2f | %.2f |\n", $2 / $5, $3 / $6}'

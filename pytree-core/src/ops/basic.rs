@@ -1,0 +1,317 @@
+//! The basic operations, generic over the namespace `Ns`: flatten,
+//! unflatten, structure, leaves, map, map_into, for_each, for_each_mut.
+//! `pytree_std` re-exports them with `Ns` fixed to `Std`.
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::leaf::{LeafMut, LeafRef};
+use crate::sources::def_source::DefSource;
+use crate::sources::trusted::TrustedSource;
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::visit::{NodeRef, Sink, Stored, Visit, VisitMut};
+use crate::treedef::static_data::StaticValue;
+use crate::treedef::{type_key, TreeDef, TreeDefBuilder};
+
+/// Bytes reserved up front for flatten's leaves and for its records: fewer
+/// reallocations while they grow (glibc's `realloc` was a quarter of the
+/// instructions of flattening T1); the records are trimmed to size by
+/// `TreeDefBuilder::finish`.
+const INITIAL_BYTES: usize = 1024;
+
+/// The most bytes that one extrapolation from a sequence's first element
+/// reserves (for leaves, and again for records), should the elements not
+/// be alike; beyond it the `Vec`s grow as usual.
+const MAX_RESERVE_BYTES: usize = 256 * 1024;
+
+/// Room for `times + 1` more of `each`, the `+ 1` for what follows the
+/// sequence (a closing field or two), at most `MAX_RESERVE_BYTES`.
+fn extrapolate(each: usize, times: usize, size: usize) -> usize {
+    let cap = MAX_RESERVE_BYTES / size.max(1);
+    each.saturating_mul(times.saturating_add(1)).min(cap)
+}
+
+/// Collects leaves by value and the TreeDef. A leaf is one push onto
+/// `leaves`: the TreeDef learns of the leaves since its last record from
+/// the length of `leaves`, when the next node (or the end) comes.
+struct FlattenSink<L> {
+    leaves: Vec<L>,
+    /// How many of `leaves` the TreeDef's records already count.
+    recorded: usize,
+    def: TreeDefBuilder,
+}
+
+impl<L> FlattenSink<L> {
+    fn finish(self) -> (Vec<L>, TreeDef) {
+        let num_leaves = self.leaves.len();
+        let def = self
+            .def
+            .finish_after_leaves(num_leaves - self.recorded, num_leaves);
+        (self.leaves, def)
+    }
+}
+
+impl<L> Sink<L> for FlattenSink<L> {
+    #[inline]
+    fn leaf(&mut self, leaf: L) {
+        self.leaves.push(leaf);
+    }
+    #[inline]
+    fn leaf_vec(&mut self, mut leaves: Vec<L>) {
+        if self.leaves.is_empty() {
+            core::mem::swap(&mut self.leaves, &mut leaves);
+        } else {
+            self.leaves.append(&mut leaves);
+        }
+    }
+    #[inline(always)]
+    fn node(&mut self, node: NodeRef<'_>) {
+        let len = self.leaves.len();
+        self.def.node_after_leaves(len - self.recorded, node);
+        self.recorded = len;
+    }
+    fn map_keys<F: FnOnce() -> StaticValue>(&mut self, keys: F) {
+        self.def.map_keys(keys());
+    }
+    /// Leaves, and records counting a pending run of leaves as the record
+    /// it will be.
+    #[inline(always)]
+    fn stored(&self) -> Stored {
+        let len = self.leaves.len();
+        Stored {
+            leaves: len,
+            records: self.def.records_written() + usize::from(len > self.recorded),
+        }
+    }
+    /// Reserves for the rest of a sequence as many leaves and records as
+    /// its first element took (so a `Vec` of like structs grows its
+    /// buffers once, not at each doubling).
+    #[inline]
+    fn reserve_like(&mut self, since: Stored, times: usize) {
+        let now = self.stored();
+        let leaves = extrapolate(now.leaves - since.leaves, times, core::mem::size_of::<L>());
+        let records = extrapolate(now.records - since.records, times, 16);
+        self.leaves.reserve_exact(leaves);
+        self.def.reserve(records);
+    }
+    /// Writes the records of the rest of a sequence of uniform elements as
+    /// copies of the first element's, and reserves their leaves: they then
+    /// arrive as leaves only, a push each. Declined when the first element
+    /// wrote no record of its own (a leaf behind a box: its copies would
+    /// have to merge into one run) or counts do not fit.
+    #[inline]
+    fn repeat_like(&mut self, since: Stored, times: usize, each: usize) -> Option<&mut Vec<L>> {
+        let len = self.leaves.len();
+        if self.def.records_written() <= since.records || len - since.leaves != each {
+            return None;
+        }
+        let total = each.checked_mul(times)?;
+        let run = len - self.recorded;
+        self.def.repeat_records_since(since.records, run, times);
+        self.leaves.reserve_exact(total);
+        // The records count the leaves to come but the last copy's
+        // trailing run, which stays pending like the first one's was.
+        self.recorded = len + total - run;
+        Some(&mut self.leaves)
+    }
+}
+
+/// Builds a TreeDef from a borrowed tree.
+struct StructureVisitor {
+    def: TreeDefBuilder,
+}
+
+impl<R> Visit<R> for StructureVisitor {
+    #[inline]
+    fn leaf(&mut self, _leaf: R) {
+        self.def.leaf();
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        self.def.leaves(leaves.len());
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.def.node(node);
+    }
+    fn map_keys<F: FnOnce() -> StaticValue>(&mut self, keys: F) {
+        self.def.map_keys(keys());
+    }
+}
+
+/// Collects lent leaves (by reference or by mutable reference).
+struct LeavesVisitor<R> {
+    out: Vec<R>,
+}
+
+impl<R> Visit<R> for LeavesVisitor<R> {
+    #[inline]
+    fn leaf(&mut self, leaf: R) {
+        self.out.push(leaf);
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        self.out.extend(leaves);
+    }
+    #[inline]
+    fn reserve_leaves(&mut self, n: usize) {
+        self.out.reserve(n);
+    }
+}
+
+impl<M> VisitMut<M> for LeavesVisitor<M> {
+    #[inline]
+    fn leaf(&mut self, leaf: M) {
+        self.out.push(leaf);
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
+        self.out.extend(leaves);
+    }
+    #[inline]
+    fn reserve_leaves(&mut self, n: usize) {
+        self.out.reserve(n);
+    }
+}
+
+/// Calls a closure on each lent leaf (by reference or by mutable
+/// reference).
+struct ForEach<F>(F);
+
+impl<R, F: FnMut(R)> Visit<R> for ForEach<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: R) {
+        (self.0)(leaf);
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        leaves.for_each(&mut self.0);
+    }
+}
+
+impl<M, F: FnMut(M)> VisitMut<M> for ForEach<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: M) {
+        (self.0)(leaf);
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
+        leaves.for_each(&mut self.0);
+    }
+}
+
+/// The engine of `pytree_std::flatten` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
+    let hint = tree.leaf_count_hint();
+    let mut sink = FlattenSink {
+        leaves: Vec::with_capacity(
+            hint.max(INITIAL_BYTES / core::mem::size_of::<T::Leaf>().max(1)),
+        ),
+        recorded: 0,
+        def: TreeDefBuilder::with_capacity(INITIAL_BYTES / 16),
+    };
+    tree.flatten_into(&mut sink);
+    sink.finish()
+}
+
+/// The engine of `pytree_std::unflatten` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn unflatten<Ns, T, I>(def: &TreeDef, leaves: I) -> Result<T, Error>
+where
+    T: Unflatten<Ns>,
+    I: IntoIterator<Item = T::Leaf>,
+{
+    let key = type_key::<Ns, T>();
+    let leaves = leaves.into_iter();
+    if def.is_checked_for(key) && leaves.size_hint() == (def.num_leaves(), Some(def.num_leaves())) {
+        let mut source = TrustedSource::new(def, leaves);
+        let value = T::unflatten_from(&mut source)?;
+        source.finish()?;
+        return Ok(value);
+    }
+    let mut source = DefSource::new(def, leaves);
+    let value = T::unflatten_from(&mut source)?;
+    source.finish()?;
+    if !source.read_any_node() {
+        def.set_checked_for(key);
+    }
+    Ok(value)
+}
+
+/// The engine of `pytree_std::structure` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
+    let mut v = StructureVisitor {
+        def: TreeDefBuilder::new(),
+    };
+    tree.visit(&mut v);
+    v.def.build()
+}
+
+/// The engine of `pytree_std::leaves` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<LeafRef<'_, Ns, T::Leaf>> {
+    let mut v = LeavesVisitor {
+        out: Vec::with_capacity(tree.leaf_count_hint()),
+    };
+    tree.visit(&mut v);
+    v.out
+}
+
+/// The engine of `pytree_std::leaves_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Leaf>> {
+    let mut v = LeavesVisitor {
+        out: Vec::with_capacity(tree.leaf_count_hint()),
+    };
+    tree.visit_mut(&mut v);
+    v.out
+}
+
+/// The engine of `pytree_std::map` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn map<Ns, T: Flatten<Ns>, F: FnMut(T::Leaf) -> T::Leaf>(tree: T, mut f: F) -> T {
+    tree.map_leaves(&mut f)
+}
+
+/// The engine of `pytree_std::map_into` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn map_into<Ns, T, U, F>(tree: T, f: F) -> Result<U, Error>
+where
+    T: Flatten<Ns>,
+    U: Unflatten<Ns>,
+    F: FnMut(T::Leaf) -> U::Leaf,
+{
+    let (leaves, def) = flatten::<Ns, T>(tree);
+    unflatten::<Ns, U, _>(&def, leaves.into_iter().map(f))
+}
+
+/// The engine of `pytree_std::for_each` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn for_each<'a, Ns, T, F>(tree: &'a T, f: F)
+where
+    T: Flatten<Ns>,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>),
+{
+    tree.visit(&mut ForEach(f));
+}
+
+/// The engine of `pytree_std::for_each_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn for_each_mut<'a, Ns, T, F>(tree: &'a mut T, f: F)
+where
+    T: Flatten<Ns>,
+    F: FnMut(LeafMut<'a, Ns, T::Leaf>),
+{
+    tree.visit_mut(&mut ForEach(f));
+}

@@ -1,0 +1,146 @@
+//! Operations whose leaf function can fail (`try_map`, `try_map_n`,
+//! `try_zip_mut`, `try_for_each_mut`): the function returns
+//! `Result<_, E>` (a candle operation, a check), and its first error comes
+//! back as an [`Error`] of kind [`LeafFn`](crate::ErrorKind::LeafFn) at the
+//! key path of the leaf that failed, with `E` as its source.
+//!
+//! The functions take leaves lent for the call only (`for<'x> FnMut(..)`),
+//! so that the tree is free again to name the failing leaf's path.
+//!
+//! What an in-place form leaves behind after an error: the leaves before
+//! the failing one (in pre-order) are updated, the failing leaf is as the
+//! function left it, and the leaves after it are untouched. Operations
+//! that build a new tree drop what they built.
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::leaf::{LeafMut, LeafRef};
+use crate::ops::multi::explain;
+use crate::ops::{flatten, leaves, structure, unflatten};
+use crate::traits::flatten::{Flatten, Unflatten};
+
+/// What a leaf function's error may be: anything that converts into a boxed
+/// error (an error type, a `String`, an `&str`).
+pub trait LeafFnErr: Into<Box<dyn core::error::Error + Send + Sync + 'static>> {}
+impl<E: Into<Box<dyn core::error::Error + Send + Sync + 'static>>> LeafFnErr for E {}
+
+/// The error of the function at leaf `i` of a tree of structure `def`.
+#[cold]
+fn failed_at(def: &crate::TreeDef, i: usize, err: impl LeafFnErr) -> Error {
+    let err = Error::leaf_fn(err);
+    match def.leaf_path(i) {
+        Some(path) => err.under(&path),
+        None => err,
+    }
+}
+
+/// The engine of `pytree_std::try_map` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn try_map<Ns, T, U, E, F>(tree: T, mut f: F) -> Result<U, Error>
+where
+    T: Flatten<Ns>,
+    U: Unflatten<Ns>,
+    E: LeafFnErr,
+    F: FnMut(T::Leaf) -> Result<U::Leaf, E>,
+{
+    let (leaves, def) = flatten::<Ns, T>(tree);
+    let mut out = Vec::with_capacity(leaves.len());
+    for (i, leaf) in leaves.into_iter().enumerate() {
+        match f(leaf) {
+            Ok(x) => out.push(x),
+            Err(e) => return Err(failed_at(&def, i, e)),
+        }
+    }
+    unflatten::<Ns, U, _>(&def, out)
+}
+
+/// The engine of `pytree_std::try_map_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn try_map_n<Ns, T, const N: usize, E, F>(
+    first: &T,
+    others: [&T; N],
+    mut f: F,
+) -> Result<T, Error>
+where
+    T: Unflatten<Ns>,
+    E: LeafFnErr,
+    F: for<'x> FnMut(LeafRef<'x, Ns, T::Leaf>, [LeafRef<'x, Ns, T::Leaf>; N]) -> Result<T::Leaf, E>,
+{
+    if let Err(e) = first.zip_check(others) {
+        return Err(explain::<Ns, T, N>(first, others, e));
+    }
+    let def = structure::<Ns, T>(first);
+    let mut theirs = others.map(|o| leaves::<Ns, T>(o).into_iter());
+    let mut out = Vec::with_capacity(def.num_leaves());
+    for (i, x) in leaves::<Ns, T>(first).into_iter().enumerate() {
+        let Some(ys) = crate::__private::all_some(theirs.each_mut().map(Iterator::next)) else {
+            return Err(Error::custom("the trees have different numbers of leaves"));
+        };
+        match f(x, ys) {
+            Ok(y) => out.push(y),
+            Err(e) => return Err(failed_at(&def, i, e)),
+        }
+    }
+    unflatten::<Ns, T, _>(&def, out)
+}
+
+/// The engine of `pytree_std::try_zip_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn try_zip_mut<Ns, T, const N: usize, E, F>(
+    tree: &mut T,
+    others: [&T; N],
+    mut f: F,
+) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    E: LeafFnErr,
+    F: for<'x> FnMut(LeafMut<'x, Ns, T::Leaf>, [LeafRef<'x, Ns, T::Leaf>; N]) -> Result<(), E>,
+{
+    if let Err(e) = tree.zip_check(others) {
+        return Err(explain::<Ns, T, N>(tree, others, e));
+    }
+    let mut failed: Option<(usize, E)> = None;
+    let mut i = 0;
+    tree.zip_mut_prechecked(others, &mut |x, ys| {
+        if failed.is_none() {
+            if let Err(e) = f(x, ys) {
+                failed = Some((i, e));
+            }
+            i += 1;
+        }
+    });
+    match failed {
+        None => Ok(()),
+        Some((i, e)) => Err(failed_at(&structure::<Ns, T>(tree), i, e)),
+    }
+}
+
+/// The engine of `pytree_std::try_for_each_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn try_for_each_mut<Ns, T, E, F>(tree: &mut T, mut f: F) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    E: LeafFnErr,
+    F: for<'x> FnMut(LeafMut<'x, Ns, T::Leaf>) -> Result<(), E>,
+{
+    let mut failed: Option<(usize, E)> = None;
+    let mut i = 0;
+    crate::ops::for_each_mut::<Ns, T, _>(&mut *tree, |x| {
+        if failed.is_none() {
+            if let Err(e) = f(x) {
+                failed = Some((i, e));
+            }
+            i += 1;
+        }
+    });
+    match failed {
+        None => Ok(()),
+        Some((i, e)) => Err(failed_at(&structure::<Ns, T>(tree), i, e)),
+    }
+}

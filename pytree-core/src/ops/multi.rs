@@ -1,0 +1,195 @@
+//! Several trees of one type at once: `map_n` and `zip_mut` run the typed
+//! check then the typed lockstep walk ([`Flatten::zip_with`] /
+//! [`Flatten::zip_mut`]) and, only
+//! when it fails, compare the TreeDefs to report *every* mismatch, each
+//! with its key path, its tree and both sides (the cold path costs nothing
+//! on success). `check_same_structure` is that comparison on its own.
+
+use alloc::vec::Vec;
+
+use crate::__private::all_some;
+use crate::error::Error;
+use crate::leaf::{LeafMut, LeafRef};
+use crate::ops::structure;
+use crate::traits::flatten::Flatten;
+use crate::treedef::TreeDef;
+
+/// Every mismatch between `first` and each of `others` (tree `j + 1`), as
+/// one error; `fallback` if the TreeDefs show none.
+#[cold]
+pub(crate) fn all_mismatches(
+    first: &TreeDef,
+    others: impl IntoIterator<Item = (usize, TreeDef)>,
+    fallback: Error,
+) -> Error {
+    let mut found = Vec::new();
+    for (tree, def) in others {
+        found.extend(first.diff(&def).into_iter().map(|e| e.in_tree(tree)));
+    }
+    if found.is_empty() {
+        fallback
+    } else {
+        Error::from_mismatches(found)
+    }
+}
+
+#[cold]
+pub(crate) fn explain<Ns, T: Flatten<Ns>, const N: usize>(
+    first: &T,
+    others: [&T; N],
+    err: Error,
+) -> Error {
+    let def = structure::<Ns, T>(first);
+    let others = others
+        .iter()
+        .enumerate()
+        .map(|(j, o)| (j + 1, structure::<Ns, T>(*o)));
+    all_mismatches(&def, others, err)
+}
+
+/// The engine of `pytree_std::map_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn map_n<'a, Ns, T, const N: usize, F>(
+    first: &'a T,
+    others: [&'a T; N],
+    mut f: F,
+) -> Result<T, Error>
+where
+    T: Flatten<Ns>,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
+{
+    first
+        .zip_with(others, &mut f)
+        .map_err(|e| explain::<Ns, T, N>(first, others, e))
+}
+
+/// The engine of `pytree_std::zip_mut` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn zip_mut<'a, Ns, T, const N: usize, F>(
+    tree: &'a mut T,
+    others: [&'a T; N],
+    mut f: F,
+) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    F: FnMut(LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
+{
+    if let Err(e) = tree.zip_check(others) {
+        return Err(explain::<Ns, T, N>(tree, others, e));
+    }
+    tree.zip_mut_prechecked(others, &mut f);
+    Ok(())
+}
+
+/// The engine of `pytree_std::zip_mut_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn zip_mut_n<Ns, T, const N: usize, const M: usize, F>(
+    muts: [&mut T; N],
+    refs: [&T; M],
+    mut f: F,
+) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    F: for<'x> FnMut([LeafMut<'x, Ns, T::Leaf>; N], [LeafRef<'x, Ns, T::Leaf>; M]),
+{
+    try_zip_mut_n::<Ns, T, N, M, core::convert::Infallible, _>(muts, refs, |ms, rs| {
+        f(ms, rs);
+        Ok(())
+    })
+}
+
+/// The engine of `pytree_std::try_zip_mut_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn try_zip_mut_n<Ns, T, const N: usize, const M: usize, E, F>(
+    mut muts: [&mut T; N],
+    refs: [&T; M],
+    mut f: F,
+) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    E: crate::ops::fallible::LeafFnErr,
+    F: for<'x> FnMut([LeafMut<'x, Ns, T::Leaf>; N], [LeafRef<'x, Ns, T::Leaf>; M]) -> Result<(), E>,
+{
+    check_all::<Ns, T>(
+        muts.iter()
+            .map(|t| &**t)
+            .chain(refs.iter().copied())
+            .collect(),
+    )?;
+    let mut failed: Option<(usize, E)> = None;
+    {
+        let mut ms = muts
+            .each_mut()
+            .map(|t| crate::ops::leaves_mut::<Ns, T>(t).into_iter());
+        let mut rs = refs.map(|t| crate::ops::leaves::<Ns, T>(t).into_iter());
+        let mut i = 0;
+        loop {
+            let (Some(m), Some(r)) = (
+                all_some(ms.each_mut().map(Iterator::next)),
+                all_some(rs.each_mut().map(Iterator::next)),
+            ) else {
+                break;
+            };
+            if let Err(e) = f(m, r) {
+                failed = Some((i, e));
+                break;
+            }
+            i += 1;
+        }
+    }
+    let Some((i, e)) = failed else {
+        return Ok(());
+    };
+    let def = match (muts.first(), refs.first()) {
+        (Some(t), _) => structure::<Ns, T>(&**t),
+        (None, Some(t)) => structure::<Ns, T>(*t),
+        (None, None) => crate::TreeDef::leaf(),
+    };
+    let err = Error::leaf_fn(e);
+    Err(match def.leaf_path(i) {
+        Some(path) => err.under(&path),
+        None => err,
+    })
+}
+
+/// Checks every tree against the first (as `zip_check` does, signatures of
+/// array leaves included); on failure lists every mismatch, trees numbered
+/// from 0.
+pub fn check_all<Ns, T: Flatten<Ns>>(trees: Vec<&T>) -> Result<(), Error> {
+    let Some((first, rest)) = trees.split_first() else {
+        return Ok(());
+    };
+    for (j, other) in rest.iter().enumerate() {
+        if let Err(e) = first.zip_check([*other]) {
+            return Err(explain_all::<Ns, T>(first, rest, e.with_tree(Some(j + 1))));
+        }
+    }
+    Ok(())
+}
+
+#[cold]
+fn explain_all<Ns, T: Flatten<Ns>>(first: &T, rest: &[&T], err: Error) -> Error {
+    let def = structure::<Ns, T>(first);
+    let others = rest
+        .iter()
+        .enumerate()
+        .map(|(j, o)| (j + 1, structure::<Ns, T>(*o)));
+    all_mismatches(&def, others, err)
+}
+
+/// The engine of `pytree_std::check_same_structure` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn check_same_structure<Ns, A: Flatten<Ns>, B: Flatten<Ns>>(a: &A, b: &B) -> Result<(), Error> {
+    let (da, db) = (structure::<Ns, A>(a), structure::<Ns, B>(b));
+    match da.diff(&db) {
+        diff if diff.is_empty() => Ok(()),
+        diff => Err(Error::from_mismatches(
+            diff.into_iter().map(|e| e.in_tree(1)).collect(),
+        )),
+    }
+}

@@ -1,0 +1,171 @@
+//! Several trees of one type with key paths (JAX's
+//! `tree_map_with_path(f, tree, *rest)`): `map_with_path_n`,
+//! `for_each_with_path_n` and `zip_mut_with_path` hand `f` the path of each
+//! leaf of the first tree (with its [`kind`](KeyPath::kind)) and the
+//! matching leaf of every other tree.
+//!
+//! The structures are checked as `map_n` checks them ([`Flatten::zip_check`]:
+//! lengths, keys, holes, variants, static fields, and the signatures of
+//! array leaves), and on a mismatch every difference is listed. The others'
+//! leaves are then lined up with the first tree's: in the same order when
+//! the TreeDefs are equal, else by key through the alignment engine (the
+//! dynamic tree's maps pair by key whatever their order). The first tree is
+//! walked with a path tracker, so paths cost what they cost in
+//! `map_with_path`.
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::leaf::{LeafMut, LeafRef};
+use crate::ops::multi::all_mismatches;
+use crate::ops::with_path::{for_each_mut_with_path, for_each_with_path};
+use crate::ops::{leaves, structure, unflatten};
+use crate::paths::key_path::KeyPath;
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::treedef::{align, Arg, Policy, TreeDef};
+
+/// The structure check of `map_n`, with every mismatch listed on failure.
+fn check<Ns, T: Flatten<Ns>, const N: usize>(first: &T, others: [&T; N]) -> Result<(), Error> {
+    first.zip_check(others).map_err(|err| {
+        let def = structure::<Ns, T>(first);
+        let defs = others
+            .iter()
+            .enumerate()
+            .map(|(j, o)| (j + 1, structure::<Ns, T>(*o)));
+        all_mismatches(&def, defs, err)
+    })
+}
+
+/// A plan that points past the leaves: reported, never skipped.
+#[cold]
+fn lost_leaf() -> Error {
+    Error::custom("a leaf of another tree is missing from the plan")
+}
+
+/// The leaves of `other` in the order of the leaves of the tree of
+/// structure `first` (they pair by key where `other`'s maps list their
+/// keys in another order).
+fn in_order_of<'a, Ns, T: Flatten<Ns>>(
+    first: &TreeDef,
+    other: &'a T,
+) -> Result<Vec<LeafRef<'a, Ns, T::Leaf>>, Error> {
+    let own = leaves::<Ns, T>(other);
+    let def = structure::<Ns, T>(other);
+    if def == *first {
+        return Ok(own);
+    }
+    let plan = align(&[first, &def], Policy::diff()).map_err(Error::from_mismatches)?;
+    plan.rows()
+        .map(|row| match row.get(1) {
+            Some(Arg::Leaf(j)) => own.get(*j).cloned().ok_or_else(lost_leaf),
+            _ => Err(lost_leaf()),
+        })
+        .collect()
+}
+
+/// The lent leaves of `N` trees, one `Vec` per tree.
+type Lined<'a, Ns, L, const N: usize> = [Vec<LeafRef<'a, Ns, L>>; N];
+
+/// The others' leaves, each in the first tree's leaf order.
+fn others_in_order<'a, Ns, T: Flatten<Ns>, const N: usize>(
+    first: &TreeDef,
+    others: [&'a T; N],
+) -> Result<Lined<'a, Ns, T::Leaf, N>, Error> {
+    let mut out: Lined<'a, Ns, T::Leaf, N> = core::array::from_fn(|_| Vec::new());
+    for (slot, other) in out.iter_mut().zip(others) {
+        *slot = in_order_of::<Ns, T>(first, other)?;
+    }
+    Ok(out)
+}
+
+/// Leaf `i` of each other tree (`None` if a list is short, which the
+/// check rules out).
+fn row<R: Clone, const N: usize>(others: &[Vec<R>; N], i: usize) -> Option<[R; N]> {
+    crate::__private::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
+}
+
+/// The engine of `pytree_std::map_with_path_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn map_with_path_n<'a, Ns, T, U, const N: usize, F>(
+    first: &'a T,
+    others: [&'a T; N],
+    mut f: F,
+) -> Result<U, Error>
+where
+    T: Flatten<Ns>,
+    U: Unflatten<Ns>,
+    F: FnMut(&KeyPath, LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> U::Leaf,
+{
+    check::<Ns, T, N>(first, others)?;
+    let def = structure::<Ns, T>(first);
+    let lined = others_in_order::<Ns, T, N>(&def, others)?;
+    let mut out = Vec::with_capacity(def.num_leaves());
+    let mut lost = false;
+    for_each_with_path::<Ns, T, _>(first, |path, x| match row(&lined, out.len()) {
+        Some(ys) => out.push(f(path, x, ys)),
+        None => lost = true,
+    });
+    if lost {
+        return Err(lost_leaf());
+    }
+    unflatten::<Ns, U, _>(&def, out)
+}
+
+/// The engine of `pytree_std::for_each_with_path_n` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn for_each_with_path_n<'a, Ns, T, const N: usize, F>(
+    first: &'a T,
+    others: [&'a T; N],
+    mut f: F,
+) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    F: FnMut(&KeyPath, LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
+{
+    check::<Ns, T, N>(first, others)?;
+    let def = structure::<Ns, T>(first);
+    let lined = others_in_order::<Ns, T, N>(&def, others)?;
+    let mut i = 0;
+    let mut lost = false;
+    for_each_with_path::<Ns, T, _>(first, |path, x| {
+        match row(&lined, i) {
+            Some(ys) => f(path, x, ys),
+            None => lost = true,
+        }
+        i += 1;
+    });
+    if lost {
+        return Err(lost_leaf());
+    }
+    Ok(())
+}
+
+/// The engine of `pytree_std::zip_mut_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn zip_mut_with_path<'a, Ns, T, const N: usize, F>(
+    tree: &'a mut T,
+    others: [&'a T; N],
+    mut f: F,
+) -> Result<(), Error>
+where
+    T: Flatten<Ns>,
+    F: FnMut(&KeyPath, LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
+{
+    check::<Ns, T, N>(tree, others)?;
+    let def = structure::<Ns, T>(tree);
+    let lined = others_in_order::<Ns, T, N>(&def, others)?;
+    if lined.iter().any(|l| l.len() != def.num_leaves()) {
+        return Err(lost_leaf());
+    }
+    let mut i = 0;
+    for_each_mut_with_path::<Ns, T, _>(tree, |path, x| {
+        if let Some(ys) = row(&lined, i) {
+            f(path, x, ys);
+        }
+        i += 1;
+    });
+    Ok(())
+}

@@ -1,0 +1,217 @@
+//! Reductions and queries over the leaves (JAX's `tree_reduce`,
+//! `tree_all`, optree's `tree_sum` / `tree_max` / `tree_min`):
+//! `fold`, `reduce`, `all`, `any`, `count`, `num_leaves`, `sum`, `min`,
+//! `max`. Each is one walk with no allocation; leaves are taken in pre-order.
+
+use core::iter::Sum;
+use core::ops::Add;
+
+use crate::leaf::LeafRef;
+use crate::traits::flatten::Flatten;
+use crate::traits::visit::{Sink, Visit};
+
+/// Folds leaf references into an accumulator.
+struct Fold<A, F> {
+    acc: Option<A>,
+    f: F,
+}
+
+impl<R, A, F: FnMut(A, R) -> A> Visit<R> for Fold<A, F> {
+    #[inline]
+    fn leaf(&mut self, leaf: R) {
+        self.acc = self.acc.take().map(|acc| (self.f)(acc, leaf));
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        self.acc = self.acc.take().map(|acc| leaves.fold(acc, &mut self.f));
+    }
+}
+
+/// Combines leaves by value, the first one being the start.
+struct Reduce<L, F> {
+    acc: Option<L>,
+    f: F,
+}
+
+impl<L, F: FnMut(L, L) -> L> Sink<L> for Reduce<L, F> {
+    #[inline]
+    fn leaf(&mut self, leaf: L) {
+        self.acc = Some(match self.acc.take() {
+            Some(acc) => (self.f)(acc, leaf),
+            None => leaf,
+        });
+    }
+    #[inline]
+    fn leaf_vec(&mut self, leaves: alloc::vec::Vec<L>) {
+        for leaf in leaves {
+            Sink::leaf(self, leaf);
+        }
+    }
+}
+
+/// Counts leaves.
+struct Count(usize);
+
+impl<R> Visit<R> for Count {
+    #[inline]
+    fn leaf(&mut self, _leaf: R) {
+        self.0 += 1;
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        self.0 += leaves.len();
+    }
+}
+
+/// Keeps the leaf that `replaces(best, candidate)` prefers, NaN first.
+struct Extreme<R, F> {
+    best: Option<R>,
+    replaces: F,
+}
+
+/// True for a leaf that is not comparable with itself: a NaN.
+#[inline]
+#[allow(clippy::eq_op)]
+fn unordered<L: PartialOrd>(x: &L) -> bool {
+    x.partial_cmp(x).is_none()
+}
+
+impl<R: PartialOrd, F: FnMut(&R, &R) -> bool> Visit<R> for Extreme<R, F> {
+    #[inline]
+    fn leaf(&mut self, leaf: R) {
+        self.best = match self.best.take() {
+            None => Some(leaf),
+            Some(best) if unordered(&best) => Some(best),
+            Some(_) if unordered(&leaf) => Some(leaf),
+            Some(best) if (self.replaces)(&best, &leaf) => Some(leaf),
+            keep => keep,
+        };
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        for leaf in leaves {
+            Visit::leaf(self, leaf);
+        }
+    }
+}
+
+/// The engine of `pytree_std::fold` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn fold<'a, Ns, T, A, F>(tree: &'a T, init: A, f: F) -> A
+where
+    T: Flatten<Ns>,
+    F: FnMut(A, LeafRef<'a, Ns, T::Leaf>) -> A,
+{
+    let mut v = Fold { acc: Some(init), f };
+    tree.visit(&mut v);
+    match v.acc {
+        Some(acc) => acc,
+        // `acc` is taken and put back within each call; it is always set.
+        None => unreachable_accumulator(),
+    }
+}
+
+#[cold]
+fn unreachable_accumulator() -> ! {
+    unreachable!("the fold accumulator is restored after every leaf")
+}
+
+/// The engine of `pytree_std::reduce` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn reduce<Ns, T, F>(tree: T, f: F) -> Option<T::Leaf>
+where
+    T: Flatten<Ns>,
+    F: FnMut(T::Leaf, T::Leaf) -> T::Leaf,
+{
+    let mut sink = Reduce { acc: None, f };
+    tree.flatten_into(&mut sink);
+    sink.acc
+}
+
+/// The engine of `pytree_std::all` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn all<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> bool
+where
+    T: Flatten<Ns>,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>) -> bool,
+{
+    fold::<Ns, T, _, _>(tree, true, |acc, x| acc && pred(x))
+}
+
+/// The engine of `pytree_std::any` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn any<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> bool
+where
+    T: Flatten<Ns>,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>) -> bool,
+{
+    fold::<Ns, T, _, _>(tree, false, |acc, x| acc || pred(x))
+}
+
+/// The engine of `pytree_std::count` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn count<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> usize
+where
+    T: Flatten<Ns>,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>) -> bool,
+{
+    fold::<Ns, T, _, _>(tree, 0, |n, x| n + usize::from(pred(x)))
+}
+
+/// The engine of `pytree_std::num_leaves` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn num_leaves<Ns, T: Flatten<Ns>>(tree: &T) -> usize {
+    let mut v = Count(0);
+    tree.visit(&mut v);
+    v.0
+}
+
+/// The engine of `pytree_std::sum` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn sum<'a, Ns, T>(tree: &'a T) -> T::Leaf
+where
+    T: Flatten<Ns>,
+    T::Leaf: Sum<LeafRef<'a, Ns, T::Leaf>> + Add<LeafRef<'a, Ns, T::Leaf>, Output = T::Leaf>,
+{
+    let zero: T::Leaf = core::iter::empty::<LeafRef<'a, Ns, T::Leaf>>().sum();
+    fold::<Ns, T, _, _>(tree, zero, |acc, x| acc + x)
+}
+
+/// The engine of `pytree_std::min` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn min<'a, Ns, T>(tree: &'a T) -> Option<LeafRef<'a, Ns, T::Leaf>>
+where
+    T: Flatten<Ns>,
+    LeafRef<'a, Ns, T::Leaf>: PartialOrd,
+{
+    let mut v = Extreme {
+        best: None,
+        replaces: |best: &LeafRef<'a, Ns, T::Leaf>, x: &LeafRef<'a, Ns, T::Leaf>| x < best,
+    };
+    tree.visit(&mut v);
+    v.best
+}
+
+/// The engine of `pytree_std::max` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn max<'a, Ns, T>(tree: &'a T) -> Option<LeafRef<'a, Ns, T::Leaf>>
+where
+    T: Flatten<Ns>,
+    LeafRef<'a, Ns, T::Leaf>: PartialOrd,
+{
+    let mut v = Extreme {
+        best: None,
+        replaces: |best: &LeafRef<'a, Ns, T::Leaf>, x: &LeafRef<'a, Ns, T::Leaf>| x > best,
+    };
+    tree.visit(&mut v);
+    v.best
+}

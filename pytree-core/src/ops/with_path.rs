@@ -1,0 +1,197 @@
+//! The operations that hand each leaf over with its [`KeyPath`] (JAX's
+//! `tree_flatten_with_path`, `tree_leaves_with_path`, `tree_map_with_path`):
+//! `flatten_with_path`, `leaves_with_path`, `map_with_path`,
+//! `for_each_with_path`, `for_each_mut_with_path`.
+//!
+//! One [`PathTracker`] per walk keeps the current path; a leaf's path is
+//! lent to the callback (`&KeyPath`) and cloned only where the result keeps
+//! it (`flatten_with_path`, `leaves_with_path`: one clone per leaf, as JAX
+//! builds one key tuple per leaf). Every path knows its kind
+//! ([`KeyPath::kind`]).
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::leaf::{LeafMut, LeafRef};
+use crate::ops::unflatten;
+use crate::paths::key_path::{KeyPath, KeyRef};
+use crate::paths::tracker::PathTracker;
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::visit::{NodeRef, Sink, Visit, VisitMut};
+use crate::treedef::static_data::StaticValue;
+use crate::treedef::{TreeDef, TreeDefBuilder};
+
+/// Builds the TreeDef and hands each leaf by value to `f` with its path.
+struct PathSink<F> {
+    tracker: PathTracker,
+    def: TreeDefBuilder,
+    f: F,
+}
+
+impl<L, F: FnMut(&KeyPath, L)> Sink<L> for PathSink<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: L) {
+        self.def.leaf();
+        (self.f)(self.tracker.path(), leaf);
+    }
+    #[inline]
+    fn leaf_vec(&mut self, leaves: Vec<L>) {
+        self.def.leaves(leaves.len());
+        for (i, leaf) in leaves.into_iter().enumerate() {
+            let f = &mut self.f;
+            self.tracker.with_index(i, |path| f(path, leaf));
+        }
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.tracker.node(&node);
+        self.def.node(node);
+    }
+    fn map_keys<K: FnOnce() -> StaticValue>(&mut self, keys: K) {
+        self.def.map_keys(keys());
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.tracker.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.tracker.exit();
+    }
+}
+
+/// Walks a tree by value, calling `f(path, leaf)` in pre-order; returns the
+/// TreeDef.
+pub(crate) fn flatten_walk<Ns, T, F>(tree: T, f: F) -> TreeDef
+where
+    T: Flatten<Ns>,
+    F: FnMut(&KeyPath, T::Leaf),
+{
+    let mut sink = PathSink {
+        tracker: PathTracker::new(),
+        def: TreeDefBuilder::new(),
+        f,
+    };
+    tree.flatten_into(&mut sink);
+    sink.def.build()
+}
+
+/// Hands each leaf by reference to `f` with its path.
+struct PathVisitor<F> {
+    tracker: PathTracker,
+    f: F,
+}
+
+impl<R, F: FnMut(&KeyPath, R)> Visit<R> for PathVisitor<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: R) {
+        (self.f)(self.tracker.path(), leaf);
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
+        for (i, leaf) in leaves.enumerate() {
+            let f = &mut self.f;
+            self.tracker.with_index(i, |path| f(path, leaf));
+        }
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.tracker.node(&node);
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.tracker.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.tracker.exit();
+    }
+}
+
+impl<M, F: FnMut(&KeyPath, M)> VisitMut<M> for PathVisitor<F> {
+    #[inline]
+    fn leaf(&mut self, leaf: M) {
+        (self.f)(self.tracker.path(), leaf);
+    }
+    #[inline]
+    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
+        for (i, leaf) in leaves.enumerate() {
+            let f = &mut self.f;
+            self.tracker.with_index(i, |path| f(path, leaf));
+        }
+    }
+    #[inline]
+    fn node(&mut self, node: NodeRef<'_>) {
+        self.tracker.node(&node);
+    }
+    #[inline]
+    fn enter(&mut self, key: KeyRef<'_>) {
+        self.tracker.enter(key);
+    }
+    #[inline]
+    fn exit(&mut self) {
+        self.tracker.exit();
+    }
+}
+
+/// The engine of `pytree_std::flatten_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn flatten_with_path<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<(KeyPath, T::Leaf)>, TreeDef) {
+    let mut out = Vec::new();
+    let def = flatten_walk::<Ns, T, _>(tree, |path, leaf| out.push((path.clone(), leaf)));
+    (out, def)
+}
+
+/// The engine of `pytree_std::leaves_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn leaves_with_path<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<(KeyPath, LeafRef<'_, Ns, T::Leaf>)> {
+    let mut out = Vec::new();
+    for_each_with_path::<Ns, T, _>(tree, |path, leaf| out.push((path.clone(), leaf)));
+    out
+}
+
+/// The engine of `pytree_std::map_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn map_with_path<Ns, T, U, F>(tree: T, mut f: F) -> Result<U, Error>
+where
+    T: Flatten<Ns>,
+    U: Unflatten<Ns>,
+    F: FnMut(&KeyPath, T::Leaf) -> U::Leaf,
+{
+    let mut out = Vec::new();
+    let def = flatten_walk::<Ns, T, _>(tree, |path, leaf| out.push(f(path, leaf)));
+    unflatten::<Ns, U, _>(&def, out)
+}
+
+/// The engine of `pytree_std::for_each_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn for_each_with_path<'a, Ns, T, F>(tree: &'a T, f: F)
+where
+    T: Flatten<Ns>,
+    F: FnMut(&KeyPath, LeafRef<'a, Ns, T::Leaf>),
+{
+    let mut visitor = PathVisitor {
+        tracker: PathTracker::new(),
+        f,
+    };
+    tree.visit(&mut visitor);
+}
+
+/// The engine of `pytree_std::for_each_mut_with_path` (documented there, with the
+/// namespace fixed): generic over the namespace `Ns`.
+#[doc(hidden)]
+pub fn for_each_mut_with_path<'a, Ns, T, F>(tree: &'a mut T, f: F)
+where
+    T: Flatten<Ns>,
+    F: FnMut(&KeyPath, LeafMut<'a, Ns, T::Leaf>),
+{
+    let mut visitor = PathVisitor {
+        tracker: PathTracker::new(),
+        f,
+    };
+    tree.visit_mut(&mut visitor);
+}

@@ -1,0 +1,532 @@
+//! The two traits every pytree implements: [`Flatten`] (walk the value) and
+//! [`Unflatten`] (rebuild it from a TreeDef and leaves). `#[derive(PyTree)]`
+//! writes both; `pytree-std` implements them for std containers and
+//! primitive leaves.
+//!
+//! `Ns` is the *namespace*: a marker type that says which registry of impls
+//! is meant (optree's namespaces). It also makes the std impls legal in
+//! `pytree-std` under the orphan rule: `impl<T> Flatten<Std> for Vec<T>` is
+//! allowed there because `Std` is local to that crate.
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::leaf::{Leaf, LeafMut, LeafRef};
+use crate::paths::key_path::KeyRef;
+use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
+use crate::treedef::schema::Schema;
+use crate::treedef::static_data::{Static, StaticValue};
+
+/// A value that is a pytree: containers whose non-container parts are leaves
+/// of one type, [`Flatten::Leaf`].
+///
+/// The methods walk the value in pre-order; the free functions of
+/// `pytree_std` (`flatten`, `leaves`, `map`, ...) are built on them. Implement
+/// it with `#[derive(PyTree)]`; hand-written impls follow the same pattern
+/// (report the node, then each child between `enter` and `exit`).
+///
+/// ```
+/// use pytree_std::{Flatten, Std};
+/// let t = (1.0f32, vec![2.0f32, 3.0]);
+/// let mut n = 0;
+/// pytree_std::for_each(&t, |_| n += 1);
+/// assert_eq!(n, 3);
+/// fn leaf_type<T: Flatten<Std, Leaf = f32>>(_: &T) {}
+/// leaf_type(&t);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a pytree in namespace `{Ns}`",
+    label = "not a pytree",
+    note = "derive `PyTree` for it, mark the type `#[pytree(leaf)]` if it is a leaf, or mark the field `#[pytree(static)]` if it is configuration",
+    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
+)]
+pub trait Flatten<Ns>: Sized {
+    /// The type of every leaf. The walks by reference lend it as
+    /// [`Leaf::Ref`] / [`Leaf::Mut`] (`&L` / `&mut L` for scalars, views
+    /// for arrays).
+    type Leaf: Leaf<Ns>;
+
+    /// Walks the value by move, handing every leaf to `sink`.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Sink, Std};
+    /// struct Collect(Vec<i32>);
+    /// impl Sink<i32> for Collect { fn leaf(&mut self, x: i32) { self.0.push(x) } }
+    /// let mut c = Collect(Vec::new());
+    /// Flatten::<Std>::flatten_into((1, [2, 3]), &mut c);
+    /// assert_eq!(c.0, [1, 2, 3]);
+    /// ```
+    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S);
+
+    /// Walks the value by reference, lending each leaf as
+    /// [`LeafRef`] for the borrow of the value.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, KeyRef, Std, Visit};
+    /// /// Records the depth of each leaf.
+    /// struct Depths { depth: usize, out: Vec<usize> }
+    /// impl Visit<&u8> for Depths {
+    ///     fn leaf(&mut self, _: &u8) { self.out.push(self.depth) }
+    ///     fn enter(&mut self, _: KeyRef<'_>) { self.depth += 1 }
+    ///     fn exit(&mut self) { self.depth -= 1 }
+    /// }
+    /// let mut v = Depths { depth: 0, out: vec![] };
+    /// Flatten::<Std>::visit(&(1u8, vec![2u8]), &mut v);
+    /// assert_eq!(v.out, [1, 2]);
+    /// ```
+    fn visit<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(&'a self, visitor: &mut V);
+
+    /// Walks the value by mutable reference, lending each leaf as
+    /// [`LeafMut`] for the whole borrow of the value (leaves are disjoint).
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std, VisitMut};
+    /// struct Negate;
+    /// impl VisitMut<&mut i32> for Negate { fn leaf(&mut self, x: &mut i32) { *x = -*x } }
+    /// let mut t = vec![(1, 2)];
+    /// Flatten::<Std>::visit_mut(&mut t, &mut Negate);
+    /// assert_eq!(t, [(-1, -2)]);
+    /// ```
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(&'a mut self, visitor: &mut V);
+
+    /// Replaces every leaf by `f(leaf)`, keeping the structure (no TreeDef
+    /// is built, nothing is allocated beyond what the value holds).
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let t = Flatten::<Std>::map_leaves(vec![Some(1), None], &mut |x| x + 1);
+    /// assert_eq!(t, [Some(2), None]);
+    /// ```
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self;
+
+    /// Checks that `self` and `others` can be zipped: sequence lengths, map
+    /// keys, `Option` holes, enum variants and static fields match. The
+    /// error names the first mismatch's path and its tree (1-based in
+    /// `others`). Nothing is built and nothing is allocated on success.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let a = (1, vec![2]);
+    /// assert!(Flatten::<Std>::zip_check(&a, [&(10, vec![20])]).is_ok());
+    /// let err = Flatten::<Std>::zip_check(&a, [&(10, vec![])]).unwrap_err();
+    /// assert_eq!(err.to_string(), "tree 1 at [1]: sequence length mismatch: expected 1, found 0");
+    /// ```
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
+
+    /// Builds a new value of the same structure from `self` and `others`,
+    /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`, for trees that
+    /// passed [`zip_check`](Flatten::zip_check). It returns the value itself,
+    /// not a `Result`, so a derived struct is built in place as a
+    /// hand-written one is.
+    ///
+    /// It never panics: where a tree differs from `self` anyway (the check
+    /// was skipped), `self`'s part stands in for that tree's, so the result
+    /// has `self`'s structure. Call [`zip_with`](Flatten::zip_with), which
+    /// checks first, unless the check has just been made.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let (a, b) = ((1, vec![2]), (10, vec![20]));
+    /// a.zip_check([&b]).unwrap();
+    /// let t = Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| x + y);
+    /// assert_eq!(t, (11, vec![22]));
+    /// ```
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf;
+
+    /// Updates `self` in place from `others`, leaf by leaf, for trees that
+    /// passed [`zip_check`](Flatten::zip_check). Like
+    /// [`zip_with_prechecked`](Flatten::zip_with_prechecked), it never
+    /// panics: a part of another tree that differs from `self` is replaced
+    /// by `self`'s own.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let mut p = vec![1.0f64, 2.0];
+    /// let g = vec![0.5, 0.5];
+    /// p.zip_check([&g]).unwrap();
+    /// Flatten::<Std>::zip_mut_prechecked(&mut p, [&g], &mut |x, [g]| *x -= g);
+    /// assert_eq!(p, [0.5, 1.5]);
+    /// ```
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
+    where
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]);
+
+    /// Builds a new value of the same structure from `self` and `others`,
+    /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`. Sequence lengths,
+    /// map keys, `Option` holes, enum variants and static fields must match,
+    /// else the error names the path and the tree (1-based in `others`).
+    /// It is [`zip_check`](Flatten::zip_check) then
+    /// [`zip_with_prechecked`](Flatten::zip_with_prechecked).
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let a = (1, vec![2]);
+    /// let t = Flatten::<Std>::zip_with(&a, [&(10, vec![20])], &mut |x, [y]| x + y).unwrap();
+    /// assert_eq!(t, (11, vec![22]));
+    /// assert!(Flatten::<Std>::zip_with(&a, [&(10, vec![])], &mut |x, [y]| x + y).is_err());
+    /// ```
+    #[inline]
+    fn zip_with<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Result<Self, Error>
+    where
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
+    {
+        self.zip_check(others)?;
+        Ok(self.zip_with_prechecked(others, f))
+    }
+
+    /// Updates `self` in place from `others`, leaf by leaf:
+    /// `f(&mut leaf_of_self, [leaf_of_other; N])`. Same checks as
+    /// [`zip_with`](Flatten::zip_with), all made before the first update:
+    /// on error, `self` is unchanged.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std};
+    /// let mut p = vec![1.0f64, 2.0];
+    /// Flatten::<Std>::zip_mut(&mut p, [&vec![0.5, 0.5]], &mut |x, [g]| *x -= g).unwrap();
+    /// assert_eq!(p, [0.5, 1.5]);
+    /// assert!(Flatten::<Std>::zip_mut(&mut p, [&vec![1.0]], &mut |x, [g]| *x -= g).is_err());
+    /// assert_eq!(p, [0.5, 1.5]);
+    /// ```
+    #[inline]
+    fn zip_mut<'a, const N: usize, F>(
+        &'a mut self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Result<(), Error>
+    where
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
+    {
+        self.zip_check(others)?;
+        self.zip_mut_prechecked(others, f);
+        Ok(())
+    }
+
+    /// `Some(n)` when every value of the type has the same structure, `n`
+    /// leaves, and nothing that can differ between two values (no length,
+    /// variant, `Option` hole, map key, static data or leaf signature): a
+    /// scalar leaf is `Some(1)`; a struct or tuple of such, the sum; an
+    /// array `[T; N]`, `N` times `T`'s; a box, its content's. `None`
+    /// otherwise (sequences, options, enums, arrays of ndarray). Containers
+    /// skip the [`zip_check`](Flatten::zip_check) walk over such elements
+    /// and size the buffers that collect leaves from it.
+    #[doc(hidden)]
+    const UNIFORM_LEAVES: Option<usize> = None;
+
+    /// A lower bound of the number of leaves, in time proportional to the
+    /// type's own fields (not its elements, never through a box or an
+    /// option, so deep recursive values cost nothing): exact for values of
+    /// uniform types, and for structs and sequences of them (a `Vec<Layer>`
+    /// of uniform layers is its length times a layer's). The operations
+    /// that collect leaves size their buffers from it.
+    #[doc(hidden)]
+    #[inline]
+    fn leaf_count_hint(&self) -> usize {
+        Self::UNIFORM_LEAVES.unwrap_or(0)
+    }
+
+    /// Flattens the elements of a sequence. Leaf types override it to hand
+    /// the whole `Vec` over at once. After the first element the sink may
+    /// reserve room for the others like it ([`Sink::reserve_like`]).
+    #[doc(hidden)]
+    #[inline]
+    fn flatten_vec<S: Sink<Self::Leaf>>(items: Vec<Self>, sink: &mut S) {
+        let rest = items.len().saturating_sub(1);
+        let mut items = items.into_iter();
+        let Some(first) = items.next() else {
+            return;
+        };
+        let before = sink.stored();
+        sink.enter(KeyRef::Index(0));
+        first.flatten_into(sink);
+        sink.exit();
+        if let Some(each) = Self::UNIFORM_LEAVES {
+            if rest > 0 {
+                if let Some(out) = sink.repeat_like(before, rest, each) {
+                    // The records of the rest are written: only their leaves.
+                    let start = out.len();
+                    let mut leaves = LeavesOnly { out };
+                    for item in items {
+                        item.flatten_into(&mut leaves);
+                    }
+                    let pushed = leaves.out.len() - start;
+                    assert!(
+                        Some(pushed) == each.checked_mul(rest),
+                        "a Flatten impl's UNIFORM_LEAVES is wrong: {rest} elements gave {pushed} leaves, not {each} each"
+                    );
+                    return;
+                }
+            }
+        }
+        sink.reserve_like(before, rest);
+        for (i, item) in items.enumerate() {
+            sink.enter(KeyRef::Index(i + 1));
+            item.flatten_into(sink);
+            sink.exit();
+        }
+    }
+
+    /// Visits the elements of a sequence. Leaf types override it.
+    #[doc(hidden)]
+    #[inline]
+    fn visit_slice<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(items: &'a [Self], visitor: &mut V) {
+        for (i, item) in items.iter().enumerate() {
+            visitor.enter(KeyRef::Index(i));
+            item.visit(visitor);
+            visitor.exit();
+        }
+    }
+
+    /// Visits the elements of a sequence mutably. Leaf types override it.
+    #[doc(hidden)]
+    #[inline]
+    fn visit_slice_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(
+        items: &'a mut [Self],
+        visitor: &mut V,
+    ) {
+        for (i, item) in items.iter_mut().enumerate() {
+            visitor.enter(KeyRef::Index(i));
+            item.visit_mut(visitor);
+            visitor.exit();
+        }
+    }
+}
+
+/// A pytree that can be rebuilt from a [`TreeDef`](crate::TreeDef) and its
+/// leaves.
+///
+/// Unflattening builds values directly (struct literals), never through a
+/// user constructor, so JAX's "custom pytrees and initialization" gotcha
+/// (an `__init__` that validates or transforms its arguments running on
+/// placeholder leaves) cannot happen here.
+///
+/// An implementation must read a given TreeDef the same way whatever the
+/// values of the leaves (derived and std impls do): after one read of a
+/// TreeDef as a type has checked every record, [`unflatten`](crate::unflatten)
+/// trusts that TreeDef for that type and skips the checks. An impl that
+/// breaks this gets errors or a wrongly shaped value, never undefined
+/// behaviour. Readers that take any structure through
+/// [`Source::any_node`] are always checked.
+///
+/// ```
+/// let (leaves, def) = pytree_std::flatten((1u8, Some(2u8)));
+/// let back: (u8, Option<u8>) = pytree_std::unflatten(&def, leaves).unwrap();
+/// assert_eq!(back, (1, Some(2)));
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be rebuilt from a TreeDef in namespace `{Ns}`",
+    label = "not an unflattenable pytree",
+    note = "derive `PyTree` for it, or mark the type `#[pytree(leaf)]` if it is a leaf",
+    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
+)]
+pub trait Unflatten<Ns>: Flatten<Ns> {
+    /// Rebuilds a value, reading nodes and leaves from `source` in pre-order.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Std, Unflatten};
+    /// let def = pytree_std::structure(&Some(0u8));
+    /// let mut src = DefSource::new(&def, std::iter::once(5u8));
+    /// assert_eq!(<Option<u8> as Unflatten<Std>>::unflatten_from(&mut src).unwrap(), Some(5));
+    /// ```
+    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error>;
+
+    /// Rebuilds the `len` elements of a sequence. Leaf types override it to
+    /// take the leaves at once.
+    #[doc(hidden)]
+    #[inline]
+    fn unflatten_vec<S: Source<Self::Leaf>>(
+        len: usize,
+        source: &mut S,
+    ) -> Result<Vec<Self>, Error> {
+        let mut out = Vec::with_capacity(len.min(1024));
+        for i in 0..len {
+            out.push(Self::unflatten_from(source).map_err(|e| e.at(crate::KeyEntry::Index(i)))?);
+        }
+        Ok(out)
+    }
+}
+
+/// Where [`Unflatten`] reads from: the nodes of a TreeDef and a stream of
+/// leaves, in pre-order. Each method checks that the next node is the kind
+/// the caller expects and says what it found otherwise.
+///
+/// ```
+/// use pytree_std::{DefSource, Source};
+/// let def = pytree_std::structure(&vec![1u8, 2]);
+/// let mut src = DefSource::new(&def, vec![7u8, 8].into_iter());
+/// assert_eq!(src.seq_node().unwrap(), 2);
+/// assert_eq!(src.leaf().unwrap(), 7);
+/// assert!(src.tuple_node(2).is_err());
+/// ```
+pub trait Source<L> {
+    /// The next leaf.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::TreeDef::leaf();
+    /// let mut src = DefSource::new(&def, vec![3u8].into_iter());
+    /// assert_eq!(src.leaf().unwrap(), 3);
+    /// assert!(src.leaf().is_err()); // the TreeDef has no second leaf
+    /// ```
+    fn leaf(&mut self) -> Result<L, Error>;
+    /// The next `len` leaves, for a sequence of leaves.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::structure(&vec![0u8; 3]);
+    /// let mut src = DefSource::new(&def, vec![1u8, 2].into_iter());
+    /// assert_eq!(src.seq_node().unwrap(), 3);
+    /// assert!(src.leaf_vec(3).is_err()); // only 2 leaves given
+    /// ```
+    fn leaf_vec(&mut self, len: usize) -> Result<Vec<L>, Error> {
+        let mut out = Vec::with_capacity(len.min(1024));
+        for i in 0..len {
+            out.push(self.leaf().map_err(|e| e.at(crate::KeyEntry::Index(i)))?);
+        }
+        Ok(out)
+    }
+    /// A struct or enum-variant node whose schema is one of `candidates`;
+    /// returns the index of the one found. Its static fields follow through
+    /// [`static_field`](Source::static_field).
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// #[derive(pytree_std::PyTree)]
+    /// struct P { x: u8 }
+    /// let def = pytree_std::structure(&(0u8, 0u8));
+    /// let mut src = DefSource::new(&def, vec![1u8, 2].into_iter());
+    /// assert!(src.struct_node(&[]).is_err()); // a tuple, not a struct
+    /// ```
+    fn struct_node(&mut self, candidates: &[&'static Schema]) -> Result<usize, Error>;
+    /// The next static field of the struct node just read.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::TreeDef::leaf();
+    /// let mut src = DefSource::new(&def, vec![1u8].into_iter());
+    /// assert!(src.static_field::<String>().is_err()); // no struct node was read
+    /// ```
+    fn static_field<T: Static>(&mut self) -> Result<T, Error>;
+    /// A sequence node; returns its length.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::structure(&vec![0u8; 2]);
+    /// let mut src = DefSource::new(&def, Vec::<u8>::new().into_iter());
+    /// assert_eq!(src.seq_node().unwrap(), 2);
+    /// ```
+    fn seq_node(&mut self) -> Result<usize, Error>;
+    /// A tuple node of this arity.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::structure(&(0u8, 0u8));
+    /// let mut src = DefSource::new(&def, Vec::<u8>::new().into_iter());
+    /// assert!(src.tuple_node(3).is_err());
+    /// assert!(src.tuple_node(2).is_ok());
+    /// ```
+    fn tuple_node(&mut self, arity: usize) -> Result<(), Error>;
+    /// A map node; returns its keys (in flattening order).
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::structure(&std::collections::BTreeMap::from([("a", 0u8)]));
+    /// let mut src = DefSource::new(&def, Vec::<u8>::new().into_iter());
+    /// assert_eq!(src.map_node::<&str>().unwrap(), ["a"]);
+    /// ```
+    fn map_node<K: Static>(&mut self) -> Result<Vec<K>, Error>;
+    /// An `Option` node; returns true for `Some`.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, Source};
+    /// let def = pytree_std::structure(&None::<u8>);
+    /// let mut src = DefSource::new(&def, Vec::<u8>::new().into_iter());
+    /// assert_eq!(src.option_node().unwrap(), false);
+    /// ```
+    fn option_node(&mut self) -> Result<bool, Error>;
+
+    /// The next node, whatever its kind, for readers that accept any
+    /// structure (a dynamic tree such as `pytree_std::Tree`). An internal
+    /// node is consumed and described; a leaf is reported as
+    /// [`NodeView::Leaf`] and *not* consumed: read it with
+    /// [`leaf`](Source::leaf). The default says the source cannot do this.
+    ///
+    /// ```
+    /// use pytree_std::{DefSource, NodeView, Source};
+    /// let def = pytree_std::structure(&(1u8, None::<u8>));
+    /// let mut src = DefSource::new(&def, vec![7u8].into_iter());
+    /// assert!(matches!(src.any_node().unwrap(), NodeView::Tuple(2)));
+    /// assert!(matches!(src.any_node().unwrap(), NodeView::Leaf));
+    /// assert_eq!(src.leaf().unwrap(), 7);
+    /// assert!(matches!(src.any_node().unwrap(), NodeView::None));
+    /// ```
+    fn any_node(&mut self) -> Result<NodeView, Error> {
+        Err(Error::custom(
+            "this source can only read the nodes its target type asks for",
+        ))
+    }
+}
+
+/// A node as [`Source::any_node`] reports it: its kind and the static data
+/// it owns, so that a reader can rebuild any structure generically.
+///
+/// ```
+/// use pytree_std::NodeView;
+/// assert_eq!(NodeView::Seq(3).arity(), 3);
+/// assert_eq!(NodeView::Leaf.arity(), 0);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeView {
+    /// The next item is a leaf (not consumed by `any_node`).
+    Leaf,
+    /// A derived struct or enum variant with its static fields, in
+    /// declaration order (read the data fields' names from the schema).
+    Struct {
+        /// The struct or variant.
+        schema: &'static Schema,
+        /// Its static fields' values.
+        statics: Vec<StaticValue>,
+    },
+    /// A sequence of this length.
+    Seq(usize),
+    /// A tuple of this arity.
+    Tuple(usize),
+    /// A map of `len` entries; `keys` holds them in flattening order
+    /// (see [`StaticValue::item`]).
+    Map {
+        /// Number of entries.
+        len: usize,
+        /// The keys, one item each.
+        keys: StaticValue,
+    },
+    /// `Some(_)`: one child.
+    Some,
+    /// `None`: no children.
+    None,
+}
+
+impl NodeView {
+    /// Number of children.
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::NodeView::Some.arity(), 1);
+    /// ```
+    pub fn arity(&self) -> usize {
+        match self {
+            NodeView::Struct { schema, .. } => schema.num_data(),
+            NodeView::Seq(n) | NodeView::Tuple(n) => *n,
+            NodeView::Map { len, .. } => *len,
+            NodeView::Some => 1,
+            NodeView::Leaf | NodeView::None => 0,
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! The traits a pytree implements and the callbacks its walks call.
+//!
+//! - `flatten`: [`Flatten`](crate::Flatten), [`Unflatten`](crate::Unflatten),
+//!   [`Source`](crate::Source) and [`NodeView`](crate::NodeView).
+//! - `visit`: [`Sink`](crate::Sink), [`Visit`](crate::Visit),
+//!   [`VisitMut`](crate::VisitMut) and [`NodeRef`](crate::NodeRef).
+//! - `boxed`: `Box<T>` for every namespace (a fundamental type, so the
+//!   impls are legal here and nowhere else).
+
+pub(crate) mod boxed;
+pub(crate) mod flatten;
+pub(crate) mod visit;
