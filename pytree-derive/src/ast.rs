@@ -28,8 +28,11 @@ pub struct Variant<'a> {
 }
 
 pub struct Field<'a> {
-    /// The name used in schemas and key paths: the ident, or the index.
+    /// The name used in schemas and key paths: `#[pytree(rename)]`, else
+    /// the ident (unraw), else the index.
     pub name: String,
+    /// `#[pytree(rename = "...")]`, with its span.
+    pub rename: Option<&'a syn::LitStr>,
     /// `a` or `0`, for member access and patterns.
     pub member: syn::Member,
     /// The local binding in generated code.
@@ -131,7 +134,7 @@ fn model_fields(fields: &[FieldAttrs]) -> Vec<Field<'_>> {
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let (name, member) = match &f.ident {
+            let (ident_name, member) = match &f.ident {
                 Some(ident) => {
                     let unraw = syn::ext::IdentExt::unraw(ident).to_string();
                     (unraw, syn::Member::Named(ident.clone()))
@@ -144,9 +147,17 @@ fn model_fields(fields: &[FieldAttrs]) -> Vec<Field<'_>> {
                     }),
                 ),
             };
+            // The binding keeps the Rust name: a renamed name need not be
+            // an identifier (`LayerNorm`, `self`).
+            let binding = format_ident!("__field_{}", ident_name);
+            let name = match &f.rename {
+                Some(lit) => lit.value(),
+                None => ident_name,
+            };
             Field {
-                binding: format_ident!("__field_{}", name),
+                binding,
                 name,
+                rename: f.rename.as_ref(),
                 member,
                 ty: &f.ty,
                 is_static: f.is_static.is_present().then(|| f.is_static.span()),

@@ -19,6 +19,10 @@ pub struct FieldAttrs {
     /// `#[pytree(kind = "state")]`: the kind of the field's leaves, which
     /// key paths expose (default: inherited, `"param"` at the top).
     pub kind: Option<syn::LitStr>,
+    /// `#[pytree(rename = "self")]`: the field's name in key paths,
+    /// schemas and checkpoints (serde's spelling), for names Rust refuses
+    /// or frowns on (`self`, `LayerNorm`).
+    pub rename: Option<syn::LitStr>,
 }
 
 /// `#[pytree(...)]` on an enum variant (none are defined yet; darling

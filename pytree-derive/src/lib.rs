@@ -22,6 +22,11 @@
 //! - field `#[pytree(kind = "state")]`: the kind of the field's leaves
 //!   (`KeyPath::kind`), so PAX's split of parameters and state is one
 //!   `partition`; untagged fields inherit it (`"param"` at the top);
+//! - field `#[pytree(rename = "self")]`: the field's name in key paths,
+//!   `keystr`, schemas and checkpoint tensor names (serde's spelling), for
+//!   a name Rust refuses (`self`) or lints (`LayerNorm`); an empty name,
+//!   two fields under one name, and a rename on a skipped or tuple field
+//!   are compile errors;
 //! - container `#[pytree(leaf)]`: the type itself is a leaf (a tensor type);
 //! - container `#[pytree(namespace = path::Ns)]` (repeatable): implement for
 //!   these namespaces instead of `pytree_std::Std`;

@@ -10,7 +10,78 @@ pub fn check(container: &Container<'_>) -> darling::Result<()> {
     static_or_skip_not_both(container, &mut errors);
     kind_is_a_name(container, &mut errors);
     kind_is_on_data_fields_only(container, &mut errors);
+    rename_is_a_name(container, &mut errors);
+    rename_is_on_named_tree_fields(container, &mut errors);
+    names_are_unique(container, &mut errors);
     errors.finish()
+}
+
+/// A renamed field is looked up by its name (key paths, checkpoints); an
+/// empty name cannot be a key path entry that anyone can read or write.
+fn rename_is_a_name(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+    for field in container.all_fields() {
+        if let Some(rename) = field.rename {
+            if rename.value().is_empty() {
+                errors.push(
+                    darling::Error::custom(
+                        "`#[pytree(rename = \"...\")]` needs a non-empty name, such as \"self\" or \"LayerNorm\"",
+                    )
+                    .with_span(rename),
+                );
+            }
+        }
+    }
+}
+
+/// A rename only changes names the tree shows: a skipped field is not in
+/// the tree, the fields of a `#[pytree(leaf)]` type are not walked, and a
+/// tuple field is named by its index (serde ignores a rename there
+/// silently; here it is an error, so it never does nothing unseen).
+fn rename_is_on_named_tree_fields(
+    container: &Container<'_>,
+    errors: &mut darling::error::Accumulator,
+) {
+    for field in container.all_fields() {
+        let Some(rename) = field.rename else { continue };
+        let why = if container.leaf.is_some() {
+            Some("has no effect in a `#[pytree(leaf)]` type: the whole value is one leaf")
+        } else if field.skip.is_some() {
+            Some("has no effect on a `#[pytree(skip)]` field: it is not in the tree")
+        } else if matches!(field.member, syn::Member::Unnamed(_)) {
+            Some("needs a named field: a tuple field is named by its index")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            errors.push(
+                darling::Error::custom(format!("`#[pytree(rename = ...)]` {why}")).with_span(rename),
+            );
+        }
+    }
+}
+
+/// Two fields of one struct or variant under one name would give two
+/// leaves the same key path (and one checkpoint tensor name).
+fn names_are_unique(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+    for variant in &container.variants {
+        let mut seen: Vec<&str> = Vec::new();
+        for field in variant.tree_fields() {
+            if seen.contains(&field.name.as_str()) {
+                let message = format!(
+                    "two fields are named `{}`: names in key paths and checkpoints must be unique",
+                    field.name
+                );
+                let err = darling::Error::custom(message);
+                errors.push(match (field.rename, &field.member) {
+                    (Some(rename), _) => err.with_span(rename),
+                    (None, syn::Member::Named(ident)) => err.with_span(ident),
+                    (None, _) => err.with_span(&field.ty),
+                });
+            } else {
+                seen.push(&field.name);
+            }
+        }
+    }
 }
 
 /// A kind is matched against names (`path.kind() == "state"`); an empty
@@ -146,6 +217,36 @@ mod tests {
         assert_eq!(
             errors(input),
             ["`#[pytree(kind = ...)]` has no effect in a `#[pytree(leaf)]` type: the whole value is one leaf"]
+        );
+    }
+
+    #[test]
+    fn a_rename_must_be_unique_non_empty_and_on_a_named_tree_field() {
+        let input = syn::parse_quote! {
+            struct Attention {
+                #[pytree(rename = "self")] self_: f64,
+                #[pytree(rename = "self")] other: f64,
+                #[pytree(rename = "")] empty: f64,
+                #[pytree(skip, rename = "cache")] cache: f64,
+            }
+        };
+        assert_eq!(
+            errors(input),
+            [
+                "`#[pytree(rename = \"...\")]` needs a non-empty name, such as \"self\" or \"LayerNorm\"",
+                "`#[pytree(rename = ...)]` has no effect on a `#[pytree(skip)]` field: it is not in the tree",
+                "two fields are named `self`: names in key paths and checkpoints must be unique",
+            ]
+        );
+        let tuple = syn::parse_quote! { struct Pair(#[pytree(rename = "a")] f64, f64); };
+        assert_eq!(
+            errors(tuple),
+            ["`#[pytree(rename = ...)]` needs a named field: a tuple field is named by its index"]
+        );
+        let clash = syn::parse_quote! { struct Norm { #[pytree(rename = "w")] weight: f64, w: f64 } };
+        assert_eq!(
+            errors(clash),
+            ["two fields are named `w`: names in key paths and checkpoints must be unique"]
         );
     }
 
