@@ -104,6 +104,8 @@ pub(crate) struct Entry {
     /// Range in the data section.
     pub(crate) begin: usize,
     pub(crate) end: usize,
+    /// The file it is in, of a sharded checkpoint (0 for one file).
+    pub(crate) shard: usize,
 }
 
 impl Entry {
@@ -213,6 +215,7 @@ fn validate(
             shape: info.shape,
             begin,
             end,
+            shard: 0,
         });
     }
     entries.sort_by_key(|e| (e.begin, e.end));
@@ -392,7 +395,7 @@ pub(crate) struct Planned {
 /// The header for `tensors` (written in this order) and `metadata`,
 /// padded with spaces to a multiple of 8 bytes so that the data starts
 /// aligned (as the reference writer does).
-pub(crate) fn header_bytes(tensors: &[Planned], metadata: &BTreeMap<String, String>) -> Vec<u8> {
+pub(crate) fn header_bytes(tensors: &[&Planned], metadata: &BTreeMap<String, String>) -> Vec<u8> {
     let mut out = String::with_capacity(64 + 96 * tensors.len());
     out.push('{');
     let mut first = true;
@@ -493,7 +496,7 @@ mod tests {
             shape: vec![1],
             bytes: 4,
         }];
-        let h = header_bytes(&t, &BTreeMap::new());
+        let h = header_bytes(&[&t[0]], &BTreeMap::new());
         assert_eq!(h.len() % 8, 0);
         let f = file(std::str::from_utf8(&h).unwrap(), &[0; 4]);
         assert_eq!(parse(&f, "t", 1000).unwrap().entries[0].name, "a\"b");

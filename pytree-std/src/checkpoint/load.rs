@@ -1,0 +1,334 @@
+//! Reading options: [`Load`] (renames, partial loading, dtype
+//! conversion, the header limit) and what a load did, [`LoadReport`].
+
+use std::fs::File;
+use std::path::Path;
+
+use pytree_core::{Error, Flatten, Unflatten};
+
+use super::format::{self, file_error};
+use super::naming::Renames;
+use super::reader::{Checkpoint, Storage};
+use super::shards;
+use super::{TensorLeaf, DEFAULT_MAX_HEADER_BYTES};
+use crate::Std;
+
+/// Options of loading: renames by prefix, partial loading, the header
+/// limit. The same options serve [`Load::load`], [`Load::load_like`],
+/// [`Load::load_into`] and [`Load::open`].
+///
+/// ```
+/// use pytree_std::checkpoint::{Load, Save, Checkpoint};
+/// // A file of a bigger model: `model.` before every name, and a head.
+/// let full = (vec![1.0f32, 2.0], 9.0f32);
+/// let bytes = Save::new().prefix("model.").to_bytes(&full)?;
+/// // Its backbone, into a tree of our own: `model.0.0` is our `0`.
+/// let mut backbone = (vec![0.0f32, 0.0],);
+/// let file = Load::new().rename_prefix("model.0.", "0.").allow_unused().from_bytes(bytes)?;
+/// let report = file.load_into(&mut backbone)?;
+/// assert_eq!(backbone.0, [1.0, 2.0]);
+/// assert_eq!(report.unused, ["model.1"]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct Load {
+    pub(crate) renames: Renames,
+    pub(crate) allow_missing: bool,
+    pub(crate) allow_unused: bool,
+    pub(crate) convert_floats: bool,
+    pub(crate) max_header_bytes: usize,
+}
+
+impl Default for Load {
+    fn default() -> Self {
+        Load {
+            renames: Renames::new(),
+            allow_missing: false,
+            allow_unused: false,
+            convert_floats: false,
+            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+        }
+    }
+}
+
+impl Load {
+    /// Strict loading: every leaf must be in the file, every tensor of the
+    /// file must be a leaf, with the same dtype and shape.
+    ///
+    /// ```
+    /// let bytes = pytree_std::checkpoint::to_bytes(&(1.0f32, 2.0f32))?;
+    /// let err = pytree_std::checkpoint::Load::new().from_bytes(bytes)?.load_like(&(0.0f32,)).unwrap_err();
+    /// assert_eq!(err.to_string(), "at <root>: tensor `1` (f32[]) of the file is not a leaf of the tree");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn new() -> Self {
+        Load::default()
+    }
+
+    /// Renames the file's tensors whose name begins with `from`: that
+    /// prefix becomes `to` (`("model.", "")` reads `model.layers.0.w` as
+    /// `layers.0.w`). A rule of [`Renames`]: rules chain, each applied
+    /// to what the ones before it made. Two tensors renamed to one name
+    /// are an error.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, Save};
+    /// let bytes = Save::new().prefix("model.").to_bytes(&(1.0f32,))?;
+    /// let file = Load::new().rename_prefix("model.", "").from_bytes(bytes)?;
+    /// assert_eq!(file.load_like(&(0.0f32,))?, (1.0,));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn rename_prefix(mut self, from: impl Into<String>, to: impl Into<String>) -> Self {
+        self.renames = self.renames.prefix(from, to);
+        self
+    }
+
+    /// Renames the file's tensors by `renames` (after the rules given so
+    /// far): from the file's names to the tree's.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, Renames, Save};
+    /// use std::collections::BTreeMap;
+    /// let hf = BTreeMap::from([("bert.encoder.layer.0.attention.self.query", 1.0f32)]);
+    /// let bytes = Save::new().to_bytes(&hf)?;
+    /// let ours = Renames::new().prefix("bert.", "").pattern("encoder.layer.*.attention.self", "layers.$1.attn");
+    /// let file = Load::new().renames(ours).from_bytes(bytes)?;
+    /// let like = BTreeMap::from([("layers.0.attn.query".to_string(), 0.0f32)]);
+    /// assert_eq!(file.load_like(&like)?["layers.0.attn.query"], 1.0);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn renames(mut self, renames: Renames) -> Self {
+        self.renames = self.renames.then(renames);
+        self
+    }
+
+    /// Converts floats on load: a tensor of another float dtype (`f16`,
+    /// `bf16`, `f32`, `f64`) than the leaf's float dtype is converted to
+    /// it (rounded to nearest, ties to even; PyTorch's `.to(dtype)`).
+    /// Integers and bools are never converted, nor a float into an
+    /// integer leaf or back: those stay errors.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, to_bytes};
+    /// let bytes = to_bytes(&(1.5f64, 7i64))?;
+    /// assert!(Load::new().from_bytes(bytes.clone())?.load_like(&(0.0f32, 0i64)).is_err());
+    /// let file = Load::new().convert_floats().from_bytes(bytes)?;
+    /// assert_eq!(file.load_like(&(0.0f32, 0i64))?, (1.5, 7));
+    /// assert!(file.load_like(&(0.0f32, 0i32)).is_err()); // i64 into i32: never
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn convert_floats(mut self) -> Self {
+        self.convert_floats = true;
+        self
+    }
+
+    /// Leaves that the file lacks are not an error: [`load_into`](Load::load_into)
+    /// leaves them as they are, [`load_like`](Load::load_like) copies the
+    /// template's. Loading by type alone still needs every leaf.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, to_bytes};
+    /// let file = Load::new().allow_missing().from_bytes(to_bytes(&(1.0f32,))?)?;
+    /// assert_eq!(file.load_like(&(0.0f32, 5.0f32))?, (1.0, 5.0));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn allow_missing(mut self) -> Self {
+        self.allow_missing = true;
+        self
+    }
+
+    /// Tensors of the file that no leaf asks for are skipped instead of an
+    /// error (and listed in [`LoadReport::unused`]).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, to_bytes};
+    /// let file = Load::new().allow_unused().from_bytes(to_bytes(&(1.0f32, 2.0f32))?)?;
+    /// assert_eq!(file.load_like(&(0.0f32,))?, (1.0,));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn allow_unused(mut self) -> Self {
+        self.allow_unused = true;
+        self
+    }
+
+    /// Both of the above: PyTorch's `strict=False`.
+    ///
+    /// ```
+    /// let o = pytree_std::checkpoint::Load::new().non_strict();
+    /// # let _ = o;
+    /// ```
+    #[must_use]
+    pub fn non_strict(self) -> Self {
+        self.allow_missing().allow_unused()
+    }
+
+    /// The largest header to read (default [`DEFAULT_MAX_HEADER_BYTES`],
+    /// the format's 100 MB). Reading a header costs memory proportional to
+    /// its size; a longer one is an error before anything is allocated.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, to_bytes};
+    /// let bytes = to_bytes(&(1.0f32,))?;
+    /// let err = Load::new().max_header_bytes(16).from_bytes(bytes).unwrap_err();
+    /// assert!(err.to_string().contains("over the limit of 16"));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn max_header_bytes(mut self, limit: usize) -> Self {
+        self.max_header_bytes = limit;
+        self
+    }
+
+    /// Opens (memory-maps) the file at `path` and checks its header. A
+    /// path ending in `.json` is the index of a sharded checkpoint
+    /// (transformers' `model.safetensors.index.json`): every shard it
+    /// names (beside it) is opened and mapped, and the checkpoint is their
+    /// tensors together; a shard that is missing, or that holds a tensor
+    /// the index places elsewhere or lacks one it places there, is an
+    /// error naming the shard and the index.
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("pytree-open-{}.safetensors", std::process::id()));
+    /// pytree_std::checkpoint::save(&path, &(1u8,))?;
+    /// let file = pytree_std::checkpoint::Load::new().open(&path)?;
+    /// assert_eq!(file.len(), 1);
+    /// # drop(file); std::fs::remove_file(&path).ok();
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<Checkpoint, Error> {
+        let path = path.as_ref();
+        if path.extension().is_some_and(|e| e == "json") {
+            return shards::open_index(self, path);
+        }
+        let origin = path.display().to_string();
+        let storage = self.map_file(path, &origin)?;
+        Checkpoint::new(storage, origin, self.clone())
+    }
+
+    /// The bytes of the file at `path`, memory-mapped.
+    pub(crate) fn map_file(&self, path: &Path, origin: &str) -> Result<Storage, Error> {
+        let origin = origin.to_string();
+        let file =
+            File::open(path).map_err(|e| file_error(&origin, format!("cannot open: {e}")))?;
+        let len = file
+            .metadata()
+            .map_err(|e| file_error(&origin, format!("cannot read its size: {e}")))?
+            .len();
+        let bytes = if len < format::N_LEN as u64 {
+            // Too short to map usefully (an empty file cannot be mapped);
+            // `parse` says what is wrong.
+            let mut v = Vec::new();
+            use std::io::Read;
+            (&file)
+                .take(len)
+                .read_to_end(&mut v)
+                .map_err(|e| file_error(&origin, format!("read: {e}")))?;
+            Storage::Owned(v)
+        } else {
+            // SAFETY: a memory map is valid as long as nobody changes or
+            // truncates the file while it is mapped; this is the contract
+            // of every safetensors loader (the `safetensors` crate's
+            // examples, candle's `MmapedSafetensors`). It is documented
+            // on `Checkpoint`: the map lives as long as the `Checkpoint`,
+            // and every read of it is bounds-checked against the length
+            // the header was validated against.
+            let map = unsafe { memmap2::Mmap::map(&file) }
+                .map_err(|e| file_error(&origin, format!("cannot map: {e}")))?;
+            Storage::Mapped(map)
+        };
+        Ok(bytes)
+    }
+
+    /// Reads a file held in memory.
+    ///
+    /// ```
+    /// let bytes = pytree_std::checkpoint::to_bytes(&(1u8,))?;
+    /// assert_eq!(pytree_std::checkpoint::Load::new().from_bytes(bytes)?.len(), 1);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn from_bytes(&self, bytes: Vec<u8>) -> Result<Checkpoint, Error> {
+        Checkpoint::new(Storage::Owned(bytes), "<bytes>".into(), self.clone())
+    }
+
+    /// [`open`](Load::open), then [`Checkpoint::load`].
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("pytree-load-{}.safetensors", std::process::id()));
+    /// pytree_std::checkpoint::Save::new().prefix("m.").save(&path, &(1u8,))?;
+    /// let back: (u8,) = pytree_std::checkpoint::Load::new().load(&path)?;
+    /// assert_eq!(back, (1,));
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load<T>(&self, path: impl AsRef<Path>) -> Result<T, Error>
+    where
+        T: Unflatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        self.open(path)?.load()
+    }
+
+    /// [`open`](Load::open), then [`Checkpoint::load_like`].
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("pytree-like-{}.safetensors", std::process::id()));
+    /// pytree_std::checkpoint::save(&path, &(1u8, 2u8))?;
+    /// let back = pytree_std::checkpoint::Load::new().allow_unused().load_like(&path, &(0u8,))?;
+    /// assert_eq!(back, (1,));
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load_like<T>(&self, path: impl AsRef<Path>, like: &T) -> Result<T, Error>
+    where
+        T: Unflatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        self.open(path)?.load_like(like)
+    }
+
+    /// [`open`](Load::open), then [`Checkpoint::load_into`].
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("pytree-into-{}.safetensors", std::process::id()));
+    /// pytree_std::checkpoint::save(&path, &(1u8,))?;
+    /// let mut t = (0u8, 7u8);
+    /// let report = pytree_std::checkpoint::Load::new().allow_missing().load_into(&path, &mut t)?;
+    /// assert_eq!((t, report.missing), ((1, 7), vec!["1".to_string()]));
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load_into<T>(&self, path: impl AsRef<Path>, tree: &mut T) -> Result<LoadReport, Error>
+    where
+        T: Flatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        self.open(path)?.load_into(tree)
+    }
+}
+
+/// What a load did, by tensor name (PyTorch's `load_state_dict` result).
+///
+/// ```
+/// let bytes = pytree_std::checkpoint::to_bytes(&(1u8, 2u8))?;
+/// let file = pytree_std::checkpoint::Load::new().non_strict().from_bytes(bytes)?;
+/// let mut t = (0u8,);
+/// let report = file.load_into(&mut t)?;
+/// assert_eq!((report.loaded, report.missing, report.unused), (vec!["0".to_string()], vec![], vec!["1".to_string()]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadReport {
+    /// The leaves loaded, by name (after renaming), in leaf order.
+    pub loaded: Vec<String>,
+    /// The leaves the file lacks (allowed by [`Load::allow_missing`]), in
+    /// leaf order.
+    pub missing: Vec<String>,
+    /// The file's tensors that no leaf asked for (allowed by
+    /// [`Load::allow_unused`]), by their names in the file, in file order.
+    pub unused: Vec<String>,
+}

@@ -1,0 +1,672 @@
+//! An opened checkpoint, [`Checkpoint`]: one file or the shards of one
+//! (memory-mapped, or bytes in memory), its tensors by name, and loading
+//! trees from it (by type, against a template, in place, as a flat map).
+
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use indexmap::IndexMap;
+use pytree_core::{DType, Error, Flatten, KeyPath, NodeView, Signature, TreeDef, Unflatten};
+
+use super::convert;
+use super::format::{self, file_error, Entry};
+use super::leaf;
+use super::load::{Load, LoadReport};
+use super::naming::{at_path, combine, names_of, Renames};
+use super::{TensorLeaf, TensorView, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
+use crate::Std;
+
+/// The bytes of a file: mapped, or in memory.
+pub(crate) enum Storage {
+    Mapped(memmap2::Mmap),
+    Owned(Vec<u8>),
+}
+
+impl Storage {
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            Storage::Mapped(m) => m,
+            Storage::Owned(v) => v,
+        }
+    }
+}
+
+/// An opened checkpoint: the header checked, the data memory-mapped (or
+/// in memory). Read its tensors by name, or load trees from it.
+///
+/// The map reads the file as it is on disk: it must not be changed or
+/// truncated by another program while the `Checkpoint` lives (the
+/// contract of every memory-mapped safetensors loader); [`save`] itself
+/// never writes over a file in place.
+///
+/// ```
+/// use pytree_std::checkpoint::Checkpoint;
+/// use pytree_std::ndarray::{arr0, arr1, ArrayD};
+/// let tree = (arr0(1.0f32).into_dyn(), arr1(&[2.0f32; 3]).into_dyn());
+/// let bytes = pytree_std::checkpoint::Save::new().metadata("step", "10").to_bytes(&tree)?;
+/// let file = Checkpoint::from_bytes(bytes)?;
+/// let names: Vec<_> = file.tensors().map(|t| format!("{} {}", t.name(), t.signature())).collect();
+/// assert_eq!(names, ["0 f32[]", "1 f32[3]"]);
+/// assert_eq!(file.metadata()["step"], "10");
+/// assert_eq!(file.treedef()?.unwrap().to_string(), "(*, *)");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub struct Checkpoint {
+    shards: Vec<Shard>,
+    /// Every tensor, shard after shard, each in the order of its data.
+    entries: Vec<Entry>,
+    /// Index into `entries` by name.
+    by_name: HashMap<String, usize>,
+    metadata: BTreeMap<String, String>,
+    origin: String,
+    options: Load,
+}
+
+/// One file of a checkpoint.
+pub(crate) struct Shard {
+    pub(crate) storage: Storage,
+    /// Where its data starts.
+    pub(crate) data_start: usize,
+}
+
+impl std::fmt::Debug for Checkpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Checkpoint")
+            .field("origin", &self.origin)
+            .field("shards", &self.shards.len())
+            .field("tensors", &self.entries.len())
+            .field("metadata", &self.metadata)
+            .finish()
+    }
+}
+
+/// One leaf a load asks for.
+struct Want {
+    path: KeyPath,
+    name: String,
+    /// What the tensor must be: a whole signature (a template's leaf), or
+    /// a dtype (a leaf type's, loading by type; `None` for any).
+    expected: Expected,
+}
+
+enum Expected {
+    Signature(Signature),
+    DType(Option<DType>),
+}
+
+impl Expected {
+    fn describe(&self) -> String {
+        match self {
+            Expected::Signature(s) => s.to_string(),
+            Expected::DType(Some(d)) => format!("a {d} tensor"),
+            Expected::DType(None) => "a tensor".into(),
+        }
+    }
+    /// The dtype asked for, if one is.
+    fn dtype(&self) -> Option<DType> {
+        match self {
+            Expected::Signature(s) => Some(s.dtype()),
+            Expected::DType(d) => *d,
+        }
+    }
+    /// True when `found` is what is asked for, or (with `convert`) a
+    /// float of another width that is converted to it.
+    fn accepts(&self, found: &Entry, convert: bool) -> bool {
+        let dtype_ok = |want: DType| {
+            want == found.dtype || (convert && convert::convertible(found.dtype, want))
+        };
+        match self {
+            Expected::Signature(s) => dtype_ok(s.dtype()) && s.shape() == found.shape.as_slice(),
+            Expected::DType(Some(d)) => dtype_ok(*d),
+            Expected::DType(None) => true,
+        }
+    }
+}
+
+impl Checkpoint {
+    /// Opens the file at `path` with the default [`Load`] options.
+    ///
+    /// ```
+    /// let err = pytree_std::checkpoint::Checkpoint::open("/no/such/file.safetensors").unwrap_err();
+    /// assert!(err.to_string().starts_with("at <root>: safetensors file /no/such/file.safetensors: cannot open"));
+    /// ```
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, Error> {
+        Load::new().open(path)
+    }
+
+    /// Reads a file held in memory with the default [`Load`] options.
+    ///
+    /// ```
+    /// let err = pytree_std::checkpoint::Checkpoint::from_bytes(vec![1, 2, 3]).unwrap_err();
+    /// assert_eq!(err.to_string(), "at <root>: safetensors file <bytes>: 3 bytes, shorter than \
+    ///     the 8-byte header length (truncated or not a safetensors file)");
+    /// ```
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self, Error> {
+        Load::new().from_bytes(bytes)
+    }
+
+    pub(crate) fn new(storage: Storage, origin: String, options: Load) -> Result<Self, Error> {
+        options.renames.check()?;
+        let header = format::parse(storage.bytes(), &origin, options.max_header_bytes)?;
+        Ok(Checkpoint {
+            shards: vec![Shard {
+                storage,
+                data_start: header.data_start,
+            }],
+            entries: header.entries,
+            by_name: header.by_name,
+            metadata: header.metadata,
+            origin,
+            options,
+        })
+    }
+
+    /// A checkpoint of several files whose tensors were checked against
+    /// an index: `entries` name their shard, each name once; the metadata
+    /// is the first shard's.
+    pub(crate) fn from_shards(
+        shards: Vec<Shard>,
+        entries: Vec<Entry>,
+        metadata: BTreeMap<String, String>,
+        origin: String,
+        options: Load,
+    ) -> Self {
+        let by_name = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.name.clone(), i))
+            .collect();
+        Checkpoint {
+            shards,
+            entries,
+            by_name,
+            metadata,
+            origin,
+            options,
+        }
+    }
+
+    /// The number of files: 1, or the shards of a sharded checkpoint.
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8, 2])?)?;
+    /// assert_eq!(file.num_shards(), 1);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn num_shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The number of tensors.
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8, 2])?)?;
+    /// assert_eq!(file.len(), 2);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// True when the file holds no tensor.
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&Vec::<f32>::new())?)?;
+    /// assert!(file.is_empty());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The tensors' names as in the file, in the order of their data
+    /// (shard after shard).
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8, 2])?)?;
+    /// assert_eq!(file.names().collect::<Vec<_>>(), ["0", "1"]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn names(&self) -> impl Iterator<Item = &str> + '_ {
+        self.entries.iter().map(|e| e.name.as_str())
+    }
+
+    /// Every tensor, in the order of their data.
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8, 2])?)?;
+    /// assert_eq!(file.tensors().map(|t| t.data()[0]).collect::<Vec<_>>(), [1, 2]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn tensors(&self) -> impl Iterator<Item = TensorView<'_>> + '_ {
+        self.entries.iter().map(|e| self.view(e))
+    }
+
+    /// The tensor of this name in the file, if there is one.
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8, 2])?)?;
+    /// assert_eq!(file.tensor("1").map(|t| t.data()), Some(&[2u8][..]));
+    /// assert!(file.tensor("2").is_none());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn tensor(&self, name: &str) -> Option<TensorView<'_>> {
+        self.by_name
+            .get(name)
+            .map(|&i| self.view(&self.entries[i]))
+    }
+
+    /// The header's `__metadata__` (string to string), this crate's
+    /// `pytree.*` entries included.
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8])?)?;
+    /// assert!(file.metadata().contains_key(pytree_std::checkpoint::TREEDEF_KEY));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn metadata(&self) -> &BTreeMap<String, String> {
+        &self.metadata
+    }
+
+    /// The TreeDef saved in the metadata: `None` when the file has none
+    /// (written by another program, or with a static field serde cannot
+    /// write); an error when it is there but cannot be read.
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&(1u8, 2u8))?)?;
+    /// assert_eq!(file.treedef()?.map(|d| d.to_string()), Some("(*, *)".to_string()));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn treedef(&self) -> Result<Option<TreeDef>, Error> {
+        let Some(json) = self.metadata.get(TREEDEF_KEY) else {
+            return Ok(None);
+        };
+        serde_json::from_str::<TreeDef>(json)
+            .map(Some)
+            .map_err(|e| {
+                file_error(
+                    &self.origin,
+                    format!("metadata `{TREEDEF_KEY}` is not a TreeDef: {e}"),
+                )
+            })
+    }
+
+    fn view<'a>(&'a self, e: &'a Entry) -> TensorView<'a> {
+        // In bounds: `parse` checked that the entries tile the data that
+        // follows the header exactly; `get` keeps that from being a panic.
+        let bytes = self
+            .shards
+            .get(e.shard)
+            .and_then(|s| s.storage.bytes().get(s.data_start + e.begin..s.data_start + e.end))
+            .unwrap_or(&[]);
+        TensorView {
+            name: &e.name,
+            dtype: e.dtype,
+            shape: &e.shape,
+            data: bytes,
+        }
+    }
+
+    /// Calls `f` with entry `i` as a leaf of dtype `wanted` reads it:
+    /// converted to `wanted` when [`Load::convert_floats`] is on and the
+    /// two are floats of different widths, else as it is in the file.
+    fn with_view<R>(
+        &self,
+        i: usize,
+        wanted: Option<DType>,
+        f: impl FnOnce(&TensorView<'_>) -> R,
+    ) -> R {
+        let view = self.view(&self.entries[i]);
+        let converted = wanted
+            .filter(|_| self.options.convert_floats)
+            .and_then(|to| convert::floats(&view, to).map(|bytes| (to, bytes)));
+        match converted {
+            Some((to, bytes)) => f(&TensorView {
+                dtype: to,
+                data: &bytes,
+                ..view
+            }),
+            None => f(&view),
+        }
+    }
+
+    /// The file's name for each of its entries after the renames (or,
+    /// with none, `extra_prefix` stripped).
+    fn renamed(&self, extra_prefix: Option<&str>) -> Vec<Cow<'_, str>> {
+        let renames: &Renames = &self.options.renames;
+        self.entries
+            .iter()
+            .map(|e| {
+                if !renames.is_empty() {
+                    return renames.apply(&e.name);
+                }
+                if let Some(rest) = extra_prefix.and_then(|p| e.name.strip_prefix(p)) {
+                    return Cow::Owned(rest.to_string());
+                }
+                Cow::Borrowed(e.name.as_str())
+            })
+            .collect()
+    }
+
+    /// Pairs each wanted leaf with an entry of the file, checking dtypes
+    /// and shapes; every problem is listed.
+    fn pair(
+        &self,
+        wants: &[Want],
+        allow_missing: bool,
+        extra_prefix: Option<&str>,
+    ) -> Result<(Vec<Option<usize>>, LoadReport), Error> {
+        let renamed = self.renamed(extra_prefix);
+        let mut problems = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::with_capacity(renamed.len());
+        for (i, name) in renamed.iter().enumerate() {
+            if let Some(&j) = index.get(name.as_ref()) {
+                problems.push(Error::custom(format!(
+                    "tensors `{}` and `{}` of the file are both named `{name}` after renaming",
+                    self.entries[j].name, self.entries[i].name
+                )));
+            } else {
+                index.insert(name, i);
+            }
+        }
+        let mut used = vec![false; renamed.len()];
+        let mut pairs = Vec::with_capacity(wants.len());
+        let mut report = LoadReport::default();
+        for want in wants {
+            match index.get(want.name.as_str()) {
+                Some(&i) => {
+                    used[i] = true;
+                    let entry = &self.entries[i];
+                    if want.expected.accepts(entry, self.options.convert_floats) {
+                        report.loaded.push(want.name.clone());
+                        pairs.push(Some(i));
+                    } else {
+                        problems.push(at_path(
+                            Error::custom(format!(
+                                "tensor `{}`: expected {}, found {}",
+                                entry.name,
+                                want.expected.describe(),
+                                entry.signature()
+                            )),
+                            &want.path,
+                        ));
+                        pairs.push(None);
+                    }
+                }
+                None => {
+                    if !allow_missing {
+                        problems.push(at_path(
+                            Error::custom(format!(
+                                "tensor `{}`: expected {}, found nothing in the file",
+                                want.name,
+                                want.expected.describe()
+                            )),
+                            &want.path,
+                        ));
+                    }
+                    report.missing.push(want.name.clone());
+                    pairs.push(None);
+                }
+            }
+        }
+        for (i, entry) in self.entries.iter().enumerate() {
+            if used[i] {
+                continue;
+            }
+            if !self.options.allow_unused {
+                let renamed_note = if renamed[i] != entry.name.as_str() {
+                    format!(", renamed `{}`,", renamed[i])
+                } else {
+                    String::new()
+                };
+                problems.push(Error::custom(format!(
+                    "tensor `{}` ({}){renamed_note} of the file is not a leaf of the tree",
+                    entry.name,
+                    entry.signature()
+                )));
+            }
+            report.unused.push(entry.name.clone());
+        }
+        combine(problems)?;
+        Ok((pairs, report))
+    }
+
+    /// Loads a `T` by its type alone; see [`load`](fn@load). The
+    /// prefix the file was saved with is stripped (unless renames are
+    /// given).
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&vec![1u8, 2])?)?;
+    /// assert_eq!(file.load::<Vec<u8>>()?, [1, 2]);
+    /// let err = file.load::<Vec<u16>>().unwrap_err();
+    /// assert_eq!(err.to_string(), "tree structures differ (2 mismatches found)
+    ///   at [0]: tensor `0`: expected a u16 tensor, found u8[]
+    ///   at [1]: tensor `1`: expected a u16 tensor, found u8[]");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load<T>(&self) -> Result<T, Error>
+    where
+        T: Unflatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let def = self.treedef()?.ok_or_else(|| {
+            let why = match self.metadata.get(TREEDEF_ERROR_KEY) {
+                Some(reason) => format!("it was saved without one ({reason})"),
+                None => "it was not written by this crate".into(),
+            };
+            file_error(
+                &self.origin,
+                format!("the file holds no TreeDef to load a value by its type alone: {why}; load it against a template with load_like or load_into"),
+            )
+        })?;
+        let paths = self.leaf_paths_of(&def)?;
+        let prefix = self
+            .metadata
+            .get(PREFIX_KEY)
+            .filter(|_| self.options.renames.is_empty());
+        let names = names_of(paths.iter(), "", &Renames::new())?;
+        let wants: Vec<Want> = paths
+            .into_iter()
+            .zip(names)
+            .map(|(path, name)| Want {
+                path,
+                name,
+                expected: Expected::DType(T::Leaf::fixed_dtype()),
+            })
+            .collect();
+        let (pairs, _) = self.pair(&wants, false, prefix.map(String::as_str))?;
+        let mut leaves = Vec::with_capacity(wants.len());
+        for (want, pair) in wants.iter().zip(pairs) {
+            let Some(i) = pair else {
+                return Err(at_path(Error::custom("missing tensor"), &want.path));
+            };
+            let leaf = self.with_view(i, want.expected.dtype(), |view| {
+                T::Leaf::from_tensor(view, None)
+            });
+            leaves.push(leaf.map_err(|e| at_path(e, &want.path))?);
+        }
+        crate::unflatten(&def, leaves)
+    }
+
+    /// The leaf paths of a TreeDef read from the file, once it is known to
+    /// fit the file: no more leaves than tensors, and no more key-path
+    /// entries than the tensors' names have characters (each entry is at
+    /// least one), so that the paths cost memory proportional to the
+    /// header.
+    fn leaf_paths_of(&self, def: &TreeDef) -> Result<Vec<KeyPath>, Error> {
+        let tensors = self.entries.len();
+        if def.num_leaves() > tensors {
+            return Err(file_error(
+                &self.origin,
+                format!(
+                    "the TreeDef in the metadata has {} leaves, the file holds {tensors} tensors",
+                    def.num_leaves()
+                ),
+            ));
+        }
+        let budget: usize = self.entries.iter().map(|e| e.name.len()).sum();
+        // (leaves below, key-path entries summed over those leaves)
+        let (_, entries) = def.walk(
+            0..def.num_leaves(),
+            |_| (1usize, 0usize),
+            |node, kids| {
+                let step = match node {
+                    NodeView::Struct { schema, .. } if schema.variant().is_some() => 2,
+                    NodeView::Some | NodeView::None | NodeView::Leaf => 0,
+                    _ => 1,
+                };
+                kids.iter().fold((0usize, 0usize), |(l, s), &(kl, ks)| {
+                    (
+                        l.saturating_add(kl),
+                        s.saturating_add(ks).saturating_add(kl.saturating_mul(step)),
+                    )
+                })
+            },
+        )?;
+        if entries > budget {
+            return Err(file_error(
+                &self.origin,
+                "the TreeDef in the metadata names its leaves with more key-path entries than the \
+                 file's tensor names have characters: it does not describe this file",
+            ));
+        }
+        Ok(def.leaf_paths())
+    }
+
+    /// Loads a tree shaped like `like`; see [`load_like`](fn@load_like).
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&(1u8, 2u8))?)?;
+    /// assert_eq!(file.load_like(&(0u8, 0u8))?, (1, 2));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load_like<T>(&self, like: &T) -> Result<T, Error>
+    where
+        T: Unflatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let leaves = crate::leaves_with_path(like);
+        let wants = self.wants_of::<T::Leaf>(&leaves)?;
+        let (pairs, _) = self.pair(&wants, self.options.allow_missing, None)?;
+        let mut out = Vec::with_capacity(leaves.len());
+        for (((path, leaf), pair), want) in leaves.iter().zip(pairs).zip(&wants) {
+            out.push(match pair {
+                Some(i) => self
+                    .with_view(i, want.expected.dtype(), |view| {
+                        T::Leaf::from_tensor(view, Some(leaf))
+                    })
+                    .map_err(|e| at_path(e, path))?,
+                None => T::Leaf::to_owned_leaf(leaf),
+            });
+        }
+        crate::unflatten(&crate::structure(like), out)
+    }
+
+    /// Loads into `tree`, in place; see [`load_into`](fn@load_into).
+    ///
+    /// ```
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&(1u8, 2u8))?)?;
+    /// let mut t = (0u8, 0u8);
+    /// file.load_into(&mut t)?;
+    /// assert_eq!(t, (1, 2));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load_into<T>(&self, tree: &mut T) -> Result<LoadReport, Error>
+    where
+        T: Flatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let (pairs, report, wants) = {
+            let leaves = crate::leaves_with_path(&*tree);
+            let wants = self.wants_of::<T::Leaf>(&leaves)?;
+            let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
+            (pairs, report, wants)
+        };
+        let paths: Vec<&KeyPath> = wants.iter().map(|w| &w.path).collect();
+        // The data is checked before anything is written, so that on an
+        // error nothing has changed: a `bool` byte must be 0 or 1 (the
+        // only data a leaf whose dtype and shape match can refuse).
+        for (pair, path) in pairs.iter().zip(&paths) {
+            if let Some(i) = *pair {
+                let view = self.view(&self.entries[i]);
+                if view.dtype == DType::Bool && view.data.iter().any(|&b| b > 1) {
+                    return Err(at_path(leaf::bad_data::<bool>(view.data.len()), path));
+                }
+            }
+        }
+        for ((slot, pair), want) in crate::leaves_mut(tree).into_iter().zip(pairs).zip(&wants) {
+            if let Some(i) = pair {
+                self.with_view(i, want.expected.dtype(), |view| {
+                    T::Leaf::copy_from_tensor(slot, view)
+                })
+                .map_err(|e| at_path(e, &want.path))?;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Every tensor of the file (after the renames) as a map from its name
+    /// to a leaf, in the order of the file: a flat state dict, for a file
+    /// that holds no TreeDef (written by Python's `safetensors`, say).
+    /// Every tensor of another dtype than `L`'s is listed in the error.
+    ///
+    /// ```
+    /// use pytree_std::ndarray::ArrayD;
+    /// let bytes = pytree_std::checkpoint::to_bytes(&(vec![1.0f32, 2.0], 3.0f32))?;
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(bytes)?;
+    /// let map = file.load_map::<ArrayD<f32>>()?;
+    /// assert_eq!(map.keys().collect::<Vec<_>>(), ["0.0", "0.1", "1"]);
+    /// assert_eq!(map["1"].shape(), [0usize; 0]);
+    /// let err = file.load_map::<f64>().unwrap_err();
+    /// assert!(err.to_string().starts_with("tree structures differ (3 mismatches found)"));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load_map<L: TensorLeaf>(&self) -> Result<IndexMap<String, L>, Error> {
+        let renamed = self.renamed(None);
+        let mut problems = Vec::new();
+        let mut out: IndexMap<String, L> = IndexMap::with_capacity(renamed.len());
+        for (entry, name) in self.entries.iter().zip(renamed) {
+            let path = KeyPath::root().key(name.to_string());
+            if out.contains_key(name.as_ref()) {
+                problems.push(at_path(
+                    Error::custom(format!(
+                        "two tensors of the file are named `{name}` after renaming"
+                    )),
+                    &path,
+                ));
+                continue;
+            }
+            match L::from_tensor(&self.view(entry), None) {
+                Ok(leaf) => {
+                    out.insert(name.into_owned(), leaf);
+                }
+                Err(e) => problems.push(at_path(e, &path)),
+            }
+        }
+        combine(problems)?;
+        Ok(out)
+    }
+
+    /// What each leaf of a template asks for.
+    fn wants_of<L: TensorLeaf>(
+        &self,
+        leaves: &[(KeyPath, L::Ref<'_>)],
+    ) -> Result<Vec<Want>, Error> {
+        let names = names_of(leaves.iter().map(|(p, _)| p), "", &Renames::new())?;
+        let mut problems = Vec::new();
+        let mut wants = Vec::with_capacity(leaves.len());
+        for ((path, leaf), name) in leaves.iter().zip(names) {
+            match L::tensor_signature(leaf) {
+                Ok(sig) => wants.push(Want {
+                    path: path.clone(),
+                    name,
+                    expected: Expected::Signature(sig),
+                }),
+                Err(e) => problems.push(at_path(e, path)),
+            }
+        }
+        combine(problems)?;
+        Ok(wants)
+    }
+}

@@ -1,0 +1,472 @@
+//! Writing a checkpoint: [`Save`], its options (a prefix, renames,
+//! metadata, the TreeDef, a maximum shard size), the plan of a file (names,
+//! the header, the order of the data) and the write itself, to a
+//! temporary file renamed over the target.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use pytree_core::{Error, Flatten};
+
+use super::format::{self, file_error, Planned};
+use super::naming::{at_path, combine, names_of, Renames};
+use super::shards;
+use super::{TensorLeaf, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
+use crate::Std;
+
+/// Options of [`save`](super::save()): a prefix for every name, rename
+/// rules, metadata of your own, whether the TreeDef must be written, and
+/// shards. Every file carries `{"format": "pt"}` in its metadata (unless
+/// [`metadata`](Save::metadata) sets `format`), as transformers'
+/// `load_state_dict` requires of a safetensors file.
+///
+/// ```
+/// use pytree_std::checkpoint::{Checkpoint, Save};
+/// let bytes = Save::new().prefix("model.").metadata("epoch", "3").to_bytes(&vec![1.0f32, 2.0])?;
+/// let file = Checkpoint::from_bytes(bytes)?;
+/// assert_eq!(file.names().collect::<Vec<_>>(), ["model.0", "model.1"]);
+/// assert_eq!(file.metadata()["epoch"], "3");
+/// assert_eq!(file.load::<Vec<f32>>()?, [1.0, 2.0]); // the saved prefix is known
+/// assert_eq!(file.metadata()["format"], "pt");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Save {
+    prefix: String,
+    renames: Renames,
+    metadata: BTreeMap<String, String>,
+    require_treedef: bool,
+    max_shard_bytes: Option<usize>,
+}
+
+impl Save {
+    /// The default options: names are the key paths, the TreeDef is
+    /// written when serde can write it.
+    ///
+    /// ```
+    /// let bytes = pytree_std::checkpoint::Save::new().to_bytes(&(1.0f32,))?;
+    /// assert!(!bytes.is_empty());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn new() -> Self {
+        Save::default()
+    }
+
+    /// Puts `prefix` before every name (`"model."` gives `model.layers.0.w`).
+    /// It is recorded in the metadata, so [`load`](super::load()) by type
+    /// strips it. It goes before the names the [`renames`](Save::renames)
+    /// made.
+    ///
+    /// ```
+    /// let bytes = pytree_std::checkpoint::Save::new().prefix("enc.").to_bytes(&(1.0f32,))?;
+    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(bytes)?;
+    /// assert_eq!(file.names().next(), Some("enc.0"));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// Renames the tree's names on the way to the file (for a file whose
+    /// names a Rust field cannot spell). The rules chain, in order; two
+    /// leaves renamed to one name are an error naming both.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Checkpoint, Renames, Save};
+    /// let to_hf = Renames::new().pattern("layers.*", "encoder.layer.$1").prefix("", "bert.");
+    /// let bytes = Save::new().renames(to_hf).to_bytes(&std::collections::BTreeMap::from([("layers", vec![1.0f32])]))?;
+    /// let file = Checkpoint::from_bytes(bytes)?;
+    /// assert_eq!(file.names().collect::<Vec<_>>(), ["bert.encoder.layer.0"]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn renames(mut self, renames: Renames) -> Self {
+        self.renames = renames;
+        self
+    }
+
+    /// The largest shard [`save_sharded`](Save::save_sharded) writes, in
+    /// bytes of tensor data (transformers' `max_shard_size`; default 5 GB,
+    /// its default). A tensor larger than that is a shard of its own.
+    ///
+    /// ```
+    /// let dir = std::env::temp_dir().join(format!("pytree-shard-size-{}", std::process::id()));
+    /// let files = pytree_std::checkpoint::Save::new().max_shard_bytes(8).save_sharded(&dir, &(vec![1.0f32, 2.0], vec![3.0f64]))?;
+    /// assert_eq!(files.len(), 3); // two shards and the index
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn max_shard_bytes(mut self, bytes: usize) -> Self {
+        self.max_shard_bytes = Some(bytes);
+        self
+    }
+
+    /// Adds a metadata entry (string to string, as the format allows).
+    /// Keys beginning with `pytree.` are this crate's: saving with one is
+    /// an error.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::Save;
+    /// assert!(Save::new().metadata("pytree.treedef", "x").to_bytes(&(1u8,)).is_err());
+    /// ```
+    #[must_use]
+    pub fn metadata(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.metadata.insert(key.into(), value.into());
+        self
+    }
+
+    /// Makes a TreeDef that serde cannot write (a static field of a type
+    /// of your own) an error when saving, instead of a file that loads
+    /// only against a template.
+    ///
+    /// ```
+    /// use pytree_std::PyTree;
+    /// #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    /// enum Act { Relu }
+    /// #[derive(PyTree)]
+    /// struct M { w: f32, #[pytree(static)] act: Act }
+    /// let m = M { w: 1.0, act: Act::Relu };
+    /// assert!(pytree_std::checkpoint::to_bytes(&m).is_ok());
+    /// let err = pytree_std::checkpoint::Save::new().require_treedef().to_bytes(&m).unwrap_err();
+    /// assert!(err.to_string().contains("cannot be serialized"));
+    /// ```
+    #[must_use]
+    pub fn require_treedef(mut self) -> Self {
+        self.require_treedef = true;
+        self
+    }
+
+    /// Saves `tree` to `path` (see the [module docs](self)). The file is
+    /// written beside `path` under a temporary name and renamed over it.
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("pytree-save-{}.safetensors", std::process::id()));
+    /// pytree_std::checkpoint::Save::new().save(&path, &(1.0f64, [2.0f64, 3.0]))?;
+    /// let back: (f64, [f64; 2]) = pytree_std::checkpoint::load(&path)?;
+    /// assert_eq!(back, (1.0, [2.0, 3.0]));
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn save<T>(&self, path: impl AsRef<Path>, tree: &T) -> Result<(), Error>
+    where
+        T: Flatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let plan = self.plan(tree)?;
+        let all: Vec<usize> = (0..plan.tensors.len()).collect();
+        write_file(path.as_ref(), &plan.file(&all), tree)
+    }
+
+    /// Saves `tree` into the directory `dir` (created if needed) as
+    /// transformers names a checkpoint: `model.safetensors` when the data
+    /// fits in one shard of [`max_shard_bytes`](Save::max_shard_bytes),
+    /// else `model-00001-of-0000N.safetensors` ... and the index
+    /// `model.safetensors.index.json` (`metadata.total_size` and a
+    /// `weight_map` from each tensor name to its shard, keys sorted).
+    /// Leaves go to shards in leaf order. Returns the paths written, the
+    /// index last. Each file is written whole or not at all; a failure
+    /// after some shards leaves those shards (and no index).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Checkpoint, Save};
+    /// let dir = std::env::temp_dir().join(format!("pytree-sharded-{}", std::process::id()));
+    /// let tree = std::collections::BTreeMap::from([("a", vec![1.0f32; 4]), ("b", vec![2.0f32; 4])]);
+    /// let files = Save::new().max_shard_bytes(16).save_sharded(&dir, &tree)?;
+    /// let names: Vec<_> = files.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
+    /// assert_eq!(names, ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"]);
+    /// let back = Checkpoint::open(dir.join("model.safetensors.index.json"))?;
+    /// assert_eq!(back.len(), 8);
+    /// assert_eq!(back.load::<std::collections::BTreeMap<String, Vec<f32>>>()?["b"], [2.0; 4]);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn save_sharded<T>(&self, dir: impl AsRef<Path>, tree: &T) -> Result<Vec<PathBuf>, Error>
+    where
+        T: Flatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let dir = dir.as_ref();
+        let plan = self.plan(tree)?;
+        let max = self.max_shard_bytes.unwrap_or(shards::DEFAULT_MAX_SHARD_BYTES);
+        let groups = shards::split(plan.tensors.iter().map(|t| t.bytes), max);
+        std::fs::create_dir_all(dir).map_err(|e| {
+            file_error(&dir.display().to_string(), format!("cannot create the directory: {e}"))
+        })?;
+        if groups.len() <= 1 {
+            let path = dir.join(shards::SINGLE_FILE);
+            let all: Vec<usize> = (0..plan.tensors.len()).collect();
+            write_file(&path, &plan.file(&all), tree)?;
+            return Ok(vec![path]);
+        }
+        let mut written = Vec::with_capacity(groups.len() + 1);
+        let mut weight_map = BTreeMap::new();
+        for (k, group) in groups.iter().enumerate() {
+            let file_name = shards::shard_name(k + 1, groups.len());
+            let path = dir.join(&file_name);
+            write_file(&path, &plan.file(group), tree)?;
+            for &i in group {
+                weight_map.insert(plan.tensors[i].name.clone(), file_name.clone());
+            }
+            written.push(path);
+        }
+        let total: usize = plan.tensors.iter().map(|t| t.bytes).sum();
+        let index = shards::index_json(total, &weight_map);
+        let index_path = dir.join(shards::INDEX_FILE);
+        write_bytes(&index_path, index.as_bytes())?;
+        written.push(index_path);
+        Ok(written)
+    }
+
+    /// The file's bytes, in memory.
+    ///
+    /// ```
+    /// let bytes = pytree_std::checkpoint::Save::new().to_bytes(&(1u8,))?;
+    /// assert_eq!(&bytes[8..9], b"{");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn to_bytes<T>(&self, tree: &T) -> Result<Vec<u8>, Error>
+    where
+        T: Flatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let plan = self.plan(tree)?;
+        let all: Vec<usize> = (0..plan.tensors.len()).collect();
+        let file = plan.file(&all);
+        let mut out = Vec::with_capacity(file.total_len());
+        file.write(tree, &mut out).map_err(|e| match e {
+            WriteError::Io(e) => Error::custom(format!("write: {e}")),
+            WriteError::Leaf(e) => e,
+        })?;
+        Ok(out)
+    }
+
+    /// Names, signatures and the metadata of `tree`'s files.
+    fn plan<T>(&self, tree: &T) -> Result<TreePlan, Error>
+    where
+        T: Flatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        if let Some(key) = self.metadata.keys().find(|k| k.starts_with("pytree.")) {
+            return Err(Error::custom(format!(
+                "metadata key `{key}`: keys beginning with `pytree.` are reserved for this crate"
+            )));
+        }
+        self.renames.check()?;
+        let leaves = crate::leaves_with_path(tree);
+        let names = names_of(leaves.iter().map(|(p, _)| p), &self.prefix, &self.renames)?;
+        let mut problems = Vec::new();
+        let mut tensors = Vec::with_capacity(leaves.len());
+        let mut widths = Vec::with_capacity(leaves.len());
+        for ((path, leaf), name) in leaves.iter().zip(names) {
+            let sig = match T::Leaf::tensor_signature(leaf) {
+                Ok(sig) => sig,
+                Err(e) => {
+                    problems.push(at_path(e, path));
+                    continue;
+                }
+            };
+            let stored = format::dtype_name(sig.dtype()).ok_or_else(|| {
+                format!(
+                    "dtype {} has no name in the safetensors format",
+                    sig.dtype()
+                )
+            });
+            let bytes = stored
+                .clone()
+                .and_then(|_| format::data_len(sig.dtype(), sig.shape()));
+            match (stored, bytes) {
+                (Ok(dtype_name), Ok(bytes)) => {
+                    widths.push(sig.dtype().size_in_bytes().unwrap_or(1));
+                    tensors.push(Planned {
+                        name,
+                        dtype_name,
+                        shape: sig.shape().to_vec(),
+                        bytes,
+                    });
+                }
+                (Err(e), _) | (_, Err(e)) => problems.push(at_path(Error::custom(e), path)),
+            }
+        }
+        combine(problems)?;
+        let mut metadata = self.metadata.clone();
+        metadata
+            .entry(FORMAT_KEY.into())
+            .or_insert_with(|| FORMAT_PT.into());
+        if !self.prefix.is_empty() {
+            metadata.insert(PREFIX_KEY.into(), self.prefix.clone());
+        }
+        match serde_json::to_string(&crate::structure(tree)) {
+            Ok(json) => {
+                metadata.insert(TREEDEF_KEY.into(), json);
+            }
+            Err(e) if self.require_treedef => {
+                return Err(Error::custom(format!("the TreeDef cannot be saved: {e}")));
+            }
+            Err(e) => {
+                metadata.insert(TREEDEF_ERROR_KEY.into(), e.to_string());
+            }
+        }
+        Ok(TreePlan {
+            tensors,
+            widths,
+            metadata,
+        })
+    }
+}
+
+/// The metadata key transformers reads the framework from.
+const FORMAT_KEY: &str = "format";
+/// Its value for PyTorch, which transformers' `load_state_dict` requires
+/// (it refuses a safetensors file whose `format` is missing or other than
+/// `pt`, `tf`, `flax` or `mlx`).
+const FORMAT_PT: &str = "pt";
+
+/// The tensors of a tree, in leaf order, and the metadata of its files.
+struct TreePlan {
+    tensors: Vec<Planned>,
+    /// Bytes per element of each.
+    widths: Vec<usize>,
+    metadata: BTreeMap<String, String>,
+}
+
+impl TreePlan {
+    /// The file holding the leaves `leaves` (indices in leaf order): the
+    /// widest elements first (stable: leaf order within a width), so that
+    /// every tensor starts aligned to its element size, as the reference
+    /// writer orders them.
+    fn file(&self, leaves: &[usize]) -> WritePlan {
+        let mut order: Vec<usize> = leaves.to_vec();
+        order.sort_by_key(|&i| std::cmp::Reverse(self.widths[i]));
+        let ordered: Vec<&Planned> = order.iter().map(|&i| &self.tensors[i]).collect();
+        let header = format::header_bytes(&ordered, &self.metadata);
+        let sizes: Vec<usize> = ordered.iter().map(|t| t.bytes).collect();
+        WritePlan {
+            header,
+            order,
+            data_len: sizes.iter().sum(),
+            sizes,
+        }
+    }
+}
+
+/// Writes a planned file at `path`: beside it under a temporary name,
+/// then renamed over it.
+fn write_file<T>(path: &Path, plan: &WritePlan, tree: &T) -> Result<(), Error>
+where
+    T: Flatten<Std>,
+    T::Leaf: TensorLeaf,
+{
+    atomic_write(path, plan.total_len(), |out| plan.write(tree, out))
+}
+
+/// Writes `bytes` at `path` as [`write_file`] does.
+fn write_bytes(path: &Path, bytes: &[u8]) -> Result<(), Error> {
+    atomic_write(path, bytes.len(), |out| {
+        out.write_all(bytes).map_err(WriteError::Io)
+    })
+}
+
+/// Creates a temporary file beside `path`, sized `len`, fills it with
+/// `fill`, and renames it over `path`; on a failure the temporary file is
+/// removed and `path` is untouched.
+fn atomic_write(
+    path: &Path,
+    len: usize,
+    fill: impl FnOnce(&mut BufWriter<File>) -> Result<(), WriteError>,
+) -> Result<(), Error> {
+    let io = |what: &str, e: std::io::Error| {
+        file_error(&path.display().to_string(), format!("{what}: {e}"))
+    };
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let temp = dir.join(format!(".{file_name}.{}.{stamp}.tmp", std::process::id()));
+    let written = (|| {
+        let file = File::options()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| io("cannot create the temporary file", e))?;
+        file.set_len(len as u64)
+            .map_err(|e| io("cannot size the file", e))?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        fill(&mut out).map_err(|e| match e {
+            WriteError::Io(e) => io("write", e),
+            WriteError::Leaf(e) => e,
+        })?;
+        drop(out.into_inner().map_err(|e| io("write", e.into_error()))?);
+        std::fs::rename(&temp, path).map_err(|e| io("cannot rename the temporary file over it", e))
+    })();
+    if written.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    written
+}
+
+/// A failure while writing: the sink's, or a leaf's.
+enum WriteError {
+    Io(std::io::Error),
+    Leaf(Error),
+}
+
+/// What [`Save`] writes: the header, the order of the leaves' data, the
+/// size of each.
+struct WritePlan {
+    header: Vec<u8>,
+    /// Leaf indices in the order of their data.
+    order: Vec<usize>,
+    /// Bytes of each, in that order.
+    sizes: Vec<usize>,
+    data_len: usize,
+}
+
+impl WritePlan {
+    fn total_len(&self) -> usize {
+        format::N_LEN + self.header.len() + self.data_len
+    }
+
+    fn write<T, W>(&self, tree: &T, out: &mut W) -> Result<(), WriteError>
+    where
+        T: Flatten<Std>,
+        T::Leaf: TensorLeaf,
+        W: Write,
+    {
+        out.write_all(&(self.header.len() as u64).to_le_bytes())
+            .map_err(WriteError::Io)?;
+        out.write_all(&self.header).map_err(WriteError::Io)?;
+        let leaves = crate::leaves_with_path(tree);
+        for (&i, &size) in self.order.iter().zip(&self.sizes) {
+            let Some((path, leaf)) = leaves.get(i) else {
+                return Err(WriteError::Leaf(Error::custom(
+                    "the tree changed while it was saved",
+                )));
+            };
+            let bytes =
+                T::Leaf::tensor_bytes(leaf).map_err(|e| WriteError::Leaf(at_path(e, path)))?;
+            if bytes.len() != size {
+                return Err(WriteError::Leaf(at_path(
+                    Error::custom(format!(
+                        "the leaf gave {} bytes of data, its signature says {size}",
+                        bytes.len()
+                    )),
+                    path,
+                )));
+            }
+            out.write_all(&bytes).map_err(WriteError::Io)?;
+        }
+        out.flush().map_err(WriteError::Io)
+    }
+}
