@@ -65,10 +65,16 @@ mod tests {
     fn halves_widen_exactly_and_narrowing_rounds_to_nearest_even() {
         // f16 0x3c01 = 1 + 2^-10, exact in f32.
         let out = floats(&view(DType::F16, &[0x01, 0x3c]), DType::F32).unwrap();
-        assert_eq!(f32::from_le_bytes(out.try_into().unwrap()), 1.0 + 2f32.powi(-10));
+        assert_eq!(
+            f32::from_le_bytes(out.try_into().unwrap()),
+            1.0 + 2f32.powi(-10)
+        );
         // 1 + 2^-11 is halfway between two f16 values: ties to even, 1.0.
         let x = (1.0f32 + 2f32.powi(-11)).to_le_bytes();
-        assert_eq!(floats(&view(DType::F32, &x), DType::F16).unwrap(), [0x00, 0x3c]);
+        assert_eq!(
+            floats(&view(DType::F32, &x), DType::F16).unwrap(),
+            [0x00, 0x3c]
+        );
         let bf = floats(&view(DType::F64, &1.0f64.to_le_bytes()), DType::BF16).unwrap();
         assert_eq!(bf, [0x80, 0x3f]);
     }

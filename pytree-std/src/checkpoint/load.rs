@@ -36,6 +36,7 @@ pub struct Load {
     pub(crate) allow_missing: bool,
     pub(crate) allow_unused: bool,
     pub(crate) convert_floats: bool,
+    pub(crate) shapes_from_file: bool,
     pub(crate) max_header_bytes: usize,
 }
 
@@ -46,6 +47,7 @@ impl Default for Load {
             allow_missing: false,
             allow_unused: false,
             convert_floats: false,
+            shapes_from_file: false,
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
         }
     }
@@ -165,6 +167,28 @@ impl Load {
     #[must_use]
     pub fn non_strict(self) -> Self {
         self.allow_missing().allow_unused()
+    }
+
+    /// [`load_like`](Load::load_like) takes each leaf's shape from the
+    /// file: the template fixes the structure (the fields, the number of
+    /// layers) and the dtypes, and its arrays may be of any size (empty
+    /// ones, say), so a model is loaded without its config. The rank of a
+    /// fixed-rank field (`Array2`) is still checked, at its path.
+    /// [`load_into`](Load::load_into) keeps its arrays and their shapes.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, to_bytes};
+    /// use pytree_std::ndarray::{array, Array1, Array2};
+    /// let bytes = to_bytes(&(array![[1.0f32, 2.0]], array![3.0f32]))?;
+    /// let like = (Array2::<f32>::zeros((0, 0)), Array1::<f32>::zeros(0));
+    /// let (w, b) = Load::new().shapes_from_file().from_bytes(bytes)?.load_like(&like)?;
+    /// assert_eq!((w, b), (array![[1.0, 2.0]], array![3.0]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn shapes_from_file(mut self) -> Self {
+        self.shapes_from_file = true;
+        self
     }
 
     /// The largest header to read (default [`DEFAULT_MAX_HEADER_BYTES`],

@@ -397,6 +397,13 @@ mod tests {
     fn an_empty_pattern_or_segment_is_refused_and_does_nothing() {
         let r = Renames::new().pattern("", "x").pattern("a..b", "x");
         assert_eq!(r.apply("a..b"), "a..b");
-        assert_eq!(r.check().unwrap_err().to_string().matches("empty segment").count(), 2);
+        assert_eq!(
+            r.check()
+                .unwrap_err()
+                .to_string()
+                .matches("empty segment")
+                .count(),
+            2
+        );
     }
 }

@@ -252,9 +252,7 @@ impl Checkpoint {
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn tensor(&self, name: &str) -> Option<TensorView<'_>> {
-        self.by_name
-            .get(name)
-            .map(|&i| self.view(&self.entries[i]))
+        self.by_name.get(name).map(|&i| self.view(&self.entries[i]))
     }
 
     /// The header's `__metadata__` (string to string), this crate's
@@ -298,7 +296,11 @@ impl Checkpoint {
         let bytes = self
             .shards
             .get(e.shard)
-            .and_then(|s| s.storage.bytes().get(s.data_start + e.begin..s.data_start + e.end))
+            .and_then(|s| {
+                s.storage
+                    .bytes()
+                    .get(s.data_start + e.begin..s.data_start + e.end)
+            })
             .unwrap_or(&[]);
         TensorView {
             name: &e.name,
@@ -547,7 +549,7 @@ impl Checkpoint {
         T::Leaf: TensorLeaf,
     {
         let leaves = crate::leaves_with_path(like);
-        let wants = self.wants_of::<T::Leaf>(&leaves)?;
+        let wants = self.wants_of::<T::Leaf>(&leaves, self.options.shapes_from_file)?;
         let (pairs, _) = self.pair(&wants, self.options.allow_missing, None)?;
         let mut out = Vec::with_capacity(leaves.len());
         for (((path, leaf), pair), want) in leaves.iter().zip(pairs).zip(&wants) {
@@ -579,7 +581,7 @@ impl Checkpoint {
     {
         let (pairs, report, wants) = {
             let leaves = crate::leaves_with_path(&*tree);
-            let wants = self.wants_of::<T::Leaf>(&leaves)?;
+            let wants = self.wants_of::<T::Leaf>(&leaves, false)?;
             let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
             (pairs, report, wants)
         };
@@ -648,10 +650,12 @@ impl Checkpoint {
         Ok(out)
     }
 
-    /// What each leaf of a template asks for.
+    /// What each leaf of a template asks for: its signature, or with
+    /// `any_shape` its dtype only.
     fn wants_of<L: TensorLeaf>(
         &self,
         leaves: &[(KeyPath, L::Ref<'_>)],
+        any_shape: bool,
     ) -> Result<Vec<Want>, Error> {
         let names = names_of(leaves.iter().map(|(p, _)| p), "", &Renames::new())?;
         let mut problems = Vec::new();
@@ -661,7 +665,11 @@ impl Checkpoint {
                 Ok(sig) => wants.push(Want {
                     path: path.clone(),
                     name,
-                    expected: Expected::Signature(sig),
+                    expected: if any_shape {
+                        Expected::DType(Some(sig.dtype()))
+                    } else {
+                        Expected::Signature(sig)
+                    },
                 }),
                 Err(e) => problems.push(at_path(e, path)),
             }

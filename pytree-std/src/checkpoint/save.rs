@@ -192,10 +192,15 @@ impl Save {
     {
         let dir = dir.as_ref();
         let plan = self.plan(tree)?;
-        let max = self.max_shard_bytes.unwrap_or(shards::DEFAULT_MAX_SHARD_BYTES);
+        let max = self
+            .max_shard_bytes
+            .unwrap_or(shards::DEFAULT_MAX_SHARD_BYTES);
         let groups = shards::split(plan.tensors.iter().map(|t| t.bytes), max);
         std::fs::create_dir_all(dir).map_err(|e| {
-            file_error(&dir.display().to_string(), format!("cannot create the directory: {e}"))
+            file_error(
+                &dir.display().to_string(),
+                format!("cannot create the directory: {e}"),
+            )
         })?;
         if groups.len() <= 1 {
             let path = dir.join(shards::SINGLE_FILE);

@@ -1,0 +1,449 @@
+//! Hugging Face checkpoints, as a new user meets them: a BERT written by
+//! Python's `safetensors` in transformers' names (`bert.` prefix,
+//! `LayerNorm`, `attention.self`, an I64 `position_ids` buffer, f16, two
+//! shards and their index), loaded into derived structs named as Rust
+//! wants, and written back with the original names and bits.
+//!
+//! The fixtures in `tests/fixtures/hf/` are made by
+//! `tests/fixtures/hf/make_fixtures.py`, which also checks, in Python, the
+//! files this test writes (its docstring has the commands).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use pytree_std::candle_core::{DType, Device, Tensor};
+use pytree_std::checkpoint::{Checkpoint, Load, Renames, Save};
+use pytree_std::ndarray::ArrayD;
+use pytree_std::{KeyStr, PyTree};
+
+#[derive(PyTree, Clone, Debug)]
+struct Linear<T> {
+    weight: T,
+    bias: T,
+}
+
+#[derive(PyTree, Clone, Debug)]
+struct Embedding<T> {
+    weight: T,
+}
+
+#[derive(PyTree, Clone, Debug)]
+struct LayerNorm<T> {
+    weight: T,
+    bias: T,
+}
+
+#[derive(PyTree, Clone, Debug)]
+struct Embeddings<T> {
+    word_embeddings: Embedding<T>,
+    position_embeddings: Embedding<T>,
+    #[pytree(rename = "LayerNorm")]
+    layer_norm: LayerNorm<T>,
+    /// A buffer of I64 position indices beside the f32 weights.
+    position_ids: T,
+}
+
+#[derive(PyTree, Clone, Debug)]
+struct SelfAttention<T> {
+    query: Linear<T>,
+    key: Linear<T>,
+}
+
+#[derive(PyTree, Clone, Debug)]
+struct AttentionOutput<T> {
+    #[pytree(rename = "LayerNorm")]
+    layer_norm: LayerNorm<T>,
+}
+
+#[derive(PyTree, Clone, Debug)]
+struct Attention<T> {
+    #[pytree(rename = "self")]
+    self_attn: SelfAttention<T>,
+    output: AttentionOutput<T>,
+}
+
+#[derive(PyTree, Clone, Debug)]
+struct Layer<T> {
+    attention: Attention<T>,
+}
+
+#[derive(PyTree, Clone, Debug)]
+struct Pooler<T> {
+    dense: Linear<T>,
+}
+
+#[derive(PyTree, Clone, Debug)]
+struct Bert<T> {
+    embeddings: Embeddings<T>,
+    /// transformers' `encoder.layer.N`, renamed by a pattern.
+    layers: Vec<Layer<T>>,
+    pooler: Pooler<T>,
+}
+
+impl<T: Clone> Bert<T> {
+    /// A template: the structure (2 layers) and a leaf for every tensor;
+    /// `float` for the weights, `int` for `position_ids`. The shapes come
+    /// from the file.
+    fn template(float: T, int: T) -> Self {
+        let f = || float.clone();
+        let linear = || Linear {
+            weight: f(),
+            bias: f(),
+        };
+        let norm = || LayerNorm {
+            weight: f(),
+            bias: f(),
+        };
+        let layer = || Layer {
+            attention: Attention {
+                self_attn: SelfAttention {
+                    query: linear(),
+                    key: linear(),
+                },
+                output: AttentionOutput { layer_norm: norm() },
+            },
+        };
+        Bert {
+            embeddings: Embeddings {
+                word_embeddings: Embedding { weight: f() },
+                position_embeddings: Embedding { weight: f() },
+                layer_norm: norm(),
+                position_ids: int,
+            },
+            layers: vec![layer(), layer()],
+            pooler: Pooler { dense: linear() },
+        }
+    }
+}
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hf")
+}
+
+/// A fresh directory for one test (`$PYTREE_HF_OUT` when set, so the
+/// Python script can check what was written).
+fn out_dir(test: &str) -> PathBuf {
+    let d = match std::env::var_os("PYTREE_HF_OUT") {
+        Some(p) => PathBuf::from(p),
+        None => std::env::temp_dir().join(format!("pytree-hf-{}-{test}", std::process::id())),
+    };
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// transformers' names to ours: the `bert.` prefix goes, `encoder.layer.N`
+/// is `layers.N`. (`self` and `LayerNorm` are field renames.)
+fn from_hf() -> Renames {
+    Renames::new()
+        .prefix("bert.", "")
+        .pattern("encoder.layer.*", "layers.$1")
+}
+
+/// Ours to transformers'.
+fn to_hf() -> Renames {
+    Renames::new()
+        .pattern("layers.*", "encoder.layer.$1")
+        .prefix("", "bert.")
+}
+
+fn cpu(dtype: DType) -> Tensor {
+    Tensor::zeros(0, dtype, &Device::Cpu).unwrap()
+}
+
+/// The values the fixture script wrote into the float tensor `name`.
+fn expected(name: &str, n: usize) -> Vec<f32> {
+    (0..n).map(|k| k as f32 / 8.0 + name.len() as f32).collect()
+}
+
+fn load_bert(file: &str, float: DType) -> Bert<Tensor> {
+    Load::new()
+        .renames(from_hf())
+        .shapes_from_file()
+        .load_like(
+            fixtures().join(file),
+            &Bert::template(cpu(float), cpu(DType::I64)),
+        )
+        .unwrap()
+}
+
+/// Every tensor of `written` has the name, dtype, shape and bytes of the
+/// fixture's, checked with the reference implementation of the format,
+/// and the metadata says `"format": "pt"`.
+fn assert_same_tensors(written: &[u8], fixture: &Path) {
+    let fixture = std::fs::read(fixture).unwrap();
+    let want = safetensors::SafeTensors::deserialize(&fixture).unwrap();
+    let have = safetensors::SafeTensors::deserialize(written).unwrap();
+    let mut names = have.names();
+    names.sort();
+    let mut want_names = want.names();
+    want_names.sort();
+    assert_eq!(names, want_names);
+    for name in want_names {
+        let (a, b) = (have.tensor(name).unwrap(), want.tensor(name).unwrap());
+        assert_eq!(
+            (a.dtype(), a.shape(), a.data()),
+            (b.dtype(), b.shape(), b.data()),
+            "{name}"
+        );
+    }
+    let (_, meta) = safetensors::SafeTensors::read_metadata(written).unwrap();
+    assert_eq!(meta.metadata().as_ref().unwrap()["format"], "pt");
+}
+
+#[test]
+fn a_hugging_face_bert_loads_by_name_into_derived_structs() {
+    let bert = load_bert("bert.safetensors", DType::F32);
+    let q = &bert.layers[1].attention.self_attn.query.weight;
+    assert_eq!(q.dims(), [4, 4]);
+    let name = "bert.encoder.layer.1.attention.self.query.weight";
+    assert_eq!(
+        q.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+        expected(name, 16)
+    );
+    let ln = &bert.embeddings.layer_norm.bias;
+    assert_eq!(
+        ln.to_vec1::<f32>().unwrap(),
+        expected("bert.embeddings.LayerNorm.bias", 4)
+    );
+    let ids = &bert.embeddings.position_ids;
+    assert_eq!(ids.dtype(), DType::I64);
+    assert_eq!(ids.to_vec2::<i64>().unwrap(), [[0, 1, 2, 3, 4, 5]]);
+    // The key paths show the renamed fields, as the checkpoint names do.
+    let paths: Vec<String> = pytree_std::leaves_with_path(&bert)
+        .iter()
+        .map(|(p, _)| p.keystr(KeyStr::SIMPLE))
+        .collect();
+    assert!(paths.contains(&"layers.0.attention.self.query.weight".to_string()));
+    assert!(paths.contains(&"embeddings.LayerNorm.weight".to_string()));
+    assert_eq!(paths.len(), 19);
+}
+
+#[test]
+fn a_strict_load_lists_every_tensor_it_cannot_place() {
+    // Without the pattern, the layers are neither found nor used: one
+    // error lists all of them, and nothing is returned.
+    let err = Load::new()
+        .renames(Renames::new().prefix("bert.", ""))
+        .shapes_from_file()
+        .load_like(
+            fixtures().join("bert.safetensors"),
+            &Bert::template(cpu(DType::F32), cpu(DType::I64)),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("tree structures differ (24 mismatches found)"),
+        "{err}"
+    );
+    assert!(err.contains("at .layers[0].attention.self.query.weight: tensor `layers.0.attention.self.query.weight`: expected a f32 tensor, found nothing in the file"), "{err}");
+    assert!(err.contains("tensor `bert.encoder.layer.1.attention.output.LayerNorm.bias` (f32[4]), renamed `encoder.layer.1.attention.output.LayerNorm.bias`, of the file is not a leaf of the tree"), "{err}");
+}
+
+#[test]
+fn an_integer_buffer_is_never_converted_into_a_float_leaf() {
+    // With ndarray, one leaf type: `ArrayD<f32>` cannot hold the I64
+    // buffer, even with float conversion on.
+    let like = Bert::template(ArrayD::<f32>::zeros(vec![0]), ArrayD::<f32>::zeros(vec![0]));
+    let err = Load::new()
+        .renames(from_hf())
+        .shapes_from_file()
+        .convert_floats()
+        .load_like(fixtures().join("bert.safetensors"), &like)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .embeddings.position_ids: tensor `bert.embeddings.position_ids`: expected a f32 tensor, found i64[1,6]"
+    );
+}
+
+#[test]
+fn the_sharded_checkpoint_loads_as_one() {
+    let index = fixtures().join("sharded/model.safetensors.index.json");
+    let file = Checkpoint::open(&index).unwrap();
+    assert_eq!((file.num_shards(), file.len()), (2, 19));
+    assert_eq!(file.metadata()["format"], "pt");
+    let sharded: Bert<Tensor> = Load::new()
+        .renames(from_hf())
+        .shapes_from_file()
+        .load_like(&index, &Bert::template(cpu(DType::F32), cpu(DType::I64)))
+        .unwrap();
+    let single = load_bert("bert.safetensors", DType::F32);
+    let flat = |b: &Bert<Tensor>| -> Vec<Vec<f32>> {
+        pytree_std::leaves(b)
+            .into_iter()
+            .map(|t| {
+                t.to_dtype(DType::F32)
+                    .unwrap()
+                    .flatten_all()
+                    .unwrap()
+                    .to_vec1()
+                    .unwrap()
+            })
+            .collect()
+    };
+    assert_eq!(flat(&sharded), flat(&single));
+}
+
+#[test]
+fn a_shard_disagreeing_with_the_index_is_an_error_naming_both() {
+    let d = out_dir("bad-shards");
+    let src = fixtures().join("sharded");
+    for f in [
+        "model-00001-of-00002.safetensors",
+        "model-00002-of-00002.safetensors",
+    ] {
+        std::fs::copy(src.join(f), d.join(f)).unwrap();
+    }
+    let text = std::fs::read_to_string(src.join("model.safetensors.index.json")).unwrap();
+    let mut index: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let map = index["weight_map"].as_object_mut().unwrap();
+    map.insert(
+        "bert.pooler.dense.bias".into(),
+        "model-00001-of-00002.safetensors".into(),
+    );
+    map.insert(
+        "bert.extra".into(),
+        "model-00002-of-00002.safetensors".into(),
+    );
+    let bad = d.join("bad.index.json");
+    std::fs::write(&bad, serde_json::to_string(&index).unwrap()).unwrap();
+    let err = Checkpoint::open(&bad).unwrap_err().to_string();
+    let origin = bad.display().to_string();
+    assert!(
+        err.starts_with("tree structures differ (2 mismatches found)"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("at <root>: sharded checkpoint index {origin}: shard `model-00002-of-00002.safetensors` holds tensor `bert.pooler.dense.bias`, which the index places in `model-00001-of-00002.safetensors`")), "{err}");
+    assert!(err.contains("the index places tensor `bert.extra` in `model-00002-of-00002.safetensors`, which does not hold it"), "{err}");
+    // A missing shard names itself and the index.
+    std::fs::remove_file(d.join("model-00002-of-00002.safetensors")).unwrap();
+    let index_path = d.join("model.safetensors.index.json");
+    std::fs::write(&index_path, &text).unwrap();
+    let err = Checkpoint::open(&index_path).unwrap_err().to_string();
+    assert!(err.contains(&format!("sharded checkpoint index {}: shard `model-00002-of-00002.safetensors` listed in the index:", index_path.display())), "{err}");
+    assert!(err.contains("cannot open"), "{err}");
+    // A shard name that leaves the directory is refused before any file
+    // is opened.
+    let escape = r#"{"metadata": {}, "weight_map": {"a": "../model-00001-of-00002.safetensors"}}"#;
+    std::fs::write(&index_path, escape).unwrap();
+    let err = Checkpoint::open(&index_path).unwrap_err().to_string();
+    assert!(
+        err.ends_with(
+            "shard `../model-00001-of-00002.safetensors` is not a file name beside the index"
+        ),
+        "{err}"
+    );
+    if std::env::var_os("PYTREE_HF_OUT").is_none() {
+        std::fs::remove_dir_all(d).ok();
+    }
+}
+
+#[test]
+fn f16_loads_into_f32_leaves_only_when_asked() {
+    let like = Bert::template(cpu(DType::F32), cpu(DType::I64));
+    let path = fixtures().join("bert_f16.safetensors");
+    let strict = Load::new().renames(from_hf()).shapes_from_file();
+    let err = strict.load_like(&path, &like).unwrap_err().to_string();
+    assert!(
+        err.starts_with("tree structures differ (18 mismatches found)"),
+        "{err}"
+    );
+    let converted = strict
+        .clone()
+        .convert_floats()
+        .load_like(&path, &like)
+        .unwrap();
+    let single = load_bert("bert.safetensors", DType::F32);
+    let (a, b) = (
+        &converted.layers[0].attention.output.layer_norm.weight,
+        &single.layers[0].attention.output.layer_norm.weight,
+    );
+    assert_eq!(a.dtype(), DType::F32);
+    assert_eq!(a.to_vec1::<f32>().unwrap(), b.to_vec1::<f32>().unwrap());
+    assert_eq!(converted.embeddings.position_ids.dtype(), DType::I64);
+}
+
+/// Loads the fixtures and writes them back, named as transformers names
+/// them: one file, its f16 twin, and two shards with their index. Each
+/// holds the fixture's names and bits; the Python script checks the same
+/// files with the `safetensors` package (see the module docs).
+#[test]
+fn files_written_back_have_the_original_names_and_bits() {
+    let d = out_dir("written");
+    let bert = load_bert("bert.safetensors", DType::F32);
+    let save = Save::new().renames(to_hf());
+    save.save(d.join("bert.safetensors"), &bert).unwrap();
+    assert_same_tensors(
+        &std::fs::read(d.join("bert.safetensors")).unwrap(),
+        &fixtures().join("bert.safetensors"),
+    );
+
+    let half = load_bert("bert_f16.safetensors", DType::F16);
+    save.save(d.join("bert_from_f16.safetensors"), &half)
+        .unwrap();
+    assert_same_tensors(
+        &std::fs::read(d.join("bert_from_f16.safetensors")).unwrap(),
+        &fixtures().join("bert_f16.safetensors"),
+    );
+
+    let files = save
+        .clone()
+        .max_shard_bytes(400)
+        .save_sharded(d.join("sharded"), &bert)
+        .unwrap();
+    let names: Vec<&str> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "model-00001-of-00002.safetensors",
+            "model-00002-of-00002.safetensors",
+            "model.safetensors.index.json"
+        ]
+    );
+    let text = std::fs::read_to_string(&files[2]).unwrap();
+    let index: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(index["metadata"]["total_size"], 768);
+    let map: BTreeMap<String, String> =
+        serde_json::from_value(index["weight_map"].clone()).unwrap();
+    assert_eq!(map.len(), 19);
+    assert_eq!(
+        map["bert.embeddings.word_embeddings.weight"],
+        "model-00001-of-00002.safetensors"
+    );
+    assert_eq!(
+        map["bert.pooler.dense.bias"],
+        "model-00002-of-00002.safetensors"
+    );
+    // Read back as one checkpoint, it is the fixture's tensors.
+    let back = Checkpoint::open(&files[2]).unwrap();
+    let fixture = Checkpoint::open(fixtures().join("bert.safetensors")).unwrap();
+    let mut got: Vec<(String, String, Vec<u8>)> = back
+        .tensors()
+        .map(|t| {
+            (
+                t.name().to_string(),
+                t.signature().to_string(),
+                t.data().to_vec(),
+            )
+        })
+        .collect();
+    let mut want: Vec<(String, String, Vec<u8>)> = fixture
+        .tensors()
+        .map(|t| {
+            (
+                t.name().to_string(),
+                t.signature().to_string(),
+                t.data().to_vec(),
+            )
+        })
+        .collect();
+    got.sort();
+    want.sort();
+    assert_eq!(got, want);
+    if std::env::var_os("PYTREE_HF_OUT").is_none() {
+        std::fs::remove_dir_all(d).ok();
+    }
+}
