@@ -54,7 +54,8 @@ fn rename_is_on_named_tree_fields(
         };
         if let Some(why) = why {
             errors.push(
-                darling::Error::custom(format!("`#[pytree(rename = ...)]` {why}")).with_span(rename),
+                darling::Error::custom(format!("`#[pytree(rename = ...)]` {why}"))
+                    .with_span(rename),
             );
         }
     }
@@ -243,7 +244,8 @@ mod tests {
             errors(tuple),
             ["`#[pytree(rename = ...)]` needs a named field: a tuple field is named by its index"]
         );
-        let clash = syn::parse_quote! { struct Norm { #[pytree(rename = "w")] weight: f64, w: f64 } };
+        let clash =
+            syn::parse_quote! { struct Norm { #[pytree(rename = "w")] weight: f64, w: f64 } };
         assert_eq!(
             errors(clash),
             ["two fields are named `w`: names in key paths and checkpoints must be unique"]
