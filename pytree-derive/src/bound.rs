@@ -14,6 +14,8 @@
 //! `bound.rs` does the same):
 //! `struct Linear<B: Backend> { w: B::Tensor, b: Vec<B::Tensor> }` gets
 //! `B::Tensor: Flatten<Ns>`.
+//! A parameter used only inside a data field's type (`w: Array2<A>`, an
+//! element type) also gets `A: 'static`, since leaf types are `'static`.
 //! `#[pytree(bound = "...")]` replaces all of this.
 
 use std::collections::BTreeSet;
@@ -75,6 +77,22 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
             out.push(quote!(
                 #ty: #trait_path + #krate::Flatten<#ns, Leaf = <#first as #krate::Flatten<#ns>>::Leaf>
             ));
+        }
+    }
+    // A parameter used only inside a data field's type (`Array2<A>`,
+    // `Vec<A>`) is, as far as the derive can tell, an element of a leaf
+    // type, and leaves are `'static` (`Leaf: 'static`): say so, so that
+    // `struct Linear<A> { w: Array2<A> }` needs no hand-written
+    // `A: 'static` (without it, rustc asks for one at every field). A
+    // parameter used bare (`w: T`) is bounded by the pytree trait alone.
+    // `#[pytree(bound = "...")]` replaces this for the rare non-'static
+    // element.
+    for param in &params {
+        let used_bare = container
+            .data_fields()
+            .any(|f| is_bare_param_named(f.ty, param));
+        if in_data.params.contains(&param.to_string()) && !used_bare {
+            out.push(quote!(#param: 'static));
         }
     }
     for param in &params {
@@ -187,6 +205,14 @@ pub fn mentions(ty: &syn::Type, ident: &syn::Ident) -> bool {
         v.visit_type(ty);
         v.1
     }
+}
+
+/// True when `ty` is exactly the type parameter `param`.
+fn is_bare_param_named(ty: &syn::Type, param: &syn::Ident) -> bool {
+    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
+        && p.path.segments.len() == 1
+        && p.path.segments[0].ident == *param
+        && p.path.segments[0].arguments.is_empty())
 }
 
 /// True when `ty` is exactly one of the type parameters.

@@ -114,11 +114,13 @@ impl Load {
     ///
     /// ```
     /// use pytree_std::checkpoint::{Load, to_bytes};
-    /// let bytes = to_bytes(&(1.5f64, 7i64))?;
-    /// assert!(Load::new().from_bytes(bytes.clone())?.load_like(&(0.0f32, 0i64)).is_err());
+    /// let bytes = to_bytes(&(1.5f64, 0.25f64))?;
+    /// assert!(Load::new().from_bytes(bytes.clone())?.load_like(&(0.0f32, 0.0f32)).is_err());
     /// let file = Load::new().convert_floats().from_bytes(bytes)?;
-    /// assert_eq!(file.load_like(&(0.0f32, 0i64))?, (1.5, 7));
-    /// assert!(file.load_like(&(0.0f32, 0i32)).is_err()); // i64 into i32: never
+    /// assert_eq!(file.load_like(&(0.0f32, 0.0f32))?, (1.5, 0.25));
+    /// let ints = Load::new().convert_floats().from_bytes(to_bytes(&(7i64,))?)?;
+    /// assert!(ints.load_like(&(0.0f64,)).is_err()); // an integer into a float: never
+    /// assert!(ints.load_like(&(0i32,)).is_err()); // i64 into i32: never
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     #[must_use]

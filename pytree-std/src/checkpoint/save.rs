@@ -95,7 +95,7 @@ impl Save {
     ///
     /// ```
     /// let dir = std::env::temp_dir().join(format!("pytree-shard-size-{}", std::process::id()));
-    /// let files = pytree_std::checkpoint::Save::new().max_shard_bytes(8).save_sharded(&dir, &(vec![1.0f32, 2.0], vec![3.0f64]))?;
+    /// let files = pytree_std::checkpoint::Save::new().max_shard_bytes(8).save_sharded(&dir, &(vec![1.0f32, 2.0], vec![3.0f32]))?;
     /// assert_eq!(files.len(), 3); // two shards and the index
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), pytree_std::Error>(())
@@ -175,7 +175,7 @@ impl Save {
     /// ```
     /// use pytree_std::checkpoint::{Checkpoint, Save};
     /// let dir = std::env::temp_dir().join(format!("pytree-sharded-{}", std::process::id()));
-    /// let tree = std::collections::BTreeMap::from([("a", vec![1.0f32; 4]), ("b", vec![2.0f32; 4])]);
+    /// let tree = std::collections::BTreeMap::from([("a".to_string(), vec![1.0f32; 4]), ("b".to_string(), vec![2.0f32; 4])]);
     /// let files = Save::new().max_shard_bytes(16).save_sharded(&dir, &tree)?;
     /// let names: Vec<_> = files.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
     /// assert_eq!(names, ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"]);
