@@ -38,6 +38,8 @@ pub struct Load {
     pub(crate) convert_floats: bool,
     pub(crate) shapes_from_file: bool,
     pub(crate) max_header_bytes: usize,
+    /// (tied name, the name it is read from), the tree's names.
+    pub(crate) ties: Vec<(String, String)>,
 }
 
 impl Default for Load {
@@ -48,6 +50,7 @@ impl Default for Load {
             allow_unused: false,
             convert_floats: false,
             shapes_from_file: false,
+            ties: Vec::new(),
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
         }
     }
@@ -169,6 +172,28 @@ impl Load {
     #[must_use]
     pub fn non_strict(self) -> Self {
         self.allow_missing().allow_unused()
+    }
+
+    /// Reads the leaf `name` from the tensor `to` when the file has no
+    /// tensor `name` (names as the tree has them, after the renames): a
+    /// weight written once for two fields (tied embeddings, see
+    /// [`Save::tie`](super::Save::tie)) is tied again on load. The
+    /// [`LoadReport`] lists it as loaded.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, to_bytes};
+    /// use std::collections::BTreeMap;
+    /// let file = to_bytes(&BTreeMap::from([("embed".to_string(), 1.5f32)]))?;
+    /// let like = BTreeMap::from([("embed".to_string(), 0.0f32), ("head".to_string(), 0.0)]);
+    /// assert!(Load::new().from_bytes(file.clone())?.load_like(&like).is_err());
+    /// let both = Load::new().tie("head", "embed").from_bytes(file)?.load_like(&like)?;
+    /// assert_eq!(both["head"], 1.5);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn tie(mut self, name: impl Into<String>, to: impl Into<String>) -> Self {
+        self.ties.push((name.into(), to.into()));
+        self
     }
 
     /// [`load_like`](Load::load_like) takes each leaf's shape from the

@@ -27,10 +27,23 @@
 //!   are several). Nothing is changed on such an error.
 //! - **Partial loading** for fine-tuning ([`Load`]): leaves the file lacks
 //!   keep their value ([`Load::allow_missing`]), tensors no leaf asks for
-//!   are skipped ([`Load::allow_unused`]), and names are renamed by prefix
-//!   ([`Load::rename_prefix`]`("model.", "")`); [`LoadReport`] says what
-//!   was loaded, missing and unused (PyTorch's `missing_keys` /
+//!   are skipped ([`Load::allow_unused`]); [`LoadReport`] says what was
+//!   loaded, missing and unused (PyTorch's `missing_keys` /
 //!   `unexpected_keys`).
+//! - **Files written elsewhere** (Hugging Face transformers, PyTorch):
+//!   names are mapped by [`Renames`], ordered rules that chain (prefixes,
+//!   patterns with wildcards such as `encoder.layer.*`, closures), on
+//!   load ([`Load::renames`]) and on save ([`Save::renames`]); a field
+//!   whose name Rust refuses is renamed by the derive
+//!   (`#[pytree(rename = "self")]`). [`Load::shapes_from_file`] takes the
+//!   shapes from the file, so a template fixes only the structure;
+//!   [`Load::convert_floats`] reads f16 / bf16 into f32 and back. An index
+//!   `model.safetensors.index.json` opens a sharded checkpoint as one
+//!   ([`Load::open`]), and [`Save::save_sharded`] writes one as
+//!   transformers names it. Saved files carry `{"format": "pt"}`, which
+//!   transformers' `load_state_dict` requires; a weight shared by two
+//!   fields is written once and tied again on load ([`Save::tie`],
+//!   [`Load::tie`]).
 //! - **Reading is one copy**: the file is memory-mapped and each tensor
 //!   copied once, from the map into its array (or, with [`load_into`],
 //!   into the array that is already there).

@@ -376,7 +376,15 @@ impl Checkpoint {
         let mut pairs = Vec::with_capacity(wants.len());
         let mut report = LoadReport::default();
         for want in wants {
-            match index.get(want.name.as_str()) {
+            let found = index.get(want.name.as_str()).copied().or_else(|| {
+                let (_, to) = self
+                    .options
+                    .ties
+                    .iter()
+                    .find(|(name, _)| *name == want.name)?;
+                index.get(to.as_str()).copied()
+            });
+            match found.as_ref() {
                 Some(&i) => {
                     used[i] = true;
                     let entry = &self.entries[i];

@@ -39,6 +39,8 @@ pub struct Save {
     metadata: BTreeMap<String, String>,
     require_treedef: bool,
     max_shard_bytes: Option<usize>,
+    /// (tied name, the name it is tied to), file names.
+    ties: Vec<(String, String)>,
 }
 
 impl Save {
@@ -106,6 +108,32 @@ impl Save {
         self
     }
 
+    /// Ties the tensor `name` to `to` (names as in the file, after the
+    /// renames), as tied embeddings are: `name` is not written, and
+    /// [`Load::tie`](super::Load::tie) reads it from `to` again (Python
+    /// `safetensors`' `save_model` / `load_model`). The two leaves must
+    /// be equal (dtype, shape and bytes); else saving is an error naming
+    /// both, since the file could not give `name` back.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Checkpoint, Load, Save};
+    /// use std::collections::BTreeMap;
+    /// let m = BTreeMap::from([("embed".to_string(), vec![1.0f32, 2.0]), ("head".to_string(), vec![1.0, 2.0])]);
+    /// let bytes = Save::new().tie("head.0", "embed.0").tie("head.1", "embed.1").to_bytes(&m)?;
+    /// assert_eq!(Checkpoint::from_bytes(bytes.clone())?.len(), 2); // head is not in the file
+    /// let file = Load::new().tie("head.0", "embed.0").tie("head.1", "embed.1").from_bytes(bytes)?;
+    /// assert_eq!(file.load_like(&m)?, m);
+    /// let differs = BTreeMap::from([("embed".to_string(), vec![1.0f32]), ("head".to_string(), vec![3.0])]);
+    /// let err = Save::new().tie("head.0", "embed.0").to_bytes(&differs).unwrap_err();
+    /// assert_eq!(err.to_string(), "at <root>: tensor `head.0` is tied to `embed.0`, but their data differ");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn tie(mut self, name: impl Into<String>, to: impl Into<String>) -> Self {
+        self.ties.push((name.into(), to.into()));
+        self
+    }
+
     /// Adds a metadata entry (string to string, as the format allows).
     /// Keys beginning with `pytree.` are this crate's: saving with one is
     /// an error.
@@ -158,7 +186,7 @@ impl Save {
         T::Leaf: TensorLeaf,
     {
         let plan = self.plan(tree)?;
-        let all: Vec<usize> = (0..plan.tensors.len()).collect();
+        let all = plan.written();
         write_file(path.as_ref(), &plan.file(&all), tree)
     }
 
@@ -195,7 +223,12 @@ impl Save {
         let max = self
             .max_shard_bytes
             .unwrap_or(shards::DEFAULT_MAX_SHARD_BYTES);
-        let groups = shards::split(plan.tensors.iter().map(|t| t.bytes), max);
+        let written_leaves = plan.written();
+        let groups: Vec<Vec<usize>> =
+            shards::split(written_leaves.iter().map(|&i| plan.tensors[i].bytes), max)
+                .into_iter()
+                .map(|g| g.into_iter().map(|k| written_leaves[k]).collect())
+                .collect();
         std::fs::create_dir_all(dir).map_err(|e| {
             file_error(
                 &dir.display().to_string(),
@@ -204,7 +237,7 @@ impl Save {
         })?;
         if groups.len() <= 1 {
             let path = dir.join(shards::SINGLE_FILE);
-            let all: Vec<usize> = (0..plan.tensors.len()).collect();
+            let all = plan.written();
             write_file(&path, &plan.file(&all), tree)?;
             return Ok(vec![path]);
         }
@@ -219,7 +252,7 @@ impl Save {
             }
             written.push(path);
         }
-        let total: usize = plan.tensors.iter().map(|t| t.bytes).sum();
+        let total: usize = written_leaves.iter().map(|&i| plan.tensors[i].bytes).sum();
         let index = shards::index_json(total, &weight_map);
         let index_path = dir.join(shards::INDEX_FILE);
         write_bytes(&index_path, index.as_bytes())?;
@@ -240,7 +273,7 @@ impl Save {
         T::Leaf: TensorLeaf,
     {
         let plan = self.plan(tree)?;
-        let all: Vec<usize> = (0..plan.tensors.len()).collect();
+        let all = plan.written();
         let file = plan.file(&all);
         let mut out = Vec::with_capacity(file.total_len());
         file.write(tree, &mut out).map_err(|e| match e {
@@ -298,6 +331,7 @@ impl Save {
             }
         }
         combine(problems)?;
+        let skip = self.tied_leaves::<T::Leaf>(&tensors, &leaves)?;
         let mut metadata = self.metadata.clone();
         metadata
             .entry(FORMAT_KEY.into())
@@ -320,7 +354,62 @@ impl Save {
             tensors,
             widths,
             metadata,
+            skip,
         })
+    }
+
+    /// Which leaves are not written, being tied to another with equal
+    /// data; every tie that names no leaf or ties unequal leaves is an
+    /// error.
+    fn tied_leaves<L: TensorLeaf>(
+        &self,
+        tensors: &[Planned],
+        leaves: &[(pytree_core::KeyPath, L::Ref<'_>)],
+    ) -> Result<Vec<bool>, Error> {
+        let mut skip = vec![false; tensors.len()];
+        if self.ties.is_empty() {
+            return Ok(skip);
+        }
+        let index: std::collections::HashMap<&str, usize> = tensors
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.name.as_str(), i))
+            .collect();
+        let mut problems = Vec::new();
+        for (name, to) in &self.ties {
+            let (Some(&i), Some(&j)) = (index.get(name.as_str()), index.get(to.as_str())) else {
+                let missing = if index.contains_key(name.as_str()) {
+                    to
+                } else {
+                    name
+                };
+                problems.push(Error::custom(format!(
+                    "tie `{name}` -> `{to}`: no leaf is named `{missing}`"
+                )));
+                continue;
+            };
+            let same_sig = tensors[i].dtype_name == tensors[j].dtype_name
+                && tensors[i].shape == tensors[j].shape;
+            let same_data = same_sig
+                && match (L::tensor_bytes(&leaves[i].1), L::tensor_bytes(&leaves[j].1)) {
+                    (Ok(a), Ok(b)) => a == b,
+                    _ => false,
+                };
+            if !same_data || skip[j] {
+                let why = if skip[j] {
+                    format!("`{to}` is itself tied")
+                } else {
+                    "their data differ".to_string()
+                };
+                problems.push(Error::custom(format!(
+                    "tensor `{name}` is tied to `{to}`, but {why}"
+                )));
+                continue;
+            }
+            skip[i] = true;
+        }
+        combine(problems)?;
+        Ok(skip)
     }
 }
 
@@ -337,9 +426,16 @@ struct TreePlan {
     /// Bytes per element of each.
     widths: Vec<usize>,
     metadata: BTreeMap<String, String>,
+    /// Leaves not written (tied to another).
+    skip: Vec<bool>,
 }
 
 impl TreePlan {
+    /// The leaves written, in leaf order.
+    fn written(&self) -> Vec<usize> {
+        (0..self.tensors.len()).filter(|&i| !self.skip[i]).collect()
+    }
+
     /// The file holding the leaves `leaves` (indices in leaf order): the
     /// widest elements first (stable: leaf order within a width), so that
     /// every tensor starts aligned to its element size, as the reference
