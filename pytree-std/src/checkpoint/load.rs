@@ -163,7 +163,11 @@ impl Load {
         self
     }
 
-    /// Both of the above: PyTorch's `strict=False`.
+    /// Both of the above: PyTorch's `strict=False`. What was left out is
+    /// in the [`LoadReport`] of [`load_into`](Load::load_into) and
+    /// [`load_like_with_report`](Load::load_like_with_report) (check
+    /// [`LoadReport::is_complete`]); plain [`load_like`](Load::load_like)
+    /// returns the tree alone.
     ///
     /// ```
     /// let o = pytree_std::checkpoint::Load::new().non_strict();
@@ -342,6 +346,29 @@ impl Load {
         self.open(path)?.load_like(like)
     }
 
+    /// [`open`](Load::open), then [`Checkpoint::load_like_with_report`]:
+    /// the tree and what a partial load left out.
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("pytree-like-report-{}.safetensors", std::process::id()));
+    /// pytree_std::checkpoint::save(&path, &(1u8,))?;
+    /// let (t, report) = pytree_std::checkpoint::Load::new().allow_missing().load_like_with_report(&path, &(0u8, 7u8))?;
+    /// assert_eq!((t, report.missing), ((1, 7), vec!["1".to_string()]));
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load_like_with_report<T>(
+        &self,
+        path: impl AsRef<Path>,
+        like: &T,
+    ) -> Result<(T, LoadReport), Error>
+    where
+        T: Unflatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        self.open(path)?.load_like_with_report(like)
+    }
+
     /// [`open`](Load::open), then [`Checkpoint::load_into`].
     ///
     /// ```
@@ -382,4 +409,20 @@ pub struct LoadReport {
     /// The file's tensors that no leaf asked for (allowed by
     /// [`Load::allow_unused`]), by their names in the file, in file order.
     pub unused: Vec<String>,
+}
+
+impl LoadReport {
+    /// True when every leaf was loaded and every tensor used: what a
+    /// strict load guarantees.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, to_bytes};
+    /// let file = Load::new().non_strict().from_bytes(to_bytes(&(1u8,))?)?;
+    /// assert!(file.load_into(&mut (0u8,))?.is_complete());
+    /// assert!(!file.load_into(&mut (0u8, 0u8))?.is_complete());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn is_complete(&self) -> bool {
+        self.missing.is_empty() && self.unused.is_empty()
+    }
 }

@@ -108,6 +108,8 @@
 //!
 //! [`.safetensors`]: https://huggingface.co/docs/safetensors
 //! [`KeyStr::SIMPLE`]: crate::KeyStr::SIMPLE
+//! [`TreeDef`]: crate::TreeDef
+//! [`ErrorKind::Mismatches`]: crate::ErrorKind::Mismatches
 
 mod convert;
 mod format;

@@ -37,7 +37,7 @@ impl Storage {
 ///
 /// The map reads the file as it is on disk: it must not be changed or
 /// truncated by another program while the `Checkpoint` lives (the
-/// contract of every memory-mapped safetensors loader); [`save`] itself
+/// contract of every memory-mapped safetensors loader); [`save`](fn@super::save) itself
 /// never writes over a file in place.
 ///
 /// ```
@@ -442,7 +442,7 @@ impl Checkpoint {
         Ok((pairs, report))
     }
 
-    /// Loads a `T` by its type alone; see [`load`](fn@load). The
+    /// Loads a `T` by its type alone; see [`load`](fn@super::load). The
     /// prefix the file was saved with is stripped (unless renames are
     /// given).
     ///
@@ -544,7 +544,7 @@ impl Checkpoint {
         Ok(def.leaf_paths())
     }
 
-    /// Loads a tree shaped like `like`; see [`load_like`](fn@load_like).
+    /// Loads a tree shaped like `like`; see [`load_like`](fn@super::load_like).
     ///
     /// ```
     /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&(1u8, 2u8))?)?;
@@ -556,9 +556,30 @@ impl Checkpoint {
         T: Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
+        self.load_like_with_report(like).map(|(tree, _)| tree)
+    }
+
+    /// [`load_like`](Checkpoint::load_like), and what it did: a partial
+    /// load ([`Load::allow_missing`], [`Load::allow_unused`]) says here
+    /// which leaves kept the template's value and which tensors it
+    /// skipped, so it cannot pass for a full one.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, to_bytes};
+    /// let file = Load::new().non_strict().from_bytes(to_bytes(&(1u8, 2u8))?)?;
+    /// let (t, report) = file.load_like_with_report(&(0u8,))?;
+    /// assert_eq!((t, report.is_complete()), ((1,), false));
+    /// assert_eq!(report.unused, ["1"]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load_like_with_report<T>(&self, like: &T) -> Result<(T, LoadReport), Error>
+    where
+        T: Unflatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
         let leaves = crate::leaves_with_path(like);
         let wants = self.wants_of::<T::Leaf>(&leaves, self.options.shapes_from_file)?;
-        let (pairs, _) = self.pair(&wants, self.options.allow_missing, None)?;
+        let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
         let mut out = Vec::with_capacity(leaves.len());
         for (((path, leaf), pair), want) in leaves.iter().zip(pairs).zip(&wants) {
             out.push(match pair {
@@ -570,10 +591,10 @@ impl Checkpoint {
                 None => T::Leaf::to_owned_leaf(leaf),
             });
         }
-        crate::unflatten(&crate::structure(like), out)
+        crate::unflatten(&crate::structure(like), out).map(|tree| (tree, report))
     }
 
-    /// Loads into `tree`, in place; see [`load_into`](fn@load_into).
+    /// Loads into `tree`, in place; see [`load_into`](fn@super::load_into).
     ///
     /// ```
     /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&(1u8, 2u8))?)?;

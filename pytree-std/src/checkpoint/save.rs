@@ -16,7 +16,7 @@ use super::shards;
 use super::{TensorLeaf, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
 use crate::Std;
 
-/// Options of [`save`](super::save()): a prefix for every name, rename
+/// Options of [`save`](fn@super::save): a prefix for every name, rename
 /// rules, metadata of your own, whether the TreeDef must be written, and
 /// shards. Every file carries `{"format": "pt"}` in its metadata (unless
 /// [`metadata`](Save::metadata) sets `format`), as transformers'
@@ -57,7 +57,7 @@ impl Save {
     }
 
     /// Puts `prefix` before every name (`"model."` gives `model.layers.0.w`).
-    /// It is recorded in the metadata, so [`load`](super::load()) by type
+    /// It is recorded in the metadata, so [`load`](fn@super::load) by type
     /// strips it. It goes before the names the [`renames`](Save::renames)
     /// made.
     ///
@@ -169,7 +169,7 @@ impl Save {
         self
     }
 
-    /// Saves `tree` to `path` (see the [module docs](self)). The file is
+    /// Saves `tree` to `path` (see the [module docs](super)). The file is
     /// written beside `path` under a temporary name and renamed over it.
     ///
     /// ```
