@@ -278,6 +278,12 @@ mod tensors {
     /// shape and device. Candle tensors share storage between clones, so
     /// writing a new tensor (not into the old one's memory) leaves every
     /// clone of the old one as it was.
+    ///
+    /// Integer and bool tensors (a model's buffers, such as Hugging Face's
+    /// I64 `position_ids`) are left alone: their optimizer state is zeros
+    /// of their own dtype, an update that writes only such tensors does
+    /// nothing, and they add nothing to a norm. Reading one into a float
+    /// update (an integer gradient for a float parameter) is an error.
     impl FloatLeaf for Tensor {
         type Scalar = f64;
 
@@ -295,6 +301,10 @@ mod tensors {
                 (None, Some(r)) => *r,
                 (None, None) => return Ok(()),
             };
+            // Integer and bool tensors are not optimized: leave them alone.
+            if N > 0 && muts.iter().all(|m| !m.dtype().is_float()) {
+                return Ok(());
+            }
             let dims = first.dims().to_vec();
             for t in muts.iter().map(|m| &**m).chain(refs.iter().copied()) {
                 if t.dims() != dims.as_slice() {
@@ -343,11 +353,13 @@ mod tensors {
         where
             F: Fn(f64) -> f64 + Sync,
         {
+            if !leaf.dtype().is_float() {
+                return Ok(0.0);
+            }
             Ok(sum_slice(&host(leaf)?, exec, f))
         }
 
         fn zeros_like(leaf: &Tensor) -> Result<Tensor, Error> {
-            float_dtype(leaf)?;
             leaf.zeros_like().map_err(candle_err)
         }
     }

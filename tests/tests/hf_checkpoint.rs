@@ -39,7 +39,10 @@ struct Embeddings<T> {
     position_embeddings: Embedding<T>,
     #[pytree(rename = "LayerNorm")]
     layer_norm: LayerNorm<T>,
-    /// A buffer of I64 position indices beside the f32 weights.
+    /// A buffer of I64 position indices beside the f32 weights: of kind
+    /// `buffer`, so the optimizers (which update `param` leaves by
+    /// default) leave it alone.
+    #[pytree(kind = "buffer")]
     position_ids: T,
 }
 
@@ -446,4 +449,36 @@ fn files_written_back_have_the_original_names_and_bits() {
     if std::env::var_os("PYTREE_HF_OUT").is_none() {
         std::fs::remove_dir_all(d).ok();
     }
+}
+
+/// The "done when" of issue 18: the loaded model fine-tunes (Adam leaves
+/// the I64 buffer alone) and is saved back.
+#[test]
+fn a_loaded_bert_fine_tunes_with_its_buffer_left_alone() {
+    use pytree_optim::{adam, GradientTransformation};
+    let mut bert = load_bert("bert.safetensors", DType::F32);
+    let before = bert.clone();
+    let opt = adam(0.1);
+    let mut state = opt.init(&bert).unwrap();
+    let mut grads = pytree_std::map(bert.clone(), |t| t.ones_like().unwrap());
+    opt.step(&mut bert, &mut grads, &mut state).unwrap();
+    let ids = bert.embeddings.position_ids.to_vec2::<i64>().unwrap();
+    assert_eq!(
+        ids,
+        before.embeddings.position_ids.to_vec2::<i64>().unwrap()
+    );
+    let w = bert.pooler.dense.bias.to_vec1::<f32>().unwrap();
+    let w0 = before.pooler.dense.bias.to_vec1::<f32>().unwrap();
+    for (a, b) in w.iter().zip(&w0) {
+        assert!((b - a - 0.1).abs() < 1e-5, "{a} {b}"); // Adam's first step: lr
+    }
+    let bytes = Save::new().renames(to_hf()).to_bytes(&bert).unwrap();
+    let file = Checkpoint::from_bytes(bytes).unwrap();
+    assert_eq!(
+        file.tensor("bert.embeddings.position_ids")
+            .unwrap()
+            .signature()
+            .to_string(),
+        "i64[1,6]"
+    );
 }
