@@ -42,7 +42,13 @@
 //! - Schedules: [`Schedule`] (numbers and closures are schedules),
 //!   [`constant_schedule`], [`linear_schedule`] (warm-up),
 //!   [`cosine_decay_schedule`], [`warmup_cosine_decay_schedule`].
-//! - [`Ema`]: an exponential moving average of the parameters.
+//! - [`Ema`]: an exponential moving average of the parameters (it starts
+//!   as a copy of them); [`ema`]: optax's `ema(decay, debias)`, an average
+//!   of the updates that starts at zero, with optional bias correction.
+//! - Optimizer states are pytrees of the parameters' leaf type
+//!   ([`AdamState`]: `mu.<path>`, `nu.<path>`, the step count a static
+//!   field), so `pytree_std::checkpoint` saves and loads them and training
+//!   resumes bit for bit.
 //! - Masks ([`Mask`]): every transformation acts where a predicate on the
 //!   key path (and the field's kind) holds; by default everywhere but on
 //!   leaves of kind `"state"` (PAX's parameter/state split), so running
@@ -71,7 +77,7 @@ mod transform;
 mod transforms;
 
 pub use element::{Float, FloatElement};
-pub use ema::Ema;
+pub use ema::{ema, Ema, EmaOfUpdates, EmaState};
 pub use kernel::{sum_slice, zip_slices, Exec, GRAIN};
 pub use leaf::FloatLeaf;
 pub use mask::{LeafMask, Mask};

@@ -12,8 +12,8 @@
 //! agree to a few `f32` ulps: the tolerance is `2e-6 * (1 + |x|)`.
 
 use pytree_optim::{
-    adam, adamw, chain, clip_by_global_norm, cosine_decay_schedule, linear_schedule, sgd,
-    warmup_cosine_decay_schedule, FloatLeaf, GradientTransformation, Mask, Schedule,
+    adam, adamw, chain, clip_by_global_norm, cosine_decay_schedule, ema, linear_schedule, scale,
+    sgd, warmup_cosine_decay_schedule, FloatLeaf, GradientTransformation, Mask, Schedule,
 };
 use pytree_std::{KeyPath, PyTree};
 use serde_json::Value;
@@ -118,6 +118,21 @@ where
     );
     let s = warmup_cosine_decay_schedule(0.0, 0.1, 2, 4, 0.001);
     run_case(&r, "adam_warmup_cosine", adam(s), model, check);
+    // optax's ema(decay, debias): an average of the updates from zero.
+    run_case(
+        &r,
+        "ema_debias_scale",
+        chain(ema(0.9, true), scale(-0.1)),
+        model,
+        check,
+    );
+    run_case(
+        &r,
+        "ema_biased_scale",
+        chain(ema(0.8, false), scale(-0.1)),
+        model,
+        check,
+    );
 }
 
 mod scalars {
