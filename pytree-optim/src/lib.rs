@@ -78,7 +78,7 @@ mod transforms;
 
 pub use element::{Float, FloatElement};
 pub use ema::{ema, Ema, EmaOfUpdates, EmaState};
-pub use kernel::{sum_slice, zip_slices, Exec, GRAIN};
+pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
 pub use leaf::FloatLeaf;
 pub use mask::{LeafMask, Mask};
 pub use optimizers::{adam, adamw, sgd, Adam, AdamState, Sgd, SgdState};
