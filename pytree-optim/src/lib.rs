@@ -37,6 +37,9 @@
 //!   `update(&mut updates, &mut state, &params)` in place, `step` (update
 //!   and apply, fused where possible); [`apply_updates`]; [`chain`].
 //! - Optimizers: [`sgd`] (momentum, Nesterov), [`adam`], [`adamw`].
+//! - Parameter groups: [`multi_transform`] (a label per leaf from its key
+//!   path and kind, a transformation per label, a state per group) and
+//!   [`set_to_zero`] (frozen groups).
 //! - Transformations: [`clip_by_global_norm`], [`scale`],
 //!   [`scale_by_schedule`], [`add_decayed_weights`]; [`global_norm`].
 //! - Schedules: [`Schedule`] (numbers and closures are schedules),
@@ -67,6 +70,7 @@
 
 mod element;
 mod ema;
+mod groups;
 mod kernel;
 mod leaf;
 mod mask;
@@ -78,6 +82,9 @@ mod transforms;
 
 pub use element::{Float, FloatElement};
 pub use ema::{ema, Ema, EmaOfUpdates, EmaState};
+pub use groups::{
+    multi_transform, set_to_zero, Group, GroupList, Groups, MultiTransform, Restrict, SetToZero,
+};
 pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
 pub use leaf::FloatLeaf;
 pub use mask::{LeafMask, Mask};

@@ -167,6 +167,10 @@ where
         })
     }
 
+    fn step_is_fused(&self) -> bool {
+        true
+    }
+
     fn check(&self, updates: &P, state: &SgdState<P>, params: &P) -> Result<(), Error> {
         check_updates(params, updates)?;
         check_mask(&state.mask, params)?;
@@ -540,6 +544,10 @@ where
             mask: self.mask.on(params),
             decay_mask: self.weight_decay_mask.on(params),
         })
+    }
+
+    fn step_is_fused(&self) -> bool {
+        true
     }
 
     fn check(&self, updates: &P, state: &AdamState<P>, params: &P) -> Result<(), Error> {

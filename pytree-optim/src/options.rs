@@ -45,6 +45,27 @@ macro_rules! options {
             }
 
             #[doc = concat!(
+                "Restricts where it acts to where its mask and `mask` both hold (what [`multi_transform`](crate::multi_transform) ",
+                "does to a group's transformation).\n\n",
+                "```\n",
+                "use pytree_optim::{GradientTransformation, Mask};\n",
+                "use pytree_std::KeyPath;\n",
+                "let opt = ", $ctor, ".restrict(Mask::new(|p: &KeyPath| p.to_string() == \"[0]\"));\n",
+                "let mut params = vec![1.0f32, 1.0];\n",
+                "let mut state = opt.init(&params)?;\n",
+                "opt.step(&mut params, &mut vec![1.0, 1.0], &mut state)?;\n",
+                "assert_ne!(params[0], 1.0);\n",
+                "assert_eq!(params[1], 1.0);\n",
+                "# Ok::<(), pytree_std::Error>(())\n",
+                "```"
+            )]
+            #[must_use]
+            pub fn restrict(mut self, mask: crate::Mask) -> Self {
+                self.mask = core::mem::take(&mut self.mask).and(mask);
+                self
+            }
+
+            #[doc = concat!(
                 "Runs the element loops as `exec` says (default [`Exec::Sequential`](crate::Exec::Sequential)).\n\n",
                 "```\n",
                 "use pytree_optim::{Exec, GradientTransformation};\n",
@@ -80,6 +101,12 @@ macro_rules! options {
             #[must_use]
             pub fn parallel(self) -> Self {
                 self.exec(crate::Exec::Parallel)
+            }
+        }
+
+        impl$(<$g>)? crate::groups::Restrict for $ty$(<$g>)? {
+            fn restrict(self, mask: crate::Mask) -> Self {
+                $ty::restrict(self, mask)
             }
         }
     };

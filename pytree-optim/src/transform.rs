@@ -91,6 +91,24 @@ pub trait GradientTransformation<P> {
         Ok(())
     }
 
+    /// Whether [`step`](GradientTransformation::step) reads the gradients
+    /// without changing them and changes the parameters only at the leaves
+    /// inside its mask (the fused optimizers, `sgd`, `adam`, `adamw`, and
+    /// [`set_to_zero`](crate::set_to_zero) say so): then
+    /// [`multi_transform`](crate::multi_transform) runs its groups' steps
+    /// one after the other on the same trees, one pass over the elements in
+    /// all, instead of updating a copy of the gradients per group. The
+    /// default is `false`, which is always correct.
+    ///
+    /// ```
+    /// use pytree_optim::{adam, scale, GradientTransformation};
+    /// assert!(GradientTransformation::<Vec<f32>>::step_is_fused(&adam(0.1)));
+    /// assert!(!GradientTransformation::<Vec<f32>>::step_is_fused(&scale(0.1)));
+    /// ```
+    fn step_is_fused(&self) -> bool {
+        false
+    }
+
     /// Turns `updates` (the gradients, on entry) into the updates to add
     /// to `params`, in place, and advances `state`.
     ///

@@ -4,11 +4,11 @@
 //! bit for bit, with every element-wise optimizer.
 
 use pytree_optim::{
-    adam, adamw, chain, ema, scale, scale_by_schedule, sgd, GradientTransformation,
+    adam, adamw, chain, ema, multi_transform, scale, scale_by_schedule, sgd, GradientTransformation,
 };
 use pytree_std::ensemble::{stack_leaves, unstack_leaves};
 use pytree_std::ndarray::{arr1, Array2, ArrayD, IxDyn};
-use pytree_std::{PyTree, Tree};
+use pytree_std::{KeyPath, PyTree, Tree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear {
@@ -80,6 +80,10 @@ fn a_stacked_ensemble_trains_with_one_call_per_step_with_every_optimizer() {
     trains_like_members_alone("adam", &adam(0.05));
     trains_like_members_alone("adamw", &adamw(0.05, 0.01));
     trains_like_members_alone("ema", &chain(ema(0.9, true), scale(-0.02)));
+    let groups = multi_transform(|p: &KeyPath| if p.to_string() == ".w" { "w" } else { "b" })
+        .group("w", adam(0.05))
+        .group("b", chain(scale(0.5), sgd(0.02).momentum(0.9)));
+    trains_like_members_alone("groups", &groups);
     trains_like_members_alone(
         "schedule",
         &chain(

@@ -5,8 +5,8 @@
 //! parameters of an uninterrupted run, bit for bit.
 
 use pytree_optim::{
-    adam, adamw, chain, clip_by_global_norm, ema, scale, scale_by_schedule, sgd,
-    warmup_cosine_decay_schedule, GradientTransformation, Mask,
+    adam, adamw, chain, clip_by_global_norm, ema, multi_transform, scale, scale_by_schedule,
+    set_to_zero, sgd, warmup_cosine_decay_schedule, GradientTransformation, Mask,
 };
 use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
 use pytree_std::ndarray::{Array1, Array2, ArrayD};
@@ -134,6 +134,23 @@ fn every_optimizer_resumes_bit_for_bit() {
     let matrices = Mask::new(|p: &KeyPath| p.to_string().ends_with(".w"));
     resumes("adamw", &adamw(0.01, 0.1).weight_decay_mask(matrices), 4, 7);
     resumes("ema", &chain(ema(0.9, true), scale(-0.05)), 3, 6);
+    // Parameter groups: a state per group, in one tuple.
+    let label = |p: &KeyPath| {
+        if p.to_string().ends_with(".w") {
+            "matrices"
+        } else {
+            "rest"
+        }
+    };
+    let groups = multi_transform(label)
+        .group("matrices", adamw(0.01, 0.1))
+        .group(
+            "rest",
+            chain(clip_by_global_norm(0.5), sgd(0.05).momentum(0.9)),
+        )
+        .group("frozen", set_to_zero());
+    let names = resumes("groups", &groups, 3, 6);
+    assert_eq!(names[0], "0.0.mu.layers.0.w");
 }
 
 #[test]
