@@ -30,12 +30,23 @@ def main():
     n = sum(int(np.prod(s)) for _, s in sh)
     rng = np.random.default_rng(0)
     params = []
+    # Copied into memory of torch's own allocator (`clone`), as a model's
+    # parameters are: numpy's buffers would be on transparent huge pages
+    # (numpy asks for them on large arrays; torch and Rust's allocator do
+    # not unless told), which alone makes a memory-bound step faster. Set
+    # HUGEPAGES=numpy to keep numpy's buffers (the comparison of the two).
+    keep = os.environ.get("HUGEPAGES") == "numpy"
     for _, s in sh:
-        p = torch.from_numpy(rng.standard_normal(s, dtype=np.float32) * 0.02).requires_grad_(True)
-        p.grad = torch.from_numpy(rng.standard_normal(s, dtype=np.float32) * 1e-3)
+        p = torch.from_numpy(rng.standard_normal(s, dtype=np.float32) * 0.02)
+        g = torch.from_numpy(rng.standard_normal(s, dtype=np.float32) * 1e-3)
+        if not keep:
+            p, g = p.clone(), g.clone()
+        p.requires_grad_(True)
+        p.grad = g
         params.append(p)
     res = {"tensors": len(sh), "parameters": n, "torch": torch.__version__,
-           "cpu_capability": torch.backends.cpu.get_cpu_capability(), "threads": {}}
+           "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+           "buffers": "numpy (huge pages)" if keep else "torch", "threads": {}}
     for t in threads:
         torch.set_num_threads(t)
         opt = torch.optim.Adam(params, lr=1e-3, fused=True)

@@ -17,7 +17,10 @@
 //! `mul_add` does, and the loops do not call it), and `+ - * / sqrt` are
 //! correctly rounded at any vector width; a sum keeps its eight running
 //! sums in the same order. Other targets, and a build that already enables
-//! AVX2 and FMA at compile time, run the one loop.
+//! AVX2 and FMA at compile time, run the one loop. Compiled with Rust 1.89
+//! or later (which accepts `#[target_feature(enable = "avx512f")]`; the
+//! build script checks the compiler's version), a CPU with AVX-512F runs
+//! a third copy, 16 `f32` wide, with the same bits again.
 
 use crate::element::FloatElement;
 
@@ -134,14 +137,64 @@ where
         target_arch = "x86_64",
         not(all(target_feature = "avx2", target_feature = "fma"))
     ))]
-    if common_len(&muts, &refs) >= DISPATCH_MIN && avx2_dispatch() {
-        // SAFETY: `avx2_dispatch()` just returned true, so
-        // `is_x86_feature_detected!` found both AVX2 and FMA on this CPU:
-        // the features `zip_avx2` is compiled with.
-        unsafe { avx2::zip(muts, refs, f) };
-        return;
+    if common_len(&muts, &refs) >= DISPATCH_MIN {
+        #[cfg(all(pytree_avx512, not(target_feature = "avx512f")))]
+        if avx512_dispatch() {
+            // SAFETY: `avx512_dispatch()` just returned true, so
+            // `is_x86_feature_detected!` found AVX-512F, AVX2 and FMA on
+            // this CPU: the features `avx512::zip` is compiled with.
+            unsafe { avx512::zip(muts, refs, f) };
+            return;
+        }
+        if avx2_dispatch() {
+            // SAFETY: `avx2_dispatch()` just returned true, so
+            // `is_x86_feature_detected!` found both AVX2 and FMA on this
+            // CPU: the features `avx2::zip` is compiled with.
+            unsafe { avx2::zip(muts, refs, f) };
+            return;
+        }
     }
     E::zip_run(muts, refs, f)
+}
+
+/// Whether the CPU has AVX-512F (with AVX2 and FMA), for the AVX-512 copy
+/// of the loops (compiled with Rust 1.89 and later: `cfg(pytree_avx512)`,
+/// set by the build script).
+#[cfg(all(target_arch = "x86_64", pytree_avx512, not(target_feature = "avx512f")))]
+#[inline]
+fn avx512_dispatch() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f") && avx2_dispatch()
+}
+
+/// The loops compiled for AVX-512F (with AVX2 and FMA), called only where
+/// the CPU has them; 16 `f32` wide.
+#[cfg(all(target_arch = "x86_64", pytree_avx512, not(target_feature = "avx512f")))]
+mod avx512 {
+    use crate::element::FloatElement;
+
+    /// [`FloatElement::zip_run`] (and `f`, inlined into it) compiled for
+    /// AVX-512F.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) fn zip<E, const N: usize, const M: usize, F>(
+        muts: [&mut [E]; N],
+        refs: [&[E]; M],
+        f: &F,
+    ) where
+        E: FloatElement,
+        F: Fn([&mut E::Compute; N], [E::Compute; M]),
+    {
+        E::zip_run(muts, refs, f)
+    }
+
+    /// [`sum_block`](super::sum_block) compiled for AVX-512F.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) fn sum<E, F>(s: &[E], f: &F) -> f64
+    where
+        E: FloatElement,
+        F: Fn(E::Compute) -> f64,
+    {
+        super::sum_block_inline(s, f)
+    }
 }
 
 /// The loops compiled for AVX2 + FMA, called only where the CPU has both.
@@ -258,11 +311,20 @@ where
         target_arch = "x86_64",
         not(all(target_feature = "avx2", target_feature = "fma"))
     ))]
-    if s.len() >= DISPATCH_MIN && avx2_dispatch() {
-        // SAFETY: `avx2_dispatch()` just returned true, so
-        // `is_x86_feature_detected!` found both AVX2 and FMA on this CPU:
-        // the features `avx2::sum` is compiled with.
-        return unsafe { avx2::sum(s, f) };
+    if s.len() >= DISPATCH_MIN {
+        #[cfg(all(pytree_avx512, not(target_feature = "avx512f")))]
+        if avx512_dispatch() {
+            // SAFETY: `avx512_dispatch()` just returned true, so
+            // `is_x86_feature_detected!` found AVX-512F, AVX2 and FMA on
+            // this CPU: the features `avx512::sum` is compiled with.
+            return unsafe { avx512::sum(s, f) };
+        }
+        if avx2_dispatch() {
+            // SAFETY: `avx2_dispatch()` just returned true, so
+            // `is_x86_feature_detected!` found both AVX2 and FMA on this
+            // CPU: the features `avx2::sum` is compiled with.
+            return unsafe { avx2::sum(s, f) };
+        }
     }
     sum_block_inline(s, f)
 }
