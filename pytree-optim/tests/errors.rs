@@ -260,9 +260,12 @@ mod tensors {
         let mut state = opt.init(&p).unwrap();
         let mut wide = linear(DType::F64);
         let err = opt.step(&mut p, &mut wide, &mut state).unwrap_err();
+        // Every mismatch is listed (issue 19), not only the first.
         assert_eq!(
             err.to_string(),
-            "tree 1 at .w: leaf signature mismatch: expected f32[2,3]@cpu, found f64[2,3]@cpu"
+            "tree structures differ (2 mismatches found)
+  tree 1 at .w: leaf signature mismatch: expected f32[2,3]@cpu, found f64[2,3]@cpu
+  tree 1 at .b: leaf signature mismatch: expected f32[3]@cpu, found f64[3]@cpu"
         );
         let mut odd = linear(DType::F32);
         odd.b = Tensor::ones(4, DType::F32, &Device::Cpu).unwrap();
