@@ -7,6 +7,8 @@
 #      STREAM-style triad for the memory-bandwidth floor;
 #   2. benches/anchors/adam_gpt2.py (optax.adam under jax.jit, numpy) pinned to
 #      one core, then on every core;
+#   3. benches/python/adam_torch.py (torch.optim.Adam(fused=True) on the CPU,
+#      torch.set_num_threads 1 and every core), when torch is in the venv;
 # then prints the table of BENCHMARKS.md ("Optimizers"). Not part of CI
 # (about 4 minutes; needs 4 GiB of memory and installs jax and optax).
 # On a machine shared with other work, the absolute times follow how much
@@ -49,6 +51,17 @@ JAX_PLATFORMS=cpu "${pin1[@]}" "$venv/bin/python" "$repo/benches/anchors/adam_gp
 log "load after Python (1 core): $(cut -d' ' -f1-3 /proc/loadavg)"
 JAX_PLATFORMS=cpu "$venv/bin/python" "$repo/benches/anchors/adam_gpt2.py" > "$out/python_all.json"
 log "load after Python (all cores): $(cut -d' ' -f1-3 /proc/loadavg)"
+# torch's fused CPU Adam (issue 19), if torch is in the venv: it is not in
+# requirements.txt (the PyPI wheel pulls several GB of CUDA libraries,
+# which its import needs even on the CPU): `pip install torch` there first.
+torch_json=()
+if "$venv/bin/python" -c 'import torch' 2>/dev/null; then
+    "$venv/bin/python" "$repo/benches/python/adam_torch.py" 1 "$(nproc)" > "$out/python_torch.json"
+    torch_json=("$out/python_torch.json")
+    log "load after torch: $(cut -d' ' -f1-3 /proc/loadavg)"
+else
+    log "no torch in $venv: the torch rows are left out"
+fi
 
 {
     echo "Run: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
@@ -56,5 +69,5 @@ log "load after Python (all cores): $(cut -d' ' -f1-3 /proc/loadavg)"
         "rustc $(rustc --version | cut -d' ' -f2), $("$venv/bin/python" --version)," \
         "commit $(git -C "$repo" rev-parse --short HEAD)"
     echo
-    python3 "$repo/benches/scripts/adam_gpt2_table.py" "$target/criterion/adam_gpt2" "$out/python_1core.json" "$out/python_all.json"
+    python3 "$repo/benches/scripts/adam_gpt2_table.py" "$target/criterion/adam_gpt2" "$out/python_1core.json" "$out/python_all.json" "${torch_json[@]}"
 } | tee "$out/table.md"

@@ -2,7 +2,8 @@
 benches/scripts/adam_gpt2.sh: criterion's medians (adam_gpt2/*/new/estimates.json)
 and the two JSON outputs of benches/anchors/adam_gpt2.py (one core, all cores).
 
-Usage: adam_gpt2_table.py CRITERION_DIR PYTHON_1CORE.json PYTHON_ALL.json
+Usage: adam_gpt2_table.py CRITERION_DIR PYTHON_1CORE.json PYTHON_ALL.json [TORCH.json]
+(TORCH.json: benches/python/adam_torch.py's output, for torch's fused Adam.)
 """
 import json
 import os
@@ -22,6 +23,7 @@ def main():
     crit, py1_path, pyn_path = sys.argv[1:4]
     py1 = json.load(open(py1_path))
     pyn = json.load(open(pyn_path))
+    torch = json.load(open(sys.argv[4])) if len(sys.argv) > 4 else None
     names = ["optim_adam_step", "hand_fused", "optim_adam_update_apply", "optim_adam_step_parallel",
              "hand_fused_parallel", "par_zip_mut_n_leaves", "triad", "triad_parallel",
              "triad_in_place", "triad_in_place_parallel"]
@@ -41,6 +43,10 @@ def main():
         ("optax.adam, jax.jit, donated (both cores)", 2, pyn["optax_jit_ms"]),
         ("numpy in place (both cores)", 2, pyn["numpy_adam_ms"]),
     ]
+    if torch:
+        for th, r in torch["threads"].items():
+            rows.append((f"torch {torch['torch']} `Adam(fused=True)`, CPU ({torch['cpu_capability']}), "
+                         f"`set_num_threads({th})`", int(th), r["median_ms"]))
     for what, th, ms in rows:
         print(f"| {what} | {th} | {ms:.1f} | {gbps(ms):.1f} |")
     print(f"| triad `a = b + s*c` (STREAM count, 12 B/elem) | 1 | {t['triad']:.1f} | {gbps(t['triad'], TRIAD_BYTES):.1f} (triad) |")
@@ -75,6 +81,14 @@ def main():
          "(fraction)", None),
         ("same, 2 threads / adam parallel", floor2s / t["optim_adam_step_parallel"], "(fraction)", None),
     ]
+    if torch:
+        t1 = torch["threads"].get("1", {}).get("median_ms")
+        tn = max(torch["threads"].items(), key=lambda kv: int(kv[0]))[1]["median_ms"]
+        if t1:
+            goals.append(("torch fused (1 thread) / adam (1 thread)", t1 / t["optim_adam_step"], ">= 1 (as fast)",
+                          t1 >= t["optim_adam_step"]))
+        goals.append(("torch fused (all threads) / adam parallel", tn / t["optim_adam_step_parallel"],
+                      ">= 1 (as fast)", tn >= t["optim_adam_step_parallel"]))
     print("| ratio | value | goal | met |")
     print("|---|---:|---|---|")
     for what, v, goal, met in goals:

@@ -1,18 +1,24 @@
-//! An exponential moving average of parameters ([`Ema`]): Polyak
-//! averaging for evaluation, kept beside the training parameters.
+//! Exponential moving averages, in the two conventions: [`Ema`], the
+//! average *of the parameters* (Polyak averaging for evaluation, kept
+//! beside the training parameters; it starts as a copy of them), and
+//! [`ema`], optax's `ema(decay, debias)`, a transformation of the
+//! *updates* whose average starts at zero, with optional bias correction.
 
 use pytree_std::{Error, Leaf, PyTree};
 
 use crate::element::Float;
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
-use crate::mask::{LeafMask, Mask};
-use crate::transform::{walk, Scalar};
+use crate::mask::{keep, LeafMask, Mask};
+use crate::options::{options, zeros};
+use crate::transform::{check_mask, check_updates, walk, GradientTransformation, NoOff, Scalar};
 
 /// An exponential moving average of a tree of parameters: after each
 /// training step, `average = decay * average + (1 - decay) * params`
 /// (optax's `incremental_update` with step size `1 - decay`), in one pass.
-/// It starts as a copy of the parameters. Leaves outside the mask (by
+/// It starts as a copy of the parameters (the parameter-average
+/// convention; optax's `ema`, which starts from zeros and corrects the
+/// bias, is [`ema`]). Leaves outside the mask (by
 /// default those of kind `"state"`, such as running statistics) are copied
 /// from the parameters instead of averaged.
 ///
@@ -158,5 +164,146 @@ where
     /// ```
     pub fn decay(&self) -> f64 {
         self.decay
+    }
+}
+
+/// optax's `ema(decay, debias)`: a transformation that replaces the
+/// updates by their exponential moving average `e = (1 - decay) * u +
+/// decay * e`, which starts at **zero** (not at the parameters, as [`Ema`]
+/// does), divided by `1 - decay^t` after `t` updates when `debias` is true
+/// (the bias correction that undoes the start at zero: with a constant
+/// input the corrected average is that input from the first step). In a
+/// [`chain`](crate::chain) before a learning-rate [`scale`](crate::scale)
+/// it is momentum in the "EMA" form. Outside the mask the updates pass
+/// through unchanged and the average is left alone.
+///
+/// ```
+/// use pytree_optim::{ema, GradientTransformation};
+/// let params = vec![0.0f64];
+/// let (biased, debiased) = (ema(0.5, false), ema(0.5, true));
+/// let (mut sb, mut sd) = (biased.init(&params)?, debiased.init(&params)?);
+/// for _ in 0..2 {
+///     let (mut a, mut b) = (vec![4.0], vec![4.0]);
+///     biased.update(&mut a, &mut sb, &params)?;
+///     debiased.update(&mut b, &mut sd, &params)?;
+///     assert_eq!(b, [4.0]);              // corrected: the constant input itself
+/// }
+/// assert_eq!(sb.ema, [3.0]);                 // 0 -> 2 -> 3, from zero
+/// assert_eq!(sd.count, 2);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn ema(decay: f64, debias: bool) -> EmaOfUpdates {
+    EmaOfUpdates {
+        decay,
+        debias,
+        mask: Mask::params(),
+        exec: Exec::Sequential,
+    }
+}
+
+/// See [`ema`].
+///
+/// ```
+/// let t = pytree_optim::ema(0.9, true);
+/// assert_eq!((t.decay, t.debias), (0.9, true));
+/// ```
+#[derive(Clone, Debug)]
+pub struct EmaOfUpdates {
+    /// The decay of the average (in `[0, 1)`).
+    pub decay: f64,
+    /// Whether the output is bias-corrected (divided by `1 - decay^t`).
+    pub debias: bool,
+    /// Where it acts (default [`Mask::params`]).
+    pub mask: Mask,
+    /// How the loops run.
+    pub exec: Exec,
+}
+
+options!(
+    EmaOfUpdates,
+    "pytree_optim::ema(0.5, true)",
+    "elsewhere the updates pass through unchanged"
+);
+
+/// The state of [`ema`] (optax's `EmaState`): the step count (a static
+/// field, saved in a checkpoint's TreeDef), the average as a tree of the
+/// parameters' structure (tensors `ema.<path>`), and the mask (not saved;
+/// see [`LeafMask`]).
+///
+/// ```
+/// use pytree_optim::GradientTransformation;
+/// let s = pytree_optim::ema(0.9, true).init(&vec![1.0f32, 2.0])?;
+/// assert_eq!((s.count, &s.ema), (0, &vec![0.0, 0.0]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(PyTree, Clone, Debug, PartialEq)]
+pub struct EmaState<P> {
+    /// Updates done so far.
+    #[pytree(static)]
+    pub count: u64,
+    /// The average of the updates.
+    pub ema: P,
+    /// The mask, on the parameters.
+    #[pytree(skip)]
+    pub mask: LeafMask,
+}
+
+impl<P> GradientTransformation<P> for EmaOfUpdates
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+{
+    type State = EmaState<P>;
+
+    fn init(&self, params: &P) -> Result<EmaState<P>, Error> {
+        Ok(EmaState {
+            count: 0,
+            ema: zeros(params)?,
+            mask: self.mask.on(params),
+        })
+    }
+
+    fn check(&self, updates: &P, state: &EmaState<P>, params: &P) -> Result<(), Error> {
+        check_updates(params, updates)?;
+        check_mask(&state.mask, params)?;
+        check_updates(params, &state.ema)
+    }
+
+    fn update(&self, updates: &mut P, state: &mut EmaState<P>, params: &P) -> Result<(), Error> {
+        check_updates(params, updates)?;
+        let fresh = state.mask.fresh(&self.mask, params);
+        let d = Scalar::<P>::from_f64(self.decay);
+        let one_minus_d = Scalar::<P>::from_f64(1.0 - self.decay);
+        let t = state.count.saturating_add(1);
+        let correction = 1.0 - self.decay.powf(t as f64);
+        if self.debias {
+            let c = Scalar::<P>::from_f64(correction);
+            walk(
+                [updates, &mut state.ema],
+                [params],
+                fresh.as_ref().unwrap_or(&state.mask),
+                self.exec,
+                &|[u, e], [_]| {
+                    *e = one_minus_d * *u + d * *e;
+                    *u = *e / c;
+                },
+                None::<&NoOff<P, 2, 1>>,
+            )?;
+        } else {
+            walk(
+                [updates, &mut state.ema],
+                [params],
+                fresh.as_ref().unwrap_or(&state.mask),
+                self.exec,
+                &|[u, e], [_]| {
+                    *e = one_minus_d * *u + d * *e;
+                    *u = *e;
+                },
+                None::<&NoOff<P, 2, 1>>,
+            )?;
+        }
+        keep(&mut state.mask, fresh);
+        state.count = t;
+        Ok(())
     }
 }

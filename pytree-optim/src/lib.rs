@@ -37,12 +37,21 @@
 //!   `update(&mut updates, &mut state, &params)` in place, `step` (update
 //!   and apply, fused where possible); [`apply_updates`]; [`chain`].
 //! - Optimizers: [`sgd`] (momentum, Nesterov), [`adam`], [`adamw`].
+//! - Parameter groups: [`multi_transform`] (a label per leaf from its key
+//!   path and kind, a transformation per label, a state per group) and
+//!   [`set_to_zero`] (frozen groups).
 //! - Transformations: [`clip_by_global_norm`], [`scale`],
 //!   [`scale_by_schedule`], [`add_decayed_weights`]; [`global_norm`].
 //! - Schedules: [`Schedule`] (numbers and closures are schedules),
 //!   [`constant_schedule`], [`linear_schedule`] (warm-up),
 //!   [`cosine_decay_schedule`], [`warmup_cosine_decay_schedule`].
-//! - [`Ema`]: an exponential moving average of the parameters.
+//! - [`Ema`]: an exponential moving average of the parameters (it starts
+//!   as a copy of them); [`ema`]: optax's `ema(decay, debias)`, an average
+//!   of the updates that starts at zero, with optional bias correction.
+//! - Optimizer states are pytrees of the parameters' leaf type
+//!   ([`AdamState`]: `mu.<path>`, `nu.<path>`, the step count a static
+//!   field), so `pytree_std::checkpoint` saves and loads them and training
+//!   resumes bit for bit.
 //! - Masks ([`Mask`]): every transformation acts where a predicate on the
 //!   key path (and the field's kind) holds; by default everywhere but on
 //!   leaves of kind `"state"` (PAX's parameter/state split), so running
@@ -61,6 +70,7 @@
 
 mod element;
 mod ema;
+mod groups;
 mod kernel;
 mod leaf;
 mod mask;
@@ -71,8 +81,11 @@ mod transform;
 mod transforms;
 
 pub use element::{Float, FloatElement};
-pub use ema::Ema;
-pub use kernel::{sum_slice, zip_slices, Exec, GRAIN};
+pub use ema::{ema, Ema, EmaOfUpdates, EmaState};
+pub use groups::{
+    multi_transform, set_to_zero, Group, GroupList, Groups, MultiTransform, Restrict, SetToZero,
+};
+pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
 pub use leaf::FloatLeaf;
 pub use mask::{LeafMask, Mask};
 pub use optimizers::{adam, adamw, sgd, Adam, AdamState, Sgd, SgdState};

@@ -133,16 +133,25 @@ impl Mask {
     pub fn on<P: Flatten<Std>>(&self, tree: &P) -> LeafMask {
         let n = pytree_std::num_leaves(tree);
         if let Rule::All = self.0 {
-            return LeafMask { len: n, bits: None };
+            return LeafMask {
+                len: n,
+                bits: None,
+                pending: false,
+            };
         }
         let mut bits = Vec::with_capacity(n);
         pytree_std::for_each_with_path(tree, |path, _| bits.push(self.holds(path)));
         if bits.iter().all(|&b| b) {
-            return LeafMask { len: n, bits: None };
+            return LeafMask {
+                len: n,
+                bits: None,
+                pending: false,
+            };
         }
         LeafMask {
             len: bits.len(),
             bits: Some(bits.into()),
+            pending: false,
         }
     }
 }
@@ -167,14 +176,34 @@ impl fmt::Debug for Mask {
 /// A [`Mask`]'s value at each leaf of one tree, in leaf order (cheap to
 /// clone; a mask that holds everywhere stores nothing).
 ///
+/// A mask is configuration, not training state: it is not saved with an
+/// optimizer state (it is a `#[pytree(skip)]` field there), and a state
+/// loaded from a checkpoint holds the [`default`](LeafMask::default), a
+/// mask *not yet evaluated*, which the next `update` or `step` evaluates
+/// from the transformation's [`Mask`] on the parameters and keeps.
+///
 /// ```
 /// let bits = pytree_optim::Mask::all().on(&vec![1.0f32, 2.0]);
 /// assert!(bits.is_all() && bits.get(1));
+/// assert!(!bits.is_pending() && pytree_optim::LeafMask::default().is_pending());
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct LeafMask {
     len: usize,
     bits: Option<Arc<[bool]>>,
+    pending: bool,
+}
+
+impl Default for LeafMask {
+    /// A mask not yet evaluated (what a state loaded from a checkpoint
+    /// holds): it holds nowhere until a transformation evaluates it.
+    fn default() -> Self {
+        LeafMask {
+            len: 0,
+            bits: None,
+            pending: true,
+        }
+    }
 }
 
 impl LeafMask {
@@ -187,7 +216,7 @@ impl LeafMask {
     #[inline]
     pub fn get(&self, i: usize) -> bool {
         match &self.bits {
-            None => i < self.len,
+            None => i < self.len && !self.pending,
             Some(b) => b.get(i).copied().unwrap_or(false),
         }
     }
@@ -219,6 +248,23 @@ impl LeafMask {
         self.bits.is_none()
     }
 
+    /// Whether this is a mask not yet evaluated (the
+    /// [`default`](LeafMask::default), as in a state loaded from a
+    /// checkpoint).
+    ///
+    /// ```
+    /// assert!(pytree_optim::LeafMask::default().is_pending());
+    /// ```
+    pub fn is_pending(&self) -> bool {
+        self.pending
+    }
+
+    /// `mask` evaluated on `tree` if this one is pending (to be kept in
+    /// the state once the step has succeeded), else `None`.
+    pub(crate) fn fresh<P: Flatten<Std>>(&self, mask: &Mask, tree: &P) -> Option<LeafMask> {
+        self.pending.then(|| mask.on(tree))
+    }
+
     /// An error unless `tree` has the number of leaves the mask was
     /// computed for (a state built by `init` for another tree).
     ///
@@ -230,7 +276,11 @@ impl LeafMask {
     /// ```
     pub fn check<P: Flatten<Std>>(&self, tree: &P) -> Result<(), Error> {
         let n = pytree_std::num_leaves(tree);
-        if n == self.len {
+        if self.pending {
+            Err(Error::custom(
+                "optimizer state mismatch: the mask was not evaluated (a state loaded from a checkpoint: pass it to the transformation's update or step)",
+            ))
+        } else if n == self.len {
             Ok(())
         } else {
             Err(Error::custom(format!(
@@ -238,5 +288,12 @@ impl LeafMask {
                 self.len
             )))
         }
+    }
+}
+
+/// Keeps in `slot` the mask a loaded state evaluated at its first step.
+pub(crate) fn keep(slot: &mut LeafMask, fresh: Option<LeafMask>) {
+    if let Some(m) = fresh {
+        *slot = m;
     }
 }

@@ -11,7 +11,7 @@ use crate::leaf::FloatLeaf;
 use crate::mask::{LeafMask, Mask};
 use crate::options::{options, zeros};
 use crate::schedule::Schedule;
-use crate::transform::{check_updates, GradientTransformation, Scalar};
+use crate::transform::{check_mask, check_updates, GradientTransformation, Scalar};
 
 /// Stochastic gradient descent (optax's `sgd`): the update is
 /// `-lr * g`; with [`momentum`](Sgd::momentum) `mu`, a trace
@@ -98,6 +98,9 @@ options!(
 
 /// The state of [`sgd`]: the step count, the momentum trace (a tree of the
 /// parameters' structure, with momentum only) and the mask on the tree.
+/// It is a pytree whose leaves are the trace's, so
+/// `pytree_std::checkpoint::save` and `load` work on it (see
+/// [`AdamState`]).
 ///
 /// ```
 /// use pytree_optim::GradientTransformation;
@@ -105,13 +108,16 @@ options!(
 /// assert_eq!((s.count, s.trace), (0, None));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(PyTree, Clone, Debug, PartialEq)]
 pub struct SgdState<P> {
-    /// Updates done so far.
+    /// Updates done so far (a static field: kept in the TreeDef, so in a
+    /// checkpoint's metadata).
+    #[pytree(static)]
     pub count: u64,
-    /// The momentum trace.
+    /// The momentum trace (leaves named `trace.<path>` in a checkpoint).
     pub trace: Option<P>,
-    /// The mask, on the parameters.
+    /// The mask, on the parameters (not saved: see [`LeafMask`]).
+    #[pytree(skip)]
     pub mask: LeafMask,
 }
 
@@ -161,15 +167,30 @@ where
         })
     }
 
+    fn step_is_fused(&self) -> bool {
+        true
+    }
+
+    fn check(&self, updates: &P, state: &SgdState<P>, params: &P) -> Result<(), Error> {
+        check_updates(params, updates)?;
+        check_mask(&state.mask, params)?;
+        if let Some(trace) = &state.trace {
+            check_updates(params, trace)?;
+        }
+        Ok(())
+    }
+
     fn update(&self, updates: &mut P, state: &mut SgdState<P>, params: &P) -> Result<(), Error> {
         let k = self.constants::<Scalar<P>>(state.count);
         check_updates(params, updates)?;
+        let fresh = state.mask.fresh(&self.mask, params);
+        let mask = fresh.as_ref().unwrap_or(&state.mask);
         let zero = &|[u]: [&mut Scalar<P>; 1], [_]: [Scalar<P>; 1]| *u = Scalar::<P>::ZERO;
         match &mut state.trace {
             None => crate::transform::walk(
                 [updates],
                 [params],
-                &state.mask,
+                mask,
                 self.exec,
                 &|[u], [_]| *u = k.neg_lr * *u,
                 Some(zero),
@@ -179,12 +200,15 @@ where
                 walk_split(
                     [updates, trace],
                     [params],
-                    &state.mask,
+                    mask,
                     self.exec,
                     &|[u, t], [_]| *u = k.neg_lr * Self::traced(k, nesterov, *u, t),
                     &|[u, _], [_]| *u = Scalar::<P>::ZERO,
                 )?
             }
+        }
+        if let Some(m) = fresh {
+            state.mask = m;
         }
         state.count += 1;
         Ok(())
@@ -195,12 +219,14 @@ where
     fn step(&self, params: &mut P, grads: &mut P, state: &mut SgdState<P>) -> Result<(), Error> {
         let k = self.constants::<Scalar<P>>(state.count);
         check_updates(params, grads)?;
+        let fresh = state.mask.fresh(&self.mask, &*params);
+        let mask = fresh.as_ref().unwrap_or(&state.mask);
         let none = None::<&crate::transform::NoOff<P, 1, 1>>;
         match &mut state.trace {
             None => crate::transform::walk(
                 [params],
                 [&*grads],
-                &state.mask,
+                mask,
                 self.exec,
                 &|[p], [g]| *p += k.neg_lr * g,
                 none,
@@ -210,12 +236,15 @@ where
                 crate::transform::walk(
                     [params, trace],
                     [&*grads],
-                    &state.mask,
+                    mask,
                     self.exec,
                     &|[p, t], [g]| *p += k.neg_lr * Self::traced(k, nesterov, g, t),
                     None::<&crate::transform::NoOff<P, 2, 1>>,
                 )?
             }
+        }
+        if let Some(m) = fresh {
+            state.mask = m;
         }
         state.count += 1;
         Ok(())
@@ -403,23 +432,42 @@ options!(
 /// count, the moments as trees of the parameters' structure, the masks on
 /// the tree.
 ///
+/// The state is a pytree whose leaves are the moments' (the parameters'
+/// leaf type), so it is saved and loaded as a checkpoint like the model:
+/// its tensors are named `mu.<path>` and `nu.<path>`, the step count is a
+/// static field written with the TreeDef into the file's metadata, and the
+/// masks (configuration, not state) are not saved: a loaded state
+/// evaluates them again at its first step (see [`LeafMask`]). Load it by
+/// its type, `checkpoint::load::<AdamState<_>>`, which takes the count from
+/// the file (`load_like` and `load_into` keep their template's static
+/// fields, so its count). Training stopped after step k, saved, loaded and
+/// continued gives the parameters of an uninterrupted run, bit for bit.
+///
 /// ```
 /// use pytree_optim::GradientTransformation;
 /// let s = pytree_optim::adam(1e-3).init(&vec![1.0f32, 2.0])?;
 /// assert_eq!((s.count, &s.mu, &s.nu), (0, &vec![0.0, 0.0], &vec![0.0, 0.0]));
+/// let names: Vec<String> = pytree_std::leaves_with_path(&s)
+///     .into_iter().map(|(p, _)| p.to_string()).collect();
+/// assert_eq!(names, [".mu[0]", ".mu[1]", ".nu[0]", ".nu[1]"]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq)]
+#[derive(PyTree, Clone, Debug, PartialEq)]
 pub struct AdamState<P> {
-    /// Updates done so far.
+    /// Updates done so far (a static field: kept in the TreeDef, so in a
+    /// checkpoint's metadata).
+    #[pytree(static)]
     pub count: u64,
-    /// The first moment.
+    /// The first moment (leaves named `mu.<path>` in a checkpoint).
     pub mu: P,
-    /// The second moment.
+    /// The second moment (`nu.<path>`).
     pub nu: P,
-    /// Where the optimizer acts, on the parameters.
+    /// Where the optimizer acts, on the parameters (not saved: see
+    /// [`LeafMask`]).
+    #[pytree(skip)]
     pub mask: LeafMask,
     /// Where the weight decay applies, on the parameters (with `mask`).
+    #[pytree(skip)]
     pub decay_mask: LeafMask,
 }
 
@@ -498,13 +546,28 @@ where
         })
     }
 
+    fn step_is_fused(&self) -> bool {
+        true
+    }
+
+    fn check(&self, updates: &P, state: &AdamState<P>, params: &P) -> Result<(), Error> {
+        check_updates(params, updates)?;
+        check_mask(&state.mask, params)?;
+        check_mask(&state.decay_mask, params)?;
+        check_updates(params, &state.mu)?;
+        check_updates(params, &state.nu)
+    }
+
     fn update(&self, updates: &mut P, state: &mut AdamState<P>, params: &P) -> Result<(), Error> {
         let k = self.constants::<Scalar<P>>(state.count);
         check_updates(params, updates)?;
-        state.mask.check(params)?;
-        state.decay_mask.check(params)?;
+        let fresh = state.mask.fresh(&self.mask, params);
+        let fresh_decay = state.decay_mask.fresh(&self.weight_decay_mask, params);
+        let mask = fresh.as_ref().unwrap_or(&state.mask);
+        let decay = fresh_decay.as_ref().unwrap_or(&state.decay_mask);
+        mask.check(params)?;
+        decay.check(params)?;
         let exec = self.exec;
-        let (mask, decay) = (&state.mask, &state.decay_mask);
         let mut i = 0;
         pytree_std::try_zip_mut_n(
             [updates, &mut state.mu, &mut state.nu],
@@ -525,6 +588,7 @@ where
                 r.map_err(|e| e.kind().to_string())
             },
         )?;
+        keep_masks(state, fresh, fresh_decay);
         state.count += 1;
         Ok(())
     }
@@ -535,10 +599,13 @@ where
     fn step(&self, params: &mut P, grads: &mut P, state: &mut AdamState<P>) -> Result<(), Error> {
         let k = self.constants::<Scalar<P>>(state.count);
         check_updates(params, grads)?;
-        state.mask.check(&*params)?;
-        state.decay_mask.check(&*params)?;
+        let fresh = state.mask.fresh(&self.mask, &*params);
+        let fresh_decay = state.decay_mask.fresh(&self.weight_decay_mask, &*params);
+        let mask = fresh.as_ref().unwrap_or(&state.mask);
+        let decay = fresh_decay.as_ref().unwrap_or(&state.decay_mask);
+        mask.check(&*params)?;
+        decay.check(&*params)?;
         let exec = self.exec;
-        let (mask, decay) = (&state.mask, &state.decay_mask);
         let mut i = 0;
         pytree_std::try_zip_mut_n(
             [params, &mut state.mu, &mut state.nu],
@@ -559,7 +626,18 @@ where
                 r.map_err(|e| e.kind().to_string())
             },
         )?;
+        keep_masks(state, fresh, fresh_decay);
         state.count += 1;
         Ok(())
+    }
+}
+
+/// Keeps the masks a loaded state evaluated at its first step.
+fn keep_masks<P>(state: &mut AdamState<P>, mask: Option<LeafMask>, decay: Option<LeafMask>) {
+    if let Some(m) = mask {
+        state.mask = m;
+    }
+    if let Some(m) = decay {
+        state.decay_mask = m;
     }
 }

@@ -64,6 +64,51 @@ pub trait GradientTransformation<P> {
     /// ```
     fn init(&self, params: &P) -> Result<Self::State, Error>;
 
+    /// Checks, changing nothing, what [`update`](GradientTransformation::update)
+    /// and [`step`](GradientTransformation::step) check before their first
+    /// write: that `updates` and the trees in `state` have the structure and
+    /// leaf shapes of `params`, and that the state's masks were evaluated
+    /// for a tree of as many leaves. [`chain`] calls it on every stage
+    /// before running the first, so that a stage that would refuse (a stale
+    /// state, say) refuses before an earlier one has changed anything.
+    ///
+    /// Every transformation of this crate implements it; the default
+    /// accepts everything (a transformation of another crate that does not
+    /// implement it is checked by its own `update` only, so a chain is
+    /// atomic up to it).
+    ///
+    /// ```
+    /// use pytree_optim::{adam, GradientTransformation};
+    /// let opt = adam(0.1);
+    /// let state = opt.init(&vec![1.0f32, 2.0])?;
+    /// assert!(opt.check(&vec![0.0, 0.0], &state, &vec![1.0, 2.0]).is_ok());
+    /// let err = opt.check(&vec![0.0], &state, &vec![1.0]).unwrap_err();
+    /// assert_eq!(err.to_string(), "at <root>: optimizer state mismatch: the state was built by init for a tree of 2 leaves, this tree has 1");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn check(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
+        let _ = (updates, state, params);
+        Ok(())
+    }
+
+    /// Whether [`step`](GradientTransformation::step) reads the gradients
+    /// without changing them and changes the parameters only at the leaves
+    /// inside its mask (the fused optimizers, `sgd`, `adam`, `adamw`, and
+    /// [`set_to_zero`](crate::set_to_zero) say so): then
+    /// [`multi_transform`](crate::multi_transform) runs its groups' steps
+    /// one after the other on the same trees, one pass over the elements in
+    /// all, instead of updating a copy of the gradients per group. The
+    /// default is `false`, which is always correct.
+    ///
+    /// ```
+    /// use pytree_optim::{adam, scale, GradientTransformation};
+    /// assert!(GradientTransformation::<Vec<f32>>::step_is_fused(&adam(0.1)));
+    /// assert!(!GradientTransformation::<Vec<f32>>::step_is_fused(&scale(0.1)));
+    /// ```
+    fn step_is_fused(&self) -> bool {
+        false
+    }
+
     /// Turns `updates` (the gradients, on entry) into the updates to add
     /// to `params`, in place, and advances `state`.
     ///
@@ -153,6 +198,13 @@ where
 /// `second`'s fused step after `first`'s update. Longer chains nest
 /// (`chain(a, chain(b, c))`) or grow with [`Chain::then`].
 ///
+/// A failed call changes nothing: both stages are
+/// [`check`](GradientTransformation::check)ed before the first runs, so a
+/// later stage whose state no longer matches the parameters refuses
+/// before the first stage has advanced its count or touched the updates.
+/// The state is the tuple of the stages' states, a pytree when they are
+/// (its tensors named `0.<...>`, `1.<...>` in a checkpoint).
+///
 /// ```
 /// use pytree_optim::{adamw, chain, clip_by_global_norm, GradientTransformation};
 /// let opt = chain(clip_by_global_norm(1.0), adamw(1e-2, 1e-4));
@@ -213,7 +265,13 @@ where
         Ok((self.first.init(params)?, self.second.init(params)?))
     }
 
+    fn check(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
+        self.first.check(updates, &state.0, params)?;
+        self.second.check(updates, &state.1, params)
+    }
+
     fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
+        self.check(updates, state, params)?;
         self.first.update(updates, &mut state.0, params)?;
         self.second.update(updates, &mut state.1, params)
     }
@@ -223,6 +281,7 @@ where
         P: PyTree,
         P::Leaf: FloatLeaf,
     {
+        self.check(grads, state, params)?;
         self.first.update(grads, &mut state.0, params)?;
         self.second.step(params, grads, &mut state.1)
     }
@@ -266,6 +325,19 @@ where
         i += 1;
         r.map_err(|e| e.kind().to_string())
     })
+}
+
+/// `mask.check(tree)`, but a mask not yet evaluated (a loaded state's)
+/// passes: it is evaluated on the tree itself.
+pub(crate) fn check_mask<P>(mask: &LeafMask, tree: &P) -> Result<(), Error>
+where
+    P: Flatten<Std>,
+{
+    if mask.is_pending() {
+        Ok(())
+    } else {
+        mask.check(tree)
+    }
 }
 
 /// Checks that `updates` have the structure and leaf shapes of `params`

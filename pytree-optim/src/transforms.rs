@@ -8,24 +8,42 @@ use pytree_std::{Error, PyTree};
 use crate::element::Float;
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
-use crate::mask::{LeafMask, Mask};
+use crate::mask::{keep, LeafMask, Mask};
 use crate::options::options;
 use crate::schedule::Schedule;
-use crate::transform::{check_updates, sum_squares, walk, GradientTransformation, NoOff, Scalar};
+use crate::transform::{
+    check_mask, check_updates, sum_squares, walk, GradientTransformation, NoOff, Scalar,
+};
 
 /// The state of a transformation that keeps nothing but its mask on the
 /// parameters (optax's `EmptyState`).
+///
+/// It is a pytree without leaves, of the parameters' leaf type (`P`'s), so
+/// that it can sit in a [`chain`](crate::chain)'s state beside the
+/// optimizer's and be saved with it; the mask is not saved (see
+/// [`LeafMask`]).
 ///
 /// ```
 /// use pytree_optim::GradientTransformation;
 /// let s = pytree_optim::clip_by_global_norm(1.0).init(&vec![0.0f32; 3])?;
 /// assert_eq!(s.mask.len(), 3);
+/// assert_eq!(pytree_std::num_leaves(&s), 0);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MaskState {
+#[derive(PyTree, Clone, Debug, PartialEq)]
+pub struct MaskState<P> {
     /// The mask, on the parameters.
+    #[pytree(skip)]
     pub mask: LeafMask,
+    /// Always `None`: gives the state the parameters' leaf type.
+    none: Option<P>,
+}
+
+impl<P> MaskState<P> {
+    /// The state holding `mask`.
+    pub(crate) fn new(mask: LeafMask) -> Self {
+        MaskState { mask, none: None }
+    }
 }
 
 /// Scales the updates so that their global L2 norm is at most `max_norm`
@@ -81,31 +99,37 @@ where
     P: PyTree,
     P::Leaf: FloatLeaf,
 {
-    type State = MaskState;
+    type State = MaskState<P>;
 
-    fn init(&self, params: &P) -> Result<MaskState, Error> {
-        Ok(MaskState {
-            mask: self.mask.on(params),
-        })
+    fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
+        Ok(MaskState::new(self.mask.on(params)))
     }
 
-    fn update(&self, updates: &mut P, state: &mut MaskState, params: &P) -> Result<(), Error> {
+    fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
+        check_updates(params, updates)?;
+        check_mask(&state.mask, params)
+    }
+
+    fn update(&self, updates: &mut P, state: &mut MaskState<P>, params: &P) -> Result<(), Error> {
+        let fresh = state.mask.fresh(&self.mask, params);
+        let mask = fresh.as_ref().unwrap_or(&state.mask);
         // The norm pass also checks the updates against the parameters,
         // before anything is written.
-        let norm = sum_squares(params, updates, &state.mask, self.exec)?.sqrt();
-        if norm < self.max_norm {
-            return Ok(());
+        let norm = sum_squares(params, updates, mask, self.exec)?.sqrt();
+        if norm >= self.max_norm {
+            let n = Scalar::<P>::from_f64(norm);
+            let max = Scalar::<P>::from_f64(self.max_norm);
+            walk(
+                [updates],
+                [],
+                mask,
+                self.exec,
+                &|[u], []| *u = *u / n * max,
+                None::<&NoOff<P, 1, 0>>,
+            )?;
         }
-        let n = Scalar::<P>::from_f64(norm);
-        let max = Scalar::<P>::from_f64(self.max_norm);
-        walk(
-            [updates],
-            [],
-            &state.mask,
-            self.exec,
-            &|[u], []| *u = *u / n * max,
-            None::<&NoOff<P, 1, 0>>,
-        )
+        keep(&mut state.mask, fresh);
+        Ok(())
     }
 }
 
@@ -154,25 +178,31 @@ where
     P: PyTree,
     P::Leaf: FloatLeaf,
 {
-    type State = MaskState;
+    type State = MaskState<P>;
 
-    fn init(&self, params: &P) -> Result<MaskState, Error> {
-        Ok(MaskState {
-            mask: self.mask.on(params),
-        })
+    fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
+        Ok(MaskState::new(self.mask.on(params)))
     }
 
-    fn update(&self, updates: &mut P, state: &mut MaskState, params: &P) -> Result<(), Error> {
+    fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
+        check_updates(params, updates)?;
+        check_mask(&state.mask, params)
+    }
+
+    fn update(&self, updates: &mut P, state: &mut MaskState<P>, params: &P) -> Result<(), Error> {
         let f = Scalar::<P>::from_f64(self.factor);
         check_updates(params, updates)?;
+        let fresh = state.mask.fresh(&self.mask, params);
         walk(
             [updates],
             [params],
-            &state.mask,
+            fresh.as_ref().unwrap_or(&state.mask),
             self.exec,
             &|[u], [_]| *u = f * *u,
             None::<&NoOff<P, 1, 1>>,
-        )
+        )?;
+        keep(&mut state.mask, fresh);
+        Ok(())
     }
 }
 
@@ -221,19 +251,26 @@ options!(
     "elsewhere the updates pass through unchanged"
 );
 
-/// The state of [`scale_by_schedule`]: the step count and the mask.
+/// The state of [`scale_by_schedule`]: the step count and the mask. A
+/// pytree without leaves, of the parameters' leaf type, whose count is a
+/// static field (saved with the TreeDef in a checkpoint's metadata; see
+/// [`MaskState`]).
 ///
 /// ```
 /// use pytree_optim::GradientTransformation;
 /// assert_eq!(pytree_optim::scale_by_schedule(1.0).init(&vec![0.0f64])?.count, 0);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ScheduleState {
+#[derive(PyTree, Clone, Debug, PartialEq)]
+pub struct ScheduleState<P> {
     /// Updates done so far.
+    #[pytree(static)]
     pub count: u64,
     /// The mask, on the parameters.
+    #[pytree(skip)]
     pub mask: LeafMask,
+    /// Always `None`: gives the state the parameters' leaf type.
+    none: Option<P>,
 }
 
 impl<P, S> GradientTransformation<P> for ScaleBySchedule<S>
@@ -242,26 +279,39 @@ where
     P::Leaf: FloatLeaf,
     S: Schedule,
 {
-    type State = ScheduleState;
+    type State = ScheduleState<P>;
 
-    fn init(&self, params: &P) -> Result<ScheduleState, Error> {
+    fn init(&self, params: &P) -> Result<ScheduleState<P>, Error> {
         Ok(ScheduleState {
             count: 0,
             mask: self.mask.on(params),
+            none: None,
         })
     }
 
-    fn update(&self, updates: &mut P, state: &mut ScheduleState, params: &P) -> Result<(), Error> {
+    fn check(&self, updates: &P, state: &ScheduleState<P>, params: &P) -> Result<(), Error> {
+        check_updates(params, updates)?;
+        check_mask(&state.mask, params)
+    }
+
+    fn update(
+        &self,
+        updates: &mut P,
+        state: &mut ScheduleState<P>,
+        params: &P,
+    ) -> Result<(), Error> {
         let f = Scalar::<P>::from_f64(self.schedule.value(state.count));
         check_updates(params, updates)?;
+        let fresh = state.mask.fresh(&self.mask, params);
         walk(
             [updates],
             [params],
-            &state.mask,
+            fresh.as_ref().unwrap_or(&state.mask),
             self.exec,
             &|[u], [_]| *u = f * *u,
             None::<&NoOff<P, 1, 1>>,
         )?;
+        keep(&mut state.mask, fresh);
         state.count += 1;
         Ok(())
     }
@@ -315,24 +365,30 @@ where
     P: PyTree,
     P::Leaf: FloatLeaf,
 {
-    type State = MaskState;
+    type State = MaskState<P>;
 
-    fn init(&self, params: &P) -> Result<MaskState, Error> {
-        Ok(MaskState {
-            mask: self.mask.on(params),
-        })
+    fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
+        Ok(MaskState::new(self.mask.on(params)))
     }
 
-    fn update(&self, updates: &mut P, state: &mut MaskState, params: &P) -> Result<(), Error> {
+    fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
+        check_updates(params, updates)?;
+        check_mask(&state.mask, params)
+    }
+
+    fn update(&self, updates: &mut P, state: &mut MaskState<P>, params: &P) -> Result<(), Error> {
         let wd = Scalar::<P>::from_f64(self.weight_decay);
         check_updates(params, updates)?;
+        let fresh = state.mask.fresh(&self.mask, params);
         walk(
             [updates],
             [params],
-            &state.mask,
+            fresh.as_ref().unwrap_or(&state.mask),
             self.exec,
             &|[u], [p]| *u += wd * p,
             None::<&NoOff<P, 1, 1>>,
-        )
+        )?;
+        keep(&mut state.mask, fresh);
+        Ok(())
     }
 }

@@ -4,8 +4,8 @@
 //! not the state, not the gradients.
 
 use pytree_optim::{
-    adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, scale,
-    scale_by_schedule, sgd, Ema, GradientTransformation,
+    adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, ema, scale,
+    scale_by_schedule, sgd, Ema, GradientTransformation, LeafMask,
 };
 use pytree_std::PyTree;
 
@@ -121,6 +121,49 @@ fn a_state_built_for_another_tree_is_an_error() {
     assert_eq!((state, g), (before, mlp(&[3, 2])));
 }
 
+/// Issue 19: a chain whose later stage refuses (its state no longer
+/// matches the parameters) used to have advanced its first stage already.
+#[test]
+fn a_chain_whose_later_stage_is_stale_changes_nothing() {
+    let p = mlp(&[3, 2]);
+    let opt = chain(
+        scale_by_schedule(|t: u64| 1.0 / (t as f64 + 1.0)),
+        ema(0.9, true),
+    )
+    .then(adam(0.1));
+    let mut state = opt.init(&p).unwrap();
+    opt.step(&mut p.clone(), &mut mlp(&[3, 2]), &mut state)
+        .unwrap();
+    // The last stage's state was built for another tree.
+    state.1 .1 = adam(0.1).init(&mlp(&[3])).unwrap();
+    let s0 = state.clone();
+    let want = "at <root>: optimizer state mismatch: the state was built by init for a tree of 4 leaves, this tree has 7";
+
+    let mut g = mlp(&[3, 2]);
+    let err = opt.update(&mut g, &mut state, &p).unwrap_err();
+    assert_eq!(err.to_string(), want);
+    assert_eq!((&g, &state), (&mlp(&[3, 2]), &s0));
+    assert_eq!((state.0.count, state.1 .0.count), (1, 1));
+
+    let mut q = p.clone();
+    let err = opt.step(&mut q, &mut g, &mut state).unwrap_err();
+    assert_eq!(err.to_string(), want);
+    assert_eq!((&q, &g, &state), (&p, &mlp(&[3, 2]), &s0));
+
+    // A loaded state (masks not yet evaluated) whose moments are of
+    // another shape: refused by the check, before the first stage runs.
+    let mut loaded = opt.init(&p).unwrap();
+    loaded.1 .1.mu = mlp(&[2, 2]);
+    loaded.1 .1.mask = LeafMask::default();
+    let l0 = loaded.clone();
+    let err = opt.step(&mut q, &mut g, &mut loaded).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tree 1 at .layers[0].w: sequence length mismatch: expected 3, found 2"
+    );
+    assert_eq!((&q, &loaded), (&p, &l0));
+}
+
 #[cfg(feature = "ndarray")]
 mod arrays {
     use super::*;
@@ -217,9 +260,12 @@ mod tensors {
         let mut state = opt.init(&p).unwrap();
         let mut wide = linear(DType::F64);
         let err = opt.step(&mut p, &mut wide, &mut state).unwrap_err();
+        // Every mismatch is listed (issue 19), not only the first.
         assert_eq!(
             err.to_string(),
-            "tree 1 at .w: leaf signature mismatch: expected f32[2,3]@cpu, found f64[2,3]@cpu"
+            "tree structures differ (2 mismatches found)
+  tree 1 at .w: leaf signature mismatch: expected f32[2,3]@cpu, found f64[2,3]@cpu
+  tree 1 at .b: leaf signature mismatch: expected f32[3]@cpu, found f64[3]@cpu"
         );
         let mut odd = linear(DType::F32);
         odd.b = Tensor::ones(4, DType::F32, &Device::Cpu).unwrap();

@@ -12,8 +12,9 @@
 //! agree to a few `f32` ulps: the tolerance is `2e-6 * (1 + |x|)`.
 
 use pytree_optim::{
-    adam, adamw, chain, clip_by_global_norm, cosine_decay_schedule, linear_schedule, sgd,
-    warmup_cosine_decay_schedule, FloatLeaf, GradientTransformation, Mask, Schedule,
+    adam, adamw, chain, clip_by_global_norm, cosine_decay_schedule, ema, linear_schedule,
+    multi_transform, scale, set_to_zero, sgd, warmup_cosine_decay_schedule, FloatLeaf,
+    GradientTransformation, Mask, Schedule,
 };
 use pytree_std::{KeyPath, PyTree};
 use serde_json::Value;
@@ -79,7 +80,7 @@ fn run_case<P, T>(
 /// Every case of the JSON but `masked_adam_w`, built with this crate.
 fn run_all<P>(model: &dyn Fn(&Value) -> P, check: &dyn Fn(&P, &Value, &str))
 where
-    P: PyTree,
+    P: PyTree + Clone,
     P::Leaf: FloatLeaf,
 {
     let r = reference();
@@ -118,6 +119,53 @@ where
     );
     let s = warmup_cosine_decay_schedule(0.0, 0.1, 2, 4, 0.001);
     run_case(&r, "adam_warmup_cosine", adam(s), model, check);
+    // optax's ema(decay, debias): an average of the updates from zero.
+    run_case(
+        &r,
+        "ema_debias_scale",
+        chain(ema(0.9, true), scale(-0.1)),
+        model,
+        check,
+    );
+    run_case(
+        &r,
+        "ema_biased_scale",
+        chain(ema(0.8, false), scale(-0.1)),
+        model,
+        check,
+    );
+    // Parameter groups: optax's multi_transform with the labels
+    // {"b": "sgd", "s": "frozen", "w": "adamw"}.
+    let label = |p: &KeyPath| match p.to_string().as_str() {
+        s if s.starts_with(".b") => "sgd",
+        s if s.starts_with(".s") => "frozen",
+        _ => "adamw",
+    };
+    let fused = multi_transform(label)
+        .group("adamw", adamw(0.01, 0.1))
+        .group("sgd", sgd(0.1).momentum(0.9))
+        .group("frozen", set_to_zero());
+    assert!(GradientTransformation::<P>::step_is_fused(&fused));
+    run_case(&r, "multi_fused", fused, model, check);
+    // A group that clips by its own global norm: not fused (copies).
+    let clip = multi_transform(label)
+        .group("frozen", set_to_zero())
+        .group(
+            "sgd",
+            chain(clip_by_global_norm(0.5), sgd(0.1).momentum(0.9)),
+        )
+        .group("adamw", adamw(0.01, 0.1));
+    assert!(!GradientTransformation::<P>::step_is_fused(&clip));
+    run_case(&r, "multi_clip", clip.clone(), model, check);
+    // update + apply_updates gives what step gives.
+    let mut p = model(&r["params0"]);
+    let mut state = clip.init(&p).expect("init");
+    for (t, g) in r["grads"].as_array().expect("grads").iter().enumerate() {
+        let mut u = model(g);
+        clip.update(&mut u, &mut state, &p).expect("update");
+        pytree_optim::apply_updates(&mut p, &u).expect("apply");
+        check(&p, &r["cases"]["multi_clip"][t], "multi_clip by update");
+    }
 }
 
 mod scalars {

@@ -94,6 +94,9 @@
 //!   (module [`tree`](mod@tree)).
 //! - With the `serde` feature: serde for [`Tree`] and [`TreeDef`], and for
 //!   any pytree as its TreeDef and leaves (module `serialized`).
+//! - With the `ndarray` feature: ensembles (module `ensemble`), `N` trees
+//!   of arrays stacked along a new leading axis into one tree
+//!   (`stack_leaves`) and back (`unstack_leaves`).
 //! - With the `safetensors` feature: checkpoints, any pytree of tensor
 //!   leaves saved to and loaded from a `.safetensors` file, tensors named
 //!   by key path (`layers.0.w`), loaded by type, against a template or in
@@ -106,6 +109,8 @@
 #[cfg(feature = "safetensors")]
 pub mod checkpoint;
 pub mod custom;
+#[cfg(feature = "ndarray")]
+pub mod ensemble;
 #[cfg(feature = "serde")]
 mod finite;
 mod impls;

@@ -233,6 +233,56 @@ fn structural_mismatches_still_list_every_place() {
     assert!(matches!(err.kind(), ErrorKind::Mismatches(all) if all.len() == 2));
 }
 
+/// Issue 19: every mismatch is listed, shapes included: two leaves of
+/// wrong shape, and a length mismatch beside a shape mismatch.
+#[test]
+fn every_shape_mismatch_is_listed_beside_the_structural_ones() {
+    let a = mlp();
+    let mut b = mlp();
+    b.layers[0].b = Array1::zeros(4);
+    b.layers[1].w = Array2::zeros((2, 16));
+    let want = "tree structures differ (2 mismatches found)
+  tree 1 at .layers[0].b: leaf signature mismatch: expected f32[3], found f32[4]
+  tree 1 at .layers[1].w: leaf signature mismatch: expected f32[3,3], found f32[2,16]";
+    let err = pytree_std::map2(&a, &b, |x, y| &x + &y).unwrap_err();
+    assert_eq!(err.to_string(), want);
+    let mut c = mlp();
+    let err = pytree_std::zip_mut(&mut c, [&b], |mut p, [g]| p += &g).unwrap_err();
+    assert_eq!(err.to_string(), want);
+    assert_eq!(c, mlp());
+    let err =
+        pytree_std::try_zip_mut_n::<_, 1, 1, String>([&mut c], [&b], |_, _| Ok(())).unwrap_err();
+    assert_eq!(err.to_string(), want);
+
+    // A length mismatch (layers) and a shape mismatch (layers[0].b), in
+    // two trees of a map_n: each named with its tree.
+    let mut short = mlp();
+    short.layers.pop();
+    short.layers[0].b = Array1::zeros(1);
+    let err = pytree_std::map_n(&a, [&short, &b], |x, [y, z]| &x + &y + &z).unwrap_err();
+    let ErrorKind::Mismatches(all) = err.kind() else {
+        panic!("{err}")
+    };
+    let listed: Vec<String> = all.iter().map(|e| e.to_string()).collect();
+    assert_eq!(listed.len(), 4, "{err}");
+    assert!(
+        listed[0].starts_with("tree 1 at .layers: sequence length mismatch: expected 2, found 1"),
+        "{err}"
+    );
+    assert_eq!(
+        listed[1],
+        "tree 1 at .layers[0].b: leaf signature mismatch: expected f32[3], found f32[1]"
+    );
+    assert_eq!(
+        listed[2],
+        "tree 2 at .layers[0].b: leaf signature mismatch: expected f32[3], found f32[4]"
+    );
+    assert_eq!(
+        listed[3],
+        "tree 2 at .layers[1].w: leaf signature mismatch: expected f32[3,3], found f32[2,16]"
+    );
+}
+
 #[test]
 fn get_and_set_by_path_keep_shapes() {
     let mut m = mlp();

@@ -1,10 +1,15 @@
 //! Several trees of one type at once: `map_n` and `zip_mut` run the typed
 //! check then the typed lockstep walk ([`Flatten::zip_with`] /
 //! [`Flatten::zip_mut`]) and, only
-//! when it fails, compare the TreeDefs to report *every* mismatch, each
-//! with its key path, its tree and both sides (the cold path costs nothing
-//! on success). `check_same_structure` is that comparison on its own.
+//! when it fails, compare the TreeDefs and the leaves' signatures to
+//! report *every* mismatch, each with its key path, its tree and both
+//! sides: every structural difference (a length, a key, a node type), and
+//! every leaf whose dtype or shape differs from the first tree's leaf at
+//! the same key path (the cold path costs nothing on success).
+//! `check_same_structure` is the structural comparison on its own.
 
+use alloc::collections::BTreeMap;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::__private::all_some;
@@ -33,18 +38,56 @@ pub(crate) fn all_mismatches(
     }
 }
 
+/// Every mismatch between `first` and each of `others` (tree `j + 1`):
+/// the TreeDefs' differences, then the leaves at one key path in both
+/// trees whose signatures (dtype, shape) differ; `err` if there are none.
 #[cold]
 pub(crate) fn explain<Ns, T: Flatten<Ns>, const N: usize>(
     first: &T,
     others: [&T; N],
     err: Error,
 ) -> Error {
-    let def = structure::<Ns, T>(first);
-    let others = others
-        .iter()
-        .enumerate()
-        .map(|(j, o)| (j + 1, structure::<Ns, T>(*o)));
-    all_mismatches(&def, others, err)
+    explain_all::<Ns, T>(first, &others, err)
+}
+
+/// The leaves of `other` (tree `tree`) whose signature differs from that
+/// of `first`'s leaf at the same key path, each as an error at that path.
+/// Leaves at paths only one tree has are the TreeDefs' differences.
+#[cold]
+fn signature_mismatches<Ns, T: Flatten<Ns>>(
+    first: &T,
+    other: &T,
+    tree: usize,
+    out: &mut Vec<Error>,
+) {
+    let a = crate::ops::with_path::leaves_with_path::<Ns, T>(first);
+    let b = crate::ops::with_path::leaves_with_path::<Ns, T>(other);
+    let mut push =
+        |path: &crate::KeyPath, x: &LeafRef<'_, Ns, T::Leaf>, y: &LeafRef<'_, Ns, T::Leaf>| {
+            let (sx, sy) = (
+                <T::Leaf as crate::Leaf<Ns>>::signature(x),
+                <T::Leaf as crate::Leaf<Ns>>::signature(y),
+            );
+            if let Some(e) = crate::leaf::signature::signature_mismatch(sx.as_ref(), sy.as_ref()) {
+                out.push(e.under(path).in_tree(tree));
+            }
+        };
+    if a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.0 == y.0) {
+        for ((path, x), (_, y)) in a.iter().zip(&b) {
+            push(path, x, y);
+        }
+    } else {
+        let index: BTreeMap<String, usize> = b
+            .iter()
+            .enumerate()
+            .map(|(i, (path, _))| (path.to_string(), i))
+            .collect();
+        for (path, x) in &a {
+            if let Some(&i) = index.get(&path.to_string()) {
+                push(path, x, &b[i].1);
+            }
+        }
+    }
 }
 
 /// The engine of `pytree_std::map_n` (documented there, with the
@@ -157,8 +200,8 @@ where
 }
 
 /// Checks every tree against the first (as `zip_check` does, signatures of
-/// array leaves included); on failure lists every mismatch, trees numbered
-/// from 0.
+/// array leaves included); on failure lists every mismatch (structure and
+/// signatures, of every tree), trees numbered from 0.
 pub fn check_all<Ns, T: Flatten<Ns>>(trees: Vec<&T>) -> Result<(), Error> {
     let Some((first, rest)) = trees.split_first() else {
         return Ok(());
@@ -171,14 +214,24 @@ pub fn check_all<Ns, T: Flatten<Ns>>(trees: Vec<&T>) -> Result<(), Error> {
     Ok(())
 }
 
+/// [`explain`] for a slice of other trees.
 #[cold]
-fn explain_all<Ns, T: Flatten<Ns>>(first: &T, rest: &[&T], err: Error) -> Error {
+pub(crate) fn explain_all<Ns, T: Flatten<Ns>>(first: &T, rest: &[&T], err: Error) -> Error {
     let def = structure::<Ns, T>(first);
-    let others = rest
-        .iter()
-        .enumerate()
-        .map(|(j, o)| (j + 1, structure::<Ns, T>(*o)));
-    all_mismatches(&def, others, err)
+    let mut found = Vec::new();
+    for (j, other) in rest.iter().enumerate() {
+        found.extend(
+            def.diff(&structure::<Ns, T>(*other))
+                .into_iter()
+                .map(|e| e.in_tree(j + 1)),
+        );
+        signature_mismatches::<Ns, T>(first, other, j + 1, &mut found);
+    }
+    if found.is_empty() {
+        err
+    } else {
+        Error::from_mismatches(found)
+    }
 }
 
 /// The engine of `pytree_std::check_same_structure` (documented there, with the

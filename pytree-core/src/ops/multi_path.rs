@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
-use crate::ops::multi::all_mismatches;
+use crate::ops::multi::explain;
 use crate::ops::with_path::{for_each_mut_with_path, for_each_with_path};
 use crate::ops::{leaves, structure, unflatten};
 use crate::paths::key_path::KeyPath;
@@ -26,14 +26,9 @@ use crate::treedef::{align, Arg, Policy, TreeDef};
 
 /// The structure check of `map_n`, with every mismatch listed on failure.
 fn check<Ns, T: Flatten<Ns>, const N: usize>(first: &T, others: [&T; N]) -> Result<(), Error> {
-    first.zip_check(others).map_err(|err| {
-        let def = structure::<Ns, T>(first);
-        let defs = others
-            .iter()
-            .enumerate()
-            .map(|(j, o)| (j + 1, structure::<Ns, T>(*o)));
-        all_mismatches(&def, defs, err)
-    })
+    first
+        .zip_check(others)
+        .map_err(|err| explain::<Ns, T, N>(first, others, err))
 }
 
 /// A plan that points past the leaves: reported, never skipped.

@@ -55,6 +55,19 @@ def main():
         "clip_adamw": optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(0.01, weight_decay=1e-4)),
         "adam_warmup_cosine": optax.adam(sched),
         "masked_adam_w": optax.masked(optax.adam(0.01), decay_w_only),
+        "ema_debias_scale": optax.chain(optax.ema(0.9, debias=True), optax.scale(-0.1)),
+        "ema_biased_scale": optax.chain(optax.ema(0.8, debias=False), optax.scale(-0.1)),
+        # Parameter groups: w by adamw, b by momentum, s frozen; then with a
+        # group that clips by its own global norm (not fused).
+        "multi_fused": optax.multi_transform(
+            {"adamw": optax.adamw(0.01, weight_decay=0.1), "sgd": optax.sgd(0.1, momentum=0.9),
+             "frozen": optax.set_to_zero()},
+            {"b": "sgd", "s": "frozen", "w": "adamw"}),
+        "multi_clip": optax.multi_transform(
+            {"adamw": optax.adamw(0.01, weight_decay=0.1),
+             "sgd": optax.chain(optax.clip_by_global_norm(0.5), optax.sgd(0.1, momentum=0.9)),
+             "frozen": optax.set_to_zero()},
+            {"b": "sgd", "s": "frozen", "w": "adamw"}),
     }
     out = {
         "source": "optax %s, jax %s, numpy %s; made by make_optax_reference.py" % (

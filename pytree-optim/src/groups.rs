@@ -1,0 +1,584 @@
+//! Parameter groups (optax's `multi_transform` and `set_to_zero`, torch's
+//! param groups): a label per leaf from its key path (and kind), a
+//! transformation per label, each with its own state; and frozen groups.
+
+use std::sync::Arc;
+
+use pytree_std::{Error, KeyPath, PyTree};
+
+use crate::element::Float;
+use crate::kernel::Exec;
+use crate::leaf::FloatLeaf;
+use crate::mask::{keep, Mask};
+use crate::options::options;
+use crate::transform::{
+    apply_updates, check_mask, check_updates, walk, Chain, GradientTransformation, NoOff, Scalar,
+};
+use crate::transforms::MaskState;
+
+/// A transformation whose mask can be narrowed: every transformation of
+/// this crate (their inherent `restrict`) and [`Chain`] (both stages).
+/// [`multi_transform`] narrows each group's transformation to the leaves
+/// of its label.
+///
+/// ```
+/// use pytree_optim::{chain, scale, sgd, GradientTransformation, Mask, Restrict};
+/// use pytree_std::KeyPath;
+/// let only_first = Mask::new(|p: &KeyPath| p.to_string() == "[0]");
+/// let opt = Restrict::restrict(chain(scale(2.0), sgd(0.5)), only_first);
+/// let mut p = vec![1.0f32, 1.0];
+/// let mut s = opt.init(&p)?;
+/// opt.step(&mut p, &mut vec![1.0, 1.0], &mut s)?;
+/// assert_eq!(p, [0.0, 1.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub trait Restrict {
+    /// Acts only where its mask and `mask` both hold.
+    #[must_use]
+    fn restrict(self, mask: Mask) -> Self;
+}
+
+impl<A: Restrict, B: Restrict> Restrict for Chain<A, B> {
+    fn restrict(self, mask: Mask) -> Self {
+        Chain {
+            first: self.first.restrict(mask.clone()),
+            second: self.second.restrict(mask),
+        }
+    }
+}
+
+/// The labeller of a [`multi_transform`].
+type Labeller = Arc<dyn Fn(&KeyPath) -> &'static str + Send + Sync>;
+
+/// Parameter groups (optax's `multi_transform`): `label` names the group
+/// of each leaf from its key path (and [`kind`](KeyPath::kind)), and
+/// [`group`](MultiTransform::group) gives each label its transformation,
+/// which acts on that group's leaves only, with its own state (a global
+/// norm, say, is the group's). Every leaf must have a group: a label
+/// without one is an error of `init` naming the leaf. Typical groups: no
+/// weight decay on biases and norms, a smaller learning rate for the
+/// embeddings, a frozen encoder ([`set_to_zero`]).
+///
+/// The state is the tuple of the groups' states, in the order they were
+/// added (a pytree, so a checkpoint holds it: `0.mu.<path>`, ...); the
+/// first group's state alone when there is one.
+///
+/// `step` is one pass over the elements when every group's
+/// transformation is a fused optimizer (`sgd`, `adam`, `adamw`,
+/// [`set_to_zero`]; see
+/// [`step_is_fused`](GradientTransformation::step_is_fused)): the groups
+/// step one after the other, each on its own leaves. Otherwise, and in
+/// `update`, each group but one updates a copy of the gradients, and the
+/// results are gathered by label.
+///
+/// ```
+/// use pytree_optim::{adam, adamw, multi_transform, set_to_zero, GradientTransformation};
+/// use pytree_std::{KeyPath, PyTree};
+///
+/// #[derive(PyTree, Clone, Debug, PartialEq)]
+/// struct Model { embed: Vec<f32>, w: Vec<f32>, b: Vec<f32>, encoder: Vec<f32> }
+///
+/// let opt = multi_transform(|p: &KeyPath| match p.to_string().as_str() {
+///         s if s.starts_with(".embed") => "embed",
+///         s if s.starts_with(".encoder") => "frozen",
+///         s if s.starts_with(".b") => "no_decay",
+///         _ => "decay",
+///     })
+///     .group("embed", adam(1e-3))
+///     .group("decay", adamw(1e-2, 0.1))
+///     .group("no_decay", adam(1e-2))
+///     .group("frozen", set_to_zero());
+/// let mut model = Model { embed: vec![1.0], w: vec![1.0], b: vec![1.0], encoder: vec![1.0] };
+/// let mut state = opt.init(&model)?;
+/// let mut g = Model { embed: vec![1.0], w: vec![1.0], b: vec![1.0], encoder: vec![1.0] };
+/// opt.step(&mut model, &mut g, &mut state)?;
+/// assert!((model.embed[0] - (1.0 - 1e-3)).abs() < 1e-6);
+/// assert!((model.w[0] - (1.0 - 1e-2 * (1.0 + 0.1))).abs() < 1e-6);
+/// assert!((model.b[0] - (1.0 - 1e-2)).abs() < 1e-6);
+/// assert_eq!(model.encoder, [1.0]);
+///
+/// let unlabelled = multi_transform(|_: &KeyPath| "other").group("decay", adam(0.1));
+/// assert_eq!(unlabelled.init(&model).unwrap_err().to_string(),
+///     "at .embed[0]: multi_transform: the label `other` has no group (the groups are `decay`)");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn multi_transform(
+    label: impl Fn(&KeyPath) -> &'static str + Send + Sync + 'static,
+) -> MultiTransform<()> {
+    MultiTransform {
+        label: Arc::new(label),
+        groups: (),
+    }
+}
+
+/// See [`multi_transform`]; `G` is the list of groups ([`Group`], then
+/// pairs `(earlier, Group)`).
+///
+/// ```
+/// use pytree_optim::{multi_transform, sgd};
+/// let opt = multi_transform(|_| "all").group("all", sgd(0.1));
+/// assert_eq!(opt.labels(), ["all"]);
+/// ```
+#[derive(Clone)]
+pub struct MultiTransform<G> {
+    label: Labeller,
+    groups: G,
+}
+
+impl<G> std::fmt::Debug for MultiTransform<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MultiTransform").finish_non_exhaustive()
+    }
+}
+
+/// One group of a [`multi_transform`]: its label and its transformation,
+/// narrowed to the label's leaves.
+///
+/// ```
+/// use pytree_optim::{multi_transform, sgd};
+/// let opt = multi_transform(|_| "all").group("all", sgd(0.1));
+/// assert_eq!(opt.labels().len(), 1);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Group<T> {
+    label: &'static str,
+    where_: Mask,
+    transform: T,
+}
+
+impl MultiTransform<()> {
+    /// The first group: leaves labelled `label` are transformed by
+    /// `transform`.
+    ///
+    /// ```
+    /// use pytree_optim::{multi_transform, sgd, GradientTransformation};
+    /// let opt = multi_transform(|_| "all").group("all", sgd(0.5));
+    /// let mut p = vec![1.0f64];
+    /// let mut s = opt.init(&p)?;
+    /// opt.step(&mut p, &mut vec![1.0], &mut s)?;
+    /// assert_eq!(p, [0.5]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn group<T: Restrict>(self, label: &'static str, transform: T) -> MultiTransform<Group<T>> {
+        MultiTransform {
+            groups: self.group_of(label, transform),
+            label: self.label,
+        }
+    }
+}
+
+impl<G> MultiTransform<G> {
+    fn group_of<T: Restrict>(&self, label: &'static str, transform: T) -> Group<T> {
+        let f = Arc::clone(&self.label);
+        let where_ = Mask::new(move |p: &KeyPath| f(p) == label);
+        Group {
+            label,
+            transform: transform.restrict(where_.clone()),
+            where_,
+        }
+    }
+
+    /// The labels of the groups, in order.
+    ///
+    /// ```
+    /// use pytree_optim::{adam, multi_transform, set_to_zero};
+    /// let opt = multi_transform(|_| "a").group("a", adam(0.1)).group("b", set_to_zero());
+    /// assert_eq!(opt.labels(), ["a", "b"]);
+    /// ```
+    pub fn labels(&self) -> Vec<&'static str>
+    where
+        G: Groups,
+    {
+        let mut out = Vec::new();
+        self.groups.labels(&mut out);
+        out
+    }
+}
+
+impl<G: Groups> MultiTransform<G> {
+    /// Another group: leaves labelled `label` are transformed by
+    /// `transform`.
+    ///
+    /// ```
+    /// use pytree_optim::{multi_transform, set_to_zero, sgd, GradientTransformation};
+    /// use pytree_std::KeyPath;
+    /// let opt = multi_transform(|p: &KeyPath| if p.to_string() == "[0]" { "train" } else { "frozen" })
+    ///     .group("train", sgd(0.5))
+    ///     .group("frozen", set_to_zero());
+    /// let mut p = vec![1.0f64, 1.0];
+    /// let mut s = opt.init(&p)?;
+    /// opt.step(&mut p, &mut vec![1.0, 1.0], &mut s)?;
+    /// assert_eq!(p, [0.5, 1.0]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn group<T: Restrict>(
+        self,
+        label: &'static str,
+        transform: T,
+    ) -> MultiTransform<(G, Group<T>)> {
+        let last = self.group_of(label, transform);
+        MultiTransform {
+            groups: (self.groups, last),
+            label: self.label,
+        }
+    }
+}
+
+/// The labels of a list of groups (the bound of
+/// [`MultiTransform::labels`]); the running of them is
+/// [`GroupList`].
+///
+/// ```
+/// use pytree_optim::{multi_transform, sgd, Groups};
+/// let opt = multi_transform(|_| "a").group("a", sgd(0.1));
+/// assert_eq!(opt.labels(), ["a"]);
+/// ```
+pub trait Groups {
+    /// Appends the labels, in order.
+    fn labels(&self, out: &mut Vec<&'static str>);
+}
+
+impl<T> Groups for Group<T> {
+    fn labels(&self, out: &mut Vec<&'static str>) {
+        out.push(self.label);
+    }
+}
+
+impl<G: Groups, T> Groups for (G, Group<T>) {
+    fn labels(&self, out: &mut Vec<&'static str>) {
+        self.0.labels(out);
+        out.push(self.1.label);
+    }
+}
+
+/// How [`MultiTransform`] runs its list of groups (implemented for one
+/// [`Group`] and for pairs `(earlier groups, Group)`).
+///
+/// ```
+/// use pytree_optim::{adam, multi_transform, GradientTransformation};
+/// let opt = multi_transform(|_| "a").group("a", adam(0.1));
+/// let s = opt.init(&vec![1.0f32])?;      // the group's own state
+/// assert_eq!(s.count, 0);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub trait GroupList<P>: Groups {
+    /// The states of the groups.
+    type State;
+    /// Each group's `init`.
+    fn init_each(&self, params: &P) -> Result<Self::State, Error>;
+    /// Each group's `check`.
+    fn check_each(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error>;
+    /// Whether every group's `step` is fused.
+    fn all_fused(&self) -> bool;
+    /// Each group's `step`, one after the other (all fused).
+    fn step_each(
+        &self,
+        params: &mut P,
+        grads: &mut P,
+        state: &mut Self::State,
+    ) -> Result<(), Error>;
+    /// The last group updates `updates` in place; every other group
+    /// updates a copy of `original` (the gradients) and its leaves are
+    /// copied into `updates`.
+    fn update_all(
+        &self,
+        updates: &mut P,
+        original: &P,
+        state: &mut Self::State,
+        params: &P,
+    ) -> Result<(), Error>;
+    /// Every group updates a copy of `original`, copied into `updates` at
+    /// its leaves.
+    fn update_copies(
+        &self,
+        updates: &mut P,
+        original: &P,
+        state: &mut Self::State,
+        params: &P,
+    ) -> Result<(), Error>;
+}
+
+impl<T> Group<T> {
+    /// Runs `transform.update` on a copy of `original` and copies the
+    /// result into `updates` at this group's leaves.
+    fn update_copy<P>(
+        &self,
+        updates: &mut P,
+        original: &P,
+        state: &mut T::State,
+        params: &P,
+    ) -> Result<(), Error>
+    where
+        P: PyTree + Clone,
+        P::Leaf: FloatLeaf,
+        T: GradientTransformation<P>,
+    {
+        let mut mine = original.clone();
+        self.transform.update(&mut mine, state, params)?;
+        walk(
+            [updates],
+            [&mine],
+            &self.where_.on(params),
+            Exec::Sequential,
+            &|[u], [m]| *u = m,
+            None::<&NoOff<P, 1, 1>>,
+        )
+    }
+}
+
+impl<P, T> GroupList<P> for Group<T>
+where
+    P: PyTree + Clone,
+    P::Leaf: FloatLeaf,
+    T: GradientTransformation<P>,
+{
+    type State = T::State;
+
+    fn init_each(&self, params: &P) -> Result<T::State, Error> {
+        self.transform.init(params)
+    }
+
+    fn check_each(&self, updates: &P, state: &T::State, params: &P) -> Result<(), Error> {
+        self.transform.check(updates, state, params)
+    }
+
+    fn all_fused(&self) -> bool {
+        self.transform.step_is_fused()
+    }
+
+    fn step_each(&self, params: &mut P, grads: &mut P, state: &mut T::State) -> Result<(), Error> {
+        self.transform.step(params, grads, state)
+    }
+
+    fn update_all(
+        &self,
+        updates: &mut P,
+        _original: &P,
+        state: &mut T::State,
+        params: &P,
+    ) -> Result<(), Error> {
+        self.transform.update(updates, state, params)
+    }
+
+    fn update_copies(
+        &self,
+        updates: &mut P,
+        original: &P,
+        state: &mut T::State,
+        params: &P,
+    ) -> Result<(), Error> {
+        self.update_copy(updates, original, state, params)
+    }
+}
+
+impl<P, G, T> GroupList<P> for (G, Group<T>)
+where
+    P: PyTree + Clone,
+    P::Leaf: FloatLeaf,
+    G: GroupList<P>,
+    T: GradientTransformation<P>,
+{
+    type State = (G::State, T::State);
+
+    fn init_each(&self, params: &P) -> Result<Self::State, Error> {
+        Ok((self.0.init_each(params)?, self.1.transform.init(params)?))
+    }
+
+    fn check_each(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
+        self.0.check_each(updates, &state.0, params)?;
+        self.1.transform.check(updates, &state.1, params)
+    }
+
+    fn all_fused(&self) -> bool {
+        self.0.all_fused() && self.1.transform.step_is_fused()
+    }
+
+    fn step_each(
+        &self,
+        params: &mut P,
+        grads: &mut P,
+        state: &mut Self::State,
+    ) -> Result<(), Error> {
+        self.0.step_each(params, grads, &mut state.0)?;
+        self.1.transform.step(params, grads, &mut state.1)
+    }
+
+    fn update_all(
+        &self,
+        updates: &mut P,
+        original: &P,
+        state: &mut Self::State,
+        params: &P,
+    ) -> Result<(), Error> {
+        // The last group in place first (outside its leaves it may zero
+        // the updates), then the others from copies, over their leaves.
+        self.1.transform.update(updates, &mut state.1, params)?;
+        self.0
+            .update_copies(updates, original, &mut state.0, params)
+    }
+
+    fn update_copies(
+        &self,
+        updates: &mut P,
+        original: &P,
+        state: &mut Self::State,
+        params: &P,
+    ) -> Result<(), Error> {
+        self.0
+            .update_copies(updates, original, &mut state.0, params)?;
+        self.1.update_copy(updates, original, &mut state.1, params)
+    }
+}
+
+impl<G: Groups> MultiTransform<G> {
+    /// An error naming the first leaf whose label has no group.
+    fn check_labels<P: PyTree>(&self, params: &P) -> Result<(), Error> {
+        let labels = self.labels();
+        let mut missing = None;
+        pytree_std::for_each_with_path(params, |path, _| {
+            let l = (self.label)(path);
+            if missing.is_none() && !labels.contains(&l) {
+                missing = Some((path.clone(), l));
+            }
+        });
+        match missing {
+            None => Ok(()),
+            Some((path, l)) => {
+                let mut err = Error::custom(format!(
+                    "multi_transform: the label `{l}` has no group (the groups are `{}`)",
+                    labels.join("`, `")
+                ));
+                for entry in path.entries().iter().rev() {
+                    err = err.at(entry.clone());
+                }
+                Err(err)
+            }
+        }
+    }
+}
+
+impl<P, G> GradientTransformation<P> for MultiTransform<G>
+where
+    P: PyTree + Clone,
+    P::Leaf: FloatLeaf,
+    G: GroupList<P>,
+{
+    type State = G::State;
+
+    fn init(&self, params: &P) -> Result<G::State, Error> {
+        self.check_labels(params)?;
+        self.groups.init_each(params)
+    }
+
+    fn check(&self, updates: &P, state: &G::State, params: &P) -> Result<(), Error> {
+        self.groups.check_each(updates, state, params)
+    }
+
+    fn step_is_fused(&self) -> bool {
+        self.groups.all_fused()
+    }
+
+    fn update(&self, updates: &mut P, state: &mut G::State, params: &P) -> Result<(), Error> {
+        self.groups.check_each(updates, state, params)?;
+        let original = updates.clone();
+        self.groups.update_all(updates, &original, state, params)
+    }
+
+    fn step(&self, params: &mut P, grads: &mut P, state: &mut G::State) -> Result<(), Error> {
+        self.groups.check_each(grads, state, params)?;
+        if self.groups.all_fused() {
+            self.groups.step_each(params, grads, state)
+        } else {
+            let original = grads.clone();
+            self.groups.update_all(grads, &original, state, params)?;
+            apply_updates(params, grads)
+        }
+    }
+}
+
+/// Sets the updates to zero where its mask holds (optax's `set_to_zero`):
+/// a frozen group in a [`multi_transform`]. Its `step` changes nothing.
+///
+/// ```
+/// use pytree_optim::{set_to_zero, GradientTransformation};
+/// let opt = set_to_zero();
+/// let mut p = vec![1.0f32, 2.0];
+/// let mut s = opt.init(&p)?;
+/// let mut u = vec![5.0f32, 5.0];
+/// opt.update(&mut u, &mut s, &p)?;
+/// assert_eq!(u, [0.0, 0.0]);
+/// opt.step(&mut p, &mut vec![5.0, 5.0], &mut s)?;
+/// assert_eq!(p, [1.0, 2.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn set_to_zero() -> SetToZero {
+    SetToZero {
+        mask: Mask::params(),
+        exec: Exec::Sequential,
+    }
+}
+
+/// See [`set_to_zero`].
+///
+/// ```
+/// let t = pytree_optim::set_to_zero();
+/// assert_eq!(t.exec, pytree_optim::Exec::Sequential);
+/// ```
+#[derive(Clone, Debug)]
+pub struct SetToZero {
+    /// Where it acts (default [`Mask::params`]).
+    pub mask: Mask,
+    /// How the loops run.
+    pub exec: Exec,
+}
+
+options!(
+    SetToZero,
+    "pytree_optim::set_to_zero()",
+    "elsewhere the updates pass through unchanged"
+);
+
+impl<P> GradientTransformation<P> for SetToZero
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+{
+    type State = MaskState<P>;
+
+    fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
+        Ok(MaskState::new(self.mask.on(params)))
+    }
+
+    fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
+        check_updates(params, updates)?;
+        check_mask(&state.mask, params)
+    }
+
+    fn step_is_fused(&self) -> bool {
+        true
+    }
+
+    fn update(&self, updates: &mut P, state: &mut MaskState<P>, params: &P) -> Result<(), Error> {
+        check_updates(params, updates)?;
+        let fresh = state.mask.fresh(&self.mask, params);
+        walk(
+            [updates],
+            [params],
+            fresh.as_ref().unwrap_or(&state.mask),
+            self.exec,
+            &|[u], [_]| *u = Scalar::<P>::ZERO,
+            None::<&NoOff<P, 1, 1>>,
+        )?;
+        keep(&mut state.mask, fresh);
+        Ok(())
+    }
+
+    /// Checks the trees, and changes nothing.
+    fn step(&self, params: &mut P, grads: &mut P, state: &mut MaskState<P>) -> Result<(), Error> {
+        check_updates(params, grads)?;
+        if let Some(m) = state.mask.fresh(&self.mask, &*params) {
+            state.mask = m;
+        }
+        state.mask.check(&*params)
+    }
+}
