@@ -59,11 +59,14 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "candle")]
+pub mod candle;
 mod element;
 mod ema;
 mod kernel;
 mod leaf;
 mod mask;
+mod op;
 mod optimizers;
 mod options;
 mod schedule;
@@ -75,6 +78,7 @@ pub use ema::Ema;
 pub use kernel::{sum_slice, zip_slices, Exec, GRAIN};
 pub use leaf::FloatLeaf;
 pub use mask::{LeafMask, Mask};
+pub use op::ElementOp;
 pub use optimizers::{adam, adamw, sgd, Adam, AdamState, Sgd, SgdState};
 pub use schedule::{
     constant_schedule, cosine_decay_schedule, linear_schedule, warmup_cosine_decay_schedule,

@@ -219,6 +219,38 @@ impl LeafMask {
         self.bits.is_none()
     }
 
+    /// This mask without the leaves that share memory with an earlier leaf
+    /// of `params` (a candle variable held by two fields), so that such a
+    /// leaf is updated once per step, at its first position.
+    pub(crate) fn first_occurrences<P>(self, params: &P) -> Self
+    where
+        P: Flatten<Std>,
+        P::Leaf: crate::FloatLeaf,
+    {
+        if !<P::Leaf as crate::FloatLeaf>::MAY_SHARE_MEMORY {
+            return self;
+        }
+        let leaves = pytree_std::leaves(params);
+        let mut bits: Vec<bool> = (0..self.len).map(|i| self.get(i)).collect();
+        let mut changed = false;
+        for (i, leaf) in leaves.iter().enumerate() {
+            let seen = leaves[..i].iter().any(|earlier| {
+                <P::Leaf as crate::FloatLeaf>::shares_memory(earlier.clone(), leaf.clone())
+            });
+            if seen && bits.get(i).copied().unwrap_or(false) {
+                bits[i] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            return self;
+        }
+        LeafMask {
+            len: self.len,
+            bits: Some(bits.into()),
+        }
+    }
+
     /// An error unless `tree` has the number of leaves the mask was
     /// computed for (a state built by `init` for another tree).
     ///

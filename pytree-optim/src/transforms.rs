@@ -9,9 +9,10 @@ use crate::element::Float;
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::{LeafMask, Mask};
+use crate::op::ElementOp;
 use crate::options::options;
 use crate::schedule::Schedule;
-use crate::transform::{check_updates, sum_squares, walk, GradientTransformation, NoOff, Scalar};
+use crate::transform::{check_updates, walk, GradientTransformation, NoOff, Scalar};
 
 /// The state of a transformation that keeps nothing but its mask on the
 /// parameters (optax's `EmptyState`).
@@ -85,27 +86,12 @@ where
 
     fn init(&self, params: &P) -> Result<MaskState, Error> {
         Ok(MaskState {
-            mask: self.mask.on(params),
+            mask: self.mask.on(params).first_occurrences(params),
         })
     }
 
     fn update(&self, updates: &mut P, state: &mut MaskState, params: &P) -> Result<(), Error> {
-        // The norm pass also checks the updates against the parameters,
-        // before anything is written.
-        let norm = sum_squares(params, updates, &state.mask, self.exec)?.sqrt();
-        if norm < self.max_norm {
-            return Ok(());
-        }
-        let n = Scalar::<P>::from_f64(norm);
-        let max = Scalar::<P>::from_f64(self.max_norm);
-        walk(
-            [updates],
-            [],
-            &state.mask,
-            self.exec,
-            &|[u], []| *u = *u / n * max,
-            None::<&NoOff<P, 1, 0>>,
-        )
+        P::Leaf::clip_by_global_norm(params, updates, &state.mask, self.max_norm, self.exec)
     }
 }
 
@@ -158,20 +144,21 @@ where
 
     fn init(&self, params: &P) -> Result<MaskState, Error> {
         Ok(MaskState {
-            mask: self.mask.on(params),
+            mask: self.mask.on(params).first_occurrences(params),
         })
     }
 
     fn update(&self, updates: &mut P, state: &mut MaskState, params: &P) -> Result<(), Error> {
-        let f = Scalar::<P>::from_f64(self.factor);
+        let factor = self.factor;
+        let f = Scalar::<P>::from_f64(factor);
         check_updates(params, updates)?;
         walk(
             [updates],
             [params],
             &state.mask,
             self.exec,
-            &|[u], [_]| *u = f * *u,
-            None::<&NoOff<P, 1, 1>>,
+            (&|[u], [_]| *u = f * *u, &ElementOp::Scale { factor }),
+            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
         )
     }
 }
@@ -247,20 +234,21 @@ where
     fn init(&self, params: &P) -> Result<ScheduleState, Error> {
         Ok(ScheduleState {
             count: 0,
-            mask: self.mask.on(params),
+            mask: self.mask.on(params).first_occurrences(params),
         })
     }
 
     fn update(&self, updates: &mut P, state: &mut ScheduleState, params: &P) -> Result<(), Error> {
-        let f = Scalar::<P>::from_f64(self.schedule.value(state.count));
+        let factor = self.schedule.value(state.count);
+        let f = Scalar::<P>::from_f64(factor);
         check_updates(params, updates)?;
         walk(
             [updates],
             [params],
             &state.mask,
             self.exec,
-            &|[u], [_]| *u = f * *u,
-            None::<&NoOff<P, 1, 1>>,
+            (&|[u], [_]| *u = f * *u, &ElementOp::Scale { factor }),
+            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
         )?;
         state.count += 1;
         Ok(())
@@ -319,7 +307,7 @@ where
 
     fn init(&self, params: &P) -> Result<MaskState, Error> {
         Ok(MaskState {
-            mask: self.mask.on(params),
+            mask: self.mask.on(params).first_occurrences(params),
         })
     }
 
@@ -331,8 +319,14 @@ where
             [params],
             &state.mask,
             self.exec,
-            &|[u], [p]| *u += wd * p,
-            None::<&NoOff<P, 1, 1>>,
+            (
+                &|[u], [p]| *u += wd * p,
+                &ElementOp::Axpby {
+                    a: 1.0,
+                    b: self.weight_decay,
+                },
+            ),
+            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
         )
     }
 }

@@ -1,0 +1,211 @@
+//! The one-pass CPU path for candle tensors: the optimizer's element
+//! closure runs on the tensors' memory in place (each written tensor
+//! locked by a nested `InplaceOp1`, each read one by its read lock), in
+//! chunks converted to `f64` and back, so an Adam step reads and writes
+//! each element once, with no tensor allocated.
+
+use std::cell::RefCell;
+
+use pytree_std::candle_core::{self as candle, CpuStorage, InplaceOp1, Layout, Storage, Tensor, WithDType};
+
+use crate::kernel::{sum_slice, zip_slices, Exec};
+
+/// Elements converted to `f64` at a time (fits in L1 for a handful of
+/// tensors).
+const CHUNK: usize = 256;
+
+/// A contiguous run of one tensor's elements, read (and written) as `f64`.
+trait Lane {
+    /// `out[k] = element[at + k]` as `f64`.
+    fn load(&self, at: usize, out: &mut [f64]);
+    /// `element[at + k] = xs[k]` in the lane's dtype.
+    fn store(&mut self, at: usize, xs: &[f64]);
+}
+
+struct SliceMut<'a, T>(&'a mut [T]);
+struct SliceRef<'a, T>(&'a [T]);
+
+impl<T: WithDType> Lane for SliceMut<'_, T> {
+    #[inline]
+    fn load(&self, at: usize, out: &mut [f64]) {
+        for (o, x) in out.iter_mut().zip(&self.0[at..]) {
+            *o = x.to_f64();
+        }
+    }
+    #[inline]
+    fn store(&mut self, at: usize, xs: &[f64]) {
+        for (d, x) in self.0[at..].iter_mut().zip(xs) {
+            *d = T::from_f64(*x);
+        }
+    }
+}
+
+impl<T: WithDType> Lane for SliceRef<'_, T> {
+    #[inline]
+    fn load(&self, at: usize, out: &mut [f64]) {
+        for (o, x) in out.iter_mut().zip(&self.0[at..]) {
+            *o = x.to_f64();
+        }
+    }
+    fn store(&mut self, _at: usize, _xs: &[f64]) {}
+}
+
+/// The `n` elements from `start` of a float storage, writable.
+fn lane_mut(s: &mut CpuStorage, start: usize, n: usize) -> Option<Box<dyn Lane + '_>> {
+    let end = start.checked_add(n)?;
+    Some(match s {
+        CpuStorage::F32(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
+        CpuStorage::F64(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
+        CpuStorage::F16(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
+        CpuStorage::BF16(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
+        _ => return None,
+    })
+}
+
+/// The `n` elements from `start` of a float storage, read only.
+fn lane_ref(s: &Storage, start: usize, n: usize) -> Option<Box<dyn Lane + '_>> {
+    let end = start.checked_add(n)?;
+    let Storage::Cpu(s) = s else { return None };
+    Some(match s {
+        CpuStorage::F32(v) => Box::new(SliceRef(v.get(start..end)?)),
+        CpuStorage::F64(v) => Box::new(SliceRef(v.get(start..end)?)),
+        CpuStorage::F16(v) => Box::new(SliceRef(v.get(start..end)?)),
+        CpuStorage::BF16(v) => Box::new(SliceRef(v.get(start..end)?)),
+        _ => return None,
+    })
+}
+
+/// Whether the fused path can take `t`: contiguous float data in CPU memory.
+fn eligible(t: &Tensor) -> bool {
+    use candle::DType::{BF16, F16, F32, F64};
+    t.device().is_cpu() && t.is_contiguous() && matches!(t.dtype(), F16 | BF16 | F32 | F64)
+}
+
+/// Locks a storage for writing and calls the closure with it.
+struct Lock<'a>(&'a dyn Fn(&mut CpuStorage, &Layout) -> candle::Result<()>);
+
+impl InplaceOp1 for Lock<'_> {
+    fn name(&self) -> &'static str {
+        "pytree-optim-fused-update"
+    }
+    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> candle::Result<()> {
+        (self.0)(storage, layout)
+    }
+}
+
+type Held = Vec<(*mut CpuStorage, usize)>;
+
+/// Locks every tensor of `ts` for writing, one inside the other, and calls
+/// `body` with a pointer to each storage and the tensor's start offset.
+fn lock_all(
+    ts: &[&Tensor],
+    held: &mut Held,
+    body: &mut dyn FnMut(&Held) -> candle::Result<()>,
+) -> candle::Result<()> {
+    let Some((first, rest)) = ts.split_first() else {
+        return body(held);
+    };
+    let state = RefCell::new((held, body));
+    first.inplace_op1(&Lock(&|storage, layout| {
+        let mut guard = state.borrow_mut();
+        let (held, body) = &mut *guard;
+        held.push((storage as *mut CpuStorage, layout.start_offset()));
+        lock_all(rest, held, &mut **body)
+    }))
+}
+
+/// Runs `f` on every element of the tensors in place, or `None` when the
+/// fused path does not apply (a tensor off the CPU, not contiguous, not
+/// float, or two tensors sharing memory): the caller then takes the
+/// tensor-operation path. The tensors have the same dims (checked by the
+/// caller).
+pub(super) fn try_zip<const N: usize, const M: usize, F>(
+    muts: [&Tensor; N],
+    refs: [&Tensor; M],
+    f: &F,
+) -> Option<candle::Result<()>>
+where
+    F: Fn([&mut f64; N], [f64; M]) + Sync,
+{
+    if !muts.iter().chain(refs.iter()).all(|t| eligible(t)) {
+        return None;
+    }
+    for (i, a) in muts.iter().enumerate() {
+        if muts[i + 1..]
+            .iter()
+            .chain(refs.iter())
+            .any(|b| super::same_storage(a, b))
+        {
+            return None;
+        }
+    }
+    let n = muts.first().or(refs.first())?.elem_count();
+    let mut held = Vec::with_capacity(N);
+    Some(lock_all(&muts, &mut held, &mut |held: &Held| {
+        let guards: Vec<_> = refs.iter().map(|r| r.storage_and_layout()).collect();
+        let mut rlanes = Vec::with_capacity(M);
+        for (g, layout) in &guards {
+            match lane_ref(g, layout.start_offset(), n) {
+                Some(l) => rlanes.push(l),
+                None => candle::bail!("pytree-optim: a tensor read is not float CPU memory"),
+            }
+        }
+        let mut mlanes = Vec::with_capacity(N);
+        for &(ptr, start) in held {
+            // SAFETY: `ptr` points to the storage of one tensor of `muts`,
+            // whose write lock is held by an enclosing `inplace_op1` call
+            // that returns only after this closure; the storages of
+            // `muts` are pairwise distinct and distinct from those of
+            // `refs` (checked with `same_storage` above), so this is the
+            // only reference to that storage while it lives.
+            let storage = unsafe { &mut *ptr };
+            match lane_mut(storage, start, n) {
+                Some(l) => mlanes.push(l),
+                None => candle::bail!("pytree-optim: a tensor written is not float CPU memory"),
+            }
+        }
+        let mut mb = [[0.0f64; CHUNK]; N];
+        let mut rb = [[0.0f64; CHUNK]; M];
+        let mut at = 0;
+        while at < n {
+            let len = CHUNK.min(n - at);
+            for (b, l) in mb.iter_mut().zip(&mlanes) {
+                l.load(at, &mut b[..len]);
+            }
+            for (b, l) in rb.iter_mut().zip(&rlanes) {
+                l.load(at, &mut b[..len]);
+            }
+            let ms = mb.each_mut().map(|b| &mut b[..len]);
+            let rs = rb.each_ref().map(|b| &b[..len]);
+            zip_slices::<f64, N, M, F>(ms, rs, Exec::Sequential, f);
+            for (b, l) in mb.iter().zip(mlanes.iter_mut()) {
+                l.store(at, &b[..len]);
+            }
+            at += len;
+        }
+        Ok(())
+    }))
+}
+
+/// The sum of `f(element)` read in place, or `None` when `t` is not
+/// contiguous float CPU memory.
+pub(super) fn try_sum<F>(t: &Tensor, f: &F) -> Option<f64>
+where
+    F: Fn(f64) -> f64 + Sync,
+{
+    if !eligible(t) {
+        return None;
+    }
+    let n = t.elem_count();
+    let (guard, layout) = t.storage_and_layout();
+    let lane = lane_ref(&guard, layout.start_offset(), n)?;
+    let mut buf = [0.0f64; CHUNK];
+    let (mut at, mut total) = (0, 0.0);
+    while at < n {
+        let len = CHUNK.min(n - at);
+        lane.load(at, &mut buf[..len]);
+        total += sum_slice::<f64, F>(&buf[..len], Exec::Sequential, f);
+        at += len;
+    }
+    Some(total)
+}
