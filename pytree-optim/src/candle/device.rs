@@ -29,7 +29,10 @@ pub(super) fn new_values<const N: usize, const M: usize>(
     let m = |i: usize| -> candle::Result<Tensor> {
         match muts.get(i) {
             Some(t) => t.to_dtype(cd),
-            None => candle::bail!("pytree-optim: {op:?} needs {} tensors written, got {N}", i + 1),
+            None => candle::bail!(
+                "pytree-optim: {op:?} needs {} tensors written, got {N}",
+                i + 1
+            ),
         }
     };
     let r = |i: usize| -> candle::Result<Tensor> {

@@ -6,7 +6,9 @@
 
 use std::cell::RefCell;
 
-use pytree_std::candle_core::{self as candle, CpuStorage, InplaceOp1, Layout, Storage, Tensor, WithDType};
+use pytree_std::candle_core::{
+    self as candle, CpuStorage, InplaceOp1, Layout, Storage, Tensor, WithDType,
+};
 
 use crate::kernel::{sum_slice, zip_slices, Exec};
 

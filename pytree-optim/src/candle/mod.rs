@@ -94,6 +94,21 @@ fn storage_address(t: &Tensor) -> usize {
     std::ptr::from_ref::<candle_core::Storage>(&guard).addr()
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Set by the unit tests to run the device path on CPU tensors.
+    static FORCE_TENSOR_OPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the tensor-operation path is forced (only in unit tests).
+#[inline]
+fn tensor_ops_forced() -> bool {
+    #[cfg(test)]
+    return FORCE_TENSOR_OPS.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    false
+}
+
 /// Checks that the tensors have one shape and float dtypes.
 fn check<const N: usize, const M: usize>(
     muts: &[&Tensor; N],
@@ -140,8 +155,10 @@ where
     F: Fn([&mut f64; N], [f64; M]) + Sync,
 {
     check(&muts, &refs)?;
-    if let Some(r) = fused::try_zip(muts, refs, f) {
-        return r.map_err(candle_err);
+    if !tensor_ops_forced() {
+        if let Some(r) = fused::try_zip(muts, refs, f) {
+            return r.map_err(candle_err);
+        }
     }
     if let Some(t) = muts.iter().find(|t| !t.is_contiguous()) {
         return Err(Error::custom(format!(
@@ -219,7 +236,11 @@ where
         if mask.get(i) {
             float_dtype(x).map_err(|e| e.kind().to_string())?;
             on_cpu &= x.device().is_cpu() && x.is_contiguous();
-            let dt = if x.dtype() == DType::F64 { DType::F64 } else { DType::F32 };
+            let dt = if x.dtype() == DType::F64 {
+                DType::F64
+            } else {
+                DType::F32
+            };
             let s = x
                 .to_dtype(dt)
                 .and_then(|x| x.sqr())
@@ -237,7 +258,7 @@ where
         i += 1;
         Ok(())
     })?;
-    if on_cpu {
+    if on_cpu && !tensor_ops_forced() {
         return crate::leaf::clip_on_host(params, updates, mask, max_norm, exec);
     }
     let Some(total) = total else { return Ok(()) };
@@ -345,7 +366,13 @@ impl FloatLeaf for Var {
     where
         F: Fn([&mut f64; N], [f64; M]) + Sync,
     {
-        zip(muts.map(|m| m.as_tensor()), refs.map(Var::as_tensor), exec, f, None)
+        zip(
+            muts.map(|m| m.as_tensor()),
+            refs.map(Var::as_tensor),
+            exec,
+            f,
+            None,
+        )
     }
 
     fn zip_op<const N: usize, const M: usize, F>(
@@ -358,7 +385,13 @@ impl FloatLeaf for Var {
     where
         F: Fn([&mut f64; N], [f64; M]) + Sync,
     {
-        zip(muts.map(|m| m.as_tensor()), refs.map(Var::as_tensor), exec, f, Some(op))
+        zip(
+            muts.map(|m| m.as_tensor()),
+            refs.map(Var::as_tensor),
+            exec,
+            f,
+            Some(op),
+        )
     }
 
     fn sum_elements<F>(leaf: &Var, exec: Exec, f: &F) -> Result<f64, Error>
@@ -565,4 +598,174 @@ where
     let store = value.backward().map_err(candle_err)?;
     let g = grads(params, &store)?;
     Ok((value, g))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The tensor-operation path (what runs on CUDA and Metal) against the
+    //! fused CPU path, on the CPU: every optimizer and transformation over
+    //! the same tree and gradients, both ways. The fused path computes in
+    //! `f64`, the tensor path in `f32`: equal to `1e-5` relative.
+    use super::*;
+    use crate::{
+        adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, scale,
+        scale_by_schedule, sgd, Ema, GradientTransformation,
+    };
+    use pytree_std::candle_core::Device;
+
+    /// A variable's tensor, a plain tensor, a scalar tensor.
+    type Tree = Vec<Tensor>;
+
+    fn data(n: usize, k: f32) -> Vec<f32> {
+        (0..n).map(|i| (1.7 * i as f32 + k).sin() * 3.0).collect()
+    }
+
+    fn tree(k: f32) -> Tree {
+        let d = Device::Cpu;
+        vec![
+            Var::from_vec(data(6, k), (2, 3), &d).unwrap().into_inner(),
+            Tensor::from_vec(data(4, k + 1.0), 4, &d).unwrap(),
+            Tensor::new(2.5f32 + k, &d).unwrap(),
+        ]
+    }
+
+    fn values(t: &Tree) -> Vec<f64> {
+        let mut out = Vec::new();
+        for x in t {
+            out.extend(
+                x.flatten_all()
+                    .unwrap()
+                    .to_dtype(DType::F64)
+                    .unwrap()
+                    .to_vec1::<f64>()
+                    .unwrap(),
+            );
+        }
+        out
+    }
+
+    /// Runs `run` on fresh trees with the fused path, then with the
+    /// tensor path, and compares what `run` returns.
+    fn both_ways(what: &str, run: impl Fn() -> Vec<f64>) {
+        let fused = run();
+        FORCE_TENSOR_OPS.with(|f| f.set(true));
+        let ops = run();
+        FORCE_TENSOR_OPS.with(|f| f.set(false));
+        assert_eq!(fused.len(), ops.len());
+        for (i, (a, b)) in fused.iter().zip(&ops).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-5 * (1.0 + a.abs()),
+                "{what} [{i}]: fused {a}, tensor ops {b}"
+            );
+        }
+        assert!(
+            fused.iter().zip(&values(&tree(0.0))).any(|(a, b)| a != b),
+            "{what}: nothing changed"
+        );
+    }
+
+    fn steps<O: GradientTransformation<Tree>>(opt: O) -> Vec<f64> {
+        let mut p = tree(0.0);
+        let mut state = opt.init(&p).unwrap();
+        for k in 0..3 {
+            opt.step(&mut p, &mut tree(k as f32 + 0.5), &mut state)
+                .unwrap();
+        }
+        values(&p)
+    }
+
+    fn updates<O: GradientTransformation<Tree>>(opt: O) -> Vec<f64> {
+        let mut p = tree(0.0);
+        let mut state = opt.init(&p).unwrap();
+        for k in 0..3 {
+            let mut u = tree(k as f32 + 0.5);
+            opt.update(&mut u, &mut state, &p).unwrap();
+            apply_updates(&mut p, &u).unwrap();
+        }
+        values(&p)
+    }
+
+    #[test]
+    fn every_optimizer_runs_the_same_as_tensor_operations() {
+        both_ways("sgd", || steps(sgd(0.1)));
+        both_ways("sgd update", || updates(sgd(0.1)));
+        both_ways("momentum", || steps(sgd(0.1).momentum(0.9)));
+        both_ways("momentum update", || updates(sgd(0.1).momentum(0.9)));
+        both_ways("nesterov", || steps(sgd(0.1).momentum(0.9).nesterov()));
+        both_ways("nesterov update", || {
+            updates(sgd(0.1).momentum(0.9).nesterov())
+        });
+        both_ways("adam", || steps(adam(0.1)));
+        both_ways("adam update", || updates(adam(0.1).eps_root(1e-8)));
+        both_ways("adamw", || steps(adamw(0.1, 0.5)));
+        both_ways("adamw update", || updates(adamw(0.1, 0.5)));
+        both_ways("masked adam", || {
+            steps(adam(0.1).mask(crate::Mask::new(|p: &pytree_std::KeyPath| {
+                p.to_string() != "[1]"
+            })))
+        });
+        both_ways("masked adam update", || {
+            updates(adam(0.1).mask(crate::Mask::new(|p: &pytree_std::KeyPath| {
+                p.to_string() != "[1]"
+            })))
+        });
+    }
+
+    #[test]
+    fn variables_run_the_same_as_tensor_operations() {
+        let vars = |k: f32| vec![Var::from_vec(data(6, k), (3, 2), &Device::Cpu).unwrap()];
+        let run = || {
+            let opt = chain(clip_by_global_norm(1.0), adamw(0.1, 0.1));
+            let mut p = vars(0.0);
+            let mut state = opt.init(&p).unwrap();
+            for k in 0..3 {
+                opt.step(&mut p, &mut vars(k as f32 + 0.5), &mut state)
+                    .unwrap();
+            }
+            values(&vec![p[0].as_tensor().clone()])
+        };
+        let fused = run();
+        FORCE_TENSOR_OPS.with(|f| f.set(true));
+        let ops = run();
+        FORCE_TENSOR_OPS.with(|f| f.set(false));
+        for (a, b) in fused.iter().zip(&ops) {
+            assert!(
+                (a - b).abs() <= 1e-5 * (1.0 + a.abs()),
+                "fused {a}, tensor ops {b}"
+            );
+        }
+        assert_ne!(
+            fused,
+            data(6, 0.0)
+                .iter()
+                .map(|&x| f64::from(x))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn every_transformation_runs_the_same_as_tensor_operations() {
+        both_ways("clip", || {
+            updates(chain(clip_by_global_norm(1.0), scale(-1.0)))
+        });
+        both_ways("clip below the norm", || {
+            updates(chain(clip_by_global_norm(1e3), scale(-1.0)))
+        });
+        both_ways("clip then adamw", || {
+            steps(chain(clip_by_global_norm(0.5), adamw(0.1, 0.1)))
+        });
+        both_ways("scale by schedule", || {
+            updates(scale_by_schedule(|n: u64| -0.1 * (n + 1) as f64))
+        });
+        both_ways("add decayed weights", || updates(add_decayed_weights(0.3)));
+        both_ways("ema", || {
+            let mut p = tree(0.0);
+            let mut ema = Ema::new(0.9, &p).unwrap();
+            for k in 0..3 {
+                p = tree(k as f32 + 1.0);
+                ema.update(&p).unwrap();
+            }
+            values(ema.average())
+        });
+    }
 }

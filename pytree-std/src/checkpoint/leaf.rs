@@ -676,10 +676,12 @@ mod tensors {
             <Tensor as TensorLeaf>::tensor_signature(&leaf.as_tensor())
         }
         fn tensor_bytes<'a>(leaf: &'a &Var) -> Result<Cow<'a, [u8]>, Error> {
-            <Tensor as TensorLeaf>::tensor_bytes(&leaf.as_tensor()).map(|b| Cow::Owned(b.into_owned()))
+            <Tensor as TensorLeaf>::tensor_bytes(&leaf.as_tensor())
+                .map(|b| Cow::Owned(b.into_owned()))
         }
         fn from_tensor(tensor: &TensorView<'_>, like: Option<&&Var>) -> Result<Self, Error> {
-            let t = <Tensor as TensorLeaf>::from_tensor(tensor, like.map(|v| v.as_tensor()).as_ref())?;
+            let t =
+                <Tensor as TensorLeaf>::from_tensor(tensor, like.map(|v| v.as_tensor()).as_ref())?;
             Var::from_tensor(&t).map_err(candle_error)
         }
         fn copy_from_tensor(slot: &mut Var, tensor: &TensorView<'_>) -> Result<(), Error> {
