@@ -1,8 +1,9 @@
 //! The one-pass CPU path for candle tensors: the optimizer's element
 //! closure runs on the tensors' memory in place (each written tensor
 //! locked by a nested `InplaceOp1`, each read one by its read lock), in
-//! chunks converted to `f64` and back, so an Adam step reads and writes
-//! each element once, with no tensor allocated.
+//! `f64` (`f32` elements widened in the loop, 16-bit ones through chunks
+//! converted to `f64` and back), so an Adam step reads and writes each
+//! element once, with no tensor allocated.
 
 use std::cell::RefCell;
 
@@ -124,6 +125,7 @@ fn lock_all(
 pub(super) fn try_zip<const N: usize, const M: usize, F>(
     muts: [&Tensor; N],
     refs: [&Tensor; M],
+    exec: Exec,
     f: &F,
 ) -> Option<candle::Result<()>>
 where
@@ -152,15 +154,41 @@ where
                 None => candle::bail!("pytree-optim: a tensor read is not float CPU memory"),
             }
         }
+        // SAFETY (for each `&mut *ptr` below): `ptr` points to the
+        // storage of one tensor of `muts`, whose write lock is held by an
+        // enclosing `inplace_op1` call that returns only after this
+        // closure; the storages of `muts` are pairwise distinct and
+        // distinct from those of `refs` (checked with `same_storage`
+        // above), and the references made by one call of `storages` are
+        // dropped before the next call makes new ones (each attempt below
+        // either returns or lets its slices go), so each is the only
+        // reference to its storage while it lives.
+        let storages = || {
+            held.iter()
+                .map(|&(ptr, start)| (unsafe { &mut *ptr }, start))
+        };
+        // One dtype throughout (the trees' signatures were compared):
+        // `f32` and `f64` run one loop over the slices themselves.
+        if let Some(ms) = typed::<f32, N>(storages(), n, |s| match s {
+            CpuStorage::F32(v) => Some(v),
+            _ => None,
+        }) {
+            if let Some(rs) = typed_refs::<f32, M>(&guards, n) {
+                zip_widened(ms, rs, f);
+                return Ok(());
+            }
+        }
+        if let Some(ms) = typed::<f64, N>(storages(), n, |s| match s {
+            CpuStorage::F64(v) => Some(v),
+            _ => None,
+        }) {
+            if let Some(rs) = typed_refs::<f64, M>(&guards, n) {
+                zip_slices::<f64, N, M, F>(ms, rs, exec, f);
+                return Ok(());
+            }
+        }
         let mut mlanes = Vec::with_capacity(N);
-        for &(ptr, start) in held {
-            // SAFETY: `ptr` points to the storage of one tensor of `muts`,
-            // whose write lock is held by an enclosing `inplace_op1` call
-            // that returns only after this closure; the storages of
-            // `muts` are pairwise distinct and distinct from those of
-            // `refs` (checked with `same_storage` above), so this is the
-            // only reference to that storage while it lives.
-            let storage = unsafe { &mut *ptr };
+        for (storage, start) in storages() {
             match lane_mut(storage, start, n) {
                 Some(l) => mlanes.push(l),
                 None => candle::bail!("pytree-optim: a tensor written is not float CPU memory"),
@@ -187,6 +215,58 @@ where
         }
         Ok(())
     }))
+}
+
+/// The `n` elements from each start of storages all of element type `T`
+/// (`slice` picks the vector), or `None` if one is of another type.
+fn typed<'a, T: 'a, const N: usize>(
+    storages: impl Iterator<Item = (&'a mut CpuStorage, usize)>,
+    n: usize,
+    slice: impl Fn(&'a mut CpuStorage) -> Option<&'a mut Vec<T>>,
+) -> Option<[&'a mut [T]; N]> {
+    let mut out = Vec::with_capacity(N);
+    for (s, start) in storages {
+        out.push(slice(s)?.get_mut(start..start.checked_add(n)?)?);
+    }
+    out.try_into().ok()
+}
+
+/// [`typed`] for the tensors read, through their read guards.
+fn typed_refs<'a, T: WithDType, const M: usize>(
+    guards: &'a [(candle::StorageRef<'_>, &Layout)],
+    n: usize,
+) -> Option<[&'a [T]; M]> {
+    let mut out = Vec::with_capacity(M);
+    for (g, layout) in guards {
+        let Storage::Cpu(s) = &**g else { return None };
+        let start = layout.start_offset();
+        out.push(s.as_slice::<T>().ok()?.get(start..start.checked_add(n)?)?);
+    }
+    out.try_into().ok()
+}
+
+/// The element loop over `f32` slices with the closure in `f64`: each
+/// element widened, computed and rounded in one pass.
+fn zip_widened<const N: usize, const M: usize, F>(ms: [&mut [f32]; N], rs: [&[f32]; M], f: &F)
+where
+    F: Fn([&mut f64; N], [f64; M]),
+{
+    let n = ms
+        .iter()
+        .map(|s| s.len())
+        .chain(rs.iter().map(|s| s.len()))
+        .min()
+        .unwrap_or(0);
+    let mut ms = ms.map(|s| &mut s[..n]);
+    let rs = rs.map(|s| &s[..n]);
+    for i in 0..n {
+        let mut x: [f64; N] = core::array::from_fn(|k| f64::from(ms[k][i]));
+        let y: [f64; M] = core::array::from_fn(|k| f64::from(rs[k][i]));
+        f(x.each_mut(), y);
+        for (s, x) in ms.iter_mut().zip(x) {
+            s[i] = x as f32;
+        }
+    }
 }
 
 /// The sum of `f(element)` read in place, or `None` when `t` is not

@@ -156,7 +156,7 @@ where
 {
     check(&muts, &refs)?;
     if !tensor_ops_forced() {
-        if let Some(r) = fused::try_zip(muts, refs, f) {
+        if let Some(r) = fused::try_zip(muts, refs, exec, f) {
             return r.map_err(candle_err);
         }
     }
