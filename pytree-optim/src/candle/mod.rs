@@ -558,7 +558,7 @@ where
 {
     let tensors: Vec<&Tensor> = pytree_std::leaves(params)
         .into_iter()
-        .map(|l| <P::Leaf as CandleLeaf>::tensor(l))
+        .map(<P::Leaf as CandleLeaf>::tensor)
         .collect();
     let mut i = 0;
     pytree_std::try_map_n(params, [], |x, []| {
