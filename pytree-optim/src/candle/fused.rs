@@ -12,6 +12,7 @@ use pytree_std::candle_core::{
 };
 
 use crate::kernel::{sum_slice, zip_slices, Exec};
+use crate::op::ElementOp;
 
 /// Elements converted to `f64` at a time (fits in L1 for a handful of
 /// tensors).
@@ -127,6 +128,7 @@ pub(super) fn try_zip<const N: usize, const M: usize, F>(
     refs: [&Tensor; M],
     exec: Exec,
     f: &F,
+    op: Option<&ElementOp>,
 ) -> Option<candle::Result<()>>
 where
     F: Fn([&mut f64; N], [f64; M]) + Sync,
@@ -174,7 +176,15 @@ where
             _ => None,
         }) {
             if let Some(rs) = typed_refs::<f32, M>(&guards, n) {
-                zip_widened(ms, rs, f);
+                if let Some(ElementOp::Adam { .. }) = op.filter(|_| exec == Exec::Sequential) {
+                    if let Some(op) = op {
+                        if adam_f32(op, ms.into(), rs.into()) {
+                            return Ok(());
+                        }
+                        candle::bail!("pytree-optim: Adam takes three tensors written");
+                    }
+                }
+                zip_widened_exec(ms, rs, exec, f);
                 return Ok(());
             }
         }
@@ -243,6 +253,110 @@ fn typed_refs<'a, T: WithDType, const M: usize>(
         out.push(s.as_slice::<T>().ok()?.get(start..start.checked_add(n)?)?);
     }
     out.try_into().ok()
+}
+
+/// Adam over `f32` tensors in `f32`, the arithmetic of the optimizer's
+/// own element function (`AdamK::direction`, the same order of
+/// operations, so the same bits as an `f32` ndarray array): on the
+/// critical path of a training step, `f64` division and square root run
+/// at half the `f32` rate. False (nothing written) unless `ms` is
+/// `[p, m, v]` / `[u, m, v]` and `rs` is `[g]` / `[]` / `[p]` as the op says.
+fn adam_f32(op: &ElementOp, ms: Vec<&mut [f32]>, rs: Vec<&[f32]>) -> bool {
+    let ElementOp::Adam {
+        b1,
+        b2,
+        inv_c1,
+        inv_c2,
+        eps,
+        eps_root,
+        neg_lr,
+        weight_decay,
+        fused,
+    } = *op
+    else {
+        return false;
+    };
+    let Ok([x, m, v]) = <[&mut [f32]; 3]>::try_from(ms) else {
+        return false;
+    };
+    let (omb1, omb2) = ((1.0 - b1) as f32, (1.0 - b2) as f32);
+    let (b1, b2) = (b1 as f32, b2 as f32);
+    let (inv_c1, inv_c2, eps, eps_root) =
+        (inv_c1 as f32, inv_c2 as f32, eps as f32, eps_root as f32);
+    let (neg_lr, wd) = (neg_lr as f32, weight_decay as f32);
+    let dir = |g: f32, m: &mut f32, v: &mut f32| {
+        *m = omb1 * g + b1 * *m;
+        *v = omb2 * (g * g) + b2 * *v;
+        (*m * inv_c1) / ((*v * inv_c2 + eps_root).sqrt() + eps)
+    };
+    let n = x.len().min(m.len()).min(v.len());
+    let (x, m, v) = (&mut x[..n], &mut m[..n], &mut v[..n]);
+    match (fused, weight_decay != 0.0, rs.as_slice()) {
+        (true, true, [g]) => {
+            let g = &g[..n];
+            for i in 0..n {
+                x[i] += neg_lr * (dir(g[i], &mut m[i], &mut v[i]) + wd * x[i]);
+            }
+        }
+        (true, false, [g]) => {
+            let g = &g[..n];
+            for i in 0..n {
+                x[i] += neg_lr * dir(g[i], &mut m[i], &mut v[i]);
+            }
+        }
+        (false, true, [p]) => {
+            let p = &p[..n];
+            for i in 0..n {
+                x[i] = neg_lr * (dir(x[i], &mut m[i], &mut v[i]) + wd * p[i]);
+            }
+        }
+        (false, false, []) => {
+            for i in 0..n {
+                x[i] = neg_lr * dir(x[i], &mut m[i], &mut v[i]);
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// [`zip_widened`] on one thread, or (with `Exec::Parallel`) split in
+/// halves at multiples of [`GRAIN`](crate::GRAIN) across rayon's threads,
+/// as `zip_slices` splits (the results do not depend on the split).
+fn zip_widened_exec<const N: usize, const M: usize, F>(
+    ms: [&mut [f32]; N],
+    rs: [&[f32]; M],
+    exec: Exec,
+    f: &F,
+) where
+    F: Fn([&mut f64; N], [f64; M]) + Sync,
+{
+    #[cfg(feature = "rayon")]
+    if exec == Exec::Parallel {
+        let n = ms
+            .iter()
+            .map(|s| s.len())
+            .chain(rs.iter().map(|s| s.len()))
+            .min()
+            .unwrap_or(0);
+        if n > crate::GRAIN {
+            let mid = n.div_ceil(crate::GRAIN) / 2 * crate::GRAIN;
+            let mut lo_m: [&mut [f32]; N] = core::array::from_fn(|_| Default::default());
+            let mut hi_m: [&mut [f32]; N] = core::array::from_fn(|_| Default::default());
+            for ((s, lo), hi) in ms.into_iter().zip(lo_m.iter_mut()).zip(hi_m.iter_mut()) {
+                (*lo, *hi) = s[..n].split_at_mut(mid);
+            }
+            let lo_r: [&[f32]; M] = rs.map(|s| &s[..mid]);
+            let hi_r: [&[f32]; M] = rs.map(|s| &s[mid..n]);
+            rayon::join(
+                || zip_widened_exec(lo_m, lo_r, exec, f),
+                || zip_widened_exec(hi_m, hi_r, exec, f),
+            );
+            return;
+        }
+    }
+    let _ = exec;
+    zip_widened(ms, rs, f)
 }
 
 /// The element loop over `f32` slices with the closure in `f64`: each

@@ -16,7 +16,8 @@
 //! - tensors in CPU memory (contiguous, `f16`, `bf16`, `f32` or `f64`):
 //!   one pass over the elements in place, the optimizer's own element
 //!   code computing in `f64` (an Adam step reads and writes each element
-//!   once and allocates nothing);
+//!   once and allocates nothing); `.parallel()` splits `f32` and `f64`
+//!   tensors across rayon's threads as it splits arrays;
 //! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update as
 //!   candle tensor operations with `f64` scalars on the tensors' device
 //!   ([`ElementOp`](crate::ElementOp)), computed in `f32` (`f64` for `f64`
@@ -156,7 +157,7 @@ where
 {
     check(&muts, &refs)?;
     if !tensor_ops_forced() {
-        if let Some(r) = fused::try_zip(muts, refs, exec, f) {
+        if let Some(r) = fused::try_zip(muts, refs, exec, f, op) {
             return r.map_err(candle_err);
         }
     }
@@ -213,9 +214,10 @@ fn sum<F: Fn(f64) -> f64 + Sync>(t: &Tensor, exec: Exec, f: &F) -> Result<f64, E
 
 /// `clip_by_global_norm` with the norm and the factor as tensors on the
 /// device (one `sum_all` per leaf, the sums added on the first leaf's
-/// device, the factor `max / max(norm, max)` multiplied in place). Trees
-/// whose masked leaves all sit in CPU memory take the host path, which
-/// reads them in place.
+/// device, the factor `max / max(norm, max)` multiplied in place): the
+/// clip never waits for a device-to-host copy. Trees whose masked leaves
+/// all sit in contiguous CPU memory take the host path, which reads them
+/// in place.
 fn clip<P>(
     params: &P,
     updates: &mut P,
@@ -228,14 +230,22 @@ where
     P::Leaf: CandleLeaf,
 {
     mask.check(params)?;
-    let mut on_cpu = true;
+    let on_cpu = pytree_std::leaves(&*updates)
+        .into_iter()
+        .enumerate()
+        .all(|(i, u)| {
+            let u = P::Leaf::tensor(u);
+            !mask.get(i) || (u.device().is_cpu() && u.is_contiguous())
+        });
+    if on_cpu && !tensor_ops_forced() {
+        return crate::leaf::clip_on_host(params, updates, mask, max_norm, exec);
+    }
     let mut total: Option<Tensor> = None;
     let mut i = 0;
     pytree_std::try_zip_mut_n::<P, 0, 2, String>([], [params, &*updates], |[], [_, x]| {
         let x = P::Leaf::tensor(x);
         if mask.get(i) {
             float_dtype(x).map_err(|e| e.kind().to_string())?;
-            on_cpu &= x.device().is_cpu() && x.is_contiguous();
             let dt = if x.dtype() == DType::F64 {
                 DType::F64
             } else {
@@ -258,9 +268,6 @@ where
         i += 1;
         Ok(())
     })?;
-    if on_cpu && !tensor_ops_forced() {
-        return crate::leaf::clip_on_host(params, updates, mask, max_norm, exec);
-    }
     let Some(total) = total else { return Ok(()) };
     let factor = total
         .sqrt()
@@ -709,6 +716,33 @@ mod tests {
                 p.to_string() != "[1]"
             })))
         });
+    }
+
+    /// `f32` tensors take Adam's `f32` loop: the same bits as the
+    /// optimizer's element function over `f32` scalars.
+    #[test]
+    fn adam_over_f32_tensors_matches_f32_scalars_bit_for_bit() {
+        for opt in [adam(0.1), adamw(0.1, 0.5), adam(0.1).eps_root(1e-8)] {
+            let mut t = vec![Tensor::from_vec(data(6, 0.0), 6, &Device::Cpu).unwrap()];
+            let mut s = data(6, 0.0);
+            let (mut st, mut ss) = (opt.init(&t).unwrap(), opt.init(&s).unwrap());
+            for k in 0..3 {
+                let g = data(6, k as f32 + 0.5);
+                opt.step(
+                    &mut t,
+                    &mut vec![Tensor::from_vec(g.clone(), 6, &Device::Cpu).unwrap()],
+                    &mut st,
+                )
+                .unwrap();
+                opt.step(&mut s, &mut g.clone(), &mut ss).unwrap();
+                let mut u = vec![Tensor::from_vec(g.clone(), 6, &Device::Cpu).unwrap()];
+                let mut us = g;
+                opt.update(&mut u, &mut st, &t).unwrap();
+                opt.update(&mut us, &mut ss, &s).unwrap();
+                assert_eq!(u[0].to_vec1::<f32>().unwrap(), us);
+            }
+            assert_eq!(t[0].to_vec1::<f32>().unwrap(), s);
+        }
     }
 
     #[test]
