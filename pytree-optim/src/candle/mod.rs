@@ -15,8 +15,9 @@
 //! Where the update runs:
 //! - tensors in CPU memory (contiguous, `f16`, `bf16`, `f32` or `f64`):
 //!   one pass over the elements in place, the optimizer's own element
-//!   code computing in `f64` (an Adam step reads and writes each element
-//!   once and allocates nothing); `.parallel()` splits `f32` and `f64`
+//!   code computing in `f64` (Adam over `f32` tensors in `f32`, the same
+//!   bits as over `f32` arrays); an Adam step reads and writes each
+//!   element once and allocates nothing; `.parallel()` splits `f32` and `f64`
 //!   tensors across rayon's threads as it splits arrays;
 //! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update as
 //!   candle tensor operations with `f64` scalars on the tensors' device
