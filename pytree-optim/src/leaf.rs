@@ -18,7 +18,7 @@ use crate::transform::{sum_squares, walk, NoOff, Scalar};
 /// Implemented for `f32` and `f64` (and with feature `half`, `f16` and
 /// `bf16`) scalar leaves, for ndarray's `ArrayD<A>` (feature `ndarray`; the
 /// leaf type of every `Array<A, D>`) with those elements, and for candle's
-/// `Tensor` and `Var` (feature `candle`, module [`candle`](crate::candle)).
+/// `Tensor` and `Var` (feature `candle`, module `candle`).
 ///
 /// [`zip_elements`](FloatLeaf::zip_elements) is the hot path: one fused
 /// pass over `N` leaves written and `M` leaves read, the closure called
