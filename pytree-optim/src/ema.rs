@@ -10,6 +10,7 @@ use crate::element::Float;
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::{keep, LeafMask, Mask};
+use crate::op::ElementOp;
 use crate::options::{options, zeros};
 use crate::transform::{check_mask, check_updates, walk, GradientTransformation, NoOff, Scalar};
 
@@ -72,15 +73,21 @@ where
     pub fn with_mask(decay: f64, params: &P, mask: Mask) -> Result<Self, Error> {
         let average = pytree_std::try_map_n(params, [], |x, []| {
             let mut z = P::Leaf::zeros_like(x.clone()).map_err(|e| e.kind().to_string())?;
-            P::Leaf::zip_elements([z.lend_mut()], [x], Exec::Sequential, &|[z], [x]| *z = x)
-                .map_err(|e| e.kind().to_string())?;
+            P::Leaf::zip_op(
+                [z.lend_mut()],
+                [x],
+                Exec::Sequential,
+                &|[z], [x]| *z = x,
+                &ElementOp::Copy,
+            )
+            .map_err(|e| e.kind().to_string())?;
             Ok::<_, String>(z)
         })?;
         Ok(Ema {
             decay,
             average,
             count: 0,
-            mask: mask.on(params),
+            mask: mask.on(params).first_occurrences(params),
             exec: Exec::Sequential,
         })
     }
@@ -119,8 +126,17 @@ where
             [params],
             &self.mask,
             self.exec,
-            &|[a], [p]| *a = d * *a + step * p,
-            Some(&|[a]: [&mut Scalar<P>; 1], [p]: [Scalar<P>; 1]| *a = p),
+            (
+                &|[a], [p]| *a = d * *a + step * p,
+                &ElementOp::Axpby {
+                    a: self.decay,
+                    b: 1.0 - self.decay,
+                },
+            ),
+            Some((
+                &|[a]: [&mut Scalar<P>; 1], [p]: [Scalar<P>; 1]| *a = p,
+                &ElementOp::Copy,
+            )),
         )?;
         self.count += 1;
         Ok(())
@@ -283,11 +299,17 @@ where
                 [params],
                 fresh.as_ref().unwrap_or(&state.mask),
                 self.exec,
-                &|[u, e], [_]| {
-                    *e = one_minus_d * *u + d * *e;
-                    *u = *e / c;
-                },
-                None::<&NoOff<P, 2, 1>>,
+                (
+                    &|[u, e], [_]| {
+                        *e = one_minus_d * *u + d * *e;
+                        *u = *e / c;
+                    },
+                    &ElementOp::EmaOfUpdates {
+                        decay: self.decay,
+                        correction,
+                    },
+                ),
+                None::<(&NoOff<P, 2, 1>, &ElementOp)>,
             )?;
         } else {
             walk(
@@ -295,11 +317,17 @@ where
                 [params],
                 fresh.as_ref().unwrap_or(&state.mask),
                 self.exec,
-                &|[u, e], [_]| {
-                    *e = one_minus_d * *u + d * *e;
-                    *u = *e;
-                },
-                None::<&NoOff<P, 2, 1>>,
+                (
+                    &|[u, e], [_]| {
+                        *e = one_minus_d * *u + d * *e;
+                        *u = *e;
+                    },
+                    &ElementOp::EmaOfUpdates {
+                        decay: self.decay,
+                        correction: 1.0,
+                    },
+                ),
+                None::<(&NoOff<P, 2, 1>, &ElementOp)>,
             )?;
         }
         keep(&mut state.mask, fresh);

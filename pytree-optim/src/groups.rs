@@ -10,6 +10,7 @@ use crate::element::Float;
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::{keep, Mask};
+use crate::op::ElementOp;
 use crate::options::options;
 use crate::transform::{
     apply_updates, check_mask, check_updates, walk, Chain, GradientTransformation, NoOff, Scalar,
@@ -320,8 +321,8 @@ impl<T> Group<T> {
             [&mine],
             &self.where_.on(params),
             Exec::Sequential,
-            &|[u], [m]| *u = m,
-            None::<&NoOff<P, 1, 1>>,
+            (&|[u], [m]| *u = m, &ElementOp::Copy),
+            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
         )
     }
 }
@@ -566,8 +567,8 @@ where
             [params],
             fresh.as_ref().unwrap_or(&state.mask),
             self.exec,
-            &|[u], [_]| *u = Scalar::<P>::ZERO,
-            None::<&NoOff<P, 1, 1>>,
+            (&|[u], [_]| *u = Scalar::<P>::ZERO, &ElementOp::Zero),
+            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
         )?;
         keep(&mut state.mask, fresh);
         Ok(())

@@ -1,11 +1,14 @@
 //! [`FloatLeaf`]: the one trait a leaf type implements to be updated by
-//! the optimizers, and its impls for scalars, ndarray arrays and candle
-//! tensors.
+//! the optimizers, and its impls for scalars and ndarray arrays (candle's
+//! are in module `candle`).
 
-use pytree_std::{Error, Leaf, LeafMut, LeafRef, Std};
+use pytree_std::{Error, Flatten, Leaf, LeafMut, LeafRef, Std};
 
 use crate::element::{Float, FloatElement};
 use crate::kernel::Exec;
+use crate::mask::LeafMask;
+use crate::op::ElementOp;
+use crate::transform::{sum_squares, walk, NoOff, Scalar};
 
 /// A leaf whose elements are floats an optimizer can read and write: the
 /// one trait between the optimizers and the leaf types. Every
@@ -15,16 +18,18 @@ use crate::kernel::Exec;
 /// Implemented for `f32` and `f64` (and with feature `half`, `f16` and
 /// `bf16`) scalar leaves, for ndarray's `ArrayD<A>` (feature `ndarray`; the
 /// leaf type of every `Array<A, D>`) with those elements, and for candle's
-/// `Tensor` (feature `candle`).
+/// `Tensor` and `Var` (feature `candle`, module `candle`).
 ///
 /// [`zip_elements`](FloatLeaf::zip_elements) is the hot path: one fused
 /// pass over `N` leaves written and `M` leaves read, the closure called
 /// once per element. For arrays in standard layout it is a loop over
 /// slices (the loop a human writes); arrays of other layouts are walked in
-/// logical order. A candle tensor has no mutable element access: its
-/// elements are copied to the host as `f64`, computed, and written back as
-/// a new tensor of the same dtype and device (correct on any device, two
-/// copies per tensor).
+/// logical order. The optimizers call it through
+/// [`zip_op`](FloatLeaf::zip_op), which also names the update
+/// ([`ElementOp`]), so that candle tensors off the CPU run it as tensor
+/// operations on their device; the global-norm clip goes through
+/// [`clip_by_global_norm`](FloatLeaf::clip_by_global_norm), which keeps
+/// the norm on the device for them.
 ///
 /// ```
 /// use pytree_optim::{Exec, FloatLeaf};
@@ -81,6 +86,87 @@ pub trait FloatLeaf: Leaf<Std> {
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     fn zeros_like(leaf: LeafRef<'_, Std, Self>) -> Result<Self, Error>;
+
+    /// [`zip_elements`](FloatLeaf::zip_elements) with the same update also
+    /// named by `op`, for leaf types that compute it another way (candle
+    /// tensors off the CPU: as tensor operations on their device). The
+    /// default runs the closure.
+    ///
+    /// ```
+    /// use pytree_optim::{ElementOp, Exec, FloatLeaf};
+    /// let mut u = 4.0f32;
+    /// f32::zip_op([&mut u], [], Exec::Sequential, &|[u], []| *u *= 0.5, &ElementOp::Scale { factor: 0.5 })?;
+    /// assert_eq!(u, 2.0);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[inline]
+    fn zip_op<const N: usize, const M: usize, F>(
+        muts: [LeafMut<'_, Std, Self>; N],
+        refs: [LeafRef<'_, Std, Self>; M],
+        exec: Exec,
+        f: &F,
+        op: &ElementOp,
+    ) -> Result<(), Error>
+    where
+        F: Fn([&mut Self::Scalar; N], [Self::Scalar; M]) + Sync,
+    {
+        let _ = op;
+        Self::zip_elements(muts, refs, exec, f)
+    }
+
+    /// Scales the leaves of `updates` where `mask` holds so that their
+    /// global L2 norm is at most `max_norm` (each element `u` becomes
+    /// `u / n * max_norm` when the norm `n` is `max_norm` or more), after
+    /// checking `updates` against `params` (structure and leaf shapes: on
+    /// a mismatch nothing changes). The default sums the squares in `f64`
+    /// on the host; candle tensors keep the norm and the factor on their
+    /// device.
+    ///
+    /// ```
+    /// use pytree_optim::{Exec, FloatLeaf, Mask};
+    /// let params = vec![0.0f32; 2];
+    /// let mut u = vec![3.0f32, 4.0];
+    /// f32::clip_by_global_norm(&params, &mut u, &Mask::all().on(&params), 1.0, Exec::Sequential)?;
+    /// assert_eq!(u, [0.6, 0.8]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn clip_by_global_norm<P>(
+        params: &P,
+        updates: &mut P,
+        mask: &LeafMask,
+        max_norm: f64,
+        exec: Exec,
+    ) -> Result<(), Error>
+    where
+        P: Flatten<Std, Leaf = Self>,
+        Self: Sized,
+    {
+        clip_on_host(params, updates, mask, max_norm, exec)
+    }
+
+    /// Whether two leaves of this type can share memory (see
+    /// [`shares_memory`](FloatLeaf::shares_memory)); when false (the
+    /// default) the optimizers never compare leaves.
+    ///
+    /// ```
+    /// assert!(!<f64 as pytree_optim::FloatLeaf>::MAY_SHARE_MEMORY);
+    /// ```
+    const MAY_SHARE_MEMORY: bool = false;
+
+    /// Whether two leaves are views of the same memory, so that writing
+    /// one writes the other (a candle variable held by two fields). The
+    /// optimizers update such leaves once, at their first position in leaf
+    /// order. The default (values, arrays) is `false`.
+    ///
+    /// ```
+    /// use pytree_optim::FloatLeaf;
+    /// assert!(!f32::shares_memory(&1.0, &1.0));
+    /// ```
+    #[inline]
+    fn shares_memory(a: LeafRef<'_, Std, Self>, b: LeafRef<'_, Std, Self>) -> bool {
+        let _ = (a, b);
+        false
+    }
 }
 
 macro_rules! scalar_leaf {
@@ -239,128 +325,34 @@ mod arrays {
     }
 }
 
-#[cfg(feature = "candle")]
-mod tensors {
-    use pytree_std::candle_core::{DType, Tensor};
-    use pytree_std::Error;
-
-    use super::FloatLeaf;
-    use crate::kernel::{sum_slice, zip_slices, Exec};
-
-    fn candle_err(e: pytree_std::candle_core::Error) -> Error {
-        Error::custom(format!("candle: {e}"))
+/// [`FloatLeaf::clip_by_global_norm`]'s default: the norm summed in `f64`
+/// by [`FloatLeaf::sum_elements`], then a scaling pass.
+pub(crate) fn clip_on_host<P>(
+    params: &P,
+    updates: &mut P,
+    mask: &LeafMask,
+    max_norm: f64,
+    exec: Exec,
+) -> Result<(), Error>
+where
+    P: Flatten<Std>,
+    P::Leaf: FloatLeaf,
+{
+    // The norm pass also checks the updates against the parameters,
+    // before anything is written.
+    let norm = sum_squares(params, updates, mask, exec)?.sqrt();
+    if norm < max_norm {
+        return Ok(());
     }
-
-    fn float_dtype(t: &Tensor) -> Result<DType, Error> {
-        let d = t.dtype();
-        if d.is_float() {
-            Ok(d)
-        } else {
-            Err(Error::custom(format!(
-                "expected a float tensor, found dtype {} with shape {:?}",
-                d.as_str(),
-                t.dims()
-            )))
-        }
-    }
-
-    /// The tensor's elements as `f64`s on the host (C order).
-    fn host(t: &Tensor) -> Result<Vec<f64>, Error> {
-        float_dtype(t)?;
-        t.flatten_all()
-            .and_then(|t| t.to_dtype(DType::F64))
-            .and_then(|t| t.to_vec1::<f64>())
-            .map_err(candle_err)
-    }
-
-    /// Tensors of any float dtype on any device: copied to the host as
-    /// `f64`, computed, and written back as new tensors of their own dtype,
-    /// shape and device. Candle tensors share storage between clones, so
-    /// writing a new tensor (not into the old one's memory) leaves every
-    /// clone of the old one as it was.
-    ///
-    /// Integer and bool tensors (a model's buffers, such as Hugging Face's
-    /// I64 `position_ids`) are left alone: their optimizer state is zeros
-    /// of their own dtype, an update that writes only such tensors does
-    /// nothing, and they add nothing to a norm. Reading one into a float
-    /// update (an integer gradient for a float parameter) is an error.
-    impl FloatLeaf for Tensor {
-        type Scalar = f64;
-
-        fn zip_elements<const N: usize, const M: usize, F>(
-            muts: [&mut Tensor; N],
-            refs: [&Tensor; M],
-            exec: Exec,
-            f: &F,
-        ) -> Result<(), Error>
-        where
-            F: Fn([&mut f64; N], [f64; M]) + Sync,
-        {
-            let first = match (muts.first(), refs.first()) {
-                (Some(m), _) => &**m,
-                (None, Some(r)) => *r,
-                (None, None) => return Ok(()),
-            };
-            // Integer and bool tensors are not optimized: leave them alone.
-            if N > 0 && muts.iter().all(|m| !m.dtype().is_float()) {
-                return Ok(());
-            }
-            let dims = first.dims().to_vec();
-            for t in muts.iter().map(|m| &**m).chain(refs.iter().copied()) {
-                if t.dims() != dims.as_slice() {
-                    return Err(Error::custom(format!(
-                        "tensor shape mismatch: expected {dims:?}, found {:?}",
-                        t.dims()
-                    )));
-                }
-                float_dtype(t)?;
-            }
-            let mut mv = Vec::with_capacity(N);
-            for m in muts.iter() {
-                mv.push(host(m)?);
-            }
-            let mut rv = Vec::with_capacity(M);
-            for r in refs.iter() {
-                rv.push(host(r)?);
-            }
-            let mut mi = mv.iter_mut();
-            let ms: [&mut [f64]; N] = core::array::from_fn(|_| match mi.next() {
-                Some(v) => &mut v[..],
-                None => &mut [],
-            });
-            let mut ri = rv.iter();
-            let rs: [&[f64]; M] = core::array::from_fn(|_| match ri.next() {
-                Some(v) => &v[..],
-                None => &[],
-            });
-            zip_slices(ms, rs, exec, f);
-            // Build every new tensor before replacing any, so that a candle
-            // error leaves all of them as they were.
-            let mut new = Vec::with_capacity(N);
-            for (m, v) in muts.iter().zip(mv) {
-                let t = Tensor::from_vec(v, m.dims(), m.device())
-                    .and_then(|t| t.to_dtype(m.dtype()))
-                    .map_err(candle_err)?;
-                new.push(t);
-            }
-            for (m, t) in muts.into_iter().zip(new) {
-                *m = t;
-            }
-            Ok(())
-        }
-
-        fn sum_elements<F>(leaf: &Tensor, exec: Exec, f: &F) -> Result<f64, Error>
-        where
-            F: Fn(f64) -> f64 + Sync,
-        {
-            if !leaf.dtype().is_float() {
-                return Ok(0.0);
-            }
-            Ok(sum_slice(&host(leaf)?, exec, f))
-        }
-
-        fn zeros_like(leaf: &Tensor) -> Result<Tensor, Error> {
-            leaf.zeros_like().map_err(candle_err)
-        }
-    }
+    let n = Scalar::<P>::from_f64(norm);
+    let max = Scalar::<P>::from_f64(max_norm);
+    let factor = max_norm / norm;
+    walk(
+        [updates],
+        [],
+        mask,
+        exec,
+        (&|[u], []| *u = *u / n * max, &ElementOp::Scale { factor }),
+        None::<(&NoOff<P, 1, 0>, &ElementOp)>,
+    )
 }

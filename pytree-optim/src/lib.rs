@@ -68,12 +68,15 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "candle")]
+pub mod candle;
 mod element;
 mod ema;
 mod groups;
 mod kernel;
 mod leaf;
 mod mask;
+mod op;
 mod optimizers;
 mod options;
 mod schedule;
@@ -88,6 +91,7 @@ pub use groups::{
 pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
 pub use leaf::FloatLeaf;
 pub use mask::{LeafMask, Mask};
+pub use op::ElementOp;
 pub use optimizers::{adam, adamw, sgd, Adam, AdamState, Sgd, SgdState};
 pub use schedule::{
     constant_schedule, cosine_decay_schedule, linear_schedule, warmup_cosine_decay_schedule,

@@ -259,10 +259,50 @@ impl LeafMask {
         self.pending
     }
 
-    /// `mask` evaluated on `tree` if this one is pending (to be kept in
-    /// the state once the step has succeeded), else `None`.
-    pub(crate) fn fresh<P: Flatten<Std>>(&self, mask: &Mask, tree: &P) -> Option<LeafMask> {
-        self.pending.then(|| mask.on(tree))
+    /// `mask` evaluated on `tree` (its [first
+    /// occurrences](LeafMask::first_occurrences), as `init` keeps) if this
+    /// one is pending (to be kept in the state once the step has
+    /// succeeded), else `None`.
+    pub(crate) fn fresh<P>(&self, mask: &Mask, tree: &P) -> Option<LeafMask>
+    where
+        P: Flatten<Std>,
+        P::Leaf: crate::FloatLeaf,
+    {
+        self.pending
+            .then(|| mask.on(tree).first_occurrences(tree))
+    }
+
+    /// This mask without the leaves that share memory with an earlier leaf
+    /// of `params` (a candle variable held by two fields), so that such a
+    /// leaf is updated once per step, at its first position.
+    pub(crate) fn first_occurrences<P>(self, params: &P) -> Self
+    where
+        P: Flatten<Std>,
+        P::Leaf: crate::FloatLeaf,
+    {
+        if !<P::Leaf as crate::FloatLeaf>::MAY_SHARE_MEMORY {
+            return self;
+        }
+        let leaves = pytree_std::leaves(params);
+        let mut bits: Vec<bool> = (0..self.len).map(|i| self.get(i)).collect();
+        let mut changed = false;
+        for (i, leaf) in leaves.iter().enumerate() {
+            let seen = leaves[..i].iter().any(|earlier| {
+                <P::Leaf as crate::FloatLeaf>::shares_memory(earlier.clone(), leaf.clone())
+            });
+            if seen && bits.get(i).copied().unwrap_or(false) {
+                bits[i] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            return self;
+        }
+        LeafMask {
+            len: self.len,
+            bits: Some(bits.into()),
+            pending: false,
+        }
     }
 
     /// An error unless `tree` has the number of leaves the mask was

@@ -9,6 +9,7 @@ use crate::element::Float;
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::{LeafMask, Mask};
+use crate::op::ElementOp;
 use crate::options::{options, zeros};
 use crate::schedule::Schedule;
 use crate::transform::{check_mask, check_updates, GradientTransformation, Scalar};
@@ -129,6 +130,16 @@ struct SgdK<T> {
 }
 
 impl<S: Schedule> Sgd<S> {
+    /// The momentum update by name (see [`ElementOp::SgdMomentum`]).
+    fn momentum_op(&self, count: u64, fused: bool) -> ElementOp {
+        ElementOp::SgdMomentum {
+            neg_lr: -self.learning_rate.value(count),
+            mu: self.momentum.unwrap_or(0.0),
+            nesterov: self.nesterov,
+            fused,
+        }
+    }
+
     fn constants<T: Float>(&self, count: u64) -> SgdK<T> {
         SgdK {
             neg_lr: T::from_f64(-self.learning_rate.value(count)),
@@ -163,7 +174,7 @@ where
                 Some(_) => Some(zeros(params)?),
                 None => None,
             },
-            mask: self.mask.on(params),
+            mask: self.mask.on(params).first_occurrences(params),
         })
     }
 
@@ -192,8 +203,13 @@ where
                 [params],
                 mask,
                 self.exec,
-                &|[u], [_]| *u = k.neg_lr * *u,
-                Some(zero),
+                (
+                    &|[u], [_]| *u = k.neg_lr * *u,
+                    &ElementOp::Scale {
+                        factor: -self.learning_rate.value(state.count),
+                    },
+                ),
+                Some((zero, &ElementOp::Zero)),
             )?,
             Some(trace) => {
                 let nesterov = self.nesterov;
@@ -202,8 +218,11 @@ where
                     [params],
                     mask,
                     self.exec,
-                    &|[u, t], [_]| *u = k.neg_lr * Self::traced(k, nesterov, *u, t),
-                    &|[u, _], [_]| *u = Scalar::<P>::ZERO,
+                    (
+                        &|[u, t], [_]| *u = k.neg_lr * Self::traced(k, nesterov, *u, t),
+                        &self.momentum_op(state.count, false),
+                    ),
+                    (&|[u, _], [_]| *u = Scalar::<P>::ZERO, &ElementOp::Zero),
                 )?
             }
         }
@@ -221,14 +240,20 @@ where
         check_updates(params, grads)?;
         let fresh = state.mask.fresh(&self.mask, &*params);
         let mask = fresh.as_ref().unwrap_or(&state.mask);
-        let none = None::<&crate::transform::NoOff<P, 1, 1>>;
+        let none = None::<(&crate::transform::NoOff<P, 1, 1>, &ElementOp)>;
         match &mut state.trace {
             None => crate::transform::walk(
                 [params],
                 [&*grads],
                 mask,
                 self.exec,
-                &|[p], [g]| *p += k.neg_lr * g,
+                (
+                    &|[p], [g]| *p += k.neg_lr * g,
+                    &ElementOp::Axpby {
+                        a: 1.0,
+                        b: -self.learning_rate.value(state.count),
+                    },
+                ),
                 none,
             )?,
             Some(trace) => {
@@ -238,8 +263,11 @@ where
                     [&*grads],
                     mask,
                     self.exec,
-                    &|[p, t], [g]| *p += k.neg_lr * Self::traced(k, nesterov, g, t),
-                    None::<&crate::transform::NoOff<P, 2, 1>>,
+                    (
+                        &|[p, t], [g]| *p += k.neg_lr * Self::traced(k, nesterov, g, t),
+                        &self.momentum_op(state.count, true),
+                    ),
+                    None::<(&crate::transform::NoOff<P, 2, 1>, &ElementOp)>,
                 )?
             }
         }
@@ -257,8 +285,8 @@ fn walk_split<P, const N: usize, const M: usize, F, G>(
     refs: [&P; M],
     mask: &LeafMask,
     exec: Exec,
-    on: &F,
-    off: &G,
+    on: (&F, &ElementOp),
+    off: (&G, &ElementOp),
 ) -> Result<(), Error>
 where
     P: Flatten<Std>,
@@ -522,6 +550,22 @@ impl<S: Schedule> Adam<S> {
         }
     }
 
+    /// The update of one leaf by name (see [`ElementOp::Adam`]).
+    fn op(&self, count: u64, decays: bool, fused: bool) -> ElementOp {
+        let t = (count + 1) as f64;
+        ElementOp::Adam {
+            b1: self.b1,
+            b2: self.b2,
+            inv_c1: 1.0 / (1.0 - self.b1.powf(t)),
+            inv_c2: 1.0 / (1.0 - self.b2.powf(t)),
+            eps: self.eps,
+            eps_root: self.eps_root,
+            neg_lr: -self.learning_rate.value(count),
+            weight_decay: if decays { self.weight_decay } else { 0.0 },
+            fused,
+        }
+    }
+
     /// Whether leaf `i` decays.
     fn decays(&self, state_decay: &LeafMask, i: usize) -> bool {
         self.weight_decay != 0.0 && state_decay.get(i)
@@ -541,7 +585,7 @@ where
             count: 0,
             mu: zeros(params)?,
             nu: zeros(params)?,
-            mask: self.mask.on(params),
+            mask: self.mask.on(params).first_occurrences(params),
             decay_mask: self.weight_decay_mask.on(params),
         })
     }
@@ -567,22 +611,27 @@ where
         let decay = fresh_decay.as_ref().unwrap_or(&state.decay_mask);
         mask.check(params)?;
         decay.check(params)?;
-        let exec = self.exec;
+        let (exec, count) = (self.exec, state.count);
         let mut i = 0;
         pytree_std::try_zip_mut_n(
             [updates, &mut state.mu, &mut state.nu],
             [params],
             |[u, m, v], [p]| {
                 let r = if !mask.get(i) {
-                    P::Leaf::zip_elements([u], [], exec, &|[u], []| *u = Scalar::<P>::ZERO)
+                    let zero = &|[u]: [&mut Scalar<P>; 1], []: [Scalar<P>; 0]| {
+                        *u = Scalar::<P>::ZERO;
+                    };
+                    P::Leaf::zip_op([u], [], exec, zero, &ElementOp::Zero)
                 } else if self.decays(decay, i) {
-                    P::Leaf::zip_elements([u, m, v], [p], exec, &|[u, m, v], [p]| {
+                    let f = &|[u, m, v]: [&mut Scalar<P>; 3], [p]: [Scalar<P>; 1]| {
                         *u = k.neg_lr * (k.direction(*u, m, v) + k.wd * p);
-                    })
+                    };
+                    P::Leaf::zip_op([u, m, v], [p], exec, f, &self.op(count, true, false))
                 } else {
-                    P::Leaf::zip_elements([u, m, v], [], exec, &|[u, m, v], []| {
+                    let f = &|[u, m, v]: [&mut Scalar<P>; 3], []: [Scalar<P>; 0]| {
                         *u = k.neg_lr * k.direction(*u, m, v);
-                    })
+                    };
+                    P::Leaf::zip_op([u, m, v], [], exec, f, &self.op(count, false, false))
                 };
                 i += 1;
                 r.map_err(|e| e.kind().to_string())
@@ -605,7 +654,7 @@ where
         let decay = fresh_decay.as_ref().unwrap_or(&state.decay_mask);
         mask.check(&*params)?;
         decay.check(&*params)?;
-        let exec = self.exec;
+        let (exec, count) = (self.exec, state.count);
         let mut i = 0;
         pytree_std::try_zip_mut_n(
             [params, &mut state.mu, &mut state.nu],
@@ -614,13 +663,15 @@ where
                 let r = if !mask.get(i) {
                     Ok(())
                 } else if self.decays(decay, i) {
-                    P::Leaf::zip_elements([p, m, v], [g], exec, &|[p, m, v], [g]| {
+                    let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
                         *p += k.neg_lr * (k.direction(g, m, v) + k.wd * *p);
-                    })
+                    };
+                    P::Leaf::zip_op([p, m, v], [g], exec, f, &self.op(count, true, true))
                 } else {
-                    P::Leaf::zip_elements([p, m, v], [g], exec, &|[p, m, v], [g]| {
+                    let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
                         *p += k.neg_lr * k.direction(g, m, v);
-                    })
+                    };
+                    P::Leaf::zip_op([p, m, v], [g], exec, f, &self.op(count, false, true))
                 };
                 i += 1;
                 r.map_err(|e| e.kind().to_string())

@@ -8,6 +8,7 @@ use pytree_std::{Error, Flatten, PyTree, Std};
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::LeafMask;
+use crate::op::ElementOp;
 
 /// The element type a tree of leaves `P::Leaf` computes in.
 pub(crate) type Scalar<P> = <<P as Flatten<Std>>::Leaf as FloatLeaf>::Scalar;
@@ -165,14 +166,14 @@ where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
 {
-    let mask = crate::Mask::all().on(&*params);
+    let mask = crate::Mask::all().on(&*params).first_occurrences(&*params);
     walk(
         [params],
         [updates],
         &mask,
         Exec::Sequential,
-        &|[p], [u]| *p += u,
-        None::<&NoOff<P, 1, 1>>,
+        (&|[p], [u]| *p += u, &ElementOp::Axpby { a: 1.0, b: 1.0 }),
+        None::<(&NoOff<P, 1, 1>, &ElementOp)>,
     )
 }
 
@@ -287,20 +288,22 @@ where
     }
 }
 
-/// The type of "no function" for [`walk`]'s `off` (`None::<&NoOff<P, N, M>>`):
+/// The type of "no function" for [`walk`]'s `off` (`None::<(&NoOff<P, N, M>, &ElementOp)>`):
 /// leaves outside the mask are left alone.
 pub(crate) type NoOff<P, const N: usize, const M: usize> = fn([&mut Scalar<P>; N], [Scalar<P>; M]);
 
 /// Walks `N` mutable and `M` shared trees in one pass (structures and leaf
-/// shapes checked first: on a mismatch nothing changes), calling `on` on the
-/// elements of leaves where `mask` holds and `off` (if any) elsewhere.
+/// shapes checked first: on a mismatch nothing changes), running `on` (an
+/// element closure and the same update by name, see
+/// [`FloatLeaf::zip_op`]) on leaves where `mask` holds and `off` (if any)
+/// elsewhere.
 pub(crate) fn walk<P, const N: usize, const M: usize, F, G>(
     muts: [&mut P; N],
     refs: [&P; M],
     mask: &LeafMask,
     exec: Exec,
-    on: &F,
-    off: Option<&G>,
+    on: (&F, &ElementOp),
+    off: Option<(&G, &ElementOp)>,
 ) -> Result<(), Error>
 where
     P: Flatten<Std>,
@@ -316,9 +319,9 @@ where
     let mut i = 0;
     pytree_std::try_zip_mut_n(muts, refs, |ms, rs| {
         let r = if mask.get(i) {
-            P::Leaf::zip_elements(ms, rs, exec, on)
-        } else if let Some(off) = off {
-            P::Leaf::zip_elements(ms, rs, exec, off)
+            P::Leaf::zip_op(ms, rs, exec, on.0, on.1)
+        } else if let Some((off, op)) = off {
+            P::Leaf::zip_op(ms, rs, exec, off, op)
         } else {
             Ok(())
         };

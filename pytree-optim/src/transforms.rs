@@ -9,11 +9,10 @@ use crate::element::Float;
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::{keep, LeafMask, Mask};
+use crate::op::ElementOp;
 use crate::options::options;
 use crate::schedule::Schedule;
-use crate::transform::{
-    check_mask, check_updates, sum_squares, walk, GradientTransformation, NoOff, Scalar,
-};
+use crate::transform::{check_mask, check_updates, walk, GradientTransformation, NoOff, Scalar};
 
 /// The state of a transformation that keeps nothing but its mask on the
 /// parameters (optax's `EmptyState`).
@@ -102,7 +101,9 @@ where
     type State = MaskState<P>;
 
     fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
-        Ok(MaskState::new(self.mask.on(params)))
+        Ok(MaskState::new(
+            self.mask.on(params).first_occurrences(params),
+        ))
     }
 
     fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
@@ -113,21 +114,7 @@ where
     fn update(&self, updates: &mut P, state: &mut MaskState<P>, params: &P) -> Result<(), Error> {
         let fresh = state.mask.fresh(&self.mask, params);
         let mask = fresh.as_ref().unwrap_or(&state.mask);
-        // The norm pass also checks the updates against the parameters,
-        // before anything is written.
-        let norm = sum_squares(params, updates, mask, self.exec)?.sqrt();
-        if norm >= self.max_norm {
-            let n = Scalar::<P>::from_f64(norm);
-            let max = Scalar::<P>::from_f64(self.max_norm);
-            walk(
-                [updates],
-                [],
-                mask,
-                self.exec,
-                &|[u], []| *u = *u / n * max,
-                None::<&NoOff<P, 1, 0>>,
-            )?;
-        }
+        P::Leaf::clip_by_global_norm(params, updates, mask, self.max_norm, self.exec)?;
         keep(&mut state.mask, fresh);
         Ok(())
     }
@@ -181,7 +168,9 @@ where
     type State = MaskState<P>;
 
     fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
-        Ok(MaskState::new(self.mask.on(params)))
+        Ok(MaskState::new(
+            self.mask.on(params).first_occurrences(params),
+        ))
     }
 
     fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
@@ -190,7 +179,8 @@ where
     }
 
     fn update(&self, updates: &mut P, state: &mut MaskState<P>, params: &P) -> Result<(), Error> {
-        let f = Scalar::<P>::from_f64(self.factor);
+        let factor = self.factor;
+        let f = Scalar::<P>::from_f64(factor);
         check_updates(params, updates)?;
         let fresh = state.mask.fresh(&self.mask, params);
         walk(
@@ -198,8 +188,8 @@ where
             [params],
             fresh.as_ref().unwrap_or(&state.mask),
             self.exec,
-            &|[u], [_]| *u = f * *u,
-            None::<&NoOff<P, 1, 1>>,
+            (&|[u], [_]| *u = f * *u, &ElementOp::Scale { factor }),
+            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
         )?;
         keep(&mut state.mask, fresh);
         Ok(())
@@ -284,7 +274,7 @@ where
     fn init(&self, params: &P) -> Result<ScheduleState<P>, Error> {
         Ok(ScheduleState {
             count: 0,
-            mask: self.mask.on(params),
+            mask: self.mask.on(params).first_occurrences(params),
             none: None,
         })
     }
@@ -300,7 +290,8 @@ where
         state: &mut ScheduleState<P>,
         params: &P,
     ) -> Result<(), Error> {
-        let f = Scalar::<P>::from_f64(self.schedule.value(state.count));
+        let factor = self.schedule.value(state.count);
+        let f = Scalar::<P>::from_f64(factor);
         check_updates(params, updates)?;
         let fresh = state.mask.fresh(&self.mask, params);
         walk(
@@ -308,8 +299,8 @@ where
             [params],
             fresh.as_ref().unwrap_or(&state.mask),
             self.exec,
-            &|[u], [_]| *u = f * *u,
-            None::<&NoOff<P, 1, 1>>,
+            (&|[u], [_]| *u = f * *u, &ElementOp::Scale { factor }),
+            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
         )?;
         keep(&mut state.mask, fresh);
         state.count += 1;
@@ -368,7 +359,9 @@ where
     type State = MaskState<P>;
 
     fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
-        Ok(MaskState::new(self.mask.on(params)))
+        Ok(MaskState::new(
+            self.mask.on(params).first_occurrences(params),
+        ))
     }
 
     fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
@@ -385,8 +378,14 @@ where
             [params],
             fresh.as_ref().unwrap_or(&state.mask),
             self.exec,
-            &|[u], [p]| *u += wd * p,
-            None::<&NoOff<P, 1, 1>>,
+            (
+                &|[u], [p]| *u += wd * p,
+                &ElementOp::Axpby {
+                    a: 1.0,
+                    b: self.weight_decay,
+                },
+            ),
+            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
         )?;
         keep(&mut state.mask, fresh);
         Ok(())

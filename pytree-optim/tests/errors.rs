@@ -300,17 +300,19 @@ mod tensors {
         );
     }
 
-    /// A step does not write into the old tensors' storage: clones of the
-    /// parameters taken before keep their values.
+    /// A step writes the tensors in place, as candle's `Var::set` does:
+    /// every clone of a parameter (the handle a layer holds) sees the
+    /// update; a snapshot is taken with `Tensor::copy`.
     #[test]
-    fn clones_taken_before_a_step_keep_their_values() {
+    fn clones_see_a_step_and_copies_do_not() {
         let opt = sgd(0.5);
         let mut p = linear(DType::F32);
-        let before = p.clone();
+        let (clone, copy) = (p.w.clone(), p.w.copy().unwrap());
         let mut state = opt.init(&p).unwrap();
         opt.step(&mut p, &mut linear(DType::F32), &mut state)
             .unwrap();
         assert_eq!(values(&p.w), [0.5; 6]);
-        assert_eq!(values(&before.w), [1.0; 6]);
+        assert_eq!(values(&clone), [0.5; 6]);
+        assert_eq!(values(&copy), [1.0; 6]);
     }
 }

@@ -287,3 +287,83 @@ fn fallible_forms_carry_candle_errors_and_ravel_converts_dtypes() {
     let s = pytree_std::summary(&half);
     assert_eq!(s.num_bytes(), Some(24 * 2));
 }
+
+/// A model of candle variables (issue 17).
+#[derive(PyTree, Clone, Debug)]
+struct VarLinear {
+    w: pytree_std::candle_core::Var,
+    b: pytree_std::candle_core::Var,
+}
+
+fn var_linear(scale: f32) -> VarLinear {
+    use pytree_std::candle_core::Var;
+    let w: Vec<f32> = (0..6).map(|i| scale * i as f32).collect();
+    VarLinear {
+        w: Var::from_vec(w, (2, 3), &Device::Cpu).unwrap(),
+        b: Var::from_vec(vec![scale; 3], 3, &Device::Cpu).unwrap(),
+    }
+}
+
+#[test]
+fn variables_are_leaves_with_signatures_summaries_and_paths() {
+    let m = var_linear(1.0);
+    let sigs = pytree_std::signatures(&m).unwrap();
+    assert_eq!(sigs.to_string().matches("@cpu").count(), 2, "{sigs}");
+    let summary = pytree_std::summary(&m).to_string();
+    assert!(
+        summary.contains("[2, 3]") && summary.contains("9"),
+        "{summary}"
+    );
+    let paths: Vec<String> = pytree_std::leaves_with_path(&m)
+        .into_iter()
+        .map(|(p, v)| format!("{p} {:?}", v.dims()))
+        .collect();
+    assert_eq!(paths, [".w [2, 3]", ".b [3]"]);
+    // Another shape is an error at its path, before anything runs.
+    let mut odd = var_linear(2.0);
+    odd.b = pytree_std::candle_core::Var::zeros(4, CandleDType::F32, &Device::Cpu).unwrap();
+    let err = pytree_std::try_map2(&m, &odd, |a, b| a.add(b).map(|_| a.clone())).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tree 1 at .b: leaf signature mismatch: expected f32[3]@cpu, found f32[4]@cpu"
+    );
+    assert!(pytree_std::tree_equal(
+        &m,
+        &var_linear(1.0),
+        Tolerance::EXACT
+    ));
+    assert!(!pytree_std::tree_equal(
+        &m,
+        &var_linear(2.0),
+        Tolerance::EXACT
+    ));
+}
+
+#[test]
+fn a_checkpoint_loaded_in_place_writes_the_variables_their_holders_see() {
+    use pytree_std::checkpoint::{self, Checkpoint};
+    let trained = var_linear(3.0);
+    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&trained).unwrap()).unwrap();
+    let mut model = var_linear(0.0);
+    let held = model.w.as_tensor().clone(); // a layer's handle on the variable
+    file.load_into(&mut model).unwrap();
+    assert_eq!(values(&held), [0.0, 3.0, 6.0, 9.0, 12.0, 15.0]);
+    assert!(model.w.is_variable());
+    // Loaded by type: new variables on the template's device.
+    let loaded: VarLinear = file.load_like(&var_linear(0.0)).unwrap();
+    assert!(loaded.b.is_variable());
+    assert_eq!(values(&loaded.b), [3.0; 3]);
+    // A tensor of another shape in the file is an error naming the path,
+    // and the variables are unchanged.
+    let wide = VarLinear {
+        b: pytree_std::candle_core::Var::zeros(5, CandleDType::F32, &Device::Cpu).unwrap(),
+        ..var_linear(1.0)
+    };
+    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&wide).unwrap()).unwrap();
+    let err = file.load_into(&mut model).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .b: tensor `b`: expected f32[3], found f32[5]"
+    );
+    assert_eq!(values(&held), [0.0, 3.0, 6.0, 9.0, 12.0, 15.0]);
+}

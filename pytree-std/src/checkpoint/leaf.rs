@@ -511,7 +511,7 @@ mod arrays {
 mod tensors {
     use std::borrow::Cow;
 
-    use candle_core::{DType as CandleDType, Device, Tensor};
+    use candle_core::{DType as CandleDType, Device, Tensor, Var};
     use pytree_core::{DType, Error, Leaf, Signature};
 
     use super::{TensorLeaf, TensorView};
@@ -647,6 +647,48 @@ mod tensors {
             Ok(())
         }
         fn to_owned_leaf(leaf: &&Tensor) -> Self {
+            (*leaf).clone()
+        }
+    }
+
+    /// A candle variable is stored as its tensor. Loaded by type or
+    /// against a template it is a new variable (on the template's
+    /// device); loaded in place it is written with `Var::set`, so every
+    /// holder of the variable (a model built from it, a `VarMap`) sees the
+    /// loaded value.
+    ///
+    /// ```
+    /// use pytree_std::candle_core::{Device, Var};
+    /// use pytree_std::checkpoint::{self, Checkpoint};
+    /// let saved = (Var::new(&[1.0f32, 2.0], &Device::Cpu)?,);
+    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&saved)?)?;
+    /// let mut model = (Var::zeros(2, saved.0.dtype(), &Device::Cpu)?,);
+    /// let held = model.0.as_tensor().clone();
+    /// file.load_into(&mut model)?;
+    /// assert_eq!(held.to_vec1::<f32>()?, [1.0, 2.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    impl TensorLeaf for Var {
+        fn fixed_dtype() -> Option<DType> {
+            None
+        }
+        fn tensor_signature(leaf: &&Var) -> Result<Signature, Error> {
+            <Tensor as TensorLeaf>::tensor_signature(&leaf.as_tensor())
+        }
+        fn tensor_bytes<'a>(leaf: &'a &Var) -> Result<Cow<'a, [u8]>, Error> {
+            <Tensor as TensorLeaf>::tensor_bytes(&leaf.as_tensor())
+                .map(|b| Cow::Owned(b.into_owned()))
+        }
+        fn from_tensor(tensor: &TensorView<'_>, like: Option<&&Var>) -> Result<Self, Error> {
+            let t =
+                <Tensor as TensorLeaf>::from_tensor(tensor, like.map(|v| v.as_tensor()).as_ref())?;
+            Var::from_tensor(&t).map_err(candle_error)
+        }
+        fn copy_from_tensor(slot: &mut Var, tensor: &TensorView<'_>) -> Result<(), Error> {
+            let new = <Tensor as TensorLeaf>::from_tensor(tensor, Some(&slot.as_tensor()))?;
+            slot.set(&new).map_err(candle_error)
+        }
+        fn to_owned_leaf(leaf: &&Var) -> Self {
             (*leaf).clone()
         }
     }

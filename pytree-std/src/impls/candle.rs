@@ -1,21 +1,26 @@
-//! `candle_core::Tensor` as a leaf (feature `candle`), lent by reference
-//! (`&Tensor`, `&mut Tensor`: a tensor is a cheap handle, and candle's
-//! operations take `&Tensor`). It has a shape ([`Leaf::HAS_SHAPE`]): its
-//! [`Signature`] is its dtype, dims and device (`"cpu"`, `"cuda:0"`,
-//! `"metal:0"`), so `map2` / `map_n` / `zip_mut` report two tensors of
-//! different shapes as an error at their path before anything runs, and
-//! `set` / `set_subtree` refuse a tensor of another signature.
+//! `candle_core::Tensor` and `candle_core::Var` as leaves (feature
+//! `candle`), lent by reference (`&Tensor`, `&mut Tensor`: a tensor is a
+//! cheap handle, and candle's operations take `&Tensor`). They have a
+//! shape ([`Leaf::HAS_SHAPE`]): the [`Signature`] is the dtype, dims and
+//! device (`"cpu"`, `"cuda:0"`, `"metal:0"`), so `map2` / `map_n` /
+//! `zip_mut` report two tensors of different shapes as an error at their
+//! path before anything runs, and `set` / `set_subtree` refuse a tensor of
+//! another signature. A `Var` (a trainable variable: candle's autograd
+//! computes gradients for it, and `Var::set` writes it in place, seen by
+//! every holder) is a leaf of its own type, with the signature of its
+//! tensor.
 //!
 //! [`Leaf::HAS_SHAPE`]: pytree_core::Leaf::HAS_SHAPE
 
 use std::borrow::Cow;
 
-use candle_core::{DType as CandleDType, Device, DeviceLocation, Tensor, WithDType};
+use candle_core::{DType as CandleDType, Device, DeviceLocation, Tensor, Var, WithDType};
 use pytree_core::{DType, Error, Signature};
 
 use crate::{ApproxEq, Ravel, Tolerance};
 
 leaf_by_reference!(shaped Tensor, signature = tensor_signature, same = same_signature);
+leaf_by_reference!(shaped Var, signature = var_signature, same = same_var_signature);
 
 /// candle's dtype as a [`DType`]; the 8-, 6- and 4-bit float formats have
 /// no variant of their own and keep candle's name (`DType::Other("f8e4m3")`).
@@ -104,6 +109,16 @@ fn same_signature(a: &Tensor, b: &Tensor) -> bool {
     a.dims() == b.dims() && a.dtype() == b.dtype() && a.device().location() == b.device().location()
 }
 
+/// A variable's signature: its tensor's.
+fn var_signature(v: &Var) -> Signature {
+    tensor_signature(v.as_tensor())
+}
+
+/// Same dims, dtype and device.
+fn same_var_signature(a: &Var, b: &Var) -> bool {
+    same_signature(a.as_tensor(), b.as_tensor())
+}
+
 /// A tensor's elements in C order, converted to the buffer's element type
 /// `T` (JAX's `ravel_pytree` promotes dtypes likewise); unraveled back to
 /// the tensor's own dtype, shape and device.
@@ -134,6 +149,44 @@ impl<T: WithDType> Ravel<T> for Tensor {
         Tensor::from_slice(data, like.shape(), &device)
             .and_then(|t| t.to_dtype(dtype))
             .map_err(candle_error)
+    }
+}
+
+/// A variable ravels as its tensor; unraveled into a new variable (of the
+/// signature's dtype, shape and device).
+///
+/// ```
+/// use pytree_std::candle_core::{Device, Var};
+/// let v = vec![Var::new(&[1.0f32, 2.0], &Device::Cpu)?];
+/// let (flat, plan) = pytree_std::ravel::<_, f64>(&v)?;
+/// assert_eq!(flat, [1.0, 2.0]);
+/// let back = plan.unravel(&[3.0, 4.0])?;
+/// assert!(back[0].is_variable());
+/// assert_eq!(back[0].to_vec1::<f32>()?, [3.0, 4.0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+impl<T: WithDType> Ravel<T> for Var {
+    fn ravel_into(leaf: &Var, out: &mut Vec<T>) -> Result<(), Error> {
+        <Tensor as Ravel<T>>::ravel_into(leaf.as_tensor(), out)
+    }
+    fn unravel_from(like: &Signature, data: &[T]) -> Result<Self, Error> {
+        let t = <Tensor as Ravel<T>>::unravel_from(like, data)?;
+        Var::from_tensor(&t).map_err(candle_error)
+    }
+}
+
+/// Variables compare as their tensors.
+///
+/// ```
+/// use pytree_std::candle_core::{Device, Var};
+/// use pytree_std::{ApproxEq, Tolerance};
+/// let a = Var::new(&[1.0f32, 2.0], &Device::Cpu)?;
+/// assert!(a.approx_eq(&Var::new(&[1.0f32, 2.0001], &Device::Cpu)?, Tolerance::new(0.0, 1e-3)));
+/// # Ok::<(), pytree_std::candle_core::Error>(())
+/// ```
+impl ApproxEq for Var {
+    fn approx_eq(&self, other: &Self, tol: Tolerance) -> bool {
+        self.as_tensor().approx_eq(other.as_tensor(), tol)
     }
 }
 
@@ -222,6 +275,15 @@ mod tests {
         assert!(matches!(device_of(None), Ok(Device::Cpu)));
         assert!(device_of(Some("tpu:0")).is_err());
         assert!(device_of(Some("cuda:x")).is_err());
+    }
+
+    #[test]
+    fn a_var_has_its_tensors_signature() {
+        let v = Var::zeros((2, 3), CandleDType::BF16, &Device::Cpu).unwrap();
+        assert_eq!(var_signature(&v).to_string(), "bf16[2,3]@cpu");
+        let w = Var::zeros((2, 3), CandleDType::F32, &Device::Cpu).unwrap();
+        assert!(!same_var_signature(&v, &w));
+        assert!(same_var_signature(&v, &v.clone()));
     }
 
     #[test]

@@ -1,0 +1,407 @@
+//! The one-pass CPU path for candle tensors: the optimizer's element
+//! closure runs on the tensors' memory in place (each written tensor
+//! locked by a nested `InplaceOp1`, each read one by its read lock), in
+//! `f64` (`f32` elements widened in the loop, 16-bit ones through chunks
+//! converted to `f64` and back), so an Adam step reads and writes each
+//! element once, with no tensor allocated.
+
+use std::cell::RefCell;
+
+use pytree_std::candle_core::{
+    self as candle, CpuStorage, InplaceOp1, Layout, Storage, Tensor, WithDType,
+};
+
+use crate::kernel::{sum_slice, zip_slices, Exec};
+use crate::op::ElementOp;
+
+/// Elements converted to `f64` at a time (fits in L1 for a handful of
+/// tensors).
+const CHUNK: usize = 256;
+
+/// A contiguous run of one tensor's elements, read (and written) as `f64`.
+trait Lane {
+    /// `out[k] = element[at + k]` as `f64`.
+    fn load(&self, at: usize, out: &mut [f64]);
+    /// `element[at + k] = xs[k]` in the lane's dtype.
+    fn store(&mut self, at: usize, xs: &[f64]);
+}
+
+struct SliceMut<'a, T>(&'a mut [T]);
+struct SliceRef<'a, T>(&'a [T]);
+
+impl<T: WithDType> Lane for SliceMut<'_, T> {
+    #[inline]
+    fn load(&self, at: usize, out: &mut [f64]) {
+        for (o, x) in out.iter_mut().zip(&self.0[at..]) {
+            *o = x.to_f64();
+        }
+    }
+    #[inline]
+    fn store(&mut self, at: usize, xs: &[f64]) {
+        for (d, x) in self.0[at..].iter_mut().zip(xs) {
+            *d = T::from_f64(*x);
+        }
+    }
+}
+
+impl<T: WithDType> Lane for SliceRef<'_, T> {
+    #[inline]
+    fn load(&self, at: usize, out: &mut [f64]) {
+        for (o, x) in out.iter_mut().zip(&self.0[at..]) {
+            *o = x.to_f64();
+        }
+    }
+    fn store(&mut self, _at: usize, _xs: &[f64]) {}
+}
+
+/// The `n` elements from `start` of a float storage, writable.
+fn lane_mut(s: &mut CpuStorage, start: usize, n: usize) -> Option<Box<dyn Lane + '_>> {
+    let end = start.checked_add(n)?;
+    Some(match s {
+        CpuStorage::F32(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
+        CpuStorage::F64(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
+        CpuStorage::F16(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
+        CpuStorage::BF16(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
+        _ => return None,
+    })
+}
+
+/// The `n` elements from `start` of a float storage, read only.
+fn lane_ref(s: &Storage, start: usize, n: usize) -> Option<Box<dyn Lane + '_>> {
+    let end = start.checked_add(n)?;
+    let Storage::Cpu(s) = s else { return None };
+    Some(match s {
+        CpuStorage::F32(v) => Box::new(SliceRef(v.get(start..end)?)),
+        CpuStorage::F64(v) => Box::new(SliceRef(v.get(start..end)?)),
+        CpuStorage::F16(v) => Box::new(SliceRef(v.get(start..end)?)),
+        CpuStorage::BF16(v) => Box::new(SliceRef(v.get(start..end)?)),
+        _ => return None,
+    })
+}
+
+/// Whether the fused path can take `t`: contiguous float data in CPU memory.
+fn eligible(t: &Tensor) -> bool {
+    use candle::DType::{BF16, F16, F32, F64};
+    t.device().is_cpu() && t.is_contiguous() && matches!(t.dtype(), F16 | BF16 | F32 | F64)
+}
+
+/// Locks a storage for writing and calls the closure with it.
+struct Lock<'a>(&'a dyn Fn(&mut CpuStorage, &Layout) -> candle::Result<()>);
+
+impl InplaceOp1 for Lock<'_> {
+    fn name(&self) -> &'static str {
+        "pytree-optim-fused-update"
+    }
+    fn cpu_fwd(&self, storage: &mut CpuStorage, layout: &Layout) -> candle::Result<()> {
+        (self.0)(storage, layout)
+    }
+}
+
+type Held = Vec<(*mut CpuStorage, usize)>;
+
+/// Locks every tensor of `ts` for writing, one inside the other, and calls
+/// `body` with a pointer to each storage and the tensor's start offset.
+fn lock_all(
+    ts: &[&Tensor],
+    held: &mut Held,
+    body: &mut dyn FnMut(&Held) -> candle::Result<()>,
+) -> candle::Result<()> {
+    let Some((first, rest)) = ts.split_first() else {
+        return body(held);
+    };
+    let state = RefCell::new((held, body));
+    first.inplace_op1(&Lock(&|storage, layout| {
+        let mut guard = state.borrow_mut();
+        let (held, body) = &mut *guard;
+        held.push((storage as *mut CpuStorage, layout.start_offset()));
+        lock_all(rest, held, &mut **body)
+    }))
+}
+
+/// Runs `f` on every element of the tensors in place, or `None` when the
+/// fused path does not apply (a tensor off the CPU, not contiguous, not
+/// float, or two tensors sharing memory): the caller then takes the
+/// tensor-operation path. The tensors have the same dims (checked by the
+/// caller).
+pub(super) fn try_zip<const N: usize, const M: usize, F>(
+    muts: [&Tensor; N],
+    refs: [&Tensor; M],
+    exec: Exec,
+    f: &F,
+    op: Option<&ElementOp>,
+) -> Option<candle::Result<()>>
+where
+    F: Fn([&mut f64; N], [f64; M]) + Sync,
+{
+    if !muts.iter().chain(refs.iter()).all(|t| eligible(t)) {
+        return None;
+    }
+    for (i, a) in muts.iter().enumerate() {
+        if muts[i + 1..]
+            .iter()
+            .chain(refs.iter())
+            .any(|b| super::same_storage(a, b))
+        {
+            return None;
+        }
+    }
+    let n = muts.first().or(refs.first())?.elem_count();
+    let mut held = Vec::with_capacity(N);
+    Some(lock_all(&muts, &mut held, &mut |held: &Held| {
+        let guards: Vec<_> = refs.iter().map(|r| r.storage_and_layout()).collect();
+        let mut rlanes = Vec::with_capacity(M);
+        for (g, layout) in &guards {
+            match lane_ref(g, layout.start_offset(), n) {
+                Some(l) => rlanes.push(l),
+                None => candle::bail!("pytree-optim: a tensor read is not float CPU memory"),
+            }
+        }
+        // SAFETY (for each `&mut *ptr` below): `ptr` points to the
+        // storage of one tensor of `muts`, whose write lock is held by an
+        // enclosing `inplace_op1` call that returns only after this
+        // closure; the storages of `muts` are pairwise distinct and
+        // distinct from those of `refs` (checked with `same_storage`
+        // above), and the references made by one call of `storages` are
+        // dropped before the next call makes new ones (each attempt below
+        // either returns or lets its slices go), so each is the only
+        // reference to its storage while it lives.
+        let storages = || {
+            held.iter()
+                .map(|&(ptr, start)| (unsafe { &mut *ptr }, start))
+        };
+        // One dtype throughout (the trees' signatures were compared):
+        // `f32` and `f64` run one loop over the slices themselves.
+        if let Some(ms) = typed::<f32, N>(storages(), n, |s| match s {
+            CpuStorage::F32(v) => Some(v),
+            _ => None,
+        }) {
+            if let Some(rs) = typed_refs::<f32, M>(&guards, n) {
+                if let Some(ElementOp::Adam { .. }) = op.filter(|_| exec == Exec::Sequential) {
+                    if let Some(op) = op {
+                        if adam_f32(op, ms.into(), rs.into()) {
+                            return Ok(());
+                        }
+                        candle::bail!("pytree-optim: Adam takes three tensors written");
+                    }
+                }
+                zip_widened_exec(ms, rs, exec, f);
+                return Ok(());
+            }
+        }
+        if let Some(ms) = typed::<f64, N>(storages(), n, |s| match s {
+            CpuStorage::F64(v) => Some(v),
+            _ => None,
+        }) {
+            if let Some(rs) = typed_refs::<f64, M>(&guards, n) {
+                zip_slices::<f64, N, M, F>(ms, rs, exec, f);
+                return Ok(());
+            }
+        }
+        let mut mlanes = Vec::with_capacity(N);
+        for (storage, start) in storages() {
+            match lane_mut(storage, start, n) {
+                Some(l) => mlanes.push(l),
+                None => candle::bail!("pytree-optim: a tensor written is not float CPU memory"),
+            }
+        }
+        let mut mb = [[0.0f64; CHUNK]; N];
+        let mut rb = [[0.0f64; CHUNK]; M];
+        let mut at = 0;
+        while at < n {
+            let len = CHUNK.min(n - at);
+            for (b, l) in mb.iter_mut().zip(&mlanes) {
+                l.load(at, &mut b[..len]);
+            }
+            for (b, l) in rb.iter_mut().zip(&rlanes) {
+                l.load(at, &mut b[..len]);
+            }
+            let ms = mb.each_mut().map(|b| &mut b[..len]);
+            let rs = rb.each_ref().map(|b| &b[..len]);
+            zip_slices::<f64, N, M, F>(ms, rs, Exec::Sequential, f);
+            for (b, l) in mb.iter().zip(mlanes.iter_mut()) {
+                l.store(at, &b[..len]);
+            }
+            at += len;
+        }
+        Ok(())
+    }))
+}
+
+/// The `n` elements from each start of storages all of element type `T`
+/// (`slice` picks the vector), or `None` if one is of another type.
+fn typed<'a, T: 'a, const N: usize>(
+    storages: impl Iterator<Item = (&'a mut CpuStorage, usize)>,
+    n: usize,
+    slice: impl Fn(&'a mut CpuStorage) -> Option<&'a mut Vec<T>>,
+) -> Option<[&'a mut [T]; N]> {
+    let mut out = Vec::with_capacity(N);
+    for (s, start) in storages {
+        out.push(slice(s)?.get_mut(start..start.checked_add(n)?)?);
+    }
+    out.try_into().ok()
+}
+
+/// [`typed`] for the tensors read, through their read guards.
+fn typed_refs<'a, T: WithDType, const M: usize>(
+    guards: &'a [(candle::StorageRef<'_>, &Layout)],
+    n: usize,
+) -> Option<[&'a [T]; M]> {
+    let mut out = Vec::with_capacity(M);
+    for (g, layout) in guards {
+        let Storage::Cpu(s) = &**g else { return None };
+        let start = layout.start_offset();
+        out.push(s.as_slice::<T>().ok()?.get(start..start.checked_add(n)?)?);
+    }
+    out.try_into().ok()
+}
+
+/// Adam over `f32` tensors in `f32`, the arithmetic of the optimizer's
+/// own element function (`AdamK::direction`, the same order of
+/// operations, so the same bits as an `f32` ndarray array): on the
+/// critical path of a training step, `f64` division and square root run
+/// at half the `f32` rate. False (nothing written) unless `ms` is
+/// `[p, m, v]` / `[u, m, v]` and `rs` is `[g]` / `[]` / `[p]` as the op says.
+fn adam_f32(op: &ElementOp, ms: Vec<&mut [f32]>, rs: Vec<&[f32]>) -> bool {
+    let ElementOp::Adam {
+        b1,
+        b2,
+        inv_c1,
+        inv_c2,
+        eps,
+        eps_root,
+        neg_lr,
+        weight_decay,
+        fused,
+    } = *op
+    else {
+        return false;
+    };
+    let Ok([x, m, v]) = <[&mut [f32]; 3]>::try_from(ms) else {
+        return false;
+    };
+    let (omb1, omb2) = ((1.0 - b1) as f32, (1.0 - b2) as f32);
+    let (b1, b2) = (b1 as f32, b2 as f32);
+    let (inv_c1, inv_c2, eps, eps_root) =
+        (inv_c1 as f32, inv_c2 as f32, eps as f32, eps_root as f32);
+    let (neg_lr, wd) = (neg_lr as f32, weight_decay as f32);
+    let dir = |g: f32, m: &mut f32, v: &mut f32| {
+        *m = omb1 * g + b1 * *m;
+        *v = omb2 * (g * g) + b2 * *v;
+        (*m * inv_c1) / ((*v * inv_c2 + eps_root).sqrt() + eps)
+    };
+    let n = x.len().min(m.len()).min(v.len());
+    let (x, m, v) = (&mut x[..n], &mut m[..n], &mut v[..n]);
+    match (fused, weight_decay != 0.0, rs.as_slice()) {
+        (true, true, [g]) => {
+            let g = &g[..n];
+            for i in 0..n {
+                x[i] += neg_lr * (dir(g[i], &mut m[i], &mut v[i]) + wd * x[i]);
+            }
+        }
+        (true, false, [g]) => {
+            let g = &g[..n];
+            for i in 0..n {
+                x[i] += neg_lr * dir(g[i], &mut m[i], &mut v[i]);
+            }
+        }
+        (false, true, [p]) => {
+            let p = &p[..n];
+            for i in 0..n {
+                x[i] = neg_lr * (dir(x[i], &mut m[i], &mut v[i]) + wd * p[i]);
+            }
+        }
+        (false, false, []) => {
+            for i in 0..n {
+                x[i] = neg_lr * dir(x[i], &mut m[i], &mut v[i]);
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// [`zip_widened`] on one thread, or (with `Exec::Parallel`) split in
+/// halves at multiples of [`GRAIN`](crate::GRAIN) across rayon's threads,
+/// as `zip_slices` splits (the results do not depend on the split).
+fn zip_widened_exec<const N: usize, const M: usize, F>(
+    ms: [&mut [f32]; N],
+    rs: [&[f32]; M],
+    exec: Exec,
+    f: &F,
+) where
+    F: Fn([&mut f64; N], [f64; M]) + Sync,
+{
+    #[cfg(feature = "rayon")]
+    if exec == Exec::Parallel {
+        let n = ms
+            .iter()
+            .map(|s| s.len())
+            .chain(rs.iter().map(|s| s.len()))
+            .min()
+            .unwrap_or(0);
+        if n > crate::GRAIN {
+            let mid = n.div_ceil(crate::GRAIN) / 2 * crate::GRAIN;
+            let mut lo_m: [&mut [f32]; N] = core::array::from_fn(|_| Default::default());
+            let mut hi_m: [&mut [f32]; N] = core::array::from_fn(|_| Default::default());
+            for ((s, lo), hi) in ms.into_iter().zip(lo_m.iter_mut()).zip(hi_m.iter_mut()) {
+                (*lo, *hi) = s[..n].split_at_mut(mid);
+            }
+            let lo_r: [&[f32]; M] = rs.map(|s| &s[..mid]);
+            let hi_r: [&[f32]; M] = rs.map(|s| &s[mid..n]);
+            rayon::join(
+                || zip_widened_exec(lo_m, lo_r, exec, f),
+                || zip_widened_exec(hi_m, hi_r, exec, f),
+            );
+            return;
+        }
+    }
+    let _ = exec;
+    zip_widened(ms, rs, f)
+}
+
+/// The element loop over `f32` slices with the closure in `f64`: each
+/// element widened, computed and rounded in one pass.
+fn zip_widened<const N: usize, const M: usize, F>(ms: [&mut [f32]; N], rs: [&[f32]; M], f: &F)
+where
+    F: Fn([&mut f64; N], [f64; M]),
+{
+    let n = ms
+        .iter()
+        .map(|s| s.len())
+        .chain(rs.iter().map(|s| s.len()))
+        .min()
+        .unwrap_or(0);
+    let mut ms = ms.map(|s| &mut s[..n]);
+    let rs = rs.map(|s| &s[..n]);
+    for i in 0..n {
+        let mut x: [f64; N] = core::array::from_fn(|k| f64::from(ms[k][i]));
+        let y: [f64; M] = core::array::from_fn(|k| f64::from(rs[k][i]));
+        f(x.each_mut(), y);
+        for (s, x) in ms.iter_mut().zip(x) {
+            s[i] = x as f32;
+        }
+    }
+}
+
+/// The sum of `f(element)` read in place, or `None` when `t` is not
+/// contiguous float CPU memory.
+pub(super) fn try_sum<F>(t: &Tensor, f: &F) -> Option<f64>
+where
+    F: Fn(f64) -> f64 + Sync,
+{
+    if !eligible(t) {
+        return None;
+    }
+    let n = t.elem_count();
+    let (guard, layout) = t.storage_and_layout();
+    let lane = lane_ref(&guard, layout.start_offset(), n)?;
+    let mut buf = [0.0f64; CHUNK];
+    let (mut at, mut total) = (0, 0.0);
+    while at < n {
+        let len = CHUNK.min(n - at);
+        lane.load(at, &mut buf[..len]);
+        total += sum_slice::<f64, F>(&buf[..len], Exec::Sequential, f);
+        at += len;
+    }
+    Some(total)
+}

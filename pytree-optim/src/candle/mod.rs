@@ -1,0 +1,817 @@
+//! candle (feature `candle`): [`Tensor`] and [`Var`] leaves updated in
+//! place on their own device, and the gradient tree from candle's
+//! autograd ([`grads`], [`value_and_grad`]).
+//!
+//! A model's parameters are candle variables: fields of type [`Var`], or
+//! of type [`Tensor`] holding a variable's tensor (`var.as_tensor().clone()`).
+//! Every tensor an optimizer writes (parameters, moments, updates) is
+//! written **in place**: a variable with `Var::set`, another tensor with
+//! `slice_set`. So a variable stays a variable (candle's autograd keeps
+//! tracking it, step after step), and every holder of it (the `Var` a
+//! layer was built from, a `VarMap`, a weight tied between two layers)
+//! sees the update. A clone of a tensor shares its memory, as candle's
+//! tensors do: clone the state with `Tensor::copy` for a snapshot.
+//!
+//! Where the update runs:
+//! - tensors in CPU memory (contiguous, `f16`, `bf16`, `f32` or `f64`):
+//!   one pass over the elements in place, the optimizer's own element
+//!   code computing in `f64` (Adam over `f32` tensors in `f32`, the same
+//!   bits as over `f32` arrays); an Adam step reads and writes each
+//!   element once and allocates nothing; `.parallel()` splits `f32` and `f64`
+//!   tensors across rayon's threads as it splits arrays;
+//! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update as
+//!   candle tensor operations with `f64` scalars on the tensors' device
+//!   ([`ElementOp`]), computed in `f32` (`f64` for `f64`
+//!   tensors). `clip_by_global_norm` keeps the norm and the clip factor
+//!   as tensors on the device. Nothing is copied to the host.
+//!
+//! A tree holding the same variable twice (a tied weight) is updated
+//! once per step, at the leaf that comes first; [`grads`] gives the later
+//! leaves a zero gradient.
+//!
+//! ```
+//! use pytree_optim::{adam, candle, GradientTransformation};
+//! use pytree_std::candle_core::{Device, Tensor, Var};
+//! use pytree_std::PyTree;
+//!
+//! #[derive(PyTree, Clone, Debug)]
+//! struct Linear { w: Var, b: Var }
+//!
+//! let dev = Device::Cpu;
+//! let (x, y) = (Tensor::new(&[[1.0f32], [2.0]], &dev)?, Tensor::new(&[[3.0f32], [5.0]], &dev)?);
+//! let mut model = Linear { w: Var::zeros((1, 1), pytree_std::candle_core::DType::F32, &dev)?, b: Var::zeros(1, pytree_std::candle_core::DType::F32, &dev)? };
+//! let held = model.w.clone(); // another holder of the same variable
+//! let opt = adam(0.1);
+//! let mut state = opt.init(&model)?;
+//! for _ in 0..300 {
+//!     let (_loss, mut g) = candle::value_and_grad(&model, |m| {
+//!         x.matmul(m.w.as_tensor())?.broadcast_add(m.b.as_tensor())?.sub(&y)?.sqr()?.mean_all()
+//!     })?;
+//!     opt.step(&mut model, &mut g, &mut state)?;
+//! }
+//! let w = held.flatten_all()?.to_vec1::<f32>()?[0];
+//! assert!((w - 2.0).abs() < 0.05, "{w}");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod device;
+mod fused;
+
+use pytree_std::candle_core::{self as candle_core, backprop::GradStore, DType, Tensor, Var};
+use pytree_std::{Error, Flatten, LeafMut, LeafRef, PyTree, Std};
+
+use crate::kernel::{sum_slice, zip_slices, Exec};
+use crate::leaf::FloatLeaf;
+use crate::mask::{LeafMask, Mask};
+use crate::op::ElementOp;
+
+#[cold]
+fn candle_err(e: candle_core::Error) -> Error {
+    Error::custom(format!("candle: {e}"))
+}
+
+fn float_dtype(t: &Tensor) -> Result<DType, Error> {
+    let d = t.dtype();
+    if d.is_float() {
+        Ok(d)
+    } else {
+        Err(Error::custom(format!(
+            "expected a float tensor, found dtype {} with shape {:?}",
+            d.as_str(),
+            t.dims()
+        )))
+    }
+}
+
+/// Whether two tensors are views of one storage (candle's own
+/// `same_storage` is crate-private): the addresses of their storages,
+/// each read under its read lock, taken one after the other.
+pub(crate) fn same_storage(a: &Tensor, b: &Tensor) -> bool {
+    storage_address(a) == storage_address(b)
+}
+
+/// The address of a tensor's storage (stable: it lives behind an `Arc`).
+fn storage_address(t: &Tensor) -> usize {
+    let (guard, _) = t.storage_and_layout();
+    std::ptr::from_ref::<candle_core::Storage>(&guard).addr()
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by the unit tests to run the device path on CPU tensors.
+    static FORCE_TENSOR_OPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the tensor-operation path is forced (only in unit tests).
+#[inline]
+fn tensor_ops_forced() -> bool {
+    #[cfg(test)]
+    return FORCE_TENSOR_OPS.with(std::cell::Cell::get);
+    #[cfg(not(test))]
+    false
+}
+
+/// Checks that the tensors have one shape and float dtypes.
+fn check<const N: usize, const M: usize>(
+    muts: &[&Tensor; N],
+    refs: &[&Tensor; M],
+) -> Result<(), Error> {
+    let Some(first) = muts.first().or(refs.first()) else {
+        return Ok(());
+    };
+    for t in muts.iter().chain(refs.iter()) {
+        if t.dims() != first.dims() {
+            return Err(Error::custom(format!(
+                "tensor shape mismatch: expected {:?}, found {:?}",
+                first.dims(),
+                t.dims()
+            )));
+        }
+        float_dtype(t)?;
+    }
+    Ok(())
+}
+
+/// The tensor's elements as `f64`s on the host (C order): only for
+/// `zip_elements` / `sum_elements` called directly on tensors the fused
+/// path cannot reach (the optimizers name their update, and take the
+/// device path instead).
+fn host(t: &Tensor) -> Result<Vec<f64>, Error> {
+    t.flatten_all()
+        .and_then(|t| t.to_dtype(DType::F64))
+        .and_then(|t| t.to_vec1::<f64>())
+        .map_err(candle_err)
+}
+
+/// The update of `N` written and `M` read tensors: in place on the CPU,
+/// else as tensor operations (with `op`) or, without `op`, through the
+/// host. Checked first: on an error nothing has changed.
+fn zip<const N: usize, const M: usize, F>(
+    muts: [&Tensor; N],
+    refs: [&Tensor; M],
+    exec: Exec,
+    f: &F,
+    op: Option<&ElementOp>,
+) -> Result<(), Error>
+where
+    F: Fn([&mut f64; N], [f64; M]) + Sync,
+{
+    // Integer and bool tensors (a model's buffers, such as Hugging Face's
+    // I64 `position_ids`) are not optimized: an update that writes only
+    // such tensors leaves them alone.
+    if N > 0 && muts.iter().all(|m| !m.dtype().is_float()) {
+        return Ok(());
+    }
+    check(&muts, &refs)?;
+    if !tensor_ops_forced() {
+        if let Some(r) = fused::try_zip(muts, refs, exec, f, op) {
+            return r.map_err(candle_err);
+        }
+    }
+    if let Some(t) = muts.iter().find(|t| !t.is_contiguous()) {
+        return Err(Error::custom(format!(
+            "a tensor of shape {:?} that is not contiguous cannot be updated in place",
+            t.dims()
+        )));
+    }
+    let new = match op {
+        Some(op) => device::new_values(op, muts, refs).map_err(candle_err)?,
+        None => {
+            let mut mv = Vec::with_capacity(N);
+            for m in muts.iter() {
+                mv.push(host(m)?);
+            }
+            let mut rv = Vec::with_capacity(M);
+            for r in refs.iter() {
+                rv.push(host(r)?);
+            }
+            let mut mi = mv.iter_mut();
+            let ms: [&mut [f64]; N] = core::array::from_fn(|_| match mi.next() {
+                Some(v) => &mut v[..],
+                None => &mut [],
+            });
+            let mut ri = rv.iter();
+            let rs: [&[f64]; M] = core::array::from_fn(|_| match ri.next() {
+                Some(v) => &v[..],
+                None => &[],
+            });
+            zip_slices(ms, rs, exec, f);
+            let mut new = Vec::with_capacity(N);
+            for (i, (m, v)) in muts.iter().zip(mv).enumerate() {
+                let t = Tensor::from_vec(v, m.dims(), m.device()).map_err(candle_err)?;
+                new.push((i, t));
+            }
+            new
+        }
+    };
+    for (i, value) in new {
+        device::write(muts[i], &value).map_err(candle_err)?;
+    }
+    Ok(())
+}
+
+/// The sum of `f(element)`: read in place on the CPU, else through the host.
+/// Integer and bool tensors add nothing.
+fn sum<F: Fn(f64) -> f64 + Sync>(t: &Tensor, exec: Exec, f: &F) -> Result<f64, Error> {
+    if !t.dtype().is_float() {
+        return Ok(0.0);
+    }
+    match fused::try_sum(t, f) {
+        Some(s) => Ok(s),
+        None => Ok(sum_slice(&host(t)?, exec, f)),
+    }
+}
+
+/// `clip_by_global_norm` with the norm and the factor as tensors on the
+/// device (one `sum_all` per leaf, the sums added on the first leaf's
+/// device, the factor `max / max(norm, max)` multiplied in place): the
+/// clip never waits for a device-to-host copy. Trees whose masked leaves
+/// all sit in contiguous CPU memory take the host path, which reads them
+/// in place.
+fn clip<P>(
+    params: &P,
+    updates: &mut P,
+    mask: &LeafMask,
+    max_norm: f64,
+    exec: Exec,
+) -> Result<(), Error>
+where
+    P: Flatten<Std>,
+    P::Leaf: CandleLeaf,
+{
+    mask.check(params)?;
+    let on_cpu = pytree_std::leaves(&*updates)
+        .into_iter()
+        .enumerate()
+        .all(|(i, u)| {
+            let u = P::Leaf::tensor(u);
+            !mask.get(i) || (u.device().is_cpu() && u.is_contiguous())
+        });
+    if on_cpu && !tensor_ops_forced() {
+        return crate::leaf::clip_on_host(params, updates, mask, max_norm, exec);
+    }
+    let mut total: Option<Tensor> = None;
+    let mut i = 0;
+    pytree_std::try_zip_mut_n::<P, 0, 2, String>([], [params, &*updates], |[], [_, x]| {
+        let x = P::Leaf::tensor(x);
+        // Integer and bool tensors (buffers) add nothing to the norm.
+        if mask.get(i) && x.dtype().is_float() {
+            let dt = if x.dtype() == DType::F64 {
+                DType::F64
+            } else {
+                DType::F32
+            };
+            let s = x
+                .to_dtype(dt)
+                .and_then(|x| x.sqr())
+                .and_then(|x| x.sum_all())
+                .map_err(|e| format!("candle: {e}"))?;
+            total = Some(match total.take() {
+                None => s,
+                Some(t) => s
+                    .to_device(t.device())
+                    .and_then(|s| s.to_dtype(t.dtype()))
+                    .and_then(|s| t + s)
+                    .map_err(|e| format!("candle: {e}"))?,
+            });
+        }
+        i += 1;
+        Ok(())
+    })?;
+    let Some(total) = total else { return Ok(()) };
+    let factor = total
+        .sqrt()
+        .and_then(|n| n.maximum(max_norm))
+        .and_then(|n| n.recip())
+        .and_then(|r| r.affine(max_norm, 0.0))
+        .map_err(candle_err)?;
+    let mut i = 0;
+    pytree_std::try_for_each_mut(updates, |u| {
+        let u = P::Leaf::tensor_mut(u);
+        let r = if mask.get(i) && u.dtype().is_float() {
+            let cd = device::compute_dtype([u]);
+            u.to_dtype(cd)
+                .and_then(|x| {
+                    let f = factor.to_device(x.device())?.to_dtype(cd)?;
+                    x.broadcast_mul(&f)
+                })
+                .and_then(|v| device::write(u, &v))
+                .map_err(|e| format!("candle: {e}"))
+        } else {
+            Ok(())
+        };
+        i += 1;
+        r
+    })
+}
+
+/// Tensors of any float dtype on any device, updated in place (see the
+/// [module](self)): variables keep being variables. A tensor that is not
+/// a variable has no gradient from candle's autograd; it is updated in
+/// place too (every clone of it sees the update).
+impl FloatLeaf for Tensor {
+    type Scalar = f64;
+    const MAY_SHARE_MEMORY: bool = true;
+
+    fn zip_elements<const N: usize, const M: usize, F>(
+        muts: [&mut Tensor; N],
+        refs: [&Tensor; M],
+        exec: Exec,
+        f: &F,
+    ) -> Result<(), Error>
+    where
+        F: Fn([&mut f64; N], [f64; M]) + Sync,
+    {
+        zip(muts.map(|m| &*m), refs, exec, f, None)
+    }
+
+    fn zip_op<const N: usize, const M: usize, F>(
+        muts: [&mut Tensor; N],
+        refs: [&Tensor; M],
+        exec: Exec,
+        f: &F,
+        op: &ElementOp,
+    ) -> Result<(), Error>
+    where
+        F: Fn([&mut f64; N], [f64; M]) + Sync,
+    {
+        zip(muts.map(|m| &*m), refs, exec, f, Some(op))
+    }
+
+    fn sum_elements<F>(leaf: &Tensor, exec: Exec, f: &F) -> Result<f64, Error>
+    where
+        F: Fn(f64) -> f64 + Sync,
+    {
+        sum(leaf, exec, f)
+    }
+
+    /// Zeros of the tensor's own dtype, integer and bool tensors
+    /// included (their state, never updated).
+    fn zeros_like(leaf: &Tensor) -> Result<Tensor, Error> {
+        leaf.zeros_like().map_err(candle_err)
+    }
+
+    fn clip_by_global_norm<P>(
+        params: &P,
+        updates: &mut P,
+        mask: &LeafMask,
+        max_norm: f64,
+        exec: Exec,
+    ) -> Result<(), Error>
+    where
+        P: Flatten<Std, Leaf = Self>,
+    {
+        clip(params, updates, mask, max_norm, exec)
+    }
+
+    fn shares_memory(a: &Tensor, b: &Tensor) -> bool {
+        same_storage(a, b)
+    }
+}
+
+/// Variables of any float dtype on any device, written with `Var::set`
+/// (see the [module](self)).
+impl FloatLeaf for Var {
+    type Scalar = f64;
+    const MAY_SHARE_MEMORY: bool = true;
+
+    fn zip_elements<const N: usize, const M: usize, F>(
+        muts: [&mut Var; N],
+        refs: [&Var; M],
+        exec: Exec,
+        f: &F,
+    ) -> Result<(), Error>
+    where
+        F: Fn([&mut f64; N], [f64; M]) + Sync,
+    {
+        zip(
+            muts.map(|m| m.as_tensor()),
+            refs.map(Var::as_tensor),
+            exec,
+            f,
+            None,
+        )
+    }
+
+    fn zip_op<const N: usize, const M: usize, F>(
+        muts: [&mut Var; N],
+        refs: [&Var; M],
+        exec: Exec,
+        f: &F,
+        op: &ElementOp,
+    ) -> Result<(), Error>
+    where
+        F: Fn([&mut f64; N], [f64; M]) + Sync,
+    {
+        zip(
+            muts.map(|m| m.as_tensor()),
+            refs.map(Var::as_tensor),
+            exec,
+            f,
+            Some(op),
+        )
+    }
+
+    fn sum_elements<F>(leaf: &Var, exec: Exec, f: &F) -> Result<f64, Error>
+    where
+        F: Fn(f64) -> f64 + Sync,
+    {
+        sum(leaf.as_tensor(), exec, f)
+    }
+
+    /// Zeros of the variable's own dtype, integer and bool ones included
+    /// (their state, never updated).
+    fn zeros_like(leaf: &Var) -> Result<Var, Error> {
+        Var::zeros(leaf.shape(), leaf.dtype(), leaf.device()).map_err(candle_err)
+    }
+
+    fn clip_by_global_norm<P>(
+        params: &P,
+        updates: &mut P,
+        mask: &LeafMask,
+        max_norm: f64,
+        exec: Exec,
+    ) -> Result<(), Error>
+    where
+        P: Flatten<Std, Leaf = Self>,
+    {
+        clip(params, updates, mask, max_norm, exec)
+    }
+
+    fn shares_memory(a: &Var, b: &Var) -> bool {
+        same_storage(a, b)
+    }
+}
+
+/// A candle leaf, [`Tensor`] (a variable's tensor, or any tensor) or
+/// [`Var`]: the leaf types candle's autograd gives gradients for. Sealed.
+///
+/// ```
+/// use pytree_optim::candle::CandleLeaf;
+/// use pytree_std::candle_core::{Device, Var};
+/// let v = Var::new(&[1.0f32], &Device::Cpu)?;
+/// assert!(<Var as CandleLeaf>::tensor(&v).is_variable());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait CandleLeaf: FloatLeaf + sealed::Sealed {
+    /// The tensor of a leaf lent by reference (the one autograd knows it by).
+    ///
+    /// ```
+    /// use pytree_optim::candle::CandleLeaf;
+    /// use pytree_std::candle_core::{Device, Tensor};
+    /// let t = Tensor::new(&[1.0f32], &Device::Cpu)?;
+    /// assert_eq!(<Tensor as CandleLeaf>::tensor(&t).id(), t.id());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn tensor<'a>(leaf: LeafRef<'a, Std, Self>) -> &'a Tensor;
+
+    /// The tensor of a leaf lent by mutable reference.
+    ///
+    /// ```
+    /// use pytree_optim::candle::CandleLeaf;
+    /// use pytree_std::candle_core::{Device, Var};
+    /// let mut v = Var::new(&[1.0f32], &Device::Cpu)?;
+    /// assert_eq!(<Var as CandleLeaf>::tensor_mut(&mut v).dims(), [1]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn tensor_mut<'a>(leaf: LeafMut<'a, Std, Self>) -> &'a Tensor;
+
+    /// The leaf holding a gradient (a `Var` is a copy of it on its device:
+    /// prefer `Tensor` fields to avoid it).
+    ///
+    /// ```
+    /// use pytree_optim::candle::CandleLeaf;
+    /// use pytree_std::candle_core::{Device, Tensor, Var};
+    /// let g = Tensor::new(&[0.5f32], &Device::Cpu)?;
+    /// assert_eq!(<Var as CandleLeaf>::from_gradient(g)?.to_vec1::<f32>()?, [0.5]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    fn from_gradient(grad: Tensor) -> Result<Self, Error>
+    where
+        Self: Sized;
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for pytree_std::candle_core::Tensor {}
+    impl Sealed for pytree_std::candle_core::Var {}
+}
+
+impl CandleLeaf for Tensor {
+    fn tensor<'a>(leaf: LeafRef<'a, Std, Tensor>) -> &'a Tensor {
+        leaf
+    }
+    fn tensor_mut<'a>(leaf: LeafMut<'a, Std, Tensor>) -> &'a Tensor {
+        leaf
+    }
+    fn from_gradient(grad: Tensor) -> Result<Self, Error> {
+        Ok(grad)
+    }
+}
+
+impl CandleLeaf for Var {
+    fn tensor<'a>(leaf: LeafRef<'a, Std, Var>) -> &'a Tensor {
+        leaf.as_tensor()
+    }
+    fn tensor_mut<'a>(leaf: LeafMut<'a, Std, Var>) -> &'a Tensor {
+        leaf.as_tensor()
+    }
+    fn from_gradient(grad: Tensor) -> Result<Self, Error> {
+        Var::from_tensor(&grad).map_err(candle_err)
+    }
+}
+
+/// The gradient tree of `params` from candle's autograd (the `GradStore`
+/// of `loss.backward()`): a tree of `params`' type whose every leaf is
+/// the gradient of the parameter at the same path. A parameter without a
+/// gradient (not a variable, or not part of the loss) is an error naming
+/// its path; use [`grads_masked`] to leave parameters out. A leaf that
+/// shares memory with an earlier one (a tied weight) gets a zero
+/// gradient: the earlier leaf's gradient already holds the sum.
+///
+/// ```
+/// use pytree_optim::candle;
+/// use pytree_std::candle_core::{Device, Tensor, Var};
+/// let (w, frozen) = (Var::new(&[3.0f32], &Device::Cpu)?, Var::new(&[1.0f32], &Device::Cpu)?);
+/// let store = w.sqr()?.sum_all()?.backward()?;
+/// let g = candle::grads(&vec![w.clone()], &store)?;
+/// assert_eq!(g[0].to_vec1::<f32>()?, [6.0]);
+/// let err = candle::grads(&vec![w, frozen], &store).unwrap_err();
+/// assert_eq!(err.to_string(), "at [1]: the function failed: no gradient for this parameter (it is not a variable, or the loss does not depend on it)");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn grads<P>(params: &P, store: &GradStore) -> Result<P, Error>
+where
+    P: PyTree,
+    P::Leaf: CandleLeaf,
+{
+    gradients(params, store, &Mask::all().on(params))
+}
+
+/// [`grads`] where `mask` holds, and zeros (of the parameter's shape,
+/// dtype and device) elsewhere, so a frozen parameter needs no gradient.
+///
+/// ```
+/// use pytree_optim::{candle, Mask};
+/// use pytree_std::candle_core::{Device, Var};
+/// use pytree_std::KeyPath;
+/// let (w, frozen) = (Var::new(&[3.0f32], &Device::Cpu)?, Var::new(&[1.0f32], &Device::Cpu)?);
+/// let store = w.sqr()?.sum_all()?.backward()?;
+/// let trainable = Mask::new(|p: &KeyPath| p.to_string() != "[1]");
+/// let g = candle::grads_masked(&vec![w, frozen], &store, &trainable)?;
+/// assert_eq!((g[0].to_vec1::<f32>()?, g[1].to_vec1::<f32>()?), (vec![6.0], vec![0.0]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn grads_masked<P>(params: &P, store: &GradStore, mask: &Mask) -> Result<P, Error>
+where
+    P: PyTree,
+    P::Leaf: CandleLeaf,
+{
+    gradients(params, store, &mask.on(params))
+}
+
+fn gradients<P>(params: &P, store: &GradStore, mask: &LeafMask) -> Result<P, Error>
+where
+    P: PyTree,
+    P::Leaf: CandleLeaf,
+{
+    let tensors: Vec<&Tensor> = pytree_std::leaves(params)
+        .into_iter()
+        .map(<P::Leaf as CandleLeaf>::tensor)
+        .collect();
+    let mut i = 0;
+    pytree_std::try_map_n(params, [], |x, []| {
+        let t = <P::Leaf as CandleLeaf>::tensor(x);
+        let tied = tensors[..i].iter().any(|e| same_storage(e, t));
+        let on = mask.get(i);
+        i += 1;
+        let g = match store.get(t) {
+            Some(g) if on && !tied => g.clone(),
+            None if on && !tied => {
+                return Err("no gradient for this parameter (it is not a variable, or the loss does not depend on it)".to_string())
+            }
+            _ => t.zeros_like().map_err(|e| format!("candle: {e}"))?,
+        };
+        <P::Leaf as CandleLeaf>::from_gradient(g).map_err(|e| e.kind().to_string())
+    })
+}
+
+/// The loss `loss(params)` and its gradient tree ([`grads`]): candle's
+/// `backward` on the loss, no hand-written backward pass.
+///
+/// ```
+/// use pytree_optim::candle;
+/// use pytree_std::candle_core::{Device, Var};
+/// let params = (Var::new(&[2.0f32], &Device::Cpu)?,);
+/// let (loss, g) = candle::value_and_grad(&params, |(w,)| w.sqr()?.sum_all())?;
+/// assert_eq!((loss.to_scalar::<f32>()?, g.0.to_vec1::<f32>()?), (4.0, vec![4.0]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn value_and_grad<P, F>(params: &P, loss: F) -> Result<(Tensor, P), Error>
+where
+    P: PyTree,
+    P::Leaf: CandleLeaf,
+    F: FnOnce(&P) -> candle_core::Result<Tensor>,
+{
+    let value = loss(params).map_err(candle_err)?;
+    let store = value.backward().map_err(candle_err)?;
+    let g = grads(params, &store)?;
+    Ok((value, g))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The tensor-operation path (what runs on CUDA and Metal) against the
+    //! fused CPU path, on the CPU: every optimizer and transformation over
+    //! the same tree and gradients, both ways. The fused path computes in
+    //! `f64`, the tensor path in `f32`: equal to `1e-5` relative.
+    use super::*;
+    use crate::{
+        adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, scale,
+        scale_by_schedule, sgd, Ema, GradientTransformation,
+    };
+    use pytree_std::candle_core::Device;
+
+    /// A variable's tensor, a plain tensor, a scalar tensor.
+    type Tree = Vec<Tensor>;
+
+    fn data(n: usize, k: f32) -> Vec<f32> {
+        (0..n).map(|i| (1.7 * i as f32 + k).sin() * 3.0).collect()
+    }
+
+    fn tree(k: f32) -> Tree {
+        let d = Device::Cpu;
+        vec![
+            Var::from_vec(data(6, k), (2, 3), &d).unwrap().into_inner(),
+            Tensor::from_vec(data(4, k + 1.0), 4, &d).unwrap(),
+            Tensor::new(2.5f32 + k, &d).unwrap(),
+        ]
+    }
+
+    fn values(t: &Tree) -> Vec<f64> {
+        let mut out = Vec::new();
+        for x in t {
+            out.extend(
+                x.flatten_all()
+                    .unwrap()
+                    .to_dtype(DType::F64)
+                    .unwrap()
+                    .to_vec1::<f64>()
+                    .unwrap(),
+            );
+        }
+        out
+    }
+
+    /// Runs `run` on fresh trees with the fused path, then with the
+    /// tensor path, and compares what `run` returns.
+    fn both_ways(what: &str, run: impl Fn() -> Vec<f64>) {
+        let fused = run();
+        FORCE_TENSOR_OPS.with(|f| f.set(true));
+        let ops = run();
+        FORCE_TENSOR_OPS.with(|f| f.set(false));
+        assert_eq!(fused.len(), ops.len());
+        for (i, (a, b)) in fused.iter().zip(&ops).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-5 * (1.0 + a.abs()),
+                "{what} [{i}]: fused {a}, tensor ops {b}"
+            );
+        }
+        assert!(
+            fused.iter().zip(&values(&tree(0.0))).any(|(a, b)| a != b),
+            "{what}: nothing changed"
+        );
+    }
+
+    fn steps<O: GradientTransformation<Tree>>(opt: O) -> Vec<f64> {
+        let mut p = tree(0.0);
+        let mut state = opt.init(&p).unwrap();
+        for k in 0..3 {
+            opt.step(&mut p, &mut tree(k as f32 + 0.5), &mut state)
+                .unwrap();
+        }
+        values(&p)
+    }
+
+    fn updates<O: GradientTransformation<Tree>>(opt: O) -> Vec<f64> {
+        let mut p = tree(0.0);
+        let mut state = opt.init(&p).unwrap();
+        for k in 0..3 {
+            let mut u = tree(k as f32 + 0.5);
+            opt.update(&mut u, &mut state, &p).unwrap();
+            apply_updates(&mut p, &u).unwrap();
+        }
+        values(&p)
+    }
+
+    #[test]
+    fn every_optimizer_runs_the_same_as_tensor_operations() {
+        both_ways("sgd", || steps(sgd(0.1)));
+        both_ways("sgd update", || updates(sgd(0.1)));
+        both_ways("momentum", || steps(sgd(0.1).momentum(0.9)));
+        both_ways("momentum update", || updates(sgd(0.1).momentum(0.9)));
+        both_ways("nesterov", || steps(sgd(0.1).momentum(0.9).nesterov()));
+        both_ways("nesterov update", || {
+            updates(sgd(0.1).momentum(0.9).nesterov())
+        });
+        both_ways("adam", || steps(adam(0.1)));
+        both_ways("adam update", || updates(adam(0.1).eps_root(1e-8)));
+        both_ways("adamw", || steps(adamw(0.1, 0.5)));
+        both_ways("adamw update", || updates(adamw(0.1, 0.5)));
+        both_ways("masked adam", || {
+            steps(adam(0.1).mask(crate::Mask::new(|p: &pytree_std::KeyPath| {
+                p.to_string() != "[1]"
+            })))
+        });
+        both_ways("masked adam update", || {
+            updates(adam(0.1).mask(crate::Mask::new(|p: &pytree_std::KeyPath| {
+                p.to_string() != "[1]"
+            })))
+        });
+    }
+
+    /// `f32` tensors take Adam's `f32` loop: the same bits as the
+    /// optimizer's element function over `f32` scalars.
+    #[test]
+    fn adam_over_f32_tensors_matches_f32_scalars_bit_for_bit() {
+        for opt in [adam(0.1), adamw(0.1, 0.5), adam(0.1).eps_root(1e-8)] {
+            let mut t = vec![Tensor::from_vec(data(6, 0.0), 6, &Device::Cpu).unwrap()];
+            let mut s = data(6, 0.0);
+            let (mut st, mut ss) = (opt.init(&t).unwrap(), opt.init(&s).unwrap());
+            for k in 0..3 {
+                let g = data(6, k as f32 + 0.5);
+                opt.step(
+                    &mut t,
+                    &mut vec![Tensor::from_vec(g.clone(), 6, &Device::Cpu).unwrap()],
+                    &mut st,
+                )
+                .unwrap();
+                opt.step(&mut s, &mut g.clone(), &mut ss).unwrap();
+                let mut u = vec![Tensor::from_vec(g.clone(), 6, &Device::Cpu).unwrap()];
+                let mut us = g;
+                opt.update(&mut u, &mut st, &t).unwrap();
+                opt.update(&mut us, &mut ss, &s).unwrap();
+                assert_eq!(u[0].to_vec1::<f32>().unwrap(), us);
+            }
+            assert_eq!(t[0].to_vec1::<f32>().unwrap(), s);
+        }
+    }
+
+    #[test]
+    fn variables_run_the_same_as_tensor_operations() {
+        let vars = |k: f32| vec![Var::from_vec(data(6, k), (3, 2), &Device::Cpu).unwrap()];
+        let run = || {
+            let opt = chain(clip_by_global_norm(1.0), adamw(0.1, 0.1));
+            let mut p = vars(0.0);
+            let mut state = opt.init(&p).unwrap();
+            for k in 0..3 {
+                opt.step(&mut p, &mut vars(k as f32 + 0.5), &mut state)
+                    .unwrap();
+            }
+            values(&vec![p[0].as_tensor().clone()])
+        };
+        let fused = run();
+        FORCE_TENSOR_OPS.with(|f| f.set(true));
+        let ops = run();
+        FORCE_TENSOR_OPS.with(|f| f.set(false));
+        for (a, b) in fused.iter().zip(&ops) {
+            assert!(
+                (a - b).abs() <= 1e-5 * (1.0 + a.abs()),
+                "fused {a}, tensor ops {b}"
+            );
+        }
+        assert_ne!(
+            fused,
+            data(6, 0.0)
+                .iter()
+                .map(|&x| f64::from(x))
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn every_transformation_runs_the_same_as_tensor_operations() {
+        both_ways("clip", || {
+            updates(chain(clip_by_global_norm(1.0), scale(-1.0)))
+        });
+        both_ways("clip below the norm", || {
+            updates(chain(clip_by_global_norm(1e3), scale(-1.0)))
+        });
+        both_ways("clip then adamw", || {
+            steps(chain(clip_by_global_norm(0.5), adamw(0.1, 0.1)))
+        });
+        both_ways("scale by schedule", || {
+            updates(scale_by_schedule(|n: u64| -0.1 * (n + 1) as f64))
+        });
+        both_ways("add decayed weights", || updates(add_decayed_weights(0.3)));
+        both_ways("ema", || {
+            let mut p = tree(0.0);
+            let mut ema = Ema::new(0.9, &p).unwrap();
+            for k in 0..3 {
+                p = tree(k as f32 + 1.0);
+                ema.update(&p).unwrap();
+            }
+            values(ema.average())
+        });
+    }
+}
