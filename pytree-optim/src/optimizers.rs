@@ -612,6 +612,7 @@ where
         mask.check(params)?;
         decay.check(params)?;
         let (exec, count) = (self.exec, state.count);
+        let ops = (self.op(count, true, false), self.op(count, false, false));
         let mut i = 0;
         pytree_std::try_zip_mut_n(
             [updates, &mut state.mu, &mut state.nu],
@@ -626,12 +627,12 @@ where
                     let f = &|[u, m, v]: [&mut Scalar<P>; 3], [p]: [Scalar<P>; 1]| {
                         *u = k.neg_lr * (k.direction(*u, m, v) + k.wd * p);
                     };
-                    P::Leaf::zip_op([u, m, v], [p], exec, f, &self.op(count, true, false))
+                    P::Leaf::zip_op([u, m, v], [p], exec, f, &ops.0)
                 } else {
                     let f = &|[u, m, v]: [&mut Scalar<P>; 3], []: [Scalar<P>; 0]| {
                         *u = k.neg_lr * k.direction(*u, m, v);
                     };
-                    P::Leaf::zip_op([u, m, v], [], exec, f, &self.op(count, false, false))
+                    P::Leaf::zip_op([u, m, v], [], exec, f, &ops.1)
                 };
                 i += 1;
                 r.map_err(|e| e.kind().to_string())
@@ -655,6 +656,7 @@ where
         mask.check(&*params)?;
         decay.check(&*params)?;
         let (exec, count) = (self.exec, state.count);
+        let ops = (self.op(count, true, true), self.op(count, false, true));
         let mut i = 0;
         pytree_std::try_zip_mut_n(
             [params, &mut state.mu, &mut state.nu],
@@ -666,12 +668,12 @@ where
                     let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
                         *p += k.neg_lr * (k.direction(g, m, v) + k.wd * *p);
                     };
-                    P::Leaf::zip_op([p, m, v], [g], exec, f, &self.op(count, true, true))
+                    P::Leaf::zip_op([p, m, v], [g], exec, f, &ops.0)
                 } else {
                     let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
                         *p += k.neg_lr * k.direction(g, m, v);
                     };
-                    P::Leaf::zip_op([p, m, v], [g], exec, f, &self.op(count, false, true))
+                    P::Leaf::zip_op([p, m, v], [g], exec, f, &ops.1)
                 };
                 i += 1;
                 r.map_err(|e| e.kind().to_string())
