@@ -8,7 +8,7 @@ use pytree_std::{Error, KeyPath, PyTree};
 
 use crate::element::Float;
 use crate::kernel::Exec;
-use crate::leaf::FloatLeaf;
+use crate::leaf::{copy_tree, FloatLeaf};
 use crate::mask::{keep, Mask};
 use crate::op::ElementOp;
 use crate::options::options;
@@ -314,7 +314,7 @@ impl<T> Group<T> {
         P::Leaf: FloatLeaf,
         T: GradientTransformation<P>,
     {
-        let mut mine = original.clone();
+        let mut mine = copy_tree(original)?;
         self.transform.update(&mut mine, state, params)?;
         walk(
             [updates],
@@ -481,7 +481,7 @@ where
 
     fn update(&self, updates: &mut P, state: &mut G::State, params: &P) -> Result<(), Error> {
         self.groups.check_each(updates, state, params)?;
-        let original = updates.clone();
+        let original = copy_tree(&*updates)?;
         self.groups.update_all(updates, &original, state, params)
     }
 
@@ -490,7 +490,7 @@ where
         if self.groups.all_fused() {
             self.groups.step_each(params, grads, state)
         } else {
-            let original = grads.clone();
+            let original = copy_tree(&*grads)?;
             self.groups.update_all(grads, &original, state, params)?;
             apply_updates(params, grads)
         }

@@ -167,6 +167,43 @@ pub trait FloatLeaf: Leaf<Std> {
         let _ = (a, b);
         false
     }
+
+    /// Makes `leaf` hold memory of its own, so that writing it changes no
+    /// other value: what a copy of a tree needs after `Clone` when the
+    /// leaves [may share memory](FloatLeaf::MAY_SHARE_MEMORY) (a candle
+    /// tensor's clone shares its storage, and the optimizers write in
+    /// place: it becomes `Tensor::copy()`). The default (values, arrays,
+    /// whose clones own their elements) does nothing.
+    ///
+    /// ```
+    /// use pytree_optim::FloatLeaf;
+    /// let mut x = 2.0f32;
+    /// f32::unshare(&mut x)?;
+    /// assert_eq!(x, 2.0);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[inline]
+    fn unshare(leaf: LeafMut<'_, Std, Self>) -> Result<(), Error> {
+        let _ = leaf;
+        Ok(())
+    }
+}
+
+/// A copy of `tree` whose leaves share no memory with it (`Clone`, then
+/// [`FloatLeaf::unshare`] where leaves may share memory): writing the copy
+/// in place leaves `tree` as it was.
+pub(crate) fn copy_tree<P>(tree: &P) -> Result<P, Error>
+where
+    P: Flatten<Std> + Clone,
+    P::Leaf: FloatLeaf,
+{
+    let mut copy = tree.clone();
+    if <P::Leaf as FloatLeaf>::MAY_SHARE_MEMORY {
+        pytree_std::try_for_each_mut(&mut copy, |leaf| {
+            P::Leaf::unshare(leaf).map_err(|e| e.kind().to_string())
+        })?;
+    }
+    Ok(copy)
 }
 
 macro_rules! scalar_leaf {

@@ -367,6 +367,12 @@ impl FloatLeaf for Tensor {
     fn shares_memory(a: &Tensor, b: &Tensor) -> bool {
         same_storage(a, b)
     }
+
+    /// Replaces the tensor with a copy of its own storage (`Tensor::copy`).
+    fn unshare(leaf: &mut Tensor) -> Result<(), Error> {
+        *leaf = leaf.copy().map_err(candle_err)?;
+        Ok(())
+    }
 }
 
 /// Variables of any float dtype on any device, written with `Var::set`
@@ -440,6 +446,13 @@ impl FloatLeaf for Var {
 
     fn shares_memory(a: &Var, b: &Var) -> bool {
         same_storage(a, b)
+    }
+
+    /// Replaces the variable with a new variable holding a copy of its
+    /// values.
+    fn unshare(leaf: &mut Var) -> Result<(), Error> {
+        *leaf = Var::from_tensor(&leaf.as_tensor().detach()).map_err(candle_err)?;
+        Ok(())
     }
 }
 
