@@ -28,7 +28,11 @@ impl TreeDef {
     /// The structure of a tree of `self`'s shape whose every leaf is a tree
     /// of `inner`'s shape (JAX's `compose`). It takes time and memory in
     /// proportion to the result; a result with more nodes than a `usize`
-    /// counts, or an empty `inner` in place of leaves, is an error.
+    /// counts, or an empty `inner` in place of leaves, is an error, and so
+    /// is a result larger than `self`'s [output
+    /// budget](crate::TreeDefLimits::output_budget) (checked before it is
+    /// built: an 84-byte document of 2^32 leaves composed with a pair
+    /// would need 128 GiB).
     ///
     /// ```
     /// let pair = pytree_std::structure(&(0, 0));
@@ -53,6 +57,14 @@ impl TreeDef {
                 "cannot compose with the empty TreeDef: its leaves would be replaced by nothing",
             ));
         }
+        // The result's records: `self`'s, and `inner`'s once per leaf (at
+        // most; runs of leaves may merge), with `inner`'s statics too.
+        let bytes = super::budget::mul_add(
+            self.num_leaves(),
+            inner.encoded_bytes(),
+            self.encoded_bytes(),
+        );
+        super::budget::check_output(self, "the composed TreeDef", bytes)?;
         let mut b = TreeDefBuilder::new();
         let mut w = Walker::new(self);
         loop {
