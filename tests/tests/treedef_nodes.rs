@@ -130,11 +130,12 @@ fn child_and_entries_say_what_is_below_the_root() {
     let t: Tree<f32> = tree! { "w" => 1.0, "b" => [2.0] };
     let entries: Vec<String> = pytree_std::structure(&t)
         .entries()
+        .unwrap()
         .iter()
         .map(|p| p.to_string())
         .collect();
     assert_eq!(entries, [r#"["w"]"#, r#"["b"]"#]);
-    assert!(TreeDef::leaf().entries().is_empty());
+    assert!(TreeDef::leaf().entries().unwrap().is_empty());
 }
 
 #[test]

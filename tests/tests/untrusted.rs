@@ -649,3 +649,94 @@ fn a_metadata_entry_that_is_not_an_object_is_an_error() {
         .unwrap();
     assert!(ckpt.metadata().is_empty());
 }
+
+/// A document of `n` + 1 records: a tuple of `n` `None`s (7 bytes each,
+/// the smallest record there is).
+fn tuple_of_nones(n: usize) -> String {
+    let mut doc = format!(r#"{{"schemas":[],"nodes":[{{"tuple":{n}}}"#);
+    for _ in 0..n {
+        doc.push_str(r#","none""#);
+    }
+    doc.push_str("]}");
+    doc
+}
+
+#[test]
+fn reading_a_document_holds_a_small_multiple_of_its_size() {
+    let doc = tuple_of_nones(1 << 20);
+    let (_, peak, def) = allocations(|| read(&doc).unwrap());
+    assert_eq!(def.num_records(), (1 << 20) + 1);
+    // The TreeDef itself takes 16 bytes per record (2.3 times the
+    // document); reading it holds at most twice that at once.
+    let ratio = peak as f64 / doc.len() as f64;
+    println!(
+        "read {} bytes, held at most {peak} ({ratio:.2} times)",
+        doc.len()
+    );
+    assert!(ratio <= 5.0, "reading held {ratio:.2} times the document");
+}
+
+#[test]
+fn a_document_over_the_node_limit_is_refused_before_its_records_are_kept() {
+    let doc = tuple_of_nones(1 << 16);
+    let mut tight = TreeDefLimits::DEFAULT;
+    tight.max_nodes = 1 << 10;
+    let (_, peak, err) = allocations(|| tight.scope(|| read(&doc)).unwrap_err());
+    assert!(
+        err.to_string()
+            .starts_with("TreeDef record 1024: more than 1024 internal nodes"),
+        "{err}"
+    );
+    // Refused at record 1024, holding at most those records (16 bytes
+    // each, twice over while the buffer grows), not the 65 537.
+    assert!(peak < 64 << 10, "held {peak} bytes");
+}
+
+#[test]
+fn records_before_schemas_are_checked_the_same_way_once_the_schemas_are_read() {
+    let def = pytree_std::structure(&vec![Pair { a: 1u8, b: 2 }, Pair { a: 3, b: 4 }]);
+    let json: serde_json::Value = serde_json::to_value(&def).unwrap();
+    let swapped = format!(
+        r#"{{"nodes":{},"schemas":{}}}"#,
+        json["nodes"], json["schemas"]
+    );
+    assert!(read(&swapped).unwrap() == def);
+    // Unknown fields are ignored, a repeated one is an error.
+    let extra = format!(
+        r#"{{"version":1,"schemas":{},"nodes":{}}}"#,
+        json["schemas"], json["nodes"]
+    );
+    assert!(read(&extra).unwrap() == def);
+    let twice = format!(
+        r#"{{"schemas":{0},"nodes":{1},"nodes":{1}}}"#,
+        json["schemas"], json["nodes"]
+    );
+    assert!(read(&twice)
+        .unwrap_err()
+        .to_string()
+        .contains("duplicate field `nodes`"));
+    // The same errors, whichever order: a record left over, a limit.
+    for doc in [
+        r#"{"schemas":[],"nodes":[{"seq":1},{"leaves":1},"none","none"]}"#,
+        r#"{"nodes":[{"seq":1},{"leaves":1},"none","none"],"schemas":[]}"#,
+    ] {
+        assert_eq!(
+            read(doc).unwrap_err().to_string(),
+            "TreeDef record 2: the tree is complete, 2 record(s) left over"
+        );
+    }
+    for doc in [
+        r#"{"schemas":[],"nodes":[{"seq":2},{"leaves":1},{"struct":{"schema":0,"statics":[]}}]}"#,
+        r#"{"nodes":[{"seq":2},{"leaves":1},{"struct":{"schema":0,"statics":[]}}],"schemas":[]}"#,
+    ] {
+        assert_eq!(
+            read(doc).unwrap_err().to_string(),
+            "TreeDef record 2: no schema number 0"
+        );
+    }
+    let missing = r#"{"nodes":[{"leaves":1}]}"#;
+    assert!(read(missing)
+        .unwrap_err()
+        .to_string()
+        .contains("missing field `schemas`"));
+}

@@ -41,18 +41,17 @@ impl TreeDef {
                 _ => 1,
             };
             // The node (or run) fills slots of the open nodes, innermost
-            // first; a run may finish several of them.
+            // first; a node whose slots are all filled is closed when the
+            // next record comes (its last child may be the record just
+            // read, which is still inside it).
             while slots > 0 {
+                while open.last() == Some(&0) {
+                    open.pop();
+                }
                 let Some(top) = open.last_mut() else { break };
                 let take = slots.min(*top);
                 *top -= take;
                 slots -= take;
-                if *top == 0 {
-                    open.pop();
-                }
-                if !matches!(node, Record::Leaves(_)) {
-                    break;
-                }
             }
             if !matches!(node, Record::Leaves(_)) && node.arity() > 0 {
                 open.push(node.arity());
@@ -99,6 +98,8 @@ pub(crate) fn mul_add(a: usize, b: usize, c: usize) -> Option<usize> {
 
 #[cfg(test)]
 mod tests {
+    use alloc::string::ToString;
+
     use crate::traits::visit::NodeRef;
     use crate::treedef::TreeDefBuilder;
 
