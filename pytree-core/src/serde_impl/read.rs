@@ -308,7 +308,7 @@ struct Read {
 
 /// Reads `nodes` after `schemas`: checked as the records come, or only
 /// parsed if the schemas are refused.
-fn nodes_after_schemas<'de, E>(
+fn nodes_after_schemas<E>(
     schemas: &[SchemaRepr],
     next: impl FnOnce(NodesSeed<'_>) -> Result<Records, E>,
 ) -> Result<(Records, Result<Check, String>), E> {
