@@ -88,7 +88,7 @@ impl<T> Drop for Unwinding<T> {
     }
 }
 
-/// Drops `value` on a fresh stack segment of [`DROP_SEGMENT`] bytes (with
+/// Drops `value` on a fresh stack segment of 256 MiB (with
 /// the `std` feature, and only if `T` has drop glue), so that a deeply
 /// recursive value is dropped without overflowing the stack in use.
 ///
