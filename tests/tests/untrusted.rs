@@ -740,3 +740,30 @@ fn records_before_schemas_are_checked_the_same_way_once_the_schemas_are_read() {
         .to_string()
         .contains("missing field `schemas`"));
 }
+
+#[test]
+fn the_transposes_answer_to_the_tree_they_hold_not_to_the_output_budget() {
+    // With no allowance, a budget of 512 bytes for a two-record TreeDef:
+    // composing it with a pair is refused ...
+    let mut tight = TreeDefLimits::DEFAULT;
+    tight.output_allowance = 0;
+    let n = 10_000;
+    let def = pytree_std::structure(&vec![0u32; n]);
+    let pair = pytree_std::structure(&(0u32, 0u32));
+    assert!(tight.scope(|| def.compose(&pair)).is_err());
+    // ... but the transposes build that structure for a tree whose leaves
+    // they hold, so they are bounded by it.
+    let zipped: Vec<(u32, u32)> = tight
+        .scope(|| pytree_std::zip(vec![1u32; n], vec![2u32; n]))
+        .unwrap();
+    assert_eq!(zipped.len(), n);
+    assert_eq!(zipped[n - 1], (1, 2));
+    let back: (Vec<u32>, Vec<u32>) = tight
+        .scope(|| pytree_std::transpose(&def, &pair, zipped))
+        .unwrap();
+    assert_eq!((back.0.len(), back.1[0]), (n, 2));
+    let stacked: Vec<Vec<u32>> = tight
+        .scope(|| pytree_std::stack((0..n as u32).map(|i| vec![i, i])))
+        .unwrap();
+    assert_eq!(stacked[1][n - 1], (n - 1) as u32);
+}

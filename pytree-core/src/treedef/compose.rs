@@ -65,6 +65,29 @@ impl TreeDef {
             self.encoded_bytes(),
         );
         super::budget::check_output(self, "the composed TreeDef", bytes)?;
+        self.compose_within_a_tree(inner)
+    }
+
+    /// `compose` without the output budget, for callers whose result is
+    /// the structure of a tree they hold (the transposes: the leaves are
+    /// in memory, and the result has no more nodes than about twice the
+    /// tree's).
+    pub(crate) fn compose_within_a_tree(&self, inner: &TreeDef) -> Result<TreeDef, Error> {
+        self.composed_counts(inner).ok_or_else(|| {
+            Error::custom(alloc::format!(
+                "cannot compose: {} leaves each replaced by {} nodes make more nodes than a usize counts",
+                self.num_leaves(),
+                inner.num_nodes()
+            ))
+        })?;
+        if inner.is_leaf() {
+            return Ok(self.clone());
+        }
+        if self.num_leaves() > 0 && inner.nodes().is_empty() {
+            return Err(Error::custom(
+                "cannot compose with the empty TreeDef: its leaves would be replaced by nothing",
+            ));
+        }
         let mut b = TreeDefBuilder::new();
         let mut w = Walker::new(self);
         loop {
