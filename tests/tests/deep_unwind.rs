@@ -125,6 +125,14 @@ fn a_panic_after_the_deep_field_was_built_is_caught_by_catch_unwind() {
             pytree_std::map_into::<RevChain, RevChain>(rev_chain(LEVELS), panics_at(LEVELS - 1))
         }));
         assert_eq!(message(caught.err().expect("a panic")), "leaf 99999");
+        // A tuple whose first element is a chain, mapped before the panic.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pytree_std::map((chain(LEVELS), 0.0), panics_at(LEVELS))
+        }));
+        assert_eq!(
+            message(caught.err().expect("a panic")),
+            format!("leaf {LEVELS}")
+        );
         println!("done");
         return;
     }
