@@ -14,6 +14,7 @@ use crate::treedef::static_data::Static;
 
 pub use crate::ops::multi::check_all;
 pub use crate::stack::ensure_stack;
+pub use crate::unwind::{drop_deep, Unwinding};
 
 /// How generated code reaches a data field: every call on a field goes
 /// through this trait, so a field that is not a pytree, or whose leaves are

@@ -75,6 +75,7 @@ mod stack;
 mod traits;
 mod treedef;
 mod treelize;
+mod unwind;
 
 #[doc(hidden)]
 pub mod __private;

@@ -13,22 +13,16 @@
 //! its stack may reach (the "floor", from `stacker::remaining_stack` on
 //! first use and after each switch of stack segment).
 //!
-//! The limit that remains: a panic in the closure of a consuming walk
-//! (`map`, `try_map`, ...) halfway down a chain unwinds through the levels
-//! above it, and the level that panicked drops the part of the chain it has
-//! not mapped yet. That drop is std's (`Drop` of `Box`, `Option`, the
-//! user's struct): it recurses once per level, on the stack in use at the
-//! panic, where at least [`RED_ZONE`] (128 KiB) are left. Measured for a
-//! two-field `Chain` (f64 leaf, `Option<Box<Chain>>`) on a 2 MiB thread,
-//! with the panic at every depth of a segment: a rest of up to 3 500 levels
-//! below the panic always drops in release builds (about 32 bytes of stack
-//! per level; 1 200 levels in debug builds, about 97 bytes per level); a
-//! rest of 8 000 levels (release) or 3 000 (debug) aborts with a stack
-//! overflow at some panic depths. Dropping such a chain anywhere else (a
-//! plain `drop`, at the end of a scope) has the same limit, since it is the
-//! same std code; a program that builds chains that deep takes them apart
-//! level by level (see `tests/deep_trees.rs`). The walks themselves have
-//! no such limit.
+//! A panic in the closure of a consuming walk (`map`, `try_map`, ...)
+//! halfway down a chain unwinds through the levels above it, and the level
+//! that panicked owns the part of the chain it has not mapped yet. Derived
+//! code and the `Vec` impl hold such parts in guards that drop them on a
+//! fresh, large stack segment (see `unwind.rs`), since std's recursive drop
+//! would otherwise run past this one's end (measured before the guards: a
+//! rest of 8 000 levels below the panic overflowed a 2 MiB thread).
+//! Dropping a deep chain anywhere else (a plain `drop`, at the end of a
+//! scope) is std's code and has std's limit: a program that builds chains
+//! that deep takes them apart level by level (see `tests/deep_trees.rs`).
 //!
 //! The position compared is the stack pointer register itself, read with
 //! one instruction (`psm::stack_pointer`, a call, on targets without the

@@ -392,24 +392,43 @@ fn construct(v: &Variant<'_>, exprs: &[TokenStream]) -> TokenStream {
     }
 }
 
+/// The body of `map_leaves`. Each data field is held in an `Unwinding`
+/// guard until it is mapped, and its result until the value is built, so
+/// that a panic in the closure drops what is left of a deep tree on a fresh
+/// stack (see pytree-core's `unwind.rs`), not by recursing on this one.
 fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
     let arms = c.variants.iter().map(|v| {
         let pattern = v.pattern();
+        let held = v.data_fields().map(|f| {
+            let b = &f.binding;
+            quote!(let #b = #krate::__private::Unwinding::new(#b);)
+        });
+        let mapped = v.data_fields().map(|f| {
+            let (b, ty) = (&f.binding, f.ty);
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::map_field(#b.take(), __f));
+            quote!(let #b = #krate::__private::Unwinding::new(#call);)
+        });
         let exprs: Vec<TokenStream> = v
             .fields
             .iter()
             .map(|f| {
-                let (b, ty) = (&f.binding, f.ty);
-                if !f.is_data() {
-                    quote!(#b)
+                let b = &f.binding;
+                if f.is_data() {
+                    quote!(#b.take())
                 } else {
-                    quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::map_field(#b, __f))
+                    quote!(#b)
                 }
             })
             .collect();
         let value = construct(v, &exprs);
-        quote!(#pattern => #value,)
+        quote! {
+            #pattern => {
+                #(#held)*
+                #(#mapped)*
+                #value
+            }
+        }
     });
     quote! {
         match self {
@@ -557,18 +576,29 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             });
             quote!(#(#updates)*)
         } else {
-            let exprs: Vec<TokenStream> = v.fields.iter().enumerate().map(|(i, f)| {
+            // Each built data field is held in an `Unwinding` guard until
+            // the value is built (see `map_leaves`).
+            let built = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
+                let (b, ty) = (&f.binding, f.ty);
+                let others = others_field(c, i, f);
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field(#b, #others, __f));
+                quote!(let #b = #krate::__private::Unwinding::new(#call);)
+            });
+            let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
                 let (b, ty) = (&f.binding, f.ty);
                 if f.skip.is_some() {
                     quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
                 } else if f.is_static.is_some() {
                     quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>::clone_field(#b))
                 } else {
-                    let others = others_field(c, i, f);
-                    quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field(#b, #others, __f))
+                    quote!(#b.take())
                 }
             }).collect();
-            construct(v, &exprs)
+            let value = construct(v, &exprs);
+            quote! {
+                #(#built)*
+                #value
+            }
         };
         quote! {
             #pattern => {
@@ -600,12 +630,16 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             let place = error_place(c, v, Some(f));
             let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::unflatten_field(__source));
             let checked = try_at(call, &place);
-            quote!(let #b = #checked;)
+            // Held until the value is built, so that a later field's error
+            // or panic drops a deep one on a fresh stack (see `map_leaves`).
+            quote!(let #b = #krate::__private::Unwinding::new(#checked);)
         });
         let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
             if f.skip.is_some() {
                 quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
+            } else if f.is_data() {
+                quote!(#b.take())
             } else {
                 quote!(#b)
             }

@@ -87,7 +87,7 @@ where
     };
     pytree_core::__private::check_all::<Std, T>(members.iter().collect())?;
     let per_member: Vec<Vec<ArrayViewD<'_, A>>> = members.iter().map(crate::leaves).collect();
-    let paths = crate::structure(first).leaf_paths();
+    let paths = crate::structure(first).leaf_paths()?;
     let mut stacked = Vec::with_capacity(paths.len());
     for (i, path) in paths.iter().enumerate() {
         let views: Vec<ArrayViewD<'_, A>> = per_member.iter().map(|l| l[i].clone()).collect();

@@ -267,6 +267,32 @@ fn record_readers(def: &TreeDef) {
     );
     let _ = def.num_nodes();
     let _ = def.root_node();
+    // Under the default limits a document may claim 2^32 leaves: the
+    // readers whose results grow with the claim give them or say no,
+    // naming the output budget, before they allocate.
+    let within = |what: &str, r: Result<usize, pytree_std::Error>, len: usize| match r {
+        Ok(got) => assert_eq!(got, len, "{what}"),
+        Err(e) => assert!(e.to_string().contains("output budget"), "{what}: {e}"),
+    };
+    within(
+        "children",
+        def.children().map(|k| k.len()),
+        def.num_children(),
+    );
+    within(
+        "entries",
+        def.entries().map(|k| k.len()),
+        def.num_children(),
+    );
+    within(
+        "leaf_paths",
+        def.leaf_paths().map(|k| k.len()),
+        def.num_leaves(),
+    );
+    if let Some(twice) = def.num_leaves().checked_mul(2) {
+        let pair = pytree_std::structure(&(0u8, 0u8));
+        within("compose", def.compose(&pair).map(|c| c.num_leaves()), twice);
+    }
     assert!(def == &def.clone());
     assert!(def.diff(def).is_empty());
     assert!(def.is_prefix_of(def));
@@ -285,7 +311,9 @@ fn record_readers(def: &TreeDef) {
 fn all_readers(def: &TreeDef, sel: u8) {
     record_readers(def);
     let n = def.num_leaves();
-    let kids = def.children();
+    let kids = def
+        .children()
+        .expect("under FUZZ_LIMITS, within the output budget");
     assert!(
         kids.iter().map(TreeDef::num_leaves).sum::<usize>() == n || kids.is_empty(),
         "the children hold the leaves"
@@ -317,7 +345,9 @@ fn all_readers(def: &TreeDef, sel: u8) {
 /// `transform` and a counting `walk` give the TreeDef and its leaf count.
 fn node_readers(def: &TreeDef, sel: u8) {
     let n = def.num_children();
-    let kids = def.children();
+    let kids = def
+        .children()
+        .expect("under FUZZ_LIMITS, within the output budget");
     assert_eq!(kids.len(), n);
     if def.num_records() > 0 {
         let rebuilt = TreeDef::from_node(&def.root_node(), kids.clone());
@@ -342,9 +372,11 @@ fn node_readers(def: &TreeDef, sel: u8) {
     ] {
         assert_eq!(def.child(i).as_ref(), kids.get(i));
     }
-    assert_eq!(def.entries().len(), n);
+    assert_eq!(def.entries().map(|e| e.len()).ok(), Some(n));
     let _ = (def.one_level(), def.is_one_level());
-    let paths = def.leaf_paths();
+    let paths = def
+        .leaf_paths()
+        .expect("under FUZZ_LIMITS, within the output budget");
     assert_eq!(paths.len(), def.num_leaves());
     let m = paths.len();
     for i in [0, 1, m / 2, m.saturating_sub(1), usize::from(sel) % (m + 1)] {

@@ -54,7 +54,7 @@ fn the_path_of_leaf_i_agrees_with_the_walk_and_the_structure() {
     let b = block();
     let def = pytree_std::structure(&b);
     let walked = pytree_std::leaves_with_path(&b);
-    let paths = def.leaf_paths();
+    let paths = def.leaf_paths().unwrap();
     assert_eq!(paths.len(), walked.len());
     for (i, (path, leaf)) in walked.iter().enumerate() {
         let at = pytree_std::leaf_path_at(&b, i).unwrap();
@@ -80,6 +80,7 @@ fn accessors_from_one_structure_fetch_the_leaves_of_every_tree_of_it() {
     pytree_std::for_each_mut(&mut other, |x| *x *= 10.0);
     let fetched: Vec<f32> = def
         .leaf_paths()
+        .unwrap()
         .iter()
         .map(|p| *pytree_std::get(&other, p).unwrap())
         .collect();
@@ -103,7 +104,12 @@ fn dynamic_trees_are_indexed_in_insertion_order() {
         t,
         tree! { "b" => [1, None, 2], "a" => { "y" => 3, "x" => 40 } }
     );
-    for (i, path) in pytree_std::structure(&t).leaf_paths().iter().enumerate() {
+    for (i, path) in pytree_std::structure(&t)
+        .leaf_paths()
+        .unwrap()
+        .iter()
+        .enumerate()
+    {
         assert_eq!(
             t.subtree(path).and_then(Tree::as_leaf),
             Some(pytree_std::leaf_at(&t, i).unwrap())

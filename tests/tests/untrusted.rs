@@ -1,14 +1,19 @@
 //! Untrusted TreeDefs: documents and hand-built TreeDefs are checked where
 //! they come in, limits bound what a small document may claim, and every
-//! reader of a TreeDef works in proportion to what it is given or returns
-//! (or says no), so a 90-byte document is not a bomb.
+//! reader of a TreeDef works in proportion to what it is given or returns,
+//! within an output budget (or says no), so a 90-byte document is not a
+//! bomb. Costs are measured as work (bytes allocated, this thread's CPU
+//! time), not the wall clock, so a loaded machine cannot fail these tests;
+//! what must not exhaust memory runs in a child process under a limit.
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
 
 use pytree_std::{
     tree, NodeRef, NodeView, PyTree, StaticValue, Tree, TreeDef, TreeDefBuilder, TreeDefLimits,
 };
+use pytree_tests::child;
 
 /// The document of the issue: a sequence of 10^18 leaves, two records.
 const BOMB: &str =
@@ -18,17 +23,96 @@ fn read(doc: &str) -> Result<TreeDef, serde_json::Error> {
     serde_json::from_str(doc)
 }
 
-/// Runs `f` and checks it took less than a second (each reader below works
-/// on two or three records; one that walked the leaves would take years).
-fn quick<R>(what: &str, f: impl FnOnce() -> R) -> R {
-    let start = Instant::now();
+/// Bytes allocated by this thread: in all, and the most held at once.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    allocated: usize,
+    held: isize,
+    peak: isize,
+}
+
+thread_local! {
+    // Const-initialized and without a destructor: using it allocates nothing.
+    static TALLY: Cell<Tally> = const { Cell::new(Tally { allocated: 0, held: 0, peak: 0 }) };
+}
+
+fn record(grow: isize) {
+    let _ = TALLY.try_with(|cell| {
+        let mut t = cell.get();
+        if grow > 0 {
+            t.allocated += grow as usize;
+        }
+        t.held += grow;
+        t.peak = t.peak.max(t.held);
+        cell.set(t);
+    });
+}
+
+/// Tallies the current thread's allocations (tests run on several threads).
+struct Counting;
+
+// SAFETY: every method forwards to `System` with the same arguments.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        record(layout.size() as isize);
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        record(layout.size() as isize);
+        unsafe { System.alloc_zeroed(layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        record(new_size as isize - layout.size() as isize);
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        record(-(layout.size() as isize));
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: Counting = Counting;
+
+/// What `f` allocated on this thread: `(bytes in all, most bytes held at
+/// once above what was held before)`, and its result.
+fn allocations<R>(f: impl FnOnce() -> R) -> (usize, usize, R) {
+    let before = TALLY.with(Cell::get);
+    TALLY.with(|c| {
+        let mut t = c.get();
+        t.peak = t.held;
+        c.set(t);
+    });
     let r = f();
-    assert!(
-        start.elapsed() < Duration::from_secs(1),
-        "{what} took {:?}",
-        start.elapsed()
-    );
+    let after = TALLY.with(Cell::get);
+    (
+        after.allocated - before.allocated,
+        (after.peak - before.held).max(0) as usize,
+        r,
+    )
+}
+
+/// Runs `f` and checks it allocated less than 4 MiB in all (each reader
+/// below works on two or three records, and some reserve a bounded buffer;
+/// one that made anything per leaf would need exabytes).
+fn cheap<R>(what: &str, f: impl FnOnce() -> R) -> R {
+    let (bytes, _, r) = allocations(f);
+    assert!(bytes < 4 << 20, "{what} allocated {bytes} bytes");
     r
+}
+
+/// CPU time this thread has used (not the wall clock: other processes on
+/// the machine do not add to it).
+fn thread_cpu_time() -> std::time::Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant
+    // Linux defines.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime");
+    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
 #[test]
@@ -51,91 +135,91 @@ fn a_document_claiming_more_leaves_than_the_limits_is_refused() {
 }
 
 #[test]
-fn every_reader_of_a_huge_treedef_is_quick_or_says_no() {
+fn every_reader_of_a_huge_treedef_is_cheap_or_says_no() {
     let def = TreeDefLimits::UNLIMITED.scope(|| read(BOMB)).unwrap();
     let n = 1_000_000_000_000_000_000usize;
     assert_eq!(def.num_leaves(), n);
-    assert_eq!(quick("num_nodes", || def.num_nodes()), n + 1);
+    assert_eq!(cheap("num_nodes", || def.num_nodes()), n + 1);
     assert_eq!(def.root_node(), NodeView::Seq(n));
     // Display and Debug print the first leaves of a long run and a count.
-    let text = quick("Display", || def.to_string());
+    let text = cheap("Display", || def.to_string());
     assert_eq!(
         text,
         "[*, *, *, *, *, *, *, *, ... 999999999999999992 more leaves]"
     );
     assert_eq!(
-        quick("Debug", || format!("{def:?}")),
+        cheap("Debug", || format!("{def:?}")),
         format!("TreeDef({text})")
     );
     // Equality, hashing and the structural relations work on records.
     let other = TreeDefLimits::UNLIMITED.scope(|| read(BOMB)).unwrap();
-    assert!(quick("eq", || def == other));
-    assert!(quick("diff", || def.diff(&other)).is_empty());
+    assert!(cheap("eq", || def == other));
+    assert!(cheap("diff", || def.diff(&other)).is_empty());
     let shorter = pytree_std::structure(&vec![0u8; 3]);
-    assert_eq!(quick("diff", || def.diff(&shorter)).len(), 1);
-    assert!(quick("is_prefix_of", || def.is_prefix_of(&other)));
-    assert!(quick("is_prefix_of", || !def.is_prefix_of(&shorter)));
+    assert_eq!(cheap("diff", || def.diff(&shorter)).len(), 1);
+    assert!(cheap("is_prefix_of", || def.is_prefix_of(&other)));
+    assert!(cheap("is_prefix_of", || !def.is_prefix_of(&shorter)));
     // Results made of one value per leaf, against a real value: errors.
-    assert!(quick("compose", || def.compose(&def)).is_err());
-    assert!(quick("compose", || def.compose(&TreeDef::leaf())).is_ok());
+    assert!(cheap("compose", || def.compose(&def)).is_err());
+    assert!(cheap("compose", || def.compose(&TreeDef::leaf())).is_ok());
     let pair = pytree_std::structure(&(0u8, 0u8));
-    assert!(quick("transpose", || {
+    assert!(cheap("transpose", || {
         pytree_std::transpose::<_, Vec<(u8, u8)>>(&def, &pair, vec![(1u8, 2u8)])
     })
     .is_err());
-    assert!(quick("unflatten", || pytree_std::unflatten::<Vec<u8>>(
+    assert!(cheap("unflatten", || pytree_std::unflatten::<Vec<u8>>(
         &def,
         [1u8]
     ))
     .is_err());
-    assert!(quick("unflatten", || {
+    assert!(cheap("unflatten", || {
         pytree_std::unflatten::<Vec<(u8,)>>(&def, [1u8])
     })
     .is_err());
-    assert!(quick("unflatten", || pytree_std::unflatten::<Tree<u8>>(
+    assert!(cheap("unflatten", || pytree_std::unflatten::<Tree<u8>>(
         &def,
         [1u8]
     ))
     .is_err());
-    assert!(quick("flatten_up_to", || pytree_std::flatten_up_to(
+    assert!(cheap("flatten_up_to", || pytree_std::flatten_up_to(
         &def,
         vec![1u8, 2]
     ))
     .is_err());
-    assert!(quick("to_pytree", || tree!([1u8, 2]).to_pytree::<Vec<u8>>(&def)).is_err());
-    assert!(quick("rise", || {
+    assert!(cheap("to_pytree", || tree!([1u8, 2]).to_pytree::<Vec<u8>>(&def)).is_err());
+    assert!(cheap("rise", || {
         pytree_std::rise::<u8, u8, Vec<u8>, Vec<u8>>(&def, [(1u8, 2u8)])
     })
     .is_err());
-    assert!(quick("serialize", || serde_json::to_string(&def)).is_ok());
+    assert!(cheap("serialize", || serde_json::to_string(&def)).is_ok());
     // The node-by-node readers.
-    assert_eq!(quick("num_children", || def.num_children()), n);
-    assert!(quick("child", || def.child(n - 1)).is_some_and(|c| c.is_leaf()));
-    assert!(quick("child", || def.child(n)).is_none());
-    assert_eq!(quick("one_level", || def.one_level()), def);
-    assert!(quick("is_one_level", || def.is_one_level()));
+    assert_eq!(cheap("num_children", || def.num_children()), n);
+    assert!(cheap("child", || def.child(n - 1)).is_some_and(|c| c.is_leaf()));
+    assert!(cheap("child", || def.child(n)).is_none());
+    assert_eq!(cheap("one_level", || def.one_level()), def);
+    assert!(cheap("is_one_level", || def.is_one_level()));
     assert_eq!(
-        quick("leaf_path", || def.leaf_path(n - 1)).map(|p| p.to_string()),
+        cheap("leaf_path", || def.leaf_path(n - 1)).map(|p| p.to_string()),
         Some(format!("[{}]", n - 1))
     );
-    assert!(quick("leaf_path", || def.leaf_path(n)).is_none());
-    let p = quick("parse_key_path", || {
+    assert!(cheap("leaf_path", || def.leaf_path(n)).is_none());
+    let p = cheap("parse_key_path", || {
         def.parse_key_path("[999999999999999999]", pytree_std::KeyStr::FULL)
     });
     assert_eq!(p.unwrap().to_string(), "[999999999999999999]");
-    assert!(quick("walk", || def.walk([1u8], |x| x, |_, _| 0)).is_err());
-    assert!(quick("is_strict_prefix_of", || !def.is_strict_prefix_of(&other)));
-    assert!(quick("broadcast_to_common_suffix", || def
+    assert!(cheap("walk", || def.walk([1u8], |x| x, |_, _| 0)).is_err());
+    assert!(cheap("is_strict_prefix_of", || !def.is_strict_prefix_of(&other)));
+    assert!(cheap("broadcast_to_common_suffix", || def
         .broadcast_to_common_suffix(&shorter))
     .is_err());
     let mut wider = TreeDefLimits::UNLIMITED;
     wider.max_depth = 8;
     let doc = r#"{"schemas":[],"nodes":[{"seq":2},{"seq":1000000000000000000},{"leaves":1000000000000000000},"none"]}"#;
     let two = wider.scope(|| read(doc)).unwrap();
-    assert!(quick("broadcast_to_common_suffix", || two
+    assert!(cheap("broadcast_to_common_suffix", || two
         .broadcast_to_common_suffix(&two))
     .is_ok());
-    assert!(quick("is_strict_prefix_of", || !two.is_strict_prefix_of(&two)));
+    assert!(cheap("is_strict_prefix_of", || !two.is_strict_prefix_of(&two)));
 }
 
 #[test]
@@ -144,7 +228,7 @@ fn children_are_copied_one_by_one_not_reserved_from_the_count() {
     let doc =
         r#"{"schemas":[],"nodes":[{"tuple":2},{"seq":1000000000000},{"leaves":1000000000001}]}"#;
     let def = TreeDefLimits::UNLIMITED.scope(|| read(doc)).unwrap();
-    let kids = quick("children", || def.children());
+    let kids = cheap("children", || def.children()).unwrap();
     assert_eq!(kids.len(), 2);
     assert_eq!(kids[0].num_leaves(), 1_000_000_000_000);
     assert!(kids[1].is_leaf());
@@ -291,25 +375,28 @@ fn reading_many_distinct_schemas_takes_linear_time() {
             nodes.join(",")
         )
     };
-    let time = |n: usize, tag: &str| {
+    // Work, not the wall clock: this thread's CPU time and the bytes the
+    // read allocates.
+    let cost = |n: usize, tag: &str| {
         let text = doc(n, tag);
-        let start = Instant::now();
-        let def = read(&text).unwrap();
+        let start = thread_cpu_time();
+        let (bytes, _, def) = allocations(|| read(&text).unwrap());
         assert_eq!(def.num_leaves(), n);
-        start.elapsed()
+        (thread_cpu_time() - start, bytes)
     };
-    let small = (0..3)
-        .map(|k| time(5_000, &format!("s{k}_")))
-        .min()
-        .unwrap();
-    let large = (0..3)
-        .map(|k| time(40_000, &format!("l{k}_")))
-        .min()
-        .unwrap();
-    // 8 times the schemas: linear is about 8 times the time, quadratic 64.
+    let small: Vec<_> = (0..3).map(|k| cost(5_000, &format!("s{k}_"))).collect();
+    let large: Vec<_> = (0..3).map(|k| cost(40_000, &format!("l{k}_"))).collect();
+    let min_time = |c: &[(std::time::Duration, usize)]| c.iter().map(|c| c.0).min().unwrap();
+    let (small_time, large_time) = (min_time(&small), min_time(&large));
+    // 8 times the schemas: linear is about 8 times the work, quadratic 64.
     assert!(
-        large < small * 24,
-        "5 000 schemas: {small:?}, 40 000 schemas: {large:?}"
+        large_time < small_time * 24,
+        "5 000 schemas: {small_time:?}, 40 000 schemas: {large_time:?} of CPU time"
+    );
+    let (small_bytes, large_bytes) = (small[0].1, large[0].1);
+    assert!(
+        large_bytes < small_bytes * 12,
+        "5 000 schemas: {small_bytes} bytes, 40 000 schemas: {large_bytes} bytes"
     );
 }
 
@@ -386,4 +473,297 @@ fn partition_then_combine_is_the_identity_for_dynamic_trees() {
     )
     .unwrap();
     assert_eq!(m, tree! { "a" => 1, "b" => 2 });
+}
+
+/// 84 bytes, accepted by the default limits: a sequence of exactly 2^32
+/// leaves (the default leaf limit).
+const AT_THE_LEAF_LIMIT: &str =
+    r#"{"schemas":[],"nodes":[{"seq":4294967296},{"leaves":4294967296}]}"#;
+
+/// 4096 nested one-child sequences over a run of 2^32 leaves (41 KB, the
+/// default depth limit).
+fn nested_at_the_limits() -> String {
+    let mut nodes = vec![r#"{"seq":1}"#.to_string(); 4095];
+    nodes.push(r#"{"seq":4294967296},{"leaves":4294967296}"#.to_string());
+    format!(r#"{{"schemas":[],"nodes":[{}]}}"#, nodes.join(","))
+}
+
+/// Every reader whose result grows with the leaves a document claims: an
+/// error naming the output budget, for a document the limits accept.
+fn budgeted_readers_say_no(def: &TreeDef) {
+    let says_no = |what: &str, r: Result<usize, pytree_std::Error>| match r {
+        Ok(n) => panic!("{what} gave {n} items"),
+        Err(e) => assert!(
+            e.to_string().contains("more than the output budget")
+                || e.to_string().contains("more nodes than a usize counts"),
+            "{what}: {e}"
+        ),
+    };
+    if def.num_children() > 1 {
+        says_no("children", def.children().map(|k| k.len()));
+        says_no("entries", def.entries().map(|k| k.len()));
+    } else {
+        // One child: a copy of the records below the root.
+        assert_eq!(def.children().unwrap().len(), 1);
+    }
+    says_no("leaf_paths", def.leaf_paths().map(|k| k.len()));
+    says_no(
+        "walk",
+        def.walk(0..def.num_leaves(), |i| i, |_, kids| kids.len()),
+    );
+    let pair = pytree_std::structure(&(0u8, 0u8));
+    says_no("compose", def.compose(&pair).map(|c| c.num_leaves()));
+    says_no("compose", def.compose(def).map(|c| c.num_leaves()));
+    // A transform whose result grows with each leaf stops at the budget
+    // (lowered here, so that it stops after 2^16 leaves, not 2^23).
+    let mut tight = TreeDefLimits::DEFAULT;
+    tight.output_allowance = 1 << 20;
+    let grown = tight.scope(|| def.transform(|_, node| Ok(node.clone()), |_| pair.clone()));
+    says_no("transform", grown.map(|t| t.num_leaves()));
+}
+
+#[test]
+fn documents_the_default_limits_accept_do_not_make_any_reader_exhaust_memory() {
+    if let Some(case) = child::case() {
+        let doc = match case.as_str() {
+            "leaf_limit" => AT_THE_LEAF_LIMIT.to_string(),
+            "billion" => {
+                r#"{"schemas":[],"nodes":[{"seq":1000000000},{"leaves":1000000000}]}"#.to_string()
+            }
+            "nested" => nested_at_the_limits(),
+            other => panic!("no case {other}"),
+        };
+        let def = read(&doc).expect("within the default limits");
+        let (_, peak, ()) = allocations(|| budgeted_readers_say_no(&def));
+        assert!(peak < 64 << 20, "{case}: held {peak} bytes at once");
+        println!("done");
+        return;
+    }
+    // Before the budget each of these ran out of 4 GiB within seconds.
+    for case in ["leaf_limit", "billion", "nested"] {
+        let out = child::run_case(
+            "documents_the_default_limits_accept_do_not_make_any_reader_exhaust_memory",
+            case,
+            1 << 30,
+        );
+        assert!(
+            out.status.success() && out.stdout.contains("done"),
+            "{case}: {:?}\n{}\n{}",
+            out.status,
+            out.stdout,
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn the_budget_is_what_the_caller_sets() {
+    let def = read(r#"{"schemas":[],"nodes":[{"seq":100000},{"leaves":100000}]}"#).unwrap();
+    // Within the default budget: 100 000 paths.
+    assert_eq!(def.leaf_paths().unwrap().len(), 100_000);
+    assert_eq!(def.children().unwrap().len(), 100_000);
+    // Without the allowance, 32 bytes of records buy 512 bytes.
+    let mut tight = TreeDefLimits::DEFAULT;
+    tight.output_allowance = 0;
+    let err = tight.scope(|| def.leaf_paths()).unwrap_err().to_string();
+    assert!(
+        err.starts_with("at <root>: the leaf paths of this TreeDef would take ")
+            && err.contains("more than the output budget of 512 bytes")
+            && err.contains("output_factor 16 times the TreeDef's 32 bytes"),
+        "{err}"
+    );
+    let err = tight.scope(|| def.children()).unwrap_err().to_string();
+    assert!(
+        err.starts_with("at <root>: the children of this TreeDef would take "),
+        "{err}"
+    );
+    // Raised for one scope, a trusted TreeDef of 2^32 leaves is walked
+    // (its results are zero-sized, so the walk allocates nothing per leaf).
+    let big = read(AT_THE_LEAF_LIMIT).unwrap();
+    let (bytes, _, kids) = allocations(|| TreeDefLimits::UNLIMITED.scope(|| big.num_children()));
+    assert_eq!((bytes, kids), (0, 1 << 32));
+}
+
+#[test]
+fn an_identity_transform_of_a_long_run_holds_no_item_per_leaf() {
+    // The template of `[*; 2^20]` used to be expanded to one item per leaf.
+    let def = read(r#"{"schemas":[],"nodes":[{"seq":1048576},{"leaves":1048576}]}"#).unwrap();
+    let (_, peak, same) = allocations(|| {
+        def.transform(|_, node| Ok(node.clone()), |_| TreeDef::leaf())
+            .unwrap()
+    });
+    assert!(same == def);
+    assert!(peak < 64 << 10, "held {peak} bytes at once");
+}
+
+/// A safetensors file with no tensors whose header is `header` padded with
+/// spaces to `len` bytes.
+fn file_with_header(header: &str, len: usize) -> Vec<u8> {
+    let mut bytes = (len as u64).to_le_bytes().to_vec();
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.resize(8 + len, b' ');
+    bytes
+}
+
+#[test]
+fn a_header_exactly_at_max_header_bytes_is_accepted_and_one_byte_more_is_not() {
+    use pytree_std::checkpoint::Load;
+    let header = r#"{"__metadata__":{"a":"b"}}"#;
+    let file = file_with_header(header, 64);
+    // The limit is inclusive, as in the safetensors crate.
+    let ckpt = Load::new()
+        .max_header_bytes(64)
+        .from_bytes(file.clone())
+        .unwrap();
+    assert_eq!(ckpt.len(), 0);
+    assert_eq!(ckpt.metadata().get("a").map(String::as_str), Some("b"));
+    let err = Load::new()
+        .max_header_bytes(63)
+        .from_bytes(file)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("the header length is 64 bytes, over the limit of 63"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_metadata_entry_that_is_not_an_object_is_an_error() {
+    use pytree_std::checkpoint::Load;
+    for metadata in [r#""x""#, "[]", "1", "true", r#"{"k":1}"#] {
+        let header = format!(r#"{{"__metadata__":{metadata}}}"#);
+        let file = file_with_header(&header, header.len());
+        let err = Load::new()
+            .from_bytes(file)
+            .err()
+            .unwrap_or_else(|| panic!("{metadata} was accepted"))
+            .to_string();
+        assert!(err.contains("`__metadata__`"), "{metadata}: {err}");
+    }
+    // `null` is no metadata, as the safetensors crate reads it
+    // (`Option<HashMap<String, String>>`).
+    let header = r#"{"__metadata__":null}"#;
+    let ckpt = Load::new()
+        .from_bytes(file_with_header(header, header.len()))
+        .unwrap();
+    assert!(ckpt.metadata().is_empty());
+}
+
+/// A document of `n` + 1 records: a tuple of `n` `None`s (7 bytes each,
+/// the smallest record there is).
+fn tuple_of_nones(n: usize) -> String {
+    let mut doc = format!(r#"{{"schemas":[],"nodes":[{{"tuple":{n}}}"#);
+    for _ in 0..n {
+        doc.push_str(r#","none""#);
+    }
+    doc.push_str("]}");
+    doc
+}
+
+#[test]
+fn reading_a_document_holds_a_small_multiple_of_its_size() {
+    let doc = tuple_of_nones(1 << 20);
+    let (_, peak, def) = allocations(|| read(&doc).unwrap());
+    assert_eq!(def.num_records(), (1 << 20) + 1);
+    // The TreeDef itself takes 16 bytes per record (2.3 times the
+    // document); reading it holds at most twice that at once.
+    let ratio = peak as f64 / doc.len() as f64;
+    println!(
+        "read {} bytes, held at most {peak} ({ratio:.2} times)",
+        doc.len()
+    );
+    assert!(ratio <= 5.0, "reading held {ratio:.2} times the document");
+}
+
+#[test]
+fn a_document_over_the_node_limit_is_refused_before_its_records_are_kept() {
+    let doc = tuple_of_nones(1 << 16);
+    let mut tight = TreeDefLimits::DEFAULT;
+    tight.max_nodes = 1 << 10;
+    let (_, peak, err) = allocations(|| tight.scope(|| read(&doc)).unwrap_err());
+    assert!(
+        err.to_string()
+            .starts_with("TreeDef record 1024: more than 1024 internal nodes"),
+        "{err}"
+    );
+    // Refused at record 1024, holding at most those records (16 bytes
+    // each, twice over while the buffer grows), not the 65 537.
+    assert!(peak < 64 << 10, "held {peak} bytes");
+}
+
+#[test]
+fn records_before_schemas_are_checked_the_same_way_once_the_schemas_are_read() {
+    let def = pytree_std::structure(&vec![Pair { a: 1u8, b: 2 }, Pair { a: 3, b: 4 }]);
+    let json: serde_json::Value = serde_json::to_value(&def).unwrap();
+    let swapped = format!(
+        r#"{{"nodes":{},"schemas":{}}}"#,
+        json["nodes"], json["schemas"]
+    );
+    assert!(read(&swapped).unwrap() == def);
+    // Unknown fields are ignored, a repeated one is an error.
+    let extra = format!(
+        r#"{{"version":1,"schemas":{},"nodes":{}}}"#,
+        json["schemas"], json["nodes"]
+    );
+    assert!(read(&extra).unwrap() == def);
+    let twice = format!(
+        r#"{{"schemas":{0},"nodes":{1},"nodes":{1}}}"#,
+        json["schemas"], json["nodes"]
+    );
+    assert!(read(&twice)
+        .unwrap_err()
+        .to_string()
+        .contains("duplicate field `nodes`"));
+    // The same errors, whichever order: a record left over, a limit.
+    for doc in [
+        r#"{"schemas":[],"nodes":[{"seq":1},{"leaves":1},"none","none"]}"#,
+        r#"{"nodes":[{"seq":1},{"leaves":1},"none","none"],"schemas":[]}"#,
+    ] {
+        assert_eq!(
+            read(doc).unwrap_err().to_string(),
+            "TreeDef record 2: the tree is complete, 2 record(s) left over"
+        );
+    }
+    for doc in [
+        r#"{"schemas":[],"nodes":[{"seq":2},{"leaves":1},{"struct":{"schema":0,"statics":[]}}]}"#,
+        r#"{"nodes":[{"seq":2},{"leaves":1},{"struct":{"schema":0,"statics":[]}}],"schemas":[]}"#,
+    ] {
+        assert_eq!(
+            read(doc).unwrap_err().to_string(),
+            "TreeDef record 2: no schema number 0"
+        );
+    }
+    let missing = r#"{"nodes":[{"leaves":1}]}"#;
+    assert!(read(missing)
+        .unwrap_err()
+        .to_string()
+        .contains("missing field `schemas`"));
+}
+
+#[test]
+fn the_transposes_answer_to_the_tree_they_hold_not_to_the_output_budget() {
+    // With no allowance, a budget of 512 bytes for a two-record TreeDef:
+    // composing it with a pair is refused ...
+    let mut tight = TreeDefLimits::DEFAULT;
+    tight.output_allowance = 0;
+    let n = 10_000;
+    let def = pytree_std::structure(&vec![0u32; n]);
+    let pair = pytree_std::structure(&(0u32, 0u32));
+    assert!(tight.scope(|| def.compose(&pair)).is_err());
+    // ... but the transposes build that structure for a tree whose leaves
+    // they hold, so they are bounded by it.
+    let zipped: Vec<(u32, u32)> = tight
+        .scope(|| pytree_std::zip(vec![1u32; n], vec![2u32; n]))
+        .unwrap();
+    assert_eq!(zipped.len(), n);
+    assert_eq!(zipped[n - 1], (1, 2));
+    let back: (Vec<u32>, Vec<u32>) = tight
+        .scope(|| pytree_std::transpose(&def, &pair, zipped))
+        .unwrap();
+    assert_eq!((back.0.len(), back.1[0]), (n, 2));
+    let stacked: Vec<Vec<u32>> = tight
+        .scope(|| pytree_std::stack((0..n as u32).map(|i| vec![i, i])))
+        .unwrap();
+    assert_eq!(stacked[1][n - 1], (n - 1) as u32);
 }

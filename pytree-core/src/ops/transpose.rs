@@ -56,7 +56,7 @@ where
     let size = |d: &TreeDef| d.num_nodes();
     match outer.composed_counts(inner) {
         Some((nodes, _)) if nodes <= size(&def).saturating_mul(2).saturating_add(16) => {
-            let expected = outer.compose(inner)?;
+            let expected = outer.compose_within_a_tree(inner)?;
             if def != expected {
                 return Err(Error::from_mismatches(expected.diff(&def)));
             }
@@ -73,7 +73,16 @@ where
         }
     }
     let leaves = transpose_leaves(leaves, outer.num_leaves(), inner.num_leaves());
-    unflatten::<Ns, U, _>(&inner.compose(outer)?, leaves)
+    // The result's structure has the tree's leaves, but its nodes may be
+    // many more (inner's leaves times outer's nodes): beyond about twice
+    // the tree's, it answers to the output budget.
+    let result = match inner.composed_counts(outer) {
+        Some((nodes, _)) if nodes <= size(&def).saturating_mul(2).saturating_add(16) => {
+            inner.compose_within_a_tree(outer)?
+        }
+        _ => inner.compose(outer)?,
+    };
+    unflatten::<Ns, U, _>(&result, leaves)
 }
 
 /// The engine of `pytree_std::stack` (documented there, with the
@@ -112,7 +121,7 @@ where
         return Err(Error::from_mismatches(mismatches));
     }
     let leaves = transpose_leaves(leaves, n, inner.num_leaves());
-    unflatten::<Ns, U, _>(&inner.compose(&seq_of_leaves(n))?, leaves)
+    unflatten::<Ns, U, _>(&inner.compose_within_a_tree(&seq_of_leaves(n))?, leaves)
 }
 
 /// The `leaves` of a tree of structure `def` in the order of `first`'s:
@@ -176,7 +185,10 @@ where
     }
     let m = da.num_leaves();
     la.append(&mut lb);
-    unflatten::<Ns, U, _>(&da.compose(&pair_of_leaves())?, transpose_leaves(la, 2, m))
+    unflatten::<Ns, U, _>(
+        &da.compose_within_a_tree(&pair_of_leaves())?,
+        transpose_leaves(la, 2, m),
+    )
 }
 
 /// The engine of `pytree_std::unzip` (documented there, with the

@@ -17,11 +17,13 @@
 //! static types (a user's enum, say) make serialization fail with an error
 //! naming the type.
 //!
-//! Reading checks the whole document before it keeps anything: the records
-//! must describe exactly one tree, every count is checked (a document
-//! cannot overflow one), and the [`TreeDefLimits`] in force bound the
-//! leaves, internal nodes, depth and schemas (see there for the defaults
-//! and how to raise them). An error names the record and what is wrong.
+//! Reading checks every record as it comes and keeps nothing of a document
+//! that breaks a rule (see `read.rs`): the records must describe exactly
+//! one tree, every count is checked (a document cannot overflow one), and
+//! the [`TreeDefLimits`](crate::TreeDefLimits) in force bound the leaves,
+//! internal nodes, depth and schemas (see there for the defaults and how to
+//! raise them). An error names the record and what is wrong. Reading holds
+//! about 16 bytes per record, what the TreeDef keeps.
 //!
 //! Deserializing a struct record needs a `&'static Schema`: each distinct
 //! schema read is leaked once and kept in a global table keyed by a hash of
@@ -33,21 +35,19 @@
 //! but TreeDef equality and `unflatten` compare schemas by content, so a
 //! deserialized TreeDef equals the original and rebuilds the typed value.
 
+mod read;
 mod schema;
 mod statics;
 
-use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
 
-use serde::de::Error as _;
 use serde::ser::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use self::schema::SchemaRepr;
 use self::statics::{KeysRepr, StaticRepr};
 use crate::treedef::schema::Schema;
-use crate::treedef::{Checker, Record, TreeDef, TreeDefLimits};
+use crate::treedef::{Record, TreeDef};
 
 /// One TreeDef record.
 #[derive(Serialize, Deserialize)]
@@ -68,8 +68,8 @@ enum RecordRepr {
     None,
 }
 
-/// The whole document.
-#[derive(Serialize, Deserialize)]
+/// The whole document, as written (`read.rs` reads it).
+#[derive(Serialize)]
 struct Repr {
     schemas: Vec<SchemaRepr>,
     nodes: Vec<RecordRepr>,
@@ -126,116 +126,6 @@ impl Serialize for TreeDef {
 
 impl<'de> Deserialize<'de> for TreeDef {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Repr::deserialize(deserializer)?
-            .into_treedef()
-            .map_err(D::Error::custom)
-    }
-}
-
-impl Repr {
-    /// Checks the whole document (one tree, counts, limits, schemas,
-    /// statics) before keeping anything, then interns the schemas the
-    /// records use and builds the TreeDef; runs of leaves are merged as the
-    /// builder merges them.
-    fn into_treedef(self) -> Result<TreeDef, String> {
-        let limits = TreeDefLimits::current();
-        if self.schemas.len() > limits.max_schemas {
-            return Err(format!(
-                "the TreeDef lists {} schemas, more than {}",
-                self.schemas.len(),
-                limits.max_schemas
-            ));
-        }
-        let mut shapes = Vec::with_capacity(self.schemas.len());
-        for (k, schema) in self.schemas.iter().enumerate() {
-            schema
-                .check(limits)
-                .map_err(|e| format!("TreeDef schema {k}: {e}"))?;
-            shapes.push(schema.counts());
-        }
-        let mut used = alloc::vec![false; self.schemas.len()];
-        let mut checker = Checker::new(limits);
-        let total = self.nodes.len();
-        for (i, record) in self.nodes.iter().enumerate() {
-            let at = |e: String| format!("TreeDef record {i}: {e}");
-            if checker.is_complete() {
-                return Err(at(format!(
-                    "the tree is complete, {} record(s) left over",
-                    total - i
-                )));
-            }
-            match record {
-                RecordRepr::Leaves(n) => checker.leaves(*n),
-                RecordRepr::Struct { schema, statics } => {
-                    let (data, num_static) = *shapes
-                        .get(*schema)
-                        .ok_or_else(|| at(format!("no schema number {schema}")))?;
-                    if statics.len() != num_static {
-                        return Err(at(format!(
-                            "{} has {num_static} static field(s), found {}",
-                            self.schemas[*schema].display_name(),
-                            statics.len()
-                        )));
-                    }
-                    used[*schema] = true;
-                    checker.node(data)
-                }
-                RecordRepr::Seq(n) | RecordRepr::Tuple(n) => checker.node(*n),
-                RecordRepr::Map { len, keys } => {
-                    if keys.len() != *len {
-                        return Err(at(format!(
-                            "a map of {len} entries with {} key(s)",
-                            keys.len()
-                        )));
-                    }
-                    checker.node(*len)
-                }
-                RecordRepr::Some => checker.node(1),
-                RecordRepr::None => checker.node(0),
-            }
-            .map_err(at)?;
-        }
-        let counts = checker
-            .finish()
-            .map_err(|e| format!("the TreeDef is incomplete: {e}"))?;
-
-        // The document is good: keep what it holds.
-        let schemas = schema::intern_all(self.schemas, &used);
-        let mut nodes: Vec<Record> = Vec::with_capacity(total);
-        let mut statics = Vec::new();
-        for record in self.nodes {
-            let node = match record {
-                RecordRepr::Leaves(n) => {
-                    match nodes.last_mut() {
-                        // No overflow: the checker counted every leaf.
-                        Some(Record::Leaves(run)) => *run += n,
-                        _ => nodes.push(Record::Leaves(n)),
-                    }
-                    continue;
-                }
-                RecordRepr::Struct {
-                    schema,
-                    statics: values,
-                } => {
-                    let s = schemas
-                        .get(schema)
-                        .copied()
-                        .flatten()
-                        .ok_or_else(|| String::from("a schema was lost while reading"))?;
-                    statics.extend(values.into_iter().map(StaticRepr::into_value));
-                    Record::Struct(s)
-                }
-                RecordRepr::Seq(n) => Record::Seq(n),
-                RecordRepr::Tuple(n) => Record::Tuple(n),
-                RecordRepr::Map { len, keys } => {
-                    statics.push(keys.into_value());
-                    Record::Map(len)
-                }
-                RecordRepr::Some => Record::Some,
-                RecordRepr::None => Record::None,
-            };
-            nodes.push(node);
-        }
-        Ok(TreeDef::from_nodes(nodes, statics, counts.leaves))
+        read::read(deserializer)
     }
 }

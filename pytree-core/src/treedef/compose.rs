@@ -28,7 +28,11 @@ impl TreeDef {
     /// The structure of a tree of `self`'s shape whose every leaf is a tree
     /// of `inner`'s shape (JAX's `compose`). It takes time and memory in
     /// proportion to the result; a result with more nodes than a `usize`
-    /// counts, or an empty `inner` in place of leaves, is an error.
+    /// counts, or an empty `inner` in place of leaves, is an error, and so
+    /// is a result larger than `self`'s [output
+    /// budget](crate::TreeDefLimits::output_budget) (checked before it is
+    /// built: an 84-byte document of 2^32 leaves composed with a pair
+    /// would need 128 GiB).
     ///
     /// ```
     /// let pair = pytree_std::structure(&(0, 0));
@@ -38,6 +42,37 @@ impl TreeDef {
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn compose(&self, inner: &TreeDef) -> Result<TreeDef, Error> {
+        self.composed_counts(inner).ok_or_else(|| {
+            Error::custom(alloc::format!(
+                "cannot compose: {} leaves each replaced by {} nodes make more nodes than a usize counts",
+                self.num_leaves(),
+                inner.num_nodes()
+            ))
+        })?;
+        if inner.is_leaf() {
+            return Ok(self.clone());
+        }
+        if self.num_leaves() > 0 && inner.nodes().is_empty() {
+            return Err(Error::custom(
+                "cannot compose with the empty TreeDef: its leaves would be replaced by nothing",
+            ));
+        }
+        // The result's records: `self`'s, and `inner`'s once per leaf (at
+        // most; runs of leaves may merge), with `inner`'s statics too.
+        let bytes = super::budget::mul_add(
+            self.num_leaves(),
+            inner.encoded_bytes(),
+            self.encoded_bytes(),
+        );
+        super::budget::check_output(self, "the composed TreeDef", bytes)?;
+        self.compose_within_a_tree(inner)
+    }
+
+    /// `compose` without the output budget, for callers whose result is
+    /// the structure of a tree they hold (the transposes: the leaves are
+    /// in memory, and the result has no more nodes than about twice the
+    /// tree's).
+    pub(crate) fn compose_within_a_tree(&self, inner: &TreeDef) -> Result<TreeDef, Error> {
         self.composed_counts(inner).ok_or_else(|| {
             Error::custom(alloc::format!(
                 "cannot compose: {} leaves each replaced by {} nodes make more nodes than a usize counts",

@@ -23,6 +23,10 @@
 /// TreeDef prints a struct's name for every struct node). The depth is
 /// kept low because some results grow with it: each mismatch that
 /// [`TreeDef::diff`](crate::TreeDef::diff) reports carries its key path.
+/// What a document may claim is one bound; what a reader of the TreeDef
+/// then allocates for it is another, the output budget
+/// ([`output_budget`](TreeDefLimits::output_budget): 16 times the
+/// TreeDef's encoding plus 256 MiB by default).
 /// Fields are public: start from a constant and change what you need.
 ///
 /// ```
@@ -59,6 +63,14 @@ pub struct TreeDefLimits {
     pub max_schemas: usize,
     /// The longest name (in bytes) a schema may hold.
     pub max_name_len: usize,
+    /// With [`output_allowance`](Self::output_allowance), the memory
+    /// budget of every reader of a TreeDef (see
+    /// [`output_budget`](Self::output_budget)): this many bytes per byte
+    /// of the TreeDef's encoding.
+    pub output_factor: usize,
+    /// The fixed part of the memory budget of every reader of a TreeDef,
+    /// in bytes (see [`output_budget`](Self::output_budget)).
+    pub output_allowance: usize,
 }
 
 impl TreeDefLimits {
@@ -74,6 +86,8 @@ impl TreeDefLimits {
         max_depth: 1 << 12,
         max_schemas: 1 << 16,
         max_name_len: 512,
+        output_factor: 16,
+        output_allowance: 256 << 20,
     };
 
     /// No limit at all: only what fits in a `usize` (counts are still
@@ -88,7 +102,44 @@ impl TreeDefLimits {
         max_depth: usize::MAX,
         max_schemas: usize::MAX,
         max_name_len: usize::MAX,
+        output_factor: usize::MAX,
+        output_allowance: usize::MAX,
     };
+
+    /// The most memory, in bytes, that a reader of `def` may allocate for
+    /// its result: `output_factor` times the bytes of `def`'s encoding (16
+    /// per record, plus its statics table, see
+    /// [`TreeDef::encoded_bytes`](crate::TreeDef::encoded_bytes)) plus
+    /// `output_allowance`; by default 16 times plus 256 MiB. A TreeDef is
+    /// run-length encoded, so an 84-byte document may claim 2^32 leaves;
+    /// every reader whose result grows with what the document claims
+    /// ([`children`](crate::TreeDef::children),
+    /// [`entries`](crate::TreeDef::entries),
+    /// [`leaf_paths`](crate::TreeDef::leaf_paths),
+    /// [`walk`](crate::TreeDef::walk),
+    /// [`transform`](crate::TreeDef::transform),
+    /// [`compose`](crate::TreeDef::compose)) works out what its result
+    /// needs first, and returns an error naming this budget instead of
+    /// allocating more. Raise it for one scope with
+    /// [`scope`](Self::scope) to read a TreeDef you trust.
+    ///
+    /// ```
+    /// use pytree_std::{TreeDef, TreeDefLimits};
+    /// let def = pytree_std::structure(&vec![0u8; 1000]); // two records
+    /// let budget = TreeDefLimits::DEFAULT.output_budget(&def);
+    /// assert_eq!(budget, 16 * def.encoded_bytes() + (256 << 20));
+    /// let mut tight = TreeDefLimits::DEFAULT;
+    /// tight.output_allowance = 0;
+    /// let err = tight.scope(|| def.leaf_paths()).unwrap_err();
+    /// assert!(err.to_string().contains("more than the output budget"), "{err}");
+    /// assert_eq!(def.leaf_paths()?.len(), 1000);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn output_budget(&self, def: &crate::TreeDef) -> usize {
+        self.output_factor
+            .saturating_mul(def.encoded_bytes())
+            .saturating_add(self.output_allowance)
+    }
 
     /// The limits in force on this thread: those of the innermost
     /// [`scope`](Self::scope), else [`DEFAULT`](Self::DEFAULT) (always the

@@ -10,6 +10,7 @@
 //! are compared as plain words, one `memcmp`.
 
 mod align;
+mod budget;
 mod builder;
 mod checked;
 mod compose;
@@ -251,7 +252,8 @@ impl Record {
 /// assert_eq!(def.to_string(), "[Linear { w: *, b: * }]");
 /// assert_eq!(def.num_leaves(), 2);
 /// assert_eq!(def.num_nodes(), 4);
-/// assert_eq!(def.children()[0].to_string(), "Linear { w: *, b: * }");
+/// assert_eq!(def.children()?[0].to_string(), "Linear { w: *, b: * }");
+/// # Ok::<(), pytree_std::Error>(())
 /// ```
 #[derive(Clone)]
 pub struct TreeDef {
@@ -339,25 +341,38 @@ impl TreeDef {
     }
 
     /// The TreeDefs of the root's children, in order (empty for a leaf).
+    /// A node may claim billions of children in one record; when their
+    /// copies would need more memory than the
+    /// [output budget](TreeDefLimits::output_budget), the result is an
+    /// error, returned before anything is copied. [`child`](Self::child)
+    /// copies one.
     ///
     /// ```
     /// let def = pytree_std::structure(&(1u8, vec![2u8, 3]));
-    /// let kids: Vec<String> = def.children().iter().map(|d| d.to_string()).collect();
+    /// let kids: Vec<String> = def.children()?.iter().map(|d| d.to_string()).collect();
     /// assert_eq!(kids, ["*", "[*, *]"]);
+    /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn children(&self) -> Vec<TreeDef> {
+    pub fn children(&self) -> Result<Vec<TreeDef>, crate::Error> {
         let mut walker = Walker::new(self);
         let arity = match walker.next_item() {
             Some(Item::Node(node, _)) => node.arity(),
-            _ => return Vec::new(),
+            _ => return Ok(Vec::new()),
         };
-        // Grown as the children are copied, not reserved from the count
-        // the record claims.
-        let mut children = Vec::with_capacity(arity.min(64));
+        // Each child is a TreeDef holding its own records: together at
+        // most the records and statics of `self`, plus one record for each
+        // leaf split off a run.
+        let bytes = budget::mul_add(
+            arity,
+            core::mem::size_of::<TreeDef>() + core::mem::size_of::<Record>(),
+            self.encoded_bytes(),
+        );
+        budget::check_output(self, "the children of this TreeDef", bytes)?;
+        let mut children = Vec::with_capacity(arity);
         for _ in 0..arity {
             children.push(walker.copy_subtree());
         }
-        children
+        Ok(children)
     }
 
     /// Bytes of memory held by the encoding (records and the statics table,

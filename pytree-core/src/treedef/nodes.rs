@@ -206,7 +206,7 @@ impl TreeDef {
     /// #[derive(PyTree)]
     /// struct Linear { w: f32, b: f32, #[pytree(static)] name: String }
     /// let def = pytree_std::structure(&Linear { w: 1.0, b: 2.0, name: "l".into() });
-    /// let rebuilt = TreeDef::from_node(&def.root_node(), def.children())?;
+    /// let rebuilt = TreeDef::from_node(&def.root_node(), def.children()?)?;
     /// assert_eq!(rebuilt, def);
     /// // A struct node over other children: a Linear whose `b` is a pair.
     /// let wider = TreeDef::from_node(&def.root_node(), [TreeDef::leaf(), TreeDef::tuple(vec![TreeDef::leaf(); 2])])?;
@@ -328,23 +328,34 @@ impl TreeDef {
     /// #[derive(PyTree)]
     /// struct Linear { w: f32, b: f32 }
     /// let def = pytree_std::structure(&Linear { w: 1.0, b: 2.0 });
-    /// let entries: Vec<String> = def.entries().iter().map(|p| p.to_string()).collect();
+    /// let entries: Vec<String> = def.entries()?.iter().map(|p| p.to_string()).collect();
     /// assert_eq!(entries, [".w", ".b"]);
+    /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn entries(&self) -> Vec<KeyPath> {
+    ///
+    /// A node may claim billions of children in one record; when their
+    /// paths would need more memory than the
+    /// [output budget](crate::TreeDefLimits::output_budget), the result is
+    /// an error, returned before anything is allocated.
+    pub fn entries(&self) -> Result<Vec<KeyPath>, Error> {
         let Some(Item::Node(node, statics)) = Walker::new(self).next_item() else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
+        // A path of at most two entries (a variant and a field) per child.
+        let bytes = super::budget::mul_add(
+            node.arity(),
+            core::mem::size_of::<KeyPath>() + 2 * core::mem::size_of::<KeyEntry>(),
+            0,
+        );
+        super::budget::check_output(self, "the entries of this TreeDef", bytes)?;
         let keys = ChildKeys::of(node, statics);
-        // Grown as the entries are made, not reserved from the count the
-        // record claims.
-        let mut out = Vec::with_capacity(node.arity().min(64));
+        let mut out = Vec::with_capacity(node.arity());
         for j in 0..node.arity() {
             let mut entries = Vec::new();
             keys.push(j, &mut entries);
             out.push(KeyPath::from_entries(entries));
         }
-        out
+        Ok(out)
     }
 
     /// The root node alone, with a leaf for each child (optree's
@@ -395,7 +406,11 @@ impl TreeDef {
     /// each node `f_node(node, results of its children)`. Pass
     /// `0..def.num_leaves()` to fold over the structure alone (each leaf
     /// is then its index). Iterative. Too few or too many leaves is an
-    /// error naming the place.
+    /// error naming the place. The results of the children of every open
+    /// node are held until the node is folded: when that could take more
+    /// memory than the [output
+    /// budget](crate::TreeDefLimits::output_budget) (one `R` per node of
+    /// the TreeDef), the walk is an error before it starts.
     ///
     /// ```
     /// use pytree_std::NodeView;
@@ -424,6 +439,15 @@ impl TreeDef {
             arity: usize,
             done: Vec<R>,
         }
+        // Held at once: at most one result per node (the children of the
+        // open nodes), and one open node per level.
+        let bytes = super::budget::mul_add(
+            self.num_nodes(),
+            core::mem::size_of::<R>(),
+            self.node_depth()
+                .saturating_mul(core::mem::size_of::<Open<R>>()),
+        );
+        super::budget::check_output(self, "a walk of this TreeDef", bytes)?;
         let mut leaves = leaves.into_iter();
         let mut used = 0;
         let mut walker = Walker::new(self);
@@ -526,11 +550,12 @@ impl TreeDef {
         /// (leaves are where the original children go), and how the
         /// original node names its children.
         struct Open {
-            template: alloc::vec::IntoIter<Option<(Record, Vec<StaticValue>)>>,
+            template: Template,
             keys: ChildKeys,
             next: usize,
             path_len: usize,
         }
+        let budget = crate::TreeDefLimits::current().output_budget(self);
         let mut out = TreeDefBuilder::new();
         let mut walker = Walker::new(self);
         let mut path = KeyPath::root();
@@ -565,7 +590,7 @@ impl TreeDef {
                         ));
                     }
                     stack.push(Open {
-                        template: template_items(&new).into_iter(),
+                        template: Template::of(&new),
                         keys: ChildKeys::of(node, statics),
                         next: 0,
                         path_len: path.len(),
@@ -575,7 +600,22 @@ impl TreeDef {
             }
         };
         subtree(&mut walker, &path, &mut out, &mut stack)?;
-        while let Some(top) = stack.last_mut() {
+        while !stack.is_empty() {
+            // The result, and the templates of the open nodes, within the
+            // output budget (an identity transform of a run of 2^32 leaves
+            // writes one record, however many steps it takes).
+            let held = out
+                .records_written()
+                .saturating_mul(core::mem::size_of::<Record>())
+                .saturating_add(stack.len().saturating_mul(core::mem::size_of::<Open>()));
+            if held > budget {
+                let err = super::budget::over_budget(self, "this transform", Some(held));
+                return Err(at_path(err, path.entries()));
+            }
+            let top = match stack.last_mut() {
+                Some(top) => top,
+                None => break,
+            };
             match top.template.next() {
                 None => {
                     stack.pop();
@@ -600,17 +640,53 @@ impl TreeDef {
     }
 }
 
-/// The records of `def` in pre-order, one item per leaf (`None`), owned.
-fn template_items(def: &TreeDef) -> Vec<Option<(Record, Vec<StaticValue>)>> {
-    let mut items = Vec::new();
-    let mut walker = Walker::new(def);
-    while let Some(item) = walker.next_item() {
-        items.push(match item {
-            Item::Leaf => None,
-            Item::Node(node, statics) => Some((node, statics.to_vec())),
-        });
+/// The records of a transformed node's result in pre-order, owned, read
+/// one item per leaf (`None`) without splitting runs in memory: a template
+/// of `[*; 2^32]` is two records, not 2^32 items.
+struct Template {
+    records: alloc::vec::IntoIter<(Record, Vec<StaticValue>)>,
+    /// Leaves left of the run being read.
+    run_left: usize,
+}
+
+impl Template {
+    fn of(def: &TreeDef) -> Self {
+        let mut records = Vec::with_capacity(def.num_records());
+        let mut walker = Walker::new(def);
+        loop {
+            let run = walker.take_leaves(usize::MAX);
+            if run > 0 {
+                records.push((Record::Leaves(run), Vec::new()));
+            }
+            match walker.next_item() {
+                Some(Item::Node(node, statics)) => records.push((node, statics.to_vec())),
+                Some(Item::Leaf) => records.push((Record::Leaves(1), Vec::new())),
+                None => break,
+            }
+        }
+        Template {
+            records: records.into_iter(),
+            run_left: 0,
+        }
     }
-    items
+}
+
+impl Iterator for Template {
+    type Item = Option<(Record, Vec<StaticValue>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.run_left > 0 {
+            self.run_left -= 1;
+            return Some(None);
+        }
+        match self.records.next()? {
+            (Record::Leaves(n), _) => {
+                self.run_left = n.saturating_sub(1);
+                Some(None)
+            }
+            (node, statics) => Some(Some((node, statics))),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -88,7 +88,7 @@ impl TreeDef {
     /// let q = def.parse_key_path("extra.scale", KeyStr::SIMPLE)?;
     /// assert_eq!(q.to_string(), r#".extra["scale"]"#);
     /// // Every leaf's path reads back as itself, in either style.
-    /// for path in def.leaf_paths() {
+    /// for path in def.leaf_paths()? {
     ///     assert_eq!(def.parse_key_path(&path.keystr(KeyStr::SIMPLE), KeyStr::SIMPLE)?, path);
     ///     assert_eq!(def.parse_key_path(&path.to_string(), KeyStr::FULL)?, path);
     /// }

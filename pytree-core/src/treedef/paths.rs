@@ -28,16 +28,31 @@ impl TreeDef {
     /// #[derive(PyTree)]
     /// struct Linear { w: f32, b: Vec<f32> }
     /// let def = pytree_std::structure(&Linear { w: 0.0, b: vec![0.0, 0.0] });
-    /// let paths: Vec<String> = def.leaf_paths().iter().map(|p| p.to_string()).collect();
+    /// let paths: Vec<String> = def.leaf_paths()?.iter().map(|p| p.to_string()).collect();
     /// assert_eq!(paths, [".w", ".b[0]", ".b[1]"]);
+    /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn leaf_paths(&self) -> Vec<KeyPath> {
-        let mut out = Vec::with_capacity(self.num_leaves().min(1 << 16));
+    ///
+    /// The result holds one path per leaf, and a document of a few bytes
+    /// may claim billions of leaves: when the paths would need more memory
+    /// than the [output budget](crate::TreeDefLimits::output_budget)
+    /// (counted from the leaves and the depth, before anything is
+    /// allocated), the result is an error naming it.
+    /// [`leaf_path`](Self::leaf_path) finds one path.
+    pub fn leaf_paths(&self) -> Result<Vec<KeyPath>, crate::Error> {
+        // At most two entries (a variant and a field) per level.
+        let per_leaf = 2usize
+            .checked_mul(self.node_depth())
+            .and_then(|n| n.checked_mul(core::mem::size_of::<KeyEntry>()))
+            .and_then(|n| n.checked_add(core::mem::size_of::<KeyPath>()));
+        let bytes = per_leaf.and_then(|p| super::budget::mul_add(self.num_leaves(), p, 0));
+        super::budget::check_output(self, "the leaf paths of this TreeDef", bytes)?;
+        let mut out = Vec::with_capacity(self.num_leaves());
         self.walk_leaf_paths(|path| {
             out.push(KeyPath::from_entries(path.to_vec()));
             true
         });
-        out
+        Ok(out)
     }
 
     /// The key path of leaf `i` (in leaf order), or `None` past the last

@@ -541,7 +541,7 @@ impl Checkpoint {
                  file's tensor names have characters: it does not describe this file",
             ));
         }
-        Ok(def.leaf_paths())
+        def.leaf_paths()
     }
 
     /// Loads a tree shaped like `like`; see [`load_like`](fn@super::load_like).

@@ -54,7 +54,25 @@ macro_rules! __pytree_sequences {
                 }
                 #[inline]
                 fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-                    ensure_stack(|| self.into_iter().map(|x| x.map_leaves(f)).collect())
+                    if !::core::mem::needs_drop::<T>() {
+                        return ensure_stack(|| {
+                            self.into_iter().map(|x| x.map_leaves(f)).collect()
+                        });
+                    }
+                    // Elements to map and elements mapped are held in
+                    // guards, so that a panic in `f` drops deep elements on
+                    // a fresh stack (pytree-core's `unwind.rs`).
+                    ensure_stack(|| {
+                        let mut done =
+                            $crate::__private::Unwinding::new(Vec::with_capacity(self.len()));
+                        let mut rest = $crate::__private::Unwinding::new(self.into_iter());
+                        while let Some(x) = rest.get_mut().next() {
+                            let y = x.map_leaves(f);
+                            done.get_mut().push(y);
+                        }
+                        drop(rest.take());
+                        done.take()
+                    })
                 }
                 #[inline]
                 fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {

@@ -78,8 +78,15 @@ macro_rules! __pytree_tuples {
                 }
                 #[inline]
                 fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                    // Held in guards until the tuple is built, so that a
+                    // panic in `f` drops deep elements on a fresh stack
+                    // (pytree-core's `unwind.rs`).
+                    use $crate::__private::Unwinding;
                     let ($a, $($t,)*) = self;
-                    ($a.map_leaves(f), $($t.map_leaves(f),)*)
+                    let ($a, $($t,)*) = (Unwinding::new($a), $(Unwinding::new($t),)*);
+                    let $a = Unwinding::new($a.take().map_leaves(f));
+                    $( let $t = Unwinding::new($t.take().map_leaves(f)); )*
+                    ($a.take(), $($t.take(),)*)
                 }
                 #[inline]
                 fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {

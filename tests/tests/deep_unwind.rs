@@ -1,0 +1,165 @@
+//! A panic in a user closure halfway down a deep tree is caught by
+//! `catch_unwind`: unwinding drops what is left of the tree (the levels not
+//! mapped yet, and those already built) without overflowing the stack.
+//! Each case runs in a child process, so that a stack overflow (SIGSEGV or
+//! SIGABRT) fails the test instead of killing the test runner.
+
+use pytree_std::PyTree;
+use pytree_tests::child;
+
+/// A typed chain: a leaf and, maybe, the next level.
+#[derive(PyTree)]
+struct Chain {
+    v: f64,
+    next: Option<Box<Chain>>,
+}
+
+/// The same with the deep field first: its walk builds the rest of the
+/// chain before the leaf of its own level.
+#[derive(PyTree)]
+struct RevChain {
+    next: Option<Box<RevChain>>,
+    v: f64,
+}
+
+const LEVELS: usize = 100_000;
+
+fn chain(levels: usize) -> Chain {
+    let mut c = Chain { v: 0.0, next: None };
+    for _ in 1..levels {
+        c = Chain {
+            v: 0.0,
+            next: Some(Box::new(c)),
+        };
+    }
+    c
+}
+
+fn rev_chain(levels: usize) -> RevChain {
+    let mut c = RevChain { next: None, v: 0.0 };
+    for _ in 1..levels {
+        c = RevChain {
+            next: Some(Box::new(c)),
+            v: 0.0,
+        };
+    }
+    c
+}
+
+/// Drops a chain level by level (std's drop would recurse once per level).
+fn dismantle(mut c: Chain) {
+    let mut next = c.next.take();
+    while let Some(mut level) = next {
+        next = level.next.take();
+    }
+}
+
+/// A closure that panics at leaf `at` (counting from 0).
+fn panics_at(at: usize) -> impl FnMut(f64) -> f64 {
+    let mut seen = 0;
+    move |x| {
+        seen += 1;
+        if seen == at + 1 {
+            panic!("leaf {at}");
+        }
+        x + 1.0
+    }
+}
+
+/// Runs `case` of test `test` in a child (4 GiB of address space) and
+/// checks that it exited normally, having printed `done`.
+fn in_child(test: &str, case: &str) {
+    let out = child::run_case(test, case, 4 << 30);
+    assert!(
+        out.status.success() && out.stdout.contains("done"),
+        "{case}: {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        out.stdout,
+        out.stderr
+    );
+}
+
+/// The panic's message, as `catch_unwind` returns it.
+fn message(payload: Box<dyn std::any::Any + Send>) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_panic_at_leaf_50_000_of_a_100_000_level_chain_is_caught_by_catch_unwind() {
+    if child::case().as_deref() == Some("map") {
+        let c = chain(LEVELS);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pytree_std::map(c, panics_at(50_000))
+        }));
+        let Err(payload) = caught else {
+            panic!("the map did not panic");
+        };
+        assert_eq!(message(payload), "leaf 50000");
+        // Without the panic the same walk succeeds.
+        let mapped = pytree_std::map(chain(LEVELS), |x| x + 1.0);
+        dismantle(mapped);
+        println!("done");
+        return;
+    }
+    in_child(
+        "a_panic_at_leaf_50_000_of_a_100_000_level_chain_is_caught_by_catch_unwind",
+        "map",
+    );
+}
+
+#[test]
+fn a_panic_after_the_deep_field_was_built_is_caught_by_catch_unwind() {
+    if child::case().as_deref() == Some("built") {
+        // The leaves of a `RevChain` come deepest first, so the panic at
+        // the last leaf leaves 99 999 mapped levels to drop.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pytree_std::map(rev_chain(LEVELS), panics_at(LEVELS - 1))
+        }));
+        assert_eq!(message(caught.err().expect("a panic")), "leaf 99999");
+        // The same through `map_into` (flatten, then unflatten from the
+        // mapped leaves): the panic comes while the result is built.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pytree_std::map_into::<RevChain, RevChain>(rev_chain(LEVELS), panics_at(LEVELS - 1))
+        }));
+        assert_eq!(message(caught.err().expect("a panic")), "leaf 99999");
+        // A tuple whose first element is a chain, mapped before the panic.
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pytree_std::map((chain(LEVELS), 0.0), panics_at(LEVELS))
+        }));
+        assert_eq!(
+            message(caught.err().expect("a panic")),
+            format!("leaf {LEVELS}")
+        );
+        println!("done");
+        return;
+    }
+    in_child(
+        "a_panic_after_the_deep_field_was_built_is_caught_by_catch_unwind",
+        "built",
+    );
+}
+
+#[test]
+fn a_panic_in_a_vec_of_deep_chains_is_caught_by_catch_unwind() {
+    if child::case().as_deref() == Some("vec") {
+        // Three chains: the panic is in the second, so one chain is mapped
+        // and one is not yet touched when it comes.
+        let chains = vec![chain(LEVELS), chain(LEVELS), chain(LEVELS)];
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pytree_std::map(chains, panics_at(LEVELS + 10))
+        }));
+        assert_eq!(
+            message(caught.err().expect("a panic")),
+            format!("leaf {}", LEVELS + 10)
+        );
+        println!("done");
+        return;
+    }
+    in_child(
+        "a_panic_in_a_vec_of_deep_chains_is_caught_by_catch_unwind",
+        "vec",
+    );
+}
