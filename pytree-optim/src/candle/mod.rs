@@ -29,6 +29,12 @@
 //! once per step, at the leaf that comes first; [`grads`] gives the later
 //! leaves a zero gradient.
 //!
+//! Integer and bool tensors (a model's buffers, such as Hugging Face's
+//! I64 `position_ids`) are left alone: their optimizer state is zeros of
+//! their own dtype, an update that writes only such tensors does nothing,
+//! and they add nothing to a norm. A float update that reads one (an
+//! integer gradient for a float parameter) is an error.
+//!
 //! ```
 //! use pytree_optim::{adam, candle, GradientTransformation};
 //! use pytree_std::candle_core::{Device, Tensor, Var};
