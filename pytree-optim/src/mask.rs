@@ -268,8 +268,7 @@ impl LeafMask {
         P: Flatten<Std>,
         P::Leaf: crate::FloatLeaf,
     {
-        self.pending
-            .then(|| mask.on(tree).first_occurrences(tree))
+        self.pending.then(|| mask.on(tree).first_occurrences(tree))
     }
 
     /// This mask without the leaves that share memory with an earlier leaf
