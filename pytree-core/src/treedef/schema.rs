@@ -235,6 +235,35 @@ impl Schema {
     pub fn display_name(&self) -> impl fmt::Display + '_ {
         DisplayName(self)
     }
+
+    /// `module::path::Type` or `module::path::Type::Variant`: what messages
+    /// print when two types of the same name in different modules meet.
+    ///
+    /// ```
+    /// # use pytree_std::{FieldStyle, Schema};
+    /// static S: Schema = Schema::new("Shape", "geo::flat", Some("Circle"), FieldStyle::Unit, &[]);
+    /// assert_eq!(S.qualified_name().to_string(), "geo::flat::Shape::Circle");
+    /// ```
+    pub fn qualified_name(&self) -> impl fmt::Display + '_ {
+        QualifiedName(self)
+    }
+
+    /// Whether messages would print `self` and `other` alike although
+    /// they are different types (same name, other module or fields).
+    pub(crate) fn reads_like(&self, other: &Schema) -> bool {
+        self != other && self.type_name == other.type_name && self.variant == other.variant
+    }
+}
+
+struct QualifiedName<'a>(&'a Schema);
+
+impl fmt::Display for QualifiedName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.0.module_path.is_empty() {
+            write!(f, "{}::", self.0.module_path)?;
+        }
+        write!(f, "{}", DisplayName(self.0))
+    }
 }
 
 struct DisplayName<'a>(&'a Schema);
