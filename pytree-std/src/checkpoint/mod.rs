@@ -200,7 +200,9 @@ where
 /// Loads a `T` from the file at `path` by its type alone: the structure
 /// (sequence lengths, map keys, static fields) comes from the TreeDef in
 /// the file's metadata; names and dtypes are checked (every problem
-/// listed), then the ranks of the fields as the value is built.
+/// listed), then the ranks of the fields as the value is built. A
+/// `#[pytree(skip)]` field is `Default` here (the file holds no value for
+/// it and there is no template to take one from).
 ///
 /// ```
 /// use pytree_std::ndarray::{Array1, Array2};
@@ -229,6 +231,12 @@ where
 /// tensor of its name, which must have the template leaf's dtype and
 /// shape; every problem is listed. A candle tensor goes to the template's
 /// device.
+///
+/// A template whose type has a `#[pytree(skip)]` field (other than
+/// `PhantomData`) is refused, naming the field: the new value would get
+/// `Default` there, not the template's value. Use
+/// [`load_into`](fn@load_into) on the template instead, which writes the
+/// leaves in place and keeps skipped fields.
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("pytree-fn-like-{}.safetensors", std::process::id()));

@@ -17,6 +17,51 @@ use super::naming::{at_path, combine, names_of, Renames};
 use super::{TensorLeaf, TensorView, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
 use crate::Std;
 
+/// `load_like` builds a new value from the template's TreeDef, which
+/// does not hold `#[pytree(skip)]` fields: they would come back as
+/// `Default`, silently losing the template's value. Refuses a template
+/// with such a field (`PhantomData` is exempt), naming its place and
+/// pointing to `load_into`, which writes the leaves in place and keeps
+/// every skipped field.
+fn refuse_skipped_fields(def: &TreeDef) -> Result<(), Error> {
+    // One pass over the structure; the place is looked for only on error.
+    let any = def.walk(
+        0..def.num_leaves(),
+        |_| false,
+        |node, kids| {
+            kids.contains(&true)
+                || matches!(node, NodeView::Struct { schema, .. } if !schema.skipped().is_empty())
+        },
+    )?;
+    if !any {
+        return Ok(());
+    }
+    let mut todo = vec![(def.clone(), KeyPath::root())];
+    while let Some((def, path)) = todo.pop() {
+        if let NodeView::Struct { schema, .. } = def.root_node() {
+            if let Some(field) = schema.skipped().first() {
+                let err = Error::custom(format!(
+                    "{}.{field} is #[pytree(skip)]: load_like would rebuild it with Default, \
+                     losing the template's value; load into the template in place with \
+                     load_into (which keeps skipped fields), or leave the field out of the type",
+                    schema.display_name()
+                ));
+                return Err(at_path(err, &path));
+            }
+        }
+        for (i, entry) in def.entries().into_iter().enumerate().rev() {
+            if let Some(child) = def.child(i) {
+                let mut p = path.clone();
+                for e in entry.entries() {
+                    p.push(e.clone());
+                }
+                todo.push((child, p));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The bytes of a file: mapped, or in memory.
 pub(crate) enum Storage {
     Mapped(memmap2::Mmap),
@@ -577,6 +622,8 @@ impl Checkpoint {
         T: Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
+        let def = crate::structure(like);
+        refuse_skipped_fields(&def)?;
         let leaves = crate::leaves_with_path(like);
         let wants = self.wants_of::<T::Leaf>(&leaves, self.options.shapes_from_file)?;
         let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
@@ -591,7 +638,7 @@ impl Checkpoint {
                 None => T::Leaf::to_owned_leaf(leaf),
             });
         }
-        crate::unflatten(&crate::structure(like), out).map(|tree| (tree, report))
+        crate::unflatten(&def, out).map(|tree| (tree, report))
     }
 
     /// Loads into `tree`, in place; see [`load_into`](fn@super::load_into).
