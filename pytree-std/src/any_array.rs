@@ -88,7 +88,7 @@ macro_rules! any_array {
         /// assert_eq!(v.shape(), [2]);
         /// assert_eq!(v.to_owned(), a);
         /// ```
-        #[derive(Clone, Debug)]
+        #[derive(Clone, Debug, PartialEq)]
         pub enum AnyArrayView<'a> {
             $(
                 #[doc = concat!("A view of `", stringify!($t), "`s.")]

@@ -639,3 +639,119 @@ fn an_ndarray_bert_fine_tunes_with_its_buffer_left_alone() {
     }
     assert_ne!(got, typed(&before));
 }
+
+// ---------------------------------------------------------------------
+// Loading a foreign file by type alone: the type fixes the structure, the
+// file's names the `Vec` lengths, its tensors the shapes.
+
+#[test]
+fn a_python_written_bert_loads_by_type_alone() {
+    let path = fixtures().join("bert.safetensors");
+    let file = Load::new().renames(from_hf()).open(&path).unwrap();
+    assert!(file.treedef().unwrap().is_none());
+    let (bert, report) = file.load_by_names_with_report::<Bert<AnyArray>>().unwrap();
+    assert!(report.is_complete());
+    assert_eq!(report.loaded.len(), 19);
+    assert_eq!(bert.layers.len(), 2);
+    // The same tree as a template-driven load.
+    let like = load_any_bert("bert.safetensors", any::<f32>());
+    assert_eq!(pytree_std::leaves(&bert), pytree_std::leaves(&like));
+    // `load` does the same for a file without a TreeDef; candle too.
+    let tensors: Bert<Tensor> = file.load().unwrap();
+    assert_eq!(
+        tensors.embeddings.position_ids.to_vec2::<i64>().unwrap(),
+        [[0, 1, 2, 3, 4, 5]]
+    );
+    // The sharded checkpoint, by type alone.
+    let sharded: Bert<AnyArray> = Load::new()
+        .renames(from_hf())
+        .load(fixtures().join("sharded/model.safetensors.index.json"))
+        .unwrap();
+    assert_eq!(pytree_std::leaves(&sharded), pytree_std::leaves(&like));
+}
+
+#[test]
+fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
+    let path = fixtures().join("bert.safetensors");
+    // One leaf type for the I64 buffer too: an error at its path.
+    let err = Load::new()
+        .renames(from_hf())
+        .load::<Bert<ArrayD<f32>>>(&path)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .embeddings.position_ids: tensor `bert.embeddings.position_ids`: expected a f32 tensor, found i64[1,6]"
+    );
+    // Without the layer pattern the type finds no layers (length 0), and
+    // their tensors are unused: an error listing them, unless allowed.
+    let partial = Load::new().renames(Renames::new().prefix("bert.", ""));
+    let err = partial
+        .load::<Bert<AnyArray>>(&path)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("tree structures differ (12 mismatches found)"),
+        "{err}"
+    );
+    assert!(err.contains("tensor `bert.encoder.layer.0.attention.self.query.weight` (f32[4,4]), renamed `encoder.layer.0.attention.self.query.weight`, of the file is not a leaf of the type"), "{err}");
+    let (bert, report) = partial
+        .allow_unused()
+        .open(&path)
+        .unwrap()
+        .load_by_names_with_report::<Bert<AnyArray>>()
+        .unwrap();
+    assert!(bert.layers.is_empty());
+    assert!(!report.is_complete());
+    assert_eq!(report.unused.len(), 12);
+    // A tensor the type asks for and the file lacks.
+    #[derive(PyTree, Debug)]
+    struct WithExtra {
+        embeddings: Embeddings<AnyArray>,
+        extra: AnyArray,
+    }
+    let err = Load::new()
+        .renames(from_hf())
+        .allow_unused()
+        .load::<WithExtra>(&path)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .extra: tensor `extra`: expected a tensor, found nothing in the file"
+    );
+    // A gap in a sequence's numbers.
+    let gap = Renames::new()
+        .prefix("bert.", "")
+        .pattern("encoder.layer.1", "layers.2")
+        .pattern("encoder.layer.*", "layers.$1");
+    let err = Load::new()
+        .renames(gap)
+        .load::<Bert<AnyArray>>(&path)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .layers: the file names layers.2 but nothing under `layers.1`: a sequence's \
+         elements are numbered from 0 without gaps"
+    );
+    // An enum's variant is not in the names.
+    #[derive(PyTree, Debug)]
+    enum Head {
+        Pooler(Box<Pooler<AnyArray>>),
+        Nothing,
+    }
+    #[derive(PyTree, Debug)]
+    struct WithHead {
+        pooler: Head,
+    }
+    let err = Load::new()
+        .renames(from_hf())
+        .allow_unused()
+        .load::<WithHead>(&path)
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "at .pooler: the file holds no TreeDef (it was not written by this crate), and the \
+             enum variant (Head::Pooler or Head::Nothing) is not in the names"
+        ),
+        "{err}"
+    );
+}

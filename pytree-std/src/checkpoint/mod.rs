@@ -111,6 +111,7 @@
 //! [`TreeDef`]: crate::TreeDef
 //! [`ErrorKind::Mismatches`]: crate::ErrorKind::Mismatches
 
+mod by_names;
 mod convert;
 mod format;
 mod leaf;
@@ -200,7 +201,11 @@ where
 /// Loads a `T` from the file at `path` by its type alone: the structure
 /// (sequence lengths, map keys, static fields) comes from the TreeDef in
 /// the file's metadata; names and dtypes are checked (every problem
-/// listed), then the ranks of the fields as the value is built. A
+/// listed), then the ranks of the fields as the value is built. A file
+/// without a TreeDef (written by Python's `safetensors` or transformers)
+/// loads too: the type fixes the structure, the tensor names give each
+/// `Vec`'s length and each `Option`, the tensors the shapes; see
+/// [`Checkpoint::load_by_names_with_report`]. A
 /// `#[pytree(skip)]` field is `Default` here (the file holds no value for
 /// it and there is no template to take one from).
 ///
