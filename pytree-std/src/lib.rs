@@ -157,7 +157,7 @@ pub use pytree_core::__private;
 /// `Tensor` is the one this crate implements the traits for.
 #[cfg(feature = "candle")]
 pub use candle_core;
-/// The `half` crate (feature `half`, or `ndarray` for [`AnyArray`]'s
+/// The `half` crate (feature `half`, or `ndarray` for `AnyArray`'s
 /// f16 / bf16 variants), re-exported: with `half`, `f16` and `bf16` are
 /// leaves.
 #[cfg(any(feature = "half", feature = "ndarray"))]
