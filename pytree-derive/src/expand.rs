@@ -101,6 +101,19 @@ fn schema_statics(c: &Container<'_>) -> TokenStream {
                 quote!(#krate::FieldSchema::data(#name))
             }
         });
+        // Skipped fields that hold a value (not `PhantomData`): a load
+        // that would rebuild them with `Default` refuses the type.
+        let skipped: Vec<&String> = v
+            .fields
+            .iter()
+            .filter(|f| f.skip.is_some() && !is_phantom(f.ty))
+            .map(|f| &f.name)
+            .collect();
+        let with_skipped = if skipped.is_empty() {
+            TokenStream::new()
+        } else {
+            quote!(.with_skipped(&[#(#skipped),*]))
+        };
         quote! {
             static #ident: #krate::Schema = #krate::Schema::new(
                 #type_name,
@@ -108,10 +121,23 @@ fn schema_statics(c: &Container<'_>) -> TokenStream {
                 #variant,
                 #style,
                 &[#(#fields),*],
-            );
+            )#with_skipped;
         }
     });
     quote!(#(#statics)*)
+}
+
+/// Whether a field's type is `PhantomData<..>` (one value: `Default`
+/// gives it back exactly).
+fn is_phantom(ty: &syn::Type) -> bool {
+    match ty {
+        syn::Type::Path(p) => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "PhantomData"),
+        _ => false,
+    }
 }
 
 /// `impl<..> Trait for Name<..> where ..`.

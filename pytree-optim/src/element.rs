@@ -155,7 +155,7 @@ macro_rules! identity_element {
 }
 identity_element!(f32, f64);
 
-#[cfg(feature = "half")]
+#[cfg(any(feature = "half", feature = "ndarray"))]
 mod half_elements {
     use super::FloatElement;
     use pytree_std::half::{bf16, f16};

@@ -362,6 +362,174 @@ mod arrays {
     }
 }
 
+/// [`AnyArray`](pytree_std::AnyArray): a model with several dtypes (f32
+/// weights, an i64 `position_ids` buffer, a bool mask) in one tree. Its
+/// float variants (f32, f64, f16, bf16) are updated, through the typed
+/// arrays' kernels with the element math in f64 (`Scalar = f64`, as for
+/// candle tensors); its integer and bool variants are left alone, as
+/// candle's are: an update whose arrays to write are all integer or bool
+/// does nothing, they add nothing to a norm, and their state is zeros of
+/// their own dtype. Arrays of one update must share a dtype and shape.
+#[cfg(feature = "ndarray")]
+mod any_arrays {
+    use pytree_std::half::{bf16, f16};
+    use pytree_std::ndarray::{ArrayD, ArrayViewD};
+    use pytree_std::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement, DType, Error};
+
+    use super::FloatLeaf;
+    use crate::element::{Float, FloatElement};
+    use crate::kernel::Exec;
+
+    fn is_float(d: DType) -> bool {
+        matches!(d, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
+    }
+
+    fn all_some<T, const N: usize>(xs: [Option<T>; N]) -> Option<[T; N]> {
+        if xs.iter().any(Option::is_none) {
+            return None;
+        }
+        Some(xs.map(|x| x.expect("every element is Some: checked above")))
+    }
+
+    /// The update on the typed arrays of `A`s, the element math in f64.
+    fn zip_typed<A, const N: usize, const M: usize, F>(
+        muts: [AnyArrayViewMut<'_>; N],
+        refs: [AnyArrayView<'_>; M],
+        exec: Exec,
+        f: &F,
+    ) -> Result<(), Error>
+    where
+        A: AnyElement + FloatElement + Default,
+        F: Fn([&mut f64; N], [f64; M]) + Sync,
+    {
+        let wrong = || Error::custom(format!("array dtype mismatch: expected {}", A::DTYPE));
+        let ms = all_some(muts.map(A::view_mut_of)).ok_or_else(wrong)?;
+        let rs = all_some(refs.map(A::view_of)).ok_or_else(wrong)?;
+        <ArrayD<A> as FloatLeaf>::zip_elements(
+            ms,
+            rs,
+            exec,
+            &|x: [&mut A::Compute; N], y: [A::Compute; M]| {
+                let mut xf = x.each_ref().map(|v| v.to_f64());
+                f(xf.each_mut(), y.map(Float::to_f64));
+                for (v, n) in x.into_iter().zip(xf) {
+                    *v = <A::Compute as Float>::from_f64(n);
+                }
+            },
+        )
+    }
+
+    /// The sum over the typed array of `A`s.
+    fn sum_typed<A, F>(leaf: AnyArrayView<'_>, exec: Exec, f: &F) -> Result<f64, Error>
+    where
+        A: AnyElement + FloatElement + Default,
+        F: Fn(f64) -> f64 + Sync,
+    {
+        match A::view_of(leaf) {
+            Some(a) => {
+                <ArrayD<A> as FloatLeaf>::sum_elements(a, exec, &|x: A::Compute| f(x.to_f64()))
+            }
+            None => Err(Error::custom(format!(
+                "array dtype mismatch: expected {}",
+                A::DTYPE
+            ))),
+        }
+    }
+
+    /// Zeros of the view's dtype and shape (the typed kernels' layout).
+    fn zeros_typed<A: AnyElement + Default>(leaf: ArrayViewD<'_, A>) -> AnyArray {
+        A::into_any(ArrayD::from_elem(leaf.raw_dim(), A::default()))
+    }
+
+    /// Integer and bool arrays are left alone; see the module docs.
+    ///
+    /// ```
+    /// use pytree_optim::{adam, GradientTransformation};
+    /// use pytree_std::ndarray::array;
+    /// use pytree_std::{AnyArray, PyTree};
+    /// #[derive(PyTree, Clone, Debug, PartialEq)]
+    /// struct M { w: AnyArray, ids: AnyArray }
+    /// let mut p = M { w: array![1.0f32, 2.0].into(), ids: array![0i64, 1].into() };
+    /// let mut g = M { w: array![0.5f32, -0.5].into(), ids: array![0i64, 0].into() };
+    /// let opt = adam(0.1);
+    /// let mut state = opt.init(&p)?;
+    /// opt.step(&mut p, &mut g, &mut state)?;
+    /// assert_eq!(p.ids, AnyArray::from(array![0i64, 1]));
+    /// assert_ne!(p.w, AnyArray::from(array![1.0f32, 2.0]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    impl FloatLeaf for AnyArray {
+        type Scalar = f64;
+
+        fn zip_elements<const N: usize, const M: usize, F>(
+            muts: [AnyArrayViewMut<'_>; N],
+            refs: [AnyArrayView<'_>; M],
+            exec: Exec,
+            f: &F,
+        ) -> Result<(), Error>
+        where
+            F: Fn([&mut f64; N], [f64; M]) + Sync,
+        {
+            let (dtype, shape) = match (muts.first(), refs.first()) {
+                (Some(m), _) => (m.dtype(), m.shape().to_vec()),
+                (None, Some(r)) => (r.dtype(), r.shape().to_vec()),
+                (None, None) => return Ok(()),
+            };
+            if N > 0 && muts.iter().all(|m| !is_float(m.dtype())) {
+                return Ok(());
+            }
+            let others = muts
+                .iter()
+                .map(|m| (m.dtype(), m.shape()))
+                .chain(refs.iter().map(|r| (r.dtype(), r.shape())));
+            for (d, s) in others {
+                if d != dtype || s != shape.as_slice() {
+                    return Err(Error::custom(format!(
+                        "array mismatch: expected {dtype}{shape:?}, found {d}{s:?}"
+                    )));
+                }
+            }
+            match dtype {
+                DType::F32 => zip_typed::<f32, N, M, F>(muts, refs, exec, f),
+                DType::F64 => zip_typed::<f64, N, M, F>(muts, refs, exec, f),
+                DType::F16 => zip_typed::<f16, N, M, F>(muts, refs, exec, f),
+                DType::BF16 => zip_typed::<bf16, N, M, F>(muts, refs, exec, f),
+                other => Err(Error::custom(format!(
+                    "expected a float array, found dtype {other} with shape {shape:?}"
+                ))),
+            }
+        }
+
+        fn sum_elements<F>(leaf: AnyArrayView<'_>, exec: Exec, f: &F) -> Result<f64, Error>
+        where
+            F: Fn(f64) -> f64 + Sync,
+        {
+            match leaf.dtype() {
+                DType::F32 => sum_typed::<f32, F>(leaf, exec, f),
+                DType::F64 => sum_typed::<f64, F>(leaf, exec, f),
+                DType::F16 => sum_typed::<f16, F>(leaf, exec, f),
+                DType::BF16 => sum_typed::<bf16, F>(leaf, exec, f),
+                _ => Ok(0.0),
+            }
+        }
+
+        fn zeros_like(leaf: AnyArrayView<'_>) -> Result<AnyArray, Error> {
+            Ok(match leaf {
+                AnyArrayView::F32(a) => AnyArray::F32(<ArrayD<f32> as FloatLeaf>::zeros_like(a)?),
+                AnyArrayView::F64(a) => AnyArray::F64(<ArrayD<f64> as FloatLeaf>::zeros_like(a)?),
+                AnyArrayView::F16(a) => AnyArray::F16(<ArrayD<f16> as FloatLeaf>::zeros_like(a)?),
+                AnyArrayView::BF16(a) => {
+                    AnyArray::BF16(<ArrayD<bf16> as FloatLeaf>::zeros_like(a)?)
+                }
+                AnyArrayView::I64(a) => zeros_typed(a),
+                AnyArrayView::I32(a) => zeros_typed(a),
+                AnyArrayView::U8(a) => zeros_typed(a),
+                AnyArrayView::Bool(a) => zeros_typed(a),
+            })
+        }
+    }
+}
+
 /// [`FloatLeaf::clip_by_global_norm`]'s default: the norm summed in `f64`
 /// by [`FloatLeaf::sum_elements`], then a scaling pass.
 pub(crate) fn clip_on_host<P>(

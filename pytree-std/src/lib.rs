@@ -85,7 +85,8 @@
 //!   primitive leaf types (module `impls`); a namespace of your own in one
 //!   declaration: [`namespace!`], with its operations by [`ops_for!`].
 //! - Foreign leaf types behind features: `ndarray` (arrays of any rank,
-//!   one leaf type `ArrayD<A>` lent as views), `candle` (`Tensor`),
+//!   one leaf type `ArrayD<A>` lent as views; `AnyArray`, module
+//!   `any_array`, for arrays of several dtypes in one tree), `candle` (`Tensor`),
 //!   `half` (`f16`, `bf16`), `nalgebra` (`DMatrix`, `DVector`, one leaf
 //!   type `DMatrix<T>`); each crate is re-exported under its name.
 //! - [`Tree`] and [`tree!`]: a pytree whose shape is known only at run
@@ -161,9 +162,10 @@ pub use pytree_core::__private;
 /// `Tensor` is the one this crate implements the traits for.
 #[cfg(feature = "candle")]
 pub use candle_core;
-/// The `half` crate (feature `half`), re-exported: `f16` and `bf16` are
+/// The `half` crate (feature `half`, or `ndarray` for `AnyArray`'s
+/// f16 / bf16 variants), re-exported: with `half`, `f16` and `bf16` are
 /// leaves.
-#[cfg(feature = "half")]
+#[cfg(any(feature = "half", feature = "ndarray"))]
 pub use half;
 /// The `indexmap` crate, re-exported: `IndexMap` is an insertion-ordered
 /// map node (always available; `Tree` is built on it).
@@ -172,6 +174,10 @@ pub use indexmap;
 /// matrices are the ones this crate implements the traits for.
 #[cfg(feature = "nalgebra")]
 pub use nalgebra;
+#[cfg(feature = "ndarray")]
+pub mod any_array;
+#[cfg(feature = "ndarray")]
+pub use any_array::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
 /// The `ndarray` crate (feature `ndarray`), re-exported so that a user's
 /// arrays are the ones this crate implements the traits for.
 #[cfg(feature = "ndarray")]

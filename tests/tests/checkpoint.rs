@@ -1059,3 +1059,100 @@ fn file_bytes(file: &Checkpoint) -> Vec<u8> {
         .collect();
     safetensors::serialize(views, None).unwrap()
 }
+
+/// A layer with a field kept out of the tree (a cache, a config) and a
+/// `PhantomData` marker.
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Cached {
+    w: Array1<f32>,
+    #[pytree(skip)]
+    calls: u64,
+    #[pytree(skip)]
+    _marker: std::marker::PhantomData<f32>,
+}
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Stack {
+    head: Array1<f32>,
+    layers: Vec<Cached>,
+}
+
+/// A `#[pytree(skip)]` field never comes back silently as `Default` from
+/// `load_like`: the template is refused, naming the field's place; the
+/// same load in place keeps the field; `PhantomData` alone is fine.
+#[test]
+fn load_like_refuses_a_template_with_skipped_fields_and_load_into_keeps_them() {
+    let cached = |w: f32, calls| Cached {
+        w: Array1::from_elem(2, w),
+        calls,
+        _marker: std::marker::PhantomData,
+    };
+    let saved = Stack {
+        head: array![1.0, 2.0],
+        layers: vec![cached(3.0, 0), cached(4.0, 0)],
+    };
+    let bytes = checkpoint::to_bytes(&saved).unwrap();
+    let file = Checkpoint::from_bytes(bytes).unwrap();
+    let template = Stack {
+        head: array![0.0, 0.0],
+        layers: vec![cached(0.0, 7), cached(0.0, 9)],
+    };
+    let err = file.load_like(&template).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .layers[0]: Cached.calls is #[pytree(skip)]: load_like would rebuild it with \
+         Default, losing the template's value; load into the template in place with \
+         load_into (which keeps skipped fields), or leave the field out of the type"
+    );
+    assert!(file.load_like_with_report(&template).is_err());
+    let mut into = template.clone();
+    assert!(file.load_into(&mut into).unwrap().is_complete());
+    assert_eq!(into.head, saved.head);
+    assert_eq!(into.layers[1].w, saved.layers[1].w);
+    assert_eq!((into.layers[0].calls, into.layers[1].calls), (7, 9));
+
+    // Only PhantomData skipped: Default is exact, so load_like works.
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct Marked {
+        w: Array1<f32>,
+        #[pytree(skip)]
+        _m: std::marker::PhantomData<u8>,
+    }
+    let m = Marked {
+        w: array![5.0],
+        _m: std::marker::PhantomData,
+    };
+    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&m).unwrap()).unwrap();
+    let back = file
+        .load_like(&Marked {
+            w: array![0.0],
+            _m: std::marker::PhantomData,
+        })
+        .unwrap();
+    assert_eq!(back, m);
+
+    // In an enum variant, at the root.
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    enum Head {
+        Plain(Array1<f32>),
+        Counted {
+            w: Array1<f32>,
+            #[pytree(skip)]
+            seen: u32,
+        },
+    }
+    let h = Head::Counted {
+        w: array![1.0],
+        seen: 3,
+    };
+    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&h).unwrap()).unwrap();
+    let err = file.load_like(&h).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("at <root>: Head::Counted.seen is #[pytree(skip)]"),
+        "{err}"
+    );
+    let plain = Head::Plain(array![2.0]);
+    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&plain).unwrap()).unwrap();
+    assert_eq!(file.load_like(&plain).unwrap(), plain);
+}

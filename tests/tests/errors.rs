@@ -186,3 +186,56 @@ fn zip_mut_updates_in_place_and_reports_mismatches() {
         "tree 1 at .layers: sequence length mismatch: expected 2, found 1"
     );
 }
+
+/// Two types of one name in different modules (a `Bert` of one crate and
+/// of another): messages name them by module path, never "expected Bert,
+/// found Bert".
+mod same_name {
+    pub mod hub {
+        #[derive(pytree_std::PyTree, Clone, Debug, PartialEq)]
+        pub struct Bert {
+            pub w: f32,
+        }
+    }
+    pub mod local {
+        #[derive(pytree_std::PyTree, Clone, Debug, PartialEq)]
+        pub struct Bert {
+            pub w: f32,
+        }
+    }
+}
+
+#[test]
+fn types_of_one_name_in_two_modules_are_named_by_module_path() {
+    use same_name::{hub, local};
+    let def = pytree_std::structure(&hub::Bert { w: 1.0 });
+    let err = pytree_std::unflatten::<local::Bert>(&def, [1.0f32]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at <root>: node mismatch: expected errors::same_name::local::Bert, \
+         found errors::same_name::hub::Bert"
+    );
+    // A TreeDef read back from JSON takes the by-value path.
+    let json = serde_json::to_string(&def).unwrap();
+    let back: pytree_std::TreeDef = serde_json::from_str(&json).unwrap();
+    let err = pytree_std::unflatten::<local::Bert>(&back, [1.0f32]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at <root>: node mismatch: expected errors::same_name::local::Bert, \
+         found errors::same_name::hub::Bert"
+    );
+    // Two TreeDefs lined up.
+    let other = pytree_std::structure(&local::Bert { w: 1.0 });
+    let err = def.broadcast_to_common_suffix(&other).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tree 1 at <root>: node mismatch: expected errors::same_name::hub::Bert, \
+         found errors::same_name::local::Bert"
+    );
+    // Types of different names keep their short names.
+    let err = pytree_std::unflatten::<Linear>(&def, [1.0f32]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at <root>: node mismatch: expected Linear, found Bert"
+    );
+}

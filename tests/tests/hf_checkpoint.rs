@@ -484,3 +484,276 @@ fn a_loaded_bert_fine_tunes_with_its_buffer_left_alone() {
         "i64[1,6]"
     );
 }
+
+// ---------------------------------------------------------------------
+// The same BERT with ndarray: one tree of `AnyArray` leaves (f32 or f16
+// weights beside the I64 buffer), loaded, summarised, fine-tuned and
+// saved back whole.
+
+use pytree_std::ndarray::{Array2, IxDyn};
+use pytree_std::AnyArray;
+
+/// A zero-size `AnyArray` of dtype `A`: a template leaf (the shape comes
+/// from the file).
+fn any<A: pytree_std::AnyElement + Default>() -> AnyArray {
+    ArrayD::<A>::from_elem(IxDyn(&[0]), A::default()).into()
+}
+
+fn load_any_bert(file: &str, float: AnyArray) -> Bert<AnyArray> {
+    Load::new()
+        .renames(from_hf())
+        .shapes_from_file()
+        .load_like(fixtures().join(file), &Bert::template(float, any::<i64>()))
+        .unwrap()
+}
+
+#[test]
+fn an_ndarray_bert_with_an_i64_buffer_is_one_tree() {
+    let bert = load_any_bert("bert.safetensors", any::<f32>());
+    // The same values as candle reads from the Python-written file.
+    let reference = load_bert("bert.safetensors", DType::F32);
+    for (a, t) in pytree_std::leaves(&bert)
+        .into_iter()
+        .zip(pytree_std::leaves(&reference))
+    {
+        assert_eq!(a.dtype().to_string(), t.dtype().as_str());
+        assert_eq!(a.shape(), t.dims());
+    }
+    let q = bert.layers[1]
+        .attention
+        .self_attn
+        .query
+        .weight
+        .view::<f32>()
+        .unwrap();
+    assert_eq!(
+        q.iter().copied().collect::<Vec<f32>>(),
+        expected("bert.encoder.layer.1.attention.self.query.weight", 16)
+    );
+    // The buffer, typed.
+    let ids: Array2<i64> = bert.embeddings.position_ids.clone().try_into().unwrap();
+    assert_eq!(
+        ids,
+        Array2::from_shape_vec((1, 6), (0..6).collect()).unwrap()
+    );
+    // Flatten and back; a map over every leaf keeps each dtype.
+    let (leaves, def) = pytree_std::flatten(bert.clone());
+    assert_eq!(leaves.len(), 19);
+    let back: Bert<AnyArray> = pytree_std::unflatten(&def, leaves).unwrap();
+    assert_eq!(back.embeddings.position_ids, bert.embeddings.position_ids);
+    let copied = pytree_std::map(bert.clone(), |a| a);
+    assert_eq!(copied.pooler.dense.bias, bert.pooler.dense.bias);
+    // The summary counts both dtypes: 18 f32 tensors and 6 i64 elements.
+    let s = pytree_std::summary(&bert);
+    assert_eq!(s.num_leaves(), 19);
+    let f32_bytes: usize = pytree_std::leaves(&bert)
+        .iter()
+        .filter(|a| a.dtype() == pytree_std::DType::F32)
+        .map(|a| a.shape().iter().product::<usize>() * 4)
+        .sum();
+    assert_eq!(s.num_bytes(), Some(f32_bytes + 6 * 8));
+    let ids_row = s
+        .to_string()
+        .lines()
+        .find(|l| l.trim_start().starts_with(".position_ids"))
+        .map(|l| l.split_whitespace().collect::<Vec<_>>().join(" "));
+    assert_eq!(
+        ids_row.as_deref(),
+        Some(".position_ids buffer i64 [1, 6] 6 48 B")
+    );
+    // Saved whole, it is the Python-written file, tensor for tensor.
+    let bytes = Save::new().renames(to_hf()).to_bytes(&bert).unwrap();
+    assert_same_tensors(&bytes, &fixtures().join("bert.safetensors"));
+    // And loads back by type alone (the TreeDef is in the file now).
+    let again: Bert<AnyArray> = Load::new()
+        .renames(from_hf())
+        .from_bytes(bytes)
+        .unwrap()
+        .load()
+        .unwrap();
+    assert_eq!(again.embeddings.position_ids, bert.embeddings.position_ids);
+}
+
+#[test]
+fn an_ndarray_bert_in_f16_loads_and_saves_with_its_buffer() {
+    let bert = load_any_bert("bert_f16.safetensors", any::<pytree_std::half::f16>());
+    assert_eq!(bert.pooler.dense.weight.signature().to_string(), "f16[4,4]");
+    assert_eq!(
+        bert.embeddings.position_ids.signature().to_string(),
+        "i64[1,6]"
+    );
+    let bytes = Save::new().renames(to_hf()).to_bytes(&bert).unwrap();
+    assert_same_tensors(&bytes, &fixtures().join("bert_f16.safetensors"));
+    // A template of another float dtype is an error naming the tensor.
+    let err = Load::new()
+        .renames(from_hf())
+        .shapes_from_file()
+        .load_like(
+            fixtures().join("bert_f16.safetensors"),
+            &Bert::template(any::<f32>(), any::<i64>()),
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("at .pooler.dense.weight: tensor `bert.pooler.dense.weight`: expected a f32 tensor, found f16[4,4]"),
+        "{err}"
+    );
+}
+
+/// Adam on the `AnyArray` BERT: float arrays move as the typed
+/// `ArrayD<f32>` optimizer moves the same weights (a peer computed by the
+/// typed kernels, not by this code), the I64 buffer is left alone.
+#[test]
+fn an_ndarray_bert_fine_tunes_with_its_buffer_left_alone() {
+    use pytree_optim::{adam, GradientTransformation};
+    let mut bert = load_any_bert("bert.safetensors", any::<f32>());
+    let before = bert.clone();
+    let opt = adam(0.1);
+    let mut state = opt.init(&bert).unwrap();
+    let mut grads = pytree_std::map(bert.clone(), |a| match a {
+        AnyArray::F32(w) => AnyArray::F32(w.mapv(|x| x * 0.5 - 1.0)),
+        other => other,
+    });
+    opt.step(&mut bert, &mut grads, &mut state).unwrap();
+    opt.step(&mut bert, &mut grads.clone(), &mut state).unwrap();
+    assert_eq!(bert.embeddings.position_ids, before.embeddings.position_ids);
+    // The peer: the float leaves alone, as a typed tree.
+    let typed = |b: &Bert<AnyArray>| -> Vec<ArrayD<f32>> {
+        pytree_std::leaves(b)
+            .into_iter()
+            .filter_map(|a| a.to_owned().into_typed::<f32, IxDyn>().ok())
+            .collect()
+    };
+    let mut params = typed(&before);
+    let g = typed(&pytree_std::map(before.clone(), |a| match a {
+        AnyArray::F32(w) => AnyArray::F32(w.mapv(|x| x * 0.5 - 1.0)),
+        other => other,
+    }));
+    let mut s = opt.init(&params).unwrap();
+    opt.step(&mut params, &mut g.clone(), &mut s).unwrap();
+    opt.step(&mut params, &mut g.clone(), &mut s).unwrap();
+    let got = typed(&bert);
+    assert_eq!(got.len(), 18);
+    for (a, b) in got.iter().zip(&params) {
+        for (x, y) in a.iter().zip(b) {
+            assert!((x - y).abs() <= 1e-6 * y.abs().max(1.0), "{x} {y}");
+        }
+    }
+    assert_ne!(got, typed(&before));
+}
+
+// ---------------------------------------------------------------------
+// Loading a foreign file by type alone: the type fixes the structure, the
+// file's names the `Vec` lengths, its tensors the shapes.
+
+#[test]
+fn a_python_written_bert_loads_by_type_alone() {
+    let path = fixtures().join("bert.safetensors");
+    let file = Load::new().renames(from_hf()).open(&path).unwrap();
+    assert!(file.treedef().unwrap().is_none());
+    let (bert, report) = file.load_by_names_with_report::<Bert<AnyArray>>().unwrap();
+    assert!(report.is_complete());
+    assert_eq!(report.loaded.len(), 19);
+    assert_eq!(bert.layers.len(), 2);
+    // The same tree as a template-driven load.
+    let like = load_any_bert("bert.safetensors", any::<f32>());
+    assert_eq!(pytree_std::leaves(&bert), pytree_std::leaves(&like));
+    // `load` does the same for a file without a TreeDef; candle too.
+    let tensors: Bert<Tensor> = file.load().unwrap();
+    assert_eq!(
+        tensors.embeddings.position_ids.to_vec2::<i64>().unwrap(),
+        [[0, 1, 2, 3, 4, 5]]
+    );
+    // The sharded checkpoint, by type alone.
+    let sharded: Bert<AnyArray> = Load::new()
+        .renames(from_hf())
+        .load(fixtures().join("sharded/model.safetensors.index.json"))
+        .unwrap();
+    assert_eq!(pytree_std::leaves(&sharded), pytree_std::leaves(&like));
+}
+
+#[test]
+fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
+    let path = fixtures().join("bert.safetensors");
+    // One leaf type for the I64 buffer too: an error at its path.
+    let err = Load::new()
+        .renames(from_hf())
+        .load::<Bert<ArrayD<f32>>>(&path)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .embeddings.position_ids: tensor `bert.embeddings.position_ids`: expected a f32 tensor, found i64[1,6]"
+    );
+    // Without the layer pattern the type finds no layers (length 0), and
+    // their tensors are unused: an error listing them, unless allowed.
+    let partial = Load::new().renames(Renames::new().prefix("bert.", ""));
+    let err = partial
+        .load::<Bert<AnyArray>>(&path)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("tree structures differ (12 mismatches found)"),
+        "{err}"
+    );
+    assert!(err.contains("tensor `bert.encoder.layer.0.attention.self.query.weight` (f32[4,4]), renamed `encoder.layer.0.attention.self.query.weight`, of the file is not a leaf of the type"), "{err}");
+    let (bert, report) = partial
+        .allow_unused()
+        .open(&path)
+        .unwrap()
+        .load_by_names_with_report::<Bert<AnyArray>>()
+        .unwrap();
+    assert!(bert.layers.is_empty());
+    assert!(!report.is_complete());
+    assert_eq!(report.unused.len(), 12);
+    // A tensor the type asks for and the file lacks.
+    #[derive(PyTree, Debug)]
+    struct WithExtra {
+        embeddings: Embeddings<AnyArray>,
+        extra: AnyArray,
+    }
+    let err = Load::new()
+        .renames(from_hf())
+        .allow_unused()
+        .load::<WithExtra>(&path)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .extra: tensor `extra`: expected a tensor, found nothing in the file"
+    );
+    // A gap in a sequence's numbers.
+    let gap = Renames::new()
+        .prefix("bert.", "")
+        .pattern("encoder.layer.1", "layers.2")
+        .pattern("encoder.layer.*", "layers.$1");
+    let err = Load::new()
+        .renames(gap)
+        .load::<Bert<AnyArray>>(&path)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .layers: the file names layers.2 but nothing under `layers.1`: a sequence's \
+         elements are numbered from 0 without gaps"
+    );
+    // An enum's variant is not in the names.
+    #[derive(PyTree, Debug)]
+    enum Head {
+        Pooler(Box<Pooler<AnyArray>>),
+        Nothing,
+    }
+    #[derive(PyTree, Debug)]
+    struct WithHead {
+        pooler: Head,
+    }
+    let err = Load::new()
+        .renames(from_hf())
+        .allow_unused()
+        .load::<WithHead>(&path)
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with(
+            "at .pooler: the file holds no TreeDef (it was not written by this crate), and the \
+             enum variant (Head::Pooler or Head::Nothing) is not in the names"
+        ),
+        "{err}"
+    );
+}

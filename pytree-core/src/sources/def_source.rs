@@ -121,12 +121,57 @@ impl<L, I: Iterator<Item = L>> DefSource<'_, I> {
             _ => false,
         });
         found.ok_or_else(|| {
-            let names: Vec<String> = candidates
-                .iter()
-                .map(|c| format!("{}", c.display_name()))
-                .collect();
-            self.mismatch(names.join(" or "))
+            let found = match self.walker.peek() {
+                Some(Item::Node(node, _)) => Some(node),
+                _ => None,
+            };
+            let (expected, found_name) = describe_candidates(candidates, found);
+            Error::new(ErrorKind::NodeMismatch {
+                expected,
+                found: found_name.unwrap_or_else(|| describe(self.walker.peek())),
+            })
         })
+    }
+}
+
+/// How messages name the structs a reader accepts (`A or B`) and, when
+/// `found` is a node, that node. A struct that reads like one of the
+/// candidates (same name, another module) is named with module paths on
+/// both sides, so the message never says "expected Bert, found Bert".
+pub(crate) fn describe_candidates(
+    candidates: &[&'static Schema],
+    found: Option<Record>,
+) -> (String, Option<String>) {
+    let clash = match found {
+        Some(Record::Struct(f)) => candidates.iter().any(|c| c.reads_like(f)),
+        _ => false,
+    };
+    let name = |s: &Schema| {
+        if clash {
+            format!("{}", s.qualified_name())
+        } else {
+            format!("{}", s.display_name())
+        }
+    };
+    let names: Vec<String> = candidates.iter().map(|c| name(c)).collect();
+    let found = match found {
+        Some(Record::Struct(f)) => Some(name(f)),
+        Some(node) => Some(describe_node(node)),
+        None => None,
+    };
+    (names.join(" or "), found)
+}
+
+/// How messages name two nodes that do not line up: as
+/// [`describe_node`], with module paths when both are structs that would
+/// otherwise read alike.
+pub(crate) fn describe_node_pair(expected: Record, found: Record) -> (String, String) {
+    match (expected, found) {
+        (Record::Struct(a), Record::Struct(b)) if a.reads_like(b) => (
+            format!("{}", a.qualified_name()),
+            format!("{}", b.qualified_name()),
+        ),
+        _ => (describe_node(expected), describe_node(found)),
     }
 }
 

@@ -19,7 +19,7 @@
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::sources::def_source::{describe_node, read_map_keys, read_static};
+use crate::sources::def_source::{describe_candidates, describe_node, read_map_keys, read_static};
 use crate::traits::flatten::{NodeView, Source};
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::{Static, StaticValue};
@@ -86,10 +86,13 @@ impl<'d, L, I: Iterator<Item = L>> TrustedSource<'d, I> {
         candidates: &[&'static Schema],
         schema: &'static Schema,
     ) -> Result<usize, Error> {
-        candidates
-            .iter()
-            .position(|c| *c == schema)
-            .ok_or_else(|| Self::mismatch("a struct of this type", Some(Record::Struct(schema))))
+        candidates.iter().position(|c| *c == schema).ok_or_else(|| {
+            let (expected, found) = describe_candidates(candidates, Some(Record::Struct(schema)));
+            Error::new(ErrorKind::NodeMismatch {
+                expected,
+                found: found.unwrap_or_default(),
+            })
+        })
     }
 
     /// The iterator yielded fewer leaves than its length said.

@@ -30,7 +30,7 @@ use super::walk::SkipTable;
 use super::{Item, Record, TreeDef, TreeDefBuilder, Walker};
 use crate::error::{Error, ErrorKind};
 use crate::paths::key_path::KeyEntry;
-use crate::sources::def_source::describe_node;
+use crate::sources::def_source::{describe_node, describe_node_pair};
 use crate::treedef::static_data::{KeyOrder, StaticValue};
 use crate::treelize::mode::Mode;
 
@@ -681,7 +681,8 @@ impl<'d> Aligner<'d> {
             | (Record::Some | Record::None, Record::Some | Record::None) => true,
             (a, b) if a == b => true,
             (a, b) => {
-                self.node_mismatch((r, describe_node(a)), (i, describe_node(b)));
+                let (da, db) = describe_node_pair(a, b);
+                self.node_mismatch((r, da), (i, db));
                 false
             }
         }

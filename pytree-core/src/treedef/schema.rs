@@ -110,6 +110,7 @@ pub struct Schema {
     style: FieldStyle,
     fields: &'static [FieldSchema],
     num_data: usize,
+    skipped: &'static [&'static str],
 }
 
 impl Schema {
@@ -142,7 +143,43 @@ impl Schema {
             style,
             fields,
             num_data,
+            skipped: &[],
         }
+    }
+
+    /// The same schema, naming the type's `#[pytree(skip)]` fields that
+    /// carry a value (the derive leaves out `PhantomData`): they are not
+    /// in the tree, so rebuilding the type from a TreeDef makes them
+    /// `Default`, and a checkpoint's `load_like` refuses such a type
+    /// rather than reset them silently. Not part of equality (a TreeDef
+    /// read back from JSON does not carry it).
+    ///
+    /// ```
+    /// # use pytree_std::{FieldSchema, FieldStyle, Schema};
+    /// static S: Schema = Schema::new("Enc", "m", None, FieldStyle::Named, &[FieldSchema::data("w")])
+    ///     .with_skipped(&["cache"]);
+    /// assert_eq!(S.skipped(), ["cache"]);
+    /// ```
+    pub const fn with_skipped(self, fields: &'static [&'static str]) -> Self {
+        Schema {
+            skipped: fields,
+            ..self
+        }
+    }
+
+    /// The `#[pytree(skip)]` fields that carry a value, in declaration
+    /// order; see [`with_skipped`](Schema::with_skipped).
+    ///
+    /// ```
+    /// use pytree_std::{NodeView, PyTree};
+    /// #[derive(PyTree)]
+    /// struct Enc { w: f32, #[pytree(skip)] cache: Vec<f32>, #[pytree(skip)] _m: std::marker::PhantomData<u8> }
+    /// let def = pytree_std::structure(&Enc { w: 1.0, cache: vec![], _m: Default::default() });
+    /// let NodeView::Struct { schema, .. } = def.root_node() else { panic!() };
+    /// assert_eq!(schema.skipped(), ["cache"]);
+    /// ```
+    pub fn skipped(&self) -> &'static [&'static str] {
+        self.skipped
     }
 
     /// The type's name, without generic arguments.
@@ -234,6 +271,35 @@ impl Schema {
     /// ```
     pub fn display_name(&self) -> impl fmt::Display + '_ {
         DisplayName(self)
+    }
+
+    /// `module::path::Type` or `module::path::Type::Variant`: what messages
+    /// print when two types of the same name in different modules meet.
+    ///
+    /// ```
+    /// # use pytree_std::{FieldStyle, Schema};
+    /// static S: Schema = Schema::new("Shape", "geo::flat", Some("Circle"), FieldStyle::Unit, &[]);
+    /// assert_eq!(S.qualified_name().to_string(), "geo::flat::Shape::Circle");
+    /// ```
+    pub fn qualified_name(&self) -> impl fmt::Display + '_ {
+        QualifiedName(self)
+    }
+
+    /// Whether messages would print `self` and `other` alike although
+    /// they are different types (same name, other module or fields).
+    pub(crate) fn reads_like(&self, other: &Schema) -> bool {
+        self != other && self.type_name == other.type_name && self.variant == other.variant
+    }
+}
+
+struct QualifiedName<'a>(&'a Schema);
+
+impl fmt::Display for QualifiedName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.0.module_path.is_empty() {
+            write!(f, "{}::", self.0.module_path)?;
+        }
+        write!(f, "{}", DisplayName(self.0))
     }
 }
 

@@ -227,7 +227,7 @@ numeric_elements!(
     i8 => DType::I8, i16 => DType::I16, i32 => DType::I32, i64 => DType::I64,
     f32 => DType::F32, f64 => DType::F64,
 );
-#[cfg(feature = "half")]
+#[cfg(any(feature = "half", feature = "ndarray"))]
 numeric_elements!(half::f16 => DType::F16, half::bf16 => DType::BF16);
 
 impl sealed::Sealed for bool {}
@@ -433,6 +433,7 @@ mod arrays {
     use super::{
         copy_elements, dtype_error, element_bytes, read_elements, Element, TensorLeaf, TensorView,
     };
+    use crate::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
 
     /// An array of any rank is a tensor of its shape. Its bytes are
     /// borrowed when it is contiguous in C order, else copied in that
@@ -502,6 +503,105 @@ mod arrays {
             Ok(())
         }
         fn to_owned_leaf(leaf: &ArrayViewD<'_, A>) -> Self {
+            leaf.to_owned()
+        }
+    }
+
+    /// Calls `$body` with `$a` bound to the typed array (or view) inside
+    /// each variant of an [`AnyArray`] type.
+    macro_rules! each_variant {
+        ($value:expr, $ty:ident, $a:ident => $body:expr) => {
+            match $value {
+                $ty::F32($a) => $body,
+                $ty::F64($a) => $body,
+                $ty::F16($a) => $body,
+                $ty::BF16($a) => $body,
+                $ty::I64($a) => $body,
+                $ty::I32($a) => $body,
+                $ty::U8($a) => $body,
+                $ty::Bool($a) => $body,
+            }
+        };
+    }
+
+    /// The typed impl's bytes of a typed view.
+    fn typed_bytes<'a, A: Element>(a: &'a ArrayViewD<'_, A>) -> Result<Cow<'a, [u8]>, Error> {
+        <ArrayD<A> as TensorLeaf>::tensor_bytes(a)
+    }
+
+    /// The typed impl's in-place copy into a typed view.
+    fn typed_copy<A: Element>(
+        a: ArrayViewMutD<'_, A>,
+        tensor: &TensorView<'_>,
+    ) -> Result<(), Error> {
+        <ArrayD<A> as TensorLeaf>::copy_from_tensor(a, tensor)
+    }
+
+    /// The array of the file's dtype, as the typed impl reads it.
+    fn any_from_tensor(tensor: &TensorView<'_>) -> Result<AnyArray, Error> {
+        fn typed<A: Element + AnyElement>(tensor: &TensorView<'_>) -> Result<AnyArray, Error> {
+            <ArrayD<A> as TensorLeaf>::from_tensor(tensor, None).map(A::into_any)
+        }
+        match tensor.dtype {
+            DType::F32 => typed::<f32>(tensor),
+            DType::F64 => typed::<f64>(tensor),
+            DType::F16 => typed::<half::f16>(tensor),
+            DType::BF16 => typed::<half::bf16>(tensor),
+            DType::I64 => typed::<i64>(tensor),
+            DType::I32 => typed::<i32>(tensor),
+            DType::U8 => typed::<u8>(tensor),
+            DType::Bool => typed::<bool>(tensor),
+            other => Err(Error::custom(format!(
+                "tensor `{}`: dtype {other} is not one an AnyArray holds \
+                 (f32, f64, f16, bf16, i64, i32, u8, bool)",
+                tensor.name
+            ))),
+        }
+    }
+
+    /// An [`AnyArray`] is a tensor of its own dtype and shape: saved as
+    /// the typed array it holds, loaded with the file's dtype by type
+    /// alone, or with the template's dtype against a template (another
+    /// dtype is an error there, as for typed leaves).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{self, Checkpoint};
+    /// use pytree_std::ndarray::array;
+    /// use pytree_std::AnyArray;
+    /// let t = (AnyArray::from(array![[1.5f32]]), AnyArray::from(array![7i64, 8]));
+    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t)?)?;
+    /// assert_eq!(file.load::<(AnyArray, AnyArray)>()?, t);
+    /// assert_eq!(file.load_like(&t)?, t);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    impl TensorLeaf for AnyArray {
+        fn fixed_dtype() -> Option<DType> {
+            None
+        }
+        fn tensor_signature(leaf: &AnyArrayView<'_>) -> Result<Signature, Error> {
+            Ok(leaf.signature())
+        }
+        fn tensor_bytes<'a>(leaf: &'a AnyArrayView<'_>) -> Result<Cow<'a, [u8]>, Error> {
+            each_variant!(leaf, AnyArrayView, a => typed_bytes(a))
+        }
+        fn from_tensor(
+            tensor: &TensorView<'_>,
+            like: Option<&AnyArrayView<'_>>,
+        ) -> Result<Self, Error> {
+            if let Some(like) = like {
+                if like.dtype() != tensor.dtype {
+                    return Err(dtype_error(tensor, like.dtype()));
+                }
+            }
+            any_from_tensor(tensor)
+        }
+        fn copy_from_tensor(
+            slot: AnyArrayViewMut<'_>,
+            tensor: &TensorView<'_>,
+        ) -> Result<(), Error> {
+            each_variant!(slot, AnyArrayViewMut, a => typed_copy(a, tensor))
+        }
+        fn to_owned_leaf(leaf: &AnyArrayView<'_>) -> Self {
             leaf.to_owned()
         }
     }

@@ -111,6 +111,7 @@
 //! [`TreeDef`]: crate::TreeDef
 //! [`ErrorKind::Mismatches`]: crate::ErrorKind::Mismatches
 
+mod by_names;
 mod convert;
 mod format;
 mod leaf;
@@ -200,7 +201,13 @@ where
 /// Loads a `T` from the file at `path` by its type alone: the structure
 /// (sequence lengths, map keys, static fields) comes from the TreeDef in
 /// the file's metadata; names and dtypes are checked (every problem
-/// listed), then the ranks of the fields as the value is built.
+/// listed), then the ranks of the fields as the value is built. A file
+/// without a TreeDef (written by Python's `safetensors` or transformers)
+/// loads too: the type fixes the structure, the tensor names give each
+/// `Vec`'s length and each `Option`, the tensors the shapes; see
+/// [`Checkpoint::load_by_names_with_report`]. A
+/// `#[pytree(skip)]` field is `Default` here (the file holds no value for
+/// it and there is no template to take one from).
 ///
 /// ```
 /// use pytree_std::ndarray::{Array1, Array2};
@@ -229,6 +236,12 @@ where
 /// tensor of its name, which must have the template leaf's dtype and
 /// shape; every problem is listed. A candle tensor goes to the template's
 /// device.
+///
+/// A template whose type has a `#[pytree(skip)]` field (other than
+/// `PhantomData`) is refused, naming the field: the new value would get
+/// `Default` there, not the template's value. Use
+/// [`load_into`](fn@load_into) on the template instead, which writes the
+/// leaves in place and keeps skipped fields.
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("pytree-fn-like-{}.safetensors", std::process::id()));

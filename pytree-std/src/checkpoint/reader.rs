@@ -9,6 +9,7 @@ use std::path::Path;
 use indexmap::IndexMap;
 use pytree_core::{DType, Error, Flatten, KeyPath, NodeView, Signature, TreeDef, Unflatten};
 
+use super::by_names::NameSource;
 use super::convert;
 use super::format::{self, file_error, Entry};
 use super::leaf;
@@ -16,6 +17,51 @@ use super::load::{Load, LoadReport};
 use super::naming::{at_path, combine, names_of, Renames};
 use super::{TensorLeaf, TensorView, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
 use crate::Std;
+
+/// `load_like` builds a new value from the template's TreeDef, which
+/// does not hold `#[pytree(skip)]` fields: they would come back as
+/// `Default`, silently losing the template's value. Refuses a template
+/// with such a field (`PhantomData` is exempt), naming its place and
+/// pointing to `load_into`, which writes the leaves in place and keeps
+/// every skipped field.
+fn refuse_skipped_fields(def: &TreeDef) -> Result<(), Error> {
+    // One pass over the structure; the place is looked for only on error.
+    let any = def.walk(
+        0..def.num_leaves(),
+        |_| false,
+        |node, kids| {
+            kids.contains(&true)
+                || matches!(node, NodeView::Struct { schema, .. } if !schema.skipped().is_empty())
+        },
+    )?;
+    if !any {
+        return Ok(());
+    }
+    let mut todo = vec![(def.clone(), KeyPath::root())];
+    while let Some((def, path)) = todo.pop() {
+        if let NodeView::Struct { schema, .. } = def.root_node() {
+            if let Some(field) = schema.skipped().first() {
+                let err = Error::custom(format!(
+                    "{}.{field} is #[pytree(skip)]: load_like would rebuild it with Default, \
+                     losing the template's value; load into the template in place with \
+                     load_into (which keeps skipped fields), or leave the field out of the type",
+                    schema.display_name()
+                ));
+                return Err(at_path(err, &path));
+            }
+        }
+        for (i, entry) in def.entries().into_iter().enumerate().rev() {
+            if let Some(child) = def.child(i) {
+                let mut p = path.clone();
+                for e in entry.entries() {
+                    p.push(e.clone());
+                }
+                todo.push((child, p));
+            }
+        }
+    }
+    Ok(())
+}
 
 /// The bytes of a file: mapped, or in memory.
 pub(crate) enum Storage {
@@ -460,16 +506,9 @@ impl Checkpoint {
         T: Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
-        let def = self.treedef()?.ok_or_else(|| {
-            let why = match self.metadata.get(TREEDEF_ERROR_KEY) {
-                Some(reason) => format!("it was saved without one ({reason})"),
-                None => "it was not written by this crate".into(),
-            };
-            file_error(
-                &self.origin,
-                format!("the file holds no TreeDef to load a value by its type alone: {why}; load it against a template with load_like or load_into"),
-            )
-        })?;
+        let Some(def) = self.treedef()? else {
+            return self.load_by_names_with_report().map(|(tree, _)| tree);
+        };
         let paths = self.leaf_paths_of(&def)?;
         let prefix = self
             .metadata
@@ -497,6 +536,103 @@ impl Checkpoint {
             leaves.push(leaf.map_err(|e| at_path(e, &want.path))?);
         }
         crate::unflatten(&def, leaves)
+    }
+
+    /// [`load`](Checkpoint::load) of a file that holds no TreeDef (one
+    /// written by Python's `safetensors` or transformers), and what it
+    /// did: the type fixes the structure; the names, after the renames,
+    /// give each `Vec`'s length (`layers.0.…`, `layers.1.…`) and each
+    /// `Option`; the tensors give the shapes. Strict: a tensor the type
+    /// asks for and the file lacks, or (without
+    /// [`Load::allow_unused`]) one the type never asks for, is an error;
+    /// the report lists what was loaded and left unused. An enum variant,
+    /// a static field or a map's keys, which names cannot say, are an
+    /// error naming the place. [`load`](Checkpoint::load) does this for
+    /// such a file.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, Renames};
+    /// use pytree_std::ndarray::{Array1, Array2};
+    /// use pytree_std::PyTree;
+    /// #[derive(PyTree, Debug)]
+    /// struct Layer { w: Array2<f32>, b: Array1<f32> }
+    /// #[derive(PyTree, Debug)]
+    /// struct Net { layers: Vec<Layer> }
+    /// // A file as Python's `safetensors` writes it: names, no TreeDef.
+    /// let (mut header, mut data) = (Vec::new(), Vec::new());
+    /// for i in 0..3 {
+    ///     for (name, shape, len) in [("w", "[2,4]", 8), ("b", "[4]", 4)] {
+    ///         let start = data.len();
+    ///         data.resize(start + 4 * len, 0u8);
+    ///         header.push(format!(r#""model.layer.{i}.{name}":{{"dtype":"F32","shape":{shape},"data_offsets":[{start},{}]}}"#, data.len()));
+    ///     }
+    /// }
+    /// let header = format!("{{{}}}", header.join(","));
+    /// let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    /// bytes.extend(header.bytes().chain(data));
+    /// let file = Load::new()
+    ///     .renames(Renames::new().prefix("model.", "").pattern("layer.*", "layers.$1"))
+    ///     .from_bytes(bytes)?;
+    /// let (net, report) = file.load_by_names_with_report::<Net>()?;
+    /// assert_eq!((net.layers.len(), net.layers[2].w.dim()), (3, (2, 4)));
+    /// assert!(report.is_complete());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load_by_names_with_report<T>(&self) -> Result<(T, LoadReport), Error>
+    where
+        T: Unflatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let why = match self.metadata.get(TREEDEF_ERROR_KEY) {
+            Some(reason) => format!("it was saved without one: {reason}"),
+            None => "it was not written by this crate".into(),
+        };
+        let prefix = self
+            .metadata
+            .get(PREFIX_KEY)
+            .filter(|_| self.options.renames.is_empty());
+        let names: Vec<String> = self
+            .renamed(prefix.map(String::as_str))
+            .into_iter()
+            .map(Cow::into_owned)
+            .collect();
+        let mut source = NameSource::new(self, names, why)?;
+        let tree = T::unflatten_from(&mut source)?;
+        let report = source.finish(self.options.allow_unused)?;
+        Ok((tree, report))
+    }
+
+    /// The file's name of entry `i`.
+    pub(super) fn entry_name(&self, i: usize) -> &str {
+        self.entries.get(i).map_or("", |e| e.name.as_str())
+    }
+
+    /// The dtype and shape of entry `i`.
+    pub(super) fn entry_signature(&self, i: usize) -> Signature {
+        self.entries
+            .get(i)
+            .map_or_else(|| Signature::new(DType::U8, Vec::new()), Entry::signature)
+    }
+
+    /// Entry `i` as a leaf of type `L` (converted when
+    /// [`Load::convert_floats`] allows); another dtype is an error.
+    pub(super) fn read_leaf<L: TensorLeaf>(&self, i: usize) -> Result<L, Error> {
+        let Some(entry) = self.entries.get(i) else {
+            return Err(Error::custom("no such tensor"));
+        };
+        let want = L::fixed_dtype();
+        if let Some(d) = want {
+            let ok = entry.dtype == d
+                || (self.options.convert_floats && convert::convertible(entry.dtype, d));
+            if !ok {
+                return Err(Error::custom(format!(
+                    "tensor `{}`: expected a {d} tensor, found {}",
+                    entry.name,
+                    entry.signature()
+                )));
+            }
+        }
+        self.with_view(i, want, |view| L::from_tensor(view, None))
     }
 
     /// The leaf paths of a TreeDef read from the file, once it is known to
@@ -577,6 +713,8 @@ impl Checkpoint {
         T: Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
+        let def = crate::structure(like);
+        refuse_skipped_fields(&def)?;
         let leaves = crate::leaves_with_path(like);
         let wants = self.wants_of::<T::Leaf>(&leaves, self.options.shapes_from_file)?;
         let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
@@ -591,7 +729,7 @@ impl Checkpoint {
                 None => T::Leaf::to_owned_leaf(leaf),
             });
         }
-        crate::unflatten(&crate::structure(like), out).map(|tree| (tree, report))
+        crate::unflatten(&def, out).map(|tree| (tree, report))
     }
 
     /// Loads into `tree`, in place; see [`load_into`](fn@super::load_into).
