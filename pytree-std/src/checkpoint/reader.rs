@@ -50,7 +50,7 @@ fn refuse_skipped_fields(def: &TreeDef) -> Result<(), Error> {
                 return Err(at_path(err, &path));
             }
         }
-        for (i, entry) in def.entries().into_iter().enumerate().rev() {
+        for (i, entry) in def.entries()?.into_iter().enumerate().rev() {
             if let Some(child) = def.child(i) {
                 let mut p = path.clone();
                 for e in entry.entries() {
