@@ -192,16 +192,19 @@ where
         ) {
             items.push((items.len(), m, r));
         }
-        let stop = std::sync::atomic::AtomicBool::new(false);
+        // The smallest index that failed so far: a run stops at a leaf past
+        // it (that leaf cannot be the first failure) but goes on below it,
+        // so the first failure in leaf order is always found.
+        let first_failed = std::sync::atomic::AtomicUsize::new(usize::MAX);
         balanced_runs(items, &w)
             .into_par_iter()
             .filter_map(|run| {
                 for (i, m, r) in run {
-                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if i > first_failed.load(std::sync::atomic::Ordering::Relaxed) {
                         return None;
                     }
                     if let Err(e) = f(m, r) {
-                        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                        first_failed.fetch_min(i, std::sync::atomic::Ordering::Relaxed);
                         return Some((i, e));
                     }
                 }
