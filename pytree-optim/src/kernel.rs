@@ -166,68 +166,57 @@ fn avx512_dispatch() -> bool {
     std::arch::is_x86_feature_detected!("avx512f") && avx2_dispatch()
 }
 
-/// The loops compiled for AVX-512F (with AVX2 and FMA), called only where
-/// the CPU has them; 16 `f32` wide.
-#[cfg(all(target_arch = "x86_64", pytree_avx512, not(target_feature = "avx512f")))]
-mod avx512 {
-    use crate::element::FloatElement;
+/// A module of the element loops compiled with `#[target_feature(enable =
+/// $features)]`: the same code as the baseline's ([`FloatElement::zip_run`]
+/// and [`sum_block_inline`], the closure inlined into them), called only
+/// where the CPU has those features.
+macro_rules! feature_loops {
+    ($(#[$attr:meta])* mod $name:ident = $features:literal) => {
+        $(#[$attr])*
+        mod $name {
+            use crate::element::FloatElement;
 
-    /// [`FloatElement::zip_run`] (and `f`, inlined into it) compiled for
-    /// AVX-512F.
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    pub(super) fn zip<E, const N: usize, const M: usize, F>(
-        muts: [&mut [E]; N],
-        refs: [&[E]; M],
-        f: &F,
-    ) where
-        E: FloatElement,
-        F: Fn([&mut E::Compute; N], [E::Compute; M]),
-    {
-        E::zip_run(muts, refs, f)
-    }
+            /// [`FloatElement::zip_run`] (and `f`, inlined into it)
+            /// compiled for these features.
+            #[target_feature(enable = $features)]
+            pub(super) fn zip<E, const N: usize, const M: usize, F>(
+                muts: [&mut [E]; N],
+                refs: [&[E]; M],
+                f: &F,
+            ) where
+                E: FloatElement,
+                F: Fn([&mut E::Compute; N], [E::Compute; M]),
+            {
+                E::zip_run(muts, refs, f)
+            }
 
-    /// [`sum_block`](super::sum_block) compiled for AVX-512F.
-    #[target_feature(enable = "avx512f,avx2,fma")]
-    pub(super) fn sum<E, F>(s: &[E], f: &F) -> f64
-    where
-        E: FloatElement,
-        F: Fn(E::Compute) -> f64,
-    {
-        super::sum_block_inline(s, f)
-    }
+            /// [`sum_block`](super::sum_block) compiled for these features.
+            #[target_feature(enable = $features)]
+            pub(super) fn sum<E, F>(s: &[E], f: &F) -> f64
+            where
+                E: FloatElement,
+                F: Fn(E::Compute) -> f64,
+            {
+                super::sum_block_inline(s, f)
+            }
+        }
+    };
 }
 
-/// The loops compiled for AVX2 + FMA, called only where the CPU has both.
-#[cfg(all(
-    target_arch = "x86_64",
-    not(all(target_feature = "avx2", target_feature = "fma"))
-))]
-mod avx2 {
-    use crate::element::FloatElement;
+feature_loops! {
+    /// The loops compiled for AVX-512F (with AVX2 and FMA), called only
+    /// where the CPU has them; 16 `f32` wide.
+    #[cfg(all(target_arch = "x86_64", pytree_avx512, not(target_feature = "avx512f")))]
+    mod avx512 = "avx512f,avx2,fma"
+}
 
-    /// [`FloatElement::zip_run`] (and `f`, inlined into it) compiled for
-    /// AVX2 + FMA.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn zip<E, const N: usize, const M: usize, F>(
-        muts: [&mut [E]; N],
-        refs: [&[E]; M],
-        f: &F,
-    ) where
-        E: FloatElement,
-        F: Fn([&mut E::Compute; N], [E::Compute; M]),
-    {
-        E::zip_run(muts, refs, f)
-    }
-
-    /// [`sum_block`](super::sum_block) compiled for AVX2 + FMA.
-    #[target_feature(enable = "avx2,fma")]
-    pub(super) fn sum<E, F>(s: &[E], f: &F) -> f64
-    where
-        E: FloatElement,
-        F: Fn(E::Compute) -> f64,
-    {
-        super::sum_block_inline(s, f)
-    }
+feature_loops! {
+    /// The loops compiled for AVX2 + FMA, called only where the CPU has both.
+    #[cfg(all(
+        target_arch = "x86_64",
+        not(all(target_feature = "avx2", target_feature = "fma"))
+    ))]
+    mod avx2 = "avx2,fma"
 }
 
 /// Splits an array of pairs into a pair of arrays.
