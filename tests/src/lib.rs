@@ -1,7 +1,9 @@
 //! Integration tests live in `tests/`. The library holds what they share
-//! with the fuzz targets of `fuzz/`: the target bodies ([`fuzz`]), and
-//! how a test runs one of its cases in a memory-limited child process
-//! ([`child`]).
+//! with the fuzz targets of `fuzz/`: the target bodies ([`fuzz`]), how a
+//! test runs one of its cases in a memory-limited child process
+//! ([`child`]), and the allocator that counts a test's bytes
+//! ([`counting`]).
 
 pub mod child;
+pub mod counting;
 pub mod fuzz;

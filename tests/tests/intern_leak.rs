@@ -4,7 +4,6 @@
 //! tallies the bytes this thread still holds (its own test binary, so no
 //! other test's allocations are counted).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use pytree_std::TreeDef;
@@ -18,30 +17,8 @@ fn record(delta: isize) {
     let _ = NET.try_with(|n| n.set(n.get() + delta));
 }
 
-struct Counting;
-
-// SAFETY: every method forwards to `System` with the same arguments.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        record(layout.size() as isize);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        record(layout.size() as isize);
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        record(new_size as isize - layout.size() as isize);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        record(-(layout.size() as isize));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static ALLOC: Counting = Counting;
+static ALLOC: pytree_tests::counting::Counting = pytree_tests::counting::Counting::new(record);
 
 /// A document with one schema of about 1 KB named `name`, whose records
 /// are wrong (one leaf too many) unless `valid`.

@@ -6,7 +6,6 @@
 //! time), not the wall clock, so a loaded machine cannot fail these tests;
 //! what must not exhaust memory runs in a child process under a limit.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 
@@ -48,31 +47,8 @@ fn record(grow: isize) {
     });
 }
 
-/// Tallies the current thread's allocations (tests run on several threads).
-struct Counting;
-
-// SAFETY: every method forwards to `System` with the same arguments.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        record(layout.size() as isize);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        record(layout.size() as isize);
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        record(new_size as isize - layout.size() as isize);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        record(-(layout.size() as isize));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
+static ALLOCATOR: pytree_tests::counting::Counting = pytree_tests::counting::Counting::new(record);
 
 /// What `f` allocated on this thread: `(bytes in all, most bytes held at
 /// once above what was held before)`, and its result.
