@@ -194,5 +194,5 @@ pub use ndarray;
     feature = "candle",
     feature = "safetensors"
 ))]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
