@@ -406,3 +406,106 @@ fn an_ensemble_of_three_mlps_runs_as_one_batched_forward() {
         }
     }
 }
+
+/// The MLP's variables as the tensors the forward reads (the same
+/// tensors: gradients reach the variables).
+fn tensors(m: &Mlp<Var>) -> Mlp<Tensor> {
+    Mlp {
+        layers: m
+            .layers
+            .iter()
+            .map(|l| Layer {
+                w: l.w.as_tensor().clone(),
+                b: l.b.as_tensor().clone(),
+            })
+            .collect(),
+        name: m.name,
+    }
+}
+
+/// New variables holding copies of the tensors (`from_tensor` of a
+/// variable's own tensor would be that same variable).
+fn vars(m: &Mlp<Tensor>) -> Mlp<Var> {
+    Mlp {
+        layers: m
+            .layers
+            .iter()
+            .map(|l| Layer {
+                w: Var::from_tensor(&l.w.detach()).unwrap(),
+                b: Var::from_tensor(&l.b.detach()).unwrap(),
+            })
+            .collect(),
+        name: m.name,
+    }
+}
+
+#[test]
+fn a_stacked_ensemble_of_variables_trains_with_adam_like_its_members_alone() {
+    use pytree_optim::{adam, candle};
+    let x = filled(99, &[5, 4]);
+    let target = filled(98, &[5, 2]);
+    let xs = x
+        .unsqueeze(0)
+        .unwrap()
+        .broadcast_as((3, 5, 4))
+        .unwrap()
+        .contiguous()
+        .unwrap();
+    let members: Vec<Mlp<Var>> = (1..=3).map(|s| vars(&mlp(s))).collect();
+    let opt = adam(0.01);
+
+    // The ensemble: one batched loss (the members' losses summed), one
+    // gradient tree, one optimizer step per step.
+    let mut stacked: Mlp<Var> = stack_leaves(&members).unwrap();
+    let mut state = opt.init(&stacked).unwrap();
+    let mut first_loss = None;
+    let mut last_loss = 0.0;
+    for _ in 0..20 {
+        let (loss, mut g) = candle::value_and_grad(&stacked, |m| {
+            forward(&tensors(m), &xs)
+                .broadcast_sub(&target)?
+                .sqr()?
+                .mean(D::Minus1)?
+                .sum_all()
+        })
+        .unwrap();
+        last_loss = loss.to_scalar::<f32>().unwrap();
+        first_loss.get_or_insert(last_loss);
+        opt.step(&mut stacked, &mut g, &mut state).unwrap();
+    }
+    assert!(
+        last_loss < first_loss.unwrap(),
+        "{first_loss:?} -> {last_loss}"
+    );
+    let trained = unstack_leaves(&stacked).unwrap();
+
+    for (k, start) in members.iter().enumerate() {
+        let mut alone = vars(&tensors(start));
+        let mut s = opt.init(&alone).unwrap();
+        for _ in 0..20 {
+            let (_, mut g) = candle::value_and_grad(&alone, |m| {
+                forward(&tensors(m), &x)
+                    .sub(&target)?
+                    .sqr()?
+                    .mean(D::Minus1)?
+                    .sum_all()
+            })
+            .unwrap();
+            opt.step(&mut alone, &mut g, &mut s).unwrap();
+        }
+        let got = pytree_std::leaves(&trained[k]);
+        let want = pytree_std::leaves(&alone);
+        for (got, (want, start)) in got.iter().zip(want.iter().zip(pytree_std::leaves(start))) {
+            let got = got.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            let want = want.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            let start = start.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            assert_ne!(want, start, "member {k} moved");
+            for (a, b) in want.iter().zip(&got) {
+                assert!(
+                    (a - b).abs() <= 1e-4 * (1.0 + a.abs()),
+                    "member {k}: {a} vs {b}"
+                );
+            }
+        }
+    }
+}
