@@ -7,12 +7,14 @@
 use pytree_std::{Error, Leaf, PyTree};
 
 use crate::element::Float;
+use crate::gradient_transformation::{
+    check_mask, check_updates, walk, GradientTransformation, NoOff, Scalar,
+};
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::{keep, LeafMask, Mask};
 use crate::op::ElementOp;
 use crate::options::{options, zeros};
-use crate::transform::{check_mask, check_updates, walk, GradientTransformation, NoOff, Scalar};
 
 /// An exponential moving average of a tree of parameters: after each
 /// training step, `average = decay * average + (1 - decay) * params`

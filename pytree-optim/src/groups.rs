@@ -6,16 +6,16 @@ use std::sync::Arc;
 
 use pytree_std::{Error, KeyPath, PyTree};
 
+use crate::clip_scale_decay::MaskState;
 use crate::element::Float;
+use crate::gradient_transformation::{
+    apply_updates, check_mask, check_updates, walk, Chain, GradientTransformation, NoOff, Scalar,
+};
 use crate::kernel::Exec;
 use crate::leaf::{copy_tree, FloatLeaf};
 use crate::mask::{keep, Mask};
 use crate::op::ElementOp;
 use crate::options::options;
-use crate::transform::{
-    apply_updates, check_mask, check_updates, walk, Chain, GradientTransformation, NoOff, Scalar,
-};
-use crate::transforms::MaskState;
 
 /// A transformation whose mask can be narrowed: every transformation of
 /// this crate (their inherent `restrict`) and [`Chain`] (both stages).

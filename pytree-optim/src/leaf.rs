@@ -5,10 +5,10 @@
 use pytree_std::{Error, Flatten, Leaf, LeafMut, LeafRef, Std};
 
 use crate::element::{Float, FloatElement};
+use crate::gradient_transformation::{sum_squares, walk, NoOff, Scalar};
 use crate::kernel::Exec;
 use crate::mask::LeafMask;
 use crate::op::ElementOp;
-use crate::transform::{sum_squares, walk, NoOff, Scalar};
 
 /// A leaf whose elements are floats an optimizer can read and write: the
 /// one trait between the optimizers and the leaf types. Every

@@ -70,8 +70,10 @@
 
 #[cfg(feature = "candle")]
 pub mod candle;
+mod clip_scale_decay;
 mod element;
 mod ema;
+mod gradient_transformation;
 mod groups;
 mod kernel;
 mod leaf;
@@ -80,11 +82,16 @@ mod op;
 mod optimizers;
 mod options;
 mod schedule;
-mod transform;
-mod transforms;
 
+pub use clip_scale_decay::{
+    add_decayed_weights, clip_by_global_norm, scale, scale_by_schedule, AddDecayedWeights,
+    ClipByGlobalNorm, MaskState, Scale, ScaleBySchedule, ScheduleState,
+};
 pub use element::{Float, FloatElement};
 pub use ema::{ema, Ema, EmaOfUpdates, EmaState};
+pub use gradient_transformation::{
+    apply_updates, chain, global_norm, Chain, GradientTransformation,
+};
 pub use groups::{
     multi_transform, set_to_zero, Group, GroupList, Groups, MultiTransform, Restrict, SetToZero,
 };
@@ -95,10 +102,5 @@ pub use op::ElementOp;
 pub use optimizers::{adam, adamw, sgd, Adam, AdamState, Sgd, SgdState};
 pub use schedule::{
     constant_schedule, cosine_decay_schedule, linear_schedule, warmup_cosine_decay_schedule,
-    Constant, CosineDecay, Linear, Schedule, WarmupCosineDecay,
-};
-pub use transform::{apply_updates, chain, global_norm, Chain, GradientTransformation};
-pub use transforms::{
-    add_decayed_weights, clip_by_global_norm, scale, scale_by_schedule, AddDecayedWeights,
-    ClipByGlobalNorm, MaskState, Scale, ScaleBySchedule, ScheduleState,
+    ConstantSchedule, CosineDecaySchedule, LinearSchedule, Schedule, WarmupCosineDecaySchedule,
 };

@@ -6,13 +6,13 @@
 use pytree_std::{Error, Flatten, PyTree, Std};
 
 use crate::element::Float;
+use crate::gradient_transformation::{check_mask, check_updates, GradientTransformation, Scalar};
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::{LeafMask, Mask};
 use crate::op::ElementOp;
 use crate::options::{options, zeros};
 use crate::schedule::Schedule;
-use crate::transform::{check_mask, check_updates, GradientTransformation, Scalar};
 
 /// Stochastic gradient descent (optax's `sgd`): the update is
 /// `-lr * g`; with [`momentum`](Sgd::momentum) `mu`, a trace
@@ -198,7 +198,7 @@ where
         let mask = fresh.as_ref().unwrap_or(&state.mask);
         let zero = &|[u]: [&mut Scalar<P>; 1], [_]: [Scalar<P>; 1]| *u = Scalar::<P>::ZERO;
         match &mut state.trace {
-            None => crate::transform::walk(
+            None => crate::gradient_transformation::walk(
                 [updates],
                 [params],
                 mask,
@@ -240,9 +240,9 @@ where
         check_updates(params, grads)?;
         let fresh = state.mask.fresh(&self.mask, &*params);
         let mask = fresh.as_ref().unwrap_or(&state.mask);
-        let none = None::<(&crate::transform::NoOff<P, 1, 1>, &ElementOp)>;
+        let none = None::<(&crate::gradient_transformation::NoOff<P, 1, 1>, &ElementOp)>;
         match &mut state.trace {
-            None => crate::transform::walk(
+            None => crate::gradient_transformation::walk(
                 [params],
                 [&*grads],
                 mask,
@@ -258,7 +258,7 @@ where
             )?,
             Some(trace) => {
                 let nesterov = self.nesterov;
-                crate::transform::walk(
+                crate::gradient_transformation::walk(
                     [params, trace],
                     [&*grads],
                     mask,
@@ -267,7 +267,7 @@ where
                         &|[p, t], [g]| *p += k.neg_lr * Self::traced(k, nesterov, g, t),
                         &self.momentum_op(state.count, true),
                     ),
-                    None::<(&crate::transform::NoOff<P, 2, 1>, &ElementOp)>,
+                    None::<(&crate::gradient_transformation::NoOff<P, 2, 1>, &ElementOp)>,
                 )?
             }
         }
@@ -279,7 +279,7 @@ where
     }
 }
 
-/// [`walk`](crate::transform::walk) with an `off` function of its own type.
+/// [`walk`](crate::gradient_transformation::walk) with an `off` function of its own type.
 fn walk_split<P, const N: usize, const M: usize, F, G>(
     muts: [&mut P; N],
     refs: [&P; M],
@@ -294,7 +294,7 @@ where
     F: Fn([&mut Scalar<P>; N], [Scalar<P>; M]) + Sync,
     G: Fn([&mut Scalar<P>; N], [Scalar<P>; M]) + Sync,
 {
-    crate::transform::walk(muts, refs, mask, exec, on, Some(off))
+    crate::gradient_transformation::walk(muts, refs, mask, exec, on, Some(off))
 }
 
 /// Adam (optax's `adam`): moments `m = b1 m + (1 - b1) g`,

@@ -49,20 +49,20 @@ impl<F: Fn(u64) -> f64 + Send + Sync> Schedule for F {
 /// use pytree_optim::Schedule;
 /// assert_eq!(pytree_optim::constant_schedule(0.1).value(1_000), 0.1);
 /// ```
-pub fn constant_schedule(value: f64) -> Constant {
-    Constant(value)
+pub fn constant_schedule(value: f64) -> ConstantSchedule {
+    ConstantSchedule(value)
 }
 
 /// See [`constant_schedule`].
 ///
 /// ```
-/// use pytree_optim::{Constant, Schedule};
-/// assert_eq!(Constant(2.0).value(0), 2.0);
+/// use pytree_optim::{ConstantSchedule, Schedule};
+/// assert_eq!(ConstantSchedule(2.0).value(0), 2.0);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Constant(pub f64);
+pub struct ConstantSchedule(pub f64);
 
-impl Schedule for Constant {
+impl Schedule for ConstantSchedule {
     fn value(&self, _step: u64) -> f64 {
         self.0
     }
@@ -78,8 +78,8 @@ impl Schedule for Constant {
 /// let warmup = pytree_optim::linear_schedule(0.0, 1e-3, 10);
 /// assert_eq!((warmup.value(0), warmup.value(5), warmup.value(10), warmup.value(99)), (0.0, 5e-4, 1e-3, 1e-3));
 /// ```
-pub fn linear_schedule(init: f64, end: f64, transition_steps: u64) -> Linear {
-    Linear {
+pub fn linear_schedule(init: f64, end: f64, transition_steps: u64) -> LinearSchedule {
+    LinearSchedule {
         init,
         end,
         transition_steps,
@@ -89,11 +89,11 @@ pub fn linear_schedule(init: f64, end: f64, transition_steps: u64) -> Linear {
 /// See [`linear_schedule`].
 ///
 /// ```
-/// use pytree_optim::{Linear, Schedule};
-/// assert_eq!(Linear { init: 1.0, end: 0.0, transition_steps: 4 }.value(1), 0.75);
+/// use pytree_optim::{LinearSchedule, Schedule};
+/// assert_eq!(LinearSchedule { init: 1.0, end: 0.0, transition_steps: 4 }.value(1), 0.75);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Linear {
+pub struct LinearSchedule {
     /// The value at step 0.
     pub init: f64,
     /// The value from `transition_steps` on.
@@ -102,7 +102,7 @@ pub struct Linear {
     pub transition_steps: u64,
 }
 
-impl Schedule for Linear {
+impl Schedule for LinearSchedule {
     fn value(&self, step: u64) -> f64 {
         if self.transition_steps == 0 {
             return self.init;
@@ -122,8 +122,8 @@ impl Schedule for Linear {
 /// let s = pytree_optim::cosine_decay_schedule(1.0, 10, 0.1);
 /// assert_eq!((s.value(0), s.value(10), s.value(20)), (1.0, 0.1, 0.1));
 /// ```
-pub fn cosine_decay_schedule(init: f64, decay_steps: u64, alpha: f64) -> CosineDecay {
-    CosineDecay {
+pub fn cosine_decay_schedule(init: f64, decay_steps: u64, alpha: f64) -> CosineDecaySchedule {
+    CosineDecaySchedule {
         init,
         decay_steps,
         alpha,
@@ -133,11 +133,11 @@ pub fn cosine_decay_schedule(init: f64, decay_steps: u64, alpha: f64) -> CosineD
 /// See [`cosine_decay_schedule`].
 ///
 /// ```
-/// use pytree_optim::{CosineDecay, Schedule};
-/// assert_eq!(CosineDecay { init: 2.0, decay_steps: 4, alpha: 0.0 }.value(4), 0.0);
+/// use pytree_optim::{CosineDecaySchedule, Schedule};
+/// assert_eq!(CosineDecaySchedule { init: 2.0, decay_steps: 4, alpha: 0.0 }.value(4), 0.0);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct CosineDecay {
+pub struct CosineDecaySchedule {
     /// The value at step 0.
     pub init: f64,
     /// How many steps the decay takes.
@@ -146,7 +146,7 @@ pub struct CosineDecay {
     pub alpha: f64,
 }
 
-impl Schedule for CosineDecay {
+impl Schedule for CosineDecaySchedule {
     fn value(&self, step: u64) -> f64 {
         if self.decay_steps == 0 {
             return self.init * self.alpha;
@@ -177,8 +177,8 @@ pub fn warmup_cosine_decay_schedule(
     warmup_steps: u64,
     decay_steps: u64,
     end: f64,
-) -> WarmupCosineDecay {
-    WarmupCosineDecay {
+) -> WarmupCosineDecaySchedule {
+    WarmupCosineDecaySchedule {
         init,
         peak,
         warmup_steps,
@@ -190,12 +190,12 @@ pub fn warmup_cosine_decay_schedule(
 /// See [`warmup_cosine_decay_schedule`].
 ///
 /// ```
-/// use pytree_optim::{Schedule, WarmupCosineDecay};
-/// let s = WarmupCosineDecay { init: 0.0, peak: 1.0, warmup_steps: 2, decay_steps: 4, end: 0.0 };
+/// use pytree_optim::{Schedule, WarmupCosineDecaySchedule};
+/// let s = WarmupCosineDecaySchedule { init: 0.0, peak: 1.0, warmup_steps: 2, decay_steps: 4, end: 0.0 };
 /// assert_eq!((s.value(1), s.value(2), s.value(4)), (0.5, 1.0, 0.0));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct WarmupCosineDecay {
+pub struct WarmupCosineDecaySchedule {
     /// The value at step 0.
     pub init: f64,
     /// The value at the end of the warm-up.
@@ -208,7 +208,7 @@ pub struct WarmupCosineDecay {
     pub end: f64,
 }
 
-impl Schedule for WarmupCosineDecay {
+impl Schedule for WarmupCosineDecaySchedule {
     fn value(&self, step: u64) -> f64 {
         if step < self.warmup_steps {
             return linear_schedule(self.init, self.peak, self.warmup_steps).value(step);

@@ -20,7 +20,7 @@ fn the_readme_example_runs() {
 
 #[test]
 fn the_readme_shows_the_example_verbatim() {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../README.md");
     let code = include_str!("../examples/optimizers.rs");
     assert!(
         readme.contains(&format!("```rust,ignore\n{code}```")),

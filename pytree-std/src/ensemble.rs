@@ -1,20 +1,26 @@
-//! Ensembles (feature `ndarray`): `N` trees of arrays stacked along a new
-//! leading axis into one tree ([`stack_leaves`]) and cut back into `N`
-//! trees ([`unstack_leaves`]), as equinox's `filter_vmap` ensembles and
-//! torch's `stack_module_state` do. One optimizer call then trains every
-//! member at once: the stacked parameters, gradients and moments are one
-//! tree each, and an element-wise optimizer treats each member's slice
-//! exactly as it would the member alone.
+//! Ensembles (feature `ndarray` or `candle`): `N` trees of arrays or
+//! tensors stacked along a new leading axis into one tree
+//! ([`stack_leaves`]) and cut back into `N` trees ([`unstack_leaves`]), as
+//! equinox's `filter_vmap` ensembles (`jax.tree.map(lambda *xs:
+//! jnp.stack(xs), *trees)`) and torch's `stack_module_state` do. One
+//! optimizer call then trains every member at once: the stacked
+//! parameters, gradients and moments are one tree each, and an
+//! element-wise optimizer treats each member's slice exactly as it would
+//! the member alone; a forward pass written with batched operations over
+//! the leading axis (a batched `matmul`) runs every member at once.
 //!
-//! The members are trees of one type whose leaves are `ArrayD<A>` (arrays
-//! of any rank, since stacking adds an axis): a model declared with
-//! `ArrayD` fields, or any tree of arrays converted to a
-//! [`Tree`](crate::Tree) of `ArrayD` leaves with
-//! [`Tree::from_pytree`](crate::Tree::from_pytree). This is not
+//! The members are trees of one type whose leaves are [`Stackable`]:
+//! `ArrayD<A>` (feature `ndarray`; arrays of any rank, since stacking adds
+//! an axis), candle's `Tensor` and `Var` (feature `candle`; the stacked
+//! tensor keeps the members' dtype and device, and a stacked tree of
+//! `Var`s is a tree of `Var`s). A model with fixed-rank ndarray fields goes
+//! through a [`Tree`](crate::Tree) of `ArrayD` leaves
+//! ([`Tree::from_pytree`](crate::Tree::from_pytree)). This is not
 //! [`stack`](crate::stack), treevalue's `subside`, which gathers the
 //! members' leaves into `Vec`s.
 //!
 //! ```
+//! # #[cfg(feature = "ndarray")] {
 //! use pytree_std::ensemble::{stack_leaves, unstack_leaves};
 //! use pytree_std::ndarray::{array, ArrayD};
 //! use pytree_std::PyTree;
@@ -27,12 +33,225 @@
 //! let stacked = stack_leaves(&members)?;
 //! assert_eq!((stacked.w.shape(), stacked.b.shape()), (&[3, 1, 2][..], &[3, 1][..]));
 //! assert_eq!(unstack_leaves(&stacked)?, members);
+//! # }
 //! # Ok::<(), pytree_std::Error>(())
 //! ```
+//!
+//! The same with candle tensors:
+//!
+//! ```
+//! # #[cfg(feature = "candle")] {
+//! use pytree_std::candle_core::{Device, Tensor};
+//! use pytree_std::ensemble::{stack_leaves, unstack_leaves};
+//! use pytree_std::PyTree;
+//!
+//! #[derive(PyTree, Clone, Debug)]
+//! struct Linear { w: Tensor, b: Tensor }
+//!
+//! let member = |s: f32| -> Result<Linear, Box<dyn std::error::Error>> {
+//!     Ok(Linear { w: Tensor::new(&[[s, 2.0 * s]], &Device::Cpu)?, b: Tensor::new(&[s], &Device::Cpu)? })
+//! };
+//! let stacked = stack_leaves(&[member(1.0)?, member(2.0)?, member(3.0)?])?;
+//! assert_eq!((stacked.w.dims(), stacked.b.dims()), (&[3, 1, 2][..], &[3, 1][..]));
+//! assert_eq!(stacked.b.to_vec2::<f32>()?, [[1.0], [2.0], [3.0]]);
+//! let members = unstack_leaves(&stacked)?;
+//! assert_eq!(members[1].w.to_vec2::<f32>()?, [[2.0, 4.0]]);
+//! # }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
-use ndarray::{ArrayD, ArrayViewD, Axis};
+use pytree_core::{Leaf, LeafRef};
 
 use crate::{Error, ErrorKind, KeyPath, Std, Unflatten};
+
+/// A leaf type that ensembles can stack along a new leading axis and cut
+/// back ([`stack_leaves`], [`unstack_leaves`]): `ArrayD<A>` (feature
+/// `ndarray`), candle's `Tensor` and `Var` (feature `candle`).
+///
+/// [`stack_leaves`] checks the members against each other (structure and
+/// leaf [signatures](pytree_core::Signature): shape, dtype, device) before
+/// it calls [`stack`](Stackable::stack), and [`unstack_leaves`] checks
+/// every leaf's leading axis (through [`shape`](Stackable::shape)) before
+/// it calls [`index`](Stackable::index); an implementation only does the
+/// work. A leaf type of your own implements it the same way:
+///
+/// ```
+/// use pytree_std::ensemble::{stack_leaves, unstack_leaves, Stackable};
+/// use pytree_std::{Error, PyTree};
+///
+/// /// A flat buffer with its shape, row-major.
+/// #[derive(PyTree, Clone, Debug, PartialEq)]
+/// #[pytree(leaf)]
+/// struct Buf { shape: Vec<usize>, data: Vec<f32> }
+///
+/// impl Stackable for Buf {
+///     fn stack(members: &[&Buf]) -> Result<Buf, Error> {
+///         let mut shape = vec![members.len()];
+///         shape.extend(&members[0].shape);
+///         Ok(Buf { shape, data: members.iter().flat_map(|m| m.data.iter().copied()).collect() })
+///     }
+///     fn shape<'a>(leaf: &'a &Buf) -> &'a [usize] {
+///         &leaf.shape
+///     }
+///     fn index(leaf: &&Buf, i: usize) -> Result<Buf, Error> {
+///         let size: usize = leaf.shape[1..].iter().product();
+///         Ok(Buf { shape: leaf.shape[1..].to_vec(), data: leaf.data[i * size..(i + 1) * size].to_vec() })
+///     }
+/// }
+///
+/// let members = vec![vec![Buf { shape: vec![2], data: vec![1.0, 2.0] }], vec![Buf { shape: vec![2], data: vec![3.0, 4.0] }]];
+/// let stacked = stack_leaves(&members)?;
+/// assert_eq!(stacked[0], Buf { shape: vec![2, 2], data: vec![1.0, 2.0, 3.0, 4.0] });
+/// assert_eq!(unstack_leaves(&stacked)?, members);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub trait Stackable: Leaf<Std> {
+    /// The members' leaves (at least one, all of one signature) stacked
+    /// along a new leading axis: of shape `[N, ...]`, `N` =
+    /// `members.len()`, in the members' dtype (and device).
+    ///
+    /// ```
+    /// # #[cfg(feature = "ndarray")] {
+    /// use pytree_std::ensemble::Stackable;
+    /// use pytree_std::ndarray::{arr1, arr2, ArrayD};
+    ///
+    /// let (a, b) = (arr1(&[1.0f32, 2.0]).into_dyn(), arr1(&[3.0f32, 4.0]).into_dyn());
+    /// let s = <ArrayD<f32> as Stackable>::stack(&[a.view(), b.view()])?;
+    /// assert_eq!(s, arr2(&[[1.0f32, 2.0], [3.0, 4.0]]).into_dyn());
+    /// # }
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn stack(members: &[LeafRef<'_, Std, Self>]) -> Result<Self, Error>;
+
+    /// The leaf's shape (its first entry is the member axis of a stacked
+    /// leaf; a 0-d leaf has none).
+    ///
+    /// ```
+    /// # #[cfg(feature = "ndarray")] {
+    /// use pytree_std::ensemble::Stackable;
+    /// use pytree_std::ndarray::{ArrayD, IxDyn};
+    ///
+    /// let a = ArrayD::<f64>::zeros(IxDyn(&[3, 2]));
+    /// assert_eq!(<ArrayD<f64> as Stackable>::shape(&a.view()), [3, 2]);
+    /// # }
+    /// ```
+    fn shape<'a>(leaf: &'a LeafRef<'_, Std, Self>) -> &'a [usize];
+
+    /// Member `i` of a stacked leaf: its slice `i` along the leading axis,
+    /// that axis removed, in memory of its own (writing to it in place
+    /// leaves the stacked leaf as it was). The caller has checked that the
+    /// leaf has a leading axis longer than `i`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "ndarray")] {
+    /// use pytree_std::ensemble::Stackable;
+    /// use pytree_std::ndarray::{arr1, arr2, ArrayD};
+    ///
+    /// let s = arr2(&[[1.0f32, 2.0], [3.0, 4.0]]).into_dyn();
+    /// assert_eq!(<ArrayD<f32> as Stackable>::index(&s.view(), 1)?, arr1(&[3.0f32, 4.0]).into_dyn());
+    /// # }
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn index(leaf: &LeafRef<'_, Std, Self>, i: usize) -> Result<Self, Error>;
+}
+
+#[cfg(feature = "ndarray")]
+mod ndarray_impl {
+    use ndarray::{ArrayD, ArrayViewD, Axis};
+
+    use super::Stackable;
+    use crate::Error;
+
+    /// `ndarray::stack` along axis 0; a member is `index_axis(Axis(0), i)`
+    /// copied into an array of its own.
+    impl<A: Clone + 'static> Stackable for ArrayD<A> {
+        fn stack(members: &[ArrayViewD<'_, A>]) -> Result<Self, Error> {
+            ndarray::stack(Axis(0), members)
+                .map_err(|e| Error::custom(format!("stack_leaves: {e}")))
+        }
+        fn shape<'a>(leaf: &'a ArrayViewD<'_, A>) -> &'a [usize] {
+            leaf.shape()
+        }
+        fn index(leaf: &ArrayViewD<'_, A>, i: usize) -> Result<Self, Error> {
+            Ok(leaf.index_axis(Axis(0), i).to_owned())
+        }
+    }
+}
+
+#[cfg(feature = "candle")]
+mod candle_impl {
+    use candle_core::{Tensor, Var};
+
+    use super::Stackable;
+    use crate::Error;
+
+    /// A candle error as this crate's.
+    #[cold]
+    fn candle_error(op: &str, e: candle_core::Error) -> Error {
+        Error::custom(format!("{op}: candle: {e}"))
+    }
+
+    /// `Tensor::stack(members, 0)`, in storage of its own even for one
+    /// member (where candle would return a view of it), so that writing
+    /// the stacked tensor in place (an optimizer step) leaves the members
+    /// as they were.
+    fn stack_tensors(members: &[&Tensor]) -> Result<Tensor, Error> {
+        let stacked = Tensor::stack(members, 0).map_err(|e| candle_error("stack_leaves", e))?;
+        if members.len() == 1 {
+            return stacked
+                .force_contiguous()
+                .map_err(|e| candle_error("stack_leaves", e));
+        }
+        Ok(stacked)
+    }
+
+    /// `narrow(0, i, 1)` and `squeeze(0)`: slice `i`, a view.
+    fn slice(leaf: &Tensor, i: usize) -> Result<Tensor, Error> {
+        leaf.narrow(0, i, 1)
+            .and_then(|t| t.squeeze(0))
+            .map_err(|e| candle_error("unstack_leaves", e))
+    }
+
+    /// Stacked with `Tensor::stack` along dim 0, on the members' device
+    /// and in their dtype; the operations are recorded, so gradients flow
+    /// from the stacked tensor back to the members (and from a member to
+    /// the stacked tensor). A member is `narrow(0, i, 1)` + `squeeze(0)`,
+    /// copied into storage of its own (`force_contiguous`).
+    impl Stackable for Tensor {
+        fn stack(members: &[&Tensor]) -> Result<Self, Error> {
+            stack_tensors(members)
+        }
+        fn shape<'a>(leaf: &'a &Tensor) -> &'a [usize] {
+            leaf.dims()
+        }
+        fn index(leaf: &&Tensor, i: usize) -> Result<Self, Error> {
+            slice(leaf, i)?
+                .force_contiguous()
+                .map_err(|e| candle_error("unstack_leaves", e))
+        }
+    }
+
+    /// Variables stack into a new variable (`Var::from_tensor` of the
+    /// stacked tensor) and unstack into new variables, each in storage of
+    /// its own: `Var::set` on one leaves the others as they were.
+    impl Stackable for Var {
+        fn stack(members: &[&Var]) -> Result<Self, Error> {
+            let tensors: Vec<&Tensor> = members.iter().map(|v| v.as_tensor()).collect();
+            // `Tensor::stack` of variables is not a variable, so
+            // `from_tensor` copies it into one (even for one member).
+            let stacked =
+                Tensor::stack(&tensors, 0).map_err(|e| candle_error("stack_leaves", e))?;
+            Var::from_tensor(&stacked).map_err(|e| candle_error("stack_leaves", e))
+        }
+        fn shape<'a>(leaf: &'a &Var) -> &'a [usize] {
+            leaf.as_tensor().dims()
+        }
+        fn index(leaf: &&Var, i: usize) -> Result<Self, Error> {
+            Var::from_tensor(&slice(leaf.as_tensor(), i)?)
+                .map_err(|e| candle_error("unstack_leaves", e))
+        }
+    }
+}
 
 /// Places `err` at `path`.
 fn at_path(mut err: Error, path: &KeyPath) -> Error {
@@ -53,15 +272,17 @@ fn combine(mut all: Vec<Error>) -> Result<(), Error> {
     }
 }
 
-/// Stacks `members` (trees of one structure and leaf shapes) along a new
-/// leading axis: the leaf at each key path of the result is the members'
-/// leaves at that path stacked, of shape `[N, ...]` (`N` the number of
-/// members); static fields come from the first member. Members that
-/// differ are an error listing every mismatch (structure and shapes, each
-/// with its path and member, numbered from 0); no members at all is an
-/// error too.
+/// Stacks `members` (trees of one structure and leaf signatures) along a
+/// new leading axis: the leaf at each key path of the result is the
+/// members' leaves at that path stacked, of shape `[N, ...]` (`N` the
+/// number of members), in their dtype and on their device; static fields
+/// come from the first member. Members that differ are an error listing
+/// every mismatch (structure, and shapes, dtypes and devices of leaves,
+/// each with its path and member, numbered from 0); no members at all is
+/// an error too.
 ///
 /// ```
+/// # #[cfg(feature = "ndarray")] {
 /// use pytree_std::ensemble::stack_leaves;
 /// use pytree_std::ndarray::{arr1, ArrayD};
 ///
@@ -73,12 +294,13 @@ fn combine(mut all: Vec<Error>) -> Result<(), Error> {
 /// let odd: Vec<ArrayD<f64>> = vec![arr1(&[1.0]).into_dyn()];
 /// let err = stack_leaves(&[a, odd]).unwrap_err();
 /// assert_eq!(err.to_string(), "tree 1 at [0]: leaf signature mismatch: expected f64[2], found f64[1]");
+/// # }
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn stack_leaves<T, A>(members: &[T]) -> Result<T, Error>
+pub fn stack_leaves<T>(members: &[T]) -> Result<T, Error>
 where
-    T: Unflatten<Std, Leaf = ArrayD<A>>,
-    A: Clone + 'static,
+    T: Unflatten<Std>,
+    T::Leaf: Stackable,
 {
     let Some(first) = members.first() else {
         return Err(Error::custom(
@@ -86,25 +308,28 @@ where
         ));
     };
     pytree_core::__private::check_all::<Std, T>(members.iter().collect())?;
-    let per_member: Vec<Vec<ArrayViewD<'_, A>>> = members.iter().map(crate::leaves).collect();
-    let paths = crate::structure(first).leaf_paths()?;
+    let per_member: Vec<Vec<LeafRef<'_, Std, T::Leaf>>> =
+        members.iter().map(crate::leaves).collect();
+    let def = crate::structure(first);
+    let paths = def.leaf_paths()?;
     let mut stacked = Vec::with_capacity(paths.len());
+    let mut column = Vec::with_capacity(members.len());
     for (i, path) in paths.iter().enumerate() {
-        let views: Vec<ArrayViewD<'_, A>> = per_member.iter().map(|l| l[i].clone()).collect();
-        let leaf = ndarray::stack(Axis(0), &views)
-            .map_err(|e| at_path(Error::custom(format!("stack_leaves: {e}")), path))?;
-        stacked.push(leaf);
+        column.clear();
+        column.extend(per_member.iter().map(|l| l[i].clone()));
+        stacked.push(<T::Leaf as Stackable>::stack(&column).map_err(|e| at_path(e, path))?);
     }
-    crate::unflatten(&crate::structure(first), stacked)
+    crate::unflatten(&def, stacked)
 }
 
 /// Cuts a stacked tree back into its members: member `i` has, at each key
-/// path, the leaf's slice `i` along the leading axis. Every leaf must have
-/// a leading axis, all of one length `N` (the first leaf's); a leaf
-/// without one (a 0-d array) or with another length is an error, every
-/// such leaf listed with its path and shape, and nothing is built.
+/// path, the leaf's slice `i` along the leading axis, in memory of its own.
+/// Every leaf must have a leading axis, all of one length `N` (the first
+/// leaf's); a leaf without one (0-d) or with another length is an error,
+/// every such leaf listed with its path and shape, and nothing is built.
 ///
 /// ```
+/// # #[cfg(feature = "ndarray")] {
 /// use pytree_std::ensemble::unstack_leaves;
 /// use pytree_std::ndarray::{arr0, arr2, ArrayD};
 ///
@@ -116,16 +341,17 @@ where
 /// let bad: (ArrayD<f32>, ArrayD<f32>) = (arr2(&[[1.0f32], [2.0]]).into_dyn(), arr0(3.0f32).into_dyn());
 /// assert_eq!(unstack_leaves(&bad).unwrap_err().to_string(),
 ///     "at [1]: unstack_leaves: expected a leading (member) axis of length 2, found shape []");
+/// # }
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn unstack_leaves<T, A>(stacked: &T) -> Result<Vec<T>, Error>
+pub fn unstack_leaves<T>(stacked: &T) -> Result<Vec<T>, Error>
 where
-    T: Unflatten<Std, Leaf = ArrayD<A>>,
-    A: Clone + 'static,
+    T: Unflatten<Std>,
+    T::Leaf: Stackable,
 {
     let leaves = crate::leaves_with_path(stacked);
     let n = match leaves.first() {
-        Some((_, leaf)) => leaf.shape().first().copied(),
+        Some((_, leaf)) => <T::Leaf as Stackable>::shape(leaf).first().copied(),
         None => {
             return Err(Error::custom(
                 "unstack_leaves: the tree has no leaves, so no member axis to cut along",
@@ -134,15 +360,15 @@ where
     };
     let mut problems = Vec::new();
     for (path, leaf) in &leaves {
-        if n.is_none() || leaf.shape().first().copied() != n {
+        let shape = <T::Leaf as Stackable>::shape(leaf);
+        if n.is_none() || shape.first().copied() != n {
             let want = match n {
                 Some(n) => format!("a leading (member) axis of length {n}"),
                 None => "a leading (member) axis".to_string(),
             };
             problems.push(at_path(
                 Error::custom(format!(
-                    "unstack_leaves: expected {want}, found shape {:?}",
-                    leaf.shape()
+                    "unstack_leaves: expected {want}, found shape {shape:?}"
                 )),
                 path,
             ));
@@ -153,10 +379,12 @@ where
     let n = n.unwrap_or(0);
     (0..n)
         .map(|i| {
-            let member: Vec<ArrayD<A>> = leaves
+            let member = leaves
                 .iter()
-                .map(|(_, leaf)| leaf.index_axis(Axis(0), i).to_owned())
-                .collect();
+                .map(|(path, leaf)| {
+                    <T::Leaf as Stackable>::index(leaf, i).map_err(|e| at_path(e, path))
+                })
+                .collect::<Result<Vec<T::Leaf>, Error>>()?;
             crate::unflatten(&def, member)
         })
         .collect()

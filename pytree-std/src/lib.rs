@@ -95,9 +95,10 @@
 //!   (module [`tree`](mod@tree)).
 //! - With the `serde` feature: serde for [`Tree`] and [`TreeDef`], and for
 //!   any pytree as its TreeDef and leaves (module `serialized`).
-//! - With the `ndarray` feature: ensembles (module `ensemble`), `N` trees
-//!   of arrays stacked along a new leading axis into one tree
-//!   (`stack_leaves`) and back (`unstack_leaves`).
+//! - With the `ndarray` or `candle` feature: ensembles (module
+//!   `ensemble`), `N` trees of arrays or tensors stacked along a new
+//!   leading axis into one tree (`stack_leaves`) and back
+//!   (`unstack_leaves`), for any leaf type that is `Stackable`.
 //! - With the `safetensors` feature: checkpoints, any pytree of tensor
 //!   leaves saved to and loaded from a `.safetensors` file, tensors named
 //!   by key path (`layers.0.w`), loaded by type, against a template or in
@@ -110,7 +111,7 @@
 #[cfg(feature = "safetensors")]
 pub mod checkpoint;
 pub mod custom;
-#[cfg(feature = "ndarray")]
+#[cfg(any(feature = "ndarray", feature = "candle"))]
 pub mod ensemble;
 #[cfg(feature = "serde")]
 mod finite;
@@ -193,5 +194,5 @@ pub use ndarray;
     feature = "candle",
     feature = "safetensors"
 ))]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -129,7 +129,7 @@ fn members_that_differ_are_an_error_listing_every_mismatch() {
   tree 2 at .w: leaf signature mismatch: expected f32[1,2], found f32[2,2]
   tree 2 at .b: leaf signature mismatch: expected f32[1], found f32[3]"
     );
-    assert!(stack_leaves::<Linear, f32>(&[]).is_err());
+    assert!(stack_leaves::<Linear>(&[]).is_err());
 
     // Leading axes of different lengths: every leaf named.
     let bad = Linear {

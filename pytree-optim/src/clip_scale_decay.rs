@@ -6,13 +6,15 @@
 use pytree_std::{Error, PyTree};
 
 use crate::element::Float;
+use crate::gradient_transformation::{
+    check_mask, check_updates, walk, GradientTransformation, NoOff, Scalar,
+};
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::{keep, LeafMask, Mask};
 use crate::op::ElementOp;
 use crate::options::options;
 use crate::schedule::Schedule;
-use crate::transform::{check_mask, check_updates, walk, GradientTransformation, NoOff, Scalar};
 
 /// The state of a transformation that keeps nothing but its mask on the
 /// parameters (optax's `EmptyState`).
