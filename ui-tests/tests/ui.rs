@@ -3,14 +3,15 @@
 //! must produce, pinned in `tests/ui/<what-goes-wrong>.stderr`.
 //! Regenerate after an intended change with `TRYBUILD=overwrite`.
 
+/// One test function for every case: trybuild builds its cases in one
+/// project per crate, so two `#[test]`s running at once on separate threads
+/// race for that project (a case then "compiles successfully"); trybuild
+/// runs the cases of one `TestCases` after one another.
 #[test]
-fn derive_misuse_is_a_compile_error_pointing_at_the_field() {
+fn derive_and_builder_misuse_are_compile_errors_pointing_at_the_user_code() {
     let t = trybuild::TestCases::new();
+    // derive misuse, pointing at the field
     t.compile_fail("tests/ui/*.rs");
-}
-
-#[test]
-fn missing_in_a_mode_that_never_uses_it_does_not_compile() {
-    let t = trybuild::TestCases::new();
+    // `missing` in a Treelize mode that never uses it
     t.compile_fail("tests/treelize/*.rs");
 }
