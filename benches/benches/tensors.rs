@@ -67,7 +67,7 @@ fn bench_adam(c: &mut Criterion) {
 
     g.bench_function("zip_mut_n", |b| {
         b.iter(|| {
-            pytree_std::zip_mut_n([&mut p, &mut m, &mut v], [&grads], |[p, m, v], [g]| {
+            pytree_std::multi::zip_mut_n([&mut p, &mut m, &mut v], [&grads], |[p, m, v], [g]| {
                 adam_leaf(p, m, v, g)
             })
             .unwrap()
@@ -75,9 +75,11 @@ fn bench_adam(c: &mut Criterion) {
     });
     g.bench_function("par_zip_mut_n", |b| {
         b.iter(|| {
-            pytree_std::par_zip_mut_n([&mut p, &mut m, &mut v], [&grads], |[p, m, v], [g]| {
-                adam_leaf(p, m, v, g)
-            })
+            pytree_std::parallel::par_zip_mut_n(
+                [&mut p, &mut m, &mut v],
+                [&grads],
+                |[p, m, v], [g]| adam_leaf(p, m, v, g),
+            )
             .unwrap()
         })
     });

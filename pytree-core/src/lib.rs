@@ -66,7 +66,7 @@ extern crate std;
 
 mod error;
 mod leaf;
-mod ops;
+pub mod ops;
 mod paths;
 #[cfg(feature = "serde")]
 mod serde_impl;
@@ -83,25 +83,9 @@ pub mod __private;
 pub use error::{Error, ErrorKind, LeafFnError};
 pub use leaf::signature::{DType, Signature};
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
-pub use ops::at_path::{get, set, set_subtree, update};
-pub use ops::by_index::{leaf_at, leaf_at_mut, leaf_path_at};
-pub use ops::fallible::{try_for_each_mut, try_map, try_map_n, try_zip_mut, LeafFnErr};
-pub use ops::fill::{filter_fill, partition_fill, replace_nones};
-pub use ops::multi::{check_same_structure, map_n, try_zip_mut_n, zip_mut, zip_mut_n};
-pub use ops::multi_path::{for_each_with_path_n, map_with_path_n, zip_mut_with_path};
-pub use ops::partition::{combine, filter, partition, CombineSource};
-pub use ops::prefix::{
-    broadcast, broadcast_common, broadcast_prefix, flatten_one_level, flatten_up_to, map_prefix,
-    map_with_prefix, Subtree,
-};
-pub use ops::reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
-pub use ops::transpose::{rise, stack, transpose, unstack, unzip, zip};
-pub use ops::with_path::{
-    flatten_with_path, for_each_mut_with_path, for_each_with_path, leaves_with_path, map_with_path,
-};
-pub use ops::{
-    flatten, for_each, for_each_mut, leaves, leaves_mut, map, map_into, structure, unflatten,
-};
+pub use ops::fallible::LeafFnErr;
+pub use ops::partition::CombineSource;
+pub use ops::prefix::Subtree;
 pub use paths::key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use paths::key_str::KeyStr;
 pub use sources::def_source::DefSource;

@@ -11,7 +11,7 @@
 //! `ArrayD` fields, or any tree of arrays converted to a
 //! [`Tree`](crate::Tree) of `ArrayD` leaves with
 //! [`Tree::from_pytree`](crate::Tree::from_pytree). This is not
-//! [`stack`](crate::stack), treevalue's `subside`, which gathers the
+//! [`stack`](crate::transpose::subside), treevalue's `subside`, which gathers the
 //! members' leaves into `Vec`s.
 //!
 //! ```
@@ -123,7 +123,7 @@ where
     T: Unflatten<Std, Leaf = ArrayD<A>>,
     A: Clone + 'static,
 {
-    let leaves = crate::leaves_with_path(stacked);
+    let leaves = crate::paths::leaves_with_path(stacked);
     let n = match leaves.first() {
         Some((_, leaf)) => leaf.shape().first().copied(),
         None => {

@@ -111,7 +111,7 @@ pub fn summary<T: Flatten<Std>>(tree: &T) -> Summary {
     let mut rows: Vec<SummaryRow> = Vec::new();
     // Rows of the subtrees that contain the current leaf, outermost first.
     let mut open: Vec<usize> = Vec::new();
-    for (path, leaf) in crate::leaves_with_path(tree) {
+    for (path, leaf) in crate::paths::leaves_with_path(tree) {
         let entries = path.entries();
         // Keep the open subtrees that are prefixes of this path.
         let common = open

@@ -141,12 +141,14 @@ where
     B: Flatten<Std, Leaf = A::Leaf>,
     LeafRef<'a, Std, A::Leaf>: ApproxEq,
 {
-    if pytree_core::structure::<Std, A>(a) != pytree_core::structure::<Std, B>(b) {
+    if pytree_core::ops::basic::structure::<Std, A>(a)
+        != pytree_core::ops::basic::structure::<Std, B>(b)
+    {
         return false;
     }
     let (xs, ys) = (
-        pytree_core::leaves::<Std, A>(a),
-        pytree_core::leaves::<Std, B>(b),
+        pytree_core::ops::basic::leaves::<Std, A>(a),
+        pytree_core::ops::basic::leaves::<Std, B>(b),
     );
     xs.len() == ys.len() && xs.iter().zip(&ys).all(|(x, y)| x.approx_eq(y, tol))
 }

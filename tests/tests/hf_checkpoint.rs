@@ -212,7 +212,7 @@ fn a_hugging_face_bert_loads_by_name_into_derived_structs() {
     assert_eq!(ids.dtype(), DType::I64);
     assert_eq!(ids.to_vec2::<i64>().unwrap(), [[0, 1, 2, 3, 4, 5]]);
     // The key paths show the renamed fields, as the checkpoint names do.
-    let paths: Vec<String> = pytree_std::leaves_with_path(&bert)
+    let paths: Vec<String> = pytree_std::paths::leaves_with_path(&bert)
         .iter()
         .map(|(p, _)| p.keystr(KeyStr::SIMPLE))
         .collect();

@@ -90,11 +90,11 @@ fn signatures_give_a_tree_of_the_same_structure() {
     );
     assert_eq!(sigs["layers"][1]["b"].len(), 100);
     // The same paths as the model's own leaves.
-    let paths: Vec<String> = pytree_std::leaves_with_path(&sigs)
+    let paths: Vec<String> = pytree_std::paths::leaves_with_path(&sigs)
         .into_iter()
         .map(|(p, _)| p.to_string())
         .collect();
-    let model_paths: Vec<String> = pytree_std::leaves_with_path(&mlp())
+    let model_paths: Vec<String> = pytree_std::paths::leaves_with_path(&mlp())
         .into_iter()
         .map(|(p, _)| p.to_string())
         .collect();

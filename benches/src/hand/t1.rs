@@ -467,7 +467,7 @@ mod tests {
         let (a, b) = (t1(), t1());
         assert_eq!(
             map2(&a, &b, |x, y| x + y),
-            pytree_std::map2(&a, &b, |x, y| x + y).unwrap()
+            pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap()
         );
         assert_eq!(
             map2_result(&a, &b, |x, y| x + y).unwrap(),

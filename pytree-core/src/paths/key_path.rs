@@ -243,7 +243,7 @@ impl KeyPath {
     /// use pytree_std::PyTree;
     /// #[derive(PyTree)]
     /// struct Counter { #[pytree(kind = "state")] count: f64, bias: f64 }
-    /// let paths = pytree_std::leaves_with_path(&Counter { count: 1.0, bias: 0.5 });
+    /// let paths = pytree_std::paths::leaves_with_path(&Counter { count: 1.0, bias: 0.5 });
     /// assert_eq!(paths[0].0.kind(), "state");
     /// assert_eq!(paths[1].0.kind(), "param");
     /// ```

@@ -179,7 +179,7 @@ impl KeyPath {
     /// #[derive(PyTree)]
     /// struct Mlp { layers: Vec<Linear> }
     /// let mlp = Mlp { layers: vec![Linear { w: 1.0, b: 2.0 }] };
-    /// let paths: Vec<String> = pytree_std::leaves_with_path(&mlp)
+    /// let paths: Vec<String> = pytree_std::paths::leaves_with_path(&mlp)
     ///     .iter()
     ///     .map(|(p, _)| p.keystr(KeyStr::SIMPLE))
     ///     .collect();

@@ -84,7 +84,7 @@ impl TreeDef {
     /// let def = pytree_std::structure(&mlp);
     ///
     /// let p = def.parse_key_path(".layers[0].b", KeyStr::FULL)?;
-    /// assert_eq!(pytree_std::get(&mlp, &p)?, &2.0);
+    /// assert_eq!(pytree_std::paths::get(&mlp, &p)?, &2.0);
     /// let q = def.parse_key_path("extra.scale", KeyStr::SIMPLE)?;
     /// assert_eq!(q.to_string(), r#".extra["scale"]"#);
     /// // Every leaf's path reads back as itself, in either style.

@@ -715,7 +715,7 @@ impl Checkpoint {
     {
         let def = crate::structure(like);
         refuse_skipped_fields(&def)?;
-        let leaves = crate::leaves_with_path(like);
+        let leaves = crate::paths::leaves_with_path(like);
         let wants = self.wants_of::<T::Leaf>(&leaves, self.options.shapes_from_file)?;
         let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
         let mut out = Vec::with_capacity(leaves.len());
@@ -747,7 +747,7 @@ impl Checkpoint {
         T::Leaf: TensorLeaf,
     {
         let (pairs, report, wants) = {
-            let leaves = crate::leaves_with_path(&*tree);
+            let leaves = crate::paths::leaves_with_path(&*tree);
             let wants = self.wants_of::<T::Leaf>(&leaves, false)?;
             let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
             (pairs, report, wants)

@@ -121,7 +121,7 @@ fn to_vector_or_panic<T: Scalar>(m: DMatrix<T>) -> DVector<T> {
     if m.ncols() != 1 {
         panic!(
             "pytree: the function returned a matrix {} for a DVector; map/map2/map_n keep \
-             vectors as vectors (their type). Use pytree_std::map_into or try_map (one tree), \
+             vectors as vectors (their type). Use pytree_std::basic::map_into or try_map (one tree), \
              try_map2 or try_map_n (several trees), which return this as an error at its path, \
              or a DMatrix field",
             matrix_signature::<T>(m.shape())

@@ -32,8 +32,8 @@
 //! return, and the old array is gone (it was moved into the function), so
 //! these operations **panic**, naming the path-checked alternatives, which
 //! rebuild through the TreeDef and return the rank error at its path:
-//! [`map_into`](crate::map_into) / [`try_map`](crate::try_map) for one tree,
-//! [`try_map2`](crate::try_map2) / [`try_map_n`](crate::try_map_n) for
+//! [`map_into`](crate::basic::map_into) / [`try_map`](crate::basic::try_map) for one tree,
+//! [`try_map2`](crate::multi::try_map2) / [`try_map_n`](crate::multi::try_map_n) for
 //! several (or `flatten` then [`unflatten`](crate::unflatten)); or an
 //! `ArrayD` field, which takes any rank. The shape may change freely within the rank
 //! (`Array2` `[3, 3]` to `[2, 16]`).
@@ -155,7 +155,7 @@ fn to_rank<A: 'static, D: Dimension>(leaf: ArrayD<A>) -> Result<Array<A, D>, Err
 fn rank_changed<A: 'static>(expected: usize, leaf: &ArrayD<A>) -> ! {
     panic!(
         "pytree: the function returned a {}-d array ({}) for an array of rank {expected}; \
-         map/map2/map_n keep each array's rank (its type). Use pytree_std::map_into or \
+         map/map2/map_n keep each array's rank (its type). Use pytree_std::basic::map_into or \
          try_map (one tree), try_map2 or try_map_n (several trees), which return this as an \
          error at its path, or an ArrayD field",
         leaf.ndim(),
@@ -412,6 +412,6 @@ mod tests {
     #[should_panic(expected = "returned a 1-d array (f32[3]) for an array of rank 2")]
     fn map_to_another_rank_panics_with_the_alternatives() {
         let a: Array2<f32> = Array2::zeros((2, 2));
-        let _ = pytree_core::map::<Std, _, _>(a, |_| ArrayD::zeros(IxDyn(&[3])));
+        let _ = pytree_core::ops::basic::map::<Std, _, _>(a, |_| ArrayD::zeros(IxDyn(&[3])));
     }
 }

@@ -155,7 +155,7 @@ impl<L> Tree<L> {
     }
 
     /// The subtree at `path` (`None` if there is none): a leaf, `None` or
-    /// a container, as a `&Tree`. (`pytree_std::get(&tree, &key_path)`,
+    /// a container, as a `&Tree`. (`pytree_std::paths::get(&tree, &key_path)`,
     /// the library's lookup for any pytree, returns the leaf there.)
     ///
     /// ```
