@@ -23,7 +23,7 @@ use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion,
 };
 use pytree_benches::{hand, shapes};
-use pytree_std::{Flatten, KeyEntry, KeyPath, Std, TreeDef, Unflatten};
+use pytree_std::{paths::KeyEntry, Flatten, KeyPath, Std, TreeDef, Unflatten};
 
 /// The learning rate of the SGD step.
 const LR: f64 = 0.01;

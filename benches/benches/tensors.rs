@@ -129,11 +129,11 @@ fn bench_ravel(c: &mut Criterion) {
     let mut g = c.benchmark_group("ravel");
     g.sample_size(10).measurement_time(Duration::from_secs(6));
     let t = tree(1.0);
-    let (flat, plan) = pytree_std::ravel(&t).unwrap();
+    let (flat, plan) = pytree_std::ravel::ravel(&t).unwrap();
     let total = flat.len();
 
     g.bench_function("pytree", |b| {
-        b.iter(|| pytree_std::ravel::<_, f32>(black_box(&t)).unwrap())
+        b.iter(|| pytree_std::ravel::ravel::<_, f32>(black_box(&t)).unwrap())
     });
     g.bench_function("copy", |b| {
         b.iter(|| {

@@ -65,7 +65,7 @@ pub struct Linear<F: NdFloat> {
 /// ```
 /// use pytree_examples::mlp::{Activation, Mlp};
 /// let m = Mlp::<f32>::new(&[64, 32, 10], Activation::Relu, "digits", 0);
-/// assert_eq!(pytree_std::summary(&m).num_elements(), 64 * 32 + 32 + 32 * 10 + 10);
+/// assert_eq!(pytree_std::summary::summary(&m).num_elements(), 64 * 32 + 32 + 32 * 10 + 10);
 /// assert_eq!(pytree_std::structure(&m).to_string(),
 ///     r#"Mlp { layers: [Linear { w: *, b: * }, Linear { w: *, b: * }], activation: Relu, name: "digits" }"#);
 /// ```

@@ -58,15 +58,16 @@
 //! - [`paths`]: key paths (`*_with_path`, over several trees too), by path
 //!   ([`get`](paths::get), [`set`](paths::set), [`update`](paths::update),
 //!   [`set_subtree`](paths::set_subtree)), by leaf index
-//!   ([`leaf_at`](paths::leaf_at), ...); [`KeyStr`] writes a path in JAX's
-//!   `keystr` styles;
+//!   ([`leaf_at`](paths::leaf_at), ...); [`KeyStr`](paths::KeyStr) writes
+//!   a path in JAX's `keystr` styles, [`paths::KeyEntry`] is one
+//!   step of a path;
 //! - [`reduce`]: [`fold`](reduce::fold), [`sum`](reduce::sum),
 //!   [`max`](reduce::max), [`num_leaves`](reduce::num_leaves), ...;
-//! - [`filter`]: [`partition`](filter::partition),
+//! - [`filter`](mod@filter): [`partition`](filter::partition),
 //!   [`filter`](filter::filter), [`combine`](filter::combine) and their
 //!   fill forms;
-//! - [`prefix`]: prefix trees (JAX's `in_axes`), [`Subtree`];
-//! - [`transpose`]: [`transpose`](transpose::transpose),
+//! - [`prefix`]: prefix trees (JAX's `in_axes`), [`Subtree`](prefix::Subtree);
+//! - [`transpose`](mod@transpose): [`transpose`](transpose::transpose),
 //!   [`subside`](transpose::subside) / [`rise`](transpose::rise),
 //!   [`pair_leaves`](transpose::pair_leaves) /
 //!   [`unpair_leaves`](transpose::unpair_leaves),
@@ -78,13 +79,16 @@
 //!   threads by element count.
 //!
 //! And beside them:
-//! - [`tree_equal`] with [`Tolerance`] and [`ApproxEq`] (module
-//!   `tree_equal`).
-//! - What a tree of tensors holds: [`signatures`] (a [`Tree`] of each
-//!   leaf's dtype and shape) and [`summary`] (a table of leaves and
-//!   subtrees with element and byte counts) (module `summary`).
-//! - [`ravel`] / [`Unravel`]: the leaves laid end to end in one flat
-//!   buffer and back (JAX's `ravel_pytree`; module `ravel`).
+//! - [`tree_equal`](mod@tree_equal): [`tree_equal`](tree_equal::tree_equal)
+//!   with a [`Tolerance`](tree_equal::Tolerance) for leaves that are
+//!   [`ApproxEq`](tree_equal::ApproxEq).
+//! - [`summary`](mod@summary): what a tree of tensors holds,
+//!   [`signatures`](summary::signatures) (a [`Tree`] of each leaf's dtype
+//!   and shape) and [`summary`](summary::summary) (a table of leaves and
+//!   subtrees with element and byte counts).
+//! - [`ravel`](mod@ravel): [`ravel`](ravel::ravel) /
+//!   [`Unravel`](ravel::Unravel), the leaves laid end to end in one flat
+//!   buffer and back (JAX's `ravel_pytree`).
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
 //!   `HashMap`, `IndexMap` (insertion-ordered), `Option`, `Rc`, `Arc`
 //!   (written once over a namespace: [`std_containers!`]) and the
@@ -124,15 +128,15 @@ pub mod multi;
 pub mod parallel;
 pub mod paths;
 pub mod prefix;
-mod ravel;
+pub mod ravel;
 pub mod reduce;
 #[cfg(feature = "serde")]
 pub mod serialized;
 mod std_namespace;
-mod summary;
+pub mod summary;
 pub mod transpose;
 pub mod tree;
-mod tree_equal;
+pub mod tree_equal;
 pub mod treelize;
 
 /// The engine of every operation, generic over the namespace: `pytree-core`'s
@@ -156,16 +160,12 @@ pub use paths::{flatten_with_path, map_with_path};
 
 pub use pytree_core::TreeDefLimits;
 pub use pytree_core::{
-    impl_leaf, DType, Error, ErrorKind, Flatten, KeyEntry, KeyPath, KeyStr, Leaf, LeafFnErr,
-    LeafFnError, LeafMut, LeafRef, NodeView, PlainLeaf, Signature, Static, Subtree, TreeDef,
-    Unflatten,
+    impl_leaf, DType, Error, ErrorKind, Flatten, KeyPath, Leaf, LeafFnErr, LeafFnError, LeafMut,
+    LeafRef, NodeView, PlainLeaf, Signature, Static, TreeDef, Unflatten,
 };
 pub use pytree_derive::PyTree;
-pub use ravel::{ravel, Ravel, Unravel};
 pub use std_namespace::{PyTree, Std};
-pub use summary::{signatures, summary, Summary, SummaryRow};
 pub use tree::Tree;
-pub use tree_equal::{tree_equal, ApproxEq, Tolerance};
 
 // What generated code (`#[derive(PyTree)]`, `impl_leaf!`, `std_containers!`)
 // names by absolute path from this crate's root; users reach the
@@ -179,6 +179,8 @@ pub use custom::{
 pub use pytree_core as __core;
 #[doc(hidden)]
 pub use pytree_core::__private;
+#[doc(hidden)]
+pub use pytree_core::KeyEntry;
 
 /// The `candle-core` crate (feature `candle`), re-exported so that a user's
 /// `Tensor` is the one this crate implements the traits for.

@@ -10,6 +10,8 @@
 //! Each function is fixed to [`Std`]; its body is one call to the engine in
 //! `pytree_core::ops::with_path`, `multi_path`, `at_path` or `by_index`.
 
+pub use pytree_core::{KeyEntry, KeyStr};
+
 use crate::{Error, Flatten, KeyPath, LeafMut, LeafRef, Std, TreeDef, Unflatten};
 
 /// The leaf at `path`, lent by reference ([`LeafRef`]); an error naming

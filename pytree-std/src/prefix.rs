@@ -6,7 +6,9 @@
 //! Each function is fixed to [`Std`]; its body is one call to the engine in
 //! `pytree_core::ops::prefix`.
 
-use crate::{Error, Flatten, LeafRef, Std, Subtree, TreeDef, Unflatten};
+pub use pytree_core::Subtree;
+
+use crate::{Error, Flatten, LeafRef, Std, TreeDef, Unflatten};
 
 /// For each leaf of the prefix `prefix`, the subtree of `tree` it stands
 /// for (JAX's `PyTreeDef.flatten_up_to`).

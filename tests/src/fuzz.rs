@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use pytree_std::serialized::Serialized;
 use pytree_std::{
-    treelize::mode, treelize::Treelize, KeyPath, KeyStr, PyTree, Tolerance, Tree, TreeDef,
-    TreeDefLimits,
+    paths::KeyStr, tree_equal::Tolerance, treelize::mode, treelize::Treelize, KeyPath, PyTree,
+    Tree, TreeDef, TreeDefLimits,
 };
 use serde_json::Value;
 
@@ -346,7 +346,7 @@ fn all_readers(def: &TreeDef, sel: u8) {
 /// The node-by-node readers, the leaf paths and the relations, with their
 /// laws: a TreeDef is its root node over its children, `child(i)` is
 /// `children()[i]`, `leaf_path(i)` is `leaf_paths()[i]`, an identity
-/// `transform` and a counting `walk` give the TreeDef and its leaf count.
+/// `transform` and a counting `fold` give the TreeDef and its leaf count.
 fn node_readers(def: &TreeDef, sel: u8) {
     let n = def.num_children();
     let kids = def
@@ -356,7 +356,7 @@ fn node_readers(def: &TreeDef, sel: u8) {
     if def.num_records() > 0 {
         let rebuilt = TreeDef::from_node(&def.root_node(), kids.clone());
         assert_eq!(rebuilt.as_ref().ok(), Some(def), "root over children");
-        let counted = def.walk(
+        let counted = def.fold(
             0..def.num_leaves(),
             |_| 1usize,
             |_, kids| kids.iter().sum::<usize>(),
@@ -805,7 +805,7 @@ fn same_structure_maps(a: &Tree<i32>, b: &Tree<i32>) {
     if let Ok(s) = a.try_add(b) {
         assert_eq!(Ok(&s), sum.as_ref());
     }
-    let _ = pytree_std::tree_equal(
+    let _ = pytree_std::tree_equal::tree_equal(
         &a.map_ref(|x| f64::from(*x)),
         &b.map_ref(|x| f64::from(*x)),
         Tolerance::new(1e-9, 0.0),
@@ -874,7 +874,7 @@ fn transposes(a: &Tree<i32>, b: &Tree<i32>) {
     match pytree_std::transpose::subside::<_, Tree<i32>>(vec![a.clone(), b.clone()]) {
         Ok(stacked) => {
             let parts: Vec<Tree<i32>> =
-                pytree_std::transpose::rise(stacked).expect("unstack(stack)");
+                pytree_std::transpose::rise(stacked).expect("rise(subside)");
             if a.num_leaves() > 0 {
                 assert_eq!(parts, [a.clone(), b.clone()]);
             }
@@ -882,7 +882,7 @@ fn transposes(a: &Tree<i32>, b: &Tree<i32>) {
         Err(_) => assert!(sa != sb),
     }
     // A tree of pairs as a `Tree` holds sequences of two (it has no
-    // tuples), which `unzip` does not take for pairs: no law here.
+    // tuples), which `unpair_leaves` does not take for pairs: no law here.
     if let Ok(z) = pytree_std::transpose::pair_leaves::<_, _, Tree<i32>>(a.clone(), b.clone()) {
         let _ = pytree_std::transpose::unpair_leaves::<_, Tree<i32>, Tree<i32>>(z);
     }

@@ -4,8 +4,8 @@
 
 use pytree_std::candle_core::{DType as CandleDType, Device, Tensor};
 use pytree_std::{
-    treelize::Treelize, DType, ErrorKind, KeyPath, Leaf, PyTree, Signature, Std, Tolerance, Tree,
-    TreeDef,
+    tree_equal::Tolerance, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf, PyTree, Signature,
+    Std, Tree, TreeDef,
 };
 
 #[derive(PyTree, Clone, Debug)]
@@ -52,7 +52,7 @@ fn values(x: &Tensor) -> Vec<f32> {
 }
 
 fn same(a: &Mlp, b: &Mlp) -> bool {
-    pytree_std::tree_equal(a, b, Tolerance::EXACT)
+    pytree_std::tree_equal::tree_equal(a, b, Tolerance::EXACT)
 }
 
 fn sig(x: &Tensor) -> Signature {
@@ -209,15 +209,35 @@ fn tree_equal_compares_values_within_the_tolerance() {
     let a = mlp();
     let mut b = mlp();
     b.layers[0].b = t(&[1.0, 1.0, 1.000_001], &[3]);
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::EXACT));
-    assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(1e-5, 1e-8)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::EXACT
+    ));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(1e-5, 1e-8)
+    ));
     b.layers[0].b = t(&[1.0; 4], &[4]);
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::new(1.0, 1.0)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(1.0, 1.0)
+    ));
     // Integers compare exactly.
     let i = Tensor::new(&[1i64, 2], &Device::Cpu).unwrap();
     let j = Tensor::new(&[1i64, 3], &Device::Cpu).unwrap();
-    assert!(!pytree_std::tree_equal(&i, &j, Tolerance::new(1.0, 1.0)));
-    assert!(pytree_std::tree_equal(&i, &i.clone(), Tolerance::EXACT));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &i,
+        &j,
+        Tolerance::new(1.0, 1.0)
+    ));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &i,
+        &i.clone(),
+        Tolerance::EXACT
+    ));
 }
 
 #[test]
@@ -239,7 +259,11 @@ fn treelize_partition_combine_and_dynamic_trees() {
         pytree_std::filter::partition(p.clone(), |_, x| x.rank() == 2).unwrap();
     assert!(ws.w.is_some() && ws.b.is_none() && rest.w.is_none() && rest.b.is_some());
     let back: Pair<Tensor> = pytree_std::filter::combine(ws, rest).unwrap();
-    assert!(pytree_std::tree_equal(&back, &p, Tolerance::EXACT));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &back,
+        &p,
+        Tolerance::EXACT
+    ));
 
     let tree: Tree<Tensor> = Tree::from_pytree(linear(1.0)).unwrap();
     assert_eq!(tree["w"].as_leaf().unwrap().dims(), [3, 3]);
@@ -280,12 +304,12 @@ fn fallible_forms_carry_candle_errors_and_ravel_converts_dtypes() {
     assert_eq!(values(&p.layers[1].b), [0.0; 3]);
 
     let half = pytree_std::map(mlp(), |x| x.to_dtype(CandleDType::F16).unwrap());
-    let (flat, plan) = pytree_std::ravel::<_, f32>(&half).unwrap();
+    let (flat, plan) = pytree_std::ravel::ravel::<_, f32>(&half).unwrap();
     assert_eq!(flat.len(), 24);
     let back: Mlp = plan.unravel(&flat).unwrap();
     assert_eq!(back.layers[1].w.dtype(), CandleDType::F16);
     assert!(same(&back, &half));
-    let s = pytree_std::summary(&half);
+    let s = pytree_std::summary::summary(&half);
     assert_eq!(s.num_bytes(), Some(24 * 2));
 }
 
@@ -308,9 +332,9 @@ fn var_linear(scale: f32) -> VarLinear {
 #[test]
 fn variables_are_leaves_with_signatures_summaries_and_paths() {
     let m = var_linear(1.0);
-    let sigs = pytree_std::signatures(&m).unwrap();
+    let sigs = pytree_std::summary::signatures(&m).unwrap();
     assert_eq!(sigs.to_string().matches("@cpu").count(), 2, "{sigs}");
-    let summary = pytree_std::summary(&m).to_string();
+    let summary = pytree_std::summary::summary(&m).to_string();
     assert!(
         summary.contains("[2, 3]") && summary.contains("9"),
         "{summary}"
@@ -329,12 +353,12 @@ fn variables_are_leaves_with_signatures_summaries_and_paths() {
         err.to_string(),
         "tree 1 at .b: leaf signature mismatch: expected f32[3]@cpu, found f32[4]@cpu"
     );
-    assert!(pytree_std::tree_equal(
+    assert!(pytree_std::tree_equal::tree_equal(
         &m,
         &var_linear(1.0),
         Tolerance::EXACT
     ));
-    assert!(!pytree_std::tree_equal(
+    assert!(!pytree_std::tree_equal::tree_equal(
         &m,
         &var_linear(2.0),
         Tolerance::EXACT

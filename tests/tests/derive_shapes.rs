@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
-use pytree_std::{ErrorKind, KeyEntry, PyTree};
+use pytree_std::{paths::KeyEntry, ErrorKind, PyTree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Node {

@@ -1,7 +1,7 @@
 //! `half::f16` / `half::bf16` as scalar leaves (feature `half`).
 
 use pytree_std::half::{bf16, f16};
-use pytree_std::{DType, KeyPath, Leaf, PyTree, Signature, Std, Tolerance};
+use pytree_std::{tree_equal::Tolerance, DType, KeyPath, Leaf, PyTree, Signature, Std};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear<T> {
@@ -75,13 +75,21 @@ fn tree_equal_compares_half_floats_as_f32() {
         w: vec![h(1.001)],
         b: h(0.5),
     };
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::EXACT));
-    assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(0.0, 1e-2)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::EXACT
+    ));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(0.0, 1e-2)
+    ));
     let nan = Linear {
         w: vec![f16::NAN],
         b: h(0.5),
     };
-    assert!(!pytree_std::tree_equal(
+    assert!(!pytree_std::tree_equal::tree_equal(
         &nan,
         &nan.clone(),
         Tolerance::new(1.0, 1.0)

@@ -3,7 +3,7 @@
 //! unordered, entries paired by key in multi-tree operations.
 
 use pytree_std::indexmap::IndexMap;
-use pytree_std::{ErrorKind, KeyPath, PyTree, Tolerance, Tree, TreeDef};
+use pytree_std::{tree_equal::Tolerance, ErrorKind, KeyPath, PyTree, Tree, TreeDef};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Model {
@@ -67,7 +67,11 @@ fn multi_tree_operations_pair_entries_by_key() {
     assert_eq!(p.heads["a"], [63.0]);
     // The order is structure: the TreeDefs differ, so tree_equal says no.
     assert_ne!(pytree_std::structure(&a), pytree_std::structure(&b));
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::new(1e3, 1e3)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(1e3, 1e3)
+    ));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! Map entries pair by key, whatever their order: the dynamic `Tree`'s maps
 //! keep insertion order (keys erased without an order), so two trees may
 //! list the same keys in different orders. Every operation that lines up
-//! several trees (`Treelize`, prefix trees, `stack`) pairs their entries by
+//! several trees (`Treelize`, prefix trees, `subside`) pairs their entries by
 //! key and never mixes up leaves; a merged map lists the first tree's keys,
 //! then the keys new in later trees in their order. Sorted maps
 //! (`BTreeMap`) stay sorted.

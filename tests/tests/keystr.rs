@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use pytree_std::{tree, KeyEntry, KeyPath, KeyStr, PyTree, Tree};
+use pytree_std::{paths::KeyEntry, paths::KeyStr, tree, KeyPath, PyTree, Tree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear {

@@ -31,21 +31,21 @@ fn empty_tree() -> Tree<f32> {
 }
 
 #[test]
-fn stack_of_leafless_trees_is_the_leafless_tree_and_forgets_how_many() {
+fn subside_of_leafless_trees_is_the_leafless_tree_and_forgets_how_many() {
     // The count of stacked trees lives in the leaves (each becomes a
     // sequence of n): with no leaves, it is not in the result.
     let s: (Vec<Vec<f32>>, Option<Vec<f32>>) =
         pytree_std::transpose::subside(vec![empty(), empty(), empty()]).unwrap();
     assert_eq!(s, (vec![], None));
     let back: Vec<Empty> = pytree_std::transpose::rise(s).unwrap();
-    assert!(back.is_empty(), "unstack cannot know there were 3");
+    assert!(back.is_empty(), "rise cannot know there were 3");
     let t: Tree<f32> = pytree_std::transpose::subside(vec![empty_tree(), empty_tree()]).unwrap();
     assert_eq!(t, empty_tree());
     let back: Vec<Tree<f32>> = pytree_std::transpose::rise(t).unwrap();
     assert!(back.is_empty());
     let c: Config = pytree_std::transpose::subside(vec![Config { name: "c".into() }; 2]).unwrap();
     assert_eq!(c.name, "c");
-    // Still checked: leafless trees of different structures do not stack.
+    // Still checked: leafless trees of different structures do not subside.
     let err = pytree_std::transpose::subside::<_, (Vec<Vec<f32>>, Option<Vec<f32>>)>(vec![
         empty(),
         (vec![], Some(1.0)),
@@ -81,7 +81,7 @@ fn transpose_keeps_whichever_structure_is_left() {
 }
 
 #[test]
-fn zip_and_unzip_of_leafless_trees_give_the_structure_back() {
+fn pair_leaves_and_unpair_leaves_of_leafless_trees_give_the_structure_back() {
     let z: Zipped = pytree_std::transpose::pair_leaves(empty(), empty()).unwrap();
     assert_eq!(z, (vec![], None));
     let (a, b): (Empty, Empty) = pytree_std::transpose::unpair_leaves(z).unwrap();

@@ -3,7 +3,7 @@
 //! anything changes, a vector read from a wide matrix is an error.
 
 use pytree_std::nalgebra::{DMatrix, DVector};
-use pytree_std::{KeyPath, Leaf, PyTree, Std, Tolerance};
+use pytree_std::{tree_equal::Tolerance, KeyPath, Leaf, PyTree, Std};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear {
@@ -101,8 +101,16 @@ fn tree_equal_within_the_tolerance() {
     let a = linear(1.0);
     let mut b = linear(1.0);
     b.w[(2, 1)] += 1e-9;
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::EXACT));
-    assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(0.0, 1e-6)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::EXACT
+    ));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(0.0, 1e-6)
+    ));
 }
 
 #[test]
@@ -122,7 +130,7 @@ fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
 #[test]
 fn ravel_in_c_order_and_back() {
     let m = linear(1.0);
-    let (flat, plan) = pytree_std::ravel(&m).unwrap();
+    let (flat, plan) = pytree_std::ravel::ravel(&m).unwrap();
     assert_eq!(flat[..6], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]); // w[(i, j)] = 2i + j, row by row
     assert_eq!(plan.unravel(&flat).unwrap(), m);
 }

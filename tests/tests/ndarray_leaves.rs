@@ -7,8 +7,8 @@ use pytree_std::ndarray::{
     arr0, array, ArcArray1, Array1, Array2, Array3, ArrayD, ArrayViewD, IxDyn,
 };
 use pytree_std::{
-    treelize::mode, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf, PyTree, Signature, Std,
-    Tolerance, Tree, TreeDef,
+    tree_equal::Tolerance, treelize::mode, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf,
+    PyTree, Signature, Std, Tree, TreeDef,
 };
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
@@ -336,10 +336,22 @@ fn tree_equal_compares_shapes_then_elements_within_the_tolerance() {
     let a = mlp();
     let mut b = mlp();
     b.layers[0].w[[0, 1]] += 1e-6;
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::EXACT));
-    assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(1e-5, 1e-8)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::EXACT
+    ));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(1e-5, 1e-8)
+    ));
     b.layers[0].b = Array1::from_elem(4, 1.0);
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::new(1.0, 1.0)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(1.0, 1.0)
+    ));
 }
 
 #[test]
@@ -459,7 +471,7 @@ fn element_types_name_their_dtype() {
     let sig = <ArrayD<pytree_std::half::f16> as Leaf<Std>>::signature(&halves.view()).unwrap();
     assert_eq!(sig.to_string(), "f16[1]");
     let bools = array![true, false];
-    assert!(pytree_std::tree_equal(
+    assert!(pytree_std::tree_equal::tree_equal(
         &bools,
         &bools.clone(),
         Tolerance::EXACT
@@ -528,7 +540,7 @@ fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
 #[test]
 fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
     let m = mlp();
-    let (flat, plan) = pytree_std::ravel(&m).unwrap();
+    let (flat, plan) = pytree_std::ravel::ravel(&m).unwrap();
     assert_eq!(flat.len(), 2 * (9 + 3));
     assert_eq!(flat[9..12], [1.0, 1.0, 1.0]); // layers[0].b after the 3x3 w
     let moved: Vec<f32> = flat.iter().map(|x| x + 1.0).collect();
@@ -536,10 +548,10 @@ fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
     assert_eq!(back, pytree_std::map(mlp(), |x| x + 1.0));
     assert!(plan.unravel(&flat[1..]).is_err());
 
-    let s = pytree_std::summary(&m);
+    let s = pytree_std::summary::summary(&m);
     assert_eq!((s.num_leaves(), s.num_elements()), (4, 24));
     assert_eq!(s.num_bytes(), Some(24 * 4));
-    let sigs = pytree_std::signatures(&m).unwrap();
+    let sigs = pytree_std::summary::signatures(&m).unwrap();
     assert_eq!(
         sigs["layers"][1]["w"].as_leaf(),
         Some(&Signature::new(DType::F32, vec![3, 3]))

@@ -77,8 +77,8 @@ fn partition_puts_a_some_or_none_node_at_every_leaf_of_the_treedef() {
 fn partition_of_a_vec_of_leaves_sees_each_index() {
     let (even_positions, _): (Vec<Option<u8>>, Vec<Option<u8>>) =
         pytree_std::filter::partition(vec![10u8, 11, 12], |path, _| {
-            path.entries()[0] == pytree_std::KeyEntry::Index(0)
-                || path.entries()[0] == pytree_std::KeyEntry::Index(2)
+            path.entries()[0] == pytree_std::paths::KeyEntry::Index(0)
+                || path.entries()[0] == pytree_std::paths::KeyEntry::Index(2)
         })
         .unwrap();
     assert_eq!(even_positions, [Some(10), None, Some(12)]);

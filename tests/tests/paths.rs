@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use pytree_std::{ErrorKind, KeyEntry, KeyPath, PyTree};
+use pytree_std::{paths::KeyEntry, ErrorKind, KeyPath, PyTree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear<T> {

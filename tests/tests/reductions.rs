@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::ops::Add;
 
-use pytree_std::{ApproxEq, PyTree, Tolerance};
+use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance, PyTree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear<T> {
@@ -188,21 +188,29 @@ fn infinities_are_ordinary_extremes() {
 #[test]
 fn tree_equal_is_exact_without_tolerance() {
     let mut other = mlp();
-    assert!(pytree_std::tree_equal(&mlp(), &other, Tolerance::EXACT));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &mlp(),
+        &other,
+        Tolerance::EXACT
+    ));
     other.layers[1].b += 1e-6;
-    assert!(!pytree_std::tree_equal(&mlp(), &other, Tolerance::EXACT));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &mlp(),
+        &other,
+        Tolerance::EXACT
+    ));
 }
 
 #[test]
 fn tree_equal_with_atol_accepts_small_absolute_differences() {
     let mut other = mlp();
     other.layers[0].w += 0.01;
-    assert!(pytree_std::tree_equal(
+    assert!(pytree_std::tree_equal::tree_equal(
         &mlp(),
         &other,
         Tolerance::new(0.0, 0.02)
     ));
-    assert!(!pytree_std::tree_equal(
+    assert!(!pytree_std::tree_equal::tree_equal(
         &mlp(),
         &other,
         Tolerance::new(0.0, 0.005)
@@ -213,24 +221,32 @@ fn tree_equal_with_atol_accepts_small_absolute_differences() {
 fn tree_equal_with_rtol_scales_with_the_second_tree() {
     let a = vec![1000.0, 1.0];
     let b = vec![1001.0, 1.0];
-    assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(1e-3, 0.0)));
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::new(1e-4, 0.0)));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(1e-3, 0.0)
+    ));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(1e-4, 0.0)
+    ));
 }
 
 #[test]
 fn tree_equal_never_calls_nan_close_but_equal_infinities_are() {
     let tol = Tolerance::new(1.0, 1.0);
-    assert!(!pytree_std::tree_equal(
+    assert!(!pytree_std::tree_equal::tree_equal(
         &vec![f64::NAN],
         &vec![f64::NAN],
         tol
     ));
-    assert!(pytree_std::tree_equal(
+    assert!(pytree_std::tree_equal::tree_equal(
         &vec![f64::INFINITY],
         &vec![f64::INFINITY],
         Tolerance::EXACT
     ));
-    assert!(!pytree_std::tree_equal(
+    assert!(!pytree_std::tree_equal::tree_equal(
         &vec![f64::INFINITY],
         &vec![f64::NEG_INFINITY],
         tol
@@ -239,12 +255,12 @@ fn tree_equal_never_calls_nan_close_but_equal_infinities_are() {
 
 #[test]
 fn tree_equal_compares_integer_leaves_exactly_whatever_the_tolerance() {
-    assert!(!pytree_std::tree_equal(
+    assert!(!pytree_std::tree_equal::tree_equal(
         &vec![1, 2],
         &vec![1, 3],
         Tolerance::new(1.0, 10.0)
     ));
-    assert!(pytree_std::tree_equal(
+    assert!(pytree_std::tree_equal::tree_equal(
         &vec![1, 2],
         &vec![1, 2],
         Tolerance::new(1.0, 10.0)
@@ -256,27 +272,34 @@ fn tree_equal_is_false_for_other_structures_whatever_the_tolerance() {
     let tol = Tolerance::new(1.0, 1e9);
     let mut longer = mlp();
     longer.layers.push(Linear { w: 0.0, b: 0.0 });
-    assert!(!pytree_std::tree_equal(&mlp(), &longer, tol));
+    assert!(!pytree_std::tree_equal::tree_equal(&mlp(), &longer, tol));
     let mut renamed = mlp();
     renamed.name = "other".into();
     assert!(
-        !pytree_std::tree_equal(&mlp(), &renamed, tol),
+        !pytree_std::tree_equal::tree_equal(&mlp(), &renamed, tol),
         "static data differs"
     );
     let a = BTreeMap::from([("a", 1.0)]);
     let b = BTreeMap::from([("b", 1.0)]);
-    assert!(!pytree_std::tree_equal(&a, &b, tol), "map keys differ");
-    assert!(!pytree_std::tree_equal(&Some(1.0), &None::<f64>, tol));
+    assert!(
+        !pytree_std::tree_equal::tree_equal(&a, &b, tol),
+        "map keys differ"
+    );
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &Some(1.0),
+        &None::<f64>,
+        tol
+    ));
 }
 
 #[test]
 fn tree_equal_compares_trees_of_different_types_by_their_treedefs() {
-    assert!(pytree_std::tree_equal(
+    assert!(pytree_std::tree_equal::tree_equal(
         &vec![1.0, 2.0],
         &[1.0, 2.0],
         Tolerance::EXACT
     ));
-    assert!(!pytree_std::tree_equal(
+    assert!(!pytree_std::tree_equal::tree_equal(
         &vec![1.0, 2.0],
         &(1.0, 2.0),
         Tolerance::EXACT
@@ -302,6 +325,14 @@ fn tree_equal_uses_a_user_leafs_approx_eq() {
         w: Tensor(vec![1.0, 2.001]),
         b: Tensor(vec![0.0]),
     };
-    assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(0.0, 0.01)));
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::EXACT));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(0.0, 0.01)
+    ));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::EXACT
+    ));
 }

@@ -50,7 +50,7 @@ fn the_seed_check_example_subsides_then_rises() {
     let results = columns
         .iter()
         .map(|column| check(&column.leaves().iter().collect::<Vec<_>>(), |x| x % 2 == 0));
-    // rise: one tree of (position, count) pairs becomes two trees
+    // unflatten_pairs: one tree of (position, count) pairs becomes two trees
     let (tr1, tr2): (Seed<Option<usize>>, Seed<usize>) =
         pytree_std::transpose::unflatten_pairs(&def, results).unwrap();
     assert_eq!(
@@ -72,7 +72,7 @@ fn the_seed_check_example_subsides_then_rises() {
 }
 
 #[test]
-fn stack_and_unstack_are_inverse() {
+fn subside_and_rise_are_inverse() {
     // treevalue's torch.stack / torch.split example, with Vec for tensors.
     let trees: Vec<Seed<i32>> = (0..10).map(|k| seed(k, 10 + k, 20 + k, 30 + k)).collect();
     let stacked: Seed<Vec<i32>> = pytree_std::transpose::subside(trees.clone()).unwrap();
@@ -82,7 +82,7 @@ fn stack_and_unstack_are_inverse() {
 }
 
 #[test]
-fn stacking_trees_of_different_structures_lists_every_mismatch() {
+fn subsiding_trees_of_different_structures_lists_every_mismatch() {
     let odd = Seed {
         x: BTreeMap::from([("c", 0)]),
         ..seed(0, 0, 0, 0)
@@ -102,7 +102,7 @@ fn stacking_trees_of_different_structures_lists_every_mismatch() {
 }
 
 #[test]
-fn stacking_no_trees_is_an_error() {
+fn subsiding_no_trees_is_an_error() {
     let err = pytree_std::transpose::subside::<Seed<i32>, Seed<Vec<i32>>>([]).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -111,7 +111,7 @@ fn stacking_no_trees_is_an_error() {
 }
 
 #[test]
-fn unstacking_a_tree_that_is_not_stacked_names_the_place() {
+fn rising_a_tree_that_is_not_subsided_names_the_place() {
     let err =
         pytree_std::transpose::rise::<_, (i32, i32)>((vec![1, 2], vec![3, 4, 5])).unwrap_err();
     assert_eq!(
@@ -121,7 +121,7 @@ fn unstacking_a_tree_that_is_not_stacked_names_the_place() {
 }
 
 #[test]
-fn zip_and_unzip_are_inverse() {
+fn pair_leaves_and_unpair_leaves_are_inverse() {
     let a = seed(1, 2, 3, 4);
     let b = seed(10, 20, 30, 40);
     let z: Seed<(i32, i32)> = pytree_std::transpose::pair_leaves(a.clone(), b.clone()).unwrap();
@@ -141,7 +141,7 @@ fn zipping_trees_of_different_structures_is_an_error() {
 }
 
 #[test]
-fn unzip_needs_every_leaf_in_a_pair_of_leaves() {
+fn unpair_leaves_needs_every_leaf_in_a_pair_of_leaves() {
     let err = pytree_std::transpose::unpair_leaves::<_, Vec<i32>, Vec<i32>>(vec![(1, vec![2])])
         .unwrap_err();
     assert_eq!(

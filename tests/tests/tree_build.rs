@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use pytree_std::{tree, ErrorKind, KeyEntry, KeyPath, Tree};
+use pytree_std::{paths::KeyEntry, tree, ErrorKind, KeyPath, Tree};
 
 fn seed_t1() -> Tree<i64> {
     tree! { "a" => 2, "b" => 30, "x" => { "c" => 4, "d" => 9 } }

@@ -1,5 +1,5 @@
 //! treevalue parity: the walk-through of `func_treelize` in seed 004, run
-//! on dynamic `Tree`s with `Treelize`, `stack`, `unstack` and `rise`. The
+//! on dynamic `Tree`s with `Treelize`, `subside`, `rise` and `unflatten_pairs`. The
 //! seed's printed results are compared as treevalue prints them (the ascii
 //! `Display` of `Tree`); where the seed only describes a result (its
 //! figures), the test spells the described result out.
@@ -310,7 +310,7 @@ fn check_subsides_a_list_of_trees_and_rises_a_pair_of_trees() {
         .unwrap()
         .into_iter()
         .map(|column| check(column.leaves(), |x| x % 2 == 0));
-    // rise: the (position, count) pairs become two trees
+    // unflatten_pairs: the (position, count) pairs become two trees
     let (tr1, tr2): (Tree<usize>, Tree<usize>) =
         pytree_std::transpose::unflatten_pairs(&def, results).unwrap();
     assert_eq!(
@@ -332,7 +332,7 @@ fn check_subsides_a_list_of_trees_and_rises_a_pair_of_trees() {
 }
 
 #[test]
-fn stack_then_split_gives_the_trees_back() {
+fn subside_then_rise_gives_the_trees_back() {
     // The seed's torch.stack / torch.split example, with lists for tensors.
     let trees: Vec<Tree<i64>> = (0..10)
         .map(|k| tree! { "a" => k, "b" => (10 + k), "x" => { "c" => (20 + k) } })
@@ -344,7 +344,7 @@ fn stack_then_split_gives_the_trees_back() {
 }
 
 #[test]
-fn stacking_trees_whose_keys_differ_names_the_keys() {
+fn subsiding_trees_whose_keys_differ_names_the_keys() {
     let a = tree! { "a" => 1, "x" => { "c" => 2 } };
     let b = tree! { "a" => 1, "x" => { "d" => 2 } };
     let err = pytree_std::transpose::subside::<_, Tree<i64>>([a, b]).unwrap_err();

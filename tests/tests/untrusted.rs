@@ -180,10 +180,10 @@ fn every_reader_of_a_huge_treedef_is_cheap_or_says_no() {
     );
     assert!(cheap("leaf_path", || def.leaf_path(n)).is_none());
     let p = cheap("parse_key_path", || {
-        def.parse_key_path("[999999999999999999]", pytree_std::KeyStr::FULL)
+        def.parse_key_path("[999999999999999999]", pytree_std::paths::KeyStr::FULL)
     });
     assert_eq!(p.unwrap().to_string(), "[999999999999999999]");
-    assert!(cheap("walk", || def.walk([1u8], |x| x, |_, _| 0)).is_err());
+    assert!(cheap("fold", || def.fold([1u8], |x| x, |_, _| 0)).is_err());
     assert!(cheap("is_strict_prefix_of", || !def.is_strict_prefix_of(&other)));
     assert!(cheap("broadcast_to_common_suffix", || def
         .broadcast_to_common_suffix(&shorter))
@@ -486,8 +486,8 @@ fn budgeted_readers_say_no(def: &TreeDef) {
     }
     says_no("leaf_paths", def.leaf_paths().map(|k| k.len()));
     says_no(
-        "walk",
-        def.walk(0..def.num_leaves(), |i| i, |_, kids| kids.len()),
+        "fold",
+        def.fold(0..def.num_leaves(), |i| i, |_, kids| kids.len()),
     );
     let pair = pytree_std::structure(&(0u8, 0u8));
     says_no("compose", def.compose(&pair).map(|c| c.num_leaves()));
@@ -555,8 +555,8 @@ fn the_budget_is_what_the_caller_sets() {
         err.starts_with("at <root>: the children of this TreeDef would take "),
         "{err}"
     );
-    // Raised for one scope, a trusted TreeDef of 2^32 leaves is walked
-    // (its results are zero-sized, so the walk allocates nothing per leaf).
+    // Raised for one scope, a trusted TreeDef of 2^32 leaves is folded
+    // (its results are zero-sized, so the fold allocates nothing per leaf).
     let big = read(AT_THE_LEAF_LIMIT).unwrap();
     let (bytes, _, kids) = allocations(|| TreeDefLimits::UNLIMITED.scope(|| big.num_children()));
     assert_eq!((bytes, kids), (0, 1 << 32));

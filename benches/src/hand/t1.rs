@@ -3,7 +3,7 @@
 //! borrows the tree (the library's `flatten_with_path` consumes it; with
 //! `f64` leaves the cost is the same).
 
-use pytree_std::{KeyEntry, KeyPath};
+use pytree_std::{paths::KeyEntry, KeyPath};
 
 use crate::shapes::{Attn, Gb, Layer, Mlp, Transformer, Wb, W};
 

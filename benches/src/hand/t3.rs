@@ -5,7 +5,7 @@
 //! and consuming one ([`flatten`], [`flatten_with_path`]) frees one per
 //! level; [`map`] reuses the boxes in place.
 
-use pytree_std::{KeyEntry, KeyPath};
+use pytree_std::{paths::KeyEntry, KeyPath};
 
 use crate::shapes::Deep;
 

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use pytree_std::{KeyEntry, KeyPath};
+use pytree_std::{paths::KeyEntry, KeyPath};
 
 /// The leaves by value and the keys, in key order (the floor for
 /// `flatten`); the keys are moved out of the map, not cloned.

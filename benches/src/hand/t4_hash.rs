@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use pytree_std::{KeyEntry, KeyPath};
+use pytree_std::{paths::KeyEntry, KeyPath};
 
 /// The entries sorted by key, moved out of the map.
 fn sorted(t: HashMap<String, f64>) -> Vec<(String, f64)> {

@@ -3,7 +3,7 @@
 //! forces: every output that is a new tree or a `Vec` allocates one buffer
 //! (`b`'s, or the leaves'); consuming the tree frees `b`'s.
 
-use pytree_std::{KeyEntry, KeyPath};
+use pytree_std::{paths::KeyEntry, KeyPath};
 
 use crate::shapes::Small;
 

@@ -2,7 +2,7 @@
 //! `get` a leaf, `update` it with a closure, `set` it, or `set_subtree` to
 //! replace a whole subtree by another value of the same structure.
 //!
-//! A [`PathMatcher`] follows the walk's `enter`/`exit` and counts how much
+//! A `PathMatcher` follows the walk's `enter`/`exit` and counts how much
 //! of the wanted path the current place matches, comparing borrowed keys
 //! with the wanted entries (no path is built, no key cloned). A sequence of
 //! leaves is indexed directly. A path that leads nowhere is an error naming
@@ -236,7 +236,7 @@ fn not_a_leaf<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Error {
     }
 }
 
-/// [`pytree_std::paths::get`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::get` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::at_path::get::<Ns, ..>(..)`.
 ///
@@ -299,7 +299,7 @@ impl<M, F: FnOnce(M) -> R, R> VisitMut<M> for UpdateLeaf<'_, F, R> {
     }
 }
 
-/// [`pytree_std::paths::update`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::update` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::at_path::update::<Ns, ..>(..)`.
 ///
@@ -336,7 +336,7 @@ where
     })
 }
 
-/// [`pytree_std::paths::set`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::set` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::at_path::set::<Ns, ..>(..)`.
 ///
@@ -412,7 +412,7 @@ impl<'t, Ns, L: Leaf<Ns>, I: Iterator<Item = L>> VisitMut<L::Mut<'t>>
     }
 }
 
-/// [`pytree_std::paths::set_subtree`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::set_subtree` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::at_path::set_subtree::<Ns, ..>(..)`.
 ///

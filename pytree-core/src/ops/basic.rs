@@ -200,7 +200,7 @@ impl<M, F: FnMut(M)> VisitMut<M> for ForEach<F> {
     }
 }
 
-/// [`pytree_std::basic::flatten`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::flatten` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::flatten::<Ns, ..>(..)`.
 ///
@@ -222,7 +222,7 @@ pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
     sink.finish()
 }
 
-/// [`pytree_std::basic::unflatten`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::unflatten` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::unflatten::<Ns, ..>(..)`.
 ///
@@ -256,7 +256,7 @@ where
     Ok(value)
 }
 
-/// [`pytree_std::basic::structure`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::structure` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::structure::<Ns, ..>(..)`.
 ///
@@ -271,7 +271,7 @@ pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
     v.def.build()
 }
 
-/// [`pytree_std::basic::leaves`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::leaves` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::leaves::<Ns, ..>(..)`.
 ///
@@ -286,7 +286,7 @@ pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<LeafRef<'_, Ns, T::Leaf>> {
     v.out
 }
 
-/// [`pytree_std::basic::leaves_mut`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::leaves_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::leaves_mut::<Ns, ..>(..)`.
 ///
@@ -305,7 +305,7 @@ pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Le
     v.out
 }
 
-/// [`pytree_std::basic::map`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::map` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::map::<Ns, ..>(..)`.
 ///
@@ -316,7 +316,7 @@ pub fn map<Ns, T: Flatten<Ns>, F: FnMut(T::Leaf) -> T::Leaf>(tree: T, mut f: F) 
     tree.map_leaves(&mut f)
 }
 
-/// [`pytree_std::basic::map_into`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::map_into` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::map_into::<Ns, ..>(..)`.
 ///
@@ -335,7 +335,7 @@ where
     unflatten::<Ns, U, _>(&def, leaves.into_iter().map(f))
 }
 
-/// [`pytree_std::basic::for_each`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::for_each` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::for_each::<Ns, ..>(..)`.
 ///
@@ -352,7 +352,7 @@ where
     tree.visit(&mut ForEach(f));
 }
 
-/// [`pytree_std::basic::for_each_mut`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::for_each_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::for_each_mut::<Ns, ..>(..)`.
 ///

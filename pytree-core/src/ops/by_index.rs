@@ -84,7 +84,7 @@ impl<M> VisitMut<M> for Nth<M> {
     }
 }
 
-/// [`pytree_std::paths::leaf_at`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::leaf_at` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::by_index::leaf_at::<Ns, ..>(..)`.
 ///
@@ -104,7 +104,7 @@ pub fn leaf_at<Ns, T: Flatten<Ns>>(
     v.result()
 }
 
-/// [`pytree_std::paths::leaf_at_mut`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::leaf_at_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::by_index::leaf_at_mut::<Ns, ..>(..)`.
 ///
@@ -161,7 +161,7 @@ impl<R> Visit<R> for NthPath {
     }
 }
 
-/// [`pytree_std::paths::leaf_path_at`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::leaf_path_at` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::by_index::leaf_path_at::<Ns, ..>(..)`.
 ///

@@ -36,7 +36,7 @@ fn failed_at(def: &crate::TreeDef, i: usize, err: impl LeafFnErr) -> Error {
     }
 }
 
-/// [`pytree_std::basic::try_map`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::try_map` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_map::<Ns, ..>(..)`.
 ///
@@ -65,7 +65,7 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// [`pytree_std::multi::try_map_n`] for any namespace `Ns` (documented there, with
+/// `pytree_std::multi::try_map_n` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_map_n::<Ns, ..>(..)`.
 ///
@@ -103,7 +103,7 @@ where
     unflatten::<Ns, T, _>(&def, out)
 }
 
-/// [`pytree_std::multi::try_zip_mut`] for any namespace `Ns` (documented there, with
+/// `pytree_std::multi::try_zip_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_zip_mut::<Ns, ..>(..)`.
 ///
@@ -148,7 +148,7 @@ where
     }
 }
 
-/// [`pytree_std::basic::try_for_each_mut`] for any namespace `Ns` (documented there, with
+/// `pytree_std::basic::try_for_each_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_for_each_mut::<Ns, ..>(..)`.
 ///

@@ -19,7 +19,7 @@ use crate::traits::flatten::{Flatten, NodeView, Source, Unflatten};
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::Static;
 
-/// [`pytree_std::filter::partition_fill`] for any namespace `Ns` (documented there, with
+/// `pytree_std::filter::partition_fill` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fill::partition_fill::<Ns, ..>(..)`.
 ///
@@ -59,7 +59,7 @@ where
     Ok((kept, rest))
 }
 
-/// [`pytree_std::filter::filter_fill`] for any namespace `Ns` (documented there, with
+/// `pytree_std::filter::filter_fill` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fill::filter_fill::<Ns, ..>(..)`.
 ///
@@ -175,7 +175,7 @@ impl<L, S: Source<L>, G: FnMut() -> L> Source<L> for FillSource<S, G> {
     }
 }
 
-/// [`pytree_std::filter::replace_nones`] for any namespace `Ns` (documented there, with
+/// `pytree_std::filter::replace_nones` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fill::replace_nones::<Ns, ..>(..)`.
 ///

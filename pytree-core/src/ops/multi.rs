@@ -90,7 +90,7 @@ fn signature_mismatches<Ns, T: Flatten<Ns>>(
     }
 }
 
-/// [`pytree_std::multi::map_n`] for any namespace `Ns` (documented there, with
+/// `pytree_std::multi::map_n` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::map_n::<Ns, ..>(..)`.
 ///
@@ -113,7 +113,7 @@ where
         .map_err(|e| explain::<Ns, T, N>(first, others, e))
 }
 
-/// [`pytree_std::multi::zip_mut`] for any namespace `Ns` (documented there, with
+/// `pytree_std::multi::zip_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::zip_mut::<Ns, ..>(..)`.
 ///
@@ -139,7 +139,7 @@ where
     Ok(())
 }
 
-/// [`pytree_std::multi::zip_mut_n`] for any namespace `Ns` (documented there, with
+/// `pytree_std::multi::zip_mut_n` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::zip_mut_n::<Ns, ..>(..)`.
 ///
@@ -172,7 +172,7 @@ where
     })
 }
 
-/// [`pytree_std::multi::try_zip_mut_n`] for any namespace `Ns` (documented there, with
+/// `pytree_std::multi::try_zip_mut_n` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::try_zip_mut_n::<Ns, ..>(..)`.
 ///
@@ -300,7 +300,7 @@ pub(crate) fn explain_all<Ns, T: Flatten<Ns>>(first: &T, rest: &[&T], err: Error
     }
 }
 
-/// [`pytree_std::multi::check_same_structure`] for any namespace `Ns` (documented there, with
+/// `pytree_std::multi::check_same_structure` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::check_same_structure::<Ns, ..>(..)`.
 ///

@@ -79,7 +79,7 @@ fn row<R: Clone, const N: usize>(others: &[Vec<R>; N], i: usize) -> Option<[R; N
     crate::__private::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
 }
 
-/// [`pytree_std::paths::map_with_path_n`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::map_with_path_n` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi_path::map_with_path_n::<Ns, ..>(..)`.
 ///
@@ -118,7 +118,7 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// [`pytree_std::paths::for_each_with_path_n`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::for_each_with_path_n` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi_path::for_each_with_path_n::<Ns, ..>(..)`.
 ///
@@ -157,7 +157,7 @@ where
     Ok(())
 }
 
-/// [`pytree_std::paths::zip_mut_with_path`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::zip_mut_with_path` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi_path::zip_mut_with_path::<Ns, ..>(..)`.
 ///

@@ -120,7 +120,7 @@ where
     crate::__private::all_some(out).ok_or_else(|| Error::custom("a side was not rebuilt"))
 }
 
-/// [`pytree_std::filter::partition`] for any namespace `Ns` (documented there, with
+/// `pytree_std::filter::partition` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::partition::partition::<Ns, ..>(..)`.
 ///
@@ -148,7 +148,7 @@ where
     Ok((kept, rest))
 }
 
-/// [`pytree_std::filter::filter`] for any namespace `Ns` (documented there, with
+/// `pytree_std::filter::filter` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::partition::filter::<Ns, ..>(..)`.
 ///
@@ -433,7 +433,7 @@ impl<L, S: Source<L>, const N: usize> Source<L> for CombineSource<S, N> {
     }
 }
 
-/// [`pytree_std::filter::combine`] for any namespace `Ns` (documented there, with
+/// `pytree_std::filter::combine` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::partition::combine::<Ns, ..>(..)`.
 ///

@@ -42,7 +42,7 @@ fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {
     out
 }
 
-/// [`pytree_std::transpose::transpose`] for any namespace `Ns` (documented there, with
+/// `pytree_std::transpose::transpose` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::transpose::<Ns, ..>(..)`.
 ///
@@ -94,7 +94,7 @@ where
     unflatten::<Ns, U, _>(&result, leaves)
 }
 
-/// [`pytree_std::transpose::subside`] for any namespace `Ns` (documented there, with
+/// `pytree_std::transpose::subside` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::subside::<Ns, ..>(..)`.
 ///
@@ -155,7 +155,7 @@ fn in_order_of<L>(first: &TreeDef, def: &TreeDef, leaves: Vec<L>) -> Result<Vec<
         .collect()
 }
 
-/// [`pytree_std::transpose::rise`] for any namespace `Ns` (documented there, with
+/// `pytree_std::transpose::rise` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::rise::<Ns, ..>(..)`.
 ///
@@ -186,7 +186,7 @@ where
         .collect()
 }
 
-/// [`pytree_std::transpose::pair_leaves`] for any namespace `Ns` (documented there, with
+/// `pytree_std::transpose::pair_leaves` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::pair_leaves::<Ns, ..>(..)`.
 ///
@@ -218,7 +218,7 @@ where
     )
 }
 
-/// [`pytree_std::transpose::unpair_leaves`] for any namespace `Ns` (documented there, with
+/// `pytree_std::transpose::unpair_leaves` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::unpair_leaves::<Ns, ..>(..)`.
 ///
@@ -242,7 +242,7 @@ where
     Ok((a, b))
 }
 
-/// [`pytree_std::transpose::unflatten_pairs`] for any namespace `Ns` (documented there, with
+/// `pytree_std::transpose::unflatten_pairs` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::unflatten_pairs::<Ns, ..>(..)`.
 ///

@@ -3,7 +3,7 @@
 //! `flatten_with_path`, `leaves_with_path`, `map_with_path`,
 //! `for_each_with_path`, `for_each_mut_with_path`.
 //!
-//! One [`PathTracker`] per walk keeps the current path; a leaf's path is
+//! One `PathTracker` per walk keeps the current path; a leaf's path is
 //! lent to the callback (`&KeyPath`) and cloned only where the result keeps
 //! it (`flatten_with_path`, `leaves_with_path`: one clone per leaf, as JAX
 //! builds one key tuple per leaf). Every path knows its kind
@@ -134,7 +134,7 @@ impl<M, F: FnMut(&KeyPath, M)> VisitMut<M> for PathVisitor<F> {
     }
 }
 
-/// [`pytree_std::paths::flatten_with_path`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::flatten_with_path` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::with_path::flatten_with_path::<Ns, ..>(..)`.
 ///
@@ -153,7 +153,7 @@ pub fn flatten_with_path<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<(KeyPath, T::Leaf)
     (out, def)
 }
 
-/// [`pytree_std::paths::leaves_with_path`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::leaves_with_path` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::with_path::leaves_with_path::<Ns, ..>(..)`.
 ///
@@ -171,7 +171,7 @@ pub fn leaves_with_path<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<(KeyPath, LeafRef<'
     out
 }
 
-/// [`pytree_std::paths::map_with_path`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::map_with_path` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::with_path::map_with_path::<Ns, ..>(..)`.
 ///
@@ -193,7 +193,7 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// [`pytree_std::paths::for_each_with_path`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::for_each_with_path` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::with_path::for_each_with_path::<Ns, ..>(..)`.
 ///
@@ -214,7 +214,7 @@ where
     tree.visit(&mut visitor);
 }
 
-/// [`pytree_std::paths::for_each_mut_with_path`] for any namespace `Ns` (documented there, with
+/// `pytree_std::paths::for_each_mut_with_path` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::with_path::for_each_mut_with_path::<Ns, ..>(..)`.
 ///

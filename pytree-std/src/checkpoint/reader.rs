@@ -26,7 +26,7 @@ use crate::Std;
 /// every skipped field.
 fn refuse_skipped_fields(def: &TreeDef) -> Result<(), Error> {
     // One pass over the structure; the place is looked for only on error.
-    let any = def.walk(
+    let any = def.fold(
         0..def.num_leaves(),
         |_| false,
         |node, kids| {
@@ -653,7 +653,7 @@ impl Checkpoint {
         }
         let budget: usize = self.entries.iter().map(|e| e.name.len()).sum();
         // (leaves below, key-path entries summed over those leaves)
-        let (_, entries) = def.walk(
+        let (_, entries) = def.fold(
             0..def.num_leaves(),
             |_| (1usize, 0usize),
             |node, kids| {

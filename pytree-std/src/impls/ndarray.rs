@@ -69,7 +69,7 @@ use pytree_core::{
 };
 
 use super::{check_same_signature, dtype_of, signature_error};
-use crate::{ApproxEq, Ravel, Std, Tolerance};
+use crate::{ravel::Ravel, tree_equal::ApproxEq, tree_equal::Tolerance, Std};
 
 /// The signature of an array of `A`s of this shape.
 fn array_signature<A: 'static>(shape: &[usize]) -> Signature {
@@ -332,7 +332,7 @@ array_pytree!(
 /// #[derive(PyTree, Debug, PartialEq)]
 /// struct Linear { w: Array2<f32>, b: Array1<f32> }
 /// let lin = Linear { w: array![[1.0, 2.0], [3.0, 4.0]].reversed_axes(), b: array![5.0] };
-/// let (flat, plan) = pytree_std::ravel(&lin)?;
+/// let (flat, plan) = pytree_std::ravel::ravel(&lin)?;
 /// assert_eq!(flat, [1.0, 3.0, 2.0, 4.0, 5.0]); // C order of the transposed view
 /// assert_eq!(plan.unravel(&flat)?, lin);
 /// # Ok::<(), pytree_std::Error>(())
@@ -363,7 +363,7 @@ impl<A: Clone + 'static> Ravel<A> for ArrayD<A> {
 ///
 /// ```
 /// use pytree_std::ndarray::array;
-/// use pytree_std::{ApproxEq, Tolerance};
+/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance};
 /// let a = array![[1.0f64, 2.0]];
 /// assert!(a.approx_eq(&array![[1.0, 2.0 + 1e-9]], Tolerance::new(0.0, 1e-6)));
 /// assert!(!a.approx_eq(&array![[1.0, 2.1]], Tolerance::new(0.0, 1e-6)));
