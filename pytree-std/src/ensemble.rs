@@ -11,7 +11,7 @@
 //! `ArrayD` fields, or any tree of arrays converted to a
 //! [`Tree`](crate::Tree) of `ArrayD` leaves with
 //! [`Tree::from_pytree`](crate::Tree::from_pytree). This is not
-//! [`stack`](crate::transpose::subside), treevalue's `subside`, which gathers the
+//! [`transpose::subside`](crate::transpose::subside), treevalue's `subside`, which gathers the
 //! members' leaves into `Vec`s.
 //!
 //! ```

@@ -175,6 +175,9 @@ pub use custom::{
     CombineSource, DefSource, ErasableKey, FieldSchema, FieldStyle, KeyRef, NodeRef, Schema, Sink,
     Source, StaticValue, TreeDefBuilder, Visit, VisitMut,
 };
+// Gives the compiler a visible path to pytree-core's items, so its
+// messages name them briefly (`Treelize::<..>::missing`, not a path
+// through pytree-core's private modules; see ui-tests/tests/treelize/).
 #[doc(hidden)]
 pub use pytree_core as __core;
 #[doc(hidden)]
