@@ -23,7 +23,7 @@ use criterion::{
     criterion_group, criterion_main, BatchSize, BenchmarkGroup, BenchmarkId, Criterion,
 };
 use pytree_benches::{hand, shapes};
-use pytree_std::{Flatten, KeyEntry, KeyPath, Std, TreeDef, Unflatten};
+use pytree_std::{paths::KeyEntry, Flatten, KeyPath, Std, TreeDef, Unflatten};
 
 /// The learning rate of the SGD step.
 const LR: f64 = 0.01;
@@ -51,7 +51,7 @@ where
         b.iter_batched(|| t.clone(), |t| pytree_std::map(t, |x| x + 1.0), batch)
     });
     g.bench_function(BenchmarkId::new("map2", "pytree"), |b| {
-        b.iter(|| pytree_std::map2(black_box(&t), black_box(&t2), |x, y| x + y))
+        b.iter(|| pytree_std::multi::map2(black_box(&t), black_box(&t2), |x, y| x + y))
     });
     let mut params = t.clone();
     g.bench_function(BenchmarkId::new("sgd", "pytree"), |b| {

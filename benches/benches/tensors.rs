@@ -67,7 +67,7 @@ fn bench_adam(c: &mut Criterion) {
 
     g.bench_function("zip_mut_n", |b| {
         b.iter(|| {
-            pytree_std::zip_mut_n([&mut p, &mut m, &mut v], [&grads], |[p, m, v], [g]| {
+            pytree_std::multi::zip_mut_n([&mut p, &mut m, &mut v], [&grads], |[p, m, v], [g]| {
                 adam_leaf(p, m, v, g)
             })
             .unwrap()
@@ -75,9 +75,11 @@ fn bench_adam(c: &mut Criterion) {
     });
     g.bench_function("par_zip_mut_n", |b| {
         b.iter(|| {
-            pytree_std::par_zip_mut_n([&mut p, &mut m, &mut v], [&grads], |[p, m, v], [g]| {
-                adam_leaf(p, m, v, g)
-            })
+            pytree_std::parallel::par_zip_mut_n(
+                [&mut p, &mut m, &mut v],
+                [&grads],
+                |[p, m, v], [g]| adam_leaf(p, m, v, g),
+            )
             .unwrap()
         })
     });
@@ -127,11 +129,11 @@ fn bench_ravel(c: &mut Criterion) {
     let mut g = c.benchmark_group("ravel");
     g.sample_size(10).measurement_time(Duration::from_secs(6));
     let t = tree(1.0);
-    let (flat, plan) = pytree_std::ravel(&t).unwrap();
+    let (flat, plan) = pytree_std::ravel::ravel(&t).unwrap();
     let total = flat.len();
 
     g.bench_function("pytree", |b| {
-        b.iter(|| pytree_std::ravel::<_, f32>(black_box(&t)).unwrap())
+        b.iter(|| pytree_std::ravel::ravel::<_, f32>(black_box(&t)).unwrap())
     });
     g.bench_function("copy", |b| {
         b.iter(|| {

@@ -146,7 +146,9 @@ fn walks(c: &mut Criterion) {
         b.iter(|| pytree_std::for_each_mut(black_box(&mut params), |x| *x += 1.0))
     });
     g.bench_function("map2", |b| {
-        b.iter(|| pytree_std::map2(black_box(&tree), black_box(&other), |x, y| x + y).unwrap())
+        b.iter(|| {
+            pytree_std::multi::map2(black_box(&tree), black_box(&other), |x, y| x + y).unwrap()
+        })
     });
     g.bench_function("eq", |b| b.iter(|| black_box(&tree) == black_box(&other)));
     g.bench_function("debug", |b| b.iter(|| format!("{:?}", black_box(&tree))));

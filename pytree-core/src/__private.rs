@@ -12,8 +12,8 @@ use crate::traits::flatten::{Flatten, Source, Unflatten};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::static_data::Static;
 
+pub use crate::deep_recursion::ensure_stack;
 pub use crate::ops::multi::check_all;
-pub use crate::stack::ensure_stack;
 pub use crate::unwind::{drop_deep, Unwinding};
 
 /// How generated code reaches a data field: every call on a field goes

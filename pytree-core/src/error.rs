@@ -174,7 +174,7 @@ impl Error {
     /// up, so entries arrive innermost first.
     ///
     /// ```
-    /// use pytree_std::{Error, KeyEntry};
+    /// use pytree_std::{Error, paths::KeyEntry};
     /// let e = Error::custom("x").at(KeyEntry::Index(1)).at(KeyEntry::Field("layers"));
     /// assert_eq!(e.path().to_string(), ".layers[1]");
     /// ```
@@ -191,7 +191,7 @@ impl Error {
     /// and the function's own error is the [`source`](core::error::Error::source).
     ///
     /// ```
-    /// use pytree_std::{Error, KeyEntry};
+    /// use pytree_std::{Error, paths::KeyEntry};
     /// let e = Error::leaf_fn("not finite").at(KeyEntry::Field("w"));
     /// assert_eq!(e.to_string(), "at .w: the function failed: not finite");
     /// assert_eq!(std::error::Error::source(&e).unwrap().to_string(), "not finite");
@@ -256,7 +256,7 @@ impl Error {
     /// Where it went wrong, from the root.
     ///
     /// ```
-    /// use pytree_std::{Error, KeyEntry};
+    /// use pytree_std::{Error, paths::KeyEntry};
     /// let e = Error::custom("x").at(KeyEntry::Field("b"));
     /// assert_eq!(e.path().to_string(), ".b");
     /// ```

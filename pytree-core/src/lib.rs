@@ -12,10 +12,11 @@
 //! owns the marker). Users depend on `pytree-std`, which fixes the
 //! namespace to `Std`, implements the traits for std types and foreign
 //! tensor types, and documents each operation once, with its signature
-//! (`pytree_std::flatten`, ...; its `ops_for!` gives a namespace of your
-//! own the same functions). The engine functions here are public for that
-//! expansion and for code generic over namespaces, and hidden from these
-//! docs.
+//! (`pytree_std::flatten`, `pytree_std::multi::map2`, ...). The engine
+//! functions are public here, in module [`ops`] (one module per family),
+//! for a namespace of your own and for code generic over namespaces:
+//! `pytree_core::ops::basic::flatten::<MyNs, _>(x)`, also reachable as
+//! `pytree_std::generic`.
 //!
 //! ## Contents
 //! The folders are the architecture:
@@ -31,7 +32,7 @@
 //!   ([`TreeDef::diff`], [`TreeDef::is_prefix_of`], [`TreeDef::compose`],
 //!   `relations.rs`), built and read node by node (`nodes.rs`:
 //!   [`TreeDef::tuple`], [`TreeDef::from_node`], [`TreeDef::root_node`],
-//!   [`TreeDef::child`], [`TreeDef::walk`], [`TreeDef::transform`], ...);
+//!   [`TreeDef::child`], [`TreeDef::fold`], [`TreeDef::transform`], ...);
 //!   what the derive records about a struct, [`Schema`], [`FieldSchema`],
 //!   [`FieldStyle`] (`schema.rs`); type-erased meta data, [`StaticValue`]
 //!   and [`Static`] (`static_data.rs`).
@@ -43,20 +44,20 @@
 //!   [`KeyStr`], a path as a string in JAX's `keystr` styles, read back by
 //!   [`TreeDef::parse_key_path`] (`key_str.rs`); the path a walk is at
 //!   (`tracker.rs`).
-//! - `ops/`: the engine of the operations, one module per family: `basic`
-//!   (flatten, unflatten, structure, leaves, map, for_each), `fallible`
-//!   (the `try_` forms), `with_path`, `at_path`, `by_index`, `reduce`,
-//!   `partition` (with [`CombineSource`]) and `fill`, `multi` (several trees
-//!   of one type, every mismatch reported, `zip_mut_n`) and `multi_path`,
-//!   `prefix` ([`Subtree`]), `transpose`; `graft`: results that are
-//!   subtrees take the place of leaves.
+//! - [`ops`]: the engine of the operations, one public module per family:
+//!   `basic` (flatten, unflatten, structure, leaves, map, for_each),
+//!   `fallible` (the `try_` forms), `with_path`, `at_path`, `by_index`,
+//!   `reduce`, `partition` (with [`CombineSource`]) and `fill`, `multi`
+//!   (several trees of one type, every mismatch reported, `zip_mut_n`) and
+//!   `multi_path`, `prefix` ([`Subtree`]), `transpose`; `graft` (internal):
+//!   results that are subtrees take the place of leaves.
 //! - `treelize/`: [`Treelize`], treevalue's `func_treelize`, and its
 //!   [`mode`]s.
 //! - [`Error`], [`ErrorKind`], [`LeafFnError`] (`error.rs`).
 //! - With the `serde` feature: `Serialize`/`Deserialize` for [`TreeDef`]
 //!   (`serde_impl/`; needs `std` for its table of deserialized schemas).
 //! - Deep recursion: walks continue on a heap-allocated stack segment when
-//!   the stack runs low, with the `std` feature (`stack.rs`).
+//!   the stack runs low, with the `std` feature (`deep_recursion.rs`).
 #![no_std]
 #![warn(missing_docs)]
 
@@ -64,14 +65,17 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod deep_recursion;
 mod error;
 mod leaf;
-mod ops;
+pub mod ops;
 mod paths;
 #[cfg(feature = "serde")]
 mod serde_impl;
 mod sources;
-mod stack;
+// The impl side (`traits/boxed.rs`) names it by its old path until it is
+// changed to `crate::deep_recursion::ensure_stack`; then this alias goes.
+use deep_recursion as stack;
 mod traits;
 mod treedef;
 mod treelize;
@@ -83,25 +87,9 @@ pub mod __private;
 pub use error::{Error, ErrorKind, LeafFnError};
 pub use leaf::signature::{DType, Signature};
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
-pub use ops::at_path::{get, set, set_subtree, update};
-pub use ops::by_index::{leaf_at, leaf_at_mut, leaf_path_at};
-pub use ops::fallible::{try_for_each_mut, try_map, try_map_n, try_zip_mut, LeafFnErr};
-pub use ops::fill::{filter_fill, partition_fill, replace_nones};
-pub use ops::multi::{check_same_structure, map_n, try_zip_mut_n, zip_mut, zip_mut_n};
-pub use ops::multi_path::{for_each_with_path_n, map_with_path_n, zip_mut_with_path};
-pub use ops::partition::{combine, filter, partition, CombineSource};
-pub use ops::prefix::{
-    broadcast, broadcast_common, broadcast_prefix, flatten_one_level, flatten_up_to, map_prefix,
-    map_with_prefix, Subtree,
-};
-pub use ops::reduce::{all, any, count, fold, max, min, num_leaves, reduce, sum};
-pub use ops::transpose::{rise, stack, transpose, unstack, unzip, zip};
-pub use ops::with_path::{
-    flatten_with_path, for_each_mut_with_path, for_each_with_path, leaves_with_path, map_with_path,
-};
-pub use ops::{
-    flatten, for_each, for_each_mut, leaves, leaves_mut, map, map_into, structure, unflatten,
-};
+pub use ops::fallible::LeafFnErr;
+pub use ops::partition::CombineSource;
+pub use ops::prefix::Subtree;
 pub use paths::key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use paths::key_str::KeyStr;
 pub use sources::def_source::DefSource;

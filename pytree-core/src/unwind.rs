@@ -1,6 +1,6 @@
 //! What a consuming walk leaves behind when it stops halfway: a user
 //! closure that panics in `map`, or an `unflatten` that fails. The walk of
-//! a typed value recurses once per level (see `stack.rs`); when it stops at
+//! a typed value recurses once per level (see `deep_recursion.rs`); when it stops at
 //! level 50 000 of a 100 000-level chain, the level that stopped still owns
 //! the 50 000 levels it has not mapped yet, and drops them as it unwinds.
 //! That drop is the compiler's (`Drop` of `Box`, `Option`, the user's

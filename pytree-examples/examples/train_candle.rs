@@ -151,7 +151,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut model = Mlp::new(&[64, 128, 10], 42, &device)?;
     println!("\n{}", pytree_std::structure(&model));
-    println!("{}", pytree_std::summary(&model));
+    println!("{}", pytree_std::summary::summary(&model));
 
     let optimizer = chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4));
     let mut state = optimizer.init(&model)?;

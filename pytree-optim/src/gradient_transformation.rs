@@ -317,7 +317,7 @@ where
         return Ok(());
     }
     let mut i = 0;
-    pytree_std::try_zip_mut_n(muts, refs, |ms, rs| {
+    pytree_std::multi::try_zip_mut_n(muts, refs, |ms, rs| {
         let r = if mask.get(i) {
             P::Leaf::zip_op(ms, rs, exec, on.0, on.1)
         } else if let Some((off, op)) = off {
@@ -349,7 +349,7 @@ pub(crate) fn check_updates<P>(params: &P, updates: &P) -> Result<(), Error>
 where
     P: Flatten<Std>,
 {
-    pytree_std::try_zip_mut_n::<P, 0, 2, core::convert::Infallible>(
+    pytree_std::multi::try_zip_mut_n::<P, 0, 2, core::convert::Infallible>(
         [],
         [params, updates],
         |_, _| Ok(()),
@@ -372,7 +372,7 @@ where
     mask.check(params)?;
     let mut total = 0.0f64;
     let mut i = 0;
-    pytree_std::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
+    pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
         if mask.get(i) {
             let sq = |v: Scalar<P>| {
                 let v = crate::Float::to_f64(v);

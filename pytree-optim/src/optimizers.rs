@@ -475,7 +475,7 @@ options!(
 /// use pytree_optim::GradientTransformation;
 /// let s = pytree_optim::adam(1e-3).init(&vec![1.0f32, 2.0])?;
 /// assert_eq!((s.count, &s.mu, &s.nu), (0, &vec![0.0, 0.0], &vec![0.0, 0.0]));
-/// let names: Vec<String> = pytree_std::leaves_with_path(&s)
+/// let names: Vec<String> = pytree_std::paths::leaves_with_path(&s)
 ///     .into_iter().map(|(p, _)| p.to_string()).collect();
 /// assert_eq!(names, [".mu[0]", ".mu[1]", ".nu[0]", ".nu[1]"]);
 /// # Ok::<(), pytree_std::Error>(())
@@ -614,7 +614,7 @@ where
         let (exec, count) = (self.exec, state.count);
         let ops = (self.op(count, true, false), self.op(count, false, false));
         let mut i = 0;
-        pytree_std::try_zip_mut_n(
+        pytree_std::multi::try_zip_mut_n(
             [updates, &mut state.mu, &mut state.nu],
             [params],
             |[u, m, v], [p]| {
@@ -658,7 +658,7 @@ where
         let (exec, count) = (self.exec, state.count);
         let ops = (self.op(count, true, true), self.op(count, false, true));
         let mut i = 0;
-        pytree_std::try_zip_mut_n(
+        pytree_std::multi::try_zip_mut_n(
             [params, &mut state.mu, &mut state.nu],
             [&*grads],
             |[p, m, v], [g]| {

@@ -92,7 +92,7 @@ fn main() -> Result<(), pytree_std::Error> {
     );
 
     // Errors are values: the TreeDef of a Model does not describe a Vec.
-    if let Err(e) = pytree_std::map_into::<Model, Vec<f32>>(model.clone(), |x| x as f32) {
+    if let Err(e) = pytree_std::basic::map_into::<Model, Vec<f32>>(model.clone(), |x| x as f32) {
         println!("a Model is not a Vec<f32>: {e}");
     }
     let total: f64 = pytree_std::flatten(model).0.iter().map(|x| x.abs()).sum();

@@ -471,7 +471,7 @@ fn same(a: &AnyArray, b: &AnyArray) -> bool {
 /// assert_eq!(pytree_std::structure(&t).num_leaves(), 2);
 /// // Trees whose arrays differ in dtype do not zip.
 /// let u = (AnyArray::from(array![1.0f32]), AnyArray::from(array![1i32]));
-/// let err = pytree_std::map2(&t, &u, |a, _| a.to_owned()).unwrap_err();
+/// let err = pytree_std::multi::map2(&t, &u, |a, _| a.to_owned()).unwrap_err();
 /// assert_eq!(err.to_string(), "tree 1 at [1]: leaf signature mismatch: expected i64[1], found i32[1]");
 /// ```
 impl Flatten<Std> for AnyArray {

@@ -16,7 +16,7 @@
 //! `Var`s is a tree of `Var`s). A model with fixed-rank ndarray fields goes
 //! through a [`Tree`](crate::Tree) of `ArrayD` leaves
 //! ([`Tree::from_pytree`](crate::Tree::from_pytree)). This is not
-//! [`stack`](crate::stack), treevalue's `subside`, which gathers the
+//! [`transpose::subside`](crate::transpose::subside), treevalue's `subside`, which gathers the
 //! members' leaves into `Vec`s.
 //!
 //! ```
@@ -349,7 +349,7 @@ where
     T: Unflatten<Std>,
     T::Leaf: Stackable,
 {
-    let leaves = crate::leaves_with_path(stacked);
+    let leaves = crate::paths::leaves_with_path(stacked);
     let n = match leaves.first() {
         Some((_, leaf)) => <T::Leaf as Stackable>::shape(leaf).first().copied(),
         None => {

@@ -33,66 +33,72 @@
 //! ```
 //!
 //! ## Contents
-//! - [`Std`], the standard namespace, and [`PyTree`], the trait to name in
-//!   bounds (module `namespace`); [`Flatten`], [`Unflatten`], [`Leaf`]
-//!   (how a leaf is lent: [`LeafRef`], [`LeafMut`]), [`TreeDef`],
-//!   [`KeyPath`], [`Error`]: re-exported from `pytree-core`.
-//! - `#[derive(PyTree)]` (re-exported from `pytree-derive`; see its docs
-//!   for the attributes).
-//! - The operations, fixed to `Std` (each written once, in the table of
-//!   module `ops`, expanded here):
-//!   - flatten and rebuild: [`flatten`], [`unflatten`], [`structure`],
-//!     [`leaves`], [`leaves_mut`];
-//!   - maps: [`map`], [`map_into`], [`map2`], [`map_n`], [`for_each`],
-//!     [`for_each_mut`]; in place from other trees: [`zip_mut`],
-//!     [`zip_mut_n`] (several trees updated in one pass);
-//!     [`check_same_structure`];
-//!   - fallible leaf functions: [`try_map`], [`try_map2`], [`try_map_n`],
-//!     [`try_zip_mut`], [`try_zip_mut_n`], [`try_for_each_mut`];
-//!   - key paths ([`KeyPath`], written in JAX's `keystr` styles with
-//!     [`KeyStr`] and read back by [`TreeDef::parse_key_path`]):
-//!     [`flatten_with_path`], [`leaves_with_path`], [`map_with_path`],
-//!     [`for_each_with_path`], [`for_each_mut_with_path`], and over several
-//!     trees [`map_with_path_n`], [`for_each_with_path_n`],
-//!     [`zip_mut_with_path`]; by path: [`get`], [`set`], [`set_subtree`],
-//!     [`update`]; by position in leaf order: [`leaf_at`], [`leaf_at_mut`],
-//!     [`leaf_path_at`];
-//!   - reductions: [`fold`], [`reduce`], [`all`], [`any`], [`count`],
-//!     [`sum`], [`min`], [`max`], [`num_leaves`];
-//!   - filter: [`partition`], [`filter`], [`combine`], [`combine_n`]; with
-//!     fill values instead of `None` holes, [`partition_fill`],
-//!     [`filter_fill`], and [`replace_nones`];
-//!   - prefix trees: [`flatten_up_to`], [`broadcast_prefix`],
-//!     [`broadcast`], [`map_prefix`], [`map_with_prefix`];
-//!     [`flatten_one_level`]; [`broadcast_common`];
-//!   - [`Treelize`]: a function of leaves applied to trees, with
-//!     treevalue's [`mode`]s, `missing` and `inherit`;
-//!   - transposes: [`stack`], [`unstack`], [`zip`], [`unzip`], [`rise`],
-//!     [`transpose`].
-//! - [`tree_equal`] with [`Tolerance`] and [`ApproxEq`] (module
-//!   `tree_equal`).
-//! - What a tree of tensors holds: [`signatures`] (a [`Tree`] of each
-//!   leaf's dtype and shape) and [`summary`] (a table of leaves and
-//!   subtrees with element and byte counts) (module `summary`).
-//! - [`ravel`] / [`Unravel`]: the leaves laid end to end in one flat
-//!   buffer and back (JAX's `ravel_pytree`; module `ravel`).
-//! - With the `rayon` feature: `par_for_each_mut`, `par_zip_mut`,
+//! At the root, what most code needs:
+//! - the operations users call most, fixed to the standard namespace
+//!   [`Std`]: [`flatten`], [`unflatten`], [`structure`], [`leaves`],
+//!   [`leaves_mut`], [`map`], [`map_n`], [`zip_mut`], [`for_each`],
+//!   [`for_each_mut`], [`flatten_with_path`], [`map_with_path`];
+//! - the traits [`PyTree`] (the bound to write), [`Flatten`],
+//!   [`Unflatten`], [`Leaf`] (how a leaf is lent: [`LeafRef`],
+//!   [`LeafMut`]), `#[derive(PyTree)]` (see `pytree-derive` for its
+//!   attributes), [`impl_leaf!`];
+//! - [`TreeDef`], [`KeyPath`], [`Error`], [`ErrorKind`], [`Std`];
+//! - [`Tree`] and [`tree!`]: a pytree whose shape is known only at run
+//!   time (module [`tree`](mod@tree)).
+//!
+//! Every other operation lives in the module of its family, each a plain
+//! function written and documented once, whose body is one call to the
+//! engine in `pytree-core` (`pytree_core::ops::<family>::<fn>`, reachable
+//! here as [`generic`]):
+//! - [`basic`]: the root's one-tree operations and [`map_into`](basic::map_into),
+//!   [`try_map`](basic::try_map), [`try_for_each_mut`](basic::try_for_each_mut);
+//! - [`multi`]: several trees of one type, [`map2`](multi::map2),
+//!   [`map_n`], [`zip_mut`], [`zip_mut_n`](multi::zip_mut_n), their `try_`
+//!   forms, [`check_same_structure`](multi::check_same_structure);
+//! - [`paths`]: key paths (`*_with_path`, over several trees too), by path
+//!   ([`get`](paths::get), [`set`](paths::set), [`update`](paths::update),
+//!   [`set_subtree`](paths::set_subtree)), by leaf index
+//!   ([`leaf_at`](paths::leaf_at), ...); [`KeyStr`](paths::KeyStr) writes
+//!   a path in JAX's `keystr` styles, [`paths::KeyEntry`] is one
+//!   step of a path;
+//! - [`reduce`]: [`fold`](reduce::fold), [`sum`](reduce::sum),
+//!   [`max`](reduce::max), [`num_leaves`](reduce::num_leaves), ...;
+//! - [`filter`](mod@filter): [`partition`](filter::partition),
+//!   [`filter`](filter::filter), [`combine`](filter::combine) and their
+//!   fill forms;
+//! - [`prefix`]: prefix trees (JAX's `in_axes`), [`Subtree`](prefix::Subtree);
+//! - [`transpose`](mod@transpose): [`transpose`](transpose::transpose),
+//!   [`subside`](transpose::subside) / [`rise`](transpose::rise),
+//!   [`pair_leaves`](transpose::pair_leaves) /
+//!   [`unpair_leaves`](transpose::unpair_leaves),
+//!   [`unflatten_pairs`](transpose::unflatten_pairs);
+//! - [`treelize`]: [`Treelize`](treelize::Treelize), a function of leaves
+//!   applied to trees, with treevalue's [`mode`](treelize::mode)s;
+//! - `parallel` (feature `rayon`): `par_for_each_mut`, `par_zip_mut`,
 //!   `par_zip_mut_n`, `try_par_zip_mut_n`, `par_map`, leaves split across
-//!   threads by element count (module `parallel`).
+//!   threads by element count.
+//!
+//! And beside them:
+//! - [`tree_equal`](mod@tree_equal): [`tree_equal`](tree_equal::tree_equal)
+//!   with a [`Tolerance`](tree_equal::Tolerance) for leaves that are
+//!   [`ApproxEq`](tree_equal::ApproxEq).
+//! - [`summary`](mod@summary): what a tree of tensors holds,
+//!   [`signatures`](summary::signatures) (a [`Tree`] of each leaf's dtype
+//!   and shape) and [`summary`](summary::summary) (a table of leaves and
+//!   subtrees with element and byte counts).
+//! - [`ravel`](mod@ravel): [`ravel`](ravel::ravel) /
+//!   [`Unravel`](ravel::Unravel), the leaves laid end to end in one flat
+//!   buffer and back (JAX's `ravel_pytree`).
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
 //!   `HashMap`, `IndexMap` (insertion-ordered), `Option`, `Rc`, `Arc`
 //!   (written once over a namespace: [`std_containers!`]) and the
 //!   primitive leaf types (module `impls`); a namespace of your own in one
-//!   declaration: [`namespace!`], with its operations by [`ops_for!`].
+//!   declaration: [`namespace!`], its operations through [`generic`].
 //! - Foreign leaf types behind features: `ndarray` (arrays of any rank,
 //!   one leaf type `ArrayD<A>` lent as views; `AnyArray`, module
 //!   `any_array`, for arrays of several dtypes in one tree), `candle` (`Tensor`),
 //!   `half` (`f16`, `bf16`), `nalgebra` (`DMatrix`, `DVector`, one leaf
 //!   type `DMatrix<T>`); each crate is re-exported under its name.
-//! - [`Tree`] and [`tree!`]: a pytree whose shape is known only at run
-//!   time (JSON configs, checkpoints, metrics), with access by path,
-//!   ascii display, arithmetic and conversion to and from typed pytrees
-//!   (module [`tree`](mod@tree)).
 //! - With the `serde` feature: serde for [`Tree`] and [`TreeDef`], and for
 //!   any pytree as its TreeDef and leaves (module `serialized`).
 //! - With the `ndarray` or `candle` feature: ensembles (module
@@ -108,56 +114,77 @@
 
 #![warn(missing_docs)]
 
+pub mod basic;
 #[cfg(feature = "safetensors")]
 pub mod checkpoint;
 pub mod custom;
 #[cfg(any(feature = "ndarray", feature = "candle"))]
 pub mod ensemble;
+pub mod filter;
 #[cfg(feature = "serde")]
 mod finite;
 mod impls;
-mod namespace;
-mod ops;
+pub mod multi;
 #[cfg(feature = "rayon")]
-mod parallel;
-mod ravel;
+pub mod parallel;
+pub mod paths;
+pub mod prefix;
+pub mod ravel;
+pub mod reduce;
 #[cfg(feature = "serde")]
 pub mod serialized;
-mod summary;
+mod std_namespace;
+pub mod summary;
+pub mod transpose;
 pub mod tree;
-mod tree_equal;
+pub mod tree_equal;
+pub mod treelize;
 
-pub use namespace::{PyTree, Std};
-#[cfg(feature = "rayon")]
-pub use parallel::{par_for_each_mut, par_map, par_zip_mut, par_zip_mut_n, try_par_zip_mut_n};
+/// The engine of every operation, generic over the namespace: `pytree-core`'s
+/// module `ops`, re-exported. The functions of this crate's family modules
+/// are these fixed to [`Std`]; with a namespace of your own (see
+/// [`namespace!`]), call these with it named.
+///
+/// ```
+/// pytree_std::namespace!(pub struct Coarse; leaves = [Vec<f32>]);
+/// let (leaves, def) = pytree_std::generic::basic::flatten::<Coarse, _>((vec![1.0f32, 2.0], vec![3.0f32]));
+/// assert_eq!(leaves, [vec![1.0, 2.0], vec![3.0]]); // a Vec<f32> is one leaf in Coarse
+/// assert_eq!(def.to_string(), "(*, *)");
+/// ```
+pub use pytree_core::ops as generic;
+
+// The operations users call most, fixed to `Std` (each written in the
+// module of its family).
+pub use basic::{flatten, for_each, for_each_mut, leaves, leaves_mut, map, structure, unflatten};
+pub use multi::{map_n, zip_mut};
+pub use paths::{flatten_with_path, map_with_path};
+
 pub use pytree_core::TreeDefLimits;
 pub use pytree_core::{
-    impl_leaf, mode, DType, Error, ErrorKind, Flatten, KeyEntry, KeyPath, KeyStr, Leaf, LeafFnErr,
-    LeafFnError, LeafMut, LeafRef, NodeView, PlainLeaf, Signature, Static, Subtree, TreeDef,
-    Unflatten,
+    impl_leaf, DType, Error, ErrorKind, Flatten, KeyPath, Leaf, LeafFnErr, LeafFnError, LeafMut,
+    LeafRef, NodeView, PlainLeaf, Signature, Static, TreeDef, Unflatten,
 };
 pub use pytree_derive::PyTree;
-pub use ravel::{ravel, Ravel, Unravel};
-pub use summary::{signatures, summary, Summary, SummaryRow};
+pub use std_namespace::{PyTree, Std};
 pub use tree::Tree;
-pub use tree_equal::{tree_equal, ApproxEq, Tolerance};
 
-// The operations (`flatten`, `map2`, `zip_mut`, ...), fixed to `Std`, with
-// their documentation: the table is in module `ops`.
-crate::__pytree_ops!(docs, crate::Std);
-
-// What generated code (`#[derive(PyTree)]`, `impl_leaf!`, `std_containers!`,
-// `ops_for!`) names by absolute path from this crate's root; users reach the
+// What generated code (`#[derive(PyTree)]`, `impl_leaf!`, `std_containers!`)
+// names by absolute path from this crate's root; users reach the
 // same items through `custom`.
 #[doc(hidden)]
 pub use custom::{
     CombineSource, DefSource, ErasableKey, FieldSchema, FieldStyle, KeyRef, NodeRef, Schema, Sink,
     Source, StaticValue, TreeDefBuilder, Visit, VisitMut,
 };
+// Gives the compiler a visible path to pytree-core's items, so its
+// messages name them briefly (`Treelize::<..>::missing`, not a path
+// through pytree-core's private modules; see ui-tests/tests/treelize/).
 #[doc(hidden)]
 pub use pytree_core as __core;
 #[doc(hidden)]
 pub use pytree_core::__private;
+#[doc(hidden)]
+pub use pytree_core::KeyEntry;
 
 /// The `candle-core` crate (feature `candle`), re-exported so that a user's
 /// `Tensor` is the one this crate implements the traits for.

@@ -71,7 +71,7 @@ fn balanced_runs<I>(mut items: Vec<I>, weights: &[usize]) -> Vec<Vec<I>> {
 ///
 /// ```
 /// let mut t = (vec![1.0f32; 1000], 2.0f32);
-/// pytree_std::par_for_each_mut(&mut t, |x| *x *= 3.0);
+/// pytree_std::parallel::par_for_each_mut(&mut t, |x| *x *= 3.0);
 /// assert!(t.0.iter().all(|&x| x == 3.0));
 /// assert_eq!(t.1, 6.0);
 /// ```
@@ -93,9 +93,9 @@ where
 /// ```
 /// let mut p = vec![1.0f32; 100];
 /// let g = vec![0.5f32; 100];
-/// pytree_std::par_zip_mut(&mut p, [&g], |p, [g]| *p -= g)?;
+/// pytree_std::parallel::par_zip_mut(&mut p, [&g], |p, [g]| *p -= g)?;
 /// assert!(p.iter().all(|&x| x == 0.5));
-/// assert!(pytree_std::par_zip_mut(&mut p, [&vec![0.0f32]], |p, [g]| *p -= g).is_err());
+/// assert!(pytree_std::parallel::par_zip_mut(&mut p, [&vec![0.0f32]], |p, [g]| *p -= g).is_err());
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn par_zip_mut<T, const N: usize>(
@@ -112,13 +112,13 @@ where
 }
 
 /// Updates `N` trees in place in one parallel pass while reading `M` more
-/// (the parallel [`zip_mut_n`](crate::zip_mut_n)): every tree is checked
+/// (the parallel [`zip_mut_n`](crate::multi::zip_mut_n)): every tree is checked
 /// before anything changes.
 ///
 /// ```
 /// let (mut p, mut m) = (vec![1.0f32; 64], vec![0.0f32; 64]);
 /// let g = vec![1.0f32; 64];
-/// pytree_std::par_zip_mut_n([&mut p, &mut m], [&g], |[p, m], [g]| {
+/// pytree_std::parallel::par_zip_mut_n([&mut p, &mut m], [&g], |[p, m], [g]| {
 ///     *m = 0.9 * *m + g;
 ///     *p -= 0.1 * *m;
 /// })?;
@@ -149,7 +149,7 @@ where
 ///
 /// ```
 /// let mut p = vec![1.0f64, 4.0, -1.0, 9.0];
-/// let err = pytree_std::try_par_zip_mut_n([&mut p], [], |[x], []| {
+/// let err = pytree_std::parallel::try_par_zip_mut_n([&mut p], [], |[x], []| {
 ///     *x = x.sqrt();
 ///     if x.is_nan() { Err("negative") } else { Ok(()) }
 /// })
@@ -168,8 +168,9 @@ where
     for<'x> LeafMut<'x, Std, T::Leaf>: Send,
     for<'x> LeafRef<'x, Std, T::Leaf>: Send,
 {
-    // The checks of the sequential form: every tree against the first.
-    pytree_core::__private::check_all::<Std, T>(
+    // The check of the sequential form (`multi::try_zip_mut_n`), the same
+    // function: every tree against the first.
+    pytree_core::ops::multi::check_all::<Std, T>(
         muts.iter()
             .map(|t| &**t)
             .chain(refs.iter().copied())
@@ -215,22 +216,10 @@ where
     match failed {
         None => Ok(()),
         Some((i, e)) => {
-            let def = match (muts.first(), refs.first()) {
-                (Some(t), _) => crate::structure(&**t),
-                (None, Some(t)) => crate::structure(*t),
-                (None, None) => pytree_core::TreeDef::leaf(),
-            };
-            let err = Error::leaf_fn(e);
-            Err(match def.leaf_path(i) {
-                Some(path) => {
-                    let mut err = err;
-                    for entry in path.entries().iter().rev() {
-                        err = err.at(entry.clone());
-                    }
-                    err
-                }
-                None => err,
-            })
+            let first = muts.first().map(|t| &**t).or(refs.first().copied());
+            Err(pytree_core::ops::multi::leaf_fn_failed::<Std, T, E>(
+                first, i, e,
+            ))
         }
     }
 }
@@ -241,7 +230,7 @@ where
 /// error, not a panic).
 ///
 /// ```
-/// let t = pytree_std::par_map((vec![1i64; 100], 5i64), |x| x * 2)?;
+/// let t = pytree_std::parallel::par_map((vec![1i64; 100], 5i64), |x| x * 2)?;
 /// assert_eq!(t.1, 10);
 /// assert!(t.0.iter().all(|&x| x == 2));
 /// # Ok::<(), pytree_std::Error>(())

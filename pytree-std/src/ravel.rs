@@ -18,7 +18,7 @@ use crate::Std;
 /// A leaf type whose elements can be laid out in a flat buffer of `A`s.
 ///
 /// ```
-/// use pytree_std::{Leaf, Ravel, Signature, DType};
+/// use pytree_std::{Leaf, ravel::Ravel, Signature, DType};
 /// let mut out = Vec::new();
 /// <f32 as Ravel<f32>>::ravel_into(&2.5, &mut out)?;
 /// assert_eq!(out, [2.5]);
@@ -63,7 +63,7 @@ ravel_scalars!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64);
 /// #[derive(PyTree, Debug, PartialEq)]
 /// struct Linear { w: Vec<f64>, b: f64 }
 /// let model = Linear { w: vec![1.0, 2.0], b: 3.0 };
-/// let (flat, plan) = pytree_std::ravel(&model)?;
+/// let (flat, plan) = pytree_std::ravel::ravel(&model)?;
 /// assert_eq!(flat, [1.0, 2.0, 3.0]);
 /// let moved: Vec<f64> = flat.iter().map(|x| x * 10.0).collect();
 /// assert_eq!(plan.unravel(&moved)?, Linear { w: vec![10.0, 20.0], b: 30.0 });
@@ -123,7 +123,7 @@ fn signature_of<L: Leaf<Std>>(
 /// for the whole buffer.
 ///
 /// ```
-/// let (flat, plan) = pytree_std::ravel(&(1.0f32, vec![2.0f32, 3.0]))?;
+/// let (flat, plan) = pytree_std::ravel::ravel(&(1.0f32, vec![2.0f32, 3.0]))?;
 /// assert_eq!((flat.as_slice(), plan.len()), (&[1.0f32, 2.0, 3.0][..], 3));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
@@ -159,7 +159,7 @@ impl<T, A> Unravel<T, A> {
     /// The number of elements of the flat buffer.
     ///
     /// ```
-    /// let (_, plan) = pytree_std::ravel(&vec![0.0f64; 4])?;
+    /// let (_, plan) = pytree_std::ravel::ravel(&vec![0.0f64; 4])?;
     /// assert_eq!(plan.len(), 4);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -170,7 +170,7 @@ impl<T, A> Unravel<T, A> {
     /// True when the tree has no elements.
     ///
     /// ```
-    /// let (_, plan) = pytree_std::ravel(&Vec::<f64>::new())?;
+    /// let (_, plan) = pytree_std::ravel::ravel(&Vec::<f64>::new())?;
     /// assert!(plan.is_empty());
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -181,7 +181,7 @@ impl<T, A> Unravel<T, A> {
     /// The structure the plan rebuilds.
     ///
     /// ```
-    /// let (_, plan) = pytree_std::ravel(&(1.0f32, 2.0f32))?;
+    /// let (_, plan) = pytree_std::ravel::ravel(&(1.0f32, 2.0f32))?;
     /// assert_eq!(plan.treedef().to_string(), "(*, *)");
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -192,7 +192,7 @@ impl<T, A> Unravel<T, A> {
     /// Each leaf's signature, in leaf order.
     ///
     /// ```
-    /// let (_, plan) = pytree_std::ravel(&(1.0f32, 2.0f32))?;
+    /// let (_, plan) = pytree_std::ravel::ravel(&(1.0f32, 2.0f32))?;
     /// assert_eq!(plan.signatures()[1].to_string(), "f32[]");
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -248,7 +248,7 @@ where
     /// signatures must be the plan's, else the error names the place.
     ///
     /// ```
-    /// let (mut buf, plan) = pytree_std::ravel(&vec![1.0f32, 2.0])?;
+    /// let (mut buf, plan) = pytree_std::ravel::ravel(&vec![1.0f32, 2.0])?;
     /// plan.ravel_into(&vec![3.0f32, 4.0], &mut buf)?;
     /// assert_eq!(buf, [3.0, 4.0]);
     /// assert!(plan.ravel_into(&vec![1.0f32], &mut buf).is_err());
@@ -292,7 +292,7 @@ where
     /// elements.
     ///
     /// ```
-    /// let (_, plan) = pytree_std::ravel(&(0i32, [0i32, 0]))?;
+    /// let (_, plan) = pytree_std::ravel::ravel(&(0i32, [0i32, 0]))?;
     /// assert_eq!(plan.unravel(&[1, 2, 3])?, (1, [2, 3]));
     /// # Ok::<(), pytree_std::Error>(())
     /// ```

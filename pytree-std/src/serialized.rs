@@ -78,7 +78,7 @@ where
 /// The error for leaf `i` of `value`, a non-finite float, at its path.
 #[cold]
 fn unwritable<T: Flatten<Std>, E: serde::ser::Error>(value: &T, i: usize, v: f64) -> E {
-    let path = crate::leaves_with_path(value)
+    let path = crate::paths::leaves_with_path(value)
         .into_iter()
         .nth(i)
         .map(|(path, _)| path.to_string())

@@ -15,7 +15,8 @@ use std::collections::BTreeMap;
 
 use pytree_std::serialized::Serialized;
 use pytree_std::{
-    mode, KeyPath, KeyStr, PyTree, Tolerance, Tree, TreeDef, TreeDefLimits, Treelize,
+    paths::KeyStr, tree_equal::Tolerance, treelize::mode, treelize::Treelize, KeyPath, PyTree,
+    Tree, TreeDef, TreeDefLimits,
 };
 use serde_json::Value;
 
@@ -327,11 +328,14 @@ fn all_readers(def: &TreeDef, sel: u8) {
         assert_eq!(d.is_empty(), def == other);
         let _ = def.is_prefix_of(other);
         let _ = other.is_prefix_of(def);
-        let _ = pytree_std::transpose::<_, Tree<u32>>(def, other, vec![(1u32, 2u32); 3]);
+        let _ = pytree_std::transpose::transpose::<_, Tree<u32>>(def, other, vec![(1u32, 2u32); 3]);
     }
-    let _ = pytree_std::flatten_up_to(def, models()[1].clone());
-    let _ = pytree_std::flatten_up_to(def, vec![1u32, 2, 3]);
-    let _ = pytree_std::rise::<u32, u32, Tree<u32>, Tree<u32>>(def, (0..n as u32).map(|i| (i, i)));
+    let _ = pytree_std::prefix::flatten_up_to(def, models()[1].clone());
+    let _ = pytree_std::prefix::flatten_up_to(def, vec![1u32, 2, 3]);
+    let _ = pytree_std::transpose::unflatten_pairs::<u32, u32, Tree<u32>, Tree<u32>>(
+        def,
+        (0..n as u32).map(|i| (i, i)),
+    );
     let _ = Tree::leaf(1u32).to_pytree::<Vec<u32>>(def);
     let _ = Tree::seq((0..3).map(Tree::leaf)).to_pytree::<Tree<u32>>(def);
     node_readers(def, sel);
@@ -342,7 +346,7 @@ fn all_readers(def: &TreeDef, sel: u8) {
 /// The node-by-node readers, the leaf paths and the relations, with their
 /// laws: a TreeDef is its root node over its children, `child(i)` is
 /// `children()[i]`, `leaf_path(i)` is `leaf_paths()[i]`, an identity
-/// `transform` and a counting `walk` give the TreeDef and its leaf count.
+/// `transform` and a counting `fold` give the TreeDef and its leaf count.
 fn node_readers(def: &TreeDef, sel: u8) {
     let n = def.num_children();
     let kids = def
@@ -352,7 +356,7 @@ fn node_readers(def: &TreeDef, sel: u8) {
     if def.num_records() > 0 {
         let rebuilt = TreeDef::from_node(&def.root_node(), kids.clone());
         assert_eq!(rebuilt.as_ref().ok(), Some(def), "root over children");
-        let counted = def.walk(
+        let counted = def.fold(
             0..def.num_leaves(),
             |_| 1usize,
             |_, kids| kids.iter().sum::<usize>(),
@@ -661,12 +665,16 @@ where
     assert_eq!(&back, t);
     let back: Tree<L> = pytree_std::unflatten(&def, leaves).expect("the remembered read");
     assert_eq!(&back, t);
-    for (path, leaf) in pytree_std::leaves_with_path(t) {
-        assert_eq!(pytree_std::get(t, &path).ok(), Some(leaf), "get({path})");
+    for (path, leaf) in pytree_std::paths::leaves_with_path(t) {
+        assert_eq!(
+            pytree_std::paths::get(t, &path).ok(),
+            Some(leaf),
+            "get({path})"
+        );
     }
     let (a, b): (Tree<L>, Tree<L>) =
-        pytree_std::partition(t.clone(), |path, _| path.len() % 2 == 0).expect("partition");
-    let whole: Tree<L> = pytree_std::combine(a, b).expect("combine");
+        pytree_std::filter::partition(t.clone(), |path, _| path.len() % 2 == 0).expect("partition");
+    let whole: Tree<L> = pytree_std::filter::combine(a, b).expect("combine");
     assert_eq!(&whole, t);
     let again = t
         .to_pytree::<Tree<L>>(&def)
@@ -772,21 +780,21 @@ pub fn multi_tree(data: &[u8]) {
                 assert_eq!(&back, t);
             }
             let (p, q): (Tree<i32>, Tree<i32>) =
-                pytree_std::partition(a.clone(), |_, x| x % 2 == 0).expect("partition");
-            let _ = pytree_std::combine::<_, Tree<i32>>(p, b.clone());
-            let _ = pytree_std::combine::<_, Tree<i32>>(q, a.clone());
+                pytree_std::filter::partition(a.clone(), |_, x| x % 2 == 0).expect("partition");
+            let _ = pytree_std::filter::combine::<_, Tree<i32>>(p, b.clone());
+            let _ = pytree_std::filter::combine::<_, Tree<i32>>(q, a.clone());
             let _ = b.to_pytree::<Tree<i32>>(&pytree_std::structure(&a));
-            let _ = pytree_std::get(&a, &KeyPath::root());
+            let _ = pytree_std::paths::get(&a, &KeyPath::root());
         }
     }
 }
 
 fn same_structure_maps(a: &Tree<i32>, b: &Tree<i32>) {
     let add = |x: &i32, y: &i32| x.wrapping_add(*y);
-    let twice = pytree_std::map2(a, a, add).expect("a tree zips with itself");
+    let twice = pytree_std::multi::map2(a, a, add).expect("a tree zips with itself");
     assert_eq!(twice, a.map_ref(|x| x.wrapping_mul(2)));
-    let sum = pytree_std::map2(a, b, add);
-    if pytree_std::check_same_structure(a, b).is_ok() {
+    let sum = pytree_std::multi::map2(a, b, add);
+    if pytree_std::multi::check_same_structure(a, b).is_ok() {
         assert!(sum.is_ok(), "equal structures zip");
     }
     let _ = pytree_std::map_n(a, [b, a], |x, [y, z]| x.wrapping_add(*y).wrapping_sub(*z));
@@ -797,7 +805,7 @@ fn same_structure_maps(a: &Tree<i32>, b: &Tree<i32>) {
     if let Ok(s) = a.try_add(b) {
         assert_eq!(Ok(&s), sum.as_ref());
     }
-    let _ = pytree_std::tree_equal(
+    let _ = pytree_std::tree_equal::tree_equal(
         &a.map_ref(|x| f64::from(*x)),
         &b.map_ref(|x| f64::from(*x)),
         Tolerance::new(1e-9, 0.0),
@@ -809,13 +817,18 @@ fn structures_and_prefixes(a: &Tree<i32>, b: &Tree<i32>) {
     assert_eq!(sa.diff(&sb).is_empty(), sa == sb);
     assert!(sa.is_prefix_of(&sa));
     let prefix = sa.is_prefix_of(&sb);
-    assert_eq!(pytree_std::flatten_up_to(&sa, b.clone()).is_ok(), prefix);
-    let _ = pytree_std::broadcast_prefix(a, b);
-    let _ = pytree_std::broadcast::<_, _, Tree<i32>>(a, b);
-    let _ = pytree_std::map_prefix::<_, _, i32, Tree<i32>>(a, b, |x, sub| {
+    assert_eq!(
+        pytree_std::prefix::flatten_up_to(&sa, b.clone()).is_ok(),
+        prefix
+    );
+    let _ = pytree_std::prefix::broadcast_prefix(a, b);
+    let _ = pytree_std::prefix::broadcast::<_, _, Tree<i32>>(a, b);
+    let _ = pytree_std::prefix::map_prefix::<_, _, i32, Tree<i32>>(a, b, |x, sub| {
         x.wrapping_add(sub.leaves().iter().fold(0i32, |s, y| s.wrapping_add(**y)))
     });
-    let _ = pytree_std::map_with_prefix::<_, _, i32, Tree<i32>>(b, a, |x, y| x.wrapping_add(*y));
+    let _ = pytree_std::prefix::map_with_prefix::<_, _, i32, Tree<i32>>(b, a, |x, y| {
+        x.wrapping_add(*y)
+    });
 }
 
 /// Treelize: every mode, with `inherit` as given and a missing value.
@@ -858,9 +871,10 @@ fn modes(a: &Tree<i32>, b: &Tree<i32>, inherit: bool) {
 
 fn transposes(a: &Tree<i32>, b: &Tree<i32>) {
     let (sa, sb) = (pytree_std::structure(a), pytree_std::structure(b));
-    match pytree_std::stack::<_, Tree<i32>>(vec![a.clone(), b.clone()]) {
+    match pytree_std::transpose::subside::<_, Tree<i32>>(vec![a.clone(), b.clone()]) {
         Ok(stacked) => {
-            let parts: Vec<Tree<i32>> = pytree_std::unstack(stacked).expect("unstack(stack)");
+            let parts: Vec<Tree<i32>> =
+                pytree_std::transpose::rise(stacked).expect("rise(subside)");
             if a.num_leaves() > 0 {
                 assert_eq!(parts, [a.clone(), b.clone()]);
             }
@@ -868,11 +882,11 @@ fn transposes(a: &Tree<i32>, b: &Tree<i32>) {
         Err(_) => assert!(sa != sb),
     }
     // A tree of pairs as a `Tree` holds sequences of two (it has no
-    // tuples), which `unzip` does not take for pairs: no law here.
-    if let Ok(z) = pytree_std::zip::<_, _, Tree<i32>>(a.clone(), b.clone()) {
-        let _ = pytree_std::unzip::<_, Tree<i32>, Tree<i32>>(z);
+    // tuples), which `unpair_leaves` does not take for pairs: no law here.
+    if let Ok(z) = pytree_std::transpose::pair_leaves::<_, _, Tree<i32>>(a.clone(), b.clone()) {
+        let _ = pytree_std::transpose::unpair_leaves::<_, Tree<i32>, Tree<i32>>(z);
     }
-    let _ = pytree_std::transpose::<_, Tree<i32>>(&sa, &sb, b.clone());
+    let _ = pytree_std::transpose::transpose::<_, Tree<i32>>(&sa, &sb, b.clone());
     if let Ok(composed) = sa.compose(&sb) {
         assert_eq!(composed.num_leaves(), sa.num_leaves() * sb.num_leaves());
     }

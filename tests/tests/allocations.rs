@@ -127,7 +127,7 @@ fn map_reuses_the_input_buffer_and_allocates_nothing() {
 #[test]
 fn map2_allocates_exactly_the_output_layers() {
     let (a, b) = (shapes::t1(), shapes::t1());
-    let (out, lib) = tally(|| pytree_std::map2(&a, &b, |x, y| x + y).unwrap());
+    let (out, lib) = tally(|| pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap());
     assert_eq!(out.layers.capacity(), 48);
     assert_eq!(
         lib,

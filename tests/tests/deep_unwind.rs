@@ -122,7 +122,10 @@ fn a_panic_after_the_deep_field_was_built_is_caught_by_catch_unwind() {
         // The same through `map_into` (flatten, then unflatten from the
         // mapped leaves): the panic comes while the result is built.
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pytree_std::map_into::<RevChain, RevChain>(rev_chain(LEVELS), panics_at(LEVELS - 1))
+            pytree_std::basic::map_into::<RevChain, RevChain>(
+                rev_chain(LEVELS),
+                panics_at(LEVELS - 1),
+            )
         }));
         assert_eq!(message(caught.err().expect("a panic")), "leaf 99999");
         // A tuple whose first element is a chain, mapped before the panic.

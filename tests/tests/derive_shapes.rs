@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
-use pytree_std::{ErrorKind, KeyEntry, PyTree};
+use pytree_std::{paths::KeyEntry, ErrorKind, PyTree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Node {
@@ -61,7 +61,7 @@ fn an_enum_records_its_variant_in_the_treedef() {
 fn zipping_different_variants_is_an_error_naming_both() {
     let a = vec![Shape::Circle { r: 1.0 }];
     let b = vec![Shape::Rect(1.0, 2.0)];
-    let err = pytree_std::map2(&a, &b, |x, y| x + y).unwrap_err();
+    let err = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at [0]: node mismatch: expected variant Shape::Circle, found variant Shape::Rect"
@@ -204,7 +204,7 @@ fn a_user_namespace_treats_vec_as_a_leaf() {
         w: vec![1.0, 2.0],
         b: vec![3.0],
     };
-    let (coarse, coarse_def) = pytree_core::flatten::<Coarse, _>(layer.clone());
+    let (coarse, coarse_def) = pytree_core::ops::basic::flatten::<Coarse, _>(layer.clone());
     assert_eq!(coarse, [vec![1.0, 2.0], vec![3.0]]);
     assert_eq!(coarse_def.to_string(), "Layer { w: *, b: * }");
     let (fine, fine_def) = pytree_std::flatten(layer);

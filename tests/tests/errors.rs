@@ -110,7 +110,7 @@ fn static_data_mismatch() {
         activation: "tanh",
         ..model(1)
     };
-    let err = pytree_std::map2(&a, &b, |x, y| x + y).unwrap_err();
+    let err = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap_err();
     assert_eq!(
         err.kind(),
         &ErrorKind::StaticMismatch {
@@ -128,7 +128,7 @@ fn static_data_mismatch() {
 fn map_key_mismatch_lists_missing_and_extra_keys() {
     let a = BTreeMap::from([("a", 1), ("b", 2)]);
     let b = BTreeMap::from([("a", 1), ("c", 3)]);
-    let err = pytree_std::map2(&a, &b, |x, y| x + y).unwrap_err();
+    let err = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at <root>: map key mismatch; expected key(s): [\"a\", \"b\"], got key(s): [\"a\", \"c\"], \
@@ -138,7 +138,7 @@ fn map_key_mismatch_lists_missing_and_extra_keys() {
 
 #[test]
 fn sequence_length_mismatch() {
-    let err = pytree_std::map2(&model(2), &model(3), |x, y| x + y).unwrap_err();
+    let err = pytree_std::multi::map2(&model(2), &model(3), |x, y| x + y).unwrap_err();
     assert_eq!(
         err.kind(),
         &ErrorKind::LengthMismatch {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use pytree_std::candle_core::{DType, Device, Tensor};
 use pytree_std::checkpoint::{Checkpoint, Load, Renames, Save};
 use pytree_std::ndarray::ArrayD;
-use pytree_std::{KeyStr, PyTree};
+use pytree_std::{paths::KeyStr, PyTree};
 
 #[derive(PyTree, Clone, Debug)]
 struct Linear<T> {
@@ -212,7 +212,7 @@ fn a_hugging_face_bert_loads_by_name_into_derived_structs() {
     assert_eq!(ids.dtype(), DType::I64);
     assert_eq!(ids.to_vec2::<i64>().unwrap(), [[0, 1, 2, 3, 4, 5]]);
     // The key paths show the renamed fields, as the checkpoint names do.
-    let paths: Vec<String> = pytree_std::leaves_with_path(&bert)
+    let paths: Vec<String> = pytree_std::paths::leaves_with_path(&bert)
         .iter()
         .map(|(p, _)| p.keystr(KeyStr::SIMPLE))
         .collect();
@@ -544,7 +544,7 @@ fn an_ndarray_bert_with_an_i64_buffer_is_one_tree() {
     let copied = pytree_std::map(bert.clone(), |a| a);
     assert_eq!(copied.pooler.dense.bias, bert.pooler.dense.bias);
     // The summary counts both dtypes: 18 f32 tensors and 6 i64 elements.
-    let s = pytree_std::summary(&bert);
+    let s = pytree_std::summary::summary(&bert);
     assert_eq!(s.num_leaves(), 19);
     let f32_bytes: usize = pytree_std::leaves(&bert)
         .iter()

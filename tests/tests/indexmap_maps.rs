@@ -3,7 +3,7 @@
 //! unordered, entries paired by key in multi-tree operations.
 
 use pytree_std::indexmap::IndexMap;
-use pytree_std::{ErrorKind, KeyPath, PyTree, Tolerance, Tree, TreeDef};
+use pytree_std::{tree_equal::Tolerance, ErrorKind, KeyPath, PyTree, Tree, TreeDef};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Model {
@@ -38,7 +38,7 @@ fn flattens_in_insertion_order_and_round_trips() {
     let back: Model = pytree_std::unflatten(&def, leaves).unwrap();
     assert_eq!(back, m);
     assert!(back.heads.keys().eq(["z", "a"]));
-    let paths: Vec<String> = pytree_std::leaves_with_path(&m)
+    let paths: Vec<String> = pytree_std::paths::leaves_with_path(&m)
         .iter()
         .map(|(p, _)| p.to_string())
         .collect();
@@ -59,7 +59,7 @@ fn multi_tree_operations_pair_entries_by_key() {
         heads: heads(&[("a", &[30.0]), ("z", &[10.0, 20.0])]),
         name: "m",
     };
-    let sum = pytree_std::map2(&a, &b, |x, y| x + y).unwrap();
+    let sum = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap();
     assert_eq!(sum.heads, heads(&[("z", &[11.0, 22.0]), ("a", &[33.0])]));
     assert!(sum.heads.keys().eq(["z", "a"])); // the first tree's order
     let mut p = a.clone();
@@ -67,7 +67,11 @@ fn multi_tree_operations_pair_entries_by_key() {
     assert_eq!(p.heads["a"], [63.0]);
     // The order is structure: the TreeDefs differ, so tree_equal says no.
     assert_ne!(pytree_std::structure(&a), pytree_std::structure(&b));
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::new(1e3, 1e3)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(1e3, 1e3)
+    ));
 }
 
 #[test]
@@ -86,7 +90,7 @@ fn key_and_length_mismatches_are_errors_at_their_paths() {
         heads: heads(&[("a", &[3.0, 4.0]), ("z", &[1.0, 2.0])]),
         name: "m",
     };
-    let err = pytree_std::map2(&a, &longer, |x, y| x + y).unwrap_err();
+    let err = pytree_std::multi::map2(&a, &longer, |x, y| x + y).unwrap_err();
     assert_eq!(err.path().to_string(), r#".heads["a"]"#);
     assert!(
         matches!(
@@ -106,8 +110,8 @@ fn map_in_place_get_set_and_dynamic_trees() {
     assert_eq!(m.heads["z"], [10.0, 20.0]);
     let mut m = m;
     let at = KeyPath::root().field("heads").key("a".to_string()).index(0);
-    assert_eq!(pytree_std::get(&m, &at).unwrap(), &30.0);
-    assert_eq!(pytree_std::set(&mut m, &at, 5.0).unwrap(), 30.0);
+    assert_eq!(pytree_std::paths::get(&m, &at).unwrap(), &30.0);
+    assert_eq!(pytree_std::paths::set(&mut m, &at, 5.0).unwrap(), 30.0);
     let t: Tree<f32> = Tree::from_pytree(m.clone()).unwrap();
     assert_eq!(
         format!("{t:?}"),
@@ -139,10 +143,10 @@ pytree_std::namespace!(pub struct Coarse; leaves = [Vec<f32>]);
 fn a_user_namespace_gets_indexmap_too() {
     // In `Coarse`, a `Vec<f32>` is one leaf, and IndexMap is a map node.
     let m: IndexMap<&str, Vec<f32>> = IndexMap::from([("w", vec![1.0, 2.0]), ("b", vec![3.0])]);
-    let (leaves, def) = pytree_core::flatten::<Coarse, _>(m.clone());
+    let (leaves, def) = pytree_core::ops::basic::flatten::<Coarse, _>(m.clone());
     assert_eq!(leaves, [vec![1.0, 2.0], vec![3.0]]);
     assert_eq!(def.to_string(), r#"{"w": *, "b": *}"#);
     let back: IndexMap<&str, Vec<f32>> =
-        pytree_core::unflatten::<Coarse, _, _>(&def, leaves).unwrap();
+        pytree_core::ops::basic::unflatten::<Coarse, _, _>(&def, leaves).unwrap();
     assert_eq!(back, m);
 }

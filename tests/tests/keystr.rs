@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use pytree_std::{tree, KeyEntry, KeyPath, KeyStr, PyTree, Tree};
+use pytree_std::{paths::KeyEntry, paths::KeyStr, tree, KeyPath, PyTree, Tree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear {
@@ -37,7 +37,7 @@ fn model() -> Model {
 }
 
 fn keystrs(style: KeyStr<'_>) -> Vec<String> {
-    pytree_std::leaves_with_path(&model())
+    pytree_std::paths::leaves_with_path(&model())
         .iter()
         .map(|(p, _)| p.keystr(style))
         .collect()
@@ -46,7 +46,7 @@ fn keystrs(style: KeyStr<'_>) -> Vec<String> {
 #[test]
 fn the_full_style_is_what_display_prints_and_the_root_is_empty() {
     let paths = keystrs(KeyStr::FULL);
-    let shown: Vec<String> = pytree_std::leaves_with_path(&model())
+    let shown: Vec<String> = pytree_std::paths::leaves_with_path(&model())
         .iter()
         .map(|(p, _)| p.to_string())
         .collect();
@@ -94,11 +94,11 @@ fn every_leaf_path_reads_back_in_every_style() {
         KeyStr::FULL.separator(" "),
         KeyStr::SIMPLE.separator(""),
     ] {
-        for (path, leaf) in pytree_std::leaves_with_path(&m) {
+        for (path, leaf) in pytree_std::paths::leaves_with_path(&m) {
             let text = path.keystr(style);
             let back = def.parse_key_path(&text, style).unwrap();
             assert_eq!(back, path, "{text:?} in {style:?}");
-            assert_eq!(pytree_std::get(&m, &back).unwrap(), leaf);
+            assert_eq!(pytree_std::paths::get(&m, &back).unwrap(), leaf);
         }
     }
 }
@@ -169,7 +169,7 @@ fn a_string_that_names_no_child_is_an_error_at_the_deepest_place_reached() {
 fn dynamic_tree_paths_are_written_and_read_the_same_way() {
     let t: Tree<f32> = tree! { "layers" => [{ "w" => 1.0 }, { "w" => 2.0 }], "lr" => 0.1 };
     let def = pytree_std::structure(&t);
-    let paths: Vec<String> = pytree_std::leaves_with_path(&t)
+    let paths: Vec<String> = pytree_std::paths::leaves_with_path(&t)
         .iter()
         .map(|(p, _)| p.keystr(KeyStr::SIMPLE.separator("/")))
         .collect();

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use pytree_std::{mode, ErrorKind, Treelize};
+use pytree_std::{treelize::mode, treelize::Treelize, ErrorKind};
 
 type Tree = BTreeMap<&'static str, BTreeMap<&'static str, u64>>;
 

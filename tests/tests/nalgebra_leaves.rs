@@ -3,7 +3,7 @@
 //! anything changes, a vector read from a wide matrix is an error.
 
 use pytree_std::nalgebra::{DMatrix, DVector};
-use pytree_std::{KeyPath, Leaf, PyTree, Std, Tolerance};
+use pytree_std::{tree_equal::Tolerance, KeyPath, Leaf, PyTree, Std};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear {
@@ -64,7 +64,7 @@ fn views_shapes_and_in_place_updates() {
         "tree 1 at .b: leaf signature mismatch: expected f64[3,1], found f64[4,1]"
     );
     assert_eq!(p, before);
-    let sum = pytree_std::map2(&g, &g, |x, y| x + y).unwrap();
+    let sum = pytree_std::multi::map2(&g, &g, |x, y| x + y).unwrap();
     assert_eq!(sum.b, DVector::from_element(3, 4.0));
     for mut x in pytree_std::leaves_mut(&mut p) {
         x.fill(1.0);
@@ -76,11 +76,11 @@ fn views_shapes_and_in_place_updates() {
 fn set_keeps_shapes_and_map_keeps_vectors_vectors() {
     let mut p = linear(1.0);
     let b = KeyPath::root().field("b");
-    let old = pytree_std::set(&mut p, &b, DMatrix::from_element(3, 1, 5.0)).unwrap();
+    let old = pytree_std::paths::set(&mut p, &b, DMatrix::from_element(3, 1, 5.0)).unwrap();
     assert_eq!(old, DMatrix::from_element(3, 1, 1.0));
     assert_eq!(p.b, DVector::from_element(3, 5.0));
     let before = p.clone();
-    let err = pytree_std::set(&mut p, &b, DMatrix::zeros(1, 3)).unwrap_err();
+    let err = pytree_std::paths::set(&mut p, &b, DMatrix::zeros(1, 3)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .b: leaf signature mismatch: expected f64[3,1], found f64[1,3]"
@@ -88,12 +88,12 @@ fn set_keeps_shapes_and_map_keeps_vectors_vectors() {
     assert_eq!(p, before);
 
     let t = |m: DMatrix<f64>| m.transpose();
-    let err = pytree_std::map_into::<Linear, Linear>(linear(1.0), t).unwrap_err();
+    let err = pytree_std::basic::map_into::<Linear, Linear>(linear(1.0), t).unwrap_err();
     assert_eq!(err.path().to_string(), ".b");
     let caught = std::panic::catch_unwind(|| pytree_std::map(linear(1.0), t)).unwrap_err();
     let message = caught.downcast_ref::<String>().unwrap();
     assert!(message.contains("f64[1,3] for a DVector"), "{message}");
-    assert!(message.contains("pytree_std::map_into or try_map"));
+    assert!(message.contains("pytree_std::basic::map_into or try_map"));
 }
 
 #[test]
@@ -101,8 +101,16 @@ fn tree_equal_within_the_tolerance() {
     let a = linear(1.0);
     let mut b = linear(1.0);
     b.w[(2, 1)] += 1e-9;
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::EXACT));
-    assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(0.0, 1e-6)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::EXACT
+    ));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(0.0, 1e-6)
+    ));
 }
 
 #[test]
@@ -122,7 +130,7 @@ fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
 #[test]
 fn ravel_in_c_order_and_back() {
     let m = linear(1.0);
-    let (flat, plan) = pytree_std::ravel(&m).unwrap();
+    let (flat, plan) = pytree_std::ravel::ravel(&m).unwrap();
     assert_eq!(flat[..6], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]); // w[(i, j)] = 2i + j, row by row
     assert_eq!(plan.unravel(&flat).unwrap(), m);
 }

@@ -7,8 +7,8 @@ use pytree_std::ndarray::{
     arr0, array, ArcArray1, Array1, Array2, Array3, ArrayD, ArrayViewD, IxDyn,
 };
 use pytree_std::{
-    mode, DType, ErrorKind, KeyPath, Leaf, PyTree, Signature, Std, Tolerance, Tree, TreeDef,
-    Treelize,
+    tree_equal::Tolerance, treelize::mode, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf,
+    PyTree, Signature, Std, Tree, TreeDef,
 };
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
@@ -91,7 +91,7 @@ fn leaves_are_views_of_their_own_rank() {
     assert_eq!(leaves[2][[1, 1]], 8.0);
     // The views borrow the model's data: no copy.
     assert_eq!(leaves[0].as_ptr(), m.layers[0].w.as_ptr());
-    let paths: Vec<String> = pytree_std::leaves_with_path(&m)
+    let paths: Vec<String> = pytree_std::paths::leaves_with_path(&m)
         .iter()
         .map(|(p, x)| format!("{p}: {}", <ArrayD<f32> as Leaf<Std>>::signature(x).unwrap()))
         .collect();
@@ -139,7 +139,7 @@ fn a_rank_change_is_an_error_through_map_into_and_try_map2_and_a_documented_pani
         let n = x.len();
         x.into_shape_with_order(IxDyn(&[n])).unwrap()
     };
-    let err = pytree_std::map_into::<Linear, Linear>(linear(1.0), flat).unwrap_err();
+    let err = pytree_std::basic::map_into::<Linear, Linear>(linear(1.0), flat).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .w: array rank mismatch: expected a 2-d array, found f32[9]"
@@ -148,10 +148,10 @@ fn a_rank_change_is_an_error_through_map_into_and_try_map2_and_a_documented_pani
     let caught = std::panic::catch_unwind(|| pytree_std::map(linear(1.0), flat)).unwrap_err();
     let message = caught.downcast_ref::<String>().unwrap();
     assert!(message.contains("returned a 1-d array (f32[9]) for an array of rank 2"));
-    assert!(message.contains("pytree_std::map_into or try_map"));
+    assert!(message.contains("pytree_std::basic::map_into or try_map"));
     // Several trees: the fallible forms rebuild through the TreeDef too.
     let (a, b) = (linear(1.0), linear(2.0));
-    let err = pytree_std::try_map2(&a, &b, |x, y| {
+    let err = pytree_std::multi::try_map2(&a, &b, |x, y| {
         let sum = &x + &y;
         let n = sum.len();
         sum.into_shape_with_order(IxDyn(&[n]))
@@ -175,7 +175,7 @@ fn a_rank_change_is_an_error_through_map_into_and_try_map2_and_a_documented_pani
 #[test]
 fn map2_and_map_n_combine_views() {
     let (a, b, c) = (mlp(), mlp(), mlp());
-    let sum = pytree_std::map2(&a, &b, |x, y| &x + &y).unwrap();
+    let sum = pytree_std::multi::map2(&a, &b, |x, y| &x + &y).unwrap();
     assert_eq!(sum.layers[0].w[[2, 2]], 16.0);
     let three = pytree_std::map_n(&a, [&b, &c], |x, [y, z]| &x + &y + &z).unwrap();
     assert_eq!(three.layers[1].b, array![6.0, 6.0, 6.0]);
@@ -186,7 +186,7 @@ fn a_shape_mismatch_is_an_error_naming_the_path_and_both_shapes() {
     let a = mlp();
     let mut b = mlp();
     b.layers[1].w = Array2::zeros((2, 16));
-    let err = pytree_std::map2(&a, &b, |x, y| &x + &y).unwrap_err();
+    let err = pytree_std::multi::map2(&a, &b, |x, y| &x + &y).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at .layers[1].w: leaf signature mismatch: expected f32[3,3], found f32[2,16]"
@@ -229,7 +229,7 @@ fn structural_mismatches_still_list_every_place() {
     let mut b = mlp();
     b.layers.pop();
     b.name = "other".into();
-    let err = pytree_std::map2(&a, &b, |x, y| &x + &y).unwrap_err();
+    let err = pytree_std::multi::map2(&a, &b, |x, y| &x + &y).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::Mismatches(all) if all.len() == 2));
 }
 
@@ -244,14 +244,14 @@ fn every_shape_mismatch_is_listed_beside_the_structural_ones() {
     let want = "tree structures differ (2 mismatches found)
   tree 1 at .layers[0].b: leaf signature mismatch: expected f32[3], found f32[4]
   tree 1 at .layers[1].w: leaf signature mismatch: expected f32[3,3], found f32[2,16]";
-    let err = pytree_std::map2(&a, &b, |x, y| &x + &y).unwrap_err();
+    let err = pytree_std::multi::map2(&a, &b, |x, y| &x + &y).unwrap_err();
     assert_eq!(err.to_string(), want);
     let mut c = mlp();
     let err = pytree_std::zip_mut(&mut c, [&b], |mut p, [g]| p += &g).unwrap_err();
     assert_eq!(err.to_string(), want);
     assert_eq!(c, mlp());
-    let err =
-        pytree_std::try_zip_mut_n::<_, 1, 1, String>([&mut c], [&b], |_, _| Ok(())).unwrap_err();
+    let err = pytree_std::multi::try_zip_mut_n::<_, 1, 1, String>([&mut c], [&b], |_, _| Ok(()))
+        .unwrap_err();
     assert_eq!(err.to_string(), want);
 
     // A length mismatch (layers) and a shape mismatch (layers[0].b), in
@@ -287,25 +287,26 @@ fn every_shape_mismatch_is_listed_beside_the_structural_ones() {
 fn get_and_set_by_path_keep_shapes() {
     let mut m = mlp();
     let w = root().field("layers").index(1).field("w");
-    assert_eq!(pytree_std::get(&m, &w).unwrap().shape(), [3, 3]);
+    assert_eq!(pytree_std::paths::get(&m, &w).unwrap().shape(), [3, 3]);
     let b = root().field("layers").index(0).field("b");
-    let old = pytree_std::set(&mut m, &b, array![7.0, 8.0, 9.0].into_dyn()).unwrap();
+    let old = pytree_std::paths::set(&mut m, &b, array![7.0, 8.0, 9.0].into_dyn()).unwrap();
     assert_eq!(old, array![1.0, 1.0, 1.0].into_dyn());
     assert_eq!(m.layers[0].b, array![7.0, 8.0, 9.0]);
 
     let before = m.clone();
-    let err = pytree_std::set(&mut m, &b, array![1.0].into_dyn()).unwrap_err();
+    let err = pytree_std::paths::set(&mut m, &b, array![1.0].into_dyn()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .layers[0].b: leaf signature mismatch: expected f32[3], found f32[1]"
     );
-    let err = pytree_std::set(&mut m, &b, Array2::<f32>::zeros((3, 1)).into_dyn()).unwrap_err();
+    let err =
+        pytree_std::paths::set(&mut m, &b, Array2::<f32>::zeros((3, 1)).into_dyn()).unwrap_err();
     assert_eq!(err.path().to_string(), ".layers[0].b");
     assert_eq!(m, before);
 
-    pytree_std::update(&mut m, &w, |mut x| x[[0, 0]] = -1.0).unwrap();
+    pytree_std::paths::update(&mut m, &w, |mut x| x[[0, 0]] = -1.0).unwrap();
     assert_eq!(m.layers[1].w[[0, 0]], -1.0);
-    let missing = pytree_std::get(&m, &root().field("layers").index(5)).unwrap_err();
+    let missing = pytree_std::paths::get(&m, &root().field("layers").index(5)).unwrap_err();
     assert!(matches!(missing.kind(), ErrorKind::PathNotFound { .. }));
 }
 
@@ -313,7 +314,7 @@ fn get_and_set_by_path_keep_shapes() {
 fn set_subtree_replaces_a_layer_of_the_same_shapes_only() {
     let mut m = mlp();
     let at = root().field("layers").index(1);
-    let old: Linear = pytree_std::set_subtree(&mut m, &at, linear(10.0)).unwrap();
+    let old: Linear = pytree_std::paths::set_subtree(&mut m, &at, linear(10.0)).unwrap();
     assert_eq!(old, linear(2.0));
     assert_eq!(m.layers[1], linear(10.0));
 
@@ -322,7 +323,7 @@ fn set_subtree_replaces_a_layer_of_the_same_shapes_only() {
         w: Array2::zeros((3, 3)),
         b: Array1::zeros(5),
     };
-    let err = pytree_std::set_subtree(&mut m, &at, wrong).unwrap_err();
+    let err = pytree_std::paths::set_subtree(&mut m, &at, wrong).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .layers[1].b: leaf signature mismatch: expected f32[3], found f32[5]"
@@ -335,10 +336,22 @@ fn tree_equal_compares_shapes_then_elements_within_the_tolerance() {
     let a = mlp();
     let mut b = mlp();
     b.layers[0].w[[0, 1]] += 1e-6;
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::EXACT));
-    assert!(pytree_std::tree_equal(&a, &b, Tolerance::new(1e-5, 1e-8)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::EXACT
+    ));
+    assert!(pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(1e-5, 1e-8)
+    ));
     b.layers[0].b = Array1::from_elem(4, 1.0);
-    assert!(!pytree_std::tree_equal(&a, &b, Tolerance::new(1.0, 1.0)));
+    assert!(!pytree_std::tree_equal::tree_equal(
+        &a,
+        &b,
+        Tolerance::new(1.0, 1.0)
+    ));
 }
 
 #[test]
@@ -379,11 +392,12 @@ fn partition_and_combine_split_a_model_of_arrays() {
     };
     type Half = Pair<Option<Array2<f32>>, Option<Array1<f32>>>;
     let (ws, rest): (Half, Half) =
-        pytree_std::partition(m.clone(), |path, _| path.to_string() == ".w").unwrap();
+        pytree_std::filter::partition(m.clone(), |path, _| path.to_string() == ".w").unwrap();
     assert_eq!(ws.w, Some(Array2::ones((2, 2))));
     assert_eq!((ws.b, rest.w.clone()), (None, None));
-    let (ws, _): (Half, Half) = pytree_std::partition(m.clone(), |_, x| x.ndim() == 2).unwrap();
-    let back: Pair<Array2<f32>, Array1<f32>> = pytree_std::combine(ws, rest).unwrap();
+    let (ws, _): (Half, Half) =
+        pytree_std::filter::partition(m.clone(), |_, x| x.ndim() == 2).unwrap();
+    let back: Pair<Array2<f32>, Array1<f32>> = pytree_std::filter::combine(ws, rest).unwrap();
     assert_eq!(back, m);
 }
 
@@ -429,21 +443,21 @@ fn a_vec_of_arrays_is_lent_as_one_run_of_views() {
     let other = v.clone();
     pytree_std::zip_mut(&mut v, [&other], |mut x, [y]| x += &y).unwrap();
     assert_eq!(v[1], Array2::from_elem((1, 3), 2.0));
-    let old = pytree_std::set(
+    let old = pytree_std::paths::set(
         &mut v,
         &root().index(0),
         Array2::from_elem((2, 2), 9.0).into_dyn(),
     )
     .unwrap();
     assert_eq!(old, Array2::<f32>::zeros((2, 2)).into_dyn());
-    let err =
-        pytree_std::set(&mut v, &root().index(1), Array2::zeros((3, 1)).into_dyn()).unwrap_err();
+    let err = pytree_std::paths::set(&mut v, &root().index(1), Array2::zeros((3, 1)).into_dyn())
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [1]: leaf signature mismatch: expected f32[1,3], found f32[3,1]"
     );
     let w = vec![Array2::zeros((2, 2)), Array2::zeros((3, 1))];
-    let err = pytree_std::map2(&v, &w, |x, y| &x + &y).unwrap_err();
+    let err = pytree_std::multi::map2(&v, &w, |x, y| &x + &y).unwrap_err();
     assert_eq!(err.path().to_string(), "[1]");
     assert_eq!(pytree_std::structure(&v).to_string(), "[*, *]");
 }
@@ -457,7 +471,7 @@ fn element_types_name_their_dtype() {
     let sig = <ArrayD<pytree_std::half::f16> as Leaf<Std>>::signature(&halves.view()).unwrap();
     assert_eq!(sig.to_string(), "f16[1]");
     let bools = array![true, false];
-    assert!(pytree_std::tree_equal(
+    assert!(pytree_std::tree_equal::tree_equal(
         &bools,
         &bools.clone(),
         Tolerance::EXACT
@@ -500,9 +514,9 @@ fn a_user_namespace_can_declare_a_foreign_array_type_a_leaf() {
         w: Array2::ones((2, 2)),
         v: Array2::zeros((1, 1)),
     };
-    let (leaves, def) = pytree_core::flatten::<nd::Nd, _>(d);
+    let (leaves, def) = pytree_core::ops::basic::flatten::<nd::Nd, _>(d);
     assert_eq!(leaves[0], Array2::<f32>::ones((2, 2)));
-    let back: Dense = pytree_core::unflatten::<nd::Nd, _, _>(&def, leaves).unwrap();
+    let back: Dense = pytree_core::ops::basic::unflatten::<nd::Nd, _, _>(&def, leaves).unwrap();
     assert_eq!(back.v, Array2::<f32>::zeros((1, 1)));
 }
 
@@ -526,7 +540,7 @@ fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
 #[test]
 fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
     let m = mlp();
-    let (flat, plan) = pytree_std::ravel(&m).unwrap();
+    let (flat, plan) = pytree_std::ravel::ravel(&m).unwrap();
     assert_eq!(flat.len(), 2 * (9 + 3));
     assert_eq!(flat[9..12], [1.0, 1.0, 1.0]); // layers[0].b after the 3x3 w
     let moved: Vec<f32> = flat.iter().map(|x| x + 1.0).collect();
@@ -534,10 +548,10 @@ fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
     assert_eq!(back, pytree_std::map(mlp(), |x| x + 1.0));
     assert!(plan.unravel(&flat[1..]).is_err());
 
-    let s = pytree_std::summary(&m);
+    let s = pytree_std::summary::summary(&m);
     assert_eq!((s.num_leaves(), s.num_elements()), (4, 24));
     assert_eq!(s.num_bytes(), Some(24 * 4));
-    let sigs = pytree_std::signatures(&m).unwrap();
+    let sigs = pytree_std::summary::signatures(&m).unwrap();
     assert_eq!(
         sigs["layers"][1]["w"].as_leaf(),
         Some(&Signature::new(DType::F32, vec![3, 3]))
@@ -551,7 +565,7 @@ fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
         pytree_std::map(mlp(), |x| x * 0.0),
         mlp(),
     );
-    pytree_std::par_zip_mut_n(
+    pytree_std::parallel::par_zip_mut_n(
         [&mut p, &mut mu, &mut nu],
         [&g],
         |[mut p, mut m, mut v], [g]| {
@@ -566,7 +580,7 @@ fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
     let mut bad = mlp();
     bad.layers[0].w = Array2::zeros((1, 1));
     let before = p.clone();
-    let err = pytree_std::par_zip_mut(&mut p, [&bad], |mut x, [y]| x += &y).unwrap_err();
+    let err = pytree_std::parallel::par_zip_mut(&mut p, [&bad], |mut x, [y]| x += &y).unwrap_err();
     assert_eq!(err.path().to_string(), ".layers[0].w");
     assert_eq!(p, before);
 }

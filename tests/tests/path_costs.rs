@@ -65,7 +65,7 @@ fn for_each_with_path_allocates_nothing_per_leaf() {
     let big = vec![1.0f32; 10_000];
     let (n, seen) = allocations(|| {
         let mut seen = 0;
-        pytree_std::for_each_with_path(&big, |_, _| seen += 1);
+        pytree_std::paths::for_each_with_path(&big, |_, _| seen += 1);
         seen
     });
     assert_eq!(seen, 10_000);
@@ -74,7 +74,7 @@ fn for_each_with_path_allocates_nothing_per_leaf() {
     let nested = layers(1_000);
     let (n, states) = allocations(|| {
         let mut states = 0;
-        pytree_std::for_each_with_path(&nested, |path, _| {
+        pytree_std::paths::for_each_with_path(&nested, |path, _| {
             states += usize::from(path.kind() == "state")
         });
         states
@@ -86,7 +86,7 @@ fn for_each_with_path_allocates_nothing_per_leaf() {
 #[test]
 fn leaves_with_path_clones_one_path_per_leaf() {
     let nested = layers(1_000);
-    let (n, pairs) = allocations(|| pytree_std::leaves_with_path(&nested));
+    let (n, pairs) = allocations(|| pytree_std::paths::leaves_with_path(&nested));
     assert_eq!(pairs.len(), 2_000);
     assert!(
         (2_000..=2_000 + 32).contains(&n),
@@ -98,14 +98,14 @@ fn leaves_with_path_clones_one_path_per_leaf() {
 fn get_and_set_by_path_allocate_nothing() {
     let mut big = vec![1.0f32; 10_000];
     let path = KeyPath::root().index(9_999);
-    let (n, found) = allocations(|| pytree_std::get(&big, &path).copied());
+    let (n, found) = allocations(|| pytree_std::paths::get(&big, &path).copied());
     assert_eq!((n, found), (0, Ok(1.0)));
-    let (n, old) = allocations(|| pytree_std::set(&mut big, &path, 2.0));
+    let (n, old) = allocations(|| pytree_std::paths::set(&mut big, &path, 2.0));
     assert_eq!((n, old), (0, Ok(1.0)));
 
     let nested = layers(1_000);
     let path = KeyPath::root().index(700).field("w");
-    let (n, found) = allocations(|| pytree_std::get(&nested, &path).copied());
+    let (n, found) = allocations(|| pytree_std::paths::get(&nested, &path).copied());
     assert_eq!((n, found), (0, Ok(700.0)));
 }
 
@@ -114,10 +114,10 @@ fn reductions_allocate_nothing() {
     let nested = layers(1_000);
     let (n, total) = allocations(|| {
         (
-            pytree_std::sum(&nested),
-            pytree_std::max(&nested).copied(),
-            pytree_std::count(&nested, |x| *x > 10.0),
-            pytree_std::num_leaves(&nested),
+            pytree_std::reduce::sum(&nested),
+            pytree_std::reduce::max(&nested).copied(),
+            pytree_std::reduce::count(&nested, |x| *x > 10.0),
+            pytree_std::reduce::num_leaves(&nested),
         )
     });
     assert_eq!(n, 0);

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use pytree_std::{ErrorKind, KeyEntry, KeyPath, PyTree};
+use pytree_std::{paths::KeyEntry, ErrorKind, KeyPath, PyTree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear<T> {
@@ -81,7 +81,7 @@ fn flatten_with_path_pairs_each_leaf_with_its_jax_style_key_path() {
 #[test]
 fn paths_name_fields_indices_map_keys_and_variants_and_skip_option_and_box() {
     let z = zoo();
-    let pairs = pytree_std::leaves_with_path(&z);
+    let pairs = pytree_std::paths::leaves_with_path(&z);
     assert_eq!(
         shown(&pairs),
         [
@@ -100,7 +100,7 @@ fn paths_name_fields_indices_map_keys_and_variants_and_skip_option_and_box() {
 #[test]
 fn hash_map_paths_come_in_sorted_key_order() {
     let t: HashMap<u32, Vec<i32>> = HashMap::from([(20, vec![1]), (3, vec![2, 3])]);
-    let paths: Vec<String> = pytree_std::leaves_with_path(&t)
+    let paths: Vec<String> = pytree_std::paths::leaves_with_path(&t)
         .into_iter()
         .map(|(p, _)| p.to_string())
         .collect();
@@ -110,7 +110,7 @@ fn hash_map_paths_come_in_sorted_key_order() {
 #[test]
 fn leaves_with_path_agrees_with_flatten_with_path_and_leaves() {
     let z = zoo();
-    let by_ref = pytree_std::leaves_with_path(&z);
+    let by_ref = pytree_std::paths::leaves_with_path(&z);
     let (by_value, _) = pytree_std::flatten_with_path(z.clone());
     assert_eq!(by_ref.len(), by_value.len());
     for ((p1, x1), (p2, x2)) in by_ref.iter().zip(&by_value) {
@@ -124,9 +124,9 @@ fn leaves_with_path_agrees_with_flatten_with_path_and_leaves() {
 #[test]
 fn every_path_from_a_walk_leads_back_to_its_leaf_through_get() {
     let z = zoo();
-    for (path, leaf) in pytree_std::leaves_with_path(&z) {
+    for (path, leaf) in pytree_std::paths::leaves_with_path(&z) {
         assert!(
-            std::ptr::eq(pytree_std::get(&z, &path).unwrap(), leaf),
+            std::ptr::eq(pytree_std::paths::get(&z, &path).unwrap(), leaf),
             "{path}"
         );
     }
@@ -135,7 +135,7 @@ fn every_path_from_a_walk_leads_back_to_its_leaf_through_get() {
 #[test]
 fn for_each_with_path_visits_in_pre_order() {
     let mut seen = Vec::new();
-    pytree_std::for_each_with_path(&mlp(), |path, x| seen.push(format!("{path}:{x}")));
+    pytree_std::paths::for_each_with_path(&mlp(), |path, x| seen.push(format!("{path}:{x}")));
     assert_eq!(
         seen,
         [
@@ -150,7 +150,7 @@ fn for_each_with_path_visits_in_pre_order() {
 #[test]
 fn for_each_mut_with_path_updates_only_the_leaves_it_picks() {
     let mut m = mlp();
-    pytree_std::for_each_mut_with_path(&mut m, |path, b| {
+    pytree_std::paths::for_each_mut_with_path(&mut m, |path, b| {
         if path.entries().last() == Some(&KeyEntry::Field("b")) {
             *b = 0.0;
         }
@@ -203,18 +203,18 @@ fn layer_b(i: usize) -> KeyPath {
 #[test]
 fn get_finds_the_leaf_at_a_path() {
     let m = mlp();
-    assert_eq!(pytree_std::get(&m, &layer_b(1)), Ok(&4.0));
+    assert_eq!(pytree_std::paths::get(&m, &layer_b(1)), Ok(&4.0));
 }
 
 #[test]
 fn get_indexes_a_vec_of_leaves_and_looks_up_map_keys_and_variants() {
     let z = zoo();
     assert_eq!(
-        pytree_std::get(&vec![10, 11, 12], &KeyPath::root().index(2)),
+        pytree_std::paths::get(&vec![10, 11, 12], &KeyPath::root().index(2)),
         Ok(&12)
     );
     assert_eq!(
-        pytree_std::get(&z, &KeyPath::root().field("named").key("bias".to_string())),
+        pytree_std::paths::get(&z, &KeyPath::root().field("named").key("bias".to_string())),
         Ok(&5.0)
     );
     let r = KeyPath::root()
@@ -222,18 +222,18 @@ fn get_indexes_a_vec_of_leaves_and_looks_up_map_keys_and_variants() {
         .index(0)
         .variant("Circle")
         .field("r");
-    assert_eq!(pytree_std::get(&z, &r), Ok(&1.0));
+    assert_eq!(pytree_std::paths::get(&z, &r), Ok(&1.0));
 }
 
 #[test]
 fn get_at_the_root_of_a_single_leaf_is_that_leaf() {
-    assert_eq!(pytree_std::get(&5, &KeyPath::root()), Ok(&5));
-    assert_eq!(pytree_std::get(&Some(5), &KeyPath::root()), Ok(&5));
+    assert_eq!(pytree_std::paths::get(&5, &KeyPath::root()), Ok(&5));
+    assert_eq!(pytree_std::paths::get(&Some(5), &KeyPath::root()), Ok(&5));
 }
 
 #[test]
 fn get_a_missing_index_names_the_path_and_the_longest_existing_prefix() {
-    let err = pytree_std::get(&mlp(), &layer_b(5)).unwrap_err();
+    let err = pytree_std::paths::get(&mlp(), &layer_b(5)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .layers[5].b: no such key path: .layers has no child [5]"
@@ -250,7 +250,7 @@ fn get_a_missing_index_names_the_path_and_the_longest_existing_prefix() {
 
 #[test]
 fn get_a_missing_field_names_it() {
-    let err = pytree_std::get(&mlp(), &KeyPath::root().field("weights")).unwrap_err();
+    let err = pytree_std::paths::get(&mlp(), &KeyPath::root().field("weights")).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .weights: no such key path: <root> has no child .weights"
@@ -259,7 +259,7 @@ fn get_a_missing_field_names_it() {
 
 #[test]
 fn a_static_field_is_not_a_place_in_the_tree() {
-    let err = pytree_std::get(&mlp(), &KeyPath::root().field("name")).unwrap_err();
+    let err = pytree_std::paths::get(&mlp(), &KeyPath::root().field("name")).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .name: no such key path: <root> has no child .name"
@@ -269,7 +269,7 @@ fn a_static_field_is_not_a_place_in_the_tree() {
 #[test]
 fn get_a_map_key_of_another_type_is_not_found() {
     let z = zoo();
-    let err = pytree_std::get(&z, &KeyPath::root().field("named").key("bias")).unwrap_err();
+    let err = pytree_std::paths::get(&z, &KeyPath::root().field("named").key("bias")).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .named[\"bias\"]: no such key path: .named has no child [\"bias\"]"
@@ -284,7 +284,7 @@ fn get_another_variant_than_the_one_present_is_not_found() {
         .index(0)
         .variant("Square")
         .field("0");
-    let err = pytree_std::get(&z, &p).unwrap_err();
+    let err = pytree_std::paths::get(&z, &p).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .shapes[0]::Square.0: no such key path: .shapes[0] has no child ::Square"
@@ -294,12 +294,12 @@ fn get_another_variant_than_the_one_present_is_not_found() {
 #[test]
 fn get_past_a_leaf_is_not_found() {
     let p = layer_b(0).field("x");
-    let err = pytree_std::get(&mlp(), &p).unwrap_err();
+    let err = pytree_std::paths::get(&mlp(), &p).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .layers[0].b.x: no such key path: .layers[0].b has no child .x"
     );
-    let err = pytree_std::get(&vec![1, 2], &KeyPath::root().index(1).index(0)).unwrap_err();
+    let err = pytree_std::paths::get(&vec![1, 2], &KeyPath::root().index(1).index(0)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [1][0]: no such key path: [1] has no child [0]"
@@ -308,17 +308,18 @@ fn get_past_a_leaf_is_not_found() {
 
 #[test]
 fn get_a_subtree_says_what_is_there_instead_of_a_leaf() {
-    let err = pytree_std::get(&mlp(), &KeyPath::root().field("layers").index(0)).unwrap_err();
+    let err =
+        pytree_std::paths::get(&mlp(), &KeyPath::root().field("layers").index(0)).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .layers[0]: node mismatch: expected a leaf, found Linear { w: *, b: * }"
     );
-    let err = pytree_std::get(&zoo(), &KeyPath::root().field("nothing")).unwrap_err();
+    let err = pytree_std::paths::get(&zoo(), &KeyPath::root().field("nothing")).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .nothing: node mismatch: expected a leaf, found None"
     );
-    let err = pytree_std::get(&vec![1, 2], &KeyPath::root()).unwrap_err();
+    let err = pytree_std::paths::get(&vec![1, 2], &KeyPath::root()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at <root>: node mismatch: expected a leaf, found [*, *]"
@@ -328,7 +329,8 @@ fn get_a_subtree_says_what_is_there_instead_of_a_leaf() {
 #[test]
 fn update_calls_the_closure_on_the_leaf_and_returns_its_result() {
     let mut m = mlp();
-    let old = pytree_std::update(&mut m, &layer_b(0), |b| std::mem::replace(b, 20.0)).unwrap();
+    let old =
+        pytree_std::paths::update(&mut m, &layer_b(0), |b| std::mem::replace(b, 20.0)).unwrap();
     assert_eq!(old, 2.0);
     assert_eq!(pytree_std::flatten(m).0, [1.0, 20.0, 3.0, 4.0]);
 }
@@ -337,7 +339,7 @@ fn update_calls_the_closure_on_the_leaf_and_returns_its_result() {
 fn update_at_a_missing_path_does_not_call_the_closure_and_changes_nothing() {
     let mut m = mlp();
     let mut called = false;
-    let err = pytree_std::update(&mut m, &layer_b(2), |_| called = true).unwrap_err();
+    let err = pytree_std::paths::update(&mut m, &layer_b(2), |_| called = true).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .layers[2].b: no such key path: .layers has no child [2]"
@@ -349,8 +351,8 @@ fn update_at_a_missing_path_does_not_call_the_closure_and_changes_nothing() {
 #[test]
 fn update_of_a_subtree_is_an_error_naming_it() {
     let mut m = mlp();
-    let err =
-        pytree_std::update(&mut m, &KeyPath::root().field("layers"), |x| *x = 0.0).unwrap_err();
+    let err = pytree_std::paths::update(&mut m, &KeyPath::root().field("layers"), |x| *x = 0.0)
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .layers: node mismatch: expected a leaf, found [Linear { w: *, b: * }, Linear { w: *, b: * }]"
@@ -366,15 +368,15 @@ fn set_replaces_one_leaf_and_returns_the_old_one() {
         .index(2)
         .variant("Square")
         .field("0");
-    assert_eq!(pytree_std::set(&mut z, &path, 20.0), Ok(2.0));
+    assert_eq!(pytree_std::paths::set(&mut z, &path, 20.0), Ok(2.0));
     assert_eq!(z.shapes[2], Shape::Square(20.0));
     assert_eq!(
-        pytree_std::set(&mut z, &KeyPath::root().field("maybe"), 70.0),
+        pytree_std::paths::set(&mut z, &KeyPath::root().field("maybe"), 70.0),
         Ok(7.0)
     );
     assert_eq!(z.maybe, Some(70.0));
     assert_eq!(
-        pytree_std::set(&mut z, &KeyPath::root().field("boxed"), 80.0),
+        pytree_std::paths::set(&mut z, &KeyPath::root().field("boxed"), 80.0),
         Ok(8.0)
     );
     assert_eq!(*z.boxed, 80.0);
@@ -383,7 +385,10 @@ fn set_replaces_one_leaf_and_returns_the_old_one() {
 #[test]
 fn set_in_a_vec_of_leaves_touches_only_that_element() {
     let mut v = vec![1, 2, 3];
-    assert_eq!(pytree_std::set(&mut v, &KeyPath::root().index(1), 0), Ok(2));
+    assert_eq!(
+        pytree_std::paths::set(&mut v, &KeyPath::root().index(1), 0),
+        Ok(2)
+    );
     assert_eq!(v, [1, 0, 3]);
 }
 
@@ -392,7 +397,7 @@ fn set_subtree_replaces_a_struct_and_returns_the_old_one() {
     let mut m = mlp();
     let path = KeyPath::root().field("layers").index(0);
     let old: Linear<f32> =
-        pytree_std::set_subtree(&mut m, &path, Linear { w: 9.0, b: 9.5 }).unwrap();
+        pytree_std::paths::set_subtree(&mut m, &path, Linear { w: 9.0, b: 9.5 }).unwrap();
     assert_eq!(old, Linear { w: 1.0, b: 2.0 });
     assert_eq!(m.layers[0], Linear { w: 9.0, b: 9.5 });
     assert_eq!(m.layers[1], Linear { w: 3.0, b: 4.0 });
@@ -403,14 +408,15 @@ fn set_subtree_at_the_root_replaces_everything() {
     let mut m = mlp();
     let mut other = mlp();
     other.layers[1].w = -1.0;
-    let old = pytree_std::set_subtree(&mut m, &KeyPath::root(), other.clone()).unwrap();
+    let old = pytree_std::paths::set_subtree(&mut m, &KeyPath::root(), other.clone()).unwrap();
     assert_eq!((old, m), (mlp(), other));
 }
 
 #[test]
 fn set_subtree_of_a_map_value_keeps_the_other_keys() {
     let mut t: BTreeMap<&str, Vec<i32>> = BTreeMap::from([("a", vec![1, 2]), ("b", vec![3])]);
-    let old = pytree_std::set_subtree(&mut t, &KeyPath::root().key("a"), vec![10, 20]).unwrap();
+    let old =
+        pytree_std::paths::set_subtree(&mut t, &KeyPath::root().key("a"), vec![10, 20]).unwrap();
     assert_eq!(old, [1, 2]);
     assert_eq!(t, BTreeMap::from([("a", vec![10, 20]), ("b", vec![3])]));
 }
@@ -419,8 +425,8 @@ fn set_subtree_of_a_map_value_keeps_the_other_keys() {
 fn set_subtree_of_another_structure_is_an_error_and_changes_nothing() {
     let mut m = mlp();
     let path = KeyPath::root().field("layers");
-    let err =
-        pytree_std::set_subtree(&mut m, &path, vec![Linear { w: 0.0f32, b: 0.0 }]).unwrap_err();
+    let err = pytree_std::paths::set_subtree(&mut m, &path, vec![Linear { w: 0.0f32, b: 0.0 }])
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .layers: node mismatch: expected [Linear { w: *, b: * }, Linear { w: *, b: * }], found [Linear { w: *, b: * }]"
@@ -433,7 +439,8 @@ fn set_subtree_with_other_static_data_is_an_error() {
     let mut t = vec![mlp()];
     let mut renamed = mlp();
     renamed.name = "other".into();
-    let err = pytree_std::set_subtree(&mut t, &KeyPath::root().index(0), renamed).unwrap_err();
+    let err =
+        pytree_std::paths::set_subtree(&mut t, &KeyPath::root().index(0), renamed).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [0]: node mismatch: expected Mlp { layers: [Linear { w: *, b: * }, Linear { w: *, b: * }], name: \"mlp\" }, found Mlp { layers: [Linear { w: *, b: * }, Linear { w: *, b: * }], name: \"other\" }"
@@ -444,11 +451,12 @@ fn set_subtree_with_other_static_data_is_an_error() {
 #[test]
 fn set_subtree_of_an_option_field_takes_an_option() {
     let mut z = zoo();
-    let old = pytree_std::set_subtree(&mut z, &KeyPath::root().field("maybe"), Some(0.5)).unwrap();
+    let old =
+        pytree_std::paths::set_subtree(&mut z, &KeyPath::root().field("maybe"), Some(0.5)).unwrap();
     assert_eq!(old, Some(7.0));
     assert_eq!(z.maybe, Some(0.5));
-    let err =
-        pytree_std::set_subtree(&mut z, &KeyPath::root().field("nothing"), Some(1.0)).unwrap_err();
+    let err = pytree_std::paths::set_subtree(&mut z, &KeyPath::root().field("nothing"), Some(1.0))
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .nothing: node mismatch: expected None, found Some(*)"
@@ -458,7 +466,7 @@ fn set_subtree_of_an_option_field_takes_an_option() {
 #[test]
 fn set_subtree_at_a_missing_path_names_it() {
     let mut m = mlp();
-    let err = pytree_std::set_subtree(
+    let err = pytree_std::paths::set_subtree(
         &mut m,
         &KeyPath::root().field("layers").index(3),
         Linear { w: 0.0f32, b: 0.0 },
@@ -518,7 +526,7 @@ fn kinds(pairs: &[(KeyPath, &f32)]) -> Vec<String> {
 fn paths_expose_the_kind_of_the_innermost_tagged_field_default_param() {
     let n = net();
     assert_eq!(
-        kinds(&pytree_std::leaves_with_path(&n)),
+        kinds(&pytree_std::paths::leaves_with_path(&n)),
         [
             ".dense.w: param",
             ".dense.b: param",
@@ -538,7 +546,7 @@ fn the_by_value_and_mutable_walks_report_the_same_kinds() {
     let by_value: Vec<&str> = pairs.iter().map(|(p, _)| p.kind()).collect();
     let mut by_mut = Vec::new();
     let mut n = net();
-    pytree_std::for_each_mut_with_path(&mut n, |p, _| by_mut.push(p.kind()));
+    pytree_std::paths::for_each_mut_with_path(&mut n, |p, _| by_mut.push(p.kind()));
     assert_eq!(by_value, by_mut);
     assert_eq!(
         by_value,
@@ -560,7 +568,7 @@ enum Layer {
 fn enum_variant_fields_carry_their_kinds() {
     let t = vec![Layer::Dense { w: 1.0, steps: 2.0 }, Layer::Norm(3.0, 4.0)];
     assert_eq!(
-        kinds(&pytree_std::leaves_with_path(&t)),
+        kinds(&pytree_std::paths::leaves_with_path(&t)),
         [
             "[0]::Dense.w: param",
             "[0]::Dense.steps: state",
@@ -583,7 +591,7 @@ fn a_kind_under_a_map_or_option_is_inherited_by_every_value() {
         lr: 0.1,
     };
     assert_eq!(
-        kinds(&pytree_std::leaves_with_path(&s)),
+        kinds(&pytree_std::paths::leaves_with_path(&s)),
         [".by_name[\"a\"]: state", ".lr: param"]
     );
 }
@@ -597,7 +605,7 @@ fn kind_is_not_part_of_a_paths_identity() {
     assert_eq!(by_hand.kind(), KeyPath::DEFAULT_KIND);
     assert_eq!(*state, by_hand);
     assert_eq!(
-        pytree_std::get(&net(), &by_hand),
+        pytree_std::paths::get(&net(), &by_hand),
         Ok(&4.0),
         "a path built by hand finds the leaf"
     );

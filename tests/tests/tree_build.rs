@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use pytree_std::{tree, ErrorKind, KeyEntry, KeyPath, Tree};
+use pytree_std::{paths::KeyEntry, tree, ErrorKind, KeyPath, Tree};
 
 fn seed_t1() -> Tree<i64> {
     tree! { "a" => 2, "b" => 30, "x" => { "c" => 4, "d" => 9 } }
@@ -249,17 +249,17 @@ fn map2_pairs_map_entries_by_key_and_names_mismatches() {
     let a = tree! { "x" => 1, "y" => [2, 3] };
     let b = tree! { "y" => [20, 30], "x" => 10 };
     assert_eq!(
-        pytree_std::map2(&a, &b, |p, q| p + q).unwrap(),
+        pytree_std::multi::map2(&a, &b, |p, q| p + q).unwrap(),
         tree! { "x" => 11, "y" => [22, 33] }
     );
     let short = tree! { "x" => 1, "y" => [2] };
-    let err = pytree_std::map2(&a, &short, |p, q| p + q).unwrap_err();
+    let err = pytree_std::multi::map2(&a, &short, |p, q| p + q).unwrap_err();
     assert_eq!(
         err.to_string(),
         r#"tree 1 at ["y"]: sequence length mismatch: expected 2, found 1"#
     );
     let kinds = tree! { "x" => [1], "y" => [2, 3] };
-    let err = pytree_std::map2(&a, &kinds, |p, q| p + q).unwrap_err();
+    let err = pytree_std::multi::map2(&a, &kinds, |p, q| p + q).unwrap_err();
     assert_eq!(
         err.to_string(),
         r#"tree 1 at ["x"]: node mismatch: expected a leaf, found a sequence of length 1"#

@@ -1,6 +1,6 @@
 //! Building and inspecting TreeDefs node by node (optree's
 //! `treespec_leaf/none/tuple/list/dict`, `child`, `entries`, `one_level`,
-//! `walk`, `transform`; JAX's `treedef_tuple`, `treedef_children`,
+//! `walk` (`fold` here), `transform`; JAX's `treedef_tuple`, `treedef_children`,
 //! `flatten_one_level`), on typed structures and on `Tree<L>`'s.
 
 use std::collections::{BTreeMap, HashMap};
@@ -155,11 +155,11 @@ fn one_level_keeps_the_root_and_its_static_data() {
 }
 
 #[test]
-fn walk_folds_the_structure_with_the_leaves() {
+fn fold_folds_the_structure_with_the_leaves() {
     let def = pytree_std::structure(&(linear(), Some(4.0f32), None::<f32>));
     // A Python-like literal with the given leaves.
     let shown = def
-        .walk(
+        .fold(
             ["1", "2", "3", "4"],
             str::to_string,
             |node, kids| match node {
@@ -177,14 +177,14 @@ fn walk_folds_the_structure_with_the_leaves() {
         .unwrap();
     assert_eq!(shown, "(Linear(1, [2, 3]), 4, None)");
     let err = def
-        .walk([1, 2], |x| x, |_, kids| kids.iter().sum())
+        .fold([1, 2], |x| x, |_, kids| kids.iter().sum())
         .unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [0].b[1]: too few leaves for TreeDef: expected 4, got 2"
     );
     let err = def
-        .walk(0..9, |x| x, |_, kids| kids.iter().sum())
+        .fold(0..9, |x| x, |_, kids| kids.iter().sum())
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -193,7 +193,7 @@ fn walk_folds_the_structure_with_the_leaves() {
     let t: Tree<i32> = tree! { "a" => 1, "x" => { "c" => 2, "d" => 3 } };
     let leaves = pytree_std::leaves(&t).into_iter().copied();
     let total = pytree_std::structure(&t)
-        .walk(leaves, |x| x, |_, kids| kids.iter().sum())
+        .fold(leaves, |x| x, |_, kids| kids.iter().sum())
         .unwrap();
     assert_eq!(total, 6);
 }
@@ -258,7 +258,7 @@ fn transform_rewrites_nodes_and_leaves_with_their_paths() {
 
 #[test]
 fn flatten_one_level_gives_the_children_as_subtrees() {
-    let (children, one) = pytree_std::flatten_one_level(linear()).unwrap();
+    let (children, one) = pytree_std::prefix::flatten_one_level(linear()).unwrap();
     assert_eq!(one.to_string(), r#"Linear { w: *, b: *, name: "l" }"#);
     assert_eq!(children.len(), 2);
     assert!(children[0].is_leaf());
@@ -271,11 +271,11 @@ fn flatten_one_level_gives_the_children_as_subtrees() {
     let whole = one.compose(&TreeDef::leaf()).unwrap();
     assert_eq!(whole, one);
     let t: Tree<f32> = tree! { "w" => 1.0, "b" => [2.0, 3.0], "n" => None };
-    let (children, one) = pytree_std::flatten_one_level(t).unwrap();
+    let (children, one) = pytree_std::prefix::flatten_one_level(t).unwrap();
     assert_eq!(one.to_string(), r#"{"w": *, "b": *, "n": *}"#);
     assert_eq!(children[2].def().to_string(), "None");
     assert!(children[2].leaves().is_empty());
-    let err = pytree_std::flatten_one_level(1.0f32).unwrap_err();
+    let err = pytree_std::prefix::flatten_one_level(1.0f32).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at <root>: node mismatch: expected a node, found a leaf"

@@ -7,7 +7,7 @@ mod shaped;
 
 use std::collections::BTreeMap;
 
-use pytree_std::{mode, tree, ErrorKind, PyTree, Tree, Treelize};
+use pytree_std::{tree, treelize::mode, treelize::Treelize, ErrorKind, PyTree, Tree};
 use shaped::{v, Vector};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]

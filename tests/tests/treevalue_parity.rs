@@ -1,5 +1,5 @@
 //! treevalue parity: the walk-through of `func_treelize` in seed 004, run
-//! on dynamic `Tree`s with `Treelize`, `stack`, `unstack` and `rise`. The
+//! on dynamic `Tree`s with `Treelize`, `subside`, `rise` and `unflatten_pairs`. The
 //! seed's printed results are compared as treevalue prints them (the ascii
 //! `Display` of `Tree`); where the seed only describes a result (its
 //! figures), the test spells the described result out.
@@ -9,7 +9,7 @@
 
 use std::cell::RefCell;
 
-use pytree_std::{mode, tree, ErrorKind, Tree, Treelize};
+use pytree_std::{tree, treelize::mode, treelize::Treelize, ErrorKind, Tree};
 
 /// The seed's `gcd`, loop for loop.
 fn gcd(mut a: i64, mut b: i64) -> i64 {
@@ -303,15 +303,16 @@ fn check_subsides_a_list_of_trees_and_rises_a_pair_of_trees() {
     let t3 = tree! { "x" => { "d" => 7, "c" => 3 }, "b" => -12, "a" => 9 };
     let def = pytree_std::structure(&t1);
     // subside: a list of trees becomes one tree of lists
-    let stacked: Tree<i64> = pytree_std::stack([t1, t2, t3]).unwrap();
+    let stacked: Tree<i64> = pytree_std::transpose::subside([t1, t2, t3]).unwrap();
     assert_eq!(stacked["x"]["c"], tree!([7, 2, 3]));
     // check runs once per place, on the list of values there
-    let results = pytree_std::flatten_up_to(&def, stacked)
+    let results = pytree_std::prefix::flatten_up_to(&def, stacked)
         .unwrap()
         .into_iter()
         .map(|column| check(column.leaves(), |x| x % 2 == 0));
-    // rise: the (position, count) pairs become two trees
-    let (tr1, tr2): (Tree<usize>, Tree<usize>) = pytree_std::rise(&def, results).unwrap();
+    // unflatten_pairs: the (position, count) pairs become two trees
+    let (tr1, tr2): (Tree<usize>, Tree<usize>) =
+        pytree_std::transpose::unflatten_pairs(&def, results).unwrap();
     assert_eq!(
         tr1.to_string(),
         "├── a --> 0\n\
@@ -331,22 +332,22 @@ fn check_subsides_a_list_of_trees_and_rises_a_pair_of_trees() {
 }
 
 #[test]
-fn stack_then_split_gives_the_trees_back() {
+fn subside_then_rise_gives_the_trees_back() {
     // The seed's torch.stack / torch.split example, with lists for tensors.
     let trees: Vec<Tree<i64>> = (0..10)
         .map(|k| tree! { "a" => k, "b" => (10 + k), "x" => { "c" => (20 + k) } })
         .collect();
-    let st: Tree<i64> = pytree_std::stack(trees.clone()).unwrap();
+    let st: Tree<i64> = pytree_std::transpose::subside(trees.clone()).unwrap();
     assert_eq!(st["a"], (0..10).map(Tree::leaf).collect::<Tree<i64>>());
-    let splitted: Vec<Tree<i64>> = pytree_std::unstack(st).unwrap();
+    let splitted: Vec<Tree<i64>> = pytree_std::transpose::rise(st).unwrap();
     assert_eq!(splitted, trees);
 }
 
 #[test]
-fn stacking_trees_whose_keys_differ_names_the_keys() {
+fn subsiding_trees_whose_keys_differ_names_the_keys() {
     let a = tree! { "a" => 1, "x" => { "c" => 2 } };
     let b = tree! { "a" => 1, "x" => { "d" => 2 } };
-    let err = pytree_std::stack::<_, Tree<i64>>([a, b]).unwrap_err();
+    let err = pytree_std::transpose::subside::<_, Tree<i64>>([a, b]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at [\"x\"]: map key mismatch; expected key(s): [\"c\"], got key(s): [\"d\"], \

@@ -140,7 +140,7 @@ fn every_reader_of_a_huge_treedef_is_cheap_or_says_no() {
     assert!(cheap("compose", || def.compose(&TreeDef::leaf())).is_ok());
     let pair = pytree_std::structure(&(0u8, 0u8));
     assert!(cheap("transpose", || {
-        pytree_std::transpose::<_, Vec<(u8, u8)>>(&def, &pair, vec![(1u8, 2u8)])
+        pytree_std::transpose::transpose::<_, Vec<(u8, u8)>>(&def, &pair, vec![(1u8, 2u8)])
     })
     .is_err());
     assert!(cheap("unflatten", || pytree_std::unflatten::<Vec<u8>>(
@@ -157,14 +157,14 @@ fn every_reader_of_a_huge_treedef_is_cheap_or_says_no() {
         [1u8]
     ))
     .is_err());
-    assert!(cheap("flatten_up_to", || pytree_std::flatten_up_to(
+    assert!(cheap("flatten_up_to", || pytree_std::prefix::flatten_up_to(
         &def,
         vec![1u8, 2]
     ))
     .is_err());
     assert!(cheap("to_pytree", || tree!([1u8, 2]).to_pytree::<Vec<u8>>(&def)).is_err());
     assert!(cheap("rise", || {
-        pytree_std::rise::<u8, u8, Vec<u8>, Vec<u8>>(&def, [(1u8, 2u8)])
+        pytree_std::transpose::unflatten_pairs::<u8, u8, Vec<u8>, Vec<u8>>(&def, [(1u8, 2u8)])
     })
     .is_err());
     assert!(cheap("serialize", || serde_json::to_string(&def)).is_ok());
@@ -180,10 +180,10 @@ fn every_reader_of_a_huge_treedef_is_cheap_or_says_no() {
     );
     assert!(cheap("leaf_path", || def.leaf_path(n)).is_none());
     let p = cheap("parse_key_path", || {
-        def.parse_key_path("[999999999999999999]", pytree_std::KeyStr::FULL)
+        def.parse_key_path("[999999999999999999]", pytree_std::paths::KeyStr::FULL)
     });
     assert_eq!(p.unwrap().to_string(), "[999999999999999999]");
-    assert!(cheap("walk", || def.walk([1u8], |x| x, |_, _| 0)).is_err());
+    assert!(cheap("fold", || def.fold([1u8], |x| x, |_, _| 0)).is_err());
     assert!(cheap("is_strict_prefix_of", || !def.is_strict_prefix_of(&other)));
     assert!(cheap("broadcast_to_common_suffix", || def
         .broadcast_to_common_suffix(&shorter))
@@ -428,22 +428,24 @@ fn partition_then_combine_is_the_identity_for_dynamic_trees() {
     for t in trees {
         for pred in [|_: &i32| true, |_: &i32| false, |x: &i32| x % 2 == 1] {
             let (a, b): (Tree<i32>, Tree<i32>) =
-                pytree_std::partition(t.clone(), |_, x| pred(x)).unwrap();
-            let back: Tree<i32> = pytree_std::combine(a, b).unwrap();
+                pytree_std::filter::partition(t.clone(), |_, x| pred(x)).unwrap();
+            let back: Tree<i32> = pytree_std::filter::combine(a, b).unwrap();
             assert_eq!(back, t);
         }
     }
     // Typed halves combine into a tree too; a leaf held twice is an error.
-    let v: Tree<i32> = pytree_std::combine(vec![Some(1), None], vec![None, Some(2)]).unwrap();
+    let v: Tree<i32> =
+        pytree_std::filter::combine(vec![Some(1), None], vec![None, Some(2)]).unwrap();
     assert_eq!(v, tree!([1, 2]));
-    let err = pytree_std::combine::<_, Tree<i32>>(tree!([1]), tree!([2])).unwrap_err();
+    let err = pytree_std::filter::combine::<_, Tree<i32>>(tree!([1]), tree!([2])).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [0]: trees 0 and 1 both hold a leaf here; combine needs exactly one"
     );
-    let err = pytree_std::combine::<_, Tree<i32>>(tree!([1]), tree!({ "k" => 2 })).unwrap_err();
+    let err =
+        pytree_std::filter::combine::<_, Tree<i32>>(tree!([1]), tree!({ "k" => 2 })).unwrap_err();
     assert!(err.to_string().contains("node mismatch"), "{err}");
-    let m: Tree<i32> = pytree_std::combine(
+    let m: Tree<i32> = pytree_std::filter::combine(
         BTreeMap::from([("a", Some(1)), ("b", None)]),
         BTreeMap::from([("a", None), ("b", Some(2))]),
     )
@@ -484,8 +486,8 @@ fn budgeted_readers_say_no(def: &TreeDef) {
     }
     says_no("leaf_paths", def.leaf_paths().map(|k| k.len()));
     says_no(
-        "walk",
-        def.walk(0..def.num_leaves(), |i| i, |_, kids| kids.len()),
+        "fold",
+        def.fold(0..def.num_leaves(), |i| i, |_, kids| kids.len()),
     );
     let pair = pytree_std::structure(&(0u8, 0u8));
     says_no("compose", def.compose(&pair).map(|c| c.num_leaves()));
@@ -553,8 +555,8 @@ fn the_budget_is_what_the_caller_sets() {
         err.starts_with("at <root>: the children of this TreeDef would take "),
         "{err}"
     );
-    // Raised for one scope, a trusted TreeDef of 2^32 leaves is walked
-    // (its results are zero-sized, so the walk allocates nothing per leaf).
+    // Raised for one scope, a trusted TreeDef of 2^32 leaves is folded
+    // (its results are zero-sized, so the fold allocates nothing per leaf).
     let big = read(AT_THE_LEAF_LIMIT).unwrap();
     let (bytes, _, kids) = allocations(|| TreeDefLimits::UNLIMITED.scope(|| big.num_children()));
     assert_eq!((bytes, kids), (0, 1 << 32));
@@ -730,16 +732,16 @@ fn the_transposes_answer_to_the_tree_they_hold_not_to_the_output_budget() {
     // ... but the transposes build that structure for a tree whose leaves
     // they hold, so they are bounded by it.
     let zipped: Vec<(u32, u32)> = tight
-        .scope(|| pytree_std::zip(vec![1u32; n], vec![2u32; n]))
+        .scope(|| pytree_std::transpose::pair_leaves(vec![1u32; n], vec![2u32; n]))
         .unwrap();
     assert_eq!(zipped.len(), n);
     assert_eq!(zipped[n - 1], (1, 2));
     let back: (Vec<u32>, Vec<u32>) = tight
-        .scope(|| pytree_std::transpose(&def, &pair, zipped))
+        .scope(|| pytree_std::transpose::transpose(&def, &pair, zipped))
         .unwrap();
     assert_eq!((back.0.len(), back.1[0]), (n, 2));
     let stacked: Vec<Vec<u32>> = tight
-        .scope(|| pytree_std::stack((0..n as u32).map(|i| vec![i, i])))
+        .scope(|| pytree_std::transpose::subside((0..n as u32).map(|i| vec![i, i])))
         .unwrap();
     assert_eq!(stacked[1][n - 1], (n - 1) as u32);
 }

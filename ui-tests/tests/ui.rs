@@ -1,6 +1,7 @@
 //! Compile-fail tests: each misuse of `#[derive(PyTree)]` (and of the
-//! `Treelize` builder, in `tests/treelize/`) and the message it
-//! must produce, pinned in `tests/ui/<what-goes-wrong>.stderr`.
+//! `Treelize` builder, in `tests/treelize/`, and a bad call of an
+//! operation, in `tests/ops/`) and the message it must produce, pinned in
+//! `tests/<dir>/<what-goes-wrong>.stderr`.
 //! Regenerate after an intended change with `TRYBUILD=overwrite`.
 
 /// One test function for every case: trybuild builds its cases in one
@@ -14,4 +15,10 @@ fn derive_and_builder_misuse_are_compile_errors_pointing_at_the_user_code() {
     t.compile_fail("tests/ui/*.rs");
     // `missing` in a Treelize mode that never uses it
     t.compile_fail("tests/treelize/*.rs");
+}
+
+#[test]
+fn a_bad_call_of_an_operation_is_an_error_at_the_call() {
+    let t = trybuild::TestCases::new();
+    t.compile_fail("tests/ops/*.rs");
 }

@@ -3,7 +3,7 @@
 //! borrows the tree (the library's `flatten_with_path` consumes it; with
 //! `f64` leaves the cost is the same).
 
-use pytree_std::{KeyEntry, KeyPath};
+use pytree_std::{paths::KeyEntry, KeyPath};
 
 use crate::shapes::{Attn, Gb, Layer, Mlp, Transformer, Wb, W};
 
@@ -467,7 +467,7 @@ mod tests {
         let (a, b) = (t1(), t1());
         assert_eq!(
             map2(&a, &b, |x, y| x + y),
-            pytree_std::map2(&a, &b, |x, y| x + y).unwrap()
+            pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap()
         );
         assert_eq!(
             map2_result(&a, &b, |x, y| x + y).unwrap(),

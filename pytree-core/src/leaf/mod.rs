@@ -184,7 +184,7 @@ impl<Ns> Leaf<Ns> for Infallible {
 /// /// A namespace where a `Vec<f32>` is one leaf (a tensor), not a sequence.
 /// pub struct Coarse;
 /// impl_leaf!(Coarse => Vec<f32>);
-/// let (leaves, def) = pytree_core::flatten::<Coarse, _>(vec![1.0f32, 2.0]);
+/// let (leaves, def) = pytree_core::ops::basic::flatten::<Coarse, _>(vec![1.0f32, 2.0]);
 /// assert_eq!(leaves, [vec![1.0, 2.0]]);
 /// assert!(def.is_leaf());
 /// ```
@@ -196,7 +196,7 @@ impl<Ns> Leaf<Ns> for Infallible {
 /// pub struct Coarse;
 /// pub struct Tensor<T> { data: Vec<T> }
 /// pytree_core::impl_leaf!(impl [T] Coarse => Tensor<T> where [T: Clone + 'static]);
-/// let (leaves, _) = pytree_core::flatten::<Coarse, _>(Tensor { data: vec![1u8] });
+/// let (leaves, _) = pytree_core::ops::basic::flatten::<Coarse, _>(Tensor { data: vec![1u8] });
 /// assert_eq!(leaves[0].data, [1]);
 /// ```
 #[macro_export]

@@ -2,7 +2,7 @@
 //! `get` a leaf, `update` it with a closure, `set` it, or `set_subtree` to
 //! replace a whole subtree by another value of the same structure.
 //!
-//! A [`PathMatcher`] follows the walk's `enter`/`exit` and counts how much
+//! A `PathMatcher` follows the walk's `enter`/`exit` and counts how much
 //! of the wanted path the current place matches, comparing borrowed keys
 //! with the wanted entries (no path is built, no key cloned). A sequence of
 //! leaves is indexed directly. A path that leads nowhere is an error naming
@@ -236,9 +236,19 @@ fn not_a_leaf<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Error {
     }
 }
 
-/// The engine of `pytree_std::get` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::get` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::at_path::get::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::{KeyPath, PyTree};
+/// #[derive(PyTree)]
+/// struct Linear { w: f32, b: f32 }
+/// let layers = vec![Linear { w: 1.0, b: 2.0 }];
+/// assert_eq!(pytree_core::ops::at_path::get::<pytree_std::Std, _>(&layers, &KeyPath::root().index(0).field("b")), Ok(&2.0));
+/// let err = pytree_core::ops::at_path::get::<pytree_std::Std, _>(&layers, &KeyPath::root().index(0)).unwrap_err();
+/// assert_eq!(err.to_string(), "at [0]: node mismatch: expected a leaf, found Linear { w: *, b: * }");
+/// ```
 pub fn get<'a, Ns, T: Flatten<Ns>>(
     tree: &'a T,
     path: &KeyPath,
@@ -289,9 +299,17 @@ impl<M, F: FnOnce(M) -> R, R> VisitMut<M> for UpdateLeaf<'_, F, R> {
     }
 }
 
-/// The engine of `pytree_std::update` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::update` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::at_path::update::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::KeyPath;
+/// let mut t = (1i32, vec![2i32, 3]);
+/// pytree_core::ops::at_path::update::<pytree_std::Std, _, _>(&mut t, &KeyPath::root().index(1).index(0), |x| *x *= 100)?;
+/// assert_eq!(t, (1, vec![200, 3]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn update<Ns, T, R>(
     tree: &mut T,
     path: &KeyPath,
@@ -318,9 +336,18 @@ where
     })
 }
 
-/// The engine of `pytree_std::set` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::set` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::at_path::set::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::KeyPath;
+/// let mut t = vec![1, 2];
+/// assert_eq!(pytree_core::ops::at_path::set::<pytree_std::Std, _>(&mut t, &KeyPath::root().index(0), 10), Ok(1));
+/// assert_eq!(t, [10, 2]);
+/// let err = pytree_core::ops::at_path::set::<pytree_std::Std, _>(&mut t, &KeyPath::root().index(2), 0).unwrap_err();
+/// assert_eq!(err.to_string(), "at [2]: no such key path: <root> has no child [2]");
+/// ```
 pub fn set<Ns, T: Flatten<Ns>>(
     tree: &mut T,
     path: &KeyPath,
@@ -385,9 +412,19 @@ impl<'t, Ns, L: Leaf<Ns>, I: Iterator<Item = L>> VisitMut<L::Mut<'t>>
     }
 }
 
-/// The engine of `pytree_std::set_subtree` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::set_subtree` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::at_path::set_subtree::<Ns, ..>(..)`.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use pytree_std::KeyPath;
+/// let mut t = BTreeMap::from([("a".to_string(), vec![1, 2]), ("b".to_string(), vec![3])]);
+/// let old = pytree_core::ops::at_path::set_subtree::<pytree_std::Std, _, _>(&mut t, &KeyPath::root().key("a".to_string()), vec![7, 8])?;
+/// assert_eq!(old, [1, 2]);
+/// assert_eq!(t["a"], [7, 8]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn set_subtree<Ns, T, S>(tree: &mut T, path: &KeyPath, subtree: S) -> Result<S, Error>
 where
     T: Flatten<Ns>,

@@ -200,9 +200,15 @@ impl<M, F: FnMut(M)> VisitMut<M> for ForEach<F> {
     }
 }
 
-/// The engine of `pytree_std::flatten` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::flatten` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::basic::flatten::<Ns, ..>(..)`.
+///
+/// ```
+/// let (leaves, def) = pytree_core::ops::basic::flatten::<pytree_std::Std, _>(vec![1.0, 2.0]);
+/// assert_eq!(leaves, [1.0, 2.0]);
+/// assert_eq!(def.to_string(), "[*, *]");
+/// ```
 pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
     let hint = tree.leaf_count_hint();
     let mut sink = FlattenSink {
@@ -216,9 +222,18 @@ pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
     sink.finish()
 }
 
-/// The engine of `pytree_std::unflatten` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::unflatten` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::basic::unflatten::<Ns, ..>(..)`.
+///
+/// ```
+/// let def = pytree_std::structure(&(0, 0));
+/// let t: (i32, i32) = pytree_core::ops::basic::unflatten::<pytree_std::Std, _, _>(&def, [1, 2])?;
+/// assert_eq!(t, (1, 2));
+/// let err = pytree_core::ops::basic::unflatten::<pytree_std::Std, (i32, i32), _>(&def, [1, 2, 3]).unwrap_err();
+/// assert_eq!(err.to_string(), "at <root>: too many leaves for TreeDef: expected 2, got 3");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn unflatten<Ns, T, I>(def: &TreeDef, leaves: I) -> Result<T, Error>
 where
     T: Unflatten<Ns>,
@@ -241,9 +256,13 @@ where
     Ok(value)
 }
 
-/// The engine of `pytree_std::structure` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::structure` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::basic::structure::<Ns, ..>(..)`.
+///
+/// ```
+/// assert_eq!(pytree_core::ops::basic::structure::<pytree_std::Std, _>(&Some((1, 2))).to_string(), "Some((*, *))");
+/// ```
 pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
     let mut v = StructureVisitor {
         def: TreeDefBuilder::new(),
@@ -252,9 +271,13 @@ pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
     v.def.build()
 }
 
-/// The engine of `pytree_std::leaves` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::leaves` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::basic::leaves::<Ns, ..>(..)`.
+///
+/// ```
+/// assert_eq!(pytree_core::ops::basic::leaves::<pytree_std::Std, _>(&(1, [2, 3])), [&1, &2, &3]);
+/// ```
 pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<LeafRef<'_, Ns, T::Leaf>> {
     let mut v = LeavesVisitor {
         out: Vec::with_capacity(tree.leaf_count_hint()),
@@ -263,9 +286,17 @@ pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<LeafRef<'_, Ns, T::Leaf>> {
     v.out
 }
 
-/// The engine of `pytree_std::leaves_mut` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::leaves_mut` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::basic::leaves_mut::<Ns, ..>(..)`.
+///
+/// ```
+/// let mut t = (1.0f32, vec![2.0f32, 3.0]);
+/// let mut all = pytree_core::ops::basic::leaves_mut::<pytree_std::Std, _>(&mut t);
+/// let (first, rest) = all.split_at_mut(1);
+/// *first[0] += *rest[1]; // two leaves at once
+/// assert_eq!(t.0, 4.0);
+/// ```
 pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Leaf>> {
     let mut v = LeavesVisitor {
         out: Vec::with_capacity(tree.leaf_count_hint()),
@@ -274,16 +305,26 @@ pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Le
     v.out
 }
 
-/// The engine of `pytree_std::map` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::map` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::basic::map::<Ns, ..>(..)`.
+///
+/// ```
+/// assert_eq!(pytree_core::ops::basic::map::<pytree_std::Std, _, _>((1, vec![2]), |x| x + 1), (2, vec![3]));
+/// ```
 pub fn map<Ns, T: Flatten<Ns>, F: FnMut(T::Leaf) -> T::Leaf>(tree: T, mut f: F) -> T {
     tree.map_leaves(&mut f)
 }
 
-/// The engine of `pytree_std::map_into` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::map_into` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::basic::map_into::<Ns, ..>(..)`.
+///
+/// ```
+/// let t: Vec<f64> = pytree_core::ops::basic::map_into::<pytree_std::Std, _, _, _>(vec![1.0f32], f64::from)?;
+/// assert_eq!(t, [1.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn map_into<Ns, T, U, F>(tree: T, f: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -294,9 +335,15 @@ where
     unflatten::<Ns, U, _>(&def, leaves.into_iter().map(f))
 }
 
-/// The engine of `pytree_std::for_each` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::for_each` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::basic::for_each::<Ns, ..>(..)`.
+///
+/// ```
+/// let mut n = 0;
+/// pytree_core::ops::basic::for_each::<pytree_std::Std, _, _>(&vec![(1, 2)], |_| n += 1);
+/// assert_eq!(n, 2);
+/// ```
 pub fn for_each<'a, Ns, T, F>(tree: &'a T, f: F)
 where
     T: Flatten<Ns>,
@@ -305,9 +352,15 @@ where
     tree.visit(&mut ForEach(f));
 }
 
-/// The engine of `pytree_std::for_each_mut` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::for_each_mut` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::basic::for_each_mut::<Ns, ..>(..)`.
+///
+/// ```
+/// let mut t = (1.0f32, vec![2.0f32]);
+/// pytree_core::ops::basic::for_each_mut::<pytree_std::Std, _, _>(&mut t, |x: &mut f32| *x *= 10.0);
+/// assert_eq!(t, (10.0, vec![20.0]));
+/// ```
 pub fn for_each_mut<'a, Ns, T, F>(tree: &'a mut T, f: F)
 where
     T: Flatten<Ns>,

@@ -84,9 +84,17 @@ impl<M> VisitMut<M> for Nth<M> {
     }
 }
 
-/// The engine of `pytree_std::leaf_at` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::leaf_at` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::by_index::leaf_at::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::{tree, Tree};
+/// let t: Tree<i32> = tree! { "a" => 1, "x" => { "c" => 2, "d" => 3 } };
+/// assert_eq!(pytree_core::ops::by_index::leaf_at::<pytree_std::Std, _>(&t, 2)?, &3);
+/// assert!(pytree_core::ops::by_index::leaf_at::<pytree_std::Std, _>(&t, 3).is_err());
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn leaf_at<Ns, T: Flatten<Ns>>(
     tree: &T,
     index: usize,
@@ -96,9 +104,16 @@ pub fn leaf_at<Ns, T: Flatten<Ns>>(
     v.result()
 }
 
-/// The engine of `pytree_std::leaf_at_mut` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::leaf_at_mut` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::by_index::leaf_at_mut::<Ns, ..>(..)`.
+///
+/// ```
+/// let mut t = (1.0f32, vec![2.0f32, 3.0]);
+/// *pytree_core::ops::by_index::leaf_at_mut::<pytree_std::Std, _>(&mut t, 2)? = 30.0;
+/// assert_eq!(t, (1.0, vec![2.0, 30.0]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn leaf_at_mut<Ns, T: Flatten<Ns>>(
     tree: &mut T,
     index: usize,
@@ -146,9 +161,16 @@ impl<R> Visit<R> for NthPath {
     }
 }
 
-/// The engine of `pytree_std::leaf_path_at` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::leaf_path_at` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::by_index::leaf_path_at::<Ns, ..>(..)`.
+///
+/// ```
+/// let t = (1, vec![2, 3]);
+/// assert_eq!(pytree_core::ops::by_index::leaf_path_at::<pytree_std::Std, _>(&t, 2)?.to_string(), "[1][1]");
+/// assert_eq!(pytree_std::structure(&t).leaf_path(2), Some(pytree_core::ops::by_index::leaf_path_at::<pytree_std::Std, _>(&t, 2)?));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn leaf_path_at<Ns, T: Flatten<Ns>>(tree: &T, index: usize) -> Result<KeyPath, Error> {
     let mut v = NthPath {
         tracker: PathTracker::new(),

@@ -36,9 +36,17 @@ fn failed_at(def: &crate::TreeDef, i: usize, err: impl LeafFnErr) -> Error {
     }
 }
 
-/// The engine of `pytree_std::try_map` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::try_map` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::fallible::try_map::<Ns, ..>(..)`.
+///
+/// ```
+/// let t: (u8, Vec<u8>) = pytree_core::ops::fallible::try_map::<pytree_std::Std, _, _, _, _>((1i32, vec![2i32]), u8::try_from)?;
+/// assert_eq!(t, (1, vec![2]));
+/// let err = pytree_core::ops::fallible::try_map::<pytree_std::Std, _, (u8, Vec<u8>), _, _>((1i32, vec![300i32]), u8::try_from).unwrap_err();
+/// assert_eq!(err.to_string(), "at [1][0]: the function failed: out of range integral type conversion attempted");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn try_map<Ns, T, U, E, F>(tree: T, mut f: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -57,9 +65,16 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// The engine of `pytree_std::try_map_n` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::multi::try_map_n` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::fallible::try_map_n::<Ns, ..>(..)`.
+///
+/// ```
+/// let t = pytree_core::ops::fallible::try_map_n::<pytree_std::Std, _, _, _, _>(&vec![1u8, 2], [&vec![3u8, 4], &vec![5u8, 250]], |a, [b, c]| {
+///     a.checked_add(*b).and_then(|s| s.checked_add(*c)).ok_or("overflow")
+/// });
+/// assert_eq!(t.unwrap_err().to_string(), "at [1]: the function failed: overflow");
+/// ```
 pub fn try_map_n<Ns, T, const N: usize, E, F>(
     first: &T,
     others: [&T; N],
@@ -88,9 +103,22 @@ where
     unflatten::<Ns, T, _>(&def, out)
 }
 
-/// The engine of `pytree_std::try_zip_mut` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::multi::try_zip_mut` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::fallible::try_zip_mut::<Ns, ..>(..)`.
+///
+/// ```
+/// let mut p = vec![1.0f64, 2.0, 3.0];
+/// let g = vec![0.5f64, f64::NAN, 0.5];
+/// let err = pytree_core::ops::fallible::try_zip_mut::<pytree_std::Std, _, _, _, _>(&mut p, [&g], |p, [g]| {
+///     if g.is_nan() { return Err("NaN gradient"); }
+///     *p -= g;
+///     Ok(())
+/// })
+/// .unwrap_err();
+/// assert_eq!(err.to_string(), "at [1]: the function failed: NaN gradient");
+/// assert_eq!(p, [0.5, 2.0, 3.0]);
+/// ```
 pub fn try_zip_mut<Ns, T, const N: usize, E, F>(
     tree: &mut T,
     others: [&T; N],
@@ -120,9 +148,20 @@ where
     }
 }
 
-/// The engine of `pytree_std::try_for_each_mut` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::basic::try_for_each_mut` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::fallible::try_for_each_mut::<Ns, ..>(..)`.
+///
+/// ```
+/// let mut t = (1u8, vec![200u8, 3]);
+/// let err = pytree_core::ops::fallible::try_for_each_mut::<pytree_std::Std, _, _, _>(&mut t, |x| {
+///     *x = x.checked_mul(2).ok_or("overflow")?;
+///     Ok::<(), &str>(())
+/// })
+/// .unwrap_err();
+/// assert_eq!(err.to_string(), "at [1][0]: the function failed: overflow");
+/// assert_eq!(t, (2, vec![200, 3]));
+/// ```
 pub fn try_for_each_mut<Ns, T, E, F>(tree: &mut T, mut f: F) -> Result<(), Error>
 where
     T: Flatten<Ns>,

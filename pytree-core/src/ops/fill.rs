@@ -19,9 +19,23 @@ use crate::traits::flatten::{Flatten, NodeView, Source, Unflatten};
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::Static;
 
-/// The engine of `pytree_std::partition_fill` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::filter::partition_fill` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::fill::partition_fill::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::PyTree;
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Counter { #[pytree(kind = "state")] count: f64, bias: f64 }
+/// let (params, state) = pytree_core::ops::fill::partition_fill::<pytree_std::Std, _, _, _>(
+///     Counter { count: 3.0, bias: 0.5 },
+///     |path, _| path.kind() == "param",
+///     |_, _| 0.0,
+/// )?;
+/// assert_eq!(params, Counter { count: 0.0, bias: 0.5 });
+/// assert_eq!(state, Counter { count: 3.0, bias: 0.0 });
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn partition_fill<Ns, T, F, G>(tree: T, mut pred: F, mut fill: G) -> Result<(T, T), Error>
 where
     T: Unflatten<Ns>,
@@ -45,9 +59,18 @@ where
     Ok((kept, rest))
 }
 
-/// The engine of `pytree_std::filter_fill` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::filter::filter_fill` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::fill::filter_fill::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::{tree, Tree};
+/// let t: Tree<f32> = tree! { "w" => 2.0, "b" => -1.0 };
+/// let kept = pytree_core::ops::fill::filter_fill::<pytree_std::Std, _, _, _>(t, |_, x| *x > 0.0, |_, _| f32::NAN)?;
+/// assert!(kept["b"].as_leaf().is_some_and(|x| x.is_nan()));
+/// assert_eq!(kept["w"], Tree::leaf(2.0));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn filter_fill<Ns, T, F, G>(tree: T, mut pred: F, mut fill: G) -> Result<T, Error>
 where
     T: Unflatten<Ns>,
@@ -152,9 +175,20 @@ impl<L, S: Source<L>, G: FnMut() -> L> Source<L> for FillSource<S, G> {
     }
 }
 
-/// The engine of `pytree_std::replace_nones` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::filter::replace_nones` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::fill::replace_nones::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::{tree, PyTree, Tree};
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Linear<T> { w: T, b: T }
+/// let half = Linear { w: Some(1.0f32), b: None };
+/// assert_eq!(pytree_core::ops::fill::replace_nones::<pytree_std::Std, _, Linear<f32>, _>(half, || 0.0)?, Linear { w: 1.0, b: 0.0 });
+/// let t: Tree<f32> = tree! { "w" => 1.0, "b" => None };
+/// assert_eq!(pytree_core::ops::fill::replace_nones::<pytree_std::Std, _, Tree<f32>, _>(t, || 0.0)?, tree! { "w" => 1.0, "b" => 0.0 });
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn replace_nones<Ns, U, T, G>(tree: U, fill: G) -> Result<T, Error>
 where
     U: Flatten<Ns>,

@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind};
 use crate::traits::flatten::Flatten;
 use crate::traits::visit::{NodeRef, Sink};
 use crate::treedef::static_data::StaticValue;
-use crate::treedef::{Item, TreeDef, TreeDefBuilder, Walker};
+use crate::treedef::{Decoder, Item, TreeDef, TreeDefBuilder};
 
 /// Appends a value's nodes and leaves to the result under construction.
 struct GraftSink<'a, L> {
@@ -50,8 +50,8 @@ pub(crate) fn graft<Ns, V: Flatten<Ns>>(
     let mut builder = TreeDefBuilder::new();
     let mut values = values.into_iter();
     let mut used = 0;
-    let mut walker = Walker::new(def);
-    while let Some(item) = walker.next_item() {
+    let mut decoder = Decoder::new(def);
+    while let Some(item) = decoder.next_item() {
         match item {
             Item::Node(node, statics) => builder.raw(node, statics),
             Item::Leaf => {

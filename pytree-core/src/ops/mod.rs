@@ -1,28 +1,46 @@
-//! The engine of every operation, generic over the namespace; pytree-std's
-//! ops table documents each one once and fixes the namespace.
+//! The engine of every operation, generic over the namespace `Ns`: each
+//! function here is `pytree_std`'s function of the same name (documented
+//! there, with the namespace fixed to `Std`) for any namespace. Call one
+//! with the namespace named, e.g.
+//! `pytree_core::ops::basic::flatten::<MyNs, _>(tree)`; `pytree_std`
+//! re-exports this module as `pytree_std::generic`, so a user of a
+//! namespace of their own needs no dependency on this crate.
 //!
-//! One module per family:
-//! - `basic`: flatten, unflatten, structure, leaves, map, for_each;
-//! - `fallible`: the `try_` forms;
-//! - `with_path` (on the tracker of `crate::paths`), `at_path`, `by_index`;
-//! - `reduce`; `partition` and `fill`;
-//! - `multi` (several trees of one type, every mismatch reported,
-//!   `zip_mut_n`) and `multi_path`;
-//! - `prefix` (prefix trees and [`Subtree`](crate::Subtree)), `transpose`;
-//! - `graft`: results that are subtrees take the place of leaves.
+//! ```
+//! let (leaves, def) = pytree_core::ops::basic::flatten::<pytree_std::Std, _>(vec![1, 2]);
+//! assert_eq!(leaves, [1, 2]);
+//! assert_eq!(def.to_string(), "[*, *]");
+//! ```
+//!
+//! One module per family, most named as `pytree_std`'s modules are:
+//! - [`basic`]: flatten, unflatten, structure, leaves, map, for_each
+//!   (`pytree_std::basic`);
+//! - [`fallible`]: the `try_` forms of one tree and `try_map_n`,
+//!   `try_zip_mut` (`pytree_std::basic` and `pytree_std::multi`);
+//! - [`multi`]: several trees of one type, every mismatch reported,
+//!   `map_n`, `zip_mut_n` (`pytree_std::multi`);
+//! - [`with_path`], [`multi_path`], [`at_path`], [`by_index`]: key paths
+//!   (`pytree_std::paths`);
+//! - [`reduce`] (`pytree_std::reduce::reduce`);
+//! - [`partition`] and [`fill`] (`pytree_std::filter::filter`);
+//! - [`prefix`]: prefix trees and [`Subtree`](crate::Subtree)
+//!   (`pytree_std::prefix`);
+//! - [`transpose`] (`pytree_std::transpose::transpose`);
+//! - `graft` (internal): results that are subtrees take the place of
+//!   leaves.
 
-pub(crate) mod at_path;
-pub(crate) mod basic;
-pub(crate) mod by_index;
-pub(crate) mod fallible;
-pub(crate) mod fill;
+pub mod at_path;
+pub mod basic;
+pub mod by_index;
+pub mod fallible;
+pub mod fill;
 pub(crate) mod graft;
-pub(crate) mod multi;
-pub(crate) mod multi_path;
-pub(crate) mod partition;
-pub(crate) mod prefix;
-pub(crate) mod reduce;
-pub(crate) mod transpose;
-pub(crate) mod with_path;
+pub mod multi;
+pub mod multi_path;
+pub mod partition;
+pub mod prefix;
+pub mod reduce;
+pub mod transpose;
+pub mod with_path;
 
-pub use basic::*;
+pub(crate) use basic::*;

@@ -90,9 +90,15 @@ fn signature_mismatches<Ns, T: Flatten<Ns>>(
     }
 }
 
-/// The engine of `pytree_std::map_n` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::multi::map_n` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::multi::map_n::<Ns, ..>(..)`.
+///
+/// ```
+/// let t = pytree_core::ops::multi::map_n::<pytree_std::Std, _, _, _>(&(1, 2), [&(10, 20), &(100, 200)], |a, [b, c]| a + b + c)?;
+/// assert_eq!(t, (111, 222));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn map_n<'a, Ns, T, const N: usize, F>(
     first: &'a T,
     others: [&'a T; N],
@@ -107,9 +113,16 @@ where
         .map_err(|e| explain::<Ns, T, N>(first, others, e))
 }
 
-/// The engine of `pytree_std::zip_mut` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::multi::zip_mut` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::multi::zip_mut::<Ns, ..>(..)`.
+///
+/// ```
+/// let mut params = vec![1.0f64, 2.0];
+/// pytree_core::ops::multi::zip_mut::<pytree_std::Std, _, _, _>(&mut params, [&vec![0.5, 0.5]], |p, [g]| *p -= g)?;
+/// assert_eq!(params, [0.5, 1.5]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn zip_mut<'a, Ns, T, const N: usize, F>(
     tree: &'a mut T,
     others: [&'a T; N],
@@ -126,9 +139,24 @@ where
     Ok(())
 }
 
-/// The engine of `pytree_std::zip_mut_n` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::multi::zip_mut_n` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::multi::zip_mut_n::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::PyTree;
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Linear { w: f32, b: f32 }
+/// let mut params = Linear { w: 1.0, b: 1.0 };
+/// let mut velocity = Linear { w: 0.0, b: 0.0 };
+/// let grads = Linear { w: 1.0, b: -1.0 };
+/// pytree_core::ops::multi::zip_mut_n::<pytree_std::Std, _, _, _, _>([&mut params, &mut velocity], [&grads], |[p, v], [g]| {
+///     *v = 0.9 * *v + g;
+///     *p -= 0.1 * *v;
+/// })?;
+/// assert_eq!(params, Linear { w: 0.9, b: 1.1 });
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn zip_mut_n<Ns, T, const N: usize, const M: usize, F>(
     muts: [&mut T; N],
     refs: [&T; M],
@@ -144,9 +172,20 @@ where
     })
 }
 
-/// The engine of `pytree_std::try_zip_mut_n` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::multi::try_zip_mut_n` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::multi::try_zip_mut_n::<Ns, ..>(..)`.
+///
+/// ```
+/// let (mut p, mut v) = (vec![1.0f64, 2.0], vec![0.0f64, 0.0]);
+/// let err = pytree_core::ops::multi::try_zip_mut_n::<pytree_std::Std, _, _, _, _, _>([&mut p, &mut v], [&vec![4.0f64, -1.0]], |[p, v], [g]| {
+///     *v += g;
+///     *p -= v.sqrt();
+///     if p.is_nan() { Err("NaN") } else { Ok(()) }
+/// })
+/// .unwrap_err();
+/// assert_eq!(err.to_string(), "at [1]: the function failed: NaN");
+/// ```
 pub fn try_zip_mut_n<Ns, T, const N: usize, const M: usize, E, F>(
     mut muts: [&mut T; N],
     refs: [&T; M],
@@ -187,21 +226,48 @@ where
     let Some((i, e)) = failed else {
         return Ok(());
     };
-    let def = match (muts.first(), refs.first()) {
-        (Some(t), _) => structure::<Ns, T>(&**t),
-        (None, Some(t)) => structure::<Ns, T>(*t),
-        (None, None) => crate::TreeDef::leaf(),
+    let first = muts.first().map(|t| &**t).or(refs.first().copied());
+    Err(leaf_fn_failed::<Ns, T, E>(first, i, e))
+}
+
+/// The error of a leaf function that failed at leaf `index` (in leaf
+/// order) of trees shaped as `first`: `f`'s error at that leaf's key path.
+/// The one place `try_zip_mut_n` and its parallel form
+/// (`pytree_std::parallel::try_par_zip_mut_n`) build it.
+///
+/// ```
+/// let err = pytree_core::ops::multi::leaf_fn_failed::<pytree_std::Std, _, _>(Some(&(1, vec![2, 3])), 2, "NaN");
+/// assert_eq!(err.to_string(), "at [1][1]: the function failed: NaN");
+/// ```
+#[cold]
+pub fn leaf_fn_failed<Ns, T: Flatten<Ns>, E: crate::ops::fallible::LeafFnErr>(
+    first: Option<&T>,
+    index: usize,
+    e: E,
+) -> Error {
+    let def = match first {
+        Some(t) => structure::<Ns, T>(t),
+        None => crate::TreeDef::leaf(),
     };
     let err = Error::leaf_fn(e);
-    Err(match def.leaf_path(i) {
+    match def.leaf_path(index) {
         Some(path) => err.under(&path),
         None => err,
-    })
+    }
 }
 
 /// Checks every tree against the first (as `zip_check` does, signatures of
 /// array leaves included); on failure lists every mismatch (structure and
-/// signatures, of every tree), trees numbered from 0.
+/// signatures, of every tree), trees numbered from 0. The check of
+/// [`try_zip_mut_n`] and [`zip_mut_n`], and of their parallel forms
+/// (`pytree_std::parallel`).
+///
+/// ```
+/// use pytree_core::ops::multi::check_all;
+/// assert!(check_all::<pytree_std::Std, _>(vec![&vec![1, 2], &vec![3, 4]]).is_ok());
+/// let err = check_all::<pytree_std::Std, _>(vec![&vec![1, 2], &vec![3]]).unwrap_err();
+/// assert_eq!(err.to_string(), "tree 1 at <root>: sequence length mismatch: expected 2, found 1");
+/// ```
 pub fn check_all<Ns, T: Flatten<Ns>>(trees: Vec<&T>) -> Result<(), Error> {
     let Some((first, rest)) = trees.split_first() else {
         return Ok(());
@@ -234,9 +300,22 @@ pub(crate) fn explain_all<Ns, T: Flatten<Ns>>(first: &T, rest: &[&T], err: Error
     }
 }
 
-/// The engine of `pytree_std::check_same_structure` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::multi::check_same_structure` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::multi::check_same_structure::<Ns, ..>(..)`.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// let a = BTreeMap::from([("a", vec![1.0f32, 2.0]), ("b", vec![3.0])]);
+/// let b = BTreeMap::from([("a", vec![0u8]), ("c", vec![0u8])]);
+/// pytree_core::ops::multi::check_same_structure::<pytree_std::Std, _, _>(&a, &a.clone())?;
+/// let err = pytree_core::ops::multi::check_same_structure::<pytree_std::Std, _, _>(&a, &b).unwrap_err();
+/// assert_eq!(err.to_string(), "tree structures differ (2 mismatches found)\
+///     \n  tree 1 at <root>: map key mismatch; expected key(s): [\"a\", \"b\"], got key(s): [\"a\", \"c\"], \
+///         missing key(s): [\"b\"], extra key(s): [\"c\"]\
+///     \n  tree 1 at [\"a\"]: sequence length mismatch: expected 2, found 1");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn check_same_structure<Ns, A: Flatten<Ns>, B: Flatten<Ns>>(a: &A, b: &B) -> Result<(), Error> {
     let (da, db) = (structure::<Ns, A>(a), structure::<Ns, B>(b));
     match da.diff(&db) {

@@ -79,9 +79,20 @@ fn row<R: Clone, const N: usize>(others: &[Vec<R>; N], i: usize) -> Option<[R; N
     crate::__private::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
 }
 
-/// The engine of `pytree_std::map_with_path_n` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::map_with_path_n` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::multi_path::map_with_path_n::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::{tree, KeyPath, Tree};
+/// let a: Tree<i32> = tree! { "w" => 1, "b" => [2, 3] };
+/// let b: Tree<i32> = tree! { "b" => [20, 30], "w" => 10 }; // other order: paired by key
+/// let t: Tree<String> = pytree_core::ops::multi_path::map_with_path_n::<pytree_std::Std, _, _, _, _>(&a, [&b], |path: &KeyPath, x: &i32, [y]: [&i32; 1]| {
+///     format!("{path}={}", x + y)
+/// })?;
+/// assert_eq!(format!("{t:?}"), r#"{"w": "[\"w\"]=11", "b": ["[\"b\"][0]=22", "[\"b\"][1]=33"]}"#);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn map_with_path_n<'a, Ns, T, U, const N: usize, F>(
     first: &'a T,
     others: [&'a T; N],
@@ -107,9 +118,18 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// The engine of `pytree_std::for_each_with_path_n` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::for_each_with_path_n` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::multi_path::for_each_with_path_n::<Ns, ..>(..)`.
+///
+/// ```
+/// let mut diffs = Vec::new();
+/// pytree_core::ops::multi_path::for_each_with_path_n::<pytree_std::Std, _, _, _>(&vec![1.0f32, 2.0], [&vec![1.0f32, 2.5]], |path, x, [y]| {
+///     if x != y { diffs.push(path.to_string()) }
+/// })?;
+/// assert_eq!(diffs, ["[1]"]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn for_each_with_path_n<'a, Ns, T, const N: usize, F>(
     first: &'a T,
     others: [&'a T; N],
@@ -137,9 +157,23 @@ where
     Ok(())
 }
 
-/// The engine of `pytree_std::zip_mut_with_path` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::zip_mut_with_path` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::multi_path::zip_mut_with_path::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::PyTree;
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Layer { w: f32, #[pytree(kind = "state")] steps: f32 }
+/// let mut p = Layer { w: 1.0, steps: 0.0 };
+/// let g = Layer { w: 0.5, steps: 1.0 };
+/// pytree_core::ops::multi_path::zip_mut_with_path::<pytree_std::Std, _, _, _>(&mut p, [&g], |path, x, [dx]| match path.kind() {
+///     "state" => *x += dx,
+///     _ => *x -= 0.1 * dx,
+/// })?;
+/// assert_eq!(p, Layer { w: 0.95, steps: 1.0 });
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn zip_mut_with_path<'a, Ns, T, const N: usize, F>(
     tree: &'a mut T,
     others: [&'a T; N],

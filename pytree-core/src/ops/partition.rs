@@ -120,9 +120,24 @@ where
     crate::__private::all_some(out).ok_or_else(|| Error::custom("a side was not rebuilt"))
 }
 
-/// The engine of `pytree_std::partition` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::filter::partition` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::partition::partition::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::PyTree;
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Counter<T> {
+///     #[pytree(kind = "state")]
+///     count: T,
+///     bias: T,
+/// }
+/// let (params, state): (Counter<Option<f64>>, Counter<Option<f64>>) =
+///     pytree_core::ops::partition::partition::<pytree_std::Std, _, _, _>(Counter { count: 1.0, bias: 0.5 }, |path, _| path.kind() == "param")?;
+/// assert_eq!(params, Counter { count: None, bias: Some(0.5) });
+/// assert_eq!(state, Counter { count: Some(1.0), bias: None });
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn partition<Ns, T, U, F>(tree: T, pred: F) -> Result<(U, U), Error>
 where
     T: Flatten<Ns>,
@@ -133,9 +148,15 @@ where
     Ok((kept, rest))
 }
 
-/// The engine of `pytree_std::filter` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::filter::filter` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::partition::filter::<Ns, ..>(..)`.
+///
+/// ```
+/// let big: Vec<Option<i32>> = pytree_core::ops::partition::filter::<pytree_std::Std, _, _, _>(vec![1, 20, 3], |_, x| *x > 10)?;
+/// assert_eq!(big, [None, Some(20), None]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn filter<Ns, T, U, F>(tree: T, pred: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -412,9 +433,17 @@ impl<L, S: Source<L>, const N: usize> Source<L> for CombineSource<S, N> {
     }
 }
 
-/// The engine of `pytree_std::combine` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::filter::combine` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::partition::combine::<Ns, ..>(..)`.
+///
+/// ```
+/// let t: (i32, i32) = pytree_core::ops::partition::combine::<pytree_std::Std, _, _, 2>([(Some(1), None), (None, Some(2))])?;
+/// assert_eq!(t, (1, 2));
+/// let err = pytree_core::ops::partition::combine::<pytree_std::Std, _, (i32, i32), 2>([(Some(1), None::<i32>), (None, None)]).unwrap_err();
+/// assert_eq!(err.to_string(), "at [1]: none of the 2 trees holds a leaf here; combine needs exactly one");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn combine<Ns, U, T, const N: usize>(parts: [U; N]) -> Result<T, Error>
 where
     U: Flatten<Ns>,

@@ -28,7 +28,7 @@ use crate::treedef::{align, common_suffix_plan, Arg, Policy, Span, TreeDef};
 /// ```
 /// use pytree_std::Std;
 /// let prefix = pytree_std::structure(&(0, 0));
-/// let subs = pytree_core::flatten_up_to::<Std, _>(&prefix, (vec![3, 4], 5))?;
+/// let subs = pytree_core::ops::prefix::flatten_up_to::<Std, _>(&prefix, (vec![3, 4], 5))?;
 /// assert_eq!(subs[0].def().to_string(), "[*, *]");
 /// assert_eq!(subs[0].leaves(), [3, 4]);
 /// assert!(subs[1].is_leaf());
@@ -47,7 +47,7 @@ impl<L> Subtree<L> {
     /// The subtree's structure.
     ///
     /// ```
-    /// let subs = pytree_core::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), vec![1])?;
+    /// let subs = pytree_core::ops::prefix::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), vec![1])?;
     /// assert_eq!(subs[0].def().to_string(), "[*]");
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -58,7 +58,7 @@ impl<L> Subtree<L> {
     /// The subtree's leaves, in pre-order.
     ///
     /// ```
-    /// let subs = pytree_core::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), (1, 2))?;
+    /// let subs = pytree_core::ops::prefix::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), (1, 2))?;
     /// assert_eq!(subs[0].leaves(), [1, 2]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -70,7 +70,7 @@ impl<L> Subtree<L> {
     /// the full tree has one too).
     ///
     /// ```
-    /// let subs = pytree_core::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), 7)?;
+    /// let subs = pytree_core::ops::prefix::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), 7)?;
     /// assert!(subs[0].is_leaf());
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -81,7 +81,7 @@ impl<L> Subtree<L> {
     /// The structure and the leaves, for `unflatten` into a typed value.
     ///
     /// ```
-    /// let subs = pytree_core::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), Some(2))?;
+    /// let subs = pytree_core::ops::prefix::flatten_up_to::<pytree_std::Std, _>(&pytree_std::TreeDef::leaf(), Some(2))?;
     /// let (def, leaves) = subs.into_iter().next().unwrap().into_parts();
     /// assert_eq!(pytree_std::unflatten::<Option<i32>>(&def, leaves)?, Some(2));
     /// # Ok::<(), pytree_std::Error>(())
@@ -129,9 +129,19 @@ fn split_by_spans<L>(spans: Vec<Span>, leaves: Vec<L>) -> Result<Vec<Subtree<L>>
         .collect()
 }
 
-/// The engine of `pytree_std::flatten_up_to` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::prefix::flatten_up_to` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::prefix::flatten_up_to::<Ns, ..>(..)`.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// // in_axes (None, 0) against the arguments (a1, {"k1": a2, "k2": a3})
+/// let args = (1.0f32, BTreeMap::from([("k1", 2.0f32), ("k2", 3.0)]));
+/// let subs = pytree_core::ops::prefix::flatten_up_to::<pytree_std::Std, _>(&pytree_std::structure(&(0, 0)), args)?;
+/// assert_eq!(subs[0].leaves(), [1.0]);
+/// assert_eq!(subs[1].leaves(), [2.0, 3.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn flatten_up_to<Ns, T: Flatten<Ns>>(
     prefix: &TreeDef,
     tree: T,
@@ -163,9 +173,14 @@ fn prefix_plan(
     align(&[prefix, full], policy).map_err(Error::from_mismatches)
 }
 
-/// The engine of `pytree_std::broadcast_prefix` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::prefix::broadcast_prefix` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::prefix::broadcast_prefix::<Ns, ..>(..)`.
+///
+/// ```
+/// assert_eq!(pytree_core::ops::prefix::broadcast_prefix::<pytree_std::Std, _, _>(&7, &(1, vec![2, 3]))?, [&7, &7, &7]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn broadcast_prefix<'p, Ns, P, T>(
     prefix: &'p P,
     full: &T,
@@ -193,9 +208,15 @@ where
     out.into_iter().map(|x| x.ok_or_else(lost_leaf)).collect()
 }
 
-/// The engine of `pytree_std::broadcast` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::prefix::broadcast` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::prefix::broadcast::<Ns, ..>(..)`.
+///
+/// ```
+/// let b: (u8, Vec<u8>) = pytree_core::ops::prefix::broadcast::<pytree_std::Std, _, _, _>(&(0u8, 1u8), &(1.0f32, vec![2.0f32, 3.0]))?;
+/// assert_eq!(b, (0, vec![1, 1]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn broadcast<Ns, P, T, U>(prefix: &P, full: &T) -> Result<U, Error>
 where
     P: Flatten<Ns> + Clone,
@@ -220,9 +241,17 @@ where
     unflatten::<Ns, U, _>(&full_def, leaves)
 }
 
-/// The engine of `pytree_std::map_prefix` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::prefix::map_prefix` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::prefix::map_prefix::<Ns, ..>(..)`.
+///
+/// ```
+/// let sums: (i32, i32) = pytree_core::ops::prefix::map_prefix::<pytree_std::Std, _, _, _, _, _>(&(1, 2), &(vec![3, 4], 5), |p, sub| {
+///     p * sub.leaves().iter().copied().sum::<i32>()
+/// })?;
+/// assert_eq!(sums, (7, 10));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn map_prefix<'p, 't, Ns, P, T, V, U, F>(
     prefix: &'p P,
     full: &'t T,
@@ -246,9 +275,19 @@ where
     unflatten::<Ns, U, _>(&def, leaves)
 }
 
-/// The engine of `pytree_std::map_with_prefix` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::prefix::map_with_prefix` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::prefix::map_with_prefix::<Ns, ..>(..)`.
+///
+/// ```
+/// let scaled: (f32, Vec<f32>) = pytree_core::ops::prefix::map_with_prefix::<pytree_std::Std, _, _, _, _, _>(
+///     &(1.0f32, vec![2.0f32, 3.0]),
+///     &(10u8, 100u8),
+///     |x, k| x * f32::from(*k),
+/// )?;
+/// assert_eq!(scaled, (10.0, vec![200.0, 300.0]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn map_with_prefix<'t, 'p, Ns, T, P, V, U, F>(
     tree: &'t T,
     prefix: &'p P,
@@ -278,9 +317,16 @@ where
     unflatten::<Ns, U, _>(&def, leaves)
 }
 
-/// The engine of `pytree_std::flatten_one_level` (documented there, with
-/// the namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::prefix::flatten_one_level` for any namespace `Ns`
+/// (documented there, with the namespace fixed to `Std`); call it with the
+/// namespace named: `pytree_std::generic::prefix::flatten_one_level::<Ns, _>(..)`.
+///
+/// ```
+/// let (children, one) = pytree_core::ops::prefix::flatten_one_level::<pytree_std::Std, _>((1, vec![2, 3]))?;
+/// assert_eq!(one.to_string(), "(*, *)");
+/// assert_eq!(children[1].leaves(), [2, 3]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 // The pair JAX's `flatten_one_level` returns, spelled out.
 #[allow(clippy::type_complexity)]
 pub fn flatten_one_level<Ns, T: Flatten<Ns>>(
@@ -332,9 +378,20 @@ fn picks_of(plan: &crate::treedef::Alignment, k: usize) -> Result<Vec<usize>, Er
         .collect()
 }
 
-/// The engine of `pytree_std::broadcast_common` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::prefix::broadcast_common` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::prefix::broadcast_common::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::{tree, Tree};
+/// // tree_broadcast_common([1, {'a': (2, 3)}, {'a': 4, 'b': 5}], [6, 7, {'a': 8, 'b': (9, 10)}])
+/// let a: Tree<i32> = tree!([1, { "a" => [2, 3] }, { "a" => 4, "b" => 5 }]);
+/// let b: Tree<i32> = tree!([6, 7, { "b" => [9, 10], "a" => 8 }]);
+/// let (x, y): (Tree<i32>, Tree<i32>) = pytree_core::ops::prefix::broadcast_common::<pytree_std::Std, _, _, _, _>(a, b)?;
+/// assert_eq!(format!("{x:?}"), r#"[1, {"a": [2, 3]}, {"a": 4, "b": [5, 5]}]"#);
+/// assert_eq!(format!("{y:?}"), r#"[6, {"a": [7, 7]}, {"b": [9, 10], "a": 8}]"#);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn broadcast_common<Ns, A, B, UA, UB>(a: A, b: B) -> Result<(UA, UB), Error>
 where
     A: Flatten<Ns>,

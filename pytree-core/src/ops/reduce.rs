@@ -95,9 +95,14 @@ impl<R: PartialOrd, F: FnMut(&R, &R) -> bool> Visit<R> for Extreme<R, F> {
     }
 }
 
-/// The engine of `pytree_std::fold` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::reduce::fold` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::reduce::fold::<Ns, ..>(..)`.
+///
+/// ```
+/// let norm2 = pytree_core::ops::reduce::fold::<pytree_std::Std, _, _, _>(&(3.0f32, vec![4.0f32]), 0.0, |acc, x| acc + x * x);
+/// assert_eq!(norm2, 25.0);
+/// ```
 pub fn fold<'a, Ns, T, A, F>(tree: &'a T, init: A, f: F) -> A
 where
     T: Flatten<Ns>,
@@ -117,9 +122,13 @@ fn unreachable_accumulator() -> ! {
     unreachable!("the fold accumulator is restored after every leaf")
 }
 
-/// The engine of `pytree_std::reduce` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::reduce::reduce` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::reduce::reduce::<Ns, ..>(..)`.
+///
+/// ```
+/// assert_eq!(pytree_core::ops::reduce::reduce::<pytree_std::Std, _, _>((1, vec![2, 3]), |a, b| a * 10 + b), Some(123));
+/// ```
 pub fn reduce<Ns, T, F>(tree: T, f: F) -> Option<T::Leaf>
 where
     T: Flatten<Ns>,
@@ -130,9 +139,14 @@ where
     sink.acc
 }
 
-/// The engine of `pytree_std::all` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::reduce::all` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::reduce::all::<Ns, ..>(..)`.
+///
+/// ```
+/// assert!(pytree_core::ops::reduce::all::<pytree_std::Std, _, _>(&vec![1.0f64, 2.0], |x| x.is_finite()));
+/// assert!(pytree_core::ops::reduce::all::<pytree_std::Std, _, _>(&Vec::<f64>::new(), |_| false));
+/// ```
 pub fn all<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> bool
 where
     T: Flatten<Ns>,
@@ -141,9 +155,13 @@ where
     fold::<Ns, T, _, _>(tree, true, |acc, x| acc && pred(x))
 }
 
-/// The engine of `pytree_std::any` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::reduce::any` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::reduce::any::<Ns, ..>(..)`.
+///
+/// ```
+/// assert!(pytree_core::ops::reduce::any::<pytree_std::Std, _, _>(&(1.0f64, f64::NAN), |x| x.is_nan()));
+/// ```
 pub fn any<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> bool
 where
     T: Flatten<Ns>,
@@ -152,9 +170,13 @@ where
     fold::<Ns, T, _, _>(tree, false, |acc, x| acc || pred(x))
 }
 
-/// The engine of `pytree_std::count` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::reduce::count` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::reduce::count::<Ns, ..>(..)`.
+///
+/// ```
+/// assert_eq!(pytree_core::ops::reduce::count::<pytree_std::Std, _, _>(&(0i32, [1i32, 0, 2]), |x| *x == 0), 2);
+/// ```
 pub fn count<'a, Ns, T, F>(tree: &'a T, mut pred: F) -> usize
 where
     T: Flatten<Ns>,
@@ -163,18 +185,26 @@ where
     fold::<Ns, T, _, _>(tree, 0, |n, x| n + usize::from(pred(x)))
 }
 
-/// The engine of `pytree_std::num_leaves` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::reduce::num_leaves` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::reduce::num_leaves::<Ns, ..>(..)`.
+///
+/// ```
+/// assert_eq!(pytree_core::ops::reduce::num_leaves::<pytree_std::Std, _>(&(1, vec![2, 3], None::<i32>)), 3);
+/// ```
 pub fn num_leaves<Ns, T: Flatten<Ns>>(tree: &T) -> usize {
     let mut v = Count(0);
     tree.visit(&mut v);
     v.0
 }
 
-/// The engine of `pytree_std::sum` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::reduce::sum` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::reduce::sum::<Ns, ..>(..)`.
+///
+/// ```
+/// assert_eq!(pytree_core::ops::reduce::sum::<pytree_std::Std, _>(&(1, vec![2, 3])), 6);
+/// ```
 pub fn sum<'a, Ns, T>(tree: &'a T) -> T::Leaf
 where
     T: Flatten<Ns>,
@@ -184,9 +214,14 @@ where
     fold::<Ns, T, _, _>(tree, zero, |acc, x| acc + x)
 }
 
-/// The engine of `pytree_std::min` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::reduce::min` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::reduce::min::<Ns, ..>(..)`.
+///
+/// ```
+/// assert_eq!(pytree_core::ops::reduce::min::<pytree_std::Std, _>(&(2.0, [1.0, 3.0])), Some(&1.0));
+/// assert!(pytree_core::ops::reduce::min::<pytree_std::Std, _>(&(2.0f64, [f64::NAN, 1.0])).is_some_and(|x| x.is_nan()));
+/// ```
 pub fn min<'a, Ns, T>(tree: &'a T) -> Option<LeafRef<'a, Ns, T::Leaf>>
 where
     T: Flatten<Ns>,
@@ -200,9 +235,13 @@ where
     v.best
 }
 
-/// The engine of `pytree_std::max` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::reduce::max` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::reduce::max::<Ns, ..>(..)`.
+///
+/// ```
+/// assert_eq!(pytree_core::ops::reduce::max::<pytree_std::Std, _>(&(2, [1, 3])), Some(&3));
+/// ```
 pub fn max<'a, Ns, T>(tree: &'a T) -> Option<LeafRef<'a, Ns, T::Leaf>>
 where
     T: Flatten<Ns>,

@@ -1,19 +1,20 @@
 //! Transposes: a tree of trees turned inside out (JAX's `tree.transpose`;
 //! treevalue's `subside` and `rise`). A tree whose structure is
 //! `outer.compose(inner)` becomes one of structure `inner.compose(outer)`.
-//! `stack` / `unstack` are the case `outer = [*; n]` (a `Vec` of trees and
-//! a tree of `Vec`s), `zip` / `unzip` the case `(*, *)` (a pair of trees and
-//! a tree of pairs), and `rise` builds a pair of trees from one value pair
-//! per leaf, where the values may be subtrees (an `Option`). The full
-//! structure is checked, not only the leaf count (jax issue 19810).
+//! `subside` / `rise` are the case `outer = [*; n]` (a `Vec` of trees and
+//! a tree of `Vec`s), `pair_leaves` / `unpair_leaves` the case `(*, *)` (a
+//! pair of trees and a tree of pairs), and `unflatten_pairs` builds a pair
+//! of trees from one value pair per leaf, where the values may be subtrees
+//! (an `Option`). The full structure is checked, not only the leaf count
+//! (jax issue 19810).
 //!
 //! Trees with no leaves: a transpose puts the outer level at the leaves
 //! (each leaf becomes a sequence of `n`, or a pair), so a tree without
-//! leaves has nowhere to keep it. `stack` of `n` leafless trees is the
-//! leafless tree (`n` is lost, and `unstack` of it gives no trees),
+//! leaves has nowhere to keep it. `subside` of `n` leafless trees is the
+//! leafless tree (`n` is lost, and `rise` of it gives no trees),
 //! `transpose` gives `inner.compose(outer)` (just `inner` when `inner` has
-//! no leaves), `zip` the structure and `unzip` two copies; the structures
-//! are still checked. JAX's `tree_transpose` does the same.
+//! no leaves), `pair_leaves` the structure and `unpair_leaves` two copies;
+//! the structures are still checked. JAX's `tree_transpose` does the same.
 
 use alloc::vec::Vec;
 
@@ -41,9 +42,17 @@ fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {
     out
 }
 
-/// The engine of `pytree_std::transpose` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::transpose::transpose` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::transpose::transpose::<Ns, ..>(..)`.
+///
+/// ```
+/// let outer = pytree_std::structure(&(0, 0));
+/// let inner = pytree_std::structure(&vec![0, 0]);
+/// let t: Vec<(i32, i32)> = pytree_core::ops::transpose::transpose::<pytree_std::Std, _, _>(&outer, &inner, (vec![1, 2], vec![3, 4]))?;
+/// assert_eq!(t, [(1, 3), (2, 4)]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn transpose<Ns, T, U>(outer: &TreeDef, inner: &TreeDef, tree: T) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -85,10 +94,16 @@ where
     unflatten::<Ns, U, _>(&result, leaves)
 }
 
-/// The engine of `pytree_std::stack` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
-pub fn stack<Ns, T, U>(trees: impl IntoIterator<Item = T>) -> Result<U, Error>
+/// `pytree_std::transpose::subside` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::transpose::subside::<Ns, ..>(..)`.
+///
+/// ```
+/// let s: (Vec<i32>, Vec<i32>) = pytree_core::ops::transpose::subside::<pytree_std::Std, _, _>([(1, 2), (3, 4), (5, 6)])?;
+/// assert_eq!(s, (vec![1, 3, 5], vec![2, 4, 6]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn subside<Ns, T, U>(trees: impl IntoIterator<Item = T>) -> Result<U, Error>
 where
     T: Flatten<Ns>,
     U: Unflatten<Ns, Leaf = T::Leaf>,
@@ -114,7 +129,7 @@ where
     }
     let Some(inner) = inner else {
         return Err(Error::custom(
-            "cannot stack zero trees: the result's structure is unknown",
+            "cannot subside zero trees: the result's structure is unknown",
         ));
     };
     if !mismatches.is_empty() {
@@ -140,10 +155,16 @@ fn in_order_of<L>(first: &TreeDef, def: &TreeDef, leaves: Vec<L>) -> Result<Vec<
         .collect()
 }
 
-/// The engine of `pytree_std::unstack` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
-pub fn unstack<Ns, U, T>(stacked: U) -> Result<Vec<T>, Error>
+/// `pytree_std::transpose::rise` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::transpose::rise::<Ns, ..>(..)`.
+///
+/// ```
+/// let trees: Vec<(i32, i32)> = pytree_core::ops::transpose::rise::<pytree_std::Std, _, _>((vec![1, 3, 5], vec![2, 4, 6]))?;
+/// assert_eq!(trees, [(1, 2), (3, 4), (5, 6)]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn rise<Ns, U, T>(stacked: U) -> Result<Vec<T>, Error>
 where
     U: Flatten<Ns>,
     T: Unflatten<Ns, Leaf = U::Leaf>,
@@ -165,10 +186,16 @@ where
         .collect()
 }
 
-/// The engine of `pytree_std::zip` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
-pub fn zip<Ns, A, B, U>(a: A, b: B) -> Result<U, Error>
+/// `pytree_std::transpose::pair_leaves` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::transpose::pair_leaves::<Ns, ..>(..)`.
+///
+/// ```
+/// let z: Vec<(i32, i32)> = pytree_core::ops::transpose::pair_leaves::<pytree_std::Std, _, _, _>(vec![1, 2], vec![10, 20])?;
+/// assert_eq!(z, [(1, 10), (2, 20)]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn pair_leaves<Ns, A, B, U>(a: A, b: B) -> Result<U, Error>
 where
     A: Flatten<Ns>,
     B: Flatten<Ns, Leaf = A::Leaf>,
@@ -191,10 +218,16 @@ where
     )
 }
 
-/// The engine of `pytree_std::unzip` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
-pub fn unzip<Ns, U, A, B>(tree: U) -> Result<(A, B), Error>
+/// `pytree_std::transpose::unpair_leaves` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::transpose::unpair_leaves::<Ns, ..>(..)`.
+///
+/// ```
+/// let (a, b): (Vec<i32>, Vec<i32>) = pytree_core::ops::transpose::unpair_leaves::<pytree_std::Std, _, _, _>(vec![(1, 10), (2, 20)])?;
+/// assert_eq!((a, b), (vec![1, 2], vec![10, 20]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn unpair_leaves<Ns, U, A, B>(tree: U) -> Result<(A, B), Error>
 where
     U: Flatten<Ns>,
     A: Unflatten<Ns, Leaf = U::Leaf>,
@@ -209,10 +242,19 @@ where
     Ok((a, b))
 }
 
-/// The engine of `pytree_std::rise` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
-pub fn rise<Ns, VA, VB, A, B>(
+/// `pytree_std::transpose::unflatten_pairs` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::transpose::unflatten_pairs::<Ns, ..>(..)`.
+///
+/// ```
+/// let def = pytree_std::structure(&(0, 0));
+/// let (found, count): ((Option<usize>, Option<usize>), (usize, usize)) =
+///     pytree_core::ops::transpose::unflatten_pairs::<pytree_std::Std, _, _, _, _>(&def, [(Some(1usize), 3usize), (None, 0)])?;
+/// assert_eq!(found, (Some(1), None));
+/// assert_eq!(count, (3, 0));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn unflatten_pairs<Ns, VA, VB, A, B>(
     def: &TreeDef,
     pairs: impl IntoIterator<Item = (VA, VB)>,
 ) -> Result<(A, B), Error>

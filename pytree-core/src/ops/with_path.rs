@@ -3,7 +3,7 @@
 //! `flatten_with_path`, `leaves_with_path`, `map_with_path`,
 //! `for_each_with_path`, `for_each_mut_with_path`.
 //!
-//! One [`PathTracker`] per walk keeps the current path; a leaf's path is
+//! One `PathTracker` per walk keeps the current path; a leaf's path is
 //! lent to the callback (`&KeyPath`) and cloned only where the result keeps
 //! it (`flatten_with_path`, `leaves_with_path`: one clone per leaf, as JAX
 //! builds one key tuple per leaf). Every path knows its kind
@@ -134,27 +134,54 @@ impl<M, F: FnMut(&KeyPath, M)> VisitMut<M> for PathVisitor<F> {
     }
 }
 
-/// The engine of `pytree_std::flatten_with_path` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::flatten_with_path` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::with_path::flatten_with_path::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::PyTree;
+/// #[derive(PyTree)]
+/// struct Linear { w: f32, b: f32 }
+/// let (pairs, def) = pytree_core::ops::with_path::flatten_with_path::<pytree_std::Std, _>(vec![Linear { w: 1.0, b: 2.0 }]);
+/// assert_eq!(pairs[1].0.to_string(), "[0].b");
+/// assert_eq!(pairs[1].1, 2.0);
+/// assert_eq!(def.num_leaves(), 2);
+/// ```
 pub fn flatten_with_path<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<(KeyPath, T::Leaf)>, TreeDef) {
     let mut out = Vec::new();
     let def = flatten_walk::<Ns, T, _>(tree, |path, leaf| out.push((path.clone(), leaf)));
     (out, def)
 }
 
-/// The engine of `pytree_std::leaves_with_path` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::leaves_with_path` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::with_path::leaves_with_path::<Ns, ..>(..)`.
+///
+/// ```
+/// let t = (1, Some(2));
+/// let shown: Vec<String> = pytree_core::ops::with_path::leaves_with_path::<pytree_std::Std, _>(&t)
+///     .into_iter()
+///     .map(|(path, x)| format!("{path}: {x}"))
+///     .collect();
+/// assert_eq!(shown, ["[0]: 1", "[1]: 2"]);
+/// ```
 pub fn leaves_with_path<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<(KeyPath, LeafRef<'_, Ns, T::Leaf>)> {
     let mut out = Vec::new();
     for_each_with_path::<Ns, T, _>(tree, |path, leaf| out.push((path.clone(), leaf)));
     out
 }
 
-/// The engine of `pytree_std::map_with_path` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::map_with_path` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::with_path::map_with_path::<Ns, ..>(..)`.
+///
+/// ```
+/// use pytree_std::KeyPath;
+/// let t: (String, Vec<String>) =
+///     pytree_core::ops::with_path::map_with_path::<pytree_std::Std, _, _, _>((1, vec![2]), |path: &KeyPath, x: i32| format!("{path}={x}"))?;
+/// assert_eq!(t, ("[0]=1".to_string(), vec!["[1][0]=2".to_string()]));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
 pub fn map_with_path<Ns, T, U, F>(tree: T, mut f: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
@@ -166,9 +193,15 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// The engine of `pytree_std::for_each_with_path` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::for_each_with_path` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::with_path::for_each_with_path::<Ns, ..>(..)`.
+///
+/// ```
+/// let mut paths = Vec::new();
+/// pytree_core::ops::with_path::for_each_with_path::<pytree_std::Std, _, _>(&vec![(1, 2)], |path, _| paths.push(path.to_string()));
+/// assert_eq!(paths, ["[0][0]", "[0][1]"]);
+/// ```
 pub fn for_each_with_path<'a, Ns, T, F>(tree: &'a T, f: F)
 where
     T: Flatten<Ns>,
@@ -181,9 +214,15 @@ where
     tree.visit(&mut visitor);
 }
 
-/// The engine of `pytree_std::for_each_mut_with_path` (documented there, with the
-/// namespace fixed): generic over the namespace `Ns`.
-#[doc(hidden)]
+/// `pytree_std::paths::for_each_mut_with_path` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::with_path::for_each_mut_with_path::<Ns, ..>(..)`.
+///
+/// ```
+/// let mut t = (1.0f32, vec![1.0f32, 1.0]);
+/// pytree_core::ops::with_path::for_each_mut_with_path::<pytree_std::Std, _, _>(&mut t, |path, x| *x *= path.len() as f32);
+/// assert_eq!(t, (1.0, vec![2.0, 2.0]));
+/// ```
 pub fn for_each_mut_with_path<'a, Ns, T, F>(tree: &'a mut T, f: F)
 where
     T: Flatten<Ns>,

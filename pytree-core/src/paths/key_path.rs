@@ -9,7 +9,7 @@ use crate::treedef::static_data::{Static, StaticValue};
 /// One step from a node to one of its children.
 ///
 /// ```
-/// use pytree_std::KeyEntry;
+/// use pytree_std::paths::KeyEntry;
 /// assert_eq!(KeyEntry::Field("w").to_string(), ".w");
 /// assert_eq!(KeyEntry::Index(3).to_string(), "[3]");
 /// assert_eq!(KeyEntry::key(String::from("bias")).to_string(), "[\"bias\"]");
@@ -32,7 +32,7 @@ impl KeyEntry {
     /// A map-key entry.
     ///
     /// ```
-    /// let k = pytree_std::KeyEntry::key(7u32);
+    /// let k = pytree_std::paths::KeyEntry::key(7u32);
     /// assert_eq!(k.to_string(), "[7]");
     /// ```
     pub fn key<K: Static>(key: K) -> Self {
@@ -54,7 +54,7 @@ impl fmt::Display for KeyEntry {
 /// A borrowed [`KeyEntry`], handed to visitors without allocating.
 ///
 /// ```
-/// use pytree_std::{KeyEntry, KeyRef};
+/// use pytree_std::{paths::KeyEntry, KeyRef};
 /// let k = String::from("a");
 /// assert_eq!(KeyRef::Key(&k).to_owned_entry(), KeyEntry::key(String::from("a")));
 /// ```
@@ -88,7 +88,7 @@ impl KeyRef<'_> {
     /// True if this borrowed entry equals `entry` (without cloning a map key).
     ///
     /// ```
-    /// use pytree_std::{KeyEntry, KeyRef};
+    /// use pytree_std::{paths::KeyEntry, KeyRef};
     /// let k = String::from("a");
     /// assert!(KeyRef::Key(&k).matches(&KeyEntry::key(String::from("a"))));
     /// assert!(!KeyRef::Key(&k).matches(&KeyEntry::key("a"))); // &str is another type
@@ -153,7 +153,7 @@ impl<K: Static> ErasableKey for K {
 /// equality, hashing and printing look at the entries only.
 ///
 /// ```
-/// use pytree_std::{KeyEntry, KeyPath};
+/// use pytree_std::{paths::KeyEntry, KeyPath};
 /// let p = KeyPath::from_entries(vec![KeyEntry::Field("layers"), KeyEntry::Index(1), KeyEntry::Field("w")]);
 /// assert_eq!(p.to_string(), ".layers[1].w");
 /// assert_eq!(p, KeyPath::root().field("layers").index(1).field("w"));
@@ -179,7 +179,7 @@ impl KeyPath {
     /// A path of these entries, root first.
     ///
     /// ```
-    /// let p = pytree_std::KeyPath::from_entries(vec![pytree_std::KeyEntry::Index(0)]);
+    /// let p = pytree_std::KeyPath::from_entries(vec![pytree_std::paths::KeyEntry::Index(0)]);
     /// assert_eq!(p.len(), 1);
     /// ```
     pub fn from_entries(entries: Vec<KeyEntry>) -> Self {
@@ -243,7 +243,7 @@ impl KeyPath {
     /// use pytree_std::PyTree;
     /// #[derive(PyTree)]
     /// struct Counter { #[pytree(kind = "state")] count: f64, bias: f64 }
-    /// let paths = pytree_std::leaves_with_path(&Counter { count: 1.0, bias: 0.5 });
+    /// let paths = pytree_std::paths::leaves_with_path(&Counter { count: 1.0, bias: 0.5 });
     /// assert_eq!(paths[0].0.kind(), "state");
     /// assert_eq!(paths[1].0.kind(), "param");
     /// ```
@@ -272,8 +272,8 @@ impl KeyPath {
     /// The entries, root first.
     ///
     /// ```
-    /// let p = pytree_std::KeyPath::from_entries(vec![pytree_std::KeyEntry::Index(4)]);
-    /// assert_eq!(p.entries()[0], pytree_std::KeyEntry::Index(4));
+    /// let p = pytree_std::KeyPath::from_entries(vec![pytree_std::paths::KeyEntry::Index(4)]);
+    /// assert_eq!(p.entries()[0], pytree_std::paths::KeyEntry::Index(4));
     /// ```
     pub fn entries(&self) -> &[KeyEntry] {
         &self.0
@@ -310,7 +310,7 @@ impl KeyPath {
     ///
     /// ```
     /// let mut p = pytree_std::KeyPath::root();
-    /// p.push(pytree_std::KeyEntry::Field("a"));
+    /// p.push(pytree_std::paths::KeyEntry::Field("a"));
     /// assert_eq!(p.to_string(), ".a");
     /// ```
     pub fn push(&mut self, entry: KeyEntry) {
@@ -320,8 +320,8 @@ impl KeyPath {
     /// Removes the last entry.
     ///
     /// ```
-    /// let mut p = pytree_std::KeyPath::from_entries(vec![pytree_std::KeyEntry::Index(1)]);
-    /// assert_eq!(p.pop(), Some(pytree_std::KeyEntry::Index(1)));
+    /// let mut p = pytree_std::KeyPath::from_entries(vec![pytree_std::paths::KeyEntry::Index(1)]);
+    /// assert_eq!(p.pop(), Some(pytree_std::paths::KeyEntry::Index(1)));
     /// ```
     pub fn pop(&mut self) -> Option<KeyEntry> {
         self.0.pop()

@@ -29,7 +29,7 @@ use crate::treedef::static_data::StaticValue;
 /// The root path is the empty string in every style.
 ///
 /// ```
-/// use pytree_std::{KeyPath, KeyStr};
+/// use pytree_std::{KeyPath, paths::KeyStr};
 /// let p = KeyPath::root().field("layers").index(0).key(String::from("w"));
 /// assert_eq!(p.keystr(KeyStr::FULL), r#".layers[0]["w"]"#);
 /// assert_eq!(p.keystr(KeyStr::SIMPLE), "layers.0.w");
@@ -48,7 +48,7 @@ impl KeyStr<'static> {
     /// (JAX's `keystr(path)`).
     ///
     /// ```
-    /// use pytree_std::{KeyPath, KeyStr};
+    /// use pytree_std::{KeyPath, paths::KeyStr};
     /// let p = KeyPath::root().field("layers").index(0).field("w");
     /// assert_eq!(p.keystr(KeyStr::FULL), ".layers[0].w");
     /// assert_eq!(p.keystr(KeyStr::FULL), p.to_string());
@@ -62,7 +62,7 @@ impl KeyStr<'static> {
     /// `keystr(path, simple=True, separator=".")`).
     ///
     /// ```
-    /// use pytree_std::{KeyPath, KeyStr};
+    /// use pytree_std::{KeyPath, paths::KeyStr};
     /// let p = KeyPath::root().field("layers").index(0).key(String::from("w"));
     /// assert_eq!(p.keystr(KeyStr::SIMPLE), "layers.0.w");
     /// ```
@@ -76,7 +76,7 @@ impl<'s> KeyStr<'s> {
     /// The same style with `separator` between entries.
     ///
     /// ```
-    /// use pytree_std::{KeyPath, KeyStr};
+    /// use pytree_std::{KeyPath, paths::KeyStr};
     /// let p = KeyPath::root().field("a").index(2);
     /// assert_eq!(p.keystr(KeyStr::SIMPLE.separator("::")), "a::2");
     /// ```
@@ -91,8 +91,8 @@ impl<'s> KeyStr<'s> {
     /// True for the simple style.
     ///
     /// ```
-    /// assert!(pytree_std::KeyStr::SIMPLE.is_simple());
-    /// assert!(!pytree_std::KeyStr::FULL.is_simple());
+    /// assert!(pytree_std::paths::KeyStr::SIMPLE.is_simple());
+    /// assert!(!pytree_std::paths::KeyStr::FULL.is_simple());
     /// ```
     pub fn is_simple(&self) -> bool {
         self.simple
@@ -101,7 +101,7 @@ impl<'s> KeyStr<'s> {
     /// What goes between entries.
     ///
     /// ```
-    /// assert_eq!(pytree_std::KeyStr::SIMPLE.separator_str(), ".");
+    /// assert_eq!(pytree_std::paths::KeyStr::SIMPLE.separator_str(), ".");
     /// ```
     pub fn separator_str(&self) -> &'s str {
         self.separator
@@ -110,7 +110,7 @@ impl<'s> KeyStr<'s> {
     /// One entry in this style (without separator).
     ///
     /// ```
-    /// use pytree_std::{KeyEntry, KeyStr};
+    /// use pytree_std::{paths::KeyEntry, paths::KeyStr};
     /// assert_eq!(KeyStr::SIMPLE.entry(&KeyEntry::key('x')), "x");
     /// assert_eq!(KeyStr::FULL.entry(&KeyEntry::key('x')), "['x']");
     /// assert_eq!(KeyStr::SIMPLE.entry(&KeyEntry::Variant("Circle")), "Circle");
@@ -173,13 +173,13 @@ impl KeyPath {
     /// back.
     ///
     /// ```
-    /// use pytree_std::{KeyStr, PyTree};
+    /// use pytree_std::{paths::KeyStr, PyTree};
     /// #[derive(PyTree)]
     /// struct Linear { w: f32, b: f32 }
     /// #[derive(PyTree)]
     /// struct Mlp { layers: Vec<Linear> }
     /// let mlp = Mlp { layers: vec![Linear { w: 1.0, b: 2.0 }] };
-    /// let paths: Vec<String> = pytree_std::leaves_with_path(&mlp)
+    /// let paths: Vec<String> = pytree_std::paths::leaves_with_path(&mlp)
     ///     .iter()
     ///     .map(|(p, _)| p.keystr(KeyStr::SIMPLE))
     ///     .collect();

@@ -9,7 +9,7 @@ use crate::error::{Error, ErrorKind};
 use crate::traits::flatten::{NodeView, Source};
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::{Static, StaticValue};
-use crate::treedef::{view_of, Item, Record, StaticsRange, TreeDef, Walker};
+use crate::treedef::{view_of, Decoder, Item, Record, StaticsRange, TreeDef};
 
 /// Reads a [`TreeDef`] and leaves in pre-order for
 /// [`Unflatten`](crate::Unflatten).
@@ -23,7 +23,7 @@ use crate::treedef::{view_of, Item, Record, StaticsRange, TreeDef, Walker};
 /// assert_eq!(t, (1, 2));
 /// ```
 pub struct DefSource<'d, I> {
-    walker: Walker<'d>,
+    decoder: Decoder<'d>,
     leaves: I,
     /// The statics of the last node read that static fields have not
     /// taken yet.
@@ -43,7 +43,7 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
     /// ```
     pub fn new(def: &'d TreeDef, leaves: I) -> Self {
         DefSource {
-            walker: Walker::new(def),
+            decoder: Decoder::new(def),
             leaves,
             statics: StaticsRange::default(),
             read_any_node: false,
@@ -63,17 +63,17 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
     /// assert!(src.finish().is_err()); // nothing read, a leaf left in the TreeDef
     /// ```
     pub fn finish(&mut self) -> Result<(), Error> {
-        if !self.walker.at_end() {
+        if !self.decoder.at_end() {
             return Err(Error::new(ErrorKind::NodeMismatch {
                 expected: "the end of the value".to_string(),
-                found: describe(self.walker.peek()),
+                found: describe(self.decoder.peek()),
             }));
         }
         let extra = self.leaves.by_ref().count();
         if extra > 0 {
             return Err(Error::new(ErrorKind::TooManyLeaves {
-                expected: self.walker.def().num_leaves(),
-                found: self.walker.def().num_leaves().saturating_add(extra),
+                expected: self.decoder.def().num_leaves(),
+                found: self.decoder.def().num_leaves().saturating_add(extra),
             }));
         }
         Ok(())
@@ -83,7 +83,7 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
     fn mismatch(&self, expected: impl Into<String>) -> Error {
         Error::new(ErrorKind::NodeMismatch {
             expected: expected.into(),
-            found: describe(self.walker.peek()),
+            found: describe(self.decoder.peek()),
         })
     }
 
@@ -92,15 +92,15 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
     #[cold]
     fn too_few(&self, missing: usize) -> Error {
         Error::new(ErrorKind::TooFewLeaves {
-            expected: self.walker.def().num_leaves(),
-            found: self.walker.leaves_consumed().saturating_sub(missing),
+            expected: self.decoder.def().num_leaves(),
+            found: self.decoder.leaves_consumed().saturating_sub(missing),
         })
     }
 
     /// Reads the next internal node if `accept` takes it.
     #[inline(always)]
     fn node_if(&mut self, accept: impl FnOnce(Record) -> bool) -> Option<Record> {
-        let (node, statics) = self.walker.next_node_if(accept)?;
+        let (node, statics) = self.decoder.next_node_if(accept)?;
         self.statics = statics;
         Some(node)
     }
@@ -121,14 +121,14 @@ impl<L, I: Iterator<Item = L>> DefSource<'_, I> {
             _ => false,
         });
         found.ok_or_else(|| {
-            let found = match self.walker.peek() {
+            let found = match self.decoder.peek() {
                 Some(Item::Node(node, _)) => Some(node),
                 _ => None,
             };
             let (expected, found_name) = describe_candidates(candidates, found);
             Error::new(ErrorKind::NodeMismatch {
                 expected,
-                found: found_name.unwrap_or_else(|| describe(self.walker.peek())),
+                found: found_name.unwrap_or_else(|| describe(self.decoder.peek())),
             })
         })
     }
@@ -227,7 +227,7 @@ pub(crate) fn describe_node(node: Record) -> String {
 impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
     #[inline(always)]
     fn leaf(&mut self) -> Result<L, Error> {
-        if !self.walker.take_leaf() {
+        if !self.decoder.take_leaf() {
             return Err(self.mismatch("a leaf"));
         }
         match self.leaves.next() {
@@ -239,7 +239,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
     fn leaf_vec(&mut self, len: usize) -> Result<Vec<L>, Error> {
         let mut out = Vec::with_capacity(len.min(self.leaves.size_hint().0));
         while out.len() < len {
-            let k = self.walker.take_leaves(len - out.len());
+            let k = self.decoder.take_leaves(len - out.len());
             if k == 0 {
                 return Err(self
                     .mismatch("a leaf")
@@ -273,7 +273,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
     }
 
     fn static_field<T: Static>(&mut self) -> Result<T, Error> {
-        let value = self.walker.statics(self.statics).first();
+        let value = self.decoder.statics(self.statics).first();
         self.statics.start += 1;
         read_static(value)
     }
@@ -299,7 +299,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
             Some(Record::Map(len)) => len,
             _ => return Err(self.mismatch("a map")),
         };
-        read_map_keys(self.walker.statics(self.statics).first(), len)
+        read_map_keys(self.decoder.statics(self.statics).first(), len)
     }
 
     #[inline]
@@ -312,17 +312,17 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
 
     fn any_node(&mut self) -> Result<NodeView, Error> {
         self.read_any_node = true;
-        match self.walker.peek() {
+        match self.decoder.peek() {
             None => Err(self.mismatch("a node")),
             Some(Item::Leaf) => Ok(NodeView::Leaf),
             Some(Item::Node(..)) => {
-                let start = self.walker.statics_cursor();
-                let Some(Item::Node(node, statics)) = self.walker.next_item() else {
+                let start = self.decoder.statics_cursor();
+                let Some(Item::Node(node, statics)) = self.decoder.next_item() else {
                     return Err(self.mismatch("a node"));
                 };
                 self.statics = StaticsRange {
                     start,
-                    end: self.walker.statics_cursor(),
+                    end: self.decoder.statics_cursor(),
                 };
                 Ok(view_of(node, statics))
             }

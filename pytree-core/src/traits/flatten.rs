@@ -311,7 +311,7 @@ pub trait Flatten<Ns>: Sized {
 ///
 /// An implementation must read a given TreeDef the same way whatever the
 /// values of the leaves (derived and std impls do): after one read of a
-/// TreeDef as a type has checked every record, [`unflatten`](crate::unflatten)
+/// TreeDef as a type has checked every record, [`unflatten`](crate::ops::basic::unflatten)
 /// trusts that TreeDef for that type and skips the checks. An impl that
 /// breaks this gets errors or a wrongly shaped value, never undefined
 /// behaviour. Readers that take any structure through

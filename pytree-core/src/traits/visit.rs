@@ -343,7 +343,7 @@ pub trait Visit<R> {
 /// `M` is how a leaf is lent: [`LeafMut<'a, Ns, L>`](crate::LeafMut), which
 /// is `&'a mut L` for scalar leaves and a mutable view for arrays. Each
 /// leaf is lent for the whole borrow of the tree (leaves are disjoint), so
-/// a visitor may keep them: that is how [`leaves_mut`](crate::leaves_mut)
+/// a visitor may keep them: that is how [`leaves_mut`](crate::ops::basic::leaves_mut)
 /// works.
 ///
 /// ```

@@ -26,8 +26,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
-use super::walk::SkipTable;
-use super::{Item, Record, TreeDef, TreeDefBuilder, Walker};
+use super::decode::SkipTable;
+use super::{Decoder, Item, Record, TreeDef, TreeDefBuilder};
 use crate::error::{Error, ErrorKind};
 use crate::paths::key_path::KeyEntry;
 use crate::sources::def_source::{describe_node, describe_node_pair};
@@ -130,7 +130,7 @@ pub(crate) fn align(defs: &[&TreeDef], policy: Policy) -> Result<Alignment, Vec<
         inputs: defs
             .iter()
             .map(|d| Input {
-                walker: Walker::new(d),
+                decoder: Decoder::new(d),
                 next_leaf: 0,
                 skips: None,
             })
@@ -190,7 +190,7 @@ pub(crate) fn align(defs: &[&TreeDef], policy: Policy) -> Result<Alignment, Vec<
 /// One input's state at the subtree being lined up.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Pos {
-    /// Its walker stands at this subtree.
+    /// Its decoder stands at this subtree.
     Walk,
     /// One of its leaves stands for this whole subtree.
     Broadcast(usize),
@@ -199,14 +199,14 @@ enum Pos {
 }
 
 struct Input<'d> {
-    walker: Walker<'d>,
+    decoder: Decoder<'d>,
     next_leaf: usize,
     /// Built the first time this input is read out of order.
     skips: Option<SkipTable>,
 }
 
-/// A place in one input: its walker and the index of its next leaf.
-type Mark<'d> = (Walker<'d>, usize);
+/// A place in one input: its decoder and the index of its next leaf.
+type Mark<'d> = (Decoder<'d>, usize);
 
 /// How the children of an open node are reached.
 enum Children<'d> {
@@ -346,7 +346,7 @@ impl<'d> Aligner<'d> {
     /// Consumes the next leaf of input `i`; returns its index.
     fn take_leaf(&mut self, i: usize) -> usize {
         let input = &mut self.inputs[i];
-        input.walker.next_item();
+        input.decoder.next_item();
         input.next_leaf += 1;
         input.next_leaf - 1
     }
@@ -355,8 +355,8 @@ impl<'d> Aligner<'d> {
     fn skip(&mut self, i: usize) {
         let input = &mut self.inputs[i];
         input.next_leaf += match &input.skips {
-            Some(table) => table.skip(&mut input.walker),
-            None => input.walker.skip_subtree(),
+            Some(table) => table.skip(&mut input.decoder),
+            None => input.decoder.skip_subtree(),
         };
     }
 
@@ -389,15 +389,15 @@ impl<'d> Aligner<'d> {
             let input = &mut self.inputs[i];
             let table = input
                 .skips
-                .get_or_insert_with(|| SkipTable::new(input.walker.def()));
-            let mut walker = input.walker.clone();
+                .get_or_insert_with(|| SkipTable::new(input.decoder.def()));
+            let mut decoder = input.decoder.clone();
             let mut next_leaf = input.next_leaf;
             let mut marks = Vec::with_capacity(own[i] + 1);
             for _ in 0..own[i] {
-                marks.push((walker.clone(), next_leaf));
-                next_leaf += table.skip(&mut walker);
+                marks.push((decoder.clone(), next_leaf));
+                next_leaf += table.skip(&mut decoder);
             }
-            marks.push((walker, next_leaf));
+            marks.push((decoder, next_leaf));
             jumps.push((i, marks));
         }
         jumps
@@ -409,7 +409,7 @@ impl<'d> Aligner<'d> {
         let width = pos.len();
         let items: Vec<Option<Item<'d>>> = (0..width)
             .map(|i| match pos[i] {
-                Pos::Walk => self.inputs[i].walker.peek(),
+                Pos::Walk => self.inputs[i].decoder.peek(),
                 _ => None,
             })
             .collect();
@@ -436,7 +436,7 @@ impl<'d> Aligner<'d> {
             }
             if self.may_broadcast(i) {
                 if i == 0 && self.policy.spans {
-                    let def = self.inputs[r].walker.clone().copy_subtree();
+                    let def = self.inputs[r].decoder.clone().copy_subtree();
                     let start = self.inputs[r].next_leaf;
                     self.spans.push(Span {
                         def: Some(def),
@@ -569,7 +569,7 @@ impl<'d> Aligner<'d> {
         let mut run: Option<usize> = None;
         for (i, p) in pos.iter().enumerate() {
             if *p == Pos::Walk {
-                let mut probe = self.inputs[i].walker.clone();
+                let mut probe = self.inputs[i].decoder.clone();
                 let n = probe.take_leaves(run.unwrap_or(max));
                 run = Some(n);
             }
@@ -595,7 +595,7 @@ impl<'d> Aligner<'d> {
                 let input = &mut self.inputs[i];
                 let mut taken = 0;
                 while taken < n {
-                    match input.walker.take_leaves(n - taken) {
+                    match input.decoder.take_leaves(n - taken) {
                         0 => break,
                         k => taken += k,
                     }
@@ -616,7 +616,7 @@ impl<'d> Aligner<'d> {
     /// Consumes the node record of every input in `nodes`.
     fn consume_records(&mut self, nodes: &[usize]) {
         for &i in nodes {
-            self.inputs[i].walker.next_item();
+            self.inputs[i].decoder.next_item();
         }
     }
 
@@ -834,9 +834,9 @@ impl<'d> Aligner<'d> {
                 if let Some((_, marks)) = jumps.iter().find(|(k, _)| *k == i) {
                     // Read out of order: jump to the wanted child.
                     match wanted.and_then(|t| marks.get(t)) {
-                        Some((walker, next_leaf)) => {
+                        Some((decoder, next_leaf)) => {
                             let input = &mut self.inputs[i];
-                            input.walker = walker.clone();
+                            input.decoder = decoder.clone();
                             input.next_leaf = *next_leaf;
                         }
                         None => pos[i] = Pos::Absent,
@@ -869,13 +869,13 @@ impl<'d> Aligner<'d> {
                 if frame.pos[i] != Pos::Walk {
                     continue;
                 }
-                if let Some((walker, next_leaf)) = jumps
+                if let Some((decoder, next_leaf)) = jumps
                     .iter()
                     .find(|(k, _)| *k == i)
                     .and_then(|(_, marks)| marks.last())
                 {
                     let input = &mut self.inputs[i];
-                    input.walker = walker.clone();
+                    input.decoder = decoder.clone();
                     input.next_leaf = *next_leaf;
                     continue;
                 }

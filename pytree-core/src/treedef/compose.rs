@@ -7,13 +7,13 @@ use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use super::align::ChildKeys;
-use super::{Item, Record, TreeDef, TreeDefBuilder, Walker};
+use super::{Decoder, Item, Record, TreeDef, TreeDefBuilder};
 use crate::error::{Error, ErrorKind};
 use crate::sources::def_source::describe_node;
 
 /// Appends a copy of `def`'s records.
 pub(super) fn copy_into(b: &mut TreeDefBuilder, def: &TreeDef) {
-    let mut w = Walker::new(def);
+    let mut w = Decoder::new(def);
     loop {
         b.leaves(w.take_leaves(usize::MAX));
         match w.next_item() {
@@ -89,7 +89,7 @@ impl TreeDef {
             ));
         }
         let mut b = TreeDefBuilder::new();
-        let mut w = Walker::new(self);
+        let mut w = Decoder::new(self);
         loop {
             for _ in 0..w.take_leaves(usize::MAX) {
                 copy_into(&mut b, inner);
@@ -127,7 +127,7 @@ impl TreeDef {
         what: &str,
     ) -> Result<(TreeDef, Option<Record>), Error> {
         let mut b = TreeDefBuilder::new();
-        let mut w = Walker::new(self);
+        let mut w = Decoder::new(self);
         let mut level: Option<Record> = None;
         // Open nodes: how their children are named, the child being read,
         // and their arity.

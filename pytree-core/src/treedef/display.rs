@@ -16,7 +16,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::{Item, Record, TreeDef, Walker};
+use super::{Decoder, Item, Record, TreeDef};
 use crate::treedef::schema::{FieldStyle, Schema};
 use crate::treedef::static_data::StaticValue;
 
@@ -50,11 +50,11 @@ impl fmt::Display for TreeDef {
         if self.nodes().is_empty() {
             return f.write_str("<empty>");
         }
-        let mut walker = Walker::new(self);
+        let mut decoder = Decoder::new(self);
         let mut stack: Vec<Frame<'_>> = Vec::new();
         loop {
             // Print the subtree that starts here (opening it if it has children).
-            match walker.next_item() {
+            match decoder.next_item() {
                 None => f.write_str("?")?,
                 Some(Item::Leaf) => f.write_str("*")?,
                 Some(Item::Node(node, statics)) => open(f, node, statics, &mut stack)?,
@@ -64,7 +64,7 @@ impl fmt::Display for TreeDef {
                 let Some(top) = stack.last_mut() else {
                     return Ok(());
                 };
-                if next_child(f, top, &mut walker)? {
+                if next_child(f, top, &mut decoder)? {
                     break;
                 }
                 stack.pop();
@@ -134,11 +134,11 @@ fn open<'d>(
 
 /// Writes what precedes the frame's next data child and returns true, or
 /// closes the frame and returns false. Long runs of leaves are printed
-/// here, shortened (see the module docs), and consumed from `walker`.
+/// here, shortened (see the module docs), and consumed from `decoder`.
 fn next_child(
     f: &mut fmt::Formatter<'_>,
     frame: &mut Frame<'_>,
-    walker: &mut Walker<'_>,
+    decoder: &mut Decoder<'_>,
 ) -> Result<bool, fmt::Error> {
     match frame {
         Frame::List {
@@ -154,14 +154,14 @@ fn next_child(
                 f.write_str(", ")?;
             }
             *printed = true;
-            let run = walker.leaves_ahead().min(*left);
+            let run = decoder.leaves_ahead().min(*left);
             if run > MAX_RUN {
                 f.write_str("*")?;
                 for _ in 1..SHOWN {
                     f.write_str(", *")?;
                 }
                 write!(f, ", ... {} more leaves", run - SHOWN)?;
-                walker.skip_leaves(run);
+                decoder.skip_leaves(run);
                 *left -= run;
                 continue;
             }
@@ -201,7 +201,7 @@ fn next_child(
                         .iter()
                         .take_while(|f| !f.is_static)
                         .count();
-                    let run = walker.leaves_ahead().min(data);
+                    let run = decoder.leaves_ahead().min(data);
                     if run > MAX_RUN {
                         for (k, field) in schema.fields()[*next_field..][..SHOWN].iter().enumerate()
                         {
@@ -214,7 +214,7 @@ fn next_child(
                             f.write_str("*")?;
                         }
                         write!(f, ", ... {} more fields", run - SHOWN)?;
-                        walker.skip_leaves(run);
+                        decoder.skip_leaves(run);
                         *next_field += run;
                         continue;
                     }

@@ -116,7 +116,7 @@ impl TreeDefLimits {
     /// ([`children`](crate::TreeDef::children),
     /// [`entries`](crate::TreeDef::entries),
     /// [`leaf_paths`](crate::TreeDef::leaf_paths),
-    /// [`walk`](crate::TreeDef::walk),
+    /// [`fold`](crate::TreeDef::fold),
     /// [`transform`](crate::TreeDef::transform),
     /// [`compose`](crate::TreeDef::compose)) works out what its result
     /// needs first, and returns an error naming this budget instead of

@@ -14,6 +14,7 @@ mod budget;
 mod builder;
 mod checked;
 mod compose;
+mod decode;
 mod diff;
 mod display;
 mod limits;
@@ -24,7 +25,6 @@ mod relations;
 pub(crate) mod schema;
 pub(crate) mod static_data;
 mod validate;
-mod walk;
 
 use alloc::vec::Vec;
 use core::hash::{Hash, Hasher};
@@ -35,12 +35,12 @@ pub use builder::TreeDefBuilder;
 pub(crate) use checked::type_key;
 use checked::CheckedFor;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
+pub(crate) use decode::{Decoder, Item, StaticsRange};
 pub use limits::TreeDefLimits;
 pub(crate) use nodes::view_of;
 pub(crate) use relations::common_suffix_plan;
 #[cfg(feature = "serde")]
 pub(crate) use validate::{check_schema_parts, Checker};
-pub(crate) use walk::{Item, StaticsRange, Walker};
 
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::StaticValue;
@@ -354,8 +354,8 @@ impl TreeDef {
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn children(&self) -> Result<Vec<TreeDef>, crate::Error> {
-        let mut walker = Walker::new(self);
-        let arity = match walker.next_item() {
+        let mut decoder = Decoder::new(self);
+        let arity = match decoder.next_item() {
             Some(Item::Node(node, _)) => node.arity(),
             _ => return Ok(Vec::new()),
         };
@@ -370,7 +370,7 @@ impl TreeDef {
         budget::check_output(self, "the children of this TreeDef", bytes)?;
         let mut children = Vec::with_capacity(arity);
         for _ in 0..arity {
-            children.push(walker.copy_subtree());
+            children.push(decoder.copy_subtree());
         }
         Ok(children)
     }

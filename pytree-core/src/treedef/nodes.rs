@@ -1,12 +1,12 @@
 //! Building and inspecting a [`TreeDef`] one node at a time: optree's
 //! `treespec_leaf` / `treespec_none` / `treespec_tuple` / `treespec_list` /
 //! `treespec_dict` and `PyTreeSpec.child` / `entries` / `one_level` /
-//! `walk` / `transform`, JAX's `treedef_tuple` and `treedef_children`.
+//! `walk` (here `fold`) / `transform`, JAX's `treedef_tuple` and `treedef_children`.
 //!
 //! Constructors copy their children's records under one new record, so a
 //! TreeDef built node by node is the same value (equal, same hash, same
 //! `Display`) as the one `structure` gives for the matching Rust value.
-//! Readers go through the [`Walker`], iteratively: deep TreeDefs do not
+//! Readers go through the [`Decoder`], iteratively: deep TreeDefs do not
 //! overflow the stack.
 
 use alloc::format;
@@ -17,7 +17,7 @@ use core::hash::Hasher;
 use super::align::ChildKeys;
 use super::checked::Fnv1a;
 use super::compose::copy_into;
-use super::{Item, Record, TreeDef, TreeDefBuilder, Walker};
+use super::{Decoder, Item, Record, TreeDef, TreeDefBuilder};
 use crate::error::{Error, ErrorKind};
 use crate::paths::key_path::{KeyEntry, KeyPath};
 use crate::sources::def_source::describe_node;
@@ -279,7 +279,7 @@ impl TreeDef {
     /// assert!(matches!(pytree_std::TreeDef::leaf().root_node(), NodeView::Leaf));
     /// ```
     pub fn root_node(&self) -> NodeView {
-        match Walker::new(self).next_item() {
+        match Decoder::new(self).next_item() {
             Some(Item::Node(node, statics)) => view_of(node, statics),
             Some(Item::Leaf) | None => NodeView::Leaf,
         }
@@ -292,7 +292,7 @@ impl TreeDef {
     /// assert_eq!(pytree_std::structure(&(1u8, vec![2u8, 3])).num_children(), 2);
     /// ```
     pub fn num_children(&self) -> usize {
-        match Walker::new(self).next_item() {
+        match Decoder::new(self).next_item() {
             Some(Item::Node(node, _)) => node.arity(),
             _ => 0,
         }
@@ -308,11 +308,11 @@ impl TreeDef {
     /// assert_eq!(def.child(2), None);
     /// ```
     pub fn child(&self, i: usize) -> Option<TreeDef> {
-        let mut walker = Walker::new(self);
-        match walker.next_item() {
+        let mut decoder = Decoder::new(self);
+        match decoder.next_item() {
             Some(Item::Node(node, _)) if i < node.arity() => {
-                walker.skip_subtrees(i);
-                Some(walker.copy_subtree())
+                decoder.skip_subtrees(i);
+                Some(decoder.copy_subtree())
             }
             _ => None,
         }
@@ -338,7 +338,7 @@ impl TreeDef {
     /// [output budget](crate::TreeDefLimits::output_budget), the result is
     /// an error, returned before anything is allocated.
     pub fn entries(&self) -> Result<Vec<KeyPath>, Error> {
-        let Some(Item::Node(node, statics)) = Walker::new(self).next_item() else {
+        let Some(Item::Node(node, statics)) = Decoder::new(self).next_item() else {
             return Ok(Vec::new());
         };
         // A path of at most two entries (a variant and a field) per child.
@@ -368,7 +368,7 @@ impl TreeDef {
     /// assert!(!def.is_one_level());
     /// ```
     pub fn one_level(&self) -> TreeDef {
-        match Walker::new(self).next_item() {
+        match Decoder::new(self).next_item() {
             Some(Item::Node(node, statics)) => one_level_of(node, statics),
             Some(Item::Leaf) | None => TreeDef::leaf(),
         }
@@ -384,18 +384,18 @@ impl TreeDef {
     /// assert!(!pytree_std::TreeDef::leaf().is_one_level());
     /// ```
     pub fn is_one_level(&self) -> bool {
-        let mut walker = Walker::new(self);
-        match walker.next_item() {
+        let mut decoder = Decoder::new(self);
+        match decoder.next_item() {
             Some(Item::Node(node, _)) => {
                 let arity = node.arity();
                 let mut leaves = 0;
                 while leaves < arity {
-                    match walker.take_leaves(arity - leaves) {
+                    match decoder.take_leaves(arity - leaves) {
                         0 => return false,
                         k => leaves += k,
                     }
                 }
-                walker.at_end()
+                decoder.at_end()
             }
             _ => false,
         }
@@ -410,13 +410,13 @@ impl TreeDef {
     /// node are held until the node is folded: when that could take more
     /// memory than the [output
     /// budget](crate::TreeDefLimits::output_budget) (one `R` per node of
-    /// the TreeDef), the walk is an error before it starts.
+    /// the TreeDef), the fold is an error before it starts.
     ///
     /// ```
     /// use pytree_std::NodeView;
     /// let def = pytree_std::structure(&(1, vec![2, 3], None::<i32>));
     /// // Print the structure with leaves as given, Python style.
-    /// let shown = def.walk(["a", "b", "c"], |x| x.to_string(), |node, kids| match node {
+    /// let shown = def.fold(["a", "b", "c"], |x| x.to_string(), |node, kids| match node {
     ///     NodeView::Seq(_) => format!("[{}]", kids.join(", ")),
     ///     NodeView::Tuple(_) => format!("({})", kids.join(", ")),
     ///     NodeView::None => "None".to_string(),
@@ -424,11 +424,11 @@ impl TreeDef {
     /// })?;
     /// assert_eq!(shown, "(a, [b, c], None)");
     /// // Depth of the structure.
-    /// let depth = def.walk(0..def.num_leaves(), |_| 0, |_, kids| 1 + kids.into_iter().max().unwrap_or(0))?;
+    /// let depth = def.fold(0..def.num_leaves(), |_| 0, |_, kids| 1 + kids.into_iter().max().unwrap_or(0))?;
     /// assert_eq!(depth, 2);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn walk<L, R>(
+    pub fn fold<L, R>(
         &self,
         leaves: impl IntoIterator<Item = L>,
         mut f_leaf: impl FnMut(L) -> R,
@@ -447,13 +447,13 @@ impl TreeDef {
             self.node_depth()
                 .saturating_mul(core::mem::size_of::<Open<R>>()),
         );
-        super::budget::check_output(self, "a walk of this TreeDef", bytes)?;
+        super::budget::check_output(self, "a fold of this TreeDef", bytes)?;
         let mut leaves = leaves.into_iter();
         let mut used = 0;
-        let mut walker = Walker::new(self);
+        let mut decoder = Decoder::new(self);
         let mut stack: Vec<Open<R>> = Vec::new();
         loop {
-            let mut result = match walker.next_item() {
+            let mut result = match decoder.next_item() {
                 None => return Err(Error::custom("the TreeDef ended early")),
                 Some(Item::Leaf) => match leaves.next() {
                     Some(leaf) => {
@@ -557,17 +557,17 @@ impl TreeDef {
         }
         let budget = crate::TreeDefLimits::current().output_budget(self);
         let mut out = TreeDefBuilder::new();
-        let mut walker = Walker::new(self);
+        let mut decoder = Decoder::new(self);
         let mut path = KeyPath::root();
         let mut stack: Vec<Open> = Vec::new();
-        // Writes the original subtree the walker is at: a leaf at once, a
+        // Writes the original subtree the decoder is at: a leaf at once, a
         // node by opening its template.
-        let mut subtree = |walker: &mut Walker<'_>,
+        let mut subtree = |decoder: &mut Decoder<'_>,
                            path: &KeyPath,
                            out: &mut TreeDefBuilder,
                            stack: &mut Vec<Open>|
          -> Result<(), Error> {
-            match walker.next_item() {
+            match decoder.next_item() {
                 None => Err(at_path(
                     Error::custom("the TreeDef ended early"),
                     path.entries(),
@@ -599,7 +599,7 @@ impl TreeDef {
                 }
             }
         };
-        subtree(&mut walker, &path, &mut out, &mut stack)?;
+        subtree(&mut decoder, &path, &mut out, &mut stack)?;
         while !stack.is_empty() {
             // The result, and the templates of the open nodes, within the
             // output budget (an identity transform of a run of 2^32 leaves
@@ -632,7 +632,7 @@ impl TreeDef {
                     for entry in entries {
                         path.push(entry);
                     }
-                    subtree(&mut walker, &path, &mut out, &mut stack)?;
+                    subtree(&mut decoder, &path, &mut out, &mut stack)?;
                 }
             }
         }
@@ -652,13 +652,13 @@ struct Template {
 impl Template {
     fn of(def: &TreeDef) -> Self {
         let mut records = Vec::with_capacity(def.num_records());
-        let mut walker = Walker::new(def);
+        let mut decoder = Decoder::new(def);
         loop {
-            let run = walker.take_leaves(usize::MAX);
+            let run = decoder.take_leaves(usize::MAX);
             if run > 0 {
                 records.push((Record::Leaves(run), Vec::new()));
             }
-            match walker.next_item() {
+            match decoder.next_item() {
                 Some(Item::Node(node, statics)) => records.push((node, statics.to_vec())),
                 Some(Item::Leaf) => records.push((Record::Leaves(1), Vec::new())),
                 None => break,
@@ -707,7 +707,7 @@ mod tests {
     }
 
     #[test]
-    fn a_deep_treedef_is_transformed_and_walked_without_recursion() {
+    fn a_deep_treedef_is_transformed_and_folded_without_recursion() {
         let mut b = TreeDefBuilder::new();
         for _ in 0..50_000 {
             b.node(crate::traits::visit::NodeRef::Seq(1));
@@ -720,7 +720,7 @@ mod tests {
             .transform(|_, node| Ok(node.clone()), |_| TreeDef::none())
             .unwrap();
         assert_eq!(t.num_leaves(), 0);
-        let depth = def.walk([()], |_| 0usize, |_, kids| kids[0] + 1).unwrap();
+        let depth = def.fold([()], |_| 0usize, |_, kids| kids[0] + 1).unwrap();
         assert_eq!(depth, 50_000);
     }
 

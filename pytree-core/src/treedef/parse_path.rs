@@ -9,7 +9,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::align::ChildKeys;
-use super::{Item, TreeDef, Walker};
+use super::{Decoder, Item, TreeDef};
 use crate::error::Error;
 use crate::paths::key_path::{KeyEntry, KeyPath};
 use crate::paths::key_str::KeyStr;
@@ -75,7 +75,7 @@ impl TreeDef {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// use pytree_std::{KeyStr, PyTree};
+    /// use pytree_std::{paths::KeyStr, PyTree};
     /// #[derive(PyTree)]
     /// struct Linear { w: f32, b: f32 }
     /// #[derive(PyTree)]
@@ -84,7 +84,7 @@ impl TreeDef {
     /// let def = pytree_std::structure(&mlp);
     ///
     /// let p = def.parse_key_path(".layers[0].b", KeyStr::FULL)?;
-    /// assert_eq!(pytree_std::get(&mlp, &p)?, &2.0);
+    /// assert_eq!(pytree_std::paths::get(&mlp, &p)?, &2.0);
     /// let q = def.parse_key_path("extra.scale", KeyStr::SIMPLE)?;
     /// assert_eq!(q.to_string(), r#".extra["scale"]"#);
     /// // Every leaf's path reads back as itself, in either style.
@@ -103,10 +103,10 @@ impl TreeDef {
             text
         };
         let sep = style.separator_str();
-        let mut walker = Walker::new(self);
+        let mut decoder = Decoder::new(self);
         let mut entries: Vec<KeyEntry> = Vec::new();
         while !rest.is_empty() {
-            let (node, statics) = match walker.next_item() {
+            let (node, statics) = match decoder.next_item() {
                 Some(Item::Node(node, statics)) => (node, statics),
                 Some(Item::Leaf) | None => {
                     return Err(at(
@@ -156,7 +156,7 @@ impl TreeDef {
                     &entries,
                 ));
             };
-            walker.skip_subtrees(j);
+            decoder.skip_subtrees(j);
             entries.extend(child);
             rest = &rest[len..];
         }

@@ -4,8 +4,8 @@
 use alloc::vec::Vec;
 
 use super::align::ChildKeys;
-use super::walk::SkipTable;
-use super::{Item, TreeDef, Walker};
+use super::decode::SkipTable;
+use super::{Decoder, Item, TreeDef};
 use crate::paths::key_path::{KeyEntry, KeyPath};
 
 /// A node whose children are being named.
@@ -70,12 +70,12 @@ impl TreeDef {
             return None;
         }
         let table = SkipTable::new(self);
-        let mut walker = Walker::new(self);
+        let mut decoder = Decoder::new(self);
         let mut path: Vec<KeyEntry> = Vec::new();
-        // Leaves still to pass inside the subtree the walker stands at.
+        // Leaves still to pass inside the subtree the decoder stands at.
         let mut left = i;
         loop {
-            let (node, statics) = match walker.next_item() {
+            let (node, statics) = match decoder.next_item() {
                 Some(Item::Node(node, statics)) => (node, statics),
                 Some(Item::Leaf) => return Some(KeyPath::from_entries(path)),
                 None => return None,
@@ -86,24 +86,24 @@ impl TreeDef {
                 if j >= node.arity() {
                     return None;
                 }
-                let run = walker.leaves_ahead().min(node.arity() - j);
+                let run = decoder.leaves_ahead().min(node.arity() - j);
                 if run > 0 {
                     if left < run {
                         keys.push(j + left, &mut path);
                         return Some(KeyPath::from_entries(path));
                     }
-                    walker.skip_leaves(run);
+                    decoder.skip_leaves(run);
                     left -= run;
                     j += run;
                     continue;
                 }
-                let mut probe = walker.clone();
+                let mut probe = decoder.clone();
                 let inside = table.skip(&mut probe);
                 if left < inside {
                     keys.push(j, &mut path);
                     break;
                 }
-                walker = probe;
+                decoder = probe;
                 left -= inside;
                 j += 1;
             }
@@ -111,7 +111,7 @@ impl TreeDef {
     }
 
     fn walk_leaf_paths(&self, mut f: impl FnMut(&[KeyEntry]) -> bool) {
-        let mut walker = Walker::new(self);
+        let mut decoder = Decoder::new(self);
         let mut path: Vec<KeyEntry> = Vec::new();
         let mut stack: Vec<Frame> = Vec::new();
         let mut at_root = true;
@@ -132,7 +132,7 @@ impl TreeDef {
                 }
             }
             at_root = false;
-            match walker.next_item() {
+            match decoder.next_item() {
                 None => return,
                 Some(Item::Leaf) => {
                     if !f(&path) {

@@ -41,7 +41,7 @@ use crate::treelize::mode::{
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use pytree_std::{mode, Treelize};
+/// use pytree_std::{treelize::{mode, Treelize}};
 /// fn gcd(mut a: u64, mut b: u64) -> u64 { while b != 0 { (a, b) = (b, a % b) } a }
 /// let t1 = BTreeMap::from([("a", 2u64), ("b", 30)]);
 /// let t2 = BTreeMap::from([("a", 4u64), ("c", 48)]);
@@ -62,7 +62,7 @@ impl<Ns, F> Treelize<Ns, F> {
     /// `f` applied leaf by leaf, in strict mode, with `inherit` on.
     ///
     /// ```
-    /// let mut double = pytree_std::Treelize::new(|x: &i32| x * 2);
+    /// let mut double = pytree_std::treelize::Treelize::new(|x: &i32| x * 2);
     /// let t: Vec<i32> = double.call1(&vec![1, 2])?;
     /// assert_eq!(t, [2, 4]);
     /// # Ok::<(), pytree_std::Error>(())
@@ -85,7 +85,7 @@ impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// use pytree_std::{mode, Treelize};
+    /// use pytree_std::{treelize::{mode, Treelize}};
     /// let mut add = Treelize::new(|a: &i32, b: &i32| a + b).mode(mode::Inner);
     /// let r: BTreeMap<&str, i32> = add.call2(&BTreeMap::from([("a", 1), ("b", 2)]), &BTreeMap::from([("b", 10)]))?;
     /// assert_eq!(r, BTreeMap::from([("b", 12)]));
@@ -109,10 +109,10 @@ impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
     /// (treevalue's `gcd(100, t1)`); off, that is an error.
     ///
     /// ```
-    /// let mut add = pytree_std::Treelize::new(|a: &i32, b: &i32| a + b);
+    /// let mut add = pytree_std::treelize::Treelize::new(|a: &i32, b: &i32| a + b);
     /// let r: Vec<i32> = add.call2(&100, &vec![1, 2])?;
     /// assert_eq!(r, [101, 102]);
-    /// let mut strict = pytree_std::Treelize::new(|a: &i32, b: &i32| a + b).inherit(false);
+    /// let mut strict = pytree_std::treelize::Treelize::new(|a: &i32, b: &i32| a + b).inherit(false);
     /// let err = strict.call2::<_, _, _, Vec<i32>>(&100, &vec![1, 2]).unwrap_err();
     /// assert_eq!(err.to_string(), "tree 1 at <root>: node mismatch: expected a leaf, found a sequence of length 2");
     /// # Ok::<(), pytree_std::Error>(())
@@ -131,7 +131,7 @@ impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// use pytree_std::{mode, Treelize};
+    /// use pytree_std::{treelize::{mode, Treelize}};
     /// let mut add = Treelize::new(|a: &i32, b: &i32| a + b).mode(mode::Left).missing(0);
     /// let r: BTreeMap<&str, i32> = add.call2(&BTreeMap::from([("a", 1), ("b", 2)]), &BTreeMap::from([("b", 10), ("c", 5)]))?;
     /// assert_eq!(r, BTreeMap::from([("a", 1), ("b", 12)]));
@@ -140,7 +140,7 @@ impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
     ///
     /// ```compile_fail
     /// // `missing` in strict mode is a compile error.
-    /// let _ = pytree_std::Treelize::new(|a: &i32, b: &i32| a + b).missing(0);
+    /// let _ = pytree_std::treelize::Treelize::new(|a: &i32, b: &i32| a + b).missing(0);
     /// ```
     pub fn missing<L>(self, value: L) -> Treelize<Ns, F, M, MissingValue<L>>
     where
@@ -160,7 +160,7 @@ impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// use pytree_std::{mode, Treelize};
+    /// use pytree_std::{treelize::{mode, Treelize}};
     /// let mut calls = 0;
     /// let mut join = Treelize::new(|a: &String, b: &String| format!("{a}{b}"))
     ///     .mode(mode::Outer)
@@ -262,7 +262,7 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// let mut half = pytree_std::Treelize::new(|x: &i32| if x % 2 == 0 { Some(x / 2) } else { None });
+    /// let mut half = pytree_std::treelize::Treelize::new(|x: &i32| if x % 2 == 0 { Some(x / 2) } else { None });
     /// // `f` returns a subtree (an Option): it takes the place of the leaf.
     /// let r: BTreeMap<&str, Option<i32>> = half.call1(&BTreeMap::from([("a", 4), ("b", 3)]))?;
     /// assert_eq!(r, BTreeMap::from([("a", Some(2)), ("b", None)]));
@@ -300,7 +300,7 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// let mut sub = pytree_std::Treelize::new(|a: &f32, b: &f32| a - b);
+    /// let mut sub = pytree_std::treelize::Treelize::new(|a: &f32, b: &f32| a - b);
     /// let r: BTreeMap<&str, f32> = sub.call2(&BTreeMap::from([("w", 3.0f32)]), &BTreeMap::from([("w", 1.0f32)]))?;
     /// assert_eq!(r["w"], 2.0);
     /// # Ok::<(), pytree_std::Error>(())
@@ -412,7 +412,7 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// use pytree_std::Treelize;
+    /// use pytree_std::treelize::Treelize;
     /// let mut mean = Treelize::new(|xs: [&f64; 3]| xs.iter().copied().sum::<f64>() / 3.0);
     /// let r: BTreeMap<&str, f64> = mean.call_n([
     ///     &BTreeMap::from([("a", 1.0), ("b", 3.0)]),
@@ -444,7 +444,7 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
     /// structure is the result's): none is an error.
     ///
     /// ```
-    /// use pytree_std::{mode, tree, Tree, Treelize};
+    /// use pytree_std::{treelize::mode, tree, Tree, treelize::Treelize};
     /// let runs: Vec<Tree<f64>> = vec![
     ///     tree! { "loss" => 1.0, "acc" => 0.5 },
     ///     tree! { "acc" => 0.75, "loss" => 0.5 },
@@ -481,7 +481,7 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
     ///
     /// ```
     /// use std::collections::BTreeMap;
-    /// use pytree_std::{mode, Treelize};
+    /// use pytree_std::{treelize::{mode, Treelize}};
     /// let mut total = Treelize::new(|a: &i32, b: &i32, c: &i32| a + b + c).mode(mode::Outer).missing(0);
     /// let r: BTreeMap<&str, i32> = total.call3(
     ///     &BTreeMap::from([("a", 1)]),

@@ -11,7 +11,7 @@
 /// modes decide for map keys and for `Some` / `None`.
 ///
 /// ```
-/// use pytree_std::mode::{Mode, Outer, TreelizeMode};
+/// use pytree_std::treelize::mode::{Mode, Outer, TreelizeMode};
 /// assert_eq!(Outer::MODE, Mode::Outer);
 /// assert_eq!(Mode::default(), Mode::Strict);
 /// ```
@@ -34,7 +34,7 @@ pub enum Mode {
 /// The strict mode as a type (the default of [`Treelize`](crate::Treelize)).
 ///
 /// ```
-/// use pytree_std::mode::{Mode, Strict, TreelizeMode};
+/// use pytree_std::treelize::mode::{Mode, Strict, TreelizeMode};
 /// assert_eq!(Strict::MODE, Mode::Strict);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,7 +43,7 @@ pub struct Strict;
 /// The inner mode as a type: keys present in every tree.
 ///
 /// ```
-/// use pytree_std::mode::{Inner, Mode, TreelizeMode};
+/// use pytree_std::treelize::mode::{Inner, Mode, TreelizeMode};
 /// assert_eq!(Inner::MODE, Mode::Inner);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -52,7 +52,7 @@ pub struct Inner;
 /// The outer mode as a type: keys present in any tree.
 ///
 /// ```
-/// use pytree_std::mode::{Mode, Outer, TreelizeMode};
+/// use pytree_std::treelize::mode::{Mode, Outer, TreelizeMode};
 /// assert_eq!(Outer::MODE, Mode::Outer);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -61,7 +61,7 @@ pub struct Outer;
 /// The left mode as a type: keys of the leftmost tree.
 ///
 /// ```
-/// use pytree_std::mode::{Left, Mode, TreelizeMode};
+/// use pytree_std::treelize::mode::{Left, Mode, TreelizeMode};
 /// assert_eq!(Left::MODE, Mode::Left);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -71,7 +71,7 @@ pub struct Left;
 /// [`Left`].
 ///
 /// ```
-/// use pytree_std::mode::{Left, Mode, TreelizeMode};
+/// use pytree_std::treelize::mode::{Left, Mode, TreelizeMode};
 /// fn mode_of<M: TreelizeMode>(_: M) -> Mode { M::MODE }
 /// assert_eq!(mode_of(Left), Mode::Left);
 /// ```
@@ -96,7 +96,7 @@ impl TreelizeMode for Left {
 /// No `missing` value was given: a slot that one tree lacks is an error.
 ///
 /// ```
-/// use pytree_std::mode::{NoMissing, Provide};
+/// use pytree_std::treelize::mode::{NoMissing, Provide};
 /// assert_eq!(Provide::<i32>::provide(&mut NoMissing), None);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -105,7 +105,7 @@ pub struct NoMissing;
 /// A `missing` value, cloned into every slot that a tree lacks.
 ///
 /// ```
-/// use pytree_std::mode::{MissingValue, Provide};
+/// use pytree_std::treelize::mode::{MissingValue, Provide};
 /// assert_eq!(MissingValue(1).provide(), Some(1));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,7 +115,7 @@ pub struct MissingValue<L>(pub L);
 /// slot gets a fresh value, treevalue's `missing=lambda: []`).
 ///
 /// ```
-/// use pytree_std::mode::{MissingWith, Provide};
+/// use pytree_std::treelize::mode::{MissingWith, Provide};
 /// let mut calls = 0;
 /// let mut fill = MissingWith(|| { calls += 1; Vec::<i32>::new() });
 /// assert_eq!(fill.provide(), Some(vec![]));
@@ -128,7 +128,7 @@ pub struct MissingWith<G>(pub G);
 /// What fills a slot that a tree lacks, for leaves of type `L`.
 ///
 /// ```
-/// use pytree_std::mode::{MissingValue, Provide};
+/// use pytree_std::treelize::mode::{MissingValue, Provide};
 /// let mut p = MissingValue(String::from("-"));
 /// assert_eq!(Provide::<String>::provide(&mut p).as_deref(), Some("-"));
 /// ```
@@ -166,14 +166,14 @@ impl<L, G: FnMut() -> L> Provide<L> for MissingWith<G> {
 /// `missing` there would never be used: treevalue warns, Rust refuses).
 ///
 /// ```
-/// use pytree_std::mode::{Accepts, MissingValue, NoMissing, Outer, Strict};
+/// use pytree_std::treelize::mode::{Accepts, MissingValue, NoMissing, Outer, Strict};
 /// fn accepts<M: Accepts<P>, P>() {}
 /// accepts::<Strict, NoMissing>();
 /// accepts::<Outer, MissingValue<i32>>();
 /// ```
 ///
 /// ```compile_fail
-/// use pytree_std::mode::{Accepts, MissingValue, Strict};
+/// use pytree_std::treelize::mode::{Accepts, MissingValue, Strict};
 /// fn accepts<M: Accepts<P>, P>() {}
 /// accepts::<Strict, MissingValue<i32>>();
 /// ```

@@ -258,7 +258,7 @@ where
     }
     let mut total: Option<Tensor> = None;
     let mut i = 0;
-    pytree_std::try_zip_mut_n::<P, 0, 2, String>([], [params, &*updates], |[], [_, x]| {
+    pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, &*updates], |[], [_, x]| {
         let x = P::Leaf::tensor(x);
         // Integer and bool tensors (buffers) add nothing to the norm.
         if mask.get(i) && x.dtype().is_float() {
@@ -292,7 +292,7 @@ where
         .and_then(|r| r.affine(max_norm, 0.0))
         .map_err(candle_err)?;
     let mut i = 0;
-    pytree_std::try_for_each_mut(updates, |u| {
+    pytree_std::basic::try_for_each_mut(updates, |u| {
         let u = P::Leaf::tensor_mut(u);
         let r = if mask.get(i) && u.dtype().is_float() {
             let cd = device::compute_dtype([u]);
@@ -599,7 +599,7 @@ where
         .map(<P::Leaf as CandleLeaf>::tensor)
         .collect();
     let mut i = 0;
-    pytree_std::try_map_n(params, [], |x, []| {
+    pytree_std::multi::try_map_n(params, [], |x, []| {
         let t = <P::Leaf as CandleLeaf>::tensor(x);
         let tied = tensors[..i].iter().any(|e| same_storage(e, t));
         let on = mask.get(i);

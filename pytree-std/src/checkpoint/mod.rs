@@ -107,7 +107,7 @@
 //! ```
 //!
 //! [`.safetensors`]: https://huggingface.co/docs/safetensors
-//! [`KeyStr::SIMPLE`]: crate::KeyStr::SIMPLE
+//! [`KeyStr::SIMPLE`]: crate::paths::KeyStr::SIMPLE
 //! [`TreeDef`]: crate::TreeDef
 //! [`ErrorKind::Mismatches`]: crate::ErrorKind::Mismatches
 

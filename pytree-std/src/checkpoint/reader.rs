@@ -26,7 +26,7 @@ use crate::Std;
 /// every skipped field.
 fn refuse_skipped_fields(def: &TreeDef) -> Result<(), Error> {
     // One pass over the structure; the place is looked for only on error.
-    let any = def.walk(
+    let any = def.fold(
         0..def.num_leaves(),
         |_| false,
         |node, kids| {
@@ -653,7 +653,7 @@ impl Checkpoint {
         }
         let budget: usize = self.entries.iter().map(|e| e.name.len()).sum();
         // (leaves below, key-path entries summed over those leaves)
-        let (_, entries) = def.walk(
+        let (_, entries) = def.fold(
             0..def.num_leaves(),
             |_| (1usize, 0usize),
             |node, kids| {
@@ -715,7 +715,7 @@ impl Checkpoint {
     {
         let def = crate::structure(like);
         refuse_skipped_fields(&def)?;
-        let leaves = crate::leaves_with_path(like);
+        let leaves = crate::paths::leaves_with_path(like);
         let wants = self.wants_of::<T::Leaf>(&leaves, self.options.shapes_from_file)?;
         let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
         let mut out = Vec::with_capacity(leaves.len());
@@ -747,7 +747,7 @@ impl Checkpoint {
         T::Leaf: TensorLeaf,
     {
         let (pairs, report, wants) = {
-            let leaves = crate::leaves_with_path(&*tree);
+            let leaves = crate::paths::leaves_with_path(&*tree);
             let wants = self.wants_of::<T::Leaf>(&leaves, false)?;
             let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
             (pairs, report, wants)

@@ -295,7 +295,7 @@ impl Save {
             )));
         }
         self.renames.check()?;
-        let leaves = crate::leaves_with_path(tree);
+        let leaves = crate::paths::leaves_with_path(tree);
         let names = names_of(leaves.iter().map(|(p, _)| p), &self.prefix, &self.renames)?;
         let mut problems = Vec::new();
         let mut tensors = Vec::with_capacity(leaves.len());
@@ -548,7 +548,7 @@ impl WritePlan {
         out.write_all(&(self.header.len() as u64).to_le_bytes())
             .map_err(WriteError::Io)?;
         out.write_all(&self.header).map_err(WriteError::Io)?;
-        let leaves = crate::leaves_with_path(tree);
+        let leaves = crate::paths::leaves_with_path(tree);
         for (&i, &size) in self.order.iter().zip(&self.sizes) {
             let Some((path, leaf)) = leaves.get(i) else {
                 return Err(WriteError::Leaf(Error::custom(

@@ -4,7 +4,7 @@
 
 use half::{bf16, f16};
 
-use crate::{ApproxEq, Tolerance};
+use crate::{tree_equal::ApproxEq, tree_equal::Tolerance};
 
 leaf_by_reference!(scalar f16 => pytree_core::DType::F16);
 leaf_by_reference!(scalar bf16 => pytree_core::DType::BF16);
@@ -13,7 +13,7 @@ leaf_by_reference!(scalar bf16 => pytree_core::DType::BF16);
 ///
 /// ```
 /// use pytree_std::half::f16;
-/// use pytree_std::{ApproxEq, Tolerance};
+/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance};
 /// let (a, b) = (f16::from_f32(1.0), f16::from_f32(1.001));
 /// assert!(!a.approx_eq(&b, Tolerance::EXACT));
 /// assert!(a.approx_eq(&b, Tolerance::new(0.0, 1e-2)));
@@ -29,7 +29,7 @@ impl ApproxEq for f16 {
 ///
 /// ```
 /// use pytree_std::half::bf16;
-/// use pytree_std::{ApproxEq, Tolerance};
+/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance};
 /// let (a, b) = (bf16::from_f32(1.0), bf16::from_f32(1.01));
 /// assert!(!a.approx_eq(&b, Tolerance::EXACT));
 /// assert!(a.approx_eq(&b, Tolerance::new(0.0, 0.1)));

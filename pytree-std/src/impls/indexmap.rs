@@ -28,7 +28,7 @@
 //! assert!(back.keys().eq(&["z", "a"]));
 //! // Entries pair by key in multi-tree operations.
 //! let other = IndexMap::from([("a", 20), ("z", 10)]);
-//! let sum = pytree_std::map2(&m, &other, |x, y| x + y)?;
+//! let sum = pytree_std::multi::map2(&m, &other, |x, y| x + y)?;
 //! assert_eq!(sum, IndexMap::from([("z", 11), ("a", 22)]));
 //! # Ok::<(), pytree_std::Error>(())
 //! ```
@@ -43,7 +43,7 @@
 //! pytree_std::for_each_mut(&mut m, |x| *x *= 10.0);
 //! assert_eq!(m["b"], [10.0]);
 //! let paths: Vec<String> =
-//!     pytree_std::leaves_with_path(&m).iter().map(|(p, _)| p.to_string()).collect();
+//!     pytree_std::paths::leaves_with_path(&m).iter().map(|(p, _)| p.to_string()).collect();
 //! assert_eq!(paths, [r#"["b"][0]"#, r#"["a"][0]"#]);
 //! let def = pytree_std::structure(&IndexMap::from([(2u8, 0.0f32), (1, 0.0)]));
 //! let back: IndexMap<u8, f32> = pytree_std::unflatten(&def, [5.0, 6.0])?;

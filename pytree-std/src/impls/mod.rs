@@ -119,20 +119,21 @@ macro_rules! std_containers {
 std_containers!(crate::Std);
 
 /// Declares a namespace of your own: the marker type, every std container
-/// ([`std_containers!`](crate::std_containers)), your leaf types
-/// ([`impl_leaf!`](crate::impl_leaf), lent by reference), and, with
-/// `ops = name`, a module `name` of the operations fixed to it
-/// ([`ops_for!`](crate::ops_for): `name::flatten(x)`, `name::map2(..)`,
-/// no turbofish). A leaf type from a crate this one does not ship (a
-/// `tch::Tensor`) needs no newtype: the orphan rule allows
-/// `impl Flatten<YourNs> for tch::Tensor` because the namespace is yours.
-/// Derive for it with `#[pytree(namespace = YourNs)]`.
+/// ([`std_containers!`](crate::std_containers)) and your leaf types
+/// ([`impl_leaf!`](crate::impl_leaf), lent by reference). A leaf type from
+/// a crate this one does not ship (a `tch::Tensor`) needs no newtype: the
+/// orphan rule allows `impl Flatten<YourNs> for tch::Tensor` because the
+/// namespace is yours. Derive for it with `#[pytree(namespace = YourNs)]`.
+/// Every operation works for it through [`generic`](crate::generic) (the
+/// engine in `pytree-core`, generic over the namespace), with the
+/// namespace named: `generic::basic::flatten::<YourNs, _>(x)`.
 ///
 /// ```
 /// use std::num::Wrapping; // stands for a tensor type of another crate
+/// use pytree_std::generic::{basic, multi};
 /// use pytree_std::PyTree;
 ///
-/// pytree_std::namespace!(pub struct Ring; leaves = [Wrapping<u8>]; ops = ring);
+/// pytree_std::namespace!(pub struct Ring; leaves = [Wrapping<u8>]);
 ///
 /// #[derive(PyTree, Debug, PartialEq)]
 /// #[pytree(namespace = Ring)]
@@ -140,29 +141,24 @@ std_containers!(crate::Std);
 ///
 /// fn main() -> Result<(), pytree_std::Error> {
 ///     let layer = Layer { w: vec![Wrapping(250), Wrapping(3)], b: Some(Wrapping(7)) };
-///     let (leaves, def) = ring::flatten(layer);
+///     let (leaves, def) = basic::flatten::<Ring, _>(layer);
 ///     assert_eq!(leaves.len(), 3);
 ///     assert_eq!(def.to_string(), "Layer { w: [*, *], b: Some(*) }");
-///     let back: Layer = ring::unflatten(&def, leaves)?;
-///     let doubled = ring::map(back, |x| x + x); // wraps around: it is the leaf's own `+`
+///     let back: Layer = basic::unflatten::<Ring, _, _>(&def, leaves)?;
+///     let doubled = basic::map::<Ring, _, _>(back, |x| x + x); // wraps around: it is the leaf's own `+`
 ///     assert_eq!(doubled.w, [Wrapping(244), Wrapping(6)]);
+///     let sum = multi::map_n::<Ring, _, 1, _>(&doubled, [&doubled], |a, [b]| a + b)?;
+///     assert_eq!(sum.b, Some(Wrapping(28)));
 ///     Ok(())
 /// }
 /// ```
 #[macro_export]
 macro_rules! namespace {
     ($(#[$meta:meta])* $vis:vis struct $name:ident
-        $(; leaves = [$($leaf:ty),+ $(,)?])?
-        $(; ops = $ops:ident)? $(;)?) => {
+        $(; leaves = [$($leaf:ty),+ $(,)?])? $(;)?) => {
         $(#[$meta])*
         $vis struct $name;
         $crate::std_containers!($name);
         $( $crate::impl_leaf!($name => $($leaf),+); )?
-        $(
-            #[doc = concat!("The operations of namespace `", stringify!($name), "` (see `pytree_std::ops_for!`).")]
-            $vis mod $ops {
-                $crate::ops_for!(super::$name);
-            }
-        )?
     };
 }

@@ -42,7 +42,7 @@ use pytree_core::{
 };
 
 use super::{check_same_signature, dtype_of, signature_error};
-use crate::{ApproxEq, Ravel, Std, Tolerance};
+use crate::{ravel::Ravel, tree_equal::ApproxEq, tree_equal::Tolerance, Std};
 
 /// The signature of a `rows x cols` matrix of `T`s.
 fn matrix_signature<T: 'static>(shape: (usize, usize)) -> Signature {
@@ -121,7 +121,7 @@ fn to_vector_or_panic<T: Scalar>(m: DMatrix<T>) -> DVector<T> {
     if m.ncols() != 1 {
         panic!(
             "pytree: the function returned a matrix {} for a DVector; map/map2/map_n keep \
-             vectors as vectors (their type). Use pytree_std::map_into or try_map (one tree), \
+             vectors as vectors (their type). Use pytree_std::basic::map_into or try_map (one tree), \
              try_map2 or try_map_n (several trees), which return this as an error at its path, \
              or a DMatrix field",
             matrix_signature::<T>(m.shape())
@@ -281,7 +281,7 @@ matrix_pytree!(
 /// ```
 /// use pytree_std::nalgebra::{DMatrix, DVector};
 /// let m = (DMatrix::from_row_slice(2, 2, &[1.0f64, 2.0, 3.0, 4.0]), DVector::from_vec(vec![5.0]));
-/// let (flat, plan) = pytree_std::ravel(&m)?;
+/// let (flat, plan) = pytree_std::ravel::ravel(&m)?;
 /// assert_eq!(flat, [1.0, 2.0, 3.0, 4.0, 5.0]);
 /// assert_eq!(plan.unravel(&flat)?, m);
 /// # Ok::<(), pytree_std::Error>(())
@@ -313,7 +313,7 @@ impl<T: Scalar> Ravel<T> for DMatrix<T> {
 ///
 /// ```
 /// use pytree_std::nalgebra::DMatrix;
-/// use pytree_std::{ApproxEq, Tolerance};
+/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance};
 /// let a = DMatrix::from_element(2, 2, 1.0f64);
 /// assert!(a.approx_eq(&DMatrix::from_element(2, 2, 1.0 + 1e-9), Tolerance::new(0.0, 1e-6)));
 /// assert!(!a.approx_eq(&DMatrix::from_element(1, 4, 1.0), Tolerance::new(1.0, 1.0)));

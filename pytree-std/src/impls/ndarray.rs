@@ -32,8 +32,8 @@
 //! return, and the old array is gone (it was moved into the function), so
 //! these operations **panic**, naming the path-checked alternatives, which
 //! rebuild through the TreeDef and return the rank error at its path:
-//! [`map_into`](crate::map_into) / [`try_map`](crate::try_map) for one tree,
-//! [`try_map2`](crate::try_map2) / [`try_map_n`](crate::try_map_n) for
+//! [`map_into`](crate::basic::map_into) / [`try_map`](crate::basic::try_map) for one tree,
+//! [`try_map2`](crate::multi::try_map2) / [`try_map_n`](crate::multi::try_map_n) for
 //! several (or `flatten` then [`unflatten`](crate::unflatten)); or an
 //! `ArrayD` field, which takes any rank. The shape may change freely within the rank
 //! (`Array2` `[3, 3]` to `[2, 16]`).
@@ -69,7 +69,7 @@ use pytree_core::{
 };
 
 use super::{check_same_signature, dtype_of, signature_error};
-use crate::{ApproxEq, Ravel, Std, Tolerance};
+use crate::{ravel::Ravel, tree_equal::ApproxEq, tree_equal::Tolerance, Std};
 
 /// The signature of an array of `A`s of this shape.
 fn array_signature<A: 'static>(shape: &[usize]) -> Signature {
@@ -155,7 +155,7 @@ fn to_rank<A: 'static, D: Dimension>(leaf: ArrayD<A>) -> Result<Array<A, D>, Err
 fn rank_changed<A: 'static>(expected: usize, leaf: &ArrayD<A>) -> ! {
     panic!(
         "pytree: the function returned a {}-d array ({}) for an array of rank {expected}; \
-         map/map2/map_n keep each array's rank (its type). Use pytree_std::map_into or \
+         map/map2/map_n keep each array's rank (its type). Use pytree_std::basic::map_into or \
          try_map (one tree), try_map2 or try_map_n (several trees), which return this as an \
          error at its path, or an ArrayD field",
         leaf.ndim(),
@@ -332,7 +332,7 @@ array_pytree!(
 /// #[derive(PyTree, Debug, PartialEq)]
 /// struct Linear { w: Array2<f32>, b: Array1<f32> }
 /// let lin = Linear { w: array![[1.0, 2.0], [3.0, 4.0]].reversed_axes(), b: array![5.0] };
-/// let (flat, plan) = pytree_std::ravel(&lin)?;
+/// let (flat, plan) = pytree_std::ravel::ravel(&lin)?;
 /// assert_eq!(flat, [1.0, 3.0, 2.0, 4.0, 5.0]); // C order of the transposed view
 /// assert_eq!(plan.unravel(&flat)?, lin);
 /// # Ok::<(), pytree_std::Error>(())
@@ -363,7 +363,7 @@ impl<A: Clone + 'static> Ravel<A> for ArrayD<A> {
 ///
 /// ```
 /// use pytree_std::ndarray::array;
-/// use pytree_std::{ApproxEq, Tolerance};
+/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance};
 /// let a = array![[1.0f64, 2.0]];
 /// assert!(a.approx_eq(&array![[1.0, 2.0 + 1e-9]], Tolerance::new(0.0, 1e-6)));
 /// assert!(!a.approx_eq(&array![[1.0, 2.1]], Tolerance::new(0.0, 1e-6)));
@@ -412,6 +412,6 @@ mod tests {
     #[should_panic(expected = "returned a 1-d array (f32[3]) for an array of rank 2")]
     fn map_to_another_rank_panics_with_the_alternatives() {
         let a: Array2<f32> = Array2::zeros((2, 2));
-        let _ = pytree_core::map::<Std, _, _>(a, |_| ArrayD::zeros(IxDyn(&[3])));
+        let _ = pytree_core::ops::basic::map::<Std, _, _>(a, |_| ArrayD::zeros(IxDyn(&[3])));
     }
 }

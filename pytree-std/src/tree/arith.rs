@@ -1,6 +1,6 @@
 //! Arithmetic on trees, as treevalue's `FastTreeValue` offers: `&t1 + &t2`
 //! combines two trees leaf by leaf through the strict structural map
-//! ([`map2`](crate::map2): same kinds, sequence lengths and map keys; map
+//! ([`map2`](crate::multi::map2): same kinds, sequence lengths and map keys; map
 //! entries paired by key), `t * 2` applies a scalar to every leaf, `-t`
 //! negates. The `try_*` methods return the mismatch as an [`Error`]; the
 //! operators panic on it, as `Index` panics on a missing key, since an
@@ -38,7 +38,7 @@ macro_rules! tree_op {
             #[doc = $doc]
             /// ```
             pub fn $try_op(&self, rhs: &Tree<L>) -> Result<Tree<L>, Error> {
-                crate::map2(self, rhs, |a, b| a.clone() $sym b.clone())
+                crate::multi::map2(self, rhs, |a, b| a.clone() $sym b.clone())
             }
         }
 

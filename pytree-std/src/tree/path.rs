@@ -40,7 +40,7 @@ pub enum Step<'a> {
 /// - `[&str]` and `[&str; N]`: one segment per element.
 ///
 /// ```
-/// use pytree_std::{tree, KeyEntry, KeyPath};
+/// use pytree_std::{tree, paths::KeyEntry, KeyPath};
 /// let t = tree! { "x" => { "c" => 4 } };
 /// let p = KeyPath::from_entries(vec![KeyEntry::Field("x"), KeyEntry::key(String::from("c"))]);
 /// assert_eq!(t.subtree(&p), t.subtree("x/c"));
@@ -50,7 +50,7 @@ pub trait TreePath {
     /// The steps from the root.
     ///
     /// ```
-    /// use pytree_std::{tree::{Step, TreePath}, KeyEntry, KeyPath};
+    /// use pytree_std::{tree::{Step, TreePath}, paths::KeyEntry, KeyPath};
     /// let p = KeyPath::from_entries(vec![KeyEntry::Field("w"), KeyEntry::Index(2)]);
     /// assert_eq!(p.steps(), [Step::Key("w".into()), Step::Index(2)]);
     /// assert!("".steps().is_empty());
@@ -155,7 +155,7 @@ impl<L> Tree<L> {
     }
 
     /// The subtree at `path` (`None` if there is none): a leaf, `None` or
-    /// a container, as a `&Tree`. (`pytree_std::get(&tree, &key_path)`,
+    /// a container, as a `&Tree`. (`pytree_std::paths::get(&tree, &key_path)`,
     /// the library's lookup for any pytree, returns the leaf there.)
     ///
     /// ```

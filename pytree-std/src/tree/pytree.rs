@@ -231,7 +231,7 @@ impl<L: Clone + Leaf<Std>> Flatten<Std> for Tree<L> {
             pairs.push(ys);
             Ok(())
         });
-        for (x, ys) in pytree_core::leaves_mut::<Std, Self>(self)
+        for (x, ys) in pytree_core::ops::basic::leaves_mut::<Std, Self>(self)
             .into_iter()
             .zip(pairs)
         {

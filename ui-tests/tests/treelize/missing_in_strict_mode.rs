@@ -1,4 +1,4 @@
-use pytree_std::{mode, Treelize};
+use pytree_std::treelize::{mode, Treelize};
 
 fn main() {
     // Strict mode fails on a missing key and inner mode drops it: a

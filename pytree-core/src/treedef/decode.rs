@@ -22,7 +22,7 @@ pub(crate) struct StaticsRange {
 
 /// A position in a TreeDef's pre-order.
 #[derive(Clone)]
-pub(crate) struct Walker<'d> {
+pub(crate) struct Decoder<'d> {
     def: &'d TreeDef,
     /// `def`'s records and statics, held directly: one load less per read.
     nodes: &'d [Record],
@@ -32,9 +32,9 @@ pub(crate) struct Walker<'d> {
     statics_pos: usize,
 }
 
-impl<'d> Walker<'d> {
+impl<'d> Decoder<'d> {
     pub(crate) fn new(def: &'d TreeDef) -> Self {
-        Walker {
+        Decoder {
             def,
             nodes: def.nodes(),
             statics: def.statics(),
@@ -86,7 +86,7 @@ impl<'d> Walker<'d> {
 
     /// Consumes the next item if it is an internal node that `accept`
     /// takes; returns it with the range of the statics it owns (see
-    /// [`statics`](Walker::statics)), so that a node without statics costs
+    /// [`statics`](Decoder::statics)), so that a node without statics costs
     /// no slicing.
     #[inline(always)]
     pub(crate) fn next_node_if(
@@ -112,7 +112,7 @@ impl<'d> Walker<'d> {
         ))
     }
 
-    /// The statics of a range returned by [`next_node_if`](Walker::next_node_if).
+    /// The statics of a range returned by [`next_node_if`](Decoder::next_node_if).
     pub(crate) fn statics(&self, range: StaticsRange) -> &'d [StaticValue] {
         self.statics.get(range.start..range.end).unwrap_or(&[])
     }
@@ -253,7 +253,7 @@ impl<'d> Walker<'d> {
     }
 }
 
-/// Where a walker stands after one record's subtree, and how many leaves
+/// Where a decoder stands after one record's subtree, and how many leaves
 /// that subtree holds.
 #[derive(Clone, Copy, Debug)]
 struct SubtreeEnd {
@@ -263,7 +263,7 @@ struct SubtreeEnd {
     leaves: usize,
 }
 
-/// For every record of a TreeDef, where its subtree ends: lets a walker
+/// For every record of a TreeDef, where its subtree ends: lets a decoder
 /// jump over a subtree in O(1) instead of reading it (built in one
 /// iterative pass, O(records)). The aligner builds one for an input whose
 /// map keys come in another order than the merged keys, so that visiting
@@ -282,7 +282,7 @@ impl SkipTable {
             leaves: 0,
         };
         let mut ends = alloc::vec![end_of_def; nodes.len()];
-        let mut w = Walker::new(def);
+        let mut w = Decoder::new(def);
         let mut leaves = 0usize;
         // Open internal nodes: (record, children still to read, leaves
         // counted before it).
@@ -320,9 +320,9 @@ impl SkipTable {
         SkipTable { ends }
     }
 
-    /// Consumes one whole subtree of `w` (a walker over the same TreeDef);
-    /// returns how many leaves it held, as [`Walker::skip_subtree`] does.
-    pub(crate) fn skip(&self, w: &mut Walker<'_>) -> usize {
+    /// Consumes one whole subtree of `w` (a decoder over the same TreeDef);
+    /// returns how many leaves it held, as [`Decoder::skip_subtree`] does.
+    pub(crate) fn skip(&self, w: &mut Decoder<'_>) -> usize {
         if w.take_leaves(1) == 1 {
             return 1;
         }
