@@ -9,16 +9,12 @@
 /// race for that project (a case then "compiles successfully"); trybuild
 /// runs the cases of one `TestCases` after one another.
 #[test]
-fn derive_and_builder_misuse_are_compile_errors_pointing_at_the_user_code() {
+fn misuse_is_a_compile_error_pointing_at_the_user_code() {
     let t = trybuild::TestCases::new();
     // derive misuse, pointing at the field
     t.compile_fail("tests/ui/*.rs");
     // `missing` in a Treelize mode that never uses it
     t.compile_fail("tests/treelize/*.rs");
-}
-
-#[test]
-fn a_bad_call_of_an_operation_is_an_error_at_the_call() {
-    let t = trybuild::TestCases::new();
+    // a bad call of an operation: the error is at the call
     t.compile_fail("tests/ops/*.rs");
 }
