@@ -111,7 +111,16 @@ pub trait Flatten<Ns>: Sized {
     /// let err = Flatten::<Std>::zip_check(&a, [&(10, vec![])]).unwrap_err();
     /// assert_eq!(err.to_string(), "tree 1 at [1]: sequence length mismatch: expected 1, found 0");
     /// ```
-    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
+    ///
+    /// Provided: the default compares the trees' structures (built with
+    /// [`visit`](Flatten::visit)) and, for leaves with a shape, their
+    /// signatures; the error names the first place that differs. The
+    /// derive and the std containers override it with a walk that builds
+    /// nothing.
+    #[inline]
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        crate::traits::defaults::zip_check::<Ns, Self, N>(self, others)
+    }
 
     /// Builds a new value of the same structure from `self` and `others`,
     /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`, for trees that
@@ -153,9 +162,19 @@ pub trait Flatten<Ns>: Sized {
     /// Flatten::<Std>::zip_mut_prechecked(&mut p, [&g], &mut |x, [g]| *x -= g);
     /// assert_eq!(p, [0.5, 1.5]);
     /// ```
+    ///
+    /// Provided: the default collects the other trees' leaves with
+    /// [`visit`](Flatten::visit), then walks `self` with
+    /// [`visit_mut`](Flatten::visit_mut), and leaves `self` as it is when
+    /// a tree has another number of leaves. The derive and the std
+    /// containers override it with a walk that collects nothing.
+    #[inline]
     fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
-        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]);
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
+    {
+        crate::traits::defaults::zip_mut_prechecked::<Ns, Self, N, F>(self, others, f)
+    }
 
     /// Builds a new value of the same structure from `self` and `others`,
     /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`. Sequence lengths,
