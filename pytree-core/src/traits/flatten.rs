@@ -22,8 +22,15 @@ use crate::treedef::static_data::{Static, StaticValue};
 ///
 /// The methods walk the value in pre-order; the free functions of
 /// `pytree_std` (`flatten`, `leaves`, `map`, ...) are built on them. Implement
-/// it with `#[derive(PyTree)]`; hand-written impls follow the same pattern
-/// (report the node, then each child between `enter` and `exit`).
+/// it with `#[derive(PyTree)]`; a hand-written impl writes five methods:
+/// the three walks ([`flatten_into`](Flatten::flatten_into),
+/// [`visit`](Flatten::visit), [`visit_mut`](Flatten::visit_mut): report the
+/// node, then each child between `enter` and `exit`) and the two that
+/// rebuild the value ([`map_leaves`](Flatten::map_leaves),
+/// [`zip_with_prechecked`](Flatten::zip_with_prechecked)). The checks and
+/// in-place updates of several trees ([`zip_check`](Flatten::zip_check),
+/// [`zip_mut_prechecked`](Flatten::zip_mut_prechecked)) are provided,
+/// built from the walks; the derive and the containers override them.
 ///
 /// ```
 /// use pytree_std::{Flatten, Std};
