@@ -61,8 +61,12 @@ impl<L> FlattenSink<L> {
     #[cold]
     #[inline(never)]
     fn grow(&mut self) {
-        let want = core::mem::take(&mut self.want).saturating_sub(self.leaves.len());
-        self.leaves.reserve(want.max(1));
+        if self.leaves.capacity() == 0 {
+            self.leaves = Vec::with_capacity(core::mem::take(&mut self.want).max(1));
+        } else {
+            let want = core::mem::take(&mut self.want).saturating_sub(self.leaves.len());
+            self.leaves.reserve(want.max(1));
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use crate::paths::key_path::KeyRef;
 use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::{Static, StaticValue};
+use crate::unwind::Unwinding;
 
 /// A value that is a pytree: containers whose non-container parts are leaves
 /// of one type, [`Flatten::Leaf`].
@@ -267,8 +268,12 @@ pub trait Flatten<Ns>: Sized {
     #[inline]
     fn flatten_vec<S: Sink<Self::Leaf>>(items: Vec<Self>, sink: &mut S) {
         let rest = items.len().saturating_sub(1);
-        let mut items = items.into_iter();
-        let Some(first) = items.next() else {
+        // The elements not handed on yet are held in a guard, so that a
+        // sink that panics drops deep elements on a fresh stack
+        // (`unwind.rs`); taken back (empty) at the end, it costs nothing.
+        let mut items = Unwinding::new(items.into_iter());
+        let Some(first) = items.get_mut().next() else {
+            drop(items.take());
             return;
         };
         let before = sink.stored();
@@ -281,7 +286,10 @@ pub trait Flatten<Ns>: Sized {
                     // The records of the rest are written: only their leaves.
                     let start = out.len();
                     let mut leaves = LeavesOnly { out };
-                    for item in items {
+                    // Uniform elements have a fixed, finite structure
+                    // (no `Option` or sequence that could recurse), so
+                    // their drop is shallow: no guard needed here.
+                    for item in items.take() {
                         item.flatten_into(&mut leaves);
                     }
                     let pushed = leaves.out.len() - start;
@@ -294,11 +302,14 @@ pub trait Flatten<Ns>: Sized {
             }
         }
         sink.reserve_like(before, rest);
-        for (i, item) in items.enumerate() {
-            sink.enter(KeyRef::Index(i + 1));
+        let mut i = 1;
+        while let Some(item) = items.get_mut().next() {
+            sink.enter(KeyRef::Index(i));
             item.flatten_into(sink);
             sink.exit();
+            i += 1;
         }
+        drop(items.take());
     }
 
     /// Visits the elements of a sequence. Leaf types override it.
