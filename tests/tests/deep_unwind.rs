@@ -242,6 +242,12 @@ fn a_sink_that_panics_inside_flatten_into_a_deep_tree_is_caught_by_catch_unwind(
             [chain(LEVELS), chain(LEVELS)].flatten_into(&mut sink)
         }));
         assert!(caught.is_err());
+        // A tuple: the second chain is still held when the first panics.
+        let mut sink = PanickingSink { seen: 0, at: 10 };
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (chain(LEVELS), chain(LEVELS)).flatten_into(&mut sink)
+        }));
+        assert!(caught.is_err());
         println!("done");
         return;
     }
