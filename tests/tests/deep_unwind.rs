@@ -220,7 +220,7 @@ fn a_sink_that_panics_inside_flatten_into_a_deep_tree_is_caught_by_catch_unwind(
                 _ => vec![chain(LEVELS), chain(LEVELS), chain(LEVELS)].flatten_into(&mut sink),
             }));
             assert_eq!(
-                message(caught.err().expect("a panic")),
+                message(caught.expect_err("a panic")),
                 format!("sink at leaf {at}"),
                 "{what}"
             );
