@@ -5,7 +5,8 @@
 //!
 //! `cargo run --release -p pytree-benches --example profile -- <op> <pytree|hand> <count>`
 //! with `<op>` one of flatten, unflatten, map, map2, sgd, leaves,
-//! struct_eq, flatten_with_path.
+//! struct_eq, flatten_with_path, flatten_wide (a `Vec<f64>` of 100 000
+//! leaves: `flatten` of a clone against two `Vec::clone`s).
 
 use std::hint::black_box;
 
@@ -21,6 +22,7 @@ fn main() {
     let (leaves, def): (Vec<f64>, TreeDef) = pytree_std::flatten(t.clone());
     let (da, db) = (pytree_std::structure(&t), pytree_std::structure(&t2));
     let params = t.clone();
+    let wide: Vec<f64> = (0..100_000).map(|i| i as f64).collect();
     let inputs: Vec<shapes::Transformer> = match op {
         "flatten" | "map" => (0..count).map(|_| t.clone()).collect(),
         _ => Vec::new(),
@@ -38,6 +40,7 @@ fn main() {
             db,
             params,
             owned: inputs,
+            wide,
         },
     );
 }
@@ -52,6 +55,7 @@ struct Inputs {
     db: TreeDef,
     params: shapes::Transformer,
     owned: Vec<shapes::Transformer>,
+    wide: Vec<f64>,
 }
 
 /// The timed loop (`valgrind --toggle-collect='profile::run'` counts only it).
@@ -66,6 +70,7 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
         db,
         mut params,
         owned,
+        wide,
     } = inputs;
     let mut owned = owned.into_iter();
     let mut next = || owned.next().expect("input");
@@ -73,6 +78,13 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
         match (op, imp) {
             ("flatten", "pytree") => drop(black_box(pytree_std::flatten(next()))),
             ("flatten", "hand") => drop(black_box(t1::leaves_owned(next()))),
+            ("flatten_wide", "pytree") => {
+                drop(black_box(pytree_std::flatten(black_box(&wide).clone())))
+            }
+            ("flatten_wide", "hand") => drop(black_box((
+                black_box(&wide).clone(),
+                black_box(&wide).clone(),
+            ))),
             ("flatten_t5", "pytree") => {
                 drop(black_box(pytree_std::flatten(black_box(shapes::t5()))))
             }

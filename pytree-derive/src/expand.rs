@@ -372,9 +372,20 @@ fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
             Walk::Ref => quote!(visit_field),
             Walk::Mut => quote!(visit_field_mut),
         };
+        // By value, each data field is held in an `Unwinding` guard until
+        // it is handed on, so that a sink that panics drops the fields not
+        // walked yet on a fresh stack (pytree-core's `unwind.rs`).
+        let held = v.data_fields().filter(|_| walk == Walk::Owned).map(|f| {
+            let b = &f.binding;
+            quote!(let #b = #krate::__private::Unwinding::new(#b);)
+        });
         let children = v.data_fields().map(|f| {
             let (b, ty, name) = (&f.binding, f.ty, &f.name);
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::#method(#b, __sink));
+            let field = match walk {
+                Walk::Owned => quote!(#b.take()),
+                Walk::Ref | Walk::Mut => quote!(#b),
+            };
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::#method(#field, __sink));
             quote! {
                 __sink.enter(#krate::KeyRef::Field(#name));
                 #call;
@@ -394,6 +405,7 @@ fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
         };
         quote! {
             #pattern => {
+                #(#held)*
                 __sink.node(#krate::NodeRef::Struct { schema: &#schema, statics: &[#(#statics),*] });
                 #enter_variant
                 #(#children)*

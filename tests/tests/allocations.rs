@@ -218,6 +218,25 @@ fn flatten_allocates_its_leaves_and_the_treedef_records_and_frees_the_input() {
 }
 
 #[test]
+fn flatten_of_a_vec_of_scalars_keeps_its_buffer_and_allocates_only_the_records() {
+    // The issue-20 probe: the `Vec`'s buffer becomes the leaves (a move);
+    // no buffer sized from the leaf count is allocated and thrown away.
+    let v: Vec<f64> = (0..100_000).map(f64::from).collect();
+    let buffer = v.as_ptr();
+    let ((leaves, def), lib) = tally(|| pytree_std::flatten(v));
+    assert_eq!(leaves.as_ptr(), buffer);
+    assert_eq!(leaves.len(), 100_000);
+    assert_eq!(def.num_leaves(), 100_000);
+    // The records' buffer, and its copy trimmed to size.
+    assert_eq!(
+        (lib.allocs, lib.deallocs),
+        (2, 1),
+        "the records only: {lib:?}"
+    );
+    assert_eq!(lib.net_bytes, def.heap_bytes() as isize, "{lib:?}");
+}
+
+#[test]
 fn flatten_grows_each_buffer_once_for_a_vec_of_like_layers() {
     let t = shapes::t1();
     let ((leaves, def), lib) = tally(|| pytree_std::flatten(t));

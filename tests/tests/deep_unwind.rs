@@ -166,3 +166,96 @@ fn a_panic_in_a_vec_of_deep_chains_is_caught_by_catch_unwind() {
         "vec",
     );
 }
+
+#[test]
+fn a_panic_in_a_vecdeque_or_an_array_of_deep_chains_is_caught_by_catch_unwind() {
+    if child::case().as_deref() == Some("vecdeque_array") {
+        let chains =
+            std::collections::VecDeque::from([chain(LEVELS), chain(LEVELS), chain(LEVELS)]);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pytree_std::map(chains, panics_at(LEVELS + 10))
+        }));
+        assert_eq!(
+            message(caught.err().expect("a panic")),
+            format!("leaf {}", LEVELS + 10)
+        );
+        let chains = [chain(LEVELS), chain(LEVELS), chain(LEVELS)];
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pytree_std::map(chains, panics_at(LEVELS + 10))
+        }));
+        assert_eq!(
+            message(caught.err().expect("a panic")),
+            format!("leaf {}", LEVELS + 10)
+        );
+        println!("done");
+        return;
+    }
+    in_child(
+        "a_panic_in_a_vecdeque_or_an_array_of_deep_chains_is_caught_by_catch_unwind",
+        "vecdeque_array",
+    );
+}
+
+/// A sink that panics at leaf `at`.
+struct PanickingSink {
+    seen: usize,
+    at: usize,
+}
+
+impl pytree_std::Sink<f64> for PanickingSink {
+    fn leaf(&mut self, _leaf: f64) {
+        self.seen += 1;
+        if self.seen == self.at + 1 {
+            panic!("sink at leaf {}", self.at);
+        }
+    }
+}
+
+#[test]
+fn a_sink_that_panics_inside_flatten_into_a_deep_tree_is_caught_by_catch_unwind() {
+    if child::case().as_deref() == Some("sink") {
+        use pytree_std::Flatten;
+        let shapes: [(&str, usize); 2] = [("chain", 10), ("vec", LEVELS + 10)];
+        for (what, at) in shapes {
+            let mut sink = PanickingSink { seen: 0, at };
+            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match what {
+                "chain" => chain(LEVELS).flatten_into(&mut sink),
+                _ => vec![chain(LEVELS), chain(LEVELS), chain(LEVELS)].flatten_into(&mut sink),
+            }));
+            assert_eq!(
+                message(caught.expect_err("a panic")),
+                format!("sink at leaf {at}"),
+                "{what}"
+            );
+        }
+        let mut sink = PanickingSink {
+            seen: 0,
+            at: LEVELS + 10,
+        };
+        let chains = std::collections::VecDeque::from([chain(LEVELS), chain(LEVELS)]);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            chains.flatten_into(&mut sink)
+        }));
+        assert!(caught.is_err());
+        let mut sink = PanickingSink {
+            seen: 0,
+            at: LEVELS + 10,
+        };
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            [chain(LEVELS), chain(LEVELS)].flatten_into(&mut sink)
+        }));
+        assert!(caught.is_err());
+        // A tuple: the second chain is still held when the first panics.
+        let mut sink = PanickingSink { seen: 0, at: 10 };
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            (chain(LEVELS), chain(LEVELS)).flatten_into(&mut sink)
+        }));
+        assert!(caught.is_err());
+        println!("done");
+        return;
+    }
+    in_child(
+        "a_sink_that_panics_inside_flatten_into_a_deep_tree_is_caught_by_catch_unwind",
+        "sink",
+    );
+}

@@ -36,6 +36,12 @@ fn extrapolate(each: usize, times: usize, size: usize) -> usize {
 /// the length of `leaves`, when the next node (or the end) comes.
 struct FlattenSink<L> {
     leaves: Vec<L>,
+    /// Leaves to make room for at the first push (the tree's
+    /// `leaf_count_hint`, at least `INITIAL_BYTES` of them), reserved then
+    /// and not up front: a tree that hands over a whole `Vec` of leaves
+    /// (`Sink::leaf_vec`, a `Vec<f64>`) allocates nothing for them, its
+    /// buffer becomes the leaves.
+    want: usize,
     /// How many of `leaves` the TreeDef's records already count.
     recorded: usize,
     def: TreeDefBuilder,
@@ -49,12 +55,36 @@ impl<L> FlattenSink<L> {
             .finish_after_leaves(num_leaves - self.recorded, num_leaves);
         (self.leaves, def)
     }
+
+    /// Room for the next leaf: the first time, `want` leaves in all; then
+    /// as `Vec::push` grows.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        if self.leaves.capacity() == 0 {
+            self.leaves = Vec::with_capacity(core::mem::take(&mut self.want).max(1));
+        } else {
+            let want = core::mem::take(&mut self.want).saturating_sub(self.leaves.len());
+            self.leaves.reserve(want.max(1));
+        }
+    }
 }
 
 impl<L> Sink<L> for FlattenSink<L> {
     #[inline]
     fn leaf(&mut self, leaf: L) {
-        self.leaves.push(leaf);
+        let len = self.leaves.len();
+        if len == self.leaves.capacity() {
+            self.grow();
+        }
+        // SAFETY: `grow` left room for at least one more leaf (it reserves
+        // one or more), so `len < capacity`: the slot at `len` is
+        // allocated and unused, and `len + 1` leaves are initialized after
+        // the write. (`Vec::push` would check the capacity a second time.)
+        unsafe {
+            self.leaves.as_mut_ptr().add(len).write(leaf);
+            self.leaves.set_len(len + 1);
+        }
     }
     #[inline]
     fn leaf_vec(&mut self, mut leaves: Vec<L>) {
@@ -212,9 +242,8 @@ impl<M, F: FnMut(M)> VisitMut<M> for ForEach<F> {
 pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
     let hint = tree.leaf_count_hint();
     let mut sink = FlattenSink {
-        leaves: Vec::with_capacity(
-            hint.max(INITIAL_BYTES / core::mem::size_of::<T::Leaf>().max(1)),
-        ),
+        leaves: Vec::new(),
+        want: hint.max(INITIAL_BYTES / core::mem::size_of::<T::Leaf>().max(1)),
         recorded: 0,
         def: TreeDefBuilder::with_capacity(INITIAL_BYTES / 16),
     };

@@ -16,14 +16,22 @@ use crate::paths::key_path::KeyRef;
 use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::{Static, StaticValue};
+use crate::unwind::Unwinding;
 
 /// A value that is a pytree: containers whose non-container parts are leaves
 /// of one type, [`Flatten::Leaf`].
 ///
 /// The methods walk the value in pre-order; the free functions of
 /// `pytree_std` (`flatten`, `leaves`, `map`, ...) are built on them. Implement
-/// it with `#[derive(PyTree)]`; hand-written impls follow the same pattern
-/// (report the node, then each child between `enter` and `exit`).
+/// it with `#[derive(PyTree)]`; a hand-written impl writes five methods:
+/// the three walks ([`flatten_into`](Flatten::flatten_into),
+/// [`visit`](Flatten::visit), [`visit_mut`](Flatten::visit_mut): report the
+/// node, then each child between `enter` and `exit`) and the two that
+/// rebuild the value ([`map_leaves`](Flatten::map_leaves),
+/// [`zip_with_prechecked`](Flatten::zip_with_prechecked)). The checks and
+/// in-place updates of several trees ([`zip_check`](Flatten::zip_check),
+/// [`zip_mut_prechecked`](Flatten::zip_mut_prechecked)) are provided,
+/// built from the walks; the derive and the containers override them.
 ///
 /// ```
 /// use pytree_std::{Flatten, Std};
@@ -111,7 +119,16 @@ pub trait Flatten<Ns>: Sized {
     /// let err = Flatten::<Std>::zip_check(&a, [&(10, vec![])]).unwrap_err();
     /// assert_eq!(err.to_string(), "tree 1 at [1]: sequence length mismatch: expected 1, found 0");
     /// ```
-    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
+    ///
+    /// Provided: the default compares the trees' structures (built with
+    /// [`visit`](Flatten::visit)) and, for leaves with a shape, their
+    /// signatures; the error names the first place that differs. The
+    /// derive and the std containers override it with a walk that builds
+    /// nothing.
+    #[inline]
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        crate::traits::defaults::zip_check::<Ns, Self, N>(self, others)
+    }
 
     /// Builds a new value of the same structure from `self` and `others`,
     /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`, for trees that
@@ -153,9 +170,19 @@ pub trait Flatten<Ns>: Sized {
     /// Flatten::<Std>::zip_mut_prechecked(&mut p, [&g], &mut |x, [g]| *x -= g);
     /// assert_eq!(p, [0.5, 1.5]);
     /// ```
+    ///
+    /// Provided: the default collects the other trees' leaves with
+    /// [`visit`](Flatten::visit), then walks `self` with
+    /// [`visit_mut`](Flatten::visit_mut), and leaves `self` as it is when
+    /// a tree has another number of leaves. The derive and the std
+    /// containers override it with a walk that collects nothing.
+    #[inline]
     fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
-        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]);
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
+    {
+        crate::traits::defaults::zip_mut_prechecked::<Ns, Self, N, F>(self, others, f)
+    }
 
     /// Builds a new value of the same structure from `self` and `others`,
     /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`. Sequence lengths,
@@ -241,8 +268,12 @@ pub trait Flatten<Ns>: Sized {
     #[inline]
     fn flatten_vec<S: Sink<Self::Leaf>>(items: Vec<Self>, sink: &mut S) {
         let rest = items.len().saturating_sub(1);
-        let mut items = items.into_iter();
-        let Some(first) = items.next() else {
+        // The elements not handed on yet are held in a guard, so that a
+        // sink that panics drops deep elements on a fresh stack
+        // (`unwind.rs`); taken back (empty) at the end, it costs nothing.
+        let mut items = Unwinding::new(items.into_iter());
+        let Some(first) = items.get_mut().next() else {
+            drop(items.take());
             return;
         };
         let before = sink.stored();
@@ -255,7 +286,10 @@ pub trait Flatten<Ns>: Sized {
                     // The records of the rest are written: only their leaves.
                     let start = out.len();
                     let mut leaves = LeavesOnly { out };
-                    for item in items {
+                    // Uniform elements have a fixed, finite structure
+                    // (no `Option` or sequence that could recurse), so
+                    // their drop is shallow: no guard needed here.
+                    for item in items.take() {
                         item.flatten_into(&mut leaves);
                     }
                     let pushed = leaves.out.len() - start;
@@ -268,11 +302,14 @@ pub trait Flatten<Ns>: Sized {
             }
         }
         sink.reserve_like(before, rest);
-        for (i, item) in items.enumerate() {
-            sink.enter(KeyRef::Index(i + 1));
+        let mut i = 1;
+        while let Some(item) = items.get_mut().next() {
+            sink.enter(KeyRef::Index(i));
             item.flatten_into(sink);
             sink.exit();
+            i += 1;
         }
+        drop(items.take());
     }
 
     /// Visits the elements of a sequence. Leaf types override it.

@@ -4,9 +4,12 @@
 //!   [`Source`](crate::Source) and [`NodeView`](crate::NodeView).
 //! - `visit`: [`Sink`](crate::Sink), [`Visit`](crate::Visit),
 //!   [`VisitMut`](crate::VisitMut) and [`NodeRef`](crate::NodeRef).
+//! - `defaults`: the provided `zip_check` and `zip_mut_prechecked` of a
+//!   hand-written node, built from its walks.
 //! - `boxed`: `Box<T>` for every namespace (a fundamental type, so the
 //!   impls are legal here and nowhere else).
 
 pub(crate) mod boxed;
+pub(crate) mod defaults;
 pub(crate) mod flatten;
 pub(crate) mod visit;

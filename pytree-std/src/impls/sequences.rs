@@ -140,7 +140,20 @@ macro_rules! __pytree_sequences {
                     T::visit_slice_mut(self.make_contiguous(), visitor);
                 }
                 fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-                    self.into_iter().map(|x| x.map_leaves(f)).collect()
+                    if !::core::mem::needs_drop::<T>() {
+                        return self.into_iter().map(|x| x.map_leaves(f)).collect();
+                    }
+                    // Held in guards as `Vec`'s are (a panic in `f` drops
+                    // deep elements on a fresh stack).
+                    let mut done =
+                        $crate::__private::Unwinding::new(VecDeque::with_capacity(self.len()));
+                    let mut rest = $crate::__private::Unwinding::new(self.into_iter());
+                    while let Some(x) = rest.get_mut().next() {
+                        let y = x.map_leaves(f);
+                        done.get_mut().push_back(y);
+                    }
+                    drop(rest.take());
+                    done.take()
                 }
                 fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
                     check_lengths(self.len(), others.map(VecDeque::len))?;
@@ -211,11 +224,18 @@ macro_rules! __pytree_sequences {
 
                 fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
                     sink.node(NodeRef::Seq(N));
-                    for (i, x) in self.into_iter().enumerate() {
+                    // The elements not handed on yet are held in a guard
+                    // (a sink that panics drops deep elements on a fresh
+                    // stack).
+                    let mut rest = $crate::__private::Unwinding::new(self.into_iter());
+                    let mut i = 0;
+                    while let Some(x) = rest.get_mut().next() {
                         sink.enter(KeyRef::Index(i));
                         x.flatten_into(sink);
                         sink.exit();
+                        i += 1;
                     }
+                    drop(rest.take());
                 }
                 #[inline]
                 fn visit<'a, V: Visit<LeafRef<'a, Std, Self::Leaf>>>(&'a self, visitor: &mut V) {
@@ -232,7 +252,23 @@ macro_rules! __pytree_sequences {
                 }
                 #[inline]
                 fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-                    self.map(|x| x.map_leaves(f))
+                    if !::core::mem::needs_drop::<T>() {
+                        return self.map(|x| x.map_leaves(f));
+                    }
+                    // Held in guards as `Vec`'s are (a panic in `f` drops
+                    // deep elements on a fresh stack): the mapped elements
+                    // in a `Vec` of exactly `N`, then moved into the array.
+                    let mut done = $crate::__private::Unwinding::new(Vec::with_capacity(N));
+                    let mut rest = $crate::__private::Unwinding::new(self.into_iter());
+                    while let Some(x) = rest.get_mut().next() {
+                        let y = x.map_leaves(f);
+                        done.get_mut().push(y);
+                    }
+                    drop(rest.take());
+                    match <[T; N]>::try_from(done.take()) {
+                        Ok(mapped) => mapped,
+                        Err(_) => unreachable!("an array's iterator yields N elements"),
+                    }
                 }
                 #[inline]
                 fn zip_check<const M: usize>(&self, others: [&Self; M]) -> Result<(), Error> {

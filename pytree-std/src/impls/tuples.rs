@@ -42,13 +42,19 @@ macro_rules! __pytree_tuples {
                 #[inline]
                 fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
                     sink.node(NodeRef::Tuple($n));
+                    // Elements not handed on yet are held in guards (a sink
+                    // that panics drops deep elements on a fresh stack).
                     let ($a, $($t,)*) = self;
+                    let ($a, $($t,)*) = (
+                        $crate::__private::Unwinding::new($a),
+                        $($crate::__private::Unwinding::new($t),)*
+                    );
                     sink.enter(KeyRef::Index(0));
-                    $a.flatten_into(sink);
+                    $a.take().flatten_into(sink);
                     sink.exit();
                     $(
                         sink.enter(KeyRef::Index($i));
-                        $t.flatten_into(sink);
+                        $t.take().flatten_into(sink);
                         sink.exit();
                     )*
                 }
