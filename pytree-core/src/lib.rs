@@ -73,9 +73,6 @@ mod paths;
 #[cfg(feature = "serde")]
 mod serde_impl;
 mod sources;
-// The impl side (`traits/boxed.rs`) names it by its old path until it is
-// changed to `crate::deep_recursion::ensure_stack`; then this alias goes.
-use deep_recursion as stack;
 mod traits;
 mod treedef;
 mod treelize;

@@ -80,10 +80,11 @@ impl Flatten<Std> for Linear {
 impl Unflatten<Std> for Linear {
     fn unflatten_from<S: Source<f64>>(s: &mut S) -> Result<Self, Error> {
         s.struct_node(&[&LINEAR])?;
-        let w = Vec::unflatten_from(s).map_err(|e| e.at(pytree_std::KeyEntry::Field("w")))?;
+        let w =
+            Vec::unflatten_from(s).map_err(|e| e.at(pytree_std::paths::KeyEntry::Field("w")))?;
         let b = s
             .leaf()
-            .map_err(|e| e.at(pytree_std::KeyEntry::Field("b")))?;
+            .map_err(|e| e.at(pytree_std::paths::KeyEntry::Field("b")))?;
         Ok(Linear { w, b })
     }
 }
@@ -187,9 +188,9 @@ fn a_zip_of_unlike_trees_errs_and_changes_nothing() {
 #[test]
 fn map2_of_hand_written_nodes() {
     let a = hand(&[1.0, 2.0], 3.0);
-    let t = pytree_std::map2(&a, &a, |x, y| x + y).unwrap();
+    let t = pytree_std::multi::map2(&a, &a, |x, y| x + y).unwrap();
     assert_eq!(t, hand(&[2.0, 4.0], 6.0));
-    assert!(pytree_std::map2(&a, &hand(&[1.0], 3.0), |x, y| x + y).is_err());
+    assert!(pytree_std::multi::map2(&a, &hand(&[1.0], 3.0), |x, y| x + y).is_err());
 }
 
 /// Leaves with a shape: a hand-written wrapper of a `Vec` of arrays that
