@@ -228,3 +228,106 @@ fn a_deep_chain_is_read_again_without_recursing_into_trouble() {
         assert!(read.as_ref() == Ok(&t));
     }
 }
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+enum Only {
+    It { a: f64, b: f64 },
+}
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Holder {
+    one: Only,
+    ones: Vec<Only>,
+    rest: Vec<f64>,
+    last: Option<f64>,
+}
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Wb {
+    w: f64,
+    b: f64,
+}
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Gb {
+    g: f64,
+    b: f64,
+}
+
+fn holder() -> Holder {
+    Holder {
+        one: Only::It { a: 1.0, b: 2.0 },
+        ones: vec![Only::It { a: 3.0, b: 4.0 }, Only::It { a: 5.0, b: 6.0 }],
+        rest: vec![7.0],
+        last: Some(8.0),
+    }
+}
+
+#[test]
+fn a_one_variant_enum_among_structs_and_sequences_is_read_again_the_same() {
+    // A lone candidate that is an enum variant keeps the TreeDef on the
+    // checked path (the trusted path passes over plain structs' records
+    // only): every read gives the value, and the records after it.
+    let (leaves, def) = pytree_std::flatten(holder());
+    for read in read_thrice::<Holder>(&def, &leaves) {
+        assert_eq!(read, Ok(holder()));
+    }
+    let [a, b, c] = read_thrice::<Holder>(&def, &leaves[..5]);
+    assert_eq!(
+        a.as_ref().unwrap_err(),
+        "at .ones[1]::It.b: too few leaves for TreeDef: expected 8, got 5"
+    );
+    assert_eq!((&a, &a), (&b, &c));
+}
+
+#[test]
+fn a_vec_of_structs_read_again_names_the_element_and_field_of_a_wrong_count() {
+    let v = vec![
+        Wb { w: 1.0, b: 2.0 },
+        Wb { w: 3.0, b: 4.0 },
+        Wb { w: 5.0, b: 6.0 },
+    ];
+    let (leaves, def) = pytree_std::flatten(v.clone());
+    for read in read_thrice::<Vec<Wb>>(&def, &leaves) {
+        assert_eq!(read, Ok(v.clone()));
+    }
+    let [a, b, c] = read_thrice::<Vec<Wb>>(&def, &leaves[..3]);
+    assert_eq!(
+        a.as_ref().unwrap_err(),
+        "at [1].b: too few leaves for TreeDef: expected 6, got 3"
+    );
+    assert_eq!((&a, &a), (&b, &c));
+    let mut many = leaves.clone();
+    many.push(7.0);
+    let [a, b, c] = read_thrice::<Vec<Wb>>(&def, &many);
+    assert_eq!(
+        a.as_ref().unwrap_err(),
+        "at <root>: too many leaves for TreeDef: expected 6, got 7"
+    );
+    assert_eq!((&a, &a), (&b, &c));
+}
+
+#[test]
+fn a_vec_of_structs_read_as_another_type_names_the_element_every_time() {
+    let v = vec![Wb { w: 1.0, b: 2.0 }, Wb { w: 3.0, b: 4.0 }];
+    let (leaves, def) = pytree_std::flatten(v.clone());
+    assert_eq!(
+        pytree_std::unflatten::<Vec<Wb>>(&def, leaves.clone()),
+        Ok(v)
+    );
+    // Remembered for `Vec<Wb>`; a struct of the same shape is checked.
+    let [a, b, c] = read_thrice::<Vec<Gb>>(&def, &leaves);
+    assert_eq!(
+        a.as_ref().unwrap_err(),
+        "at [0]: node mismatch: expected Gb, found Wb"
+    );
+    assert_eq!((&a, &a), (&b, &c));
+    // Tuples where the type has structs.
+    let (leaves, def) = pytree_std::flatten(vec![(1.0, 2.0), (3.0, 4.0)]);
+    let [a, b, c] = read_thrice::<Vec<Wb>>(&def, &leaves);
+    assert_eq!(
+        a.as_ref().unwrap_err(),
+        "at [0]: node mismatch: expected Wb, found a tuple of arity 2"
+    );
+    assert_eq!((&a, &a), (&b, &c));
+}

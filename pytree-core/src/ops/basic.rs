@@ -279,7 +279,7 @@ where
     let mut source = DefSource::new(def, leaves);
     let value = T::unflatten_from(&mut source)?;
     source.finish()?;
-    if !source.read_any_node() {
+    if source.trustable() {
         def.set_checked_for(key);
     }
     Ok(value)

@@ -28,10 +28,15 @@ pub struct DefSource<'d, I> {
     /// The statics of the last node read that static fields have not
     /// taken yet.
     statics: StaticsRange,
-    /// Whether a reader asked for [`Source::any_node`]: such a reader
-    /// (a dynamic tree) is not a fixed function of its type, so the
-    /// TreeDef is not trusted for it afterwards.
-    read_any_node: bool,
+    /// Whether the read did something the trusted path
+    /// (`sources/trusted.rs`) cannot repeat, so that the TreeDef is not
+    /// trusted for the type afterwards: a reader asked for
+    /// [`Source::any_node`] (a dynamic tree is not a fixed function of its
+    /// type), or a struct record was read where a lone candidate was an
+    /// enum variant or several candidates were plain structs (the trusted
+    /// path tells the records it passes over from the ones it reads by
+    /// that: a plain struct is read alone, a variant among others).
+    untrusted: bool,
 }
 
 impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
@@ -46,13 +51,26 @@ impl<'d, L, I: Iterator<Item = L>> DefSource<'d, I> {
             decoder: Decoder::new(def),
             leaves,
             statics: StaticsRange::default(),
-            read_any_node: false,
+            untrusted: false,
         }
     }
 
-    /// Whether a reader asked for [`Source::any_node`].
-    pub(crate) fn read_any_node(&self) -> bool {
-        self.read_any_node
+    /// Whether the trusted path can repeat this read (see the field
+    /// `untrusted`).
+    pub(crate) fn trustable(&self) -> bool {
+        !self.untrusted
+    }
+
+    /// Notes a struct record read as `candidates[index]`: the trusted
+    /// path repeats the read only if a lone candidate is a plain struct
+    /// and one of several is an enum variant.
+    #[inline]
+    fn note_struct(&mut self, candidates: &[&'static Schema], index: usize) {
+        let alone = candidates.len() == 1;
+        let variant = candidates.get(index).is_some_and(|c| c.variant().is_some());
+        if alone == variant {
+            self.untrusted = true;
+        }
     }
 
     /// Checks that the TreeDef and the leaves were used up exactly.
@@ -266,10 +284,12 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
             }
             _ => false,
         });
-        match found {
-            Some(i) => Ok(i),
-            None => self.struct_node_by_value(candidates),
-        }
+        let index = match found {
+            Some(i) => i,
+            None => self.struct_node_by_value(candidates)?,
+        };
+        self.note_struct(candidates, index);
+        Ok(index)
     }
 
     fn static_field<T: Static>(&mut self) -> Result<T, Error> {
@@ -311,7 +331,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
     }
 
     fn any_node(&mut self) -> Result<NodeView, Error> {
-        self.read_any_node = true;
+        self.untrusted = true;
         match self.decoder.peek() {
             None => Err(self.mismatch("a node")),
             Some(Item::Leaf) => Ok(NodeView::Leaf),

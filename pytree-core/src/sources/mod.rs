@@ -4,6 +4,9 @@
 //!   against what the target type asks for.
 //! - `trusted`: a TreeDef that passed those checks for a type is read again
 //!   as that type without them.
+//! - `elements`: the elements of a sequence of derived values, built in
+//!   their `Vec` (the derive's `unflatten_vec`).
 
 pub(crate) mod def_source;
+pub(crate) mod elements;
 pub(crate) mod trusted;

@@ -1,9 +1,11 @@
 //! [`TrustedSource`]: the [`Source`] for a TreeDef that has already been
 //! read as the same type with every record checked (`treedef/checked.rs`).
 //! Leaves come straight from the iterator, without following the TreeDef's
-//! runs of leaves or counting them. A struct (not an enum variant) is
-//! built without looking at its record: the checked read proved it is
-//! there. Records are read only where they hold something the type cannot
+//! runs of leaves or counting them. A struct (a reader with one
+//! candidate schema) is built without looking at its record: the checked
+//! read proved it is there and is a plain struct (a type that reads a
+//! lone enum variant, a one-variant enum, or several plain structs as
+//! candidates is never trusted: `DefSource::note_struct`). Records are read only where they hold something the type cannot
 //! know (a length, an enum variant, `Some` or `None`, a map); such a read
 //! skips the leaf runs and struct records before it and still checks the
 //! kind it finds (one compare). So each record is passed over at most
@@ -135,12 +137,14 @@ impl<L, I: Iterator<Item = L>> Source<L> for TrustedSource<'_, I> {
 
     #[inline(always)]
     fn struct_node(&mut self, candidates: &[&'static Schema]) -> Result<usize, Error> {
-        // A struct: its record is there (the checked read proved it), and
-        // `next_node` passes over it. Known at compile time once inlined.
-        if let [only] = candidates {
-            if only.variant().is_none() {
-                return Ok(0);
-            }
+        // One candidate: a plain struct (the checked read proved it: a
+        // lone enum variant makes the TreeDef untrusted, see
+        // `DefSource::note_struct`); its record is there, and `next_node`
+        // passes over it. The slice's length is known at compile time
+        // once inlined, so this costs nothing (the schema is a static of
+        // another crate whose contents the optimizer cannot see).
+        if candidates.len() == 1 {
+            return Ok(0);
         }
         match self.next_node() {
             Some(Record::Struct(schema)) => {

@@ -1,0 +1,69 @@
+//! [`unflatten_elements`]: the elements of a sequence of derived values,
+//! written into their `Vec` without a copy through the stack.
+
+use alloc::vec::Vec;
+
+use crate::error::Error;
+use crate::traits::flatten::{Source, Unflatten};
+use crate::KeyEntry;
+
+/// At most this many elements are reserved before any is read (a TreeDef
+/// read from a file can claim any length); more is reserved as elements
+/// arrive.
+const FIRST_RESERVATION: usize = 1024;
+
+/// The `len` elements of a sequence, read one after another, the error of
+/// element `i` placed at index `i`: what `Unflatten::unflatten_vec` does,
+/// for the derive's types (their `unflatten_vec` calls this). Room for an
+/// element is made before it is read, and the element is written straight
+/// into it: no call (to grow the `Vec`) sits between reading an element's
+/// leaves and storing them, so a struct of leaves goes from the leaf
+/// iterator to the `Vec` in registers rather than through the stack
+/// (unflatten of T1's 48 layers: `BENCHMARKS.md`, issue 20).
+///
+/// ```
+/// use pytree_std::{PyTree, Std};
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Wb { w: f64, b: f64 }
+/// let v = vec![Wb { w: 1.0, b: 2.0 }, Wb { w: 3.0, b: 4.0 }];
+/// let (leaves, def) = pytree_std::flatten(v);
+/// let back: Vec<Wb> = pytree_std::unflatten(&def, leaves.clone())?;
+/// assert_eq!(back[1], Wb { w: 3.0, b: 4.0 });
+/// let err = pytree_std::unflatten::<Vec<Wb>>(&def, leaves[..3].to_vec()).unwrap_err();
+/// assert_eq!(err.to_string(), "at [1].b: too few leaves for TreeDef: expected 4, got 3");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[inline(always)]
+pub fn unflatten_elements<Ns, T, S>(len: usize, source: &mut S) -> Result<Vec<T>, Error>
+where
+    T: Unflatten<Ns>,
+    S: Source<T::Leaf>,
+{
+    let mut out: Vec<T> = Vec::with_capacity(len.min(FIRST_RESERVATION));
+    for i in 0..len {
+        if out.len() == out.capacity() {
+            grow(&mut out, len - i);
+        }
+        let value = match T::unflatten_from(source) {
+            Ok(value) => value,
+            Err(e) => return Err(e.at(KeyEntry::Index(i))),
+        };
+        // SAFETY: `out.len() < out.capacity()` (made so above, and the
+        // read of `value` cannot touch `out`, a local), so the slot at
+        // `out.len()` is allocated and unused; writing it and counting it
+        // in the length leaves `out` valid.
+        unsafe {
+            out.as_mut_ptr().add(out.len()).write(value);
+            out.set_len(out.len() + 1);
+        }
+    }
+    Ok(out)
+}
+
+/// Room for `more` elements (or `FIRST_RESERVATION`, if fewer), out of the
+/// element loop.
+#[cold]
+#[inline(never)]
+fn grow<T>(out: &mut Vec<T>, more: usize) {
+    out.reserve(more.min(FIRST_RESERVATION));
+}
