@@ -2,7 +2,9 @@
 //! [`StdContainers`]: sequences (`Vec`, `VecDeque`, arrays), tuples of 1 to
 //! 12, `Option`, `Rc` / `Arc`, and the keyed maps: `BTreeMap`, `HashMap`
 //! (feature `std`) and `IndexMap` (feature `indexmap`). One module per
-//! family; `Box` is every namespace's already (`traits/boxed.rs`).
+//! family; the three maps share one body (`maps.rs`, over the private
+//! trait `KeyedMap`); `Box` is every namespace's already
+//! (`traits/boxed.rs`).
 //!
 //! They are ordinary generic impls here, where `Flatten` is local, and not
 //! macros expanded in the crate that owns a namespace: in pytree-std,
@@ -11,15 +13,12 @@
 //! type), so a namespace of another crate got a copy of every impl. See
 //! docs/design-notes.md, "The std containers live in pytree-core".
 
-use alloc::format;
-
-use crate::{Error, ErrorKind, Flatten, Static};
-
 mod btree_map;
 #[cfg(feature = "std")]
 mod hash_map;
 #[cfg(feature = "indexmap")]
 mod indexmap;
+mod maps;
 mod option;
 mod sequences;
 mod shared;
@@ -54,58 +53,3 @@ mod tuples;
 /// assert_eq!(leaves, [vec![1.0, 2.0], vec![3.0]]);
 /// ```
 pub trait StdContainers {}
-
-/// The error for maps whose key sets differ; lists both key sets.
-#[cold]
-pub(super) fn key_mismatch<'k, K: Static + 'k>(
-    expected: impl IntoIterator<Item = &'k K>,
-    found: impl IntoIterator<Item = &'k K>,
-    tree: usize,
-) -> Error {
-    let show = |keys: &mut dyn Iterator<Item = &'k K>| keys.map(|k| format!("{k:?}")).collect();
-    Error::new(ErrorKind::KeyMismatch {
-        expected: show(&mut expected.into_iter()),
-        found: show(&mut found.into_iter()),
-    })
-    .in_tree(tree)
-}
-
-/// Replaces the value in `slot` by `value.map_leaves(f)`, moving it out of
-/// the slot and back: the way a map's values are mapped without rebuilding
-/// the map (`map_leaves` takes its leaves by value, so `values_mut` alone
-/// cannot do it).
-///
-/// # Safety
-///
-/// While `f` runs, the slot's value has been moved out. If `f` panics, the
-/// slot is left holding a value that has been (or is being) dropped
-/// elsewhere, so the caller must never drop or read it after an unwind:
-/// the map that owns the slot must be held in [`ManuallyDrop`](core::mem::ManuallyDrop) while its
-/// values are mapped, so that a panic leaks the map (sound) instead of
-/// dropping that value a second time (unsound).
-#[inline(always)]
-pub(super) unsafe fn map_value_in_place<Ns, V: Flatten<Ns>, F: FnMut(V::Leaf) -> V::Leaf>(
-    slot: &mut V,
-    f: &mut F,
-) {
-    // SAFETY: `slot` is valid for reads and writes (a `&mut`); the value is
-    // read out once and a value is written back before the slot is used
-    // again. On unwind the caller leaks the slot's owner (see above).
-    unsafe {
-        let value = core::ptr::read(slot);
-        core::ptr::write(slot, value.map_leaves(f));
-    }
-}
-
-/// Checks that unflattened keys are strictly increasing, so that no value is
-/// dropped by a repeated key.
-pub(super) fn check_sorted<K: Static + Ord>(keys: &[K]) -> Result<(), Error> {
-    match keys.windows(2).position(|w| w[0] >= w[1]) {
-        None => Ok(()),
-        Some(i) => Err(Error::custom(format!(
-            "map keys in the TreeDef are not sorted and unique: {:?} then {:?}",
-            keys[i],
-            keys[i + 1]
-        ))),
-    }
-}
