@@ -24,6 +24,9 @@
 //!   what a generic reader sees (`flatten.rs`); the walk callbacks
 //!   [`Sink`], [`Visit`], [`VisitMut`] and [`NodeRef`], a node as a walk
 //!   lends it (`visit.rs`); `Box<T>` for every namespace (`boxed.rs`).
+//! - `containers/`: the std containers (`Vec`, `VecDeque`, arrays, tuples,
+//!   `Option`, `Rc`/`Arc`, `BTreeMap`, `HashMap`, `IndexMap`) for every
+//!   namespace that implements [`StdContainers`], one module per family.
 //! - `leaf/`: [`Leaf`], [`LeafRef`], [`LeafMut`], [`PlainLeaf`],
 //!   [`impl_leaf!`], how a leaf type is lent by the walks; [`Signature`]
 //!   and [`DType`], what a leaf says about itself (`signature.rs`).
@@ -65,6 +68,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod containers;
 mod deep_recursion;
 mod error;
 mod leaf;
@@ -81,6 +85,7 @@ mod unwind;
 #[doc(hidden)]
 pub mod __private;
 
+pub use containers::StdContainers;
 pub use error::{Error, ErrorKind, LeafFnError};
 pub use leaf::signature::{DType, Signature};
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};

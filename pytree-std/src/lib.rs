@@ -91,7 +91,8 @@
 //!   buffer and back (JAX's `ravel_pytree`).
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
 //!   `HashMap`, `IndexMap` (insertion-ordered), `Option`, `Rc`, `Arc`
-//!   (written once over a namespace: [`std_containers!`]) and the
+//!   (pytree-core's, for every namespace with `StdContainers`:
+//!   [`std_containers!`]) and the
 //!   primitive leaf types (module `impls`); a namespace of your own in one
 //!   declaration: [`namespace!`], its operations through [`generic`].
 //! - Foreign leaf types behind features: `ndarray` (arrays of any rank,

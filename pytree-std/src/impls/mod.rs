@@ -1,13 +1,13 @@
-//! The impls for std types, one module per family: containers
-//! (sequences, maps, `Option`, tuples, `Rc`/`Arc`) are written once as
-//! macros over a namespace, expanded here for `Std` and by
-//! [`std_containers!`](crate::std_containers) for a user namespace; leaf
-//! types (primitives, and the foreign types behind features) are `Std`'s.
+//! The impls for std types: the containers (sequences, maps, `Option`,
+//! tuples, `Rc`/`Arc`, `IndexMap`) are pytree-core's, generic over every
+//! namespace that implements [`StdContainers`](pytree_core::StdContainers)
+//! (`Std` does, below, and [`std_containers!`](crate::std_containers)
+//! makes a user namespace do); leaf types (primitives, and the foreign
+//! types behind features) are `Std`'s, one module per family.
 //!
 //! Types of other crates (the orphan rule allows their impls only here,
 //! where `Std` is local): `ndarray`, `candle`, `half` and `nalgebra`
-//! behind features of the same names, `indexmap` always (the crate is a
-//! dependency anyway, for `Tree`).
+//! behind features of the same names.
 
 // Before the modules that use the macro.
 #[cfg(any(feature = "candle", feature = "half"))]
@@ -20,15 +20,10 @@ mod candle;
 mod half;
 mod indexmap;
 mod leaves;
-mod maps;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
 #[cfg(feature = "ndarray")]
 mod ndarray;
-mod option;
-mod sequences;
-mod shared;
-mod tuples;
 
 pub(crate) use pytree_core::__private::all_some;
 pub(crate) use pytree_core::__private::check_lengths;
@@ -86,10 +81,12 @@ pub(crate) fn dtype_of<A: 'static>() -> pytree_core::DType {
     pytree_core::DType::Other(std::any::type_name::<A>())
 }
 
-/// Every std container impl for namespace `$ns`: `Vec`, `VecDeque`,
-/// arrays, tuples of 1 to 12, `BTreeMap`, `HashMap`, `Option`, `Rc`,
-/// `Arc` (`Box` is every namespace's already), and `IndexMap` (an
-/// insertion-ordered map; pytree-std depends on indexmap anyway). With
+/// Gives namespace `$ns` every std container: `Vec`, `VecDeque`, arrays,
+/// tuples of 1 to 12, `BTreeMap`, `HashMap`, `Option`, `Rc`, `Arc` (`Box`
+/// is every namespace's already), and `IndexMap` (an insertion-ordered
+/// map). It expands to one line, `impl StdContainers for $ns {}`: the impls
+/// are pytree-core's, generic over the namespace, so no code is copied into
+/// your crate (see [`StdContainers`](pytree_core::StdContainers)). With
 /// [`impl_leaf!`](crate::impl_leaf) for its leaf types, a user namespace
 /// is complete: see [`namespace!`](crate::namespace).
 ///
@@ -107,12 +104,7 @@ pub(crate) fn dtype_of<A: 'static>() -> pytree_core::DType {
 #[macro_export]
 macro_rules! std_containers {
     ($ns:ty) => {
-        $crate::__pytree_sequences!($ns);
-        $crate::__pytree_maps!($ns);
-        $crate::__pytree_indexmap!($ns);
-        $crate::__pytree_option!($ns);
-        $crate::__pytree_tuples!($ns);
-        $crate::__pytree_shared!($ns);
+        impl $crate::__core::StdContainers for $ns {}
     };
 }
 

@@ -1,0 +1,152 @@
+//! `IndexMap<K, V, S>`: an insertion-ordered map node (optree's
+//! `dict_insertion_ordered`, Python's dict order), as the maps of
+//! pytree-std's `Tree` are. One `Map(len)` node whose children are the
+//! values in the map's own order, keyed `[key]`; the keys are static data
+//! recorded *unordered*
+//! ([`StaticValue::keys`](crate::StaticValue::keys)), so operations
+//! that merge key sets (`Treelize`, prefix trees) follow the first tree's
+//! order rather than sorting. Keys need `Clone + Eq + Hash + Debug + Send + Sync`, not
+//! `Ord`.
+//!
+//! In multi-tree operations (`zip_check`, `map2`, `map_n`, `zip_mut`)
+//! entries pair by key: two maps with the same keys in different orders
+//! zip, and the result has the first map's order. Their TreeDefs still
+//! differ (the order is part of the structure), so `tree_equal` and
+//! `check_same_structure` tell them apart, as they do for `Tree`s.
+//!
+//! Behind this crate's feature `indexmap`, which pytree-std turns on
+//! (its `Tree` is built on indexmap); the examples are in pytree-std's
+//! `impls/indexmap.rs`.
+//!
+//! Paths name the keys; values are mapped in place, in the map's order; a
+//! map is rebuilt in the TreeDef's key order, and a key that appears twice
+//! there is an error (a value would be lost).
+
+use alloc::format;
+use alloc::vec::Vec;
+use core::hash::BuildHasher;
+
+use indexmap::map::Entry;
+use indexmap::IndexMap;
+
+use super::maps::{keyed_map_impls, KeyedMap};
+use crate::{Error, ErrorKind, KeyEntry, Static, StaticValue};
+
+/// The error for maps whose key sets differ; lists both key sets in their
+/// maps' orders.
+#[cold]
+fn key_mismatch<K: Static, V, S>(
+    expected: &IndexMap<K, V, S>,
+    found: &IndexMap<K, V, S>,
+    tree: usize,
+) -> Error {
+    let show = |m: &IndexMap<K, V, S>| m.keys().map(|k| format!("{k:?}")).collect();
+    Error::new(ErrorKind::KeyMismatch {
+        expected: show(expected),
+        found: show(found),
+    })
+    .in_tree(tree)
+}
+
+/// The error for a key that appears twice in the TreeDef.
+#[cold]
+fn repeated_key<K: Static>(key: &K) -> Error {
+    Error::custom(format!("map key {key:?} appears twice in the TreeDef"))
+        .at(KeyEntry::key(key.clone()))
+}
+
+/// An insertion-ordered map node; see the module docs.
+impl<K: Static, V, S: BuildHasher + Default> KeyedMap for IndexMap<K, V, S> {
+    type Key = K;
+    type Value = V;
+    const POSITIONAL: bool = false;
+    const CHECK_UNORDERED_FIRST: bool = false;
+
+    #[inline]
+    fn len(&self) -> usize {
+        IndexMap::len(self)
+    }
+    #[inline]
+    fn into_entries(self) -> impl Iterator<Item = (K, V)> {
+        self.into_iter()
+    }
+    type Entries<'a>
+        = &'a Self
+    where
+        Self: 'a;
+    #[inline]
+    fn entries(&self) -> &Self {
+        self
+    }
+    #[inline]
+    fn iter<'s, 'a: 's>(entries: &'s &'a Self) -> impl Iterator<Item = (&'a K, &'a V)> + 's
+    where
+        Self: 'a,
+    {
+        entries.iter()
+    }
+    #[inline]
+    fn entries_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
+        self.iter_mut()
+    }
+    #[inline]
+    fn unordered(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.iter()
+    }
+    #[inline]
+    fn get(&self, key: &K) -> Option<&V> {
+        IndexMap::get(self, key)
+    }
+    type Cursor<'a>
+        = &'a Self
+    where
+        Self: 'a;
+    #[inline]
+    fn cursor(other: &Self) -> &Self {
+        other
+    }
+    #[inline]
+    fn partner<'a>(cursor: &mut &'a Self, key: &K) -> Option<&'a V>
+    where
+        Self: 'a,
+    {
+        cursor.get(key)
+    }
+    /// Every other map has exactly the first map's keys, in any order.
+    fn check_keys<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        for (j, other) in others.iter().enumerate() {
+            if other.len() != self.len() || !self.keys().all(|k| other.contains_key(k)) {
+                return Err(key_mismatch(self, other, j + 1));
+            }
+        }
+        Ok(())
+    }
+    #[inline]
+    fn record_keys(keys: Vec<K>) -> StaticValue {
+        StaticValue::keys(keys)
+    }
+
+    /// Rebuilt in the TreeDef's key order; a key that appears twice in the
+    /// TreeDef is an error (a value would be lost).
+    type Builder = Self;
+    #[inline]
+    fn builder(keys: &[K]) -> Result<Self, Error> {
+        Ok(IndexMap::with_capacity_and_hasher(keys.len(), S::default()))
+    }
+    #[inline]
+    fn push(builder: &mut Self, key: K, value: V) -> Result<(), Error> {
+        match builder.entry(key) {
+            Entry::Vacant(slot) => {
+                slot.insert(value);
+                Ok(())
+            }
+            Entry::Occupied(slot) => Err(repeated_key(slot.key())),
+        }
+    }
+    #[inline]
+    fn finish(builder: Self) -> Self {
+        builder
+    }
+}
+
+keyed_map_impls!(impl<K, V, H> IndexMap<K, V, H> where [K: Static, H: BuildHasher + Default]);

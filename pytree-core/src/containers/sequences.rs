@@ -1,0 +1,277 @@
+//! Sequences: `Vec<T>`, `VecDeque<T>` and `[T; N]`. Each is one `Seq(len)`
+//! node whose children are the elements, keyed by index. A sequence of leaf
+//! values hands its elements over in one call (`flatten_vec` and friends),
+//! so flattening `Vec<f64>` is a move, not a loop over node records.
+//! Typed recursion may pass through a `Vec` (`children: Vec<Node>`), so its
+//! methods run inside `ensure_stack` (`deep_recursion.rs`).
+
+use alloc::collections::VecDeque;
+use alloc::vec::Vec;
+
+use super::StdContainers;
+use crate::__private::{
+    check_lengths, elements_hint, ensure_stack, zip_elements_check, zip_slices_check,
+    zip_slices_mut_prechecked, zip_slices_prechecked, Unwinding,
+};
+use crate::{
+    Error, ErrorKind, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink, Source,
+    Unflatten, Visit, VisitMut,
+};
+
+impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for Vec<T> {
+    type Leaf = T::Leaf;
+
+    #[inline]
+    fn leaf_count_hint(&self) -> usize {
+        elements_hint::<Ns, T>(self.len())
+    }
+
+    #[inline]
+    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+        sink.node(NodeRef::Seq(self.len()));
+        ensure_stack(|| T::flatten_vec(self, sink));
+    }
+    #[inline]
+    fn visit<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(&'a self, visitor: &mut V) {
+        visitor.node(NodeRef::Seq(self.len()));
+        ensure_stack(|| T::visit_slice(self, visitor));
+    }
+    #[inline]
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
+        visitor.node(NodeRef::Seq(self.len()));
+        ensure_stack(|| T::visit_slice_mut(self, visitor));
+    }
+    #[inline]
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+        if !::core::mem::needs_drop::<T>() {
+            return ensure_stack(|| self.into_iter().map(|x| x.map_leaves(f)).collect());
+        }
+        // Elements to map and elements mapped are held in
+        // guards, so that a panic in `f` drops deep elements on
+        // a fresh stack (pytree-core's `unwind.rs`).
+        ensure_stack(|| {
+            let mut done = Unwinding::new(Vec::with_capacity(self.len()));
+            let mut rest = Unwinding::new(self.into_iter());
+            while let Some(x) = rest.get_mut().next() {
+                let y = x.map_leaves(f);
+                done.get_mut().push(y);
+            }
+            drop(rest.take());
+            done.take()
+        })
+    }
+    #[inline]
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        ensure_stack(|| zip_slices_check(self, others.map(Vec::as_slice)))
+    }
+    #[inline]
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
+    {
+        ensure_stack(|| zip_slices_prechecked(self, others.map(Vec::as_slice), f))
+    }
+    #[inline]
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
+    where
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
+    {
+        ensure_stack(|| zip_slices_mut_prechecked(self, others.map(Vec::as_slice), f))
+    }
+}
+
+impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Vec<T> {
+    #[inline]
+    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+        let len = source.seq_node()?;
+        ensure_stack(|| T::unflatten_vec(len, source))
+    }
+}
+
+impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for VecDeque<T> {
+    type Leaf = T::Leaf;
+
+    #[inline]
+    fn leaf_count_hint(&self) -> usize {
+        elements_hint::<Ns, T>(self.len())
+    }
+
+    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+        sink.node(NodeRef::Seq(self.len()));
+        T::flatten_vec(Vec::from(self), sink);
+    }
+    fn visit<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(&'a self, visitor: &mut V) {
+        visitor.node(NodeRef::Seq(self.len()));
+        for (i, x) in self.iter().enumerate() {
+            visitor.enter(KeyRef::Index(i));
+            x.visit(visitor);
+            visitor.exit();
+        }
+    }
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
+        visitor.node(NodeRef::Seq(self.len()));
+        T::visit_slice_mut(self.make_contiguous(), visitor);
+    }
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+        if !::core::mem::needs_drop::<T>() {
+            return self.into_iter().map(|x| x.map_leaves(f)).collect();
+        }
+        // Held in guards as `Vec`'s are (a panic in `f` drops
+        // deep elements on a fresh stack).
+        let mut done = Unwinding::new(VecDeque::with_capacity(self.len()));
+        let mut rest = Unwinding::new(self.into_iter());
+        while let Some(x) = rest.get_mut().next() {
+            let y = x.map_leaves(f);
+            done.get_mut().push_back(y);
+        }
+        drop(rest.take());
+        done.take()
+    }
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        check_lengths(self.len(), others.map(VecDeque::len))?;
+        for (i, x) in self.iter().enumerate() {
+            x.zip_check(others.map(|o| o.get(i).unwrap_or(x)))
+                .map_err(|e| e.at(KeyEntry::Index(i)))?;
+        }
+        Ok(())
+    }
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
+    {
+        self.iter()
+            .enumerate()
+            .map(|(i, x)| x.zip_with_prechecked(others.map(|o| o.get(i).unwrap_or(x)), f))
+            .collect()
+    }
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
+    where
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
+    {
+        if others.iter().any(|o| o.len() != self.len()) {
+            return;
+        }
+        for (i, x) in self.iter_mut().enumerate() {
+            x.zip_mut_prechecked(others.map(|o| &o[i]), f);
+        }
+    }
+}
+
+impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
+    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+        let len = source.seq_node()?;
+        T::unflatten_vec(len, source).map(VecDeque::from)
+    }
+}
+
+/// Turns a `Vec` of exactly `N` elements into an array.
+fn into_array<T, const N: usize>(items: Vec<T>) -> Result<[T; N], Error> {
+    let found = items.len();
+    items
+        .try_into()
+        .map_err(|_| Error::new(ErrorKind::LengthMismatch { expected: N, found }))
+}
+
+impl<Ns: StdContainers, T: Flatten<Ns>, const N: usize> Flatten<Ns> for [T; N] {
+    type Leaf = T::Leaf;
+    const UNIFORM_LEAVES: Option<usize> = crate::__private::uniform_times(N, T::UNIFORM_LEAVES);
+
+    #[inline]
+    fn leaf_count_hint(&self) -> usize {
+        elements_hint::<Ns, T>(N)
+    }
+
+    fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+        sink.node(NodeRef::Seq(N));
+        // The elements not handed on yet are held in a guard
+        // (a sink that panics drops deep elements on a fresh
+        // stack).
+        let mut rest = Unwinding::new(self.into_iter());
+        let mut i = 0;
+        while let Some(x) = rest.get_mut().next() {
+            sink.enter(KeyRef::Index(i));
+            x.flatten_into(sink);
+            sink.exit();
+            i += 1;
+        }
+        drop(rest.take());
+    }
+    #[inline]
+    fn visit<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(&'a self, visitor: &mut V) {
+        visitor.node(NodeRef::Seq(N));
+        T::visit_slice(self, visitor);
+    }
+    #[inline]
+    fn visit_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
+        visitor.node(NodeRef::Seq(N));
+        T::visit_slice_mut(self, visitor);
+    }
+    #[inline]
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+        if !::core::mem::needs_drop::<T>() {
+            return self.map(|x| x.map_leaves(f));
+        }
+        // Held in guards as `Vec`'s are (a panic in `f` drops
+        // deep elements on a fresh stack): the mapped elements
+        // in a `Vec` of exactly `N`, then moved into the array.
+        let mut done = Unwinding::new(Vec::with_capacity(N));
+        let mut rest = Unwinding::new(self.into_iter());
+        while let Some(x) = rest.get_mut().next() {
+            let y = x.map_leaves(f);
+            done.get_mut().push(y);
+        }
+        drop(rest.take());
+        match <[T; N]>::try_from(done.take()) {
+            Ok(mapped) => mapped,
+            Err(_) => unreachable!("an array's iterator yields N elements"),
+        }
+    }
+    #[inline]
+    fn zip_check<const M: usize>(&self, others: [&Self; M]) -> Result<(), Error> {
+        zip_elements_check(self, others.map(|o| o.as_slice()))
+    }
+    #[inline]
+    fn zip_with_prechecked<'a, const M: usize, F>(
+        &'a self,
+        others: [&'a Self; M],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; M]) -> Self::Leaf,
+    {
+        let mut i = 0;
+        self.each_ref().map(|x| {
+            let out = x.zip_with_prechecked(others.map(|o| &o[i]), f);
+            i += 1;
+            out
+        })
+    }
+    #[inline]
+    fn zip_mut_prechecked<'a, const M: usize, F>(&'a mut self, others: [&'a Self; M], f: &mut F)
+    where
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; M]),
+    {
+        zip_slices_mut_prechecked(self, others.map(|o| o.as_slice()), f)
+    }
+}
+
+impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; N] {
+    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+        let len = source.seq_node()?;
+        if len != N {
+            return Err(Error::new(ErrorKind::LengthMismatch {
+                expected: N,
+                found: len,
+            }));
+        }
+        into_array(T::unflatten_vec(N, source)?)
+    }
+}

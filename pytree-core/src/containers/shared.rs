@@ -1,0 +1,86 @@
+//! Shared pointers `Rc<T>` and `Arc<T>`: transparent, like `Box` (no node of
+//! their own). Consuming or mutating a shared value clones it first if other
+//! handles exist (`Rc::unwrap_or_clone`, `Rc::make_mut`), hence `T: Clone`.
+//! Typed recursion may pass through them, so each method runs inside
+//! `ensure_stack` (`deep_recursion.rs`).
+
+use alloc::rc::Rc;
+use alloc::sync::Arc;
+
+use super::StdContainers;
+use crate::__private::ensure_stack;
+use crate::{Error, Flatten, LeafMut, LeafRef, Sink, Source, Unflatten, Visit, VisitMut};
+
+/// The impls for one shared pointer type, `Rc` or `Arc`, for every
+/// namespace with the std containers.
+macro_rules! shared_impls {
+    ($ptr:ident) => {
+        impl<Ns: StdContainers, T: Flatten<Ns> + Clone> Flatten<Ns> for $ptr<T> {
+            type Leaf = T::Leaf;
+            const UNIFORM_LEAVES: Option<usize> = T::UNIFORM_LEAVES;
+            // `leaf_count_hint` stays the default (uniform or 0):
+            // recursive types pass through shared pointers, and the
+            // hint must not walk a deep chain.
+
+            #[inline]
+            fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+                ensure_stack(|| $ptr::unwrap_or_clone(self).flatten_into(sink))
+            }
+            #[inline]
+            fn visit<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(&'a self, visitor: &mut V) {
+                ensure_stack(|| (**self).visit(visitor))
+            }
+            #[inline]
+            fn visit_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(
+                &'a mut self,
+                visitor: &mut V,
+            ) {
+                ensure_stack(|| $ptr::make_mut(self).visit_mut(visitor))
+            }
+            #[inline]
+            fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                $ptr::new(ensure_stack(|| $ptr::unwrap_or_clone(self).map_leaves(f)))
+            }
+            #[inline]
+            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+                ensure_stack(|| (**self).zip_check(others.map(|o| &**o)))
+            }
+            #[inline]
+            fn zip_with_prechecked<'a, const N: usize, F>(
+                &'a self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) -> Self
+            where
+                F: FnMut(
+                    LeafRef<'a, Ns, Self::Leaf>,
+                    [LeafRef<'a, Ns, Self::Leaf>; N],
+                ) -> Self::Leaf,
+            {
+                $ptr::new(ensure_stack(|| {
+                    (**self).zip_with_prechecked(others.map(|o| &**o), f)
+                }))
+            }
+            #[inline]
+            fn zip_mut_prechecked<'a, const N: usize, F>(
+                &'a mut self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) where
+                F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
+            {
+                ensure_stack(|| $ptr::make_mut(self).zip_mut_prechecked(others.map(|o| &**o), f))
+            }
+        }
+
+        impl<Ns: StdContainers, T: Unflatten<Ns> + Clone> Unflatten<Ns> for $ptr<T> {
+            #[inline]
+            fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+                ensure_stack(|| T::unflatten_from(source)).map($ptr::new)
+            }
+        }
+    };
+}
+
+shared_impls!(Rc);
+shared_impls!(Arc);
