@@ -202,10 +202,19 @@ impl Error {
     }
 
     /// Places this error under `path` (the error's own path comes after
-    /// it): for errors found at a place known by its whole path.
+    /// it): for errors found at a place known by its whole path, as
+    /// [`at`](Error::at) is for one key at a time.
+    ///
+    /// ```
+    /// use pytree_std::{Error, paths::KeyEntry};
+    /// let (leaves, _) = pytree_std::flatten_with_path(vec![(1.0f32, 2.0f32)]);
+    /// let (path, _) = &leaves[1];
+    /// let e = Error::custom("not finite").at(KeyEntry::Field("x")).under(path);
+    /// assert_eq!(e.to_string(), "at [0][1].x: not finite");
+    /// ```
     #[must_use]
     #[cold]
-    pub(crate) fn under(mut self, path: &KeyPath) -> Self {
+    pub fn under(mut self, path: &KeyPath) -> Self {
         for entry in path.entries().iter().rev() {
             self = self.at(entry.clone());
         }
@@ -231,8 +240,19 @@ impl Error {
     }
 
     /// One error for a list of mismatches: the error itself when there is
-    /// one, [`ErrorKind::Mismatches`] when there are several.
-    pub(crate) fn from_mismatches(mut all: Vec<Error>) -> Self {
+    /// one, [`ErrorKind::Mismatches`] when there are several (and "the
+    /// trees differ" for none: check for an empty list first where none
+    /// means success).
+    ///
+    /// ```
+    /// use pytree_std::{Error, ErrorKind};
+    /// let one = Error::from_mismatches(vec![Error::custom("a")]);
+    /// assert_eq!(one.to_string(), "at <root>: a");
+    /// let two = Error::from_mismatches(vec![Error::custom("a"), Error::custom("b")]);
+    /// assert!(matches!(two.kind(), ErrorKind::Mismatches(all) if all.len() == 2));
+    /// ```
+    #[cold]
+    pub fn from_mismatches(mut all: Vec<Error>) -> Self {
         match all.len() {
             0 => Error::custom("the trees differ"),
             1 => all

@@ -62,7 +62,7 @@
 
 use pytree_core::{Leaf, LeafRef};
 
-use crate::{Error, ErrorKind, KeyPath, Std, Unflatten};
+use crate::{Error, Std, Unflatten};
 
 /// A leaf type that ensembles can stack along a new leading axis and cut
 /// back ([`stack_leaves`], [`unstack_leaves`]): `ArrayD<A>` (feature
@@ -253,25 +253,6 @@ mod candle_impl {
     }
 }
 
-/// Places `err` at `path`.
-fn at_path(mut err: Error, path: &KeyPath) -> Error {
-    for entry in path.entries().iter().rev() {
-        err = err.at(entry.clone());
-    }
-    err
-}
-
-/// One error for several problems (the problem itself when there is one).
-fn combine(mut all: Vec<Error>) -> Result<(), Error> {
-    match all.len() {
-        0 => Ok(()),
-        1 => Err(all
-            .pop()
-            .unwrap_or_else(|| Error::custom("the trees differ"))),
-        _ => Err(Error::new(ErrorKind::Mismatches(all))),
-    }
-}
-
 /// Stacks `members` (trees of one structure and leaf signatures) along a
 /// new leading axis: the leaf at each key path of the result is the
 /// members' leaves at that path stacked, of shape `[N, ...]` (`N` the
@@ -317,7 +298,7 @@ where
     for (i, path) in paths.iter().enumerate() {
         column.clear();
         column.extend(per_member.iter().map(|l| l[i].clone()));
-        stacked.push(<T::Leaf as Stackable>::stack(&column).map_err(|e| at_path(e, path))?);
+        stacked.push(<T::Leaf as Stackable>::stack(&column).map_err(|e| e.under(path))?);
     }
     crate::unflatten(&def, stacked)
 }
@@ -366,15 +347,17 @@ where
                 Some(n) => format!("a leading (member) axis of length {n}"),
                 None => "a leading (member) axis".to_string(),
             };
-            problems.push(at_path(
+            problems.push(
                 Error::custom(format!(
                     "unstack_leaves: expected {want}, found shape {shape:?}"
-                )),
-                path,
-            ));
+                ))
+                .under(path),
+            );
         }
     }
-    combine(problems)?;
+    if !problems.is_empty() {
+        return Err(Error::from_mismatches(problems));
+    }
     let def = crate::structure(stacked);
     let n = n.unwrap_or(0);
     (0..n)
@@ -382,7 +365,7 @@ where
             let member = leaves
                 .iter()
                 .map(|(path, leaf)| {
-                    <T::Leaf as Stackable>::index(leaf, i).map_err(|e| at_path(e, path))
+                    <T::Leaf as Stackable>::index(leaf, i).map_err(|e| e.under(path))
                 })
                 .collect::<Result<Vec<T::Leaf>, Error>>()?;
             crate::unflatten(&def, member)

@@ -257,11 +257,7 @@ where
     pub fn ravel_into(&self, tree: &T, out: &mut Vec<A>) -> Result<(), Error> {
         let def = crate::structure(tree);
         if def != self.def {
-            let mut found = self.def.diff(&def);
-            return Err(match found.len() {
-                1 => found.remove(0),
-                _ => Error::new(ErrorKind::Mismatches(found)),
-            });
+            return Err(Error::from_mismatches(self.def.diff(&def)));
         }
         let leaves = crate::leaves(tree);
         for (i, leaf) in leaves.iter().enumerate() {

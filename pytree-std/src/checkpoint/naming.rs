@@ -11,25 +11,15 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use pytree_core::{Error, ErrorKind, KeyPath, KeyStr};
+use pytree_core::{Error, KeyPath, KeyStr};
 
-/// Places `err` at `path` (entries added innermost first).
-pub(crate) fn at_path(mut err: Error, path: &KeyPath) -> Error {
-    for entry in path.entries().iter().rev() {
-        err = err.at(entry.clone());
-    }
-    err
-}
-
-/// One error for a list of problems: the problem itself when there is
-/// one, [`ErrorKind::Mismatches`] when there are several.
-pub(crate) fn combine(mut all: Vec<Error>) -> Result<(), Error> {
-    match all.len() {
-        0 => Ok(()),
-        1 => Err(all
-            .pop()
-            .unwrap_or_else(|| Error::custom("the checkpoint does not match"))),
-        _ => Err(Error::new(ErrorKind::Mismatches(all))),
+/// One error for a list of problems (see [`Error::from_mismatches`]), or
+/// none.
+pub(crate) fn combine(all: Vec<Error>) -> Result<(), Error> {
+    if all.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::from_mismatches(all))
     }
 }
 
@@ -48,26 +38,23 @@ pub(crate) fn names_of<'p>(
         let simple = path.keystr(KeyStr::SIMPLE);
         let name = format!("{prefix}{}", renames.apply(&simple));
         if name.is_empty() {
-            problems.push(at_path(
-                Error::custom(
+            problems.push(Error::custom(
                     "the leaf has no name: a checkpoint names each tensor by its key path, which is \
                      empty here (a leaf at the root, or an empty map key); put it in a struct, tuple \
                      or map, or save with a prefix",
-                ),
-                path,
-            ));
+                ).under(path));
         } else if name == "__metadata__" {
-            problems.push(at_path(
-                Error::custom("`__metadata__` is reserved by the format and cannot name a tensor"),
-                path,
-            ));
+            problems.push(
+                Error::custom("`__metadata__` is reserved by the format and cannot name a tensor")
+                    .under(path),
+            );
         } else if let Some(other) = first.get(&name) {
-            problems.push(at_path(
+            problems.push(
                 Error::custom(format!(
                     "tensor name `{name}` is also the name of the leaf at {other}"
-                )),
-                path,
-            ));
+                ))
+                .under(path),
+            );
         } else {
             first.insert(name.clone(), path.clone());
         }

@@ -14,7 +14,7 @@ use super::convert;
 use super::format::{self, file_error, Entry};
 use super::leaf;
 use super::load::{Load, LoadReport};
-use super::naming::{at_path, combine, names_of, Renames};
+use super::naming::{combine, names_of, Renames};
 use super::{TensorLeaf, TensorView, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
 use crate::Std;
 
@@ -47,7 +47,7 @@ fn refuse_skipped_fields(def: &TreeDef) -> Result<(), Error> {
                      load_into (which keeps skipped fields), or leave the field out of the type",
                     schema.display_name()
                 ));
-                return Err(at_path(err, &path));
+                return Err(err.under(&path));
             }
         }
         for (i, entry) in def.entries()?.into_iter().enumerate().rev() {
@@ -438,28 +438,28 @@ impl Checkpoint {
                         report.loaded.push(want.name.clone());
                         pairs.push(Some(i));
                     } else {
-                        problems.push(at_path(
+                        problems.push(
                             Error::custom(format!(
                                 "tensor `{}`: expected {}, found {}",
                                 entry.name,
                                 want.expected.describe(),
                                 entry.signature()
-                            )),
-                            &want.path,
-                        ));
+                            ))
+                            .under(&want.path),
+                        );
                         pairs.push(None);
                     }
                 }
                 None => {
                     if !allow_missing {
-                        problems.push(at_path(
+                        problems.push(
                             Error::custom(format!(
                                 "tensor `{}`: expected {}, found nothing in the file",
                                 want.name,
                                 want.expected.describe()
-                            )),
-                            &want.path,
-                        ));
+                            ))
+                            .under(&want.path),
+                        );
                     }
                     report.missing.push(want.name.clone());
                     pairs.push(None);
@@ -528,12 +528,12 @@ impl Checkpoint {
         let mut leaves = Vec::with_capacity(wants.len());
         for (want, pair) in wants.iter().zip(pairs) {
             let Some(i) = pair else {
-                return Err(at_path(Error::custom("missing tensor"), &want.path));
+                return Err(Error::custom("missing tensor").under(&want.path));
             };
             let leaf = self.with_view(i, want.expected.dtype(), |view| {
                 T::Leaf::from_tensor(view, None)
             });
-            leaves.push(leaf.map_err(|e| at_path(e, &want.path))?);
+            leaves.push(leaf.map_err(|e| e.under(&want.path))?);
         }
         crate::unflatten(&def, leaves)
     }
@@ -725,7 +725,7 @@ impl Checkpoint {
                     .with_view(i, want.expected.dtype(), |view| {
                         T::Leaf::from_tensor(view, Some(leaf))
                     })
-                    .map_err(|e| at_path(e, path))?,
+                    .map_err(|e| e.under(path))?,
                 None => T::Leaf::to_owned_leaf(leaf),
             });
         }
@@ -760,7 +760,7 @@ impl Checkpoint {
             if let Some(i) = *pair {
                 let view = self.view(&self.entries[i]);
                 if view.dtype == DType::Bool && view.data.iter().any(|&b| b > 1) {
-                    return Err(at_path(leaf::bad_data::<bool>(view.data.len()), path));
+                    return Err((leaf::bad_data::<bool>(view.data.len())).under(path));
                 }
             }
         }
@@ -769,7 +769,7 @@ impl Checkpoint {
                 self.with_view(i, want.expected.dtype(), |view| {
                     T::Leaf::copy_from_tensor(slot, view)
                 })
-                .map_err(|e| at_path(e, &want.path))?;
+                .map_err(|e| e.under(&want.path))?;
             }
         }
         Ok(report)
@@ -798,19 +798,19 @@ impl Checkpoint {
         for (entry, name) in self.entries.iter().zip(renamed) {
             let path = KeyPath::root().key(name.to_string());
             if out.contains_key(name.as_ref()) {
-                problems.push(at_path(
+                problems.push(
                     Error::custom(format!(
                         "two tensors of the file are named `{name}` after renaming"
-                    )),
-                    &path,
-                ));
+                    ))
+                    .under(&path),
+                );
                 continue;
             }
             match L::from_tensor(&self.view(entry), None) {
                 Ok(leaf) => {
                     out.insert(name.into_owned(), leaf);
                 }
-                Err(e) => problems.push(at_path(e, &path)),
+                Err(e) => problems.push(e.under(&path)),
             }
         }
         combine(problems)?;
@@ -838,7 +838,7 @@ impl Checkpoint {
                         Expected::Signature(sig)
                     },
                 }),
-                Err(e) => problems.push(at_path(e, path)),
+                Err(e) => problems.push(e.under(path)),
             }
         }
         combine(problems)?;

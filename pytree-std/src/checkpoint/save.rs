@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use pytree_core::{Error, Flatten};
 
 use super::format::{self, file_error, Planned};
-use super::naming::{at_path, combine, names_of, Renames};
+use super::naming::{combine, names_of, Renames};
 use super::shards;
 use super::{TensorLeaf, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
 use crate::Std;
@@ -304,7 +304,7 @@ impl Save {
             let sig = match T::Leaf::tensor_signature(leaf) {
                 Ok(sig) => sig,
                 Err(e) => {
-                    problems.push(at_path(e, path));
+                    problems.push(e.under(path));
                     continue;
                 }
             };
@@ -327,7 +327,7 @@ impl Save {
                         bytes,
                     });
                 }
-                (Err(e), _) | (_, Err(e)) => problems.push(at_path(Error::custom(e), path)),
+                (Err(e), _) | (_, Err(e)) => problems.push(Error::custom(e).under(path)),
             }
         }
         combine(problems)?;
@@ -555,16 +555,15 @@ impl WritePlan {
                     "the tree changed while it was saved",
                 )));
             };
-            let bytes =
-                T::Leaf::tensor_bytes(leaf).map_err(|e| WriteError::Leaf(at_path(e, path)))?;
+            let bytes = T::Leaf::tensor_bytes(leaf).map_err(|e| WriteError::Leaf(e.under(path)))?;
             if bytes.len() != size {
-                return Err(WriteError::Leaf(at_path(
+                return Err(WriteError::Leaf(
                     Error::custom(format!(
                         "the leaf gave {} bytes of data, its signature says {size}",
                         bytes.len()
-                    )),
-                    path,
-                )));
+                    ))
+                    .under(path),
+                ));
             }
             out.write_all(&bytes).map_err(WriteError::Io)?;
         }
