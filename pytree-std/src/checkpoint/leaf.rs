@@ -611,6 +611,8 @@ mod arrays {
 mod tensors {
     use std::borrow::Cow;
 
+    use crate::impls::candle_error;
+
     use candle_core::{DType as CandleDType, Device, Tensor, Var};
     use pytree_core::{DType, Error, Leaf, Signature};
 
@@ -631,11 +633,6 @@ mod tensors {
             DType::F64 => CandleDType::F64,
             _ => return None,
         })
-    }
-
-    #[cold]
-    fn candle_error(e: candle_core::Error) -> Error {
-        Error::custom(format!("candle: {e}"))
     }
 
     /// The elements of `t` (C order) as little-endian bytes.

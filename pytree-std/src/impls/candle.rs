@@ -83,9 +83,9 @@ fn device_of(name: Option<&str>) -> Result<Device, Error> {
     }
 }
 
-/// A candle error as this crate's.
+/// A candle error as this crate's (`"candle: ..."`).
 #[cold]
-fn candle_error(e: candle_core::Error) -> Error {
+pub(crate) fn candle_error(e: candle_core::Error) -> Error {
     Error::custom(format!("candle: {e}"))
 }
 

@@ -16,6 +16,8 @@ mod by_reference;
 
 #[cfg(feature = "candle")]
 mod candle;
+#[cfg(feature = "candle")]
+pub(crate) use candle::candle_error;
 #[cfg(feature = "half")]
 mod half;
 mod indexmap;
