@@ -54,7 +54,7 @@ pub(crate) fn explain<Ns, T: Flatten<Ns>, const N: usize>(
 /// of `first`'s leaf at the same key path, each as an error at that path.
 /// Leaves at paths only one tree has are the TreeDefs' differences.
 #[cold]
-fn signature_mismatches<Ns, T: Flatten<Ns>>(
+pub(crate) fn signature_mismatches<Ns, T: Flatten<Ns>>(
     first: &T,
     other: &T,
     tree: usize,

@@ -7,20 +7,15 @@
 //! without building anything.
 
 use alloc::vec::Vec;
-use core::marker::PhantomData;
 
 use crate::error::Error;
 use crate::leaf::signature::Signature;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
-use crate::paths::key_path::{KeyEntry, KeyRef};
+use crate::ops::basic::{leaves, structure};
+use crate::ops::multi::signature_mismatches;
+use crate::ops::reduce::num_leaves;
 use crate::traits::flatten::Flatten;
-use crate::traits::visit::{Visit, VisitMut};
-use crate::treedef::TreeDef;
-
-/// Builds `tree`'s TreeDef (the engine of `structure`).
-fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
-    crate::ops::basic::structure::<Ns, T>(tree)
-}
+use crate::traits::visit::VisitMut;
 
 /// The default [`Flatten::zip_check`]: each other tree's structure must
 /// equal `tree`'s (the first place where one differs is the error, at its
@@ -52,27 +47,16 @@ pub(crate) fn zip_check<Ns, T: Flatten<Ns>, const N: usize>(
     if !<T::Leaf as Leaf<Ns>>::HAS_SHAPE {
         return Ok(());
     }
+    // Compared as plain lists first (no key paths built on success); the
+    // error, with its key path, from the multi-tree operations' own report.
     let expected = signatures::<Ns, T>(tree);
     for (i, other) in others.iter().enumerate() {
-        let found = signatures::<Ns, T>(other);
-        if let Some(k) = (0..expected.len()).find(|&k| expected[k] != found[k]) {
-            let (Some(e), Some(f)) = (expected[k].clone(), found[k].clone()) else {
-                continue;
-            };
-            let error = Error::new(crate::error::ErrorKind::SignatureMismatch {
-                expected: e,
-                found: f,
-            });
-            let mut at = PathOf {
-                target: k,
-                seen: 0,
-                path: Vec::new(),
-                found: None,
-            };
-            tree.visit(&mut at);
-            let path = at.found.unwrap_or_default();
-            let error = path.into_iter().rev().fold(error, Error::at);
-            return Err(error.with_tree(Some(i + 1)));
+        if signatures::<Ns, T>(other) != expected {
+            let mut found = Vec::new();
+            signature_mismatches::<Ns, T>(tree, other, i + 1, &mut found);
+            if !found.is_empty() {
+                return Err(found.swap_remove(0));
+            }
         }
     }
     Ok(())
@@ -80,51 +64,10 @@ pub(crate) fn zip_check<Ns, T: Flatten<Ns>, const N: usize>(
 
 /// The signature of each leaf of `tree`, in order.
 fn signatures<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<Option<Signature>> {
-    struct Signatures<Ns, L>(Vec<Option<Signature>>, PhantomData<fn() -> (Ns, L)>);
-    impl<'a, Ns, L: Leaf<Ns>> Visit<LeafRef<'a, Ns, L>> for Signatures<Ns, L> {
-        fn leaf(&mut self, leaf: LeafRef<'a, Ns, L>) {
-            self.0.push(L::signature(&leaf));
-        }
-    }
-    let mut v = Signatures::<Ns, T::Leaf>(Vec::new(), PhantomData);
-    tree.visit(&mut v);
-    v.0
-}
-
-/// Finds the key path of leaf number `target` (pre-order).
-struct PathOf {
-    target: usize,
-    seen: usize,
-    path: Vec<KeyEntry>,
-    found: Option<Vec<KeyEntry>>,
-}
-
-impl<R> Visit<R> for PathOf {
-    fn leaf(&mut self, _leaf: R) {
-        if self.seen == self.target {
-            self.found = Some(self.path.clone());
-        }
-        self.seen += 1;
-    }
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.path.push(key.to_owned_entry());
-    }
-    fn exit(&mut self) {
-        self.path.pop();
-    }
-}
-
-/// The leaves of `tree`, lent in order.
-fn lent<'a, Ns, T: Flatten<Ns>>(tree: &'a T) -> Vec<LeafRef<'a, Ns, T::Leaf>> {
-    struct Lent<R>(Vec<R>);
-    impl<R> Visit<R> for Lent<R> {
-        fn leaf(&mut self, leaf: R) {
-            self.0.push(leaf);
-        }
-    }
-    let mut v = Lent(Vec::new());
-    tree.visit(&mut v);
-    v.0
+    leaves::<Ns, T>(tree)
+        .iter()
+        .map(<T::Leaf as Leaf<Ns>>::signature)
+        .collect()
 }
 
 /// The default [`Flatten::zip_mut_prechecked`]: the other trees' leaves
@@ -139,18 +82,8 @@ pub(crate) fn zip_mut_prechecked<'a, Ns, T, const N: usize, F>(
     T: Flatten<Ns>,
     F: FnMut(LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
 {
-    let leaves = others.map(lent::<Ns, T>);
-    let count = {
-        struct Count(usize);
-        impl<R> Visit<R> for Count {
-            fn leaf(&mut self, _leaf: R) {
-                self.0 += 1;
-            }
-        }
-        let mut c = Count(0);
-        (*tree).visit(&mut c);
-        c.0
-    };
+    let leaves = others.map(leaves::<Ns, T>);
+    let count = num_leaves::<Ns, T>(tree);
     if leaves.iter().any(|l| l.len() != count) {
         return;
     }
