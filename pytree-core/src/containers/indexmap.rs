@@ -29,24 +29,8 @@ use core::hash::BuildHasher;
 use indexmap::map::Entry;
 use indexmap::IndexMap;
 
-use super::maps::{keyed_map_impls, KeyedMap};
-use crate::{Error, ErrorKind, KeyEntry, Static, StaticValue};
-
-/// The error for maps whose key sets differ; lists both key sets in their
-/// maps' orders.
-#[cold]
-fn key_mismatch<K: Static, V, S>(
-    expected: &IndexMap<K, V, S>,
-    found: &IndexMap<K, V, S>,
-    tree: usize,
-) -> Error {
-    let show = |m: &IndexMap<K, V, S>| m.keys().map(|k| format!("{k:?}")).collect();
-    Error::new(ErrorKind::KeyMismatch {
-        expected: show(expected),
-        found: show(found),
-    })
-    .in_tree(tree)
-}
+use super::maps::{key_mismatch, keyed_map_impls, KeyedMap};
+use crate::{Error, KeyEntry, Static, StaticValue};
 
 /// The error for a key that appears twice in the TreeDef.
 #[cold]
@@ -116,7 +100,8 @@ impl<K: Static, V, S: BuildHasher + Default> KeyedMap for IndexMap<K, V, S> {
     fn check_keys<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         for (j, other) in others.iter().enumerate() {
             if other.len() != self.len() || !self.keys().all(|k| other.contains_key(k)) {
-                return Err(key_mismatch(self, other, j + 1));
+                // Both key sets, each in its map's order.
+                return Err(key_mismatch(self.keys(), other.keys(), j + 1));
             }
         }
         Ok(())
