@@ -4,7 +4,9 @@
 //! device are kept, `Var` trees stack into `Var` trees, members and the
 //! stacked tree never share memory, and a vmapped-style forward of three
 //! stacked MLPs (batched matmul over the member axis) equals the three
-//! separate forwards, gradients included.
+//! separate forwards, gradients included; the stacked ensemble trained
+//! with Adam ends where each member trained alone by candle-nn's AdamW
+//! ends.
 
 use pytree_optim::{sgd, GradientTransformation};
 use pytree_std::candle_core::{DType, Device, Tensor, Var, D};
@@ -493,17 +495,51 @@ fn a_stacked_ensemble_of_variables_trains_with_adam_like_its_members_alone() {
             .unwrap();
             opt.step(&mut alone, &mut g, &mut s).unwrap();
         }
+        // The peer: the member trained alone by candle-nn's own AdamW
+        // (weight decay 0: Adam), on the same variables' copies.
+        let peer = vars(&tensors(start));
+        let mut theirs = <candle_nn::AdamW as candle_nn::Optimizer>::new(
+            pytree_std::flatten(peer.clone()).0,
+            candle_nn::ParamsAdamW {
+                lr: 0.01,
+                beta1: 0.9,
+                beta2: 0.999,
+                eps: 1e-8,
+                weight_decay: 0.0,
+            },
+        )
+        .unwrap();
+        for _ in 0..20 {
+            let loss = forward(&tensors(&peer), &x)
+                .sub(&target)
+                .and_then(|d| d.sqr())
+                .and_then(|d| d.mean(D::Minus1))
+                .and_then(|d| d.sum_all())
+                .unwrap();
+            candle_nn::Optimizer::backward_step(&mut theirs, &loss).unwrap();
+        }
         let got = pytree_std::leaves(&trained[k]);
         let want = pytree_std::leaves(&alone);
-        for (got, (want, start)) in got.iter().zip(want.iter().zip(pytree_std::leaves(start))) {
+        let peer = pytree_std::leaves(&peer);
+        for (got, ((want, peer), start)) in got
+            .iter()
+            .zip(want.iter().zip(&peer).zip(pytree_std::leaves(start)))
+        {
             let got = got.flatten_all().unwrap().to_vec1::<f32>().unwrap();
             let want = want.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            let peer = peer.flatten_all().unwrap().to_vec1::<f32>().unwrap();
             let start = start.flatten_all().unwrap().to_vec1::<f32>().unwrap();
             assert_ne!(want, start, "member {k} moved");
             for (a, b) in want.iter().zip(&got) {
                 assert!(
                     (a - b).abs() <= 1e-4 * (1.0 + a.abs()),
                     "member {k}: {a} vs {b}"
+                );
+            }
+            for (a, b) in peer.iter().zip(&got) {
+                assert!(
+                    (a - b).abs() <= 1e-4 * (1.0 + a.abs()),
+                    "member {k}, against candle-nn's AdamW: {a} vs {b}"
                 );
             }
         }
