@@ -14,7 +14,6 @@ use crate::treedef::static_data::Static;
 
 pub use crate::deep_recursion::ensure_stack;
 pub use crate::ops::multi::check_all;
-pub use crate::sources::elements::unflatten_elements;
 pub use crate::unwind::{drop_deep, Unwinding};
 
 /// How generated code reaches a data field: every call on a field goes

@@ -275,16 +275,6 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             ) -> ::core::result::Result<Self, #krate::Error> {
                 #unflatten
             }
-
-            // Each element built straight into the `Vec` (no copy through
-            // the stack); the same errors as the provided method.
-            #[inline]
-            fn unflatten_vec<__S: #krate::Source<Self::Leaf>>(
-                __len: ::core::primitive::usize,
-                __source: &mut __S,
-            ) -> ::core::result::Result<#krate::__private::Vec<Self>, #krate::Error> {
-                #krate::__private::unflatten_elements::<#ns, Self, __S>(__len, __source)
-            }
         }
     }
 }

@@ -13,8 +13,8 @@ use crate::KeyEntry;
 const FIRST_RESERVATION: usize = 1024;
 
 /// The `len` elements of a sequence, read one after another, the error of
-/// element `i` placed at index `i`: what `Unflatten::unflatten_vec` does,
-/// for the derive's types (their `unflatten_vec` calls this). Room for an
+/// element `i` placed at index `i`: the provided `Unflatten::unflatten_vec`
+/// (every type but the leaves, which take theirs at once). Room for an
 /// element is made before it is read, and the element is written straight
 /// into it: no call (to grow the `Vec`) sits between reading an element's
 /// leaves and storing them, so a struct of leaves goes from the leaf
@@ -34,7 +34,7 @@ const FIRST_RESERVATION: usize = 1024;
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 #[inline(always)]
-pub fn unflatten_elements<Ns, T, S>(len: usize, source: &mut S) -> Result<Vec<T>, Error>
+pub(crate) fn unflatten_elements<Ns, T, S>(len: usize, source: &mut S) -> Result<Vec<T>, Error>
 where
     T: Unflatten<Ns>,
     S: Source<T::Leaf>,

@@ -4,8 +4,8 @@
 //!   against what the target type asks for.
 //! - `trusted`: a TreeDef that passed those checks for a type is read again
 //!   as that type without them.
-//! - `elements`: the elements of a sequence of derived values, built in
-//!   their `Vec` (the derive's `unflatten_vec`).
+//! - `elements`: the elements of a sequence, each built straight into
+//!   its `Vec` (the provided `Unflatten::unflatten_vec`).
 
 pub(crate) mod def_source;
 pub(crate) mod elements;

@@ -376,19 +376,16 @@ pub trait Unflatten<Ns>: Flatten<Ns> {
     /// ```
     fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error>;
 
-    /// Rebuilds the `len` elements of a sequence. Leaf types override it to
-    /// take the leaves at once.
+    /// Rebuilds the `len` elements of a sequence, each written straight
+    /// into the `Vec` (`sources/elements.rs`).
+    /// Leaf types override it to take the leaves at once.
     #[doc(hidden)]
     #[inline]
     fn unflatten_vec<S: Source<Self::Leaf>>(
         len: usize,
         source: &mut S,
     ) -> Result<Vec<Self>, Error> {
-        let mut out = Vec::with_capacity(len.min(1024));
-        for i in 0..len {
-            out.push(Self::unflatten_from(source).map_err(|e| e.at(crate::KeyEntry::Index(i)))?);
-        }
-        Ok(out)
+        crate::sources::elements::unflatten_elements::<Ns, Self, S>(len, source)
     }
 }
 
