@@ -197,6 +197,9 @@ def rewrite(text, in_pytree_std):
         text = re.sub(r"\buse %s::\{(.*?)\};" % pre, lambda m: "use %s::{" % pre + use_list(m.group(1), std_all) + "};", text, flags=re.S)
     text = re.sub(r"\bpytree_core::(%s)\b(?!::\w)" % alt(CORE_FN), lambda m: "pytree_core::" + CORE_FN[m.group(1)], text)
     text = re.sub(r"\buse pytree_core::\{(.*?)\};", lambda m: "use pytree_core::{" + use_list(m.group(1), CORE_FN) + "};", text, flags=re.S)
+    # The methods that build a new value moved to `Unflatten` (the import
+    # and hand-written impls are left to the reader: the compiler names them).
+    text = re.sub(r"\bFlatten(::<[^>]+>)::(map_leaves|zip_with_prechecked|zip_with)\b", r"Unflatten\1::\2", text)
     return text
 
 

@@ -33,16 +33,8 @@ pub trait DataField<Ns, L: Leaf<Ns>>: Sized {
     fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V);
     /// See [`Flatten::visit_mut`].
     fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V);
-    /// See [`Flatten::map_leaves`].
-    fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
     /// See [`Flatten::zip_check`].
     fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
-    /// See [`Flatten::zip_with_prechecked`].
-    fn zip_field<'a, const N: usize, F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self;
     /// See [`Flatten::UNIFORM_LEAVES`].
     const UNIFORM_LEAVES: Option<usize>;
     /// See [`Flatten::leaf_count_hint`].
@@ -74,24 +66,8 @@ impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
         self.visit_mut(visitor)
     }
     #[inline(always)]
-    fn map_field<F: FnMut(T::Leaf) -> T::Leaf>(self, f: &mut F) -> Self {
-        self.map_leaves(f)
-    }
-    #[inline(always)]
     fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         self.zip_check(others)
-    }
-    #[inline(always)]
-    fn zip_field<
-        'a,
-        const N: usize,
-        F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
-    >(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self {
-        self.zip_with_prechecked(others, f)
     }
     #[inline(always)]
     fn zip_field_mut<
@@ -117,7 +93,7 @@ pub fn zip_slices_prechecked<'a, Ns, T, const N: usize, F>(
     f: &mut F,
 ) -> Vec<T>
 where
-    T: Flatten<Ns>,
+    T: Unflatten<Ns>,
     F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
 {
     let len = items.len();
@@ -203,12 +179,38 @@ fn length_mismatch(expected: usize, found: usize, tree: usize) -> Error {
 pub trait DataFieldUnflatten<Ns, L>: Sized {
     /// See [`Unflatten::unflatten_from`].
     fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error>;
+    /// See [`Unflatten::map_leaves`].
+    fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
+    /// See [`Unflatten::zip_with_prechecked`].
+    fn zip_field<'a, const N: usize, F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        L: Leaf<Ns>;
 }
 
 impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
     #[inline(always)]
     fn unflatten_field<S: Source<T::Leaf>>(source: &mut S) -> Result<Self, Error> {
         T::unflatten_from(source)
+    }
+    #[inline(always)]
+    fn map_field<F: FnMut(T::Leaf) -> T::Leaf>(self, f: &mut F) -> Self {
+        self.map_leaves(f)
+    }
+    #[inline(always)]
+    fn zip_field<
+        'a,
+        const N: usize,
+        F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
+    >(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self {
+        self.zip_with_prechecked(others, f)
     }
 }
 

@@ -220,31 +220,11 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
 
             #[inline]
-            fn map_leaves<__F: ::core::ops::FnMut(Self::Leaf) -> Self::Leaf>(self, __f: &mut __F) -> Self {
-                #map_leaves
-            }
-
-            #[inline]
             fn zip_check<const __N: ::core::primitive::usize>(
                 &self,
                 __others: [&Self; __N],
             ) -> ::core::result::Result<(), #krate::Error> {
                 #zip_check
-            }
-
-            #[inline]
-            fn zip_with_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
-                &'__a self,
-                __others: [&'__a Self; __N],
-                __f: &mut __F,
-            ) -> Self
-            where
-                __F: ::core::ops::FnMut(
-                    #krate::LeafRef<'__a, #ns, Self::Leaf>,
-                    [#krate::LeafRef<'__a, #ns, Self::Leaf>; __N],
-                ) -> Self::Leaf,
-            {
-                #zip_with
             }
 
             #[inline]
@@ -274,6 +254,26 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                 __source: &mut __S,
             ) -> ::core::result::Result<Self, #krate::Error> {
                 #unflatten
+            }
+
+            #[inline]
+            fn map_leaves<__F: ::core::ops::FnMut(Self::Leaf) -> Self::Leaf>(self, __f: &mut __F) -> Self {
+                #map_leaves
+            }
+
+            #[inline]
+            fn zip_with_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
+                &'__a self,
+                __others: [&'__a Self; __N],
+                __f: &mut __F,
+            ) -> Self
+            where
+                __F: ::core::ops::FnMut(
+                    #krate::LeafRef<'__a, #ns, Self::Leaf>,
+                    [#krate::LeafRef<'__a, #ns, Self::Leaf>; __N],
+                ) -> Self::Leaf,
+            {
+                #zip_with
             }
         }
     }
@@ -444,7 +444,7 @@ fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         });
         let mapped = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::map_field(#b.take(), __f));
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::map_field(#b.take(), __f));
             quote!(let #b = #krate::__private::Unwinding::new(#call);)
         });
         let exprs: Vec<TokenStream> = v
@@ -619,7 +619,7 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             let built = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
                 let others = others_field(c, i, f);
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field(#b, #others, __f));
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::zip_field(#b, #others, __f));
                 quote!(let #b = #krate::__private::Unwinding::new(#call);)
             });
             let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {

@@ -32,26 +32,10 @@ pub fn expand(input: &DeriveInput, krate: &syn::Path, namespaces: &[syn::Path]) 
                 ) {
                     ::core::unreachable!()
                 }
-                fn map_leaves<__F: ::core::ops::FnMut(Self::Leaf) -> Self::Leaf>(self, _: &mut __F) -> Self {
-                    ::core::unreachable!()
-                }
                 fn zip_check<const __N: ::core::primitive::usize>(
                     &self,
                     _: [&Self; __N],
                 ) -> ::core::result::Result<(), #krate::Error> {
-                    ::core::unreachable!()
-                }
-                fn zip_with_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
-                    &'__a self,
-                    _: [&'__a Self; __N],
-                    _: &mut __F,
-                ) -> Self
-                where
-                    __F: ::core::ops::FnMut(
-                        #krate::LeafRef<'__a, #ns, Self::Leaf>,
-                        [#krate::LeafRef<'__a, #ns, Self::Leaf>; __N],
-                    ) -> Self::Leaf,
-                {
                     ::core::unreachable!()
                 }
                 fn zip_mut_prechecked<'__a, const __N: ::core::primitive::usize, __F>(

@@ -494,26 +494,8 @@ impl Flatten<Std> for AnyArray {
         visitor.leaf(self.lend_mut())
     }
     #[inline]
-    fn map_leaves<F: FnMut(Self) -> Self>(self, f: &mut F) -> Self {
-        f(self)
-    }
-    #[inline]
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         crate::impls::check_same_signature(self, others, same, AnyArray::signature)
-    }
-    #[inline]
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(AnyArrayView<'a>, [AnyArrayView<'a>; N]) -> Self,
-    {
-        // An array of another dtype or shape (the check was skipped) is
-        // replaced by `self`'s: `f` never sees signatures that differ.
-        let others = others.map(|o| if same(self, o) { o } else { self });
-        f(self.lend(), others.map(AnyArray::lend))
     }
     #[inline]
     fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
@@ -558,6 +540,24 @@ impl Unflatten<Std> for AnyArray {
     #[inline]
     fn unflatten_vec<S: Source<Self>>(len: usize, source: &mut S) -> Result<Vec<Self>, Error> {
         source.leaf_vec(len)
+    }
+    #[inline]
+    fn map_leaves<F: FnMut(Self) -> Self>(self, f: &mut F) -> Self {
+        f(self)
+    }
+    #[inline]
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(AnyArrayView<'a>, [AnyArrayView<'a>; N]) -> Self,
+    {
+        // An array of another dtype or shape (the check was skipped) is
+        // replaced by `self`'s: `f` never sees signatures that differ.
+        let others = others.map(|o| if same(self, o) { o } else { self });
+        f(self.lend(), others.map(AnyArray::lend))
     }
 }
 

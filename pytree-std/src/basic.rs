@@ -88,14 +88,16 @@ pub fn leaves_mut<T: Flatten<Std>>(tree: &mut T) -> Vec<LeafMut<'_, Std, T::Leaf
 }
 
 /// Applies `f` to every leaf, keeping structure and leaf type
-/// (JAX's `tree_map` with one tree). Builds no TreeDef.
+/// (JAX's `tree_map` with one tree). Builds no TreeDef for derived types
+/// and std containers (a hand-written node that keeps the provided
+/// [`Unflatten::map_leaves`] is flattened and rebuilt).
 ///
 /// Engine (any namespace): [`pytree_core::ops::basic::map`](crate::generic::basic::map).
 ///
 /// ```
 /// assert_eq!(pytree_std::map((1, vec![2]), |x| x + 1), (2, vec![3]));
 /// ```
-pub fn map<T: Flatten<Std>>(tree: T, f: impl FnMut(T::Leaf) -> T::Leaf) -> T {
+pub fn map<T: Unflatten<Std>>(tree: T, f: impl FnMut(T::Leaf) -> T::Leaf) -> T {
     pytree_core::ops::basic::map::<Std, T, _>(tree, f)
 }
 

@@ -31,7 +31,7 @@ use crate::{Error, Flatten, LeafFnErr, LeafMut, LeafRef, Std, Unflatten};
 /// assert_eq!(err.to_string(), "tree 1 at <root>: sequence length mismatch: expected 2, found 1");
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn map2<'a, T: Flatten<Std>>(
+pub fn map2<'a, T: Unflatten<Std>>(
     a: &'a T,
     b: &'a T,
     mut f: impl FnMut(LeafRef<'a, Std, T::Leaf>, LeafRef<'a, Std, T::Leaf>) -> T::Leaf,
@@ -51,7 +51,7 @@ pub fn map2<'a, T: Flatten<Std>>(
 /// assert_eq!(t, (111, 222));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn map_n<'a, T: Flatten<Std>, const N: usize>(
+pub fn map_n<'a, T: Unflatten<Std>, const N: usize>(
     first: &'a T,
     others: [&'a T; N],
     f: impl FnMut(LeafRef<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]) -> T::Leaf,

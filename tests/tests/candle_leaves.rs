@@ -5,7 +5,7 @@
 use pytree_std::candle_core::{DType as CandleDType, Device, Tensor};
 use pytree_std::{
     tree_equal::Tolerance, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf, PyTree, Signature,
-    Std, Tree, TreeDef,
+    Std, Tree, TreeDef, Unflatten,
 };
 
 #[derive(PyTree, Clone, Debug)]
@@ -278,7 +278,7 @@ fn the_prechecked_passes_never_hand_the_function_signatures_that_differ() {
     let a = linear(1.0);
     let mut b = linear(2.0);
     b.w = t(&[0.0; 4], &[2, 2]);
-    let sum = Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| (x + y).unwrap());
+    let sum = Unflatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| (x + y).unwrap());
     assert_eq!(values(&sum.w), values(&(&a.w * 2.0).unwrap()));
     assert_eq!(values(&sum.b), [3.0; 3]);
     let mut p = a.clone();

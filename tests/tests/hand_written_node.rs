@@ -1,13 +1,14 @@
-//! A node written by hand: `Flatten` with only its required methods (the
-//! walks by value, by reference and by mutable reference, `map_leaves`
-//! and `zip_with_prechecked`) and `Unflatten`. Its provided `zip_check`
-//! and `zip_mut_prechecked` must behave as the derived ones do: the same
-//! round trips, the same updates, the same errors at the same key paths.
+//! A node written by hand: only the required methods, the three walks of
+//! `Flatten` (by value, by reference, by mutable reference) and
+//! `Unflatten::unflatten_from`. Its provided methods (`zip_check`,
+//! `zip_mut_prechecked`, `map_leaves`, `zip_with_prechecked`) must behave
+//! as the derived ones do: the same round trips, the same values, the same
+//! errors at the same key paths.
 //! CONTRIBUTING.md ("A node by hand") shows this impl.
 
 use pytree_std::{
-    Error, FieldSchema, FieldStyle, Flatten, KeyRef, LeafRef, NodeRef, PyTree, Schema, Sink,
-    Source, Std, Unflatten, Visit, VisitMut,
+    Error, FieldSchema, FieldStyle, Flatten, KeyRef, NodeRef, PyTree, Schema, Sink, Source, Std,
+    Unflatten, Visit, VisitMut,
 };
 
 /// The node: a weight vector and a bias.
@@ -59,21 +60,6 @@ impl Flatten<Std> for Linear {
         v.enter(KeyRef::Field("b"));
         v.leaf(&mut self.b);
         v.exit();
-    }
-    fn map_leaves<F: FnMut(f64) -> f64>(self, f: &mut F) -> Self {
-        Linear {
-            w: self.w.map_leaves(f),
-            b: f(self.b),
-        }
-    }
-    fn zip_with_prechecked<'a, const N: usize, F>(&'a self, o: [&'a Self; N], f: &mut F) -> Self
-    where
-        F: FnMut(LeafRef<'a, Std, f64>, [LeafRef<'a, Std, f64>; N]) -> f64,
-    {
-        Linear {
-            w: self.w.zip_with_prechecked(o.map(|o| &o.w), f),
-            b: f(&self.b, o.map(|o| &o.b)),
-        }
     }
 }
 
@@ -193,6 +179,76 @@ fn map2_of_hand_written_nodes() {
     assert!(pytree_std::multi::map2(&a, &hand(&[1.0], 3.0), |x, y| x + y).is_err());
 }
 
+#[test]
+fn the_provided_map_leaves_and_zip_with_match_the_derived_ones() {
+    let f = |x: f64| x * 10.0 + 1.0;
+    for (w, b) in [(&[][..], 1.0), (&[1.0, 2.0][..], 3.0)] {
+        let ours = Unflatten::<Std>::map_leaves(hand(w, b), &mut { f });
+        let reference = Unflatten::<Std>::map_leaves(derived(w, b), &mut { f });
+        assert_eq!((ours.w, ours.b), (reference.w, reference.b));
+        let (a, c) = (hand(w, b), hand(w, -b));
+        let ours = a
+            .zip_with([&c, &a], &mut |x, [y, z]| x * 100.0 + y * 10.0 + z)
+            .unwrap();
+        let (da, dc) = (derived(w, b), derived(w, -b));
+        let reference = da
+            .zip_with([&dc, &da], &mut |x, [y, z]| x * 100.0 + y * 10.0 + z)
+            .unwrap();
+        assert_eq!((ours.w, ours.b), (reference.w, reference.b));
+    }
+    let err = hand(&[1.0], 2.0)
+        .zip_with([&hand(&[], 2.0)], &mut |x, [y]| x + y)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tree 1 at .w: sequence length mismatch: expected 1, found 0"
+    );
+}
+
+#[test]
+fn the_provided_zip_with_prechecked_takes_self_for_a_tree_of_another_size() {
+    // The check skipped: a tree with another number of leaves is replaced
+    // by `self` as a whole, so the result has `self`'s structure.
+    let a = hand(&[1.0, 2.0], 3.0);
+    let t = Unflatten::<Std>::zip_with_prechecked(&a, [&hand(&[7.0], 9.0)], &mut |x, [y]| x + y);
+    assert_eq!(t, hand(&[2.0, 4.0], 6.0));
+}
+
+/// A node whose `unflatten_from` does not read what its `flatten_into`
+/// writes (it expects a leaf where a struct was written).
+#[derive(Debug)]
+struct Broken(f64);
+
+impl Flatten<Std> for Broken {
+    type Leaf = f64;
+    fn flatten_into<S: Sink<f64>>(self, s: &mut S) {
+        s.node(NODE);
+        s.enter(KeyRef::Field("b"));
+        s.leaf(self.0);
+        s.exit();
+    }
+    fn visit<'a, V: Visit<&'a f64>>(&'a self, v: &mut V) {
+        v.leaf(&self.0)
+    }
+    fn visit_mut<'a, V: VisitMut<&'a mut f64>>(&'a mut self, v: &mut V) {
+        v.leaf(&mut self.0)
+    }
+}
+
+impl Unflatten<Std> for Broken {
+    fn unflatten_from<S: Source<f64>>(s: &mut S) -> Result<Self, Error> {
+        s.leaf().map(Broken)
+    }
+}
+
+#[test]
+#[should_panic(
+    expected = "its `Unflatten::unflatten_from` cannot read back what its `Flatten::flatten_into` wrote"
+)]
+fn the_provided_map_leaves_names_an_impl_that_cannot_read_itself_back() {
+    let _ = pytree_std::map(Broken(1.0), |x| x + 1.0);
+}
+
 /// Leaves with a shape: a hand-written wrapper of a `Vec` of arrays that
 /// keeps the provided `zip_check` (signatures compared) and
 /// `zip_mut_prechecked`.
@@ -213,15 +269,6 @@ mod shaped {
         }
         fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, Self::Leaf>>>(&'a mut self, v: &mut V) {
             self.0.visit_mut(v)
-        }
-        fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-            Params(self.0.map_leaves(f))
-        }
-        fn zip_with_prechecked<'a, const N: usize, F>(&'a self, o: [&'a Self; N], f: &mut F) -> Self
-        where
-            F: FnMut(LeafRef<'a, Std, Self::Leaf>, [LeafRef<'a, Std, Self::Leaf>; N]) -> Self::Leaf,
-        {
-            Params(self.0.zip_with_prechecked(o.map(|o| &o.0), f))
         }
     }
 

@@ -3,6 +3,7 @@
 //! anything changes, a vector read from a wide matrix is an error.
 
 use pytree_std::nalgebra::{DMatrix, DVector};
+use pytree_std::Unflatten;
 use pytree_std::{tree_equal::Tolerance, KeyPath, Leaf, PyTree, Std};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
@@ -119,7 +120,7 @@ fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
     let a = linear(1.0);
     let mut b = linear(2.0);
     b.b = DVector::zeros(5);
-    let sum = Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| x + y);
+    let sum = Unflatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| x + y);
     assert_eq!(sum.b, DVector::from_element(3, 2.0));
     let mut p = a.clone();
     Flatten::<Std>::zip_mut_prechecked(&mut p, [&b], &mut |mut x, [y]| x += y);

@@ -8,7 +8,7 @@ use pytree_std::ndarray::{
 };
 use pytree_std::{
     tree_equal::Tolerance, treelize::mode, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf,
-    PyTree, Signature, Std, Tree, TreeDef,
+    PyTree, Signature, Std, Tree, TreeDef, Unflatten,
 };
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
@@ -527,7 +527,7 @@ fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
     let mut b = linear(2.0);
     b.w = Array2::zeros((2, 16));
     // The check was skipped: `b.w` differs, so `a.w` stands in for it.
-    let sum = Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| &x + &y);
+    let sum = Unflatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| &x + &y);
     assert_eq!(sum.w, &a.w * 2.0);
     assert_eq!(sum.b, array![3.0, 3.0, 3.0]);
     // In place: the leaf whose other differs is left as it is.

@@ -4,6 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
+use pytree_std::Unflatten;
 use pytree_std::{tree, Flatten, PyTree, Std, Tree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
@@ -71,30 +72,30 @@ fn zip_with_prechecked_replaces_differing_parts_by_self_without_panicking() {
     );
     let v = vec![1.0, 2.0];
     assert_eq!(
-        Flatten::<Std>::zip_with_prechecked(&v, [&vec![10.0]], &mut add),
+        Unflatten::<Std>::zip_with_prechecked(&v, [&vec![10.0]], &mut add),
         [2.0, 4.0]
     );
     assert_eq!(
-        Flatten::<Std>::zip_with_prechecked(&Some(1.0), [&None], &mut add),
+        Unflatten::<Std>::zip_with_prechecked(&Some(1.0), [&None], &mut add),
         Some(2.0)
     );
     let a = BTreeMap::from([("a", 1.0), ("b", 2.0)]);
     let b = BTreeMap::from([("a", 10.0), ("c", 20.0)]);
     assert_eq!(
-        Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut add),
+        Unflatten::<Std>::zip_with_prechecked(&a, [&b], &mut add),
         BTreeMap::from([("a", 11.0), ("b", 22.0)]),
         "values of maps of one size are paired by position"
     );
     let c = BTreeMap::from([("a", 10.0)]);
     assert_eq!(
-        Flatten::<Std>::zip_with_prechecked(&a, [&c], &mut add),
+        Unflatten::<Std>::zip_with_prechecked(&a, [&c], &mut add),
         BTreeMap::from([("a", 2.0), ("b", 4.0)]),
         "a map of another size: self stands in"
     );
     let a = HashMap::from([("a", 1.0), ("b", 2.0)]);
     let b = HashMap::from([("a", 10.0)]);
     assert_eq!(
-        Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut add),
+        Unflatten::<Std>::zip_with_prechecked(&a, [&b], &mut add),
         HashMap::from([("a", 11.0), ("b", 4.0)])
     );
     let t: Tree<f64> = tree! { "p" => 1.0, "q" => [2.0, 3.0] };

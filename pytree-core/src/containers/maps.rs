@@ -132,7 +132,7 @@ pub(super) fn check_sorted<K: Static + Ord>(keys: &[K]) -> Result<(), Error> {
 /// values are mapped, so that a panic leaks the map (sound) instead of
 /// dropping that value a second time (unsound).
 #[inline(always)]
-unsafe fn map_value_in_place<Ns, V: Flatten<Ns>, F: FnMut(V::Leaf) -> V::Leaf>(
+unsafe fn map_value_in_place<Ns, V: Unflatten<Ns>, F: FnMut(V::Leaf) -> V::Leaf>(
     slot: &mut V,
     f: &mut F,
 ) {
@@ -209,7 +209,7 @@ pub(super) fn visit_mut<'a, Ns, M: KeyedMap, V: VisitMut<LeafMut<'a, Ns, LeafOf<
     }
 }
 
-/// [`Flatten::map_leaves`] of a map: the values are mapped in place, in
+/// [`Unflatten::map_leaves`] of a map: the values are mapped in place, in
 /// leaf order (for a `HashMap` too, not in the table's order: `f` may count
 /// or record what it sees, and the table's order differs from run to run
 /// and from map to map, so only the leaf order gives the same calls as
@@ -222,7 +222,7 @@ pub(super) fn map_leaves<Ns, M: KeyedMap, F: FnMut(LeafOf<Ns, M>) -> LeafOf<Ns, 
     f: &mut F,
 ) -> M
 where
-    M::Value: Flatten<Ns>,
+    M::Value: Unflatten<Ns>,
 {
     // Held in `ManuallyDrop` while values are moved out and back, so a
     // panic in `f` leaks the map instead of dropping a moved-out value.
@@ -268,7 +268,7 @@ where
     Ok(())
 }
 
-/// [`Flatten::zip_with_prechecked`] of a map: values paired with the
+/// [`Unflatten::zip_with_prechecked`] of a map: values paired with the
 /// first map's entries (by position or by key, see [`KeyedMap`]); where
 /// another map has no partner (the check was skipped), `map`'s own value.
 #[inline]
@@ -278,7 +278,7 @@ pub(super) fn zip_with_prechecked<'a, Ns, M: KeyedMap, const N: usize, F>(
     f: &mut F,
 ) -> M
 where
-    M::Value: Flatten<Ns>,
+    M::Value: Unflatten<Ns>,
     F: FnMut(LeafRef<'a, Ns, LeafOf<Ns, M>>, [LeafRef<'a, Ns, LeafOf<Ns, M>>; N]) -> LeafOf<Ns, M>,
 {
     // Paired by position, a map of another size (the check was skipped)
@@ -383,29 +383,11 @@ macro_rules! keyed_map_impls {
                 super::maps::visit_mut::<Ns, Self, V2>(self, visitor)
             }
             #[inline]
-            fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-                super::maps::map_leaves::<Ns, Self, F>(self, f)
-            }
-            #[inline]
             fn zip_check<const N: usize>(
                 &self,
                 others: [&Self; N],
             ) -> Result<(), $crate::Error> {
                 super::maps::zip_check::<Ns, Self, N>(self, others)
-            }
-            #[inline]
-            fn zip_with_prechecked<'a, const N: usize, F>(
-                &'a self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) -> Self
-            where
-                F: FnMut(
-                    $crate::LeafRef<'a, Ns, Self::Leaf>,
-                    [$crate::LeafRef<'a, Ns, Self::Leaf>; N],
-                ) -> Self::Leaf,
-            {
-                super::maps::zip_with_prechecked::<Ns, Self, N, F>(self, others, f)
             }
             #[inline]
             fn zip_mut_prechecked<'a, const N: usize, F>(
@@ -432,6 +414,24 @@ macro_rules! keyed_map_impls {
                 source: &mut S,
             ) -> Result<Self, $crate::Error> {
                 super::maps::unflatten_from::<Ns, Self, S>(source)
+            }
+            #[inline]
+            fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                super::maps::map_leaves::<Ns, Self, F>(self, f)
+            }
+            #[inline]
+            fn zip_with_prechecked<'a, const N: usize, F>(
+                &'a self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) -> Self
+            where
+                F: FnMut(
+                    $crate::LeafRef<'a, Ns, Self::Leaf>,
+                    [$crate::LeafRef<'a, Ns, Self::Leaf>; N],
+                ) -> Self::Leaf,
+            {
+                super::maps::zip_with_prechecked::<Ns, Self, N, F>(self, others, f)
             }
         }
     };

@@ -76,30 +76,12 @@ impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for Option<T> {
         }
     }
     #[inline]
-    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        self.map(|x| x.map_leaves(f))
-    }
-    #[inline]
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         check_holes(self.is_some(), others)?;
         match self {
             Some(x) => x.zip_check(others.map(|o| o.as_ref().unwrap_or(x))),
             None => Ok(()),
         }
-    }
-    #[inline]
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
-    {
-        // A `None` among the others (the check was skipped) is replaced by
-        // `self`'s value.
-        self.as_ref()
-            .map(|x| x.zip_with_prechecked(others.map(|o| o.as_ref().unwrap_or(x)), f))
     }
     #[inline]
     fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
@@ -121,5 +103,23 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Option<T> {
         } else {
             Ok(None)
         }
+    }
+    #[inline]
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+        self.map(|x| x.map_leaves(f))
+    }
+    #[inline]
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
+    {
+        // A `None` among the others (the check was skipped) is replaced by
+        // `self`'s value.
+        self.as_ref()
+            .map(|x| x.zip_with_prechecked(others.map(|o| o.as_ref().unwrap_or(x)), f))
     }
 }

@@ -42,6 +42,25 @@ impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for Vec<T> {
         ensure_stack(|| T::visit_slice_mut(self, visitor));
     }
     #[inline]
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        ensure_stack(|| zip_slices_check(self, others.map(Vec::as_slice)))
+    }
+    #[inline]
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
+    where
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
+    {
+        ensure_stack(|| zip_slices_mut_prechecked(self, others.map(Vec::as_slice), f))
+    }
+}
+
+impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Vec<T> {
+    #[inline]
+    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+        let len = source.seq_node()?;
+        ensure_stack(|| T::unflatten_vec(len, source))
+    }
+    #[inline]
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
         if !::core::mem::needs_drop::<T>() {
             return ensure_stack(|| self.into_iter().map(|x| x.map_leaves(f)).collect());
@@ -61,10 +80,6 @@ impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for Vec<T> {
         })
     }
     #[inline]
-    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-        ensure_stack(|| zip_slices_check(self, others.map(Vec::as_slice)))
-    }
-    #[inline]
     fn zip_with_prechecked<'a, const N: usize, F>(
         &'a self,
         others: [&'a Self; N],
@@ -74,21 +89,6 @@ impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for Vec<T> {
         F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
     {
         ensure_stack(|| zip_slices_prechecked(self, others.map(Vec::as_slice), f))
-    }
-    #[inline]
-    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
-    {
-        ensure_stack(|| zip_slices_mut_prechecked(self, others.map(Vec::as_slice), f))
-    }
-}
-
-impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Vec<T> {
-    #[inline]
-    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
-        let len = source.seq_node()?;
-        ensure_stack(|| T::unflatten_vec(len, source))
     }
 }
 
@@ -116,21 +116,6 @@ impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for VecDeque<T> {
         visitor.node(NodeRef::Seq(self.len()));
         T::visit_slice_mut(self.make_contiguous(), visitor);
     }
-    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        if !::core::mem::needs_drop::<T>() {
-            return self.into_iter().map(|x| x.map_leaves(f)).collect();
-        }
-        // Held in guards as `Vec`'s are (a panic in `f` drops
-        // deep elements on a fresh stack).
-        let mut done = Unwinding::new(VecDeque::with_capacity(self.len()));
-        let mut rest = Unwinding::new(self.into_iter());
-        while let Some(x) = rest.get_mut().next() {
-            let y = x.map_leaves(f);
-            done.get_mut().push_back(y);
-        }
-        drop(rest.take());
-        done.take()
-    }
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         check_lengths(self.len(), others.map(VecDeque::len))?;
         for (i, x) in self.iter().enumerate() {
@@ -138,19 +123,6 @@ impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for VecDeque<T> {
                 .map_err(|e| e.at(KeyEntry::Index(i)))?;
         }
         Ok(())
-    }
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
-    {
-        self.iter()
-            .enumerate()
-            .map(|(i, x)| x.zip_with_prechecked(others.map(|o| o.get(i).unwrap_or(x)), f))
-            .collect()
     }
     fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
@@ -169,6 +141,34 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
     fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
         let len = source.seq_node()?;
         T::unflatten_vec(len, source).map(VecDeque::from)
+    }
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+        if !::core::mem::needs_drop::<T>() {
+            return self.into_iter().map(|x| x.map_leaves(f)).collect();
+        }
+        // Held in guards as `Vec`'s are (a panic in `f` drops
+        // deep elements on a fresh stack).
+        let mut done = Unwinding::new(VecDeque::with_capacity(self.len()));
+        let mut rest = Unwinding::new(self.into_iter());
+        while let Some(x) = rest.get_mut().next() {
+            let y = x.map_leaves(f);
+            done.get_mut().push_back(y);
+        }
+        drop(rest.take());
+        done.take()
+    }
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
+    {
+        self.iter()
+            .enumerate()
+            .map(|(i, x)| x.zip_with_prechecked(others.map(|o| o.get(i).unwrap_or(x)), f))
+            .collect()
     }
 }
 
@@ -215,44 +215,8 @@ impl<Ns: StdContainers, T: Flatten<Ns>, const N: usize> Flatten<Ns> for [T; N] {
         T::visit_slice_mut(self, visitor);
     }
     #[inline]
-    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        if !::core::mem::needs_drop::<T>() {
-            return self.map(|x| x.map_leaves(f));
-        }
-        // Held in guards as `Vec`'s are (a panic in `f` drops
-        // deep elements on a fresh stack): the mapped elements
-        // in a `Vec` of exactly `N`, then moved into the array.
-        let mut done = Unwinding::new(Vec::with_capacity(N));
-        let mut rest = Unwinding::new(self.into_iter());
-        while let Some(x) = rest.get_mut().next() {
-            let y = x.map_leaves(f);
-            done.get_mut().push(y);
-        }
-        drop(rest.take());
-        match <[T; N]>::try_from(done.take()) {
-            Ok(mapped) => mapped,
-            Err(_) => unreachable!("an array's iterator yields N elements"),
-        }
-    }
-    #[inline]
     fn zip_check<const M: usize>(&self, others: [&Self; M]) -> Result<(), Error> {
         zip_elements_check(self, others.map(|o| o.as_slice()))
-    }
-    #[inline]
-    fn zip_with_prechecked<'a, const M: usize, F>(
-        &'a self,
-        others: [&'a Self; M],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; M]) -> Self::Leaf,
-    {
-        let mut i = 0;
-        self.each_ref().map(|x| {
-            let out = x.zip_with_prechecked(others.map(|o| &o[i]), f);
-            i += 1;
-            out
-        })
     }
     #[inline]
     fn zip_mut_prechecked<'a, const M: usize, F>(&'a mut self, others: [&'a Self; M], f: &mut F)
@@ -273,5 +237,41 @@ impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; 
             }));
         }
         into_array(T::unflatten_vec(N, source)?)
+    }
+    #[inline]
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+        if !::core::mem::needs_drop::<T>() {
+            return self.map(|x| x.map_leaves(f));
+        }
+        // Held in guards as `Vec`'s are (a panic in `f` drops
+        // deep elements on a fresh stack): the mapped elements
+        // in a `Vec` of exactly `N`, then moved into the array.
+        let mut done = Unwinding::new(Vec::with_capacity(N));
+        let mut rest = Unwinding::new(self.into_iter());
+        while let Some(x) = rest.get_mut().next() {
+            let y = x.map_leaves(f);
+            done.get_mut().push(y);
+        }
+        drop(rest.take());
+        match <[T; N]>::try_from(done.take()) {
+            Ok(mapped) => mapped,
+            Err(_) => unreachable!("an array's iterator yields N elements"),
+        }
+    }
+    #[inline]
+    fn zip_with_prechecked<'a, const M: usize, F>(
+        &'a self,
+        others: [&'a Self; M],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; M]) -> Self::Leaf,
+    {
+        let mut i = 0;
+        self.each_ref().map(|x| {
+            let out = x.zip_with_prechecked(others.map(|o| &o[i]), f);
+            i += 1;
+            out
+        })
     }
 }

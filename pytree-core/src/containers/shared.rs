@@ -38,28 +38,8 @@ macro_rules! shared_impls {
                 ensure_stack(|| $ptr::make_mut(self).visit_mut(visitor))
             }
             #[inline]
-            fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-                $ptr::new(ensure_stack(|| $ptr::unwrap_or_clone(self).map_leaves(f)))
-            }
-            #[inline]
             fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
                 ensure_stack(|| (**self).zip_check(others.map(|o| &**o)))
-            }
-            #[inline]
-            fn zip_with_prechecked<'a, const N: usize, F>(
-                &'a self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) -> Self
-            where
-                F: FnMut(
-                    LeafRef<'a, Ns, Self::Leaf>,
-                    [LeafRef<'a, Ns, Self::Leaf>; N],
-                ) -> Self::Leaf,
-            {
-                $ptr::new(ensure_stack(|| {
-                    (**self).zip_with_prechecked(others.map(|o| &**o), f)
-                }))
             }
             #[inline]
             fn zip_mut_prechecked<'a, const N: usize, F>(
@@ -77,6 +57,26 @@ macro_rules! shared_impls {
             #[inline]
             fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
                 ensure_stack(|| T::unflatten_from(source)).map($ptr::new)
+            }
+            #[inline]
+            fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                $ptr::new(ensure_stack(|| $ptr::unwrap_or_clone(self).map_leaves(f)))
+            }
+            #[inline]
+            fn zip_with_prechecked<'a, const N: usize, F>(
+                &'a self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) -> Self
+            where
+                F: FnMut(
+                    LeafRef<'a, Ns, Self::Leaf>,
+                    [LeafRef<'a, Ns, Self::Leaf>; N],
+                ) -> Self::Leaf,
+            {
+                $ptr::new(ensure_stack(|| {
+                    (**self).zip_with_prechecked(others.map(|o| &**o), f)
+                }))
             }
         }
     };

@@ -66,31 +66,10 @@ macro_rules! tuple_impls {
                 )*
             }
             #[inline]
-            fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-                // Held in guards until the tuple is built, so that a
-                // panic in `f` drops deep elements on a fresh stack
-                // (pytree-core's `unwind.rs`).
-                let ($a, $($t,)*) = self;
-                let ($a, $($t,)*) = (Unwinding::new($a), $(Unwinding::new($t),)*);
-                let $a = Unwinding::new($a.take().map_leaves(f));
-                $( let $t = Unwinding::new($t.take().map_leaves(f)); )*
-                ($a.take(), $($t.take(),)*)
-            }
-            #[inline]
             fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
                 self.0.zip_check(others.map(|o| &o.0)).map_err(|e| e.at(KeyEntry::Index(0)))?;
                 $(self.$i.zip_check(others.map(|o| &o.$i)).map_err(|e| e.at(KeyEntry::Index($i)))?;)*
                 Ok(())
-            }
-            #[inline]
-            fn zip_with_prechecked<'a, const N: usize, F>(&'a self, others: [&'a Self; N], f: &mut F) -> Self
-            where
-                F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
-            {
-                (
-                    self.0.zip_with_prechecked(others.map(|o| &o.0), f),
-                    $(self.$i.zip_with_prechecked(others.map(|o| &o.$i), f),)*
-                )
             }
             #[inline]
             fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
@@ -110,6 +89,27 @@ macro_rules! tuple_impls {
                     $A::unflatten_from(source).map_err(|e| e.at(KeyEntry::Index(0)))?,
                     $($T::unflatten_from(source).map_err(|e| e.at(KeyEntry::Index($i)))?,)*
                 ))
+            }
+            #[inline]
+            fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+                // Held in guards until the tuple is built, so that a
+                // panic in `f` drops deep elements on a fresh stack
+                // (pytree-core's `unwind.rs`).
+                let ($a, $($t,)*) = self;
+                let ($a, $($t,)*) = (Unwinding::new($a), $(Unwinding::new($t),)*);
+                let $a = Unwinding::new($a.take().map_leaves(f));
+                $( let $t = Unwinding::new($t.take().map_leaves(f)); )*
+                ($a.take(), $($t.take(),)*)
+            }
+            #[inline]
+            fn zip_with_prechecked<'a, const N: usize, F>(&'a self, others: [&'a Self; N], f: &mut F) -> Self
+            where
+                F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
+            {
+                (
+                    self.0.zip_with_prechecked(others.map(|o| &o.0), f),
+                    $(self.$i.zip_with_prechecked(others.map(|o| &o.$i), f),)*
+                )
             }
         }
     };

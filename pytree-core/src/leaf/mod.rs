@@ -238,26 +238,11 @@ macro_rules! impl_leaf {
                 visitor.leaf(self)
             }
             #[inline]
-            fn map_leaves<__F: ::core::ops::FnMut(Self) -> Self>(self, f: &mut __F) -> Self {
-                f(self)
-            }
-            #[inline]
             fn zip_check<const __N: usize>(
                 &self,
                 _others: [&Self; __N],
             ) -> ::core::result::Result<(), $crate::Error> {
                 ::core::result::Result::Ok(())
-            }
-            #[inline]
-            fn zip_with_prechecked<'__a, const __N: usize, __F>(
-                &'__a self,
-                others: [&'__a Self; __N],
-                f: &mut __F,
-            ) -> Self
-            where
-                __F: ::core::ops::FnMut(&'__a Self, [&'__a Self; __N]) -> Self,
-            {
-                f(self, others)
             }
             #[inline]
             fn zip_mut_prechecked<'__a, const __N: usize, __F>(
@@ -299,6 +284,21 @@ macro_rules! impl_leaf {
                 source: &mut __S,
             ) -> ::core::result::Result<$crate::__private::Vec<Self>, $crate::Error> {
                 source.leaf_vec(len)
+            }
+            #[inline]
+            fn map_leaves<__F: ::core::ops::FnMut(Self) -> Self>(self, f: &mut __F) -> Self {
+                f(self)
+            }
+            #[inline]
+            fn zip_with_prechecked<'__a, const __N: usize, __F>(
+                &'__a self,
+                others: [&'__a Self; __N],
+                f: &mut __F,
+            ) -> Self
+            where
+                __F: ::core::ops::FnMut(&'__a Self, [&'__a Self; __N]) -> Self,
+            {
+                f(self, others)
             }
         }
     };

@@ -341,7 +341,7 @@ pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Le
 /// ```
 /// assert_eq!(pytree_core::ops::basic::map::<pytree_std::Std, _, _>((1, vec![2]), |x| x + 1), (2, vec![3]));
 /// ```
-pub fn map<Ns, T: Flatten<Ns>, F: FnMut(T::Leaf) -> T::Leaf>(tree: T, mut f: F) -> T {
+pub fn map<Ns, T: Unflatten<Ns>, F: FnMut(T::Leaf) -> T::Leaf>(tree: T, mut f: F) -> T {
     tree.map_leaves(&mut f)
 }
 

@@ -1,5 +1,5 @@
 //! Several trees of one type at once: `map_n` and `zip_mut` run the typed
-//! check then the typed lockstep walk ([`Flatten::zip_with`] /
+//! check then the typed lockstep walk ([`Unflatten::zip_with`] /
 //! [`Flatten::zip_mut`]) and, only
 //! when it fails, compare the TreeDefs and the leaves' signatures to
 //! report *every* mismatch, each with its key path, its tree and both
@@ -16,7 +16,7 @@ use crate::__private::all_some;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::ops::structure;
-use crate::traits::flatten::Flatten;
+use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::TreeDef;
 
 /// Every mismatch between `first` and each of `others` (tree `j + 1`), as
@@ -105,7 +105,7 @@ pub fn map_n<'a, Ns, T, const N: usize, F>(
     mut f: F,
 ) -> Result<T, Error>
 where
-    T: Flatten<Ns>,
+    T: Unflatten<Ns>,
     F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
 {
     first

@@ -32,6 +32,24 @@ impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
         ensure_stack(|| (**self).visit_mut(visitor))
     }
     #[inline]
+    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        ensure_stack(|| (**self).zip_check(others.map(|o| &**o)))
+    }
+    #[inline]
+    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
+    where
+        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
+    {
+        ensure_stack(|| (**self).zip_mut_prechecked(others.map(|o| &**o), f))
+    }
+}
+
+impl<Ns, T: Unflatten<Ns>> Unflatten<Ns> for Box<T> {
+    #[inline]
+    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
+        ensure_stack(|| T::unflatten_from(source)).map(Box::new)
+    }
+    #[inline]
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
         // The mapped value goes back into the same allocation: a chain of
         // boxes is mapped without a free and a malloc per level.
@@ -49,10 +67,6 @@ impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
         unsafe { empty.assume_init() }
     }
     #[inline]
-    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-        ensure_stack(|| (**self).zip_check(others.map(|o| &**o)))
-    }
-    #[inline]
     fn zip_with_prechecked<'a, const N: usize, F>(
         &'a self,
         others: [&'a Self; N],
@@ -64,19 +78,5 @@ impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
         Box::new(ensure_stack(|| {
             (**self).zip_with_prechecked(others.map(|o| &**o), f)
         }))
-    }
-    #[inline]
-    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
-    {
-        ensure_stack(|| (**self).zip_mut_prechecked(others.map(|o| &**o), f))
-    }
-}
-
-impl<Ns, T: Unflatten<Ns>> Unflatten<Ns> for Box<T> {
-    #[inline]
-    fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
-        ensure_stack(|| T::unflatten_from(source)).map(Box::new)
     }
 }

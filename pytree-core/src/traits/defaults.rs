@@ -1,21 +1,25 @@
-//! The provided [`Flatten`] methods that a hand-written node gets from its
-//! walks: [`zip_check`](Flatten::zip_check) compares the trees'
-//! structures (and, for leaves with a shape, their signatures), and
+//! The provided methods that a hand-written node gets from its three walks
+//! and `unflatten_from`: [`zip_check`](Flatten::zip_check) compares the
+//! trees' structures (and, for leaves with a shape, their signatures),
 //! [`zip_mut_prechecked`](Flatten::zip_mut_prechecked) lends the other
-//! trees' leaves in order while it walks `self` mutably. The derive and
-//! the std containers override both with walks of their own, which check
-//! without building anything.
+//! trees' leaves in order while it walks `self` mutably, and
+//! [`map_leaves`](Unflatten::map_leaves) /
+//! [`zip_with_prechecked`](Unflatten::zip_with_prechecked) compute the new
+//! leaves and rebuild the value from its structure. The derive and the std
+//! containers override all four with walks of their own, which build
+//! nothing.
 
 use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::leaf::signature::Signature;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
-use crate::ops::basic::{leaves, structure};
+use crate::ops::basic::{flatten, leaves, structure, unflatten};
 use crate::ops::multi::signature_mismatches;
 use crate::ops::reduce::num_leaves;
-use crate::traits::flatten::Flatten;
+use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::VisitMut;
+use crate::treedef::TreeDef;
 
 /// The default [`Flatten::zip_check`]: each other tree's structure must
 /// equal `tree`'s (the first place where one differs is the error, at its
@@ -107,4 +111,62 @@ pub(crate) fn zip_mut_prechecked<'a, Ns, T, const N: usize, F>(
         others: leaves.map(Vec::into_iter),
         f,
     });
+}
+
+/// The default [`Unflatten::map_leaves`]: flatten, map each leaf in order,
+/// unflatten from the same TreeDef.
+pub(crate) fn map_leaves<Ns, T, F>(tree: T, f: &mut F) -> T
+where
+    T: Unflatten<Ns>,
+    F: FnMut(T::Leaf) -> T::Leaf,
+{
+    let (leaves, def) = flatten::<Ns, T>(tree);
+    let mapped: Vec<T::Leaf> = leaves.into_iter().map(f).collect();
+    rebuild::<Ns, T>(&def, mapped)
+}
+
+/// The default [`Unflatten::zip_with_prechecked`]: each tree's leaves lent
+/// in order (a tree with another number of leaves, the check having been
+/// skipped, is replaced by `tree`), `f` called leaf by leaf, the value
+/// rebuilt from `tree`'s TreeDef.
+pub(crate) fn zip_with_prechecked<'a, Ns, T, const N: usize, F>(
+    tree: &'a T,
+    others: [&'a T; N],
+    f: &mut F,
+) -> T
+where
+    T: Unflatten<Ns>,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
+{
+    let own = leaves::<Ns, T>(tree);
+    let count = own.len();
+    let others = others.map(|o| {
+        let theirs = leaves::<Ns, T>(o);
+        if theirs.len() == count {
+            theirs
+        } else {
+            leaves::<Ns, T>(tree)
+        }
+    });
+    let mut others = others.map(Vec::into_iter);
+    let mut built = Vec::with_capacity(count);
+    for leaf in own {
+        // Each iterator has `count` items, as `own` has.
+        let Some(args) = crate::__private::all_some(others.each_mut().map(Iterator::next)) else {
+            break;
+        };
+        built.push(f(leaf, args));
+    }
+    rebuild::<Ns, T>(&structure::<Ns, T>(tree), built)
+}
+
+/// `unflatten`, for a TreeDef the type's own `flatten_into` just wrote.
+fn rebuild<Ns, T: Unflatten<Ns>>(def: &TreeDef, leaves: Vec<T::Leaf>) -> T {
+    match unflatten::<Ns, T, _>(def, leaves) {
+        Ok(value) => value,
+        Err(e) => panic!(
+            "`{}`: its `Unflatten::unflatten_from` cannot read back what its `Flatten::flatten_into` wrote: {e}",
+            core::any::type_name::<T>()
+        ),
+    }
 }

@@ -23,15 +23,18 @@ use crate::unwind::Unwinding;
 ///
 /// The methods walk the value in pre-order; the free functions of
 /// `pytree_std` (`flatten`, `leaves`, `map`, ...) are built on them. Implement
-/// it with `#[derive(PyTree)]`; a hand-written impl writes five methods:
-/// the three walks ([`flatten_into`](Flatten::flatten_into),
-/// [`visit`](Flatten::visit), [`visit_mut`](Flatten::visit_mut): report the
-/// node, then each child between `enter` and `exit`) and the two that
-/// rebuild the value ([`map_leaves`](Flatten::map_leaves),
-/// [`zip_with_prechecked`](Flatten::zip_with_prechecked)). The checks and
-/// in-place updates of several trees ([`zip_check`](Flatten::zip_check),
-/// [`zip_mut_prechecked`](Flatten::zip_mut_prechecked)) are provided,
-/// built from the walks; the derive and the containers override them.
+/// it with `#[derive(PyTree)]`; a hand-written impl writes the three walks
+/// ([`flatten_into`](Flatten::flatten_into), [`visit`](Flatten::visit),
+/// [`visit_mut`](Flatten::visit_mut): report the node, then each child
+/// between `enter` and `exit`), and [`Unflatten::unflatten_from`] to be
+/// rebuilt. Everything else is provided, built from those four: the checks
+/// and in-place updates of several trees here
+/// ([`zip_check`](Flatten::zip_check),
+/// [`zip_mut_prechecked`](Flatten::zip_mut_prechecked)), and the methods
+/// that build a new value in [`Unflatten`]
+/// ([`map_leaves`](Unflatten::map_leaves),
+/// [`zip_with_prechecked`](Unflatten::zip_with_prechecked)). The derive and
+/// the containers override them with walks that build nothing.
 ///
 /// ```
 /// use pytree_std::{Flatten, Std};
@@ -97,16 +100,6 @@ pub trait Flatten<Ns>: Sized {
     /// ```
     fn visit_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(&'a mut self, visitor: &mut V);
 
-    /// Replaces every leaf by `f(leaf)`, keeping the structure (no TreeDef
-    /// is built, nothing is allocated beyond what the value holds).
-    ///
-    /// ```
-    /// use pytree_std::{Flatten, Std};
-    /// let t = Flatten::<Std>::map_leaves(vec![Some(1), None], &mut |x| x + 1);
-    /// assert_eq!(t, [Some(2), None]);
-    /// ```
-    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self;
-
     /// Checks that `self` and `others` can be zipped: sequence lengths, map
     /// keys, `Option` holes, enum variants and static fields match. The
     /// error names the first mismatch's path and its tree (1-based in
@@ -130,37 +123,10 @@ pub trait Flatten<Ns>: Sized {
         crate::traits::defaults::zip_check::<Ns, Self, N>(self, others)
     }
 
-    /// Builds a new value of the same structure from `self` and `others`,
-    /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`, for trees that
-    /// passed [`zip_check`](Flatten::zip_check). It returns the value itself,
-    /// not a `Result`, so a derived struct is built in place as a
-    /// hand-written one is.
-    ///
-    /// It never panics: where a tree differs from `self` anyway (the check
-    /// was skipped), `self`'s part stands in for that tree's, so the result
-    /// has `self`'s structure. Call [`zip_with`](Flatten::zip_with), which
-    /// checks first, unless the check has just been made.
-    ///
-    /// ```
-    /// use pytree_std::{Flatten, Std};
-    /// let (a, b) = ((1, vec![2]), (10, vec![20]));
-    /// a.zip_check([&b]).unwrap();
-    /// let t = Flatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| x + y);
-    /// assert_eq!(t, (11, vec![22]));
-    /// ```
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf;
-
     /// Updates `self` in place from `others`, leaf by leaf, for trees that
-    /// passed [`zip_check`](Flatten::zip_check). Like
-    /// [`zip_with_prechecked`](Flatten::zip_with_prechecked), it never
-    /// panics: a part of another tree that differs from `self` is replaced
-    /// by `self`'s own.
+    /// passed [`zip_check`](Flatten::zip_check). It never panics: where
+    /// another tree differs from `self` anyway (the check was skipped),
+    /// that part of `self` is left as it is.
     ///
     /// ```
     /// use pytree_std::{Flatten, Std};
@@ -184,36 +150,9 @@ pub trait Flatten<Ns>: Sized {
         crate::traits::defaults::zip_mut_prechecked::<Ns, Self, N, F>(self, others, f)
     }
 
-    /// Builds a new value of the same structure from `self` and `others`,
-    /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`. Sequence lengths,
-    /// map keys, `Option` holes, enum variants and static fields must match,
-    /// else the error names the path and the tree (1-based in `others`).
-    /// It is [`zip_check`](Flatten::zip_check) then
-    /// [`zip_with_prechecked`](Flatten::zip_with_prechecked).
-    ///
-    /// ```
-    /// use pytree_std::{Flatten, Std};
-    /// let a = (1, vec![2]);
-    /// let t = Flatten::<Std>::zip_with(&a, [&(10, vec![20])], &mut |x, [y]| x + y).unwrap();
-    /// assert_eq!(t, (11, vec![22]));
-    /// assert!(Flatten::<Std>::zip_with(&a, [&(10, vec![])], &mut |x, [y]| x + y).is_err());
-    /// ```
-    #[inline]
-    fn zip_with<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Result<Self, Error>
-    where
-        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
-    {
-        self.zip_check(others)?;
-        Ok(self.zip_with_prechecked(others, f))
-    }
-
     /// Updates `self` in place from `others`, leaf by leaf:
     /// `f(&mut leaf_of_self, [leaf_of_other; N])`. Same checks as
-    /// [`zip_with`](Flatten::zip_with), all made before the first update:
+    /// [`zip_with`](Unflatten::zip_with), all made before the first update:
     /// on error, `self` is unchanged.
     ///
     /// ```
@@ -339,7 +278,12 @@ pub trait Flatten<Ns>: Sized {
 }
 
 /// A pytree that can be rebuilt from a [`TreeDef`](crate::TreeDef) and its
-/// leaves.
+/// leaves, and so can be mapped into a new value.
+///
+/// A hand-written impl writes [`unflatten_from`](Unflatten::unflatten_from);
+/// [`map_leaves`](Unflatten::map_leaves),
+/// [`zip_with_prechecked`](Unflatten::zip_with_prechecked) and
+/// [`zip_with`](Unflatten::zip_with) are provided.
 ///
 /// Unflattening builds values directly (struct literals), never through a
 /// user constructor, so JAX's "custom pytrees and initialization" gotcha
@@ -360,8 +304,8 @@ pub trait Flatten<Ns>: Sized {
 /// assert_eq!(back, (1, Some(2)));
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be rebuilt from a TreeDef in namespace `{Ns}`",
-    label = "not an unflattenable pytree",
+    message = "`{Self}` is not a pytree that can be rebuilt in namespace `{Ns}`",
+    label = "not a rebuildable pytree (`Unflatten`)",
     note = "derive `PyTree` for it, or mark the type `#[pytree(leaf)]` if it is a leaf",
     note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
 )]
@@ -375,6 +319,99 @@ pub trait Unflatten<Ns>: Flatten<Ns> {
     /// assert_eq!(<Option<u8> as Unflatten<Std>>::unflatten_from(&mut src).unwrap(), Some(5));
     /// ```
     fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error>;
+
+    /// Replaces every leaf by `f(leaf)`, keeping the structure.
+    ///
+    /// ```
+    /// use pytree_std::{Std, Unflatten};
+    /// let t = Unflatten::<Std>::map_leaves(vec![Some(1), None], &mut |x| x + 1);
+    /// assert_eq!(t, [Some(2), None]);
+    /// ```
+    ///
+    /// Provided: the default flattens the value, maps the leaves and
+    /// rebuilds it with [`unflatten_from`](Unflatten::unflatten_from) (one
+    /// TreeDef built). The derive and the std containers override it with a
+    /// walk that builds no TreeDef and allocates nothing beyond what the
+    /// value holds.
+    ///
+    /// # Panics
+    ///
+    /// The default panics if `unflatten_from` cannot read back what the
+    /// type's own [`Flatten::flatten_into`] wrote: a bug in those two
+    /// impls, never a property of the leaves or of `f`.
+    #[inline]
+    fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
+        crate::traits::defaults::map_leaves::<Ns, Self, F>(self, f)
+    }
+
+    /// Builds a new value of the same structure from `self` and `others`,
+    /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`, for trees that
+    /// passed [`zip_check`](Flatten::zip_check). It returns the value itself,
+    /// not a `Result`, so a derived struct is built in place as a
+    /// hand-written one is.
+    ///
+    /// Where a tree differs from `self` anyway (the check was skipped),
+    /// `self`'s part stands in for that tree's (the default: `self`'s
+    /// leaves stand in for all of that tree's), so the result has `self`'s
+    /// structure. Call [`zip_with`](Unflatten::zip_with), which checks
+    /// first, unless the check has just been made.
+    ///
+    /// ```
+    /// use pytree_std::{Flatten, Std, Unflatten};
+    /// let (a, b) = ((1, vec![2]), (10, vec![20]));
+    /// a.zip_check([&b]).unwrap();
+    /// let t = Unflatten::<Std>::zip_with_prechecked(&a, [&b], &mut |x, [y]| x + y);
+    /// assert_eq!(t, (11, vec![22]));
+    /// ```
+    ///
+    /// Provided: the default lends the leaves of every tree with
+    /// [`visit`](Flatten::visit), calls `f` on them in order and rebuilds
+    /// the value from `self`'s structure with
+    /// [`unflatten_from`](Unflatten::unflatten_from). The derive and the std
+    /// containers override it with a walk that builds no TreeDef.
+    ///
+    /// # Panics
+    ///
+    /// As [`map_leaves`](Unflatten::map_leaves): the default panics only if
+    /// the type's `unflatten_from` cannot read back its own `flatten_into`.
+    #[inline]
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
+    {
+        crate::traits::defaults::zip_with_prechecked::<Ns, Self, N, F>(self, others, f)
+    }
+
+    /// Builds a new value of the same structure from `self` and `others`,
+    /// leaf by leaf: `f(leaf_of_self, [leaf_of_other; N])`. Sequence lengths,
+    /// map keys, `Option` holes, enum variants and static fields must match,
+    /// else the error names the path and the tree (1-based in `others`).
+    /// It is [`zip_check`](Flatten::zip_check) then
+    /// [`zip_with_prechecked`](Unflatten::zip_with_prechecked).
+    ///
+    /// ```
+    /// use pytree_std::{Std, Unflatten};
+    /// let a = (1, vec![2]);
+    /// let t = Unflatten::<Std>::zip_with(&a, [&(10, vec![20])], &mut |x, [y]| x + y).unwrap();
+    /// assert_eq!(t, (11, vec![22]));
+    /// assert!(Unflatten::<Std>::zip_with(&a, [&(10, vec![])], &mut |x, [y]| x + y).is_err());
+    /// ```
+    #[inline]
+    fn zip_with<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Result<Self, Error>
+    where
+        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
+    {
+        self.zip_check(others)?;
+        Ok(self.zip_with_prechecked(others, f))
+    }
 
     /// Rebuilds the `len` elements of a sequence, each written straight
     /// into the `Vec` (`sources/elements.rs`).

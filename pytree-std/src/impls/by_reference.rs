@@ -93,21 +93,8 @@ macro_rules! leaf_by_reference {
                 visitor.leaf(self)
             }
             #[inline]
-            fn map_leaves<F: FnMut(Self) -> Self>(self, f: &mut F) -> Self {
-                f(self)
-            }
-            #[inline]
             fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), pytree_core::Error> {
                 ($check)(self, others)
-            }
-            #[inline]
-            fn zip_with_prechecked<'a, const N: usize, F>(&'a self, others: [&'a Self; N], f: &mut F) -> Self
-            where
-                F: FnMut(&'a Self, [&'a Self; N]) -> Self,
-            {
-                // A leaf of another signature (the check was skipped) is
-                // replaced by `self`: `f` never sees signatures that differ.
-                f(self, others.map(|o| if ($same)(self, o) { o } else { self }))
             }
             #[inline]
             fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
@@ -147,6 +134,19 @@ macro_rules! leaf_by_reference {
                 source: &mut S,
             ) -> Result<Vec<Self>, pytree_core::Error> {
                 source.leaf_vec(len)
+            }
+            #[inline]
+            fn map_leaves<F: FnMut(Self) -> Self>(self, f: &mut F) -> Self {
+                f(self)
+            }
+            #[inline]
+            fn zip_with_prechecked<'a, const N: usize, F>(&'a self, others: [&'a Self; N], f: &mut F) -> Self
+            where
+                F: FnMut(&'a Self, [&'a Self; N]) -> Self,
+            {
+                // A leaf of another signature (the check was skipped) is
+                // replaced by `self`: `f` never sees signatures that differ.
+                f(self, others.map(|o| if ($same)(self, o) { o } else { self }))
             }
         }
     };

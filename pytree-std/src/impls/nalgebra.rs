@@ -167,15 +167,6 @@ macro_rules! matrix_pytree {
             fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, DMatrix<T>>>>(&'a mut self, visitor: &mut V) {
                 visitor.leaf(self.as_view_mut())
             }
-            /// # Panics
-            ///
-            /// For a vector, if `f` returns a matrix of more than one
-            /// column (see the module docs).
-            #[inline]
-            #[track_caller]
-            fn map_leaves<F: FnMut(DMatrix<T>) -> DMatrix<T>>(self, f: &mut F) -> Self {
-                ($from_leaf_or_panic)(f(($into_leaf)(self)))
-            }
             #[inline]
             fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
                 check_same_signature(
@@ -184,24 +175,6 @@ macro_rules! matrix_pytree {
                     |a, b| a.shape() == b.shape(),
                     |a| matrix_signature::<T>(a.shape()),
                 )
-            }
-            /// # Panics
-            ///
-            /// As [`map_leaves`](Flatten::map_leaves).
-            #[inline]
-            #[track_caller]
-            fn zip_with_prechecked<'a, const N: usize, F>(
-                &'a self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) -> Self
-            where
-                F: FnMut(LeafRef<'a, Std, DMatrix<T>>, [LeafRef<'a, Std, DMatrix<T>>; N]) -> DMatrix<T>,
-            {
-                // A matrix of another shape (the check was skipped) is
-                // replaced by `self`'s: `f` never sees shapes that differ.
-                let others = others.map(|o| if o.shape() == self.shape() { o } else { self });
-                ($from_leaf_or_panic)(f(self.as_view(), others.map(|o| o.as_view())))
             }
             #[inline]
             fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
@@ -233,6 +206,33 @@ macro_rules! matrix_pytree {
             #[inline]
             fn unflatten_from<S: Source<DMatrix<T>>>(source: &mut S) -> Result<Self, Error> {
                 ($from_leaf)(source.leaf()?)
+            }
+            /// # Panics
+            ///
+            /// For a vector, if `f` returns a matrix of more than one
+            /// column (see the module docs).
+            #[inline]
+            #[track_caller]
+            fn map_leaves<F: FnMut(DMatrix<T>) -> DMatrix<T>>(self, f: &mut F) -> Self {
+                ($from_leaf_or_panic)(f(($into_leaf)(self)))
+            }
+            /// # Panics
+            ///
+            /// As [`map_leaves`](Unflatten::map_leaves).
+            #[inline]
+            #[track_caller]
+            fn zip_with_prechecked<'a, const N: usize, F>(
+                &'a self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) -> Self
+            where
+                F: FnMut(LeafRef<'a, Std, DMatrix<T>>, [LeafRef<'a, Std, DMatrix<T>>; N]) -> DMatrix<T>,
+            {
+                // A matrix of another shape (the check was skipped) is
+                // replaced by `self`'s: `f` never sees shapes that differ.
+                let others = others.map(|o| if o.shape() == self.shape() { o } else { self });
+                ($from_leaf_or_panic)(f(self.as_view(), others.map(|o| o.as_view())))
             }
         }
     };

@@ -205,15 +205,6 @@ macro_rules! array_pytree {
             fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, ArrayD<A>>>>(&'a mut self, visitor: &mut V) {
                 visitor.leaf(self.view_mut().into_dyn())
             }
-            /// # Panics
-            ///
-            /// If `f` returns an array of another rank than `D` (see the
-            /// module docs; `map_into` / `try_map` return that as an error).
-            #[inline]
-            #[track_caller]
-            fn map_leaves<F: FnMut(ArrayD<A>) -> ArrayD<A>>(self, f: &mut F) -> Self {
-                ($from_array)(to_rank_or_panic::<A, D>(f(($into_leaf)(self))))
-            }
             #[inline]
             fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
                 check_same_signature(
@@ -222,27 +213,6 @@ macro_rules! array_pytree {
                     |a, b| a.shape() == b.shape(),
                     |a| array_signature::<A>(a.shape()),
                 )
-            }
-            /// # Panics
-            ///
-            /// If `f` returns an array of another rank than `D` (see the
-            /// module docs).
-            #[inline]
-            #[track_caller]
-            fn zip_with_prechecked<'a, const N: usize, F>(
-                &'a self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) -> Self
-            where
-                F: FnMut(LeafRef<'a, Std, ArrayD<A>>, [LeafRef<'a, Std, ArrayD<A>>; N]) -> ArrayD<A>,
-            {
-                // An array of another shape (the check was skipped) is
-                // replaced by `self`'s, as the trait asks: `f` never sees
-                // shapes that differ.
-                let others = others.map(|o| if o.shape() == self.shape() { o } else { self });
-                let out = f(self.view().into_dyn(), others.map(|o| o.view().into_dyn()));
-                ($from_array)(to_rank_or_panic::<A, D>(out))
             }
             #[inline]
             fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
@@ -277,6 +247,36 @@ macro_rules! array_pytree {
             #[inline]
             fn unflatten_from<S: Source<ArrayD<A>>>(source: &mut S) -> Result<Self, Error> {
                 to_rank::<A, D>(source.leaf()?).map($from_array)
+            }
+            /// # Panics
+            ///
+            /// If `f` returns an array of another rank than `D` (see the
+            /// module docs; `map_into` / `try_map` return that as an error).
+            #[inline]
+            #[track_caller]
+            fn map_leaves<F: FnMut(ArrayD<A>) -> ArrayD<A>>(self, f: &mut F) -> Self {
+                ($from_array)(to_rank_or_panic::<A, D>(f(($into_leaf)(self))))
+            }
+            /// # Panics
+            ///
+            /// If `f` returns an array of another rank than `D` (see the
+            /// module docs).
+            #[inline]
+            #[track_caller]
+            fn zip_with_prechecked<'a, const N: usize, F>(
+                &'a self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) -> Self
+            where
+                F: FnMut(LeafRef<'a, Std, ArrayD<A>>, [LeafRef<'a, Std, ArrayD<A>>; N]) -> ArrayD<A>,
+            {
+                // An array of another shape (the check was skipped) is
+                // replaced by `self`'s, as the trait asks: `f` never sees
+                // shapes that differ.
+                let others = others.map(|o| if o.shape() == self.shape() { o } else { self });
+                let out = f(self.view().into_dyn(), others.map(|o| o.view().into_dyn()));
+                ($from_array)(to_rank_or_panic::<A, D>(out))
             }
         }
     };

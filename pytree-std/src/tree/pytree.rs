@@ -186,39 +186,10 @@ impl<L: Clone + Leaf<Std>> Flatten<Std> for Tree<L> {
         report::<Mut<'a, L>, _>(self, &mut VisitMutReport(visitor));
     }
 
-    fn map_leaves<F: FnMut(L) -> L>(self, f: &mut F) -> Self {
-        self.map(f)
-    }
-
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         walk::lockstep(self, others, |x, ys| {
             check_signatures::<Std, L, N>(&x.lend(), ys.map(Leaf::lend))
         })
-    }
-
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Std, L>, [LeafRef<'a, Std, L>; N]) -> L,
-    {
-        let mut out = Vec::new();
-        // Past a mismatch (the check was skipped), `self`'s leaves stand in
-        // for the others'.
-        let _ = walk::lockstep(self, others, |x, ys| {
-            out.push(f(x.lend(), ys.map(Leaf::lend)));
-            Ok(())
-        });
-        let mut out = out.into_iter();
-        let Ok(rebuilt) = walk::rebuild_ref(self, |x| {
-            Ok::<L, std::convert::Infallible>(match out.next() {
-                Some(y) => y,
-                None => f(x.lend(), [x; N].map(Leaf::lend)),
-            })
-        });
-        rebuilt
     }
 
     fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
@@ -246,5 +217,32 @@ impl<L: Clone + Leaf<Std>> Unflatten<Std> for Tree<L> {
     /// strings (see [`Tree::from_pytree`] for the whole mapping).
     fn unflatten_from<S: Source<L>>(source: &mut S) -> Result<Self, Error> {
         convert::read_any(source)
+    }
+    fn map_leaves<F: FnMut(L) -> L>(self, f: &mut F) -> Self {
+        self.map(f)
+    }
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(LeafRef<'a, Std, L>, [LeafRef<'a, Std, L>; N]) -> L,
+    {
+        let mut out = Vec::new();
+        // Past a mismatch (the check was skipped), `self`'s leaves stand in
+        // for the others'.
+        let _ = walk::lockstep(self, others, |x, ys| {
+            out.push(f(x.lend(), ys.map(Leaf::lend)));
+            Ok(())
+        });
+        let mut out = out.into_iter();
+        let Ok(rebuilt) = walk::rebuild_ref(self, |x| {
+            Ok::<L, std::convert::Infallible>(match out.next() {
+                Some(y) => y,
+                None => f(x.lend(), [x; N].map(Leaf::lend)),
+            })
+        });
+        rebuilt
     }
 }

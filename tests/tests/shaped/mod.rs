@@ -44,9 +44,6 @@ impl Flatten<Std> for Vector {
     fn visit_mut<'a, V: VisitMut<&'a mut Vector>>(&'a mut self, visitor: &mut V) {
         visitor.leaf(self)
     }
-    fn map_leaves<F: FnMut(Self) -> Self>(self, f: &mut F) -> Self {
-        f(self)
-    }
     /// Leaves of another length do not zip.
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         let mine = Vector::signature(&self);
@@ -64,16 +61,6 @@ impl Flatten<Std> for Vector {
         }
         Ok(())
     }
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(&'a Vector, [&'a Vector; N]) -> Vector,
-    {
-        f(self, others)
-    }
     fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
     where
         F: FnMut(&'a mut Vector, [&'a Vector; N]),
@@ -85,6 +72,19 @@ impl Flatten<Std> for Vector {
 impl Unflatten<Std> for Vector {
     fn unflatten_from<S: Source<Vector>>(source: &mut S) -> Result<Self, Error> {
         source.leaf()
+    }
+    fn map_leaves<F: FnMut(Self) -> Self>(self, f: &mut F) -> Self {
+        f(self)
+    }
+    fn zip_with_prechecked<'a, const N: usize, F>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        F: FnMut(&'a Vector, [&'a Vector; N]) -> Vector,
+    {
+        f(self, others)
     }
 }
 
