@@ -33,7 +33,7 @@ impl<K: Static + Ord, V> KeyedMap for BTreeMap<K, V> {
         self
     }
     #[inline]
-    fn iter<'s, 'a: 's>(entries: &'s &'a Self) -> impl Iterator<Item = (&'a K, &'a V)> + 's
+    fn iter<'s, 'a: 's>(entries: &'s &'a Self) -> impl ExactSizeIterator<Item = (&'a K, &'a V)> + 's
     where
         Self: 'a,
     {

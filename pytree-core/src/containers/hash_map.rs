@@ -45,7 +45,7 @@ impl<K: Static + Ord, V, H: BuildHasher + Default> KeyedMap for HashMap<K, V, H>
     #[inline]
     fn iter<'s, 'a: 's>(
         entries: &'s Vec<(&'a K, &'a V)>,
-    ) -> impl Iterator<Item = (&'a K, &'a V)> + 's
+    ) -> impl ExactSizeIterator<Item = (&'a K, &'a V)> + 's
     where
         Self: 'a,
     {

@@ -63,7 +63,7 @@ impl<K: Static, V, S: BuildHasher + Default> KeyedMap for IndexMap<K, V, S> {
         self
     }
     #[inline]
-    fn iter<'s, 'a: 's>(entries: &'s &'a Self) -> impl Iterator<Item = (&'a K, &'a V)> + 's
+    fn iter<'s, 'a: 's>(entries: &'s &'a Self) -> impl ExactSizeIterator<Item = (&'a K, &'a V)> + 's
     where
         Self: 'a,
     {

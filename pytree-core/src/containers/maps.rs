@@ -53,7 +53,7 @@ pub(super) trait KeyedMap: Sized + FromIterator<(Self::Key, Self::Value)> {
     /// A walk over `entries`.
     fn iter<'s, 'a: 's>(
         entries: &'s Self::Entries<'a>,
-    ) -> impl Iterator<Item = (&'a Self::Key, &'a Self::Value)> + 's
+    ) -> impl ExactSizeIterator<Item = (&'a Self::Key, &'a Self::Value)> + 's
     where
         Self: 'a;
     /// The entries by mutable reference, in leaf order.
@@ -185,11 +185,7 @@ pub(super) fn visit<'a, Ns, M: KeyedMap, V: Visit<LeafRef<'a, Ns, LeafOf<Ns, M>>
     visitor.node(NodeRef::Map(map.len()));
     visitor.reserve_leaves(elements_hint::<Ns, M::Value>(map.len()));
     let entries = map.entries();
-    for (k, v) in M::iter(&entries) {
-        visitor.enter(KeyRef::Key(k));
-        v.visit(visitor);
-        visitor.exit();
-    }
+    M::Value::visit_entries(M::iter(&entries), visitor);
     visitor.map_keys(|| M::record_keys(M::iter(&entries).map(|(k, _)| k.clone()).collect()));
 }
 

@@ -264,6 +264,16 @@ macro_rules! impl_leaf {
                 visitor.leaf_run(items.iter())
             }
             #[inline]
+            fn visit_entries<'__a, __K, __I, __V>(entries: __I, visitor: &mut __V)
+            where
+                __K: $crate::ErasableKey + '__a,
+                __I: ::core::iter::ExactSizeIterator<Item = (&'__a __K, &'__a Self)>,
+                __V: $crate::Visit<&'__a Self>,
+                Self: '__a,
+            {
+                visitor.leaf_entries(entries.map(|(k, v)| ($crate::KeyRef::Key(k), v)))
+            }
+            #[inline]
             fn visit_slice_mut<'__a, __V: $crate::VisitMut<&'__a mut Self>>(
                 items: &'__a mut [Self],
                 visitor: &mut __V,

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
+use crate::paths::key_path::KeyRef;
 use crate::sources::def_source::DefSource;
 use crate::sources::trusted::TrustedSource;
 use crate::traits::flatten::{Flatten, Unflatten};
@@ -182,6 +183,29 @@ impl<R> Visit<R> for LeavesVisitor<R> {
     #[inline]
     fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
         self.out.extend(leaves);
+    }
+    #[inline]
+    fn leaf_entries<'k, I: ExactSizeIterator<Item = (KeyRef<'k>, R)>>(&mut self, entries: I) {
+        // Written into the spare capacity with the count in a register
+        // (`extend` keeps the `Vec`'s length in memory and checks the
+        // capacity per entry: 2.4x the hand-written `values().collect()` on
+        // an `IndexMap`, BENCHMARKS.md). An iterator that yields more than
+        // its `len()` says gets the rest pushed one by one.
+        let mut entries = entries.map(|(_, leaf)| leaf);
+        self.out.reserve(entries.len());
+        let spare = self.out.spare_capacity_mut();
+        let mut written = 0;
+        for (slot, leaf) in spare.iter_mut().zip(entries.by_ref()) {
+            slot.write(leaf);
+            written += 1;
+        }
+        let len = self.out.len() + written;
+        // SAFETY: the `written` slots after the old length were initialized
+        // just above, in order, and lie within the capacity (they come from
+        // `spare_capacity_mut`). If the iterator panicked, this line is not
+        // reached and the values written are leaked, never dropped twice.
+        unsafe { self.out.set_len(len) };
+        self.out.extend(entries);
     }
     #[inline]
     fn reserve_leaves(&mut self, n: usize) {

@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
-use crate::paths::key_path::KeyRef;
+use crate::paths::key_path::{ErasableKey, KeyRef};
 use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::{Static, StaticValue};
@@ -249,6 +249,24 @@ pub trait Flatten<Ns>: Sized {
             i += 1;
         }
         drop(items.take());
+    }
+
+    /// Visits the values of a map, each under its key, in leaf order.
+    /// Leaf types override it (one [`Visit::leaf_entries`] call).
+    #[doc(hidden)]
+    #[inline]
+    fn visit_entries<'a, K, I, V>(entries: I, visitor: &mut V)
+    where
+        K: ErasableKey + 'a,
+        I: ExactSizeIterator<Item = (&'a K, &'a Self)>,
+        V: Visit<LeafRef<'a, Ns, Self::Leaf>>,
+        Self: 'a,
+    {
+        for (k, v) in entries {
+            visitor.enter(KeyRef::Key(k));
+            v.visit(visitor);
+            visitor.exit();
+        }
     }
 
     /// Visits the elements of a sequence. Leaf types override it.

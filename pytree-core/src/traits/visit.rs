@@ -269,6 +269,34 @@ pub trait Visit<R> {
             self.exit();
         }
     }
+    /// The values of a map whose values are leaves, at once, each with its
+    /// key, in leaf order (the default enters each key and calls
+    /// [`leaf`](Visit::leaf)). A visitor that ignores keys can take them
+    /// as a run, as [`leaf_run`](Visit::leaf_run) takes a sequence's.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use pytree_std::{Flatten, KeyRef, Std, Visit};
+    /// struct Values<'a>(Vec<Vec<&'a u8>>);
+    /// impl<'a> Visit<&'a u8> for Values<'a> {
+    ///     fn leaf(&mut self, x: &'a u8) { self.0.push(vec![x]) }
+    ///     fn leaf_entries<'k, I: ExactSizeIterator<Item = (KeyRef<'k>, &'a u8)>>(&mut self, es: I) {
+    ///         self.0.push(es.map(|(_, x)| x).collect())
+    ///     }
+    /// }
+    /// let t = (1u8, BTreeMap::from([("a", 2u8), ("b", 3)]));
+    /// let mut v = Values(vec![]);
+    /// Flatten::<Std>::visit(&t, &mut v);
+    /// assert_eq!(v.0, [vec![&1u8], vec![&2, &3]]);
+    /// ```
+    #[inline]
+    fn leaf_entries<'k, I: ExactSizeIterator<Item = (KeyRef<'k>, R)>>(&mut self, entries: I) {
+        for (key, leaf) in entries {
+            self.enter(key);
+            self.leaf(leaf);
+            self.exit();
+        }
+    }
     /// A hint from a container before its children: at least `n` leaves
     /// follow (a map whose values are of a fixed shape, see
     /// `Flatten::UNIFORM_LEAVES`), so a visitor that stores leaves can make
