@@ -16,7 +16,8 @@ mod by_reference;
 
 #[cfg(feature = "candle")]
 mod candle;
-#[cfg(feature = "candle")]
+// Used by the checkpoints of candle tensors.
+#[cfg(all(feature = "candle", feature = "safetensors"))]
 pub(crate) use candle::candle_error;
 #[cfg(feature = "half")]
 mod half;
