@@ -7,7 +7,7 @@ use pytree_std::{Error, PyTree};
 
 use crate::element::Float;
 use crate::gradient_transformation::{
-    check_mask, check_updates, walk, GradientTransformation, NoOff, Scalar,
+    check_masked, check_updates, walk, GradientTransformation, NoOff, Scalar,
 };
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
@@ -103,14 +103,11 @@ where
     type State = MaskState<P>;
 
     fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
-        Ok(MaskState::new(
-            self.mask.on(params).first_occurrences(params),
-        ))
+        Ok(MaskState::new(self.mask.on_params(params)))
     }
 
     fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
-        check_updates(params, updates)?;
-        check_mask(&state.mask, params)
+        check_masked(params, updates, &state.mask)
     }
 
     fn update(&self, updates: &mut P, state: &mut MaskState<P>, params: &P) -> Result<(), Error> {
@@ -170,14 +167,11 @@ where
     type State = MaskState<P>;
 
     fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
-        Ok(MaskState::new(
-            self.mask.on(params).first_occurrences(params),
-        ))
+        Ok(MaskState::new(self.mask.on_params(params)))
     }
 
     fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
-        check_updates(params, updates)?;
-        check_mask(&state.mask, params)
+        check_masked(params, updates, &state.mask)
     }
 
     fn update(&self, updates: &mut P, state: &mut MaskState<P>, params: &P) -> Result<(), Error> {
@@ -276,14 +270,13 @@ where
     fn init(&self, params: &P) -> Result<ScheduleState<P>, Error> {
         Ok(ScheduleState {
             count: 0,
-            mask: self.mask.on(params).first_occurrences(params),
+            mask: self.mask.on_params(params),
             none: None,
         })
     }
 
     fn check(&self, updates: &P, state: &ScheduleState<P>, params: &P) -> Result<(), Error> {
-        check_updates(params, updates)?;
-        check_mask(&state.mask, params)
+        check_masked(params, updates, &state.mask)
     }
 
     fn update(
@@ -361,14 +354,11 @@ where
     type State = MaskState<P>;
 
     fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
-        Ok(MaskState::new(
-            self.mask.on(params).first_occurrences(params),
-        ))
+        Ok(MaskState::new(self.mask.on_params(params)))
     }
 
     fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
-        check_updates(params, updates)?;
-        check_mask(&state.mask, params)
+        check_masked(params, updates, &state.mask)
     }
 
     fn update(&self, updates: &mut P, state: &mut MaskState<P>, params: &P) -> Result<(), Error> {

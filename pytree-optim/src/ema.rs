@@ -8,7 +8,7 @@ use pytree_std::{Error, Leaf, PyTree};
 
 use crate::element::Float;
 use crate::gradient_transformation::{
-    check_mask, check_updates, walk, GradientTransformation, NoOff, Scalar,
+    check_masked, check_updates, walk, GradientTransformation, NoOff, Scalar,
 };
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
@@ -89,7 +89,7 @@ where
             decay,
             average,
             count: 0,
-            mask: mask.on(params).first_occurrences(params),
+            mask: mask.on_params(params),
             exec: Exec::Sequential,
         })
     }
@@ -282,8 +282,7 @@ where
     }
 
     fn check(&self, updates: &P, state: &EmaState<P>, params: &P) -> Result<(), Error> {
-        check_updates(params, updates)?;
-        check_mask(&state.mask, params)?;
+        check_masked(params, updates, &state.mask)?;
         check_updates(params, &state.ema)
     }
 

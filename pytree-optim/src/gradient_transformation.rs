@@ -343,6 +343,17 @@ where
     }
 }
 
+/// The `check` of a transformation whose state holds a mask: `updates`
+/// like `params` ([`check_updates`]), and the mask on `params`
+/// ([`check_mask`]).
+pub(crate) fn check_masked<P>(params: &P, updates: &P, mask: &LeafMask) -> Result<(), Error>
+where
+    P: Flatten<Std>,
+{
+    check_updates(params, updates)?;
+    check_mask(mask, params)
+}
+
 /// Checks that `updates` have the structure and leaf shapes of `params`
 /// (the error names the updates as tree 1, the parameters being tree 0).
 pub(crate) fn check_updates<P>(params: &P, updates: &P) -> Result<(), Error>

@@ -9,7 +9,7 @@ use pytree_std::{Error, KeyPath, PyTree};
 use crate::clip_scale_decay::MaskState;
 use crate::element::Float;
 use crate::gradient_transformation::{
-    apply_updates, check_mask, check_updates, walk, Chain, GradientTransformation, NoOff, Scalar,
+    apply_updates, check_masked, check_updates, walk, Chain, GradientTransformation, NoOff, Scalar,
 };
 use crate::kernel::Exec;
 use crate::leaf::{copy_tree, FloatLeaf};
@@ -551,8 +551,7 @@ where
     }
 
     fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
-        check_updates(params, updates)?;
-        check_mask(&state.mask, params)
+        check_masked(params, updates, &state.mask)
     }
 
     fn step_is_fused(&self) -> bool {

@@ -154,6 +154,18 @@ impl Mask {
             pending: false,
         }
     }
+
+    /// [`on`](Mask::on) the parameters, each leaf that shares memory with an
+    /// earlier one left out ([`LeafMask::first_occurrences`]): the mask a
+    /// transformation that updates the parameters keeps in its state, so
+    /// that a tied variable is updated once per step.
+    pub(crate) fn on_params<P>(&self, params: &P) -> LeafMask
+    where
+        P: Flatten<Std>,
+        P::Leaf: crate::FloatLeaf,
+    {
+        self.on(params).first_occurrences(params)
+    }
 }
 
 impl Default for Mask {
@@ -259,8 +271,7 @@ impl LeafMask {
         self.pending
     }
 
-    /// `mask` evaluated on `tree` (its [first
-    /// occurrences](LeafMask::first_occurrences), as `init` keeps) if this
+    /// `mask` evaluated on `tree` ([`Mask::on_params`], as `init` keeps) if this
     /// one is pending (to be kept in the state once the step has
     /// succeeded), else `None`.
     pub(crate) fn fresh<P>(&self, mask: &Mask, tree: &P) -> Option<LeafMask>
@@ -268,7 +279,7 @@ impl LeafMask {
         P: Flatten<Std>,
         P::Leaf: crate::FloatLeaf,
     {
-        self.pending.then(|| mask.on(tree).first_occurrences(tree))
+        self.pending.then(|| mask.on_params(tree))
     }
 
     /// This mask without the leaves that share memory with an earlier leaf

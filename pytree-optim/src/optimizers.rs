@@ -6,7 +6,9 @@
 use pytree_std::{Error, Flatten, PyTree, Std};
 
 use crate::element::Float;
-use crate::gradient_transformation::{check_mask, check_updates, GradientTransformation, Scalar};
+use crate::gradient_transformation::{
+    check_mask, check_masked, check_updates, GradientTransformation, Scalar,
+};
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::{LeafMask, Mask};
@@ -174,7 +176,7 @@ where
                 Some(_) => Some(zeros(params)?),
                 None => None,
             },
-            mask: self.mask.on(params).first_occurrences(params),
+            mask: self.mask.on_params(params),
         })
     }
 
@@ -183,8 +185,7 @@ where
     }
 
     fn check(&self, updates: &P, state: &SgdState<P>, params: &P) -> Result<(), Error> {
-        check_updates(params, updates)?;
-        check_mask(&state.mask, params)?;
+        check_masked(params, updates, &state.mask)?;
         if let Some(trace) = &state.trace {
             check_updates(params, trace)?;
         }
@@ -585,7 +586,7 @@ where
             count: 0,
             mu: zeros(params)?,
             nu: zeros(params)?,
-            mask: self.mask.on(params).first_occurrences(params),
+            mask: self.mask.on_params(params),
             decay_mask: self.weight_decay_mask.on(params),
         })
     }
@@ -595,8 +596,7 @@ where
     }
 
     fn check(&self, updates: &P, state: &AdamState<P>, params: &P) -> Result<(), Error> {
-        check_updates(params, updates)?;
-        check_mask(&state.mask, params)?;
+        check_masked(params, updates, &state.mask)?;
         check_mask(&state.decay_mask, params)?;
         check_updates(params, &state.mu)?;
         check_updates(params, &state.nu)
