@@ -79,25 +79,27 @@ fn in_child(test: &str, case: &str) {
     );
 }
 
-/// The panic's message, as `catch_unwind` returns it.
-fn message(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_default()
+/// Runs `f`, which must panic with the panic coming back to
+/// `catch_unwind` (not the process dying while unwinding), and returns the
+/// panic's message.
+fn panic_message<R>(f: impl FnOnce() -> R) -> String {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(_) => panic!("no panic"),
+        Err(payload) => payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default(),
+    }
 }
 
 #[test]
 fn a_panic_at_leaf_50_000_of_a_100_000_level_chain_is_caught_by_catch_unwind() {
     if child::case().as_deref() == Some("map") {
         let c = chain(LEVELS);
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pytree_std::map(c, panics_at(50_000))
-        }));
-        let Err(payload) = caught else {
-            panic!("the map did not panic");
-        };
-        assert_eq!(message(payload), "leaf 50000");
+        assert_eq!(
+            panic_message(|| pytree_std::map(c, panics_at(50_000))),
+            "leaf 50000"
+        );
         // Without the panic the same walk succeeds.
         let mapped = pytree_std::map(chain(LEVELS), |x| x + 1.0);
         dismantle(mapped);
@@ -115,25 +117,24 @@ fn a_panic_after_the_deep_field_was_built_is_caught_by_catch_unwind() {
     if child::case().as_deref() == Some("built") {
         // The leaves of a `RevChain` come deepest first, so the panic at
         // the last leaf leaves 99 999 mapped levels to drop.
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pytree_std::map(rev_chain(LEVELS), panics_at(LEVELS - 1))
-        }));
-        assert_eq!(message(caught.err().expect("a panic")), "leaf 99999");
+        assert_eq!(
+            panic_message(|| pytree_std::map(rev_chain(LEVELS), panics_at(LEVELS - 1))),
+            "leaf 99999"
+        );
         // The same through `map_into` (flatten, then unflatten from the
         // mapped leaves): the panic comes while the result is built.
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pytree_std::basic::map_into::<RevChain, RevChain>(
-                rev_chain(LEVELS),
-                panics_at(LEVELS - 1),
-            )
-        }));
-        assert_eq!(message(caught.err().expect("a panic")), "leaf 99999");
-        // A tuple whose first element is a chain, mapped before the panic.
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pytree_std::map((chain(LEVELS), 0.0), panics_at(LEVELS))
-        }));
         assert_eq!(
-            message(caught.err().expect("a panic")),
+            panic_message(|| {
+                pytree_std::basic::map_into::<RevChain, RevChain>(
+                    rev_chain(LEVELS),
+                    panics_at(LEVELS - 1),
+                )
+            }),
+            "leaf 99999"
+        );
+        // A tuple whose first element is a chain, mapped before the panic.
+        assert_eq!(
+            panic_message(|| pytree_std::map((chain(LEVELS), 0.0), panics_at(LEVELS))),
             format!("leaf {LEVELS}")
         );
         println!("done");
@@ -151,11 +152,8 @@ fn a_panic_in_a_vec_of_deep_chains_is_caught_by_catch_unwind() {
         // Three chains: the panic is in the second, so one chain is mapped
         // and one is not yet touched when it comes.
         let chains = vec![chain(LEVELS), chain(LEVELS), chain(LEVELS)];
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pytree_std::map(chains, panics_at(LEVELS + 10))
-        }));
         assert_eq!(
-            message(caught.err().expect("a panic")),
+            panic_message(|| pytree_std::map(chains, panics_at(LEVELS + 10))),
             format!("leaf {}", LEVELS + 10)
         );
         println!("done");
@@ -172,19 +170,13 @@ fn a_panic_in_a_vecdeque_or_an_array_of_deep_chains_is_caught_by_catch_unwind() 
     if child::case().as_deref() == Some("vecdeque_array") {
         let chains =
             std::collections::VecDeque::from([chain(LEVELS), chain(LEVELS), chain(LEVELS)]);
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pytree_std::map(chains, panics_at(LEVELS + 10))
-        }));
         assert_eq!(
-            message(caught.err().expect("a panic")),
+            panic_message(|| pytree_std::map(chains, panics_at(LEVELS + 10))),
             format!("leaf {}", LEVELS + 10)
         );
         let chains = [chain(LEVELS), chain(LEVELS), chain(LEVELS)];
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            pytree_std::map(chains, panics_at(LEVELS + 10))
-        }));
         assert_eq!(
-            message(caught.err().expect("a panic")),
+            panic_message(|| pytree_std::map(chains, panics_at(LEVELS + 10))),
             format!("leaf {}", LEVELS + 10)
         );
         println!("done");
@@ -218,12 +210,11 @@ fn a_sink_that_panics_inside_flatten_into_a_deep_tree_is_caught_by_catch_unwind(
         let shapes: [(&str, usize); 2] = [("chain", 10), ("vec", LEVELS + 10)];
         for (what, at) in shapes {
             let mut sink = PanickingSink { seen: 0, at };
-            let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match what {
-                "chain" => chain(LEVELS).flatten_into(&mut sink),
-                _ => vec![chain(LEVELS), chain(LEVELS), chain(LEVELS)].flatten_into(&mut sink),
-            }));
             assert_eq!(
-                message(caught.expect_err("a panic")),
+                panic_message(|| match what {
+                    "chain" => chain(LEVELS).flatten_into(&mut sink),
+                    _ => vec![chain(LEVELS), chain(LEVELS), chain(LEVELS)].flatten_into(&mut sink),
+                }),
                 format!("sink at leaf {at}"),
                 "{what}"
             );
@@ -233,24 +224,15 @@ fn a_sink_that_panics_inside_flatten_into_a_deep_tree_is_caught_by_catch_unwind(
             at: LEVELS + 10,
         };
         let chains = std::collections::VecDeque::from([chain(LEVELS), chain(LEVELS)]);
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            chains.flatten_into(&mut sink)
-        }));
-        assert!(caught.is_err());
+        panic_message(|| chains.flatten_into(&mut sink));
         let mut sink = PanickingSink {
             seen: 0,
             at: LEVELS + 10,
         };
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            [chain(LEVELS), chain(LEVELS)].flatten_into(&mut sink)
-        }));
-        assert!(caught.is_err());
+        panic_message(|| [chain(LEVELS), chain(LEVELS)].flatten_into(&mut sink));
         // A tuple: the second chain is still held when the first panics.
         let mut sink = PanickingSink { seen: 0, at: 10 };
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            (chain(LEVELS), chain(LEVELS)).flatten_into(&mut sink)
-        }));
-        assert!(caught.is_err());
+        panic_message(|| (chain(LEVELS), chain(LEVELS)).flatten_into(&mut sink));
         println!("done");
         return;
     }

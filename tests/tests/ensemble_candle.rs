@@ -295,6 +295,28 @@ fn forward(mlp: &Mlp<Tensor>, x: &Tensor) -> Tensor {
     h
 }
 
+/// The squared error of `forward`, averaged over the outputs and summed
+/// over the rows (and, stacked, over the members): the members' losses
+/// summed, so the stacked gradient is each member's own.
+fn loss(mlp: &Mlp<Tensor>, x: &Tensor, target: &Tensor) -> pytree_std::candle_core::Result<Tensor> {
+    forward(mlp, x)
+        .broadcast_sub(target)?
+        .sqr()?
+        .mean(D::Minus1)?
+        .sum_all()
+}
+
+/// `got` equals `want` element by element within `tol` (relative, plus
+/// `tol` absolute).
+fn assert_close(want: &Tensor, got: &Tensor, tol: f32, what: &str) {
+    let want = want.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+    let got = got.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+    assert_eq!(want.len(), got.len(), "{what}");
+    for (a, b) in want.iter().zip(&got) {
+        assert!((a - b).abs() <= tol * (1.0 + a.abs()), "{what}: {a} vs {b}");
+    }
+}
+
 fn mlp(seed: u32) -> Mlp<Tensor> {
     let sizes = [4usize, 8, 8, 2];
     Mlp {
@@ -342,69 +364,21 @@ fn an_ensemble_of_three_mlps_runs_as_one_batched_forward() {
     }
 
     // Training-flavoured: the gradient of the summed losses with respect
-    // to the stacked parameters, unstacked, is each member's own gradient.
-    let vars: Vec<Var> = pytree_std::leaves(&stacked)
-        .into_iter()
-        .map(|t| Var::from_tensor(t).unwrap())
-        .collect();
-    let params: Mlp<Tensor> = pytree_std::unflatten(
-        &pytree_std::structure(&stacked),
-        vars.iter().map(|v| v.as_tensor().clone()),
-    )
-    .unwrap();
-    let loss = forward(&params, &xs)
-        .broadcast_sub(&target)
-        .unwrap()
-        .sqr()
-        .unwrap()
-        .mean(D::Minus1)
-        .unwrap()
-        .sum_all()
-        .unwrap();
-    let store = loss.backward().unwrap();
-    let grads: Mlp<Tensor> = pytree_std::unflatten(
-        &pytree_std::structure(&stacked),
-        vars.iter()
-            .map(|v| store.get(v.as_tensor()).unwrap().clone()),
-    )
-    .unwrap();
+    // to the stacked parameters, unstacked, is each member's own gradient
+    // (computed alone, read from candle's autograd directly).
+    let params = vars(&stacked);
+    let (_, grads) =
+        pytree_optim::candle::value_and_grad(&params, |m| loss(&tensors(m), &xs, &target)).unwrap();
     let per_member = unstack_leaves(&grads).unwrap();
     for (k, m) in members.iter().enumerate() {
-        let vars: Vec<Var> = pytree_std::leaves(m)
+        let p = vars(m);
+        let store = loss(&tensors(&p), &x, &target).unwrap().backward().unwrap();
+        for (v, g) in pytree_std::leaves(&p)
             .into_iter()
-            .map(|t| Var::from_tensor(t).unwrap())
-            .collect();
-        let p: Mlp<Tensor> = pytree_std::unflatten(
-            &pytree_std::structure(m),
-            vars.iter().map(|v| v.as_tensor().clone()),
-        )
-        .unwrap();
-        let loss = forward(&p, &x)
-            .sub(&target)
-            .unwrap()
-            .sqr()
-            .unwrap()
-            .mean(D::Minus1)
-            .unwrap()
-            .sum_all()
-            .unwrap();
-        let store = loss.backward().unwrap();
-        for (v, g) in vars.iter().zip(pytree_std::leaves(&per_member[k])) {
-            let want = store
-                .get(v.as_tensor())
-                .unwrap()
-                .flatten_all()
-                .unwrap()
-                .to_vec1::<f32>()
-                .unwrap();
-            let got = g.flatten_all().unwrap().to_vec1::<f32>().unwrap();
-            assert_eq!(want.len(), got.len());
-            for (a, b) in want.iter().zip(&got) {
-                assert!(
-                    (a - b).abs() <= 1e-5 * (1.0 + a.abs()),
-                    "member {k}: {a} vs {b}"
-                );
-            }
+            .zip(pytree_std::leaves(&per_member[k]))
+        {
+            let want = store.get(v.as_tensor()).unwrap();
+            assert_close(want, g.as_tensor(), 1e-5, &format!("member {k}"));
         }
     }
 }
@@ -412,33 +386,16 @@ fn an_ensemble_of_three_mlps_runs_as_one_batched_forward() {
 /// The MLP's variables as the tensors the forward reads (the same
 /// tensors: gradients reach the variables).
 fn tensors(m: &Mlp<Var>) -> Mlp<Tensor> {
-    Mlp {
-        layers: m
-            .layers
-            .iter()
-            .map(|l| Layer {
-                w: l.w.as_tensor().clone(),
-                b: l.b.as_tensor().clone(),
-            })
-            .collect(),
-        name: m.name,
-    }
+    pytree_std::basic::map_into(m.clone(), |v: Var| v.as_tensor().clone()).unwrap()
 }
 
 /// New variables holding copies of the tensors (`from_tensor` of a
 /// variable's own tensor would be that same variable).
 fn vars(m: &Mlp<Tensor>) -> Mlp<Var> {
-    Mlp {
-        layers: m
-            .layers
-            .iter()
-            .map(|l| Layer {
-                w: Var::from_tensor(&l.w.detach()).unwrap(),
-                b: Var::from_tensor(&l.b.detach()).unwrap(),
-            })
-            .collect(),
-        name: m.name,
-    }
+    pytree_std::basic::map_into(m.clone(), |t: Tensor| {
+        Var::from_tensor(&t.detach()).unwrap()
+    })
+    .unwrap()
 }
 
 #[test]
@@ -463,15 +420,9 @@ fn a_stacked_ensemble_of_variables_trains_with_adam_like_its_members_alone() {
     let mut first_loss = None;
     let mut last_loss = 0.0;
     for _ in 0..20 {
-        let (loss, mut g) = candle::value_and_grad(&stacked, |m| {
-            forward(&tensors(m), &xs)
-                .broadcast_sub(&target)?
-                .sqr()?
-                .mean(D::Minus1)?
-                .sum_all()
-        })
-        .unwrap();
-        last_loss = loss.to_scalar::<f32>().unwrap();
+        let (l, mut g) =
+            candle::value_and_grad(&stacked, |m| loss(&tensors(m), &xs, &target)).unwrap();
+        last_loss = l.to_scalar::<f32>().unwrap();
         first_loss.get_or_insert(last_loss);
         opt.step(&mut stacked, &mut g, &mut state).unwrap();
     }
@@ -485,14 +436,8 @@ fn a_stacked_ensemble_of_variables_trains_with_adam_like_its_members_alone() {
         let mut alone = vars(&tensors(start));
         let mut s = opt.init(&alone).unwrap();
         for _ in 0..20 {
-            let (_, mut g) = candle::value_and_grad(&alone, |m| {
-                forward(&tensors(m), &x)
-                    .sub(&target)?
-                    .sqr()?
-                    .mean(D::Minus1)?
-                    .sum_all()
-            })
-            .unwrap();
+            let (_, mut g) =
+                candle::value_and_grad(&alone, |m| loss(&tensors(m), &x, &target)).unwrap();
             opt.step(&mut alone, &mut g, &mut s).unwrap();
         }
         // The peer: the member trained alone by candle-nn's own AdamW
@@ -510,13 +455,8 @@ fn a_stacked_ensemble_of_variables_trains_with_adam_like_its_members_alone() {
         )
         .unwrap();
         for _ in 0..20 {
-            let loss = forward(&tensors(&peer), &x)
-                .sub(&target)
-                .and_then(|d| d.sqr())
-                .and_then(|d| d.mean(D::Minus1))
-                .and_then(|d| d.sum_all())
-                .unwrap();
-            candle_nn::Optimizer::backward_step(&mut theirs, &loss).unwrap();
+            let l = loss(&tensors(&peer), &x, &target).unwrap();
+            candle_nn::Optimizer::backward_step(&mut theirs, &l).unwrap();
         }
         let got = pytree_std::leaves(&trained[k]);
         let want = pytree_std::leaves(&alone);
@@ -525,23 +465,18 @@ fn a_stacked_ensemble_of_variables_trains_with_adam_like_its_members_alone() {
             .iter()
             .zip(want.iter().zip(&peer).zip(pytree_std::leaves(start)))
         {
-            let got = got.flatten_all().unwrap().to_vec1::<f32>().unwrap();
-            let want = want.flatten_all().unwrap().to_vec1::<f32>().unwrap();
-            let peer = peer.flatten_all().unwrap().to_vec1::<f32>().unwrap();
-            let start = start.flatten_all().unwrap().to_vec1::<f32>().unwrap();
-            assert_ne!(want, start, "member {k} moved");
-            for (a, b) in want.iter().zip(&got) {
-                assert!(
-                    (a - b).abs() <= 1e-4 * (1.0 + a.abs()),
-                    "member {k}: {a} vs {b}"
-                );
-            }
-            for (a, b) in peer.iter().zip(&got) {
-                assert!(
-                    (a - b).abs() <= 1e-4 * (1.0 + a.abs()),
-                    "member {k}, against candle-nn's AdamW: {a} vs {b}"
-                );
-            }
+            assert_ne!(
+                want.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+                start.flatten_all().unwrap().to_vec1::<f32>().unwrap(),
+                "member {k} moved"
+            );
+            assert_close(want, got, 1e-4, &format!("member {k}"));
+            assert_close(
+                peer,
+                got,
+                1e-4,
+                &format!("member {k}, against candle-nn's AdamW"),
+            );
         }
     }
 }
