@@ -14,6 +14,20 @@
 //! `bound.rs` does the same):
 //! `struct Linear<B: Backend> { w: B::Tensor, b: Vec<B::Tensor> }` gets
 //! `B::Tensor: Flatten<Ns>`.
+//! A data field of a concrete type (one that mentions no type parameter
+//! and not the type itself) fixes the leaf type: every parameter and
+//! associated type is then tied to the first such field's leaf type,
+//! through a projection and with no bound on the concrete type itself
+//! (which would bring E0275 back). `struct TrainCkpt<S> { params: Mlp,
+//! opt: S }` gets `S: Flatten<Ns, Leaf = <Mlp as Flatten<Ns>>::Leaf>`, and
+//! its leaf type is `Mlp`'s (`expand::leaf_source`).
+//! What this cannot do (each pinned in `ui-tests/tests/ui/generic_*`): a
+//! parameter inside a leaf type (`scale: Tensor<A>` beside `Tensor<f32>`)
+//! is tied as if its leaves were `A`'s, so the field is an E0271 at the
+//! field, naming both leaf types; and a concrete field that leads back to
+//! this type with the parameter fixed (`inner: Option<Box<Inner>>`, where
+//! `Inner` holds an `Outer<f32>`) makes the tie a cycle, E0275: there the
+//! user names the leaf type (`#[pytree(bound = "S: PyTree<Leaf = f32>")]`).
 //! A parameter used only inside a data field's type (`w: Array2<A>`, an
 //! element type) also gets `A: 'static`, since leaf types are `'static`.
 //! `#[pytree(bound = "...")]` replaces all of this.
@@ -21,7 +35,8 @@
 use std::collections::BTreeSet;
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use crate::ast::Container;
@@ -71,7 +86,18 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
         .chain(in_data.assoc.iter().map(|ty| quote!(#ty)))
         .collect();
     let mut out = Vec::new();
-    if let Some((first, rest)) = bounded.split_first() {
+    if let Some(fixed) = concrete_data_field(container) {
+        // A field of a concrete type fixes the leaf type: every bounded
+        // type is tied to it through a projection. No bound on the
+        // concrete type itself (that is what makes recursive types E0275);
+        // the projection asks only that it be a pytree, which its own
+        // field requires anyway. Spanned at that field, so that a field
+        // that is no pytree is reported there.
+        let leaf = quote_spanned!(fixed.span()=> <#fixed as #krate::Flatten<#ns>>::Leaf);
+        for ty in &bounded {
+            out.push(quote!(#ty: #trait_path + #krate::Flatten<#ns, Leaf = #leaf>));
+        }
+    } else if let Some((first, rest)) = bounded.split_first() {
         out.push(quote!(#first: #trait_path));
         for ty in rest {
             out.push(quote!(
@@ -105,6 +131,24 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
         }
     }
     out
+}
+
+/// The type of the first data field that mentions no type parameter and
+/// not the type itself (`params: Mlp` in `struct TrainCkpt<S> { params:
+/// Mlp, opt: S }`): its leaf type is the container's, whatever the
+/// parameters are.
+pub fn concrete_data_field<'c>(container: &'c Container<'_>) -> Option<&'c syn::Type> {
+    let params: Vec<&syn::Ident> = container.generics.type_params().map(|p| &p.ident).collect();
+    container
+        .data_fields()
+        .find(|f| {
+            let uses = used_params(&params, std::iter::once(f.ty));
+            uses.params.is_empty()
+                && uses.in_assoc.is_empty()
+                && uses.assoc.is_empty()
+                && !mentions(f.ty, container.ident)
+        })
+        .map(|f| f.ty)
 }
 
 /// What the data (or static) fields' types use of the type parameters.

@@ -77,6 +77,15 @@ mod names {
         pub Ns_: T,
     }
 
+    /// The same beside a field of a concrete type, which fixes the leaf
+    /// type the parameters are tied to (issue 27).
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    pub struct Tied<Ns, Leaf> {
+        pub fixed: f32,
+        pub a: Ns,
+        pub Leaf: Vec<Leaf>,
+    }
+
     /// A tuple struct of the same.
     #[derive(PyTree, Clone, Debug, PartialEq)]
     pub struct Tuple<Leaf>(
@@ -306,7 +315,7 @@ mod methods_in_scope {
     }
 }
 
-use names::{Fields, Fixed, Generic, Node, Tree, Tuple, Unit};
+use names::{Fields, Fixed, Generic, Node, Tied, Tree, Tuple, Unit};
 
 #[test]
 fn a_variant_named_leaf_and_names_like_the_derives_walk_and_rebuild() {
@@ -412,6 +421,13 @@ fn generic_parameters_named_ns_leaf_and_t() {
         pytree_std::unflatten::<Generic<f64, f64, &str>>(&def, leaves).unwrap(),
         g
     );
+
+    let tied = Tied {
+        fixed: 1.0,
+        a: (2.0f32, 3.0f32),
+        Leaf: vec![Some(4.0f32)],
+    };
+    assert_eq!(pytree_std::map(tied, |x| x + 1.0).Leaf, [Some(5.0)]);
 
     let t = Tuple(1u8, Some(2), "x");
     assert_eq!(pytree_std::leaves(&t), [&1, &2]);
