@@ -221,14 +221,18 @@ mod generic_beside_concrete {
         assert_eq!(count_leaves(&ckpt), 4 + 8);
         let def = pytree_std::structure(&ckpt);
         assert!(
-            def.to_string().starts_with("TrainCkpt { params: Mlp { layers: [Linear { w: *, b: * }"),
+            def.to_string()
+                .starts_with("TrainCkpt { params: Mlp { layers: [Linear { w: *, b: * }"),
             "{def}"
         );
         let (leaves, def) = pytree_std::flatten(ckpt.clone());
         let back: TrainCkpt<AdamState<Mlp>> = pytree_std::unflatten(&def, leaves).unwrap();
         // (Adam's masks are skipped fields: compared here field by field.)
         assert_eq!((&back.params, back.epoch), (&ckpt.params, ckpt.epoch));
-        assert_eq!((&back.opt.mu, &back.opt.nu, back.opt.count), (&ckpt.opt.mu, &ckpt.opt.nu, 0));
+        assert_eq!(
+            (&back.opt.mu, &back.opt.nu, back.opt.count),
+            (&ckpt.opt.mu, &ckpt.opt.nu, 0)
+        );
 
         let first = OptFirst {
             opt: mlp(2.0),
@@ -249,7 +253,10 @@ mod generic_beside_concrete {
         };
         assert_eq!(pytree_std::leaves(&w).len(), 4 + 4 + 2);
         let (leaves, def) = pytree_std::flatten(w.clone());
-        assert_eq!(pytree_std::unflatten::<Wrapped<Mlp, Linear, &str>>(&def, leaves).unwrap(), w);
+        assert_eq!(
+            pytree_std::unflatten::<Wrapped<Mlp, Linear, &str>>(&def, leaves).unwrap(),
+            w
+        );
 
         let opt = adam(1e-3);
         let by: ByOptimizer<_> = ByOptimizer::<pytree_optim::Adam<f64>> {
@@ -259,7 +266,11 @@ mod generic_beside_concrete {
         leaf_is_f32_arrays(&by);
         assert_eq!(pytree_std::leaves(&by).len(), 12);
 
-        let slots = vec![Slot::Params(mlp(1.0)), Slot::Opt(mlp(0.5).layers[1].clone()), Slot::Empty];
+        let slots = vec![
+            Slot::Params(mlp(1.0)),
+            Slot::Opt(mlp(0.5).layers[1].clone()),
+            Slot::Empty,
+        ];
         assert_eq!(
             pytree_std::structure(&slots).to_string(),
             "[Slot::Params(Mlp { layers: [Linear { w: *, b: * }, Linear { w: *, b: * }] }), \
@@ -271,7 +282,10 @@ mod generic_beside_concrete {
     fn recursive_generic_types_beside_a_concrete_field_compile_and_walk() {
         let e = Expr::Add(
             Box::new(Expr::Var(1.0f64)),
-            Box::new(Expr::Add(Box::new(Expr::Const(2.0)), Box::new(Expr::Var(3.0)))),
+            Box::new(Expr::Add(
+                Box::new(Expr::Const(2.0)),
+                Box::new(Expr::Var(3.0)),
+            )),
         );
         assert_eq!(pytree_std::leaves(&e), [&1.0, &2.0, &3.0]);
         let e2 = pytree_std::map(e, |x| x * 10.0);
@@ -291,7 +305,10 @@ mod generic_beside_concrete {
         leaf_is_f32_arrays(&block);
         let (leaves, def) = pytree_std::flatten(block.clone());
         assert_eq!(leaves.len(), 4 + 2 + 4 + 4);
-        assert_eq!(pytree_std::unflatten::<Block<Mlp>>(&def, leaves).unwrap(), block);
+        assert_eq!(
+            pytree_std::unflatten::<Block<Mlp>>(&def, leaves).unwrap(),
+            block
+        );
     }
 
     /// The model and Adam's state in one file, saved halfway through a run
@@ -332,8 +349,14 @@ mod generic_beside_concrete {
             .map(String::from)
             .collect();
         assert_eq!(names[0], "params.layers.0.w");
-        assert!(names.contains(&"opt.mu.layers.1.b".to_string()), "{names:?}");
-        assert!(names.contains(&"opt.nu.layers.0.w".to_string()), "{names:?}");
+        assert!(
+            names.contains(&"opt.mu.layers.1.b".to_string()),
+            "{names:?}"
+        );
+        assert!(
+            names.contains(&"opt.nu.layers.0.w".to_string()),
+            "{names:?}"
+        );
 
         let TrainCkpt {
             mut params,
@@ -377,7 +400,10 @@ mod mutual_recursion_with_a_bound {
         let o = Outer {
             s: 1.0f32,
             inner: Some(Box::new(Inner {
-                outers: vec![Outer { s: 2.0, inner: None }],
+                outers: vec![Outer {
+                    s: 2.0,
+                    inner: None,
+                }],
                 x: 3.0,
             })),
         };
