@@ -45,7 +45,7 @@
 //! - Schedules: [`Schedule`] (numbers and closures are schedules),
 //!   [`constant_schedule`], [`linear_schedule`] (warm-up),
 //!   [`cosine_decay_schedule`], [`warmup_cosine_decay_schedule`].
-//! - [`Ema`]: an exponential moving average of the parameters (it starts
+//! - [`EmaOfParams`]: an exponential moving average of the parameters (it starts
 //!   as a copy of them); [`ema`]: optax's `ema(decay, debias)`, an average
 //!   of the updates that starts at zero, with optional bias correction.
 //! - Optimizer states are pytrees of the parameters' leaf type
@@ -88,7 +88,7 @@ pub use clip_scale_decay::{
     ClipByGlobalNorm, MaskState, Scale, ScaleBySchedule, ScheduleState,
 };
 pub use element::{Float, FloatElement};
-pub use ema::{ema, Ema, EmaOfUpdates, EmaState};
+pub use ema::{ema, EmaOfParams, EmaOfUpdates, EmaState};
 pub use gradient_transformation::{
     apply_updates, chain, global_norm, Chain, GradientTransformation,
 };

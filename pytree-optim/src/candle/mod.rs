@@ -647,7 +647,7 @@ mod tests {
     use super::*;
     use crate::{
         adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, scale,
-        scale_by_schedule, sgd, Ema, GradientTransformation,
+        scale_by_schedule, sgd, EmaOfParams, GradientTransformation,
     };
     use pytree_std::candle_core::Device;
 
@@ -825,7 +825,7 @@ mod tests {
         both_ways("add decayed weights", || updates(add_decayed_weights(0.3)));
         both_ways("ema", || {
             let mut p = tree(0.0);
-            let mut ema = Ema::new(0.9, &p).unwrap();
+            let mut ema = EmaOfParams::new(0.9, &p).unwrap();
             for k in 0..3 {
                 p = tree(k as f32 + 1.0);
                 ema.update(&p).unwrap();
