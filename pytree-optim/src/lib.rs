@@ -61,6 +61,10 @@
 //!   (feature `ndarray`) and candle's `Tensor` (feature `candle`); its
 //!   element loops ([`zip_slices`], [`sum_slice`]) run on one thread or,
 //!   with feature `rayon` and [`Exec::Parallel`], split across threads.
+//! - `candle` (feature `candle`): candle tensors and variables updated in
+//!   place, gradient trees from candle's autograd (`value_and_grad`), and
+//!   `candle::Optimizer`, stepped by `backward_step(&loss)` as candle-nn's
+//!   optimizers are.
 //!
 //! Errors are values: gradients of another structure or leaf shape than the
 //! parameters' are an [`Error`](pytree_std::Error) naming the key path, and
