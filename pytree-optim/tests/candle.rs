@@ -566,7 +566,11 @@ mod the_common_loop {
         let m = mlp();
         let (l1, g1) = pc::value_and_grad(&m, |m| mlp_loss(m, &x, &y)).unwrap();
         let (l2, g2) = pc::value_and_grad(&m, |m| mlp_loss(m, &x, &y).unwrap()).unwrap();
-        let (l3, g3) = pc::value_and_grad(&m, |m| Ok(mlp_loss(m, &x, &y)?)).unwrap();
+        let (l3, g3) = pc::value_and_grad(&m, |m| {
+            let loss = mlp_loss(m, &x, &y)?;
+            Ok(loss)
+        })
+        .unwrap();
         assert_eq!((scalar(&l1), scalar(&l1)), (scalar(&l2), scalar(&l3)));
         for ((a, b), c) in pytree_std::leaves(&g1)
             .into_iter()
