@@ -163,19 +163,18 @@ fn impl_header(c: &Container<'_>, ns: &syn::Path, which: Trait) -> TokenStream {
     }
 }
 
-/// The type whose leaf type is the container's: the first data field of a
-/// concrete type if there is one (the one `bound` ties the parameters to;
-/// not when `#[pytree(bound = "...")]` replaces the inference, where it
-/// could make a cycle the user's bound breaks), else a bare type parameter
-/// if a data field is one, else the first data field that does not mention
-/// the type itself (so recursive types resolve), else the first data field.
+/// The type whose leaf type is the container's: the data field `bound`
+/// ties the parameters to, if it does (`bound::leaf_anchor`; not with
+/// `#[pytree(bound = "...")]` or a user's bound, where the user ties them
+/// and the order below breaks the cycles the anchor could make), else a
+/// bare type parameter if a data field is one, else the first data field
+/// that does not mention the type itself (so recursive types resolve), else
+/// the first data field.
 fn leaf_source<'c>(c: &'c Container<'_>) -> Option<&'c syn::Type> {
     let data: Vec<&Field<'_>> = c.data_fields().collect();
     let first = data.first()?;
-    if c.bound.is_none() {
-        if let Some(ty) = bound::concrete_data_field(c) {
-            return Some(ty);
-        }
+    if let Some(ty) = bound::leaf_anchor(c) {
+        return Some(ty);
     }
     data.iter()
         .find(|f| bound::is_bare_param(f.ty, c))

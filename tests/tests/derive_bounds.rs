@@ -410,3 +410,74 @@ mod mutual_recursion_with_a_bound {
         assert_eq!(pytree_std::leaves(&o), [&1.0, &2.0, &3.0]);
     }
 }
+
+/// Generic types that compiled before issue 27 because their own bounds
+/// fix the leaf type (a where-clause, a trait of the user's, an
+/// associated type declared with its leaf type): the derive leaves a
+/// parameter the user bounded alone (a second `Leaf = ..` would make the
+/// projection ambiguous, E0284), and they still compile and walk.
+mod a_where_clause_of_the_users {
+    use pytree_std::PyTree;
+
+    #[derive(PyTree, Debug, PartialEq)]
+    pub struct Scaled<S>
+    where
+        S: PyTree<Leaf = f32>,
+    {
+        pub scale: f32,
+        pub inner: S,
+    }
+
+    /// A trait of the user's whose supertrait fixes the leaf type.
+    pub trait F32Tree: PyTree<Leaf = f32> {}
+    impl<T: PyTree<Leaf = f32>> F32Tree for T {}
+
+    #[derive(PyTree, Debug, PartialEq)]
+    pub struct Inline<S: F32Tree> {
+        pub scale: f32,
+        pub inner: S,
+    }
+
+    /// A backend whose tensor type's leaf is fixed by the trait itself.
+    pub trait Backend {
+        type Tensor: PyTree<Leaf = f32>;
+    }
+
+    pub struct Cpu;
+    impl Backend for Cpu {
+        type Tensor = Vec<f32>;
+    }
+
+    #[derive(PyTree)]
+    pub struct Layer<B: Backend> {
+        pub scale: f32,
+        pub w: B::Tensor,
+    }
+
+    #[test]
+    fn still_compiles_and_walks() {
+        let i = Inline {
+            scale: 1.0,
+            inner: (2.0f32,),
+        };
+        assert_eq!(pytree_std::leaves(&i), [&1.0, &2.0]);
+        let l: Layer<Cpu> = Layer {
+            scale: 1.0,
+            w: vec![2.0, 3.0],
+        };
+        assert_eq!(pytree_std::leaves(&l), [&1.0, &2.0, &3.0]);
+
+        let s = Scaled {
+            scale: 2.0,
+            inner: vec![1.0f32, 3.0],
+        };
+        assert_eq!(pytree_std::leaves(&s), [&2.0, &1.0, &3.0]);
+        assert_eq!(
+            pytree_std::map(s, |x| x + 1.0),
+            Scaled {
+                scale: 3.0,
+                inner: vec![2.0, 4.0]
+            }
+        );
+    }
+}
