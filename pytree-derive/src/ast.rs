@@ -11,6 +11,8 @@ use crate::attr::{ContainerAttrs, FieldAttrs};
 
 pub struct Container<'a> {
     pub ident: &'a syn::Ident,
+    /// The type's name in schemas and messages (`r#type` is `type`).
+    pub name: String,
     pub generics: &'a syn::Generics,
     pub is_enum: bool,
     pub variants: Vec<Variant<'a>>,
@@ -23,6 +25,9 @@ pub struct Container<'a> {
 pub struct Variant<'a> {
     /// `None` for a struct.
     pub ident: Option<&'a syn::Ident>,
+    /// The variant's name in schemas, key paths and messages (`r#enum`
+    /// is `enum`, as for fields).
+    pub name: Option<String>,
     pub style: darling::ast::Style,
     pub fields: Vec<Field<'a>>,
 }
@@ -59,6 +64,7 @@ impl<'a> Container<'a> {
                 false,
                 vec![Variant {
                     ident: None,
+                    name: None,
                     style: fields.style,
                     fields: model_fields(&fields.fields),
                 }],
@@ -69,6 +75,7 @@ impl<'a> Container<'a> {
                     .iter()
                     .map(|v| Variant {
                         ident: Some(&v.ident),
+                        name: Some(unraw(&v.ident)),
                         style: v.fields.style,
                         fields: model_fields(&v.fields.fields),
                     })
@@ -92,6 +99,7 @@ impl<'a> Container<'a> {
         let (krate, namespaces) = Container::paths(attrs);
         let container = Container {
             ident: &attrs.ident,
+            name: unraw(&attrs.ident),
             generics: &attrs.generics,
             is_enum,
             variants,
@@ -129,16 +137,19 @@ impl<'a> Container<'a> {
     }
 }
 
+/// An identifier as a name users read: without the `r#` of a raw
+/// identifier.
+fn unraw(ident: &syn::Ident) -> String {
+    syn::ext::IdentExt::unraw(ident).to_string()
+}
+
 fn model_fields(fields: &[FieldAttrs]) -> Vec<Field<'_>> {
     fields
         .iter()
         .enumerate()
         .map(|(i, f)| {
             let (ident_name, member) = match &f.ident {
-                Some(ident) => {
-                    let unraw = syn::ext::IdentExt::unraw(ident).to_string();
-                    (unraw, syn::Member::Named(ident.clone()))
-                }
+                Some(ident) => (unraw(ident), syn::Member::Named(ident.clone())),
                 None => (
                     i.to_string(),
                     syn::Member::Unnamed(syn::Index {

@@ -14,6 +14,24 @@
 //! `bound.rs` does the same):
 //! `struct Linear<B: Backend> { w: B::Tensor, b: Vec<B::Tensor> }` gets
 //! `B::Tensor: Flatten<Ns>`.
+//! A data field of a concrete type (one that mentions no type parameter
+//! and not the type itself) fixes the leaf type: every parameter and
+//! associated type is then tied to the first such field's leaf type,
+//! through a projection and with no bound on the concrete type itself
+//! (which would bring E0275 back). `struct TrainCkpt<S> { params: Mlp,
+//! opt: S }` gets `S: Flatten<Ns, Leaf = <Mlp as Flatten<Ns>>::Leaf>`, and
+//! its leaf type is `Mlp`'s (`expand::leaf_source`). Not where the type's
+//! own bounds on such a parameter name a trait that may fix its leaf type
+//! already (`S: PyTree<Leaf = f32>`; anything but `Clone`, `Debug`,
+//! `Send`, ...): two `Leaf = ..` bounds on one type are ambiguous to rustc
+//! (E0284), and those types compiled before, so they keep their expansion.
+//! What this cannot do (each pinned in `ui-tests/tests/ui/generic_*`): a
+//! parameter inside a leaf type (`scale: Tensor<A>` beside `Tensor<f32>`)
+//! is tied as if its leaves were `A`'s, so the field is an E0271 at the
+//! field, naming both leaf types; and a concrete field that leads back to
+//! this type with the parameter fixed (`inner: Option<Box<Inner>>`, where
+//! `Inner` holds an `Outer<f32>`) makes the tie a cycle, E0275: there the
+//! user names the leaf type (`#[pytree(bound = "S: PyTree<Leaf = f32>")]`).
 //! A parameter used only inside a data field's type (`w: Array2<A>`, an
 //! element type) also gets `A: 'static`, since leaf types are `'static`.
 //! `#[pytree(bound = "...")]` replaces all of this.
@@ -21,7 +39,8 @@
 use std::collections::BTreeSet;
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
 use syn::visit::Visit;
 
 use crate::ast::Container;
@@ -62,16 +81,20 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
             .map(|f| f.ty),
     );
     let trait_path = which.path(krate, ns);
-    // What gets a pytree bound: type parameters used bare in data fields,
-    // then associated types of parameters (`B::Tensor`), in field order.
-    let bounded: Vec<TokenStream> = params
-        .iter()
-        .filter(|p| in_data.params.contains(&p.to_string()))
-        .map(|p| quote!(#p))
-        .chain(in_data.assoc.iter().map(|ty| quote!(#ty)))
-        .collect();
+    let bounded = bounded_types(container);
     let mut out = Vec::new();
-    if let Some((first, rest)) = bounded.split_first() {
+    if let Some(fixed) = leaf_anchor(container) {
+        // A field of a concrete type fixes the leaf type: every bounded
+        // type is tied to it through a projection. No bound on the
+        // concrete type itself (that is what makes recursive types E0275);
+        // the projection asks only that it be a pytree, which its own
+        // field requires anyway. Spanned at that field, so that a field
+        // that is no pytree is reported there.
+        let leaf = quote_spanned!(fixed.span()=> <#fixed as #krate::Flatten<#ns>>::Leaf);
+        for ty in &bounded {
+            out.push(quote!(#ty: #trait_path + #krate::Flatten<#ns, Leaf = #leaf>));
+        }
+    } else if let Some((first, rest)) = bounded.split_first() {
         out.push(quote!(#first: #trait_path));
         for ty in rest {
             out.push(quote!(
@@ -105,6 +128,104 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
         }
     }
     out
+}
+
+/// The data field whose leaf type every parameter is tied to: the first
+/// of a concrete type (mentioning no type parameter and not the type
+/// itself: `params: Mlp` in `struct TrainCkpt<S> { params: Mlp, opt: S }`,
+/// whose leaf type is the container's whatever the parameters are). None
+/// when `#[pytree(bound)]` replaces the inference, and when the type's own
+/// generics or where-clause bound a type that would be tied with a trait
+/// that could fix its leaf type already (`S: PyTree<Leaf = f32>`, or a
+/// trait of the user's whose supertraits do): a second `Leaf = ..` on the
+/// same type makes rustc's projection ambiguous (E0284), and such types
+/// compiled before the tie existed, so they keep the expansion they had.
+pub fn leaf_anchor<'c>(container: &'c Container<'_>) -> Option<&'c syn::Type> {
+    if container.bound.is_some()
+        || user_bounds_may_fix_a_leaf(container.generics, &bounded_types(container))
+    {
+        return None;
+    }
+    let params: Vec<&syn::Ident> = container.generics.type_params().map(|p| &p.ident).collect();
+    container
+        .data_fields()
+        .find(|f| {
+            let uses = used_params(&params, std::iter::once(f.ty));
+            uses.params.is_empty()
+                && uses.in_assoc.is_empty()
+                && uses.assoc.is_empty()
+                && !mentions(f.ty, container.ident)
+        })
+        .map(|f| f.ty)
+}
+
+/// What gets a pytree bound: the type parameters used in data fields,
+/// then the associated types of parameters (`B::Tensor`) data fields are
+/// of, in field order.
+fn bounded_types(container: &Container<'_>) -> Vec<TokenStream> {
+    let params: Vec<&syn::Ident> = container.generics.type_params().map(|p| &p.ident).collect();
+    let in_data = used_params(&params, container.data_fields().map(|f| f.ty));
+    params
+        .iter()
+        .filter(|p| in_data.params.contains(&p.to_string()))
+        .map(|p| quote!(#p))
+        .chain(in_data.assoc.iter().map(|ty| quote!(#ty)))
+        .collect()
+}
+
+/// Whether a bound written on the type (inline or in its where-clause) on
+/// one of `bounded` names a trait that is not one of std's that cannot say
+/// anything about a leaf type (`Clone`, `Debug`, `Send`, ..., `?Sized`,
+/// lifetimes).
+fn user_bounds_may_fix_a_leaf(generics: &syn::Generics, bounded: &[TokenStream]) -> bool {
+    const HARMLESS: &[&str] = &[
+        "Clone",
+        "Copy",
+        "Debug",
+        "Default",
+        "Display",
+        "PartialEq",
+        "Eq",
+        "PartialOrd",
+        "Ord",
+        "Hash",
+        "Send",
+        "Sync",
+        "Sized",
+        "Unpin",
+    ];
+    let harmless = |b: &syn::TypeParamBound| match b {
+        syn::TypeParamBound::Trait(t) => {
+            matches!(t.modifier, syn::TraitBoundModifier::Maybe(_))
+                || t.path.segments.last().is_some_and(|s| {
+                    s.arguments.is_empty() && HARMLESS.iter().any(|h| s.ident == h)
+                })
+        }
+        _ => true,
+    };
+    let is_bounded = |ty: TokenStream| {
+        let ty = ty.to_string();
+        bounded.iter().any(|b| b.to_string() == ty)
+    };
+    let inline = generics
+        .type_params()
+        .filter(|p| {
+            let ident = &p.ident;
+            is_bounded(quote!(#ident))
+        })
+        .flat_map(|p| p.bounds.iter());
+    let in_where = generics
+        .where_clause
+        .iter()
+        .flat_map(|w| w.predicates.iter())
+        .flat_map(|p| match p {
+            syn::WherePredicate::Type(t) if is_bounded(t.bounded_ty.to_token_stream()) => {
+                Some(t.bounds.iter())
+            }
+            _ => None,
+        })
+        .flatten();
+    !inline.chain(in_where).all(harmless)
 }
 
 /// What the data (or static) fields' types use of the type parameters.

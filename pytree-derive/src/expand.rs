@@ -2,8 +2,12 @@
 //! `impl Unflatten<Ns>`, inside one `const _: () = { ... };` block that also
 //! holds the `static` schemas the TreeDef nodes point at. Generated code
 //! names everything by absolute path (`::core::...`, the runtime crate
-//! path), and calls on a field are spanned at the field's type so that a
-//! missing impl is reported on the field.
+//! path), calls trait methods of std by path (no prelude needed, no trait
+//! of the user's scope picked up), names its leaf type
+//! `<Self as Flatten<Ns>>::Leaf` (a variant named `Leaf` makes
+//! `Self::Leaf` ambiguous), and calls on a field are spanned at the
+//! field's type so that a missing impl is reported on the field
+//! (`tests/tests/hygiene.rs` holds it to any names and scope).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
@@ -66,6 +70,13 @@ fn expand(c: &Container<'_>) -> TokenStream {
     }
 }
 
+/// `<Self as Flatten<Ns>>::Leaf`, the container's leaf type in generated
+/// code. Never `Self::Leaf`: in an enum with a variant named `Leaf` that
+/// path is ambiguous (a hard error, rust#57644).
+pub fn self_leaf(krate: &syn::Path, ns: &syn::Path) -> TokenStream {
+    quote!(<Self as #krate::Flatten<#ns>>::Leaf)
+}
+
 /// The name of variant `i`'s schema static.
 fn schema_ident(i: usize) -> syn::Ident {
     format_ident!("__PYTREE_SCHEMA_{}", i)
@@ -76,14 +87,11 @@ fn schema_statics(c: &Container<'_>) -> TokenStream {
         return TokenStream::new();
     }
     let krate = &c.krate;
-    let type_name = c.ident.to_string();
+    let type_name = &c.name;
     let statics = c.variants.iter().enumerate().map(|(i, v)| {
         let ident = schema_ident(i);
-        let variant = match v.ident {
-            Some(id) => {
-                let name = id.to_string();
-                quote!(::core::option::Option::Some(#name))
-            }
+        let variant = match &v.name {
+            Some(name) => quote!(::core::option::Option::Some(#name)),
             None => quote!(::core::option::Option::None),
         };
         let style = match v.style {
@@ -155,12 +163,19 @@ fn impl_header(c: &Container<'_>, ns: &syn::Path, which: Trait) -> TokenStream {
     }
 }
 
-/// The type whose leaf type is the container's: a bare type parameter if a
-/// data field is one, else the first data field that does not mention the
-/// type itself (so recursive types resolve), else the first data field.
+/// The type whose leaf type is the container's: the data field `bound`
+/// ties the parameters to, if it does (`bound::leaf_anchor`; not with
+/// `#[pytree(bound = "...")]` or a user's bound, where the user ties them
+/// and the order below breaks the cycles the anchor could make), else a
+/// bare type parameter if a data field is one, else the first data field
+/// that does not mention the type itself (so recursive types resolve), else
+/// the first data field.
 fn leaf_source<'c>(c: &'c Container<'_>) -> Option<&'c syn::Type> {
     let data: Vec<&Field<'_>> = c.data_fields().collect();
     let first = data.first()?;
+    if let Some(ty) = bound::leaf_anchor(c) {
+        return Some(ty);
+    }
     data.iter()
         .find(|f| bound::is_bare_param(f.ty, c))
         .or_else(|| data.iter().find(|f| !bound::mentions(f.ty, c.ident)))
@@ -171,6 +186,7 @@ fn leaf_source<'c>(c: &'c Container<'_>) -> Option<&'c syn::Type> {
 
 fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
+    let self_leaf = self_leaf(krate, ns);
     let flatten_header = impl_header(c, ns, Trait::Flatten);
     let unflatten_header = impl_header(c, ns, Trait::Unflatten);
     let leaf = match leaf_source(c) {
@@ -199,12 +215,12 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
 
             #[inline]
-            fn flatten_into<__S: #krate::Sink<Self::Leaf>>(self, __sink: &mut __S) {
+            fn flatten_into<__S: #krate::Sink<#self_leaf>>(self, __sink: &mut __S) {
                 #flatten_into
             }
 
             #[inline]
-            fn visit<'__a, __V: #krate::Visit<#krate::LeafRef<'__a, #ns, Self::Leaf>>>(
+            fn visit<'__a, __V: #krate::Visit<#krate::LeafRef<'__a, #ns, #self_leaf>>>(
                 &'__a self,
                 __sink: &mut __V,
             ) {
@@ -212,7 +228,7 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
 
             #[inline]
-            fn visit_mut<'__a, __V: #krate::VisitMut<#krate::LeafMut<'__a, #ns, Self::Leaf>>>(
+            fn visit_mut<'__a, __V: #krate::VisitMut<#krate::LeafMut<'__a, #ns, #self_leaf>>>(
                 &'__a mut self,
                 __sink: &mut __V,
             ) {
@@ -235,8 +251,8 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             )
             where
                 __F: ::core::ops::FnMut(
-                    #krate::LeafMut<'__a, #ns, Self::Leaf>,
-                    [#krate::LeafRef<'__a, #ns, Self::Leaf>; __N],
+                    #krate::LeafMut<'__a, #ns, #self_leaf>,
+                    [#krate::LeafRef<'__a, #ns, #self_leaf>; __N],
                 ),
             {
                 #zip_mut
@@ -250,14 +266,14 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             // would only cost compile time.
             #[cfg_attr(debug_assertions, inline)]
             #[cfg_attr(not(debug_assertions), inline(always))]
-            fn unflatten_from<__S: #krate::Source<Self::Leaf>>(
+            fn unflatten_from<__S: #krate::Source<#self_leaf>>(
                 __source: &mut __S,
             ) -> ::core::result::Result<Self, #krate::Error> {
                 #unflatten
             }
 
             #[inline]
-            fn map_leaves<__F: ::core::ops::FnMut(Self::Leaf) -> Self::Leaf>(self, __f: &mut __F) -> Self {
+            fn map_leaves<__F: ::core::ops::FnMut(#self_leaf) -> #self_leaf>(self, __f: &mut __F) -> Self {
                 #map_leaves
             }
 
@@ -269,9 +285,9 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             ) -> Self
             where
                 __F: ::core::ops::FnMut(
-                    #krate::LeafRef<'__a, #ns, Self::Leaf>,
-                    [#krate::LeafRef<'__a, #ns, Self::Leaf>; __N],
-                ) -> Self::Leaf,
+                    #krate::LeafRef<'__a, #ns, #self_leaf>,
+                    [#krate::LeafRef<'__a, #ns, #self_leaf>; __N],
+                ) -> #self_leaf,
             {
                 #zip_with
             }
@@ -285,12 +301,13 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
 /// with static fields, whose values can differ.
 fn uniform_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
+    let self_leaf = self_leaf(krate, ns);
     if c.is_enum || c.all_fields().any(|f| f.is_static.is_some()) {
         return quote!(::core::option::Option::None);
     }
     let parts = c.data_fields().map(|f| {
         let ty = f.ty;
-        quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::UNIFORM_LEAVES)
+        quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, #self_leaf>>::UNIFORM_LEAVES)
     });
     quote!(#krate::__private::uniform_sum(&[#(#parts),*]))
 }
@@ -299,11 +316,12 @@ fn uniform_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
 /// data fields' hints (of the variant at hand).
 fn leaf_count_hint(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
+    let self_leaf = self_leaf(krate, ns);
     let arms = c.variants.iter().map(|v| {
         let pattern = v.data_pattern();
         let hints = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
-            quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::field_leaf_count_hint(#b))
+            quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, #self_leaf>>::field_leaf_count_hint(#b))
         });
         quote!(#pattern => 0 #(+ #hints)*,)
     });
@@ -337,10 +355,10 @@ fn error_place(c: &Container<'_>, v: &Variant<'_>, f: Option<&Field<'_>>) -> Tok
         let name = &f.name;
         quote!(.at(#krate::KeyEntry::Field(#name)))
     });
-    let variant = v.ident.map(|id| {
-        let name = id.to_string();
-        quote!(.at(#krate::KeyEntry::Variant(#name)))
-    });
+    let variant = v
+        .name
+        .as_ref()
+        .map(|name| quote!(.at(#krate::KeyEntry::Variant(#name))));
     quote!(#field #variant)
 }
 
@@ -355,6 +373,7 @@ enum Walk {
 /// each data field between `enter` and `exit`.
 fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
     let krate = &c.krate;
+    let self_leaf = self_leaf(krate, ns);
     let arms = c.variants.iter().enumerate().map(|(i, v)| {
         let pattern = v.pattern();
         let schema = schema_ident(i);
@@ -385,7 +404,7 @@ fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
                 Walk::Owned => quote!(#b.take()),
                 Walk::Ref | Walk::Mut => quote!(#b),
             };
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::#method(#field, __sink));
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, #self_leaf>>::#method(#field, __sink));
             quote! {
                 __sink.enter(#krate::KeyRef::Field(#name));
                 #call;
@@ -393,9 +412,8 @@ fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
             }
         });
         let has_data = v.data_fields().next().is_some();
-        let (enter_variant, exit_variant) = match v.ident {
-            Some(id) if has_data => {
-                let name = id.to_string();
+        let (enter_variant, exit_variant) = match &v.name {
+            Some(name) if has_data => {
                 (
                     quote!(__sink.enter(#krate::KeyRef::Variant(#name));),
                     quote!(__sink.exit();),
@@ -436,6 +454,7 @@ fn construct(v: &Variant<'_>, exprs: &[TokenStream]) -> TokenStream {
 /// stack (see pytree-core's `unwind.rs`), not by recursing on this one.
 fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
+    let self_leaf = self_leaf(krate, ns);
     let arms = c.variants.iter().map(|v| {
         let pattern = v.pattern();
         let held = v.data_fields().map(|f| {
@@ -444,7 +463,7 @@ fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         });
         let mapped = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::map_field(#b.take(), __f));
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, #self_leaf>>::map_field(#b.take(), __f));
             quote!(let #b = #krate::__private::Unwinding::new(#call);)
         });
         let exprs: Vec<TokenStream> = v
@@ -512,16 +531,17 @@ fn pair_variant(v: &Variant<'_>) -> (TokenStream, Vec<syn::Ident>) {
 /// field checked.
 fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
+    let self_leaf = self_leaf(krate, ns);
     let variant_name = {
         let arms = c.variants.iter().map(|v| {
             let path = v.path();
-            let name = match v.ident {
-                Some(id) => format!("{}::{}", c.ident, id),
-                None => c.ident.to_string(),
+            let name = match &v.name {
+                Some(variant) => format!("{}::{}", c.name, variant),
+                None => c.name.clone(),
             };
             quote!(#path { .. } => #name,)
         });
-        quote!(|__t: &Self| -> &'static str { match __t { #(#arms)* } })
+        quote!(|__t: &Self| -> &'static ::core::primitive::str { match __t { #(#arms)* } })
     };
     let arms = c.variants.iter().map(|v| {
         let pattern = v.pattern();
@@ -530,7 +550,7 @@ fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             let bindings = v.fields.iter().map(|f| &f.binding);
             quote! {
                 let __paired = #paired;
-                if let ::core::option::Option::Some(__j) = __paired.iter().position(::core::option::Option::is_none) {
+                if let ::core::option::Option::Some(__j) = ::core::iter::Iterator::position(&mut <[_]>::iter(&__paired), ::core::option::Option::is_none) {
                     let __name = #variant_name;
                     return ::core::result::Result::Err(
                         #krate::__private::variant_mismatch(__name(self), __name(__others[__j]), __j + 1),
@@ -548,7 +568,7 @@ fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             if f.is_static.is_some() {
                 let field = quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>);
                 quote! {
-                    for (__j, __t) in #others.into_iter().enumerate() {
+                    for (__j, __t) in ::core::iter::Iterator::enumerate(::core::iter::IntoIterator::into_iter(#others)) {
                         if !#field::same_field(__t, #b) {
                             return ::core::result::Result::Err(
                                 #krate::__private::static_mismatch(
@@ -561,7 +581,7 @@ fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                     }
                 }
             } else {
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::check_field(#b, #others));
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, #self_leaf>>::check_field(#b, #others));
                 let checked = try_at(call, &place);
                 quote!(#checked;)
             }
@@ -588,6 +608,7 @@ fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
 /// nothing is updated (`zip_mut`).
 fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
     let krate = &c.krate;
+    let self_leaf = self_leaf(krate, ns);
     let arms = c.variants.iter().map(|v| {
         let pattern = v.pattern();
         let pair = if !c.is_enum {
@@ -610,7 +631,7 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             let updates = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
                 let others = others_field(c, i, f);
-                quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field_mut(#b, #others, __f);)
+                quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, #self_leaf>>::zip_field_mut(#b, #others, __f);)
             });
             quote!(#(#updates)*)
         } else {
@@ -619,7 +640,7 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             let built = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
                 let others = others_field(c, i, f);
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::zip_field(#b, #others, __f));
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, #self_leaf>>::zip_field(#b, #others, __f));
                 quote!(let #b = #krate::__private::Unwinding::new(#call);)
             });
             let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
@@ -654,6 +675,7 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
 
 fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
+    let self_leaf = self_leaf(krate, ns);
     let schemas = (0..c.variants.len()).map(schema_ident);
     let arms = c.variants.iter().enumerate().map(|(i, v)| {
         let statics = v.static_fields().map(|f| {
@@ -666,7 +688,7 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         let data = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
             let place = error_place(c, v, Some(f));
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::unflatten_field(__source));
+            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, #self_leaf>>::unflatten_field(__source));
             let checked = try_at(call, &place);
             // Held until the value is built, so that a later field's error
             // or panic drops a deep one on a fresh stack (see `map_leaves`).
@@ -692,7 +714,7 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         }
     });
     quote! {
-        match #krate::Source::<Self::Leaf>::struct_node(__source, &[#(&#schemas),*])? {
+        match #krate::Source::<#self_leaf>::struct_node(__source, &[#(&#schemas),*])? {
             #(#arms)*
             _ => ::core::result::Result::Err(#krate::Error::custom("the TreeDef names a variant this type does not have")),
         }

@@ -13,20 +13,21 @@ pub fn expand(input: &DeriveInput, krate: &syn::Path, namespaces: &[syn::Path]) 
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let impls = namespaces.iter().map(|ns| {
+        let self_leaf = crate::expand::self_leaf(krate, ns);
         quote! {
             #[automatically_derived]
             impl #impl_generics #krate::Flatten<#ns> for #ident #ty_generics #where_clause {
                 type Leaf = ::core::convert::Infallible;
-                fn flatten_into<__S: #krate::Sink<Self::Leaf>>(self, _: &mut __S) {
+                fn flatten_into<__S: #krate::Sink<#self_leaf>>(self, _: &mut __S) {
                     ::core::unreachable!()
                 }
-                fn visit<'__a, __V: #krate::Visit<#krate::LeafRef<'__a, #ns, Self::Leaf>>>(
+                fn visit<'__a, __V: #krate::Visit<#krate::LeafRef<'__a, #ns, #self_leaf>>>(
                     &'__a self,
                     _: &mut __V,
                 ) {
                     ::core::unreachable!()
                 }
-                fn visit_mut<'__a, __V: #krate::VisitMut<#krate::LeafMut<'__a, #ns, Self::Leaf>>>(
+                fn visit_mut<'__a, __V: #krate::VisitMut<#krate::LeafMut<'__a, #ns, #self_leaf>>>(
                     &'__a mut self,
                     _: &mut __V,
                 ) {
@@ -45,8 +46,8 @@ pub fn expand(input: &DeriveInput, krate: &syn::Path, namespaces: &[syn::Path]) 
                 )
                 where
                     __F: ::core::ops::FnMut(
-                        #krate::LeafMut<'__a, #ns, Self::Leaf>,
-                        [#krate::LeafRef<'__a, #ns, Self::Leaf>; __N],
+                        #krate::LeafMut<'__a, #ns, #self_leaf>,
+                        [#krate::LeafRef<'__a, #ns, #self_leaf>; __N],
                     ),
                 {
                     ::core::unreachable!()
@@ -54,7 +55,7 @@ pub fn expand(input: &DeriveInput, krate: &syn::Path, namespaces: &[syn::Path]) 
             }
             #[automatically_derived]
             impl #impl_generics #krate::Unflatten<#ns> for #ident #ty_generics #where_clause {
-                fn unflatten_from<__S: #krate::Source<Self::Leaf>>(
+                fn unflatten_from<__S: #krate::Source<#self_leaf>>(
                     _: &mut __S,
                 ) -> ::core::result::Result<Self, #krate::Error> {
                     ::core::unreachable!()

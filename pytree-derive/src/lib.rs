@@ -33,7 +33,9 @@
 //! - container `#[pytree(crate = "path")]`: where the runtime crate is
 //!   (default `::pytree_std`);
 //! - container `#[pytree(bound = "T: Trait, ...")]`: replaces the inferred
-//!   where-clause.
+//!   where-clause (see `bound.rs`: bounds on the parameters, each tied to
+//!   the leaf type of the first data field of a concrete type if there is
+//!   one).
 
 #![warn(missing_docs)]
 

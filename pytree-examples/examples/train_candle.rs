@@ -10,12 +10,14 @@
 //!   the same 80/20 split.
 //! - Model: `Mlp`, a derived pytree of `Linear { w: Var, b: Var }` layers
 //!   (candle's trainable variables); the forward pass and the
-//!   cross-entropy are candle operations, and
-//!   `pytree_optim::candle::value_and_grad` turns the loss's `backward()`
-//!   into a gradient tree of the model's type.
-//! - Optimizer: `chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4))`, the
-//!   same value as `train`'s; it updates each variable in place (on the
-//!   CPU in one pass over its memory, on a GPU as tensor operations on
+//!   cross-entropy are candle operations that read the variables directly
+//!   (`Var` derefs to `Tensor`).
+//! - Loop: candle-nn's, `opt.backward_step(&loss)`: a
+//!   `pytree_optim::candle::Optimizer` holds the model's variables and
+//!   turns the loss's `backward()` into a gradient tree of the model's
+//!   type, then steps `chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4))`
+//!   (the same value as `train`'s). It updates each variable in place (on
+//!   the CPU in one pass over its memory, on a GPU as tensor operations on
 //!   the device), so the model stays a model of variables, step after step.
 //! - Checkpoint: saved to a `.safetensors` file, loaded back by type and
 //!   in place into a fresh model, both checked to predict exactly as the
@@ -29,7 +31,7 @@ use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use pytree_examples::digits::{Digits, Rng};
-use pytree_optim::{adamw, candle, chain, clip_by_global_norm, GradientTransformation};
+use pytree_optim::{adamw, candle, chain, clip_by_global_norm};
 use pytree_std::candle_core::{DType, Device, Result as CResult, Tensor, Var, D};
 use pytree_std::{checkpoint, PyTree};
 
@@ -149,12 +151,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let (test_x, test_y) = tensors(&test, &device)?;
 
-    let mut model = Mlp::new(&[64, 128, 10], 42, &device)?;
+    let model = Mlp::new(&[64, 128, 10], 42, &device)?;
     println!("\n{}", pytree_std::structure(&model));
     println!("{}", pytree_std::summary::summary(&model));
 
-    let optimizer = chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4));
-    let mut state = optimizer.init(&model)?;
+    // The optimizer holds the model's variables (the same ones, not a
+    // copy): each step updates them in place, and `model` sees it.
+    let mut optimizer =
+        candle::Optimizer::new(&model, chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4)))?;
 
     let batch_size = 32;
     let steps_per_epoch = train.len().div_ceil(batch_size);
@@ -169,8 +173,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let mut epoch_loss = 0.0f64;
         for rows in order.chunks(batch_size) {
             let (x, y) = tensors(&train.select(rows), &device)?;
-            let (loss, mut grads) = candle::value_and_grad(&model, |m| m.loss(&x, &y))?;
-            optimizer.step(&mut model, &mut grads, &mut state)?;
+            let loss = model.loss(&x, &y)?;
+            optimizer.backward_step(&loss)?;
             epoch_loss += f64::from(loss.to_scalar::<f32>()?);
             bar.inc(1);
         }

@@ -1,6 +1,6 @@
 use pytree_optim::{
-    adamw, chain, clip_by_global_norm, warmup_cosine_decay_schedule, Ema, GradientTransformation,
-    Mask,
+    adamw, chain, clip_by_global_norm, warmup_cosine_decay_schedule, EmaOfParams,
+    GradientTransformation, Mask,
 };
 use pytree_std::ndarray::{Array1, Array2};
 use pytree_std::{KeyPath, PyTree};
@@ -36,7 +36,7 @@ fn main() -> Result<(), pytree_std::Error> {
         adamw(lr, 1e-4).weight_decay_mask(no_bias),
     );
     let mut state = opt.init(&model)?; // Adam's mu and nu are Models too
-    let mut ema = Ema::new(0.99, &model)?; // an average of the weights, for evaluation
+    let mut ema = EmaOfParams::new(0.99, &model)?; // an average of the weights, for evaluation
 
     for _ in 0..100 {
         // Gradients are a tree of the model's type (here: pull every weight to 1).

@@ -1,8 +1,13 @@
-//! Exponential moving averages, in the two conventions: [`Ema`], the
-//! average *of the parameters* (Polyak averaging for evaluation, kept
-//! beside the training parameters; it starts as a copy of them), and
-//! [`ema`], optax's `ema(decay, debias)`, a transformation of the
-//! *updates* whose average starts at zero, with optional bias correction.
+//! Exponential moving averages, in the two conventions, each named by what
+//! it averages: [`EmaOfParams`], the average *of the parameters* (Polyak
+//! averaging for evaluation, kept beside the training parameters; it
+//! starts as a copy of them: torch's `AveragedModel` with
+//! `get_ema_multi_avg_fn(decay)`, timm's `ModelEma`), and [`ema`], optax's
+//! `ema(decay, debias)` under optax's name, a transformation of the
+//! *updates* ([`EmaOfUpdates`]) whose average starts at zero, with optional
+//! bias correction. (Until issue 27 the first was called `Ema`, and code
+//! ported from optax picked it for `optax.ema` and got other numbers;
+//! `scripts/migrate_issue27.py` renames it.)
 
 use pytree_std::{Error, Leaf, PyTree};
 
@@ -20,15 +25,17 @@ use crate::options::{options, zeros};
 /// training step, `average = decay * average + (1 - decay) * params`
 /// (optax's `incremental_update` with step size `1 - decay`), in one pass.
 /// It starts as a copy of the parameters (the parameter-average
-/// convention; optax's `ema`, which starts from zeros and corrects the
-/// bias, is [`ema`]). Leaves outside the mask (by
+/// convention of torch's `AveragedModel(model,
+/// multi_avg_fn=get_ema_multi_avg_fn(decay))`; optax's `ema`, which
+/// starts from zeros and corrects the bias, is [`ema`]). Leaves outside
+/// the mask (by
 /// default those of kind `"state"`, such as running statistics) are copied
 /// from the parameters instead of averaged.
 ///
 /// ```
-/// use pytree_optim::Ema;
+/// use pytree_optim::EmaOfParams;
 /// let mut params = vec![0.0f64, 10.0];
-/// let mut ema = Ema::new(0.9, &params)?;
+/// let mut ema = EmaOfParams::new(0.9, &params)?;
 /// params[0] = 1.0;
 /// ema.update(&params)?;
 /// assert!((ema.average()[0] - 0.1).abs() < 1e-12);
@@ -37,7 +44,7 @@ use crate::options::{options, zeros};
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 #[derive(Clone, Debug)]
-pub struct Ema<P> {
+pub struct EmaOfParams<P> {
     decay: f64,
     average: P,
     count: u64,
@@ -45,7 +52,7 @@ pub struct Ema<P> {
     exec: Exec,
 }
 
-impl<P> Ema<P>
+impl<P> EmaOfParams<P>
 where
     P: PyTree,
     P::Leaf: FloatLeaf,
@@ -55,7 +62,7 @@ where
     /// where [`Mask::params`] holds.
     ///
     /// ```
-    /// let ema = pytree_optim::Ema::new(0.99, &(1.0f32, 2.0f32))?;
+    /// let ema = pytree_optim::EmaOfParams::new(0.99, &(1.0f32, 2.0f32))?;
     /// assert_eq!(ema.average(), &(1.0, 2.0));
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -63,11 +70,11 @@ where
         Self::with_mask(decay, params, Mask::params())
     }
 
-    /// [`new`](Ema::new) averaging where `mask` holds (copying elsewhere).
+    /// [`new`](EmaOfParams::new) averaging where `mask` holds (copying elsewhere).
     ///
     /// ```
-    /// use pytree_optim::{Ema, Mask};
-    /// let mut ema = Ema::with_mask(0.5, &vec![0.0f32, 0.0], Mask::all())?;
+    /// use pytree_optim::{EmaOfParams, Mask};
+    /// let mut ema = EmaOfParams::with_mask(0.5, &vec![0.0f32, 0.0], Mask::all())?;
     /// ema.update(&vec![2.0, 4.0])?;
     /// assert_eq!(ema.average(), &vec![1.0, 2.0]);
     /// # Ok::<(), pytree_std::Error>(())
@@ -85,7 +92,7 @@ where
             .map_err(|e| e.kind().to_string())?;
             Ok::<_, String>(z)
         })?;
-        Ok(Ema {
+        Ok(EmaOfParams {
             decay,
             average,
             count: 0,
@@ -97,8 +104,8 @@ where
     /// Runs the element loops as `exec` says.
     ///
     /// ```
-    /// use pytree_optim::{Ema, Exec};
-    /// let ema = Ema::new(0.9, &vec![1.0f64])?.exec(Exec::Sequential);
+    /// use pytree_optim::{EmaOfParams, Exec};
+    /// let ema = EmaOfParams::new(0.9, &vec![1.0f64])?.exec(Exec::Sequential);
     /// assert_eq!(ema.average(), &vec![1.0]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -112,7 +119,7 @@ where
     /// or leaf shape are an error naming the path, and nothing changes.
     ///
     /// ```
-    /// let mut ema = pytree_optim::Ema::new(0.5, &vec![0.0f32])?;
+    /// let mut ema = pytree_optim::EmaOfParams::new(0.5, &vec![0.0f32])?;
     /// ema.update(&vec![1.0])?;
     /// ema.update(&vec![1.0])?;
     /// assert_eq!(ema.average(), &vec![0.75]);
@@ -147,7 +154,7 @@ where
     /// The average.
     ///
     /// ```
-    /// assert_eq!(pytree_optim::Ema::new(0.9, &vec![3.0f32])?.average(), &vec![3.0]);
+    /// assert_eq!(pytree_optim::EmaOfParams::new(0.9, &vec![3.0f32])?.average(), &vec![3.0]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn average(&self) -> &P {
@@ -157,7 +164,7 @@ where
     /// The average, by value.
     ///
     /// ```
-    /// assert_eq!(pytree_optim::Ema::new(0.9, &vec![3.0f32])?.into_average(), vec![3.0]);
+    /// assert_eq!(pytree_optim::EmaOfParams::new(0.9, &vec![3.0f32])?.into_average(), vec![3.0]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn into_average(self) -> P {
@@ -167,7 +174,7 @@ where
     /// The number of updates so far.
     ///
     /// ```
-    /// assert_eq!(pytree_optim::Ema::new(0.9, &vec![3.0f32])?.count(), 0);
+    /// assert_eq!(pytree_optim::EmaOfParams::new(0.9, &vec![3.0f32])?.count(), 0);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn count(&self) -> u64 {
@@ -177,7 +184,7 @@ where
     /// The decay.
     ///
     /// ```
-    /// assert_eq!(pytree_optim::Ema::new(0.9, &vec![3.0f32])?.decay(), 0.9);
+    /// assert_eq!(pytree_optim::EmaOfParams::new(0.9, &vec![3.0f32])?.decay(), 0.9);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn decay(&self) -> f64 {
@@ -187,7 +194,7 @@ where
 
 /// optax's `ema(decay, debias)`: a transformation that replaces the
 /// updates by their exponential moving average `e = (1 - decay) * u +
-/// decay * e`, which starts at **zero** (not at the parameters, as [`Ema`]
+/// decay * e`, which starts at **zero** (not at the parameters, as [`EmaOfParams`]
 /// does), divided by `1 - decay^t` after `t` updates when `debias` is true
 /// (the bias correction that undoes the start at zero: with a constant
 /// input the corrected average is that input from the first step). In a

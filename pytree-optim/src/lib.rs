@@ -45,7 +45,7 @@
 //! - Schedules: [`Schedule`] (numbers and closures are schedules),
 //!   [`constant_schedule`], [`linear_schedule`] (warm-up),
 //!   [`cosine_decay_schedule`], [`warmup_cosine_decay_schedule`].
-//! - [`Ema`]: an exponential moving average of the parameters (it starts
+//! - [`EmaOfParams`]: an exponential moving average of the parameters (it starts
 //!   as a copy of them); [`ema`]: optax's `ema(decay, debias)`, an average
 //!   of the updates that starts at zero, with optional bias correction.
 //! - Optimizer states are pytrees of the parameters' leaf type
@@ -61,6 +61,10 @@
 //!   (feature `ndarray`) and candle's `Tensor` (feature `candle`); its
 //!   element loops ([`zip_slices`], [`sum_slice`]) run on one thread or,
 //!   with feature `rayon` and [`Exec::Parallel`], split across threads.
+//! - `candle` (feature `candle`): candle tensors and variables updated in
+//!   place, gradient trees from candle's autograd (`value_and_grad`), and
+//!   `candle::Optimizer`, stepped by `backward_step(&loss)` as candle-nn's
+//!   optimizers are.
 //!
 //! Errors are values: gradients of another structure or leaf shape than the
 //! parameters' are an [`Error`](pytree_std::Error) naming the key path, and
@@ -88,7 +92,7 @@ pub use clip_scale_decay::{
     ClipByGlobalNorm, MaskState, Scale, ScaleBySchedule, ScheduleState,
 };
 pub use element::{Float, FloatElement};
-pub use ema::{ema, Ema, EmaOfUpdates, EmaState};
+pub use ema::{ema, EmaOfParams, EmaOfUpdates, EmaState};
 pub use gradient_transformation::{
     apply_updates, chain, global_norm, Chain, GradientTransformation,
 };

@@ -420,3 +420,173 @@ fn half_precision_parameters_train_like_f32() {
         }
     }
 }
+
+/// Issue 27: the common loop (a model of variables, its forward pass, the
+/// loss, the gradients, the step) written as candle-nn's own loop is, and
+/// run beside it. candle-nn: a `VarMap`, `candle_nn::linear` layers, its
+/// `AdamW`, `opt.backward_step(&loss)`. Here: a derived pytree of `Var`s
+/// starting from the same values, a forward pass that reads the `Var`s
+/// where candle-nn's reads its layers' tensors (no copy of the model as
+/// tensors), the same loss, `pc::Optimizer` and `opt.backward_step(&loss)`.
+/// The losses agree step by step, and so do the trained variables.
+mod the_common_loop {
+    use super::*;
+    use candle_nn::{Module, VarBuilder, VarMap};
+
+    /// candle-nn's model: its layers hold the variables' tensors.
+    struct NnMlp {
+        l1: candle_nn::Linear,
+        l2: candle_nn::Linear,
+    }
+
+    impl NnMlp {
+        fn new(vb: VarBuilder) -> CResult<NnMlp> {
+            Ok(NnMlp {
+                l1: candle_nn::linear(2, 16, vb.pp("l1"))?,
+                l2: candle_nn::linear(16, 1, vb.pp("l2"))?,
+            })
+        }
+
+        fn forward(&self, x: &Tensor) -> CResult<Tensor> {
+            self.l2.forward(&self.l1.forward(x)?.tanh()?)
+        }
+    }
+
+    /// The same model as a pytree of variables.
+    #[derive(PyTree, Clone, Debug)]
+    struct Linear {
+        weight: Var,
+        bias: Var,
+    }
+
+    impl Linear {
+        /// `&Var` where candle-nn's `Linear::forward` has `&Tensor`.
+        fn forward(&self, x: &Tensor) -> CResult<Tensor> {
+            x.matmul(&self.weight.t()?)?.broadcast_add(&self.bias)
+        }
+
+        /// candle-nn's own layer over the same variables (an owned
+        /// `Tensor` is the variable's tensor, not a copy).
+        fn as_nn(&self) -> candle_nn::Linear {
+            candle_nn::Linear::new(
+                self.weight.as_tensor().clone(),
+                Some(self.bias.as_tensor().clone()),
+            )
+        }
+    }
+
+    #[derive(PyTree, Clone, Debug)]
+    struct Model {
+        l1: Linear,
+        l2: Linear,
+    }
+
+    impl Model {
+        fn forward(&self, x: &Tensor) -> CResult<Tensor> {
+            self.l2.as_nn().forward(&self.l1.forward(x)?.tanh()?)
+        }
+    }
+
+    /// A copy of candle-nn's initial values (its initialisation is
+    /// random): new variables, not the same ones.
+    fn copy_of(varmap: &VarMap) -> Model {
+        let vars = varmap.data().lock().unwrap();
+        let var = |name: &str| Var::from_tensor(&vars[name].as_tensor().copy().unwrap()).unwrap();
+        Model {
+            l1: Linear {
+                weight: var("l1.weight"),
+                bias: var("l1.bias"),
+            },
+            l2: Linear {
+                weight: var("l2.weight"),
+                bias: var("l2.bias"),
+            },
+        }
+    }
+
+    #[test]
+    fn reads_and_trains_as_candle_nns() {
+        let (x, y) = data();
+        let dev = Device::Cpu;
+        let adamw_params = candle_nn::ParamsAdamW {
+            lr: 0.02,
+            weight_decay: 0.01,
+            ..Default::default()
+        };
+
+        // candle-nn's loop.
+        let varmap = VarMap::new();
+        let nn = NnMlp::new(VarBuilder::from_varmap(&varmap, DType::F32, &dev)).unwrap();
+        let model = copy_of(&varmap);
+        let mut opt = candle_nn::AdamW::new(varmap.all_vars(), adamw_params).unwrap();
+        let mut theirs = Vec::new();
+        for _ in 0..STEPS {
+            let loss = candle_nn::loss::mse(&nn.forward(&x).unwrap(), &y).unwrap();
+            opt.backward_step(&loss).unwrap();
+            theirs.push(scalar(&loss));
+        }
+
+        // Ours, line for line.
+        let mut opt = pc::Optimizer::new(&model, adamw(0.02, 0.01)).unwrap();
+        let mut ours = Vec::new();
+        for _ in 0..STEPS {
+            let loss = candle_nn::loss::mse(&model.forward(&x).unwrap(), &y).unwrap();
+            opt.backward_step(&loss).unwrap();
+            ours.push(scalar(&loss));
+        }
+
+        assert_same(&ours, &theirs);
+        // The model the caller kept holds the trained values (the
+        // optimizer holds the same variables), equal to candle-nn's.
+        let vars = varmap.data().lock().unwrap();
+        for (name, v) in [
+            ("l1.weight", &model.l1.weight),
+            ("l1.bias", &model.l1.bias),
+            ("l2.weight", &model.l2.weight),
+            ("l2.bias", &model.l2.bias),
+        ] {
+            let want = vars[name].flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            let got = v.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            for (a, b) in got.iter().zip(&want) {
+                assert!(
+                    (a - b).abs() <= 1e-4 * (1.0 + b.abs()),
+                    "{name}: {a} vs {b}"
+                );
+            }
+        }
+        assert_eq!(opt.state().count, STEPS as u64);
+    }
+
+    /// `value_and_grad` takes a loss that returns the tensor itself, or
+    /// candle's `Result` (with `?`, or ending in `Ok(..)`): the same
+    /// values and gradients.
+    #[test]
+    fn value_and_grad_takes_a_tensor_or_a_result() {
+        let (x, y) = data();
+        let m = mlp();
+        let (l1, g1) = pc::value_and_grad(&m, |m| mlp_loss(m, &x, &y)).unwrap();
+        let (l2, g2) = pc::value_and_grad(&m, |m| mlp_loss(m, &x, &y).unwrap()).unwrap();
+        let (l3, g3) = pc::value_and_grad(&m, |m| {
+            let loss = mlp_loss(m, &x, &y)?;
+            Ok(loss)
+        })
+        .unwrap();
+        assert_eq!((scalar(&l1), scalar(&l1)), (scalar(&l2), scalar(&l3)));
+        for ((a, b), c) in pytree_std::leaves(&g1)
+            .into_iter()
+            .zip(pytree_std::leaves(&g2))
+            .zip(pytree_std::leaves(&g3))
+        {
+            let a = a.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+            assert_eq!(a, b.flatten_all().unwrap().to_vec1::<f32>().unwrap());
+            assert_eq!(a, c.flatten_all().unwrap().to_vec1::<f32>().unwrap());
+        }
+        // A failing loss is an error, not a panic.
+        let bad = Tensor::zeros((3, 3), DType::F32, &Device::Cpu).unwrap();
+        let err = pc::value_and_grad(&m, |m| x.matmul(&m.w1)?.matmul(&bad)).unwrap_err();
+        assert!(
+            err.to_string().contains("candle: shape mismatch in matmul"),
+            "{err}"
+        );
+    }
+}

@@ -5,7 +5,7 @@
 
 use pytree_optim::{
     adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, ema, scale,
-    scale_by_schedule, sgd, Ema, GradientTransformation, LeafMask,
+    scale_by_schedule, sgd, EmaOfParams, GradientTransformation, LeafMask,
 };
 use pytree_std::PyTree;
 
@@ -95,7 +95,7 @@ fn apply_updates_and_the_moving_average_refuse_other_trees() {
         "tree 1 at .layers[0].w: sequence length mismatch: expected 3, found 2"
     );
     assert_eq!(p, mlp(&[3, 2]));
-    let mut ema = Ema::new(0.9, &p).unwrap();
+    let mut ema = EmaOfParams::new(0.9, &p).unwrap();
     assert!(ema.update(&mlp(&[3])).is_err());
     assert_eq!((ema.average(), ema.count()), (&p, 0));
 }

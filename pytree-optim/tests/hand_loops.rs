@@ -6,7 +6,7 @@
 
 use pytree_optim::{
     adam, adamw, chain, clip_by_global_norm, cosine_decay_schedule, sgd,
-    warmup_cosine_decay_schedule, Ema, GradientTransformation, Schedule,
+    warmup_cosine_decay_schedule, EmaOfParams, GradientTransformation, Schedule,
 };
 use pytree_std::PyTree;
 
@@ -224,7 +224,7 @@ fn clip_then_adamw_and_scheduled_adam_match_a_flat_loop() {
 fn ema_matches_a_flat_loop() {
     let mut p = params0();
     let mut avg = p.clone();
-    let mut ema = Ema::new(0.9, &model(&p)).unwrap();
+    let mut ema = EmaOfParams::new(0.9, &model(&p)).unwrap();
     for t in 0..STEPS {
         let g = grad(t, &p);
         p.iter_mut().zip(&g).for_each(|(p, g)| *p -= 0.1 * g);

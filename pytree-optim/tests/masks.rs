@@ -4,8 +4,8 @@
 //! has a mask of its own.
 
 use pytree_optim::{
-    adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, scale, sgd, Ema,
-    GradientTransformation, Mask,
+    adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, scale, sgd,
+    EmaOfParams, GradientTransformation, Mask,
 };
 use pytree_std::{KeyPath, PyTree};
 
@@ -191,7 +191,7 @@ fn kinds_can_be_selected_by_name() {
 
 #[test]
 fn the_moving_average_copies_state_leaves() {
-    let mut ema = Ema::new(0.5, &net(0.0)).unwrap();
+    let mut ema = EmaOfParams::new(0.5, &net(0.0)).unwrap();
     ema.update(&net(2.0)).unwrap();
     let a = ema.average();
     assert_eq!(a.w, [1.0, -1.0]);

@@ -259,7 +259,7 @@ fn clipping_and_the_global_norm_follow_optax() {
 #[test]
 fn the_moving_average_follows_optax_incremental_update() {
     let r = reference();
-    let mut ema = pytree_optim::Ema::new(0.9, &scalars::small(&r["params0"])).unwrap();
+    let mut ema = pytree_optim::EmaOfParams::new(0.9, &scalars::small(&r["params0"])).unwrap();
     for (t, g) in r["grads"].as_array().unwrap().iter().enumerate() {
         // optax.incremental_update(new=g, old=ema, step_size=0.1)
         ema.update(&scalars::small(g)).unwrap();

@@ -4,7 +4,8 @@
 #[cfg(all(feature = "rayon", feature = "ndarray"))]
 mod parallel {
     use pytree_optim::{
-        adam, adamw, chain, clip_by_global_norm, sgd, Ema, Exec, GradientTransformation, GRAIN,
+        adam, adamw, chain, clip_by_global_norm, sgd, EmaOfParams, Exec, GradientTransformation,
+        GRAIN,
     };
     use pytree_std::ndarray::{Array1, Array2};
     use pytree_std::PyTree;
@@ -64,8 +65,10 @@ mod parallel {
 
     #[test]
     fn a_parallel_moving_average_matches_too() {
-        let mut a = Ema::new(0.9, &model(1)).unwrap();
-        let mut b = Ema::new(0.9, &model(1)).unwrap().exec(Exec::Parallel);
+        let mut a = EmaOfParams::new(0.9, &model(1)).unwrap();
+        let mut b = EmaOfParams::new(0.9, &model(1))
+            .unwrap()
+            .exec(Exec::Parallel);
         for t in 0..3 {
             a.update(&model(t)).unwrap();
             b.update(&model(t)).unwrap();

@@ -27,3 +27,24 @@ fn the_readme_shows_the_example_verbatim() {
         "README.md's Optimizers section must show examples/optimizers.rs verbatim"
     );
 }
+
+/// The README's candle example is the module documentation of
+/// `pytree_optim::candle` (run there as a doctest), shown verbatim.
+#[test]
+fn the_readme_shows_the_candle_loop_of_the_module_docs() {
+    let readme = include_str!("../README.md");
+    let module = include_str!("../src/candle/mod.rs");
+    let start = module
+        .find("//! ```\n//! use pytree_optim::{adam, candle};")
+        .expect("the module docs' loop example");
+    let body = &module[start + "//! ```\n".len()..];
+    let code: String = body[..body.find("//! ```").unwrap()]
+        .lines()
+        .filter(|l| !l.starts_with("//! # "))
+        .map(|l| format!("{}\n", l.strip_prefix("//! ").unwrap_or("")))
+        .collect();
+    assert!(
+        readme.contains(&format!("```rust,ignore\n{code}```")),
+        "README.md's candle section must show the loop of src/candle/mod.rs verbatim:\n{code}"
+    );
+}

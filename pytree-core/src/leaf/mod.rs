@@ -224,7 +224,7 @@ macro_rules! impl_leaf {
         }
         impl<$($gen)*> $crate::Flatten<$ns> for $leaf where $($($pred)*)? {
             type Leaf = $leaf;
-            const UNIFORM_LEAVES: ::core::option::Option<usize> = ::core::option::Option::Some(1);
+            const UNIFORM_LEAVES: ::core::option::Option<::core::primitive::usize> = ::core::option::Option::Some(1);
             #[inline]
             fn flatten_into<__S: $crate::Sink<Self>>(self, sink: &mut __S) {
                 sink.leaf(self)
@@ -238,14 +238,14 @@ macro_rules! impl_leaf {
                 visitor.leaf(self)
             }
             #[inline]
-            fn zip_check<const __N: usize>(
+            fn zip_check<const __N: ::core::primitive::usize>(
                 &self,
                 _others: [&Self; __N],
             ) -> ::core::result::Result<(), $crate::Error> {
                 ::core::result::Result::Ok(())
             }
             #[inline]
-            fn zip_mut_prechecked<'__a, const __N: usize, __F>(
+            fn zip_mut_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
                 &'__a mut self,
                 others: [&'__a Self; __N],
                 f: &mut __F,
@@ -290,7 +290,7 @@ macro_rules! impl_leaf {
             }
             #[inline]
             fn unflatten_vec<__S: $crate::Source<Self>>(
-                len: usize,
+                len: ::core::primitive::usize,
                 source: &mut __S,
             ) -> ::core::result::Result<$crate::__private::Vec<Self>, $crate::Error> {
                 source.leaf_vec(len)
@@ -300,7 +300,7 @@ macro_rules! impl_leaf {
                 f(self)
             }
             #[inline]
-            fn zip_with_prechecked<'__a, const __N: usize, __F>(
+            fn zip_with_prechecked<'__a, const __N: ::core::primitive::usize, __F>(
                 &'__a self,
                 others: [&'__a Self; __N],
                 f: &mut __F,

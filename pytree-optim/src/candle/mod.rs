@@ -1,16 +1,26 @@
 //! candle (feature `candle`): [`Tensor`] and [`Var`] leaves updated in
-//! place on their own device, and the gradient tree from candle's
-//! autograd ([`grads`], [`value_and_grad`]).
+//! place on their own device, the gradient tree from candle's autograd
+//! ([`grads`], [`value_and_grad`]), and [`Optimizer`], which steps a
+//! model from its loss as candle-nn's optimizers do.
 //!
 //! A model's parameters are candle variables: fields of type [`Var`], or
 //! of type [`Tensor`] holding a variable's tensor (`var.as_tensor().clone()`).
+//! Its forward pass reads a `Var` field wherever a `&Tensor` goes
+//! (`x.matmul(&self.w)`, `candle_nn::ops::softmax(&h, 1)`; method calls:
+//! `self.w.t()`): `Var` derefs to `Tensor`, as candle-nn's `VarMap`
+//! variables do, so a model of variables needs no copy of itself as
+//! tensors to run. Where an owned `Tensor` is asked for (candle-nn's
+//! `Linear::new(weight, bias)`), `self.w.as_tensor().clone()` is the
+//! variable's own tensor (a handle, no copy; autograd tracks it).
+//!
 //! Every tensor an optimizer writes (parameters, moments, updates) is
 //! written **in place**: a variable with `Var::set`, another tensor with
 //! `slice_set`. So a variable stays a variable (candle's autograd keeps
 //! tracking it, step after step), and every holder of it (the `Var` a
-//! layer was built from, a `VarMap`, a weight tied between two layers)
-//! sees the update. A clone of a tensor shares its memory, as candle's
-//! tensors do: clone the state with `Tensor::copy` for a snapshot.
+//! layer was built from, a `VarMap`, a weight tied between two layers,
+//! an [`Optimizer`]) sees the update. A clone of a tensor shares its
+//! memory, as candle's tensors do: clone the state with `Tensor::copy`
+//! for a snapshot.
 //!
 //! Where the update runs:
 //! - tensors in CPU memory (contiguous, `f16`, `bf16`, `f32` or `f64`):
@@ -35,33 +45,43 @@
 //! and they add nothing to a norm. A float update that reads one (an
 //! integer gradient for a float parameter) is an error.
 //!
+//! The loop, as candle-nn's (`opt.backward_step(&loss)`); the functional
+//! form is [`value_and_grad`] and [`GradientTransformation::step`]:
+//!
 //! ```
-//! use pytree_optim::{adam, candle, GradientTransformation};
-//! use pytree_std::candle_core::{Device, Tensor, Var};
+//! use pytree_optim::{adam, candle};
+//! use pytree_std::candle_core::{DType, Device, Result, Tensor, Var};
 //! use pytree_std::PyTree;
 //!
 //! #[derive(PyTree, Clone, Debug)]
 //! struct Linear { w: Var, b: Var }
 //!
+//! impl Linear {
+//!     fn forward(&self, x: &Tensor) -> Result<Tensor> {
+//!         x.matmul(&self.w)?.broadcast_add(&self.b)
+//!     }
+//! }
+//!
 //! let dev = Device::Cpu;
 //! let (x, y) = (Tensor::new(&[[1.0f32], [2.0]], &dev)?, Tensor::new(&[[3.0f32], [5.0]], &dev)?);
-//! let mut model = Linear { w: Var::zeros((1, 1), pytree_std::candle_core::DType::F32, &dev)?, b: Var::zeros(1, pytree_std::candle_core::DType::F32, &dev)? };
-//! let held = model.w.clone(); // another holder of the same variable
-//! let opt = adam(0.1);
-//! let mut state = opt.init(&model)?;
+//! let model = Linear { w: Var::zeros((1, 1), DType::F32, &dev)?, b: Var::zeros(1, DType::F32, &dev)? };
+//! let mut opt = candle::Optimizer::new(&model, adam(0.1))?;
 //! for _ in 0..300 {
-//!     let (_loss, mut g) = candle::value_and_grad(&model, |m| {
-//!         x.matmul(m.w.as_tensor())?.broadcast_add(m.b.as_tensor())?.sub(&y)?.sqr()?.mean_all()
-//!     })?;
-//!     opt.step(&mut model, &mut g, &mut state)?;
+//!     let loss = model.forward(&x)?.sub(&y)?.sqr()?.mean_all()?;
+//!     opt.backward_step(&loss)?;
 //! }
-//! let w = held.flatten_all()?.to_vec1::<f32>()?[0];
+//! let w = model.w.flatten_all()?.to_vec1::<f32>()?[0];
 //! assert!((w - 2.0).abs() < 0.05, "{w}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
+//!
+//! [`GradientTransformation::step`]: crate::GradientTransformation::step
 
 mod device;
 mod fused;
+mod optimizer;
+
+pub use optimizer::Optimizer;
 
 use pytree_std::candle_core::{self as candle_core, backprop::GradStore, DType, Tensor, Var};
 use pytree_std::{Error, Flatten, LeafMut, LeafRef, PyTree, Std};
@@ -514,6 +534,10 @@ mod sealed {
     pub trait Sealed {}
     impl Sealed for pytree_std::candle_core::Tensor {}
     impl Sealed for pytree_std::candle_core::Var {}
+
+    pub trait SealedLoss {}
+    impl SealedLoss for pytree_std::candle_core::Tensor {}
+    impl SealedLoss for pytree_std::candle_core::Result<pytree_std::candle_core::Tensor> {}
 }
 
 impl CandleLeaf for Tensor {
@@ -616,7 +640,9 @@ where
 }
 
 /// The loss `loss(params)` and its gradient tree ([`grads`]): candle's
-/// `backward` on the loss, no hand-written backward pass.
+/// `backward` on the loss, no hand-written backward pass. The loss
+/// function returns the loss tensor, or candle's `Result` of it
+/// ([`IntoLoss`]).
 ///
 /// ```
 /// use pytree_optim::candle;
@@ -624,18 +650,51 @@ where
 /// let params = (Var::new(&[2.0f32], &Device::Cpu)?,);
 /// let (loss, g) = candle::value_and_grad(&params, |(w,)| w.sqr()?.sum_all())?;
 /// assert_eq!((loss.to_scalar::<f32>()?, g.0.to_vec1::<f32>()?), (4.0, vec![4.0]));
+/// // A loss that returns the tensor itself.
+/// let (loss, _) = candle::value_and_grad(&params, |(w,)| (w.as_tensor() * 3.0).unwrap().sum_all().unwrap())?;
+/// assert_eq!(loss.to_scalar::<f32>()?, 6.0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn value_and_grad<P, F>(params: &P, loss: F) -> Result<(Tensor, P), Error>
+pub fn value_and_grad<P, F, L>(params: &P, loss: F) -> Result<(Tensor, P), Error>
 where
     P: PyTree,
     P::Leaf: CandleLeaf,
-    F: FnOnce(&P) -> candle_core::Result<Tensor>,
+    F: FnOnce(&P) -> L,
+    L: IntoLoss,
 {
-    let value = loss(params).map_err(candle_err)?;
+    let value = loss(params).into_loss().map_err(candle_err)?;
     let store = value.backward().map_err(candle_err)?;
     let g = grads(params, &store)?;
     Ok((value, g))
+}
+
+/// What a loss function returns: the loss [`Tensor`], or candle's
+/// `Result<Tensor>` (a loss written with `?`). Sealed; two impls, so a
+/// closure that ends in `Ok(loss)` still infers candle's error type.
+///
+/// ```
+/// use pytree_optim::candle::IntoLoss;
+/// use pytree_std::candle_core::{Device, Tensor};
+/// let t = Tensor::new(1.5f32, &Device::Cpu)?;
+/// assert_eq!(t.clone().into_loss()?.to_scalar::<f32>()?, 1.5);
+/// assert_eq!(Ok(t).into_loss()?.to_scalar::<f32>()?, 1.5);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub trait IntoLoss: sealed::SealedLoss {
+    /// The loss tensor, or the error computing it.
+    fn into_loss(self) -> candle_core::Result<Tensor>;
+}
+
+impl IntoLoss for Tensor {
+    fn into_loss(self) -> candle_core::Result<Tensor> {
+        Ok(self)
+    }
+}
+
+impl IntoLoss for candle_core::Result<Tensor> {
+    fn into_loss(self) -> candle_core::Result<Tensor> {
+        self
+    }
 }
 
 #[cfg(test)]
@@ -647,7 +706,7 @@ mod tests {
     use super::*;
     use crate::{
         adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, scale,
-        scale_by_schedule, sgd, Ema, GradientTransformation,
+        scale_by_schedule, sgd, EmaOfParams, GradientTransformation,
     };
     use pytree_std::candle_core::Device;
 
@@ -825,7 +884,7 @@ mod tests {
         both_ways("add decayed weights", || updates(add_decayed_weights(0.3)));
         both_ways("ema", || {
             let mut p = tree(0.0);
-            let mut ema = Ema::new(0.9, &p).unwrap();
+            let mut ema = EmaOfParams::new(0.9, &p).unwrap();
             for k in 0..3 {
                 p = tree(k as f32 + 1.0);
                 ema.update(&p).unwrap();
