@@ -16,6 +16,8 @@
 //! `B::Tensor: Flatten<Ns>`.
 //! A parameter used only inside a data field's type (`w: Array2<A>`, an
 //! element type) also gets `A: 'static`, since leaf types are `'static`.
+//! With `#[pytree(leaf_type = L)]` the parameters are not tied to each
+//! other: each gets `<T as Flatten<Ns>>::Leaf: LeafAs<Ns, L>` instead.
 //! `#[pytree(bound = "...")]` replaces all of this.
 
 use std::collections::BTreeSet;
@@ -71,7 +73,16 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
         .chain(in_data.assoc.iter().map(|ty| quote!(#ty)))
         .collect();
     let mut out = Vec::new();
-    if let Some((first, rest)) = bounded.split_first() {
+    if let Some(leaf_type) = container.leaf_type {
+        // `#[pytree(leaf_type = L)]`: each bounded type's leaves stand as
+        // `L`s, whatever their own type.
+        for ty in &bounded {
+            out.push(quote!(#ty: #trait_path));
+            out.push(quote!(
+                <#ty as #krate::Flatten<#ns>>::Leaf: #krate::LeafAs<#ns, #leaf_type>
+            ));
+        }
+    } else if let Some((first, rest)) = bounded.split_first() {
         out.push(quote!(#first: #trait_path));
         for ty in rest {
             out.push(quote!(

@@ -5,7 +5,7 @@
 //! path), and calls on a field are spanned at the field's type so that a
 //! missing impl is reported on the field.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::DeriveInput;
@@ -173,9 +173,10 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
     let flatten_header = impl_header(c, ns, Trait::Flatten);
     let unflatten_header = impl_header(c, ns, Trait::Unflatten);
-    let leaf = match leaf_source(c) {
-        Some(ty) => quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::Leaf),
-        None => quote!(::core::convert::Infallible),
+    let leaf = match (c.leaf_type, leaf_source(c)) {
+        (Some(leaf_type), _) => quote!(#leaf_type),
+        (None, Some(ty)) => quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::Leaf),
+        (None, None) => quote!(::core::convert::Infallible),
     };
     let uniform = uniform_leaves(c, ns);
     let hint = leaf_count_hint(c, ns);
@@ -279,6 +280,29 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     }
 }
 
+/// The hidden trait generated code reaches a data field through (its
+/// tokens at `span`, the field's type): `DataField`, whose leaves are the
+/// struct's, or with `#[pytree(leaf_type = L)]` `ConvertedField`, whose
+/// leaves stand as `L`s.
+fn data_trait(c: &Container<'_>, ns: &syn::Path, span: Span) -> TokenStream {
+    let krate = &c.krate;
+    match c.leaf_type {
+        None => quote_spanned!(span=> #krate::__private::DataField<#ns, Self::Leaf>),
+        Some(_) => quote_spanned!(span=> #krate::__private::ConvertedField<#ns, Self::Leaf>),
+    }
+}
+
+/// The unflatten side of [`data_trait`].
+fn unflatten_trait(c: &Container<'_>, ns: &syn::Path, span: Span) -> TokenStream {
+    let krate = &c.krate;
+    match c.leaf_type {
+        None => quote_spanned!(span=> #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>),
+        Some(_) => {
+            quote_spanned!(span=> #krate::__private::ConvertedFieldUnflatten<#ns, Self::Leaf>)
+        }
+    }
+}
+
 /// `UNIFORM_LEAVES` of a struct: the sum of its data fields' (a struct
 /// of uniform fields has the same structure and leaf count in every
 /// value); `None` for an enum, whose variant can differ, and for a struct
@@ -290,7 +314,8 @@ fn uniform_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     }
     let parts = c.data_fields().map(|f| {
         let ty = f.ty;
-        quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::UNIFORM_LEAVES)
+        let data_trait = data_trait(c, ns, ty.span());
+        quote_spanned!(ty.span()=> <#ty as #data_trait>::UNIFORM_LEAVES)
     });
     quote!(#krate::__private::uniform_sum(&[#(#parts),*]))
 }
@@ -303,7 +328,8 @@ fn leaf_count_hint(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         let pattern = v.data_pattern();
         let hints = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
-            quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::field_leaf_count_hint(#b))
+            let data_trait = data_trait(c, ns, ty.span());
+            quote_spanned!(ty.span()=> <#ty as #data_trait>::field_leaf_count_hint(#b))
         });
         quote!(#pattern => 0 #(+ #hints)*,)
     });
@@ -385,7 +411,8 @@ fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
                 Walk::Owned => quote!(#b.take()),
                 Walk::Ref | Walk::Mut => quote!(#b),
             };
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::#method(#field, __sink));
+            let data_trait = data_trait(c, ns, ty.span());
+            let call = quote_spanned!(ty.span()=> <#ty as #data_trait>::#method(#field, __sink));
             quote! {
                 __sink.enter(#krate::KeyRef::Field(#name));
                 #call;
@@ -444,7 +471,9 @@ fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         });
         let mapped = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::map_field(#b.take(), __f));
+            let unflatten_trait = unflatten_trait(c, ns, ty.span());
+            let call =
+                quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::map_field(#b.take(), __f));
             quote!(let #b = #krate::__private::Unwinding::new(#call);)
         });
         let exprs: Vec<TokenStream> = v
@@ -561,7 +590,8 @@ fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                     }
                 }
             } else {
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::check_field(#b, #others));
+                let data_trait = data_trait(c, ns, ty.span());
+                let call = quote_spanned!(ty.span()=> <#ty as #data_trait>::check_field(#b, #others));
                 let checked = try_at(call, &place);
                 quote!(#checked;)
             }
@@ -610,7 +640,8 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             let updates = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
                 let others = others_field(c, i, f);
-                quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, Self::Leaf>>::zip_field_mut(#b, #others, __f);)
+                let data_trait = data_trait(c, ns, ty.span());
+                quote_spanned!(ty.span()=> <#ty as #data_trait>::zip_field_mut(#b, #others, __f);)
             });
             quote!(#(#updates)*)
         } else {
@@ -619,7 +650,8 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             let built = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
                 let others = others_field(c, i, f);
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::zip_field(#b, #others, __f));
+                let unflatten_trait = unflatten_trait(c, ns, ty.span());
+                let call = quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::zip_field(#b, #others, __f));
                 quote!(let #b = #krate::__private::Unwinding::new(#call);)
             });
             let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
@@ -666,7 +698,8 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         let data = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
             let place = error_place(c, v, Some(f));
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, Self::Leaf>>::unflatten_field(__source));
+            let unflatten_trait = unflatten_trait(c, ns, ty.span());
+            let call = quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::unflatten_field(__source));
             let checked = try_at(call, &place);
             // Held until the value is built, so that a later field's error
             // or panic drops a deep one on a fresh stack (see `map_leaves`).
@@ -716,6 +749,27 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_leaf_type_names_the_leaf_and_reaches_fields_through_converted_field() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[pytree(leaf_type = AnyArray)]
+            struct Embeddings { weight: Array2<f32>, ids: Array1<i64> }
+        };
+        let code = super::try_derive(&input)
+            .map(|ts| ts.to_string())
+            .unwrap_or_default();
+        assert!(code.contains("type Leaf = AnyArray ;"), "{code}");
+        assert!(
+            code.contains("ConvertedField < :: pytree_std :: Std , Self :: Leaf >"),
+            "{code}"
+        );
+        assert!(
+            code.contains("ConvertedFieldUnflatten < :: pytree_std :: Std , Self :: Leaf >"),
+            "{code}"
+        );
+        assert!(!code.contains("DataField"), "{code}");
+    }
 
     #[test]
     fn a_kind_is_emitted_into_the_field_schema() {
