@@ -394,3 +394,53 @@ mod tensors {
         run_all(&small, &check);
     }
 }
+
+/// A typed model with an integer buffer (`#[pytree(leaf_type =
+/// AnyArray)]`): the f32 fields follow optax through every case, the
+/// `i64` buffer is never changed (it sits under the `adamw` label of the
+/// groups and inside every norm).
+#[cfg(feature = "ndarray")]
+mod typed_with_a_buffer {
+    use super::*;
+    use pytree_std::ndarray::{array, Array0, Array1, Array2};
+    use pytree_std::AnyArray;
+
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    #[pytree(leaf_type = AnyArray)]
+    struct Small {
+        b: Array1<f32>,
+        s: Array0<f32>,
+        w: Array2<f32>,
+        ids: Array1<i64>,
+    }
+
+    fn small(v: &Value) -> Small {
+        let (ws, w) = leaf(v, "w");
+        Small {
+            b: Array1::from(leaf(v, "b").1),
+            s: Array0::from_elem((), leaf(v, "s").1[0]),
+            w: Array2::from_shape_vec((ws[0], ws[1]), w).unwrap(),
+            ids: array![0, 1, 2, i64::MAX],
+        }
+    }
+
+    fn check(p: &Small, v: &Value, what: &str) {
+        close(
+            p.b.as_slice().unwrap(),
+            &leaf(v, "b").1,
+            &format!("{what} .b"),
+        );
+        close(&[p.s[()]], &leaf(v, "s").1, &format!("{what} .s"));
+        close(
+            p.w.as_slice().unwrap(),
+            &leaf(v, "w").1,
+            &format!("{what} .w"),
+        );
+        assert_eq!(p.ids, array![0, 1, 2, i64::MAX], "{what} .ids");
+    }
+
+    #[test]
+    fn every_optimizer_follows_optax_on_the_floats_and_leaves_the_buffer_alone() {
+        run_all(&small, &check);
+    }
+}
