@@ -223,7 +223,8 @@ impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
     label = "this data field must be a pytree whose leaves are `{L}` or convert to it (`LeafAs`)",
-    note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration"
+    note = "the struct's `#[pytree(leaf_type = {L})]` holds fields whose leaves are `{L}` or stand as it: with `leaf_type = AnyArray`, ndarray arrays of f32, f64, f16, bf16, i64, i32, u8 or bool, structs and containers of them, and `AnyArray`s",
+    note = "mark the field `#[pytree(static)]` if it is configuration; derive `PyTree` for its type if it is not a pytree"
 )]
 pub trait ConvertedField<Ns, L: Leaf<Ns>>: Sized {
     /// See [`Flatten::flatten_into`].
@@ -292,7 +293,8 @@ where
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot be rebuilt as a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
     label = "this data field must be a pytree whose leaves are `{L}` or convert to it (`LeafAs`)",
-    note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration"
+    note = "the struct's `#[pytree(leaf_type = {L})]` holds fields whose leaves are `{L}` or stand as it: with `leaf_type = AnyArray`, ndarray arrays of f32, f64, f16, bf16, i64, i32, u8 or bool, structs and containers of them, and `AnyArray`s",
+    note = "mark the field `#[pytree(static)]` if it is configuration; derive `PyTree` for its type if it is not a pytree"
 )]
 pub trait ConvertedFieldUnflatten<Ns, L>: Sized {
     /// See [`Unflatten::unflatten_from`].
