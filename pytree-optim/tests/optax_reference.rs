@@ -444,3 +444,49 @@ mod typed_with_a_buffer {
         run_all(&small, &check);
     }
 }
+
+/// nalgebra's matrices and vectors (one leaf type, `DMatrix<T>`, stored
+/// column by column): every case follows optax, in `f32` and in `f64`.
+#[cfg(feature = "nalgebra")]
+mod matrices {
+    use super::*;
+    use pytree_std::nalgebra::{DMatrix, DVector, Scalar};
+
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct Small<T: Scalar> {
+        b: DVector<T>,
+        s: DMatrix<T>,
+        w: DMatrix<T>,
+    }
+
+    fn small<T: Scalar + Copy>(v: &Value, from: fn(f32) -> T) -> Small<T> {
+        let (ws, w) = leaf(v, "w");
+        let w: Vec<T> = w.into_iter().map(from).collect();
+        Small {
+            b: DVector::from_iterator(3, leaf(v, "b").1.into_iter().map(from)),
+            s: DMatrix::from_element(1, 1, from(leaf(v, "s").1[0])),
+            w: DMatrix::from_row_slice(ws[0], ws[1], &w),
+        }
+    }
+
+    fn check<T: Scalar + Copy>(p: &Small<T>, v: &Value, what: &str, to: fn(T) -> f32) {
+        let row_major = |m: &DMatrix<T>| m.transpose().iter().map(|&x| to(x)).collect::<Vec<f32>>();
+        assert_eq!((p.w.shape(), p.b.len()), ((2, 3), 3), "{what}");
+        let b: Vec<f32> = p.b.iter().map(|&x| to(x)).collect();
+        close(&b, &leaf(v, "b").1, &format!("{what} .b"));
+        close(&[to(p.s[(0, 0)])], &leaf(v, "s").1, &format!("{what} .s"));
+        close(&row_major(&p.w), &leaf(v, "w").1, &format!("{what} .w"));
+    }
+
+    #[test]
+    fn every_optimizer_follows_optax_on_f32_matrices() {
+        run_all(&|v| small(v, |x| x), &|p, v, what| check(p, v, what, |x| x));
+    }
+
+    #[test]
+    fn every_optimizer_follows_optax_on_f64_matrices() {
+        run_all(&|v| small(v, f64::from), &|p, v, what| {
+            check(p, v, what, |x| x as f32)
+        });
+    }
+}
