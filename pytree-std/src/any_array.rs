@@ -86,6 +86,7 @@ use pytree_core::{
     DType, Error, Flatten, Leaf, LeafAs, Signature, Sink, Source, Unflatten, Visit, VisitMut,
 };
 
+use crate::ravel::Ravel;
 use crate::tree_equal::{ApproxEq, Tolerance};
 use crate::Std;
 
@@ -731,6 +732,103 @@ impl crate::ensemble::Stackable for AnyArray {
             AnyArrayView::U8(a) => typed(a, i),
             AnyArrayView::Bool(a) => typed(a, i),
         })
+    }
+}
+
+/// The elements of an array as `f64`s, in C order: floats exactly,
+/// integers exactly up to 2^53, bools as 0 and 1.
+fn elements_f64(leaf: &AnyArrayView<'_>) -> Vec<f64> {
+    match leaf {
+        AnyArrayView::F32(a) => a.iter().map(|&x| f64::from(x)).collect(),
+        AnyArrayView::F64(a) => a.iter().copied().collect(),
+        AnyArrayView::F16(a) => a.iter().map(|x| x.to_f64()).collect(),
+        AnyArrayView::BF16(a) => a.iter().map(|x| x.to_f64()).collect(),
+        AnyArrayView::I64(a) => a.iter().map(|&x| x as f64).collect(),
+        AnyArrayView::I32(a) => a.iter().map(|&x| f64::from(x)).collect(),
+        AnyArrayView::U8(a) => a.iter().map(|&x| f64::from(x)).collect(),
+        AnyArrayView::Bool(a) => a.iter().map(|&x| f64::from(u8::from(x))).collect(),
+    }
+}
+
+/// An array of `like`'s dtype and shape from `f64`s in C order: floats
+/// rounded to their dtype, integers truncated toward zero and saturated
+/// (Rust's `as`, NumPy's `astype` for values in range), bools true where
+/// not zero.
+fn from_elements_f64(like: &Signature, data: impl Iterator<Item = f64>) -> Result<AnyArray, Error> {
+    fn typed<A: AnyElement>(
+        like: &Signature,
+        data: impl Iterator<Item = f64>,
+        f: impl Fn(f64) -> A,
+    ) -> Result<AnyArray, Error> {
+        ArrayD::from_shape_vec(IxDyn(like.shape()), data.map(f).collect())
+            .map(A::into_any)
+            .map_err(|e| Error::custom(format!("cannot shape the elements as {like}: {e}")))
+    }
+    match like.dtype() {
+        DType::F32 => typed(like, data, |x| x as f32),
+        DType::F64 => typed(like, data, |x| x),
+        DType::F16 => typed(like, data, f16::from_f64),
+        DType::BF16 => typed(like, data, bf16::from_f64),
+        DType::I64 => typed(like, data, |x| x as i64),
+        DType::I32 => typed(like, data, |x| x as i32),
+        DType::U8 => typed(like, data, |x| x as u8),
+        DType::Bool => typed(like, data, |x| x != 0.0),
+        other => Err(Error::custom(format!(
+            "an AnyArray holds no dtype {other} (f32, f64, f16, bf16, i64, i32, u8, bool)"
+        ))),
+    }
+}
+
+/// A tree of several dtypes ravels into one float buffer, as JAX's
+/// `ravel_pytree` promotes its leaves to one dtype: `f64` (every element
+/// exact but integers beyond 2^53) or `f32` (ask for it with the buffer's
+/// type). The plan rebuilds each array in its own dtype: floats rounded,
+/// integers truncated toward zero, bools true where not zero.
+///
+/// ```
+/// use pytree_std::ndarray::{array, Array1, Array2};
+/// use pytree_std::{AnyArray, PyTree};
+///
+/// #[derive(PyTree, Clone, Debug, PartialEq)]
+/// #[pytree(leaf_type = AnyArray)]
+/// struct Embeddings { weight: Array2<f32>, position_ids: Array1<i64> }
+///
+/// let e = Embeddings { weight: array![[0.5, 1.5]], position_ids: array![0, 7] };
+/// let (flat, plan) = pytree_std::ravel::ravel::<_, f64>(&e)?;
+/// assert_eq!(flat, [0.5, 1.5, 0.0, 7.0]);
+/// assert_eq!(plan.unravel(&flat)?, e);
+/// let (flat32, plan32) = pytree_std::ravel::ravel::<_, f32>(&e)?;
+/// assert_eq!(plan32.unravel(&flat32)?, e);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+impl Ravel<f64> for AnyArray {
+    fn ravel_into(leaf: AnyArrayView<'_>, out: &mut Vec<f64>) -> Result<(), Error> {
+        out.extend(elements_f64(&leaf));
+        Ok(())
+    }
+    fn unravel_from(like: &Signature, data: &[f64]) -> Result<Self, Error> {
+        from_elements_f64(like, data.iter().copied())
+    }
+}
+
+/// As `Ravel<f64>`, into `f32`s (integers exact up to 2^24).
+///
+/// ```
+/// use pytree_std::ndarray::array;
+/// use pytree_std::AnyArray;
+/// let t = (AnyArray::from(array![1.5f64]), AnyArray::from(array![true, false]));
+/// let (flat, plan) = pytree_std::ravel::ravel::<_, f32>(&t)?;
+/// assert_eq!(flat, [1.5, 1.0, 0.0]);
+/// assert_eq!(plan.unravel(&flat)?, t);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+impl Ravel<f32> for AnyArray {
+    fn ravel_into(leaf: AnyArrayView<'_>, out: &mut Vec<f32>) -> Result<(), Error> {
+        out.extend(elements_f64(&leaf).into_iter().map(|x| x as f32));
+        Ok(())
+    }
+    fn unravel_from(like: &Signature, data: &[f32]) -> Result<Self, Error> {
+        from_elements_f64(like, data.iter().map(|&x| f64::from(x)))
     }
 }
 
