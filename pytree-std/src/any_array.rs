@@ -644,7 +644,7 @@ impl ApproxEq for AnyArrayView<'_> {
             b: &ArrayViewD<'_, B>,
             f: impl Fn(&A, &B) -> bool,
         ) -> bool {
-            a.shape() == b.shape() && Zip::from(a).and(b).all(|x, y| f(x, y))
+            a.shape() == b.shape() && Zip::from(a).and(b).all(f)
         }
         match (self, other) {
             (V::F32(a), V::F32(b)) => all(a, b, |x, y| tol.close(f64::from(*x), f64::from(*y))),

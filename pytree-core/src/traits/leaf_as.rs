@@ -80,10 +80,14 @@ where
     // holds `L`s, not the `M`s the field's walk would push.
 }
 
+/// What the visitors are for: leaves of type `M` lent for `'a`, handed
+/// on as `L`s of namespace `Ns`.
+type LentAs<'a, Ns, L, M> = PhantomData<fn(&'a ()) -> (Ns, L, M)>;
+
 /// A [`Visit`] of `M` leaves, lent for `'a`, that lends each on as an `L`.
 pub(crate) struct VisitAs<'v, 'a, Ns, L, M, V> {
     inner: &'v mut V,
-    of: PhantomData<fn(&'a ()) -> (Ns, L, M)>,
+    of: LentAs<'a, Ns, L, M>,
 }
 
 impl<'v, Ns, L, M, V> VisitAs<'v, '_, Ns, L, M, V> {
@@ -144,7 +148,7 @@ where
 /// `L`.
 pub(crate) struct VisitMutAs<'v, 'a, Ns, L, M, V> {
     inner: &'v mut V,
-    of: PhantomData<fn(&'a ()) -> (Ns, L, M)>,
+    of: LentAs<'a, Ns, L, M>,
 }
 
 impl<'v, Ns, L, M, V> VisitMutAs<'v, '_, Ns, L, M, V> {
