@@ -348,3 +348,46 @@ fn the_fallible_map_returns_the_dtype_error_at_its_path() {
         "at .w: array type mismatch: expected an array of f32, found f64[1]"
     );
 }
+
+/// An enum with the attribute: each variant's typed fields stand as
+/// `AnyArray`s, and the variant is checked in zips as for every enum.
+#[derive(PyTree, Clone, Debug, PartialEq)]
+#[pytree(leaf_type = AnyArray)]
+enum Head {
+    Tied {
+        bias: Array1<f32>,
+    },
+    Own {
+        weight: Array2<f32>,
+        bias: Array1<f32>,
+        mask: Array1<bool>,
+    },
+}
+
+#[test]
+fn enums_take_the_attribute_too() {
+    let own = Head::Own {
+        weight: array![[1.0, 2.0]],
+        bias: array![0.5],
+        mask: array![true, false],
+    };
+    let (leaves, def) = pytree_std::flatten(own.clone());
+    let sigs: Vec<String> = leaves.iter().map(|l| l.signature().to_string()).collect();
+    assert_eq!(sigs, ["f32[1,2]", "f32[1]", "bool[2]"]);
+    assert_eq!(pytree_std::unflatten::<Head>(&def, leaves).unwrap(), own);
+    let halved = pytree_std::map(own.clone(), |a| a.map_floats(|x| x / 2.0));
+    assert_eq!(
+        halved,
+        Head::Own {
+            weight: array![[0.5, 1.0]],
+            bias: array![0.25],
+            mask: array![true, false]
+        }
+    );
+    let tied = Head::Tied { bias: array![1.0] };
+    let err = pytree_std::multi::map2(&own, &tied, |a, _| a.to_owned()).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tree 1 at <root>: node mismatch: expected variant Head::Own, found variant Head::Tied"
+    );
+}
