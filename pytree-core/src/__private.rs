@@ -5,10 +5,12 @@ use alloc::format;
 pub use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
+use crate::leaf::leaf_as::LeafAs;
 use crate::leaf::signature::{DType, Signature};
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::ErasableKey;
 use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::leaf_as::{SinkAs, SourceAs, VisitAs, VisitMutAs};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::static_data::Static;
 
@@ -212,6 +214,167 @@ impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
     ) -> Self {
         self.zip_with_prechecked(others, f)
     }
+}
+
+/// How generated code reaches a data field of a `#[pytree(leaf_type =
+/// L)]` struct: as [`DataField`], with the field's leaves (of its own leaf
+/// type `T::Leaf`) standing as `L`s ([`LeafAs`]): converted by value, lent
+/// as `L`'s views, converted back (checked) when the field is rebuilt.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
+    label = "this data field must be a pytree whose leaves are `{L}` or convert to it (`LeafAs`)",
+    note = "the struct's `#[pytree(leaf_type = {L})]` holds fields whose leaves are `{L}` or stand as it: with `leaf_type = AnyArray`, ndarray arrays of f32, f64, f16, bf16, i64, i32, u8 or bool, structs and containers of them, and `AnyArray`s",
+    note = "mark the field `#[pytree(static)]` if it is configuration; derive `PyTree` for its type if it is not a pytree"
+)]
+pub trait ConvertedField<Ns, L: Leaf<Ns>>: Sized {
+    /// See [`Flatten::flatten_into`].
+    fn flatten_field<S: Sink<L>>(self, sink: &mut S);
+    /// See [`Flatten::visit`].
+    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V);
+    /// See [`Flatten::visit_mut`].
+    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V);
+    /// See [`Flatten::zip_check`].
+    fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
+    /// See [`Flatten::UNIFORM_LEAVES`].
+    const UNIFORM_LEAVES: Option<usize>;
+    /// See [`Flatten::leaf_count_hint`].
+    fn field_leaf_count_hint(&self) -> usize;
+    /// See [`Flatten::zip_mut_prechecked`].
+    fn zip_field_mut<'a, const N: usize, F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N])>(
+        &'a mut self,
+        others: [&'a Self; N],
+        f: &mut F,
+    );
+}
+
+impl<Ns, L, T> ConvertedField<Ns, L> for T
+where
+    L: Leaf<Ns>,
+    T: Flatten<Ns>,
+    T::Leaf: LeafAs<Ns, L>,
+{
+    const UNIFORM_LEAVES: Option<usize> = T::UNIFORM_LEAVES;
+    #[inline(always)]
+    fn field_leaf_count_hint(&self) -> usize {
+        self.leaf_count_hint()
+    }
+    #[inline(always)]
+    fn flatten_field<S: Sink<L>>(self, sink: &mut S) {
+        self.flatten_into(&mut SinkAs::<Ns, L, S>::new(sink))
+    }
+    #[inline(always)]
+    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V) {
+        self.visit(&mut VisitAs::<Ns, L, T::Leaf, V>::new(visitor))
+    }
+    #[inline(always)]
+    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V) {
+        self.visit_mut(&mut VisitMutAs::<Ns, L, T::Leaf, V>::new(visitor))
+    }
+    #[inline(always)]
+    fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        self.zip_check(others)
+    }
+    #[inline(always)]
+    fn zip_field_mut<'a, const N: usize, F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N])>(
+        &'a mut self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) {
+        self.zip_mut_prechecked(others, &mut |leaf, rest| {
+            f(
+                <T::Leaf as LeafAs<Ns, L>>::lend_mut_as(leaf),
+                rest.map(<T::Leaf as LeafAs<Ns, L>>::lend_as),
+            )
+        })
+    }
+}
+
+/// The unflatten side of [`ConvertedField`].
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be rebuilt as a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
+    label = "this data field must be a pytree whose leaves are `{L}` or convert to it (`LeafAs`)",
+    note = "the struct's `#[pytree(leaf_type = {L})]` holds fields whose leaves are `{L}` or stand as it: with `leaf_type = AnyArray`, ndarray arrays of f32, f64, f16, bf16, i64, i32, u8 or bool, structs and containers of them, and `AnyArray`s",
+    note = "mark the field `#[pytree(static)]` if it is configuration; derive `PyTree` for its type if it is not a pytree"
+)]
+pub trait ConvertedFieldUnflatten<Ns, L>: Sized {
+    /// See [`Unflatten::unflatten_from`].
+    fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error>;
+    /// See [`Unflatten::map_leaves`].
+    ///
+    /// # Panics
+    ///
+    /// If `f` returns a leaf that does not convert back to the field's
+    /// leaf type (an array of another dtype), as `map` panics for an
+    /// array of another rank.
+    fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
+    /// See [`Unflatten::zip_with_prechecked`].
+    ///
+    /// # Panics
+    ///
+    /// As [`map_field`](ConvertedFieldUnflatten::map_field).
+    fn zip_field<'a, const N: usize, F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self
+    where
+        L: Leaf<Ns>;
+}
+
+impl<Ns, L, T> ConvertedFieldUnflatten<Ns, L> for T
+where
+    L: Leaf<Ns>,
+    T: Unflatten<Ns>,
+    T::Leaf: LeafAs<Ns, L>,
+{
+    #[inline(always)]
+    fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error> {
+        T::unflatten_from(&mut SourceAs::<Ns, L, S>::new(source))
+    }
+    #[inline(always)]
+    #[track_caller]
+    fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self {
+        self.map_leaves(&mut |leaf: T::Leaf| converted_back::<Ns, L, T::Leaf>(f(leaf.into_leaf())))
+    }
+    #[inline(always)]
+    #[track_caller]
+    fn zip_field<'a, const N: usize, F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L>(
+        &'a self,
+        others: [&'a Self; N],
+        f: &mut F,
+    ) -> Self {
+        self.zip_with_prechecked(others, &mut |leaf, rest| {
+            converted_back::<Ns, L, T::Leaf>(f(
+                <T::Leaf as LeafAs<Ns, L>>::lend_as(leaf),
+                rest.map(<T::Leaf as LeafAs<Ns, L>>::lend_as),
+            ))
+        })
+    }
+}
+
+/// The leaf that an infallible walk's function returned, back as the
+/// field's leaf type. One that does not convert has nowhere to go (the
+/// walk returns the tree, not a `Result`, and the old leaf was moved into
+/// the function), so this panics, naming the routes that return the error.
+#[inline(always)]
+#[track_caller]
+fn converted_back<Ns, L: Leaf<Ns>, M: LeafAs<Ns, L>>(leaf: L) -> M {
+    match M::from_leaf(leaf) {
+        Ok(leaf) => leaf,
+        Err(e) => leaf_type_changed(&e),
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn leaf_type_changed(e: &Error) -> ! {
+    panic!(
+        "pytree: the function returned a leaf that the field cannot hold ({}); map/map2/map_n \
+         keep each field's type. Use pytree_std::basic::map_into or try_map (one tree), try_map2 \
+         or try_map_n (several trees), which return this as an error at its path",
+        e.kind()
+    )
 }
 
 /// How generated code reaches a static field: one obligation

@@ -23,13 +23,17 @@
 //! - `traits/`: [`Flatten`], [`Unflatten`], [`Source`] and [`NodeView`],
 //!   what a generic reader sees (`flatten.rs`); the walk callbacks
 //!   [`Sink`], [`Visit`], [`VisitMut`] and [`NodeRef`], a node as a walk
-//!   lends it (`visit.rs`); `Box<T>` for every namespace (`boxed.rs`).
+//!   lends it (`visit.rs`); `Box<T>` for every namespace (`boxed.rs`);
+//!   the callbacks through which a field's leaves stand as the struct's
+//!   `leaf_type` (`leaf_as.rs`).
 //! - `containers/`: the std containers (`Vec`, `VecDeque`, arrays, tuples,
 //!   `Option`, `Rc`/`Arc`, `BTreeMap`, `HashMap`, `IndexMap`) for every
 //!   namespace that implements [`StdContainers`], one module per family.
 //! - `leaf/`: [`Leaf`], [`LeafRef`], [`LeafMut`], [`PlainLeaf`],
 //!   [`impl_leaf!`], how a leaf type is lent by the walks; [`Signature`]
-//!   and [`DType`], what a leaf says about itself (`signature.rs`).
+//!   and [`DType`], what a leaf says about itself (`signature.rs`);
+//!   [`LeafAs`], a leaf type that stands as another in one tree
+//!   (`#[pytree(leaf_type = L)]`, `leaf_as.rs`).
 //! - `treedef/`: [`TreeDef`], [`TreeDefBuilder`], [`TreeDefLimits`], the
 //!   structure as 16-byte records; lined up, composed and compared
 //!   ([`TreeDef::diff`], [`TreeDef::is_prefix_of`], [`TreeDef::compose`],
@@ -87,6 +91,7 @@ pub mod __private;
 
 pub use containers::StdContainers;
 pub use error::{Error, ErrorKind, LeafFnError};
+pub use leaf::leaf_as::LeafAs;
 pub use leaf::signature::{DType, Signature};
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
 pub use ops::fallible::LeafFnErr;

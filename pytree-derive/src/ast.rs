@@ -17,6 +17,9 @@ pub struct Container<'a> {
     pub is_enum: bool,
     pub variants: Vec<Variant<'a>>,
     pub leaf: Option<Span>,
+    /// `#[pytree(leaf_type = L)]`: the leaf type, which every data field's
+    /// leaves convert to.
+    pub leaf_type: Option<&'a syn::Path>,
     pub namespaces: Vec<syn::Path>,
     pub krate: syn::Path,
     pub bound: Option<Vec<syn::WherePredicate>>,
@@ -104,6 +107,7 @@ impl<'a> Container<'a> {
             is_enum,
             variants,
             leaf: attrs.leaf.is_present().then(|| attrs.leaf.span()),
+            leaf_type: attrs.leaf_type.as_ref(),
             namespaces,
             krate,
             bound,

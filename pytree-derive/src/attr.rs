@@ -43,6 +43,10 @@ pub struct ContainerAttrs {
     pub data: darling::ast::Data<VariantAttrs, FieldAttrs>,
     /// `#[pytree(leaf)]`: the type is a leaf.
     pub leaf: Flag,
+    /// `#[pytree(leaf_type = path::L)]`: the type's leaf type is `L`; each
+    /// data field's leaves stand as `L`s (`LeafAs`), so fields of several
+    /// leaf types (`Array2<f32>`, `Array1<i64>`) share one tree.
+    pub leaf_type: Option<syn::Path>,
     /// `#[pytree(namespace = path::Ns)]`, repeatable.
     #[darling(multiple, rename = "namespace")]
     pub namespaces: Vec<syn::Path>,

@@ -34,6 +34,8 @@
 //! user names the leaf type (`#[pytree(bound = "S: PyTree<Leaf = f32>")]`).
 //! A parameter used only inside a data field's type (`w: Array2<A>`, an
 //! element type) also gets `A: 'static`, since leaf types are `'static`.
+//! With `#[pytree(leaf_type = L)]` the parameters are not tied to each
+//! other: each gets `<T as Flatten<Ns>>::Leaf: LeafAs<Ns, L>` instead.
 //! `#[pytree(bound = "...")]` replaces all of this.
 
 use std::collections::BTreeSet;
@@ -83,7 +85,16 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
     let trait_path = which.path(krate, ns);
     let bounded = bounded_types(container);
     let mut out = Vec::new();
-    if let Some(fixed) = leaf_anchor(container) {
+    if let Some(leaf_type) = container.leaf_type {
+        // `#[pytree(leaf_type = L)]`: each bounded type's leaves stand as
+        // `L`s, whatever their own type.
+        for ty in &bounded {
+            out.push(quote!(#ty: #trait_path));
+            out.push(quote!(
+                <#ty as #krate::Flatten<#ns>>::Leaf: #krate::LeafAs<#ns, #leaf_type>
+            ));
+        }
+    } else if let Some(fixed) = leaf_anchor(container) {
         // A field of a concrete type fixes the leaf type: every bounded
         // type is tied to it through a projection. No bound on the
         // concrete type itself (that is what makes recursive types E0275);

@@ -9,7 +9,7 @@
 //! field's type so that a missing impl is reported on the field
 //! (`tests/tests/hygiene.rs` holds it to any names and scope).
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::DeriveInput;
@@ -189,9 +189,10 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let self_leaf = self_leaf(krate, ns);
     let flatten_header = impl_header(c, ns, Trait::Flatten);
     let unflatten_header = impl_header(c, ns, Trait::Unflatten);
-    let leaf = match leaf_source(c) {
-        Some(ty) => quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::Leaf),
-        None => quote!(::core::convert::Infallible),
+    let leaf = match (c.leaf_type, leaf_source(c)) {
+        (Some(leaf_type), _) => quote!(#leaf_type),
+        (None, Some(ty)) => quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::Leaf),
+        (None, None) => quote!(::core::convert::Infallible),
     };
     let uniform = uniform_leaves(c, ns);
     let hint = leaf_count_hint(c, ns);
@@ -295,19 +296,44 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     }
 }
 
+/// The hidden trait generated code reaches a data field through (its
+/// tokens at `span`, the field's type): `DataField`, whose leaves are the
+/// struct's, or with `#[pytree(leaf_type = L)]` `ConvertedField`, whose
+/// leaves stand as `L`s.
+fn data_trait(c: &Container<'_>, ns: &syn::Path, span: Span) -> TokenStream {
+    let krate = &c.krate;
+    let self_leaf = self_leaf(krate, ns);
+    match c.leaf_type {
+        None => quote_spanned!(span=> #krate::__private::DataField<#ns, #self_leaf>),
+        Some(_) => quote_spanned!(span=> #krate::__private::ConvertedField<#ns, #self_leaf>),
+    }
+}
+
+/// The unflatten side of [`data_trait`].
+fn unflatten_trait(c: &Container<'_>, ns: &syn::Path, span: Span) -> TokenStream {
+    let krate = &c.krate;
+    let self_leaf = self_leaf(krate, ns);
+    match c.leaf_type {
+        None => quote_spanned!(span=> #krate::__private::DataFieldUnflatten<#ns, #self_leaf>),
+        Some(_) => {
+            quote_spanned!(span=> #krate::__private::ConvertedFieldUnflatten<#ns, #self_leaf>)
+        }
+    }
+}
+
 /// `UNIFORM_LEAVES` of a struct: the sum of its data fields' (a struct
 /// of uniform fields has the same structure and leaf count in every
 /// value); `None` for an enum, whose variant can differ, and for a struct
 /// with static fields, whose values can differ.
 fn uniform_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
-    let self_leaf = self_leaf(krate, ns);
     if c.is_enum || c.all_fields().any(|f| f.is_static.is_some()) {
         return quote!(::core::option::Option::None);
     }
     let parts = c.data_fields().map(|f| {
         let ty = f.ty;
-        quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, #self_leaf>>::UNIFORM_LEAVES)
+        let data_trait = data_trait(c, ns, ty.span());
+        quote_spanned!(ty.span()=> <#ty as #data_trait>::UNIFORM_LEAVES)
     });
     quote!(#krate::__private::uniform_sum(&[#(#parts),*]))
 }
@@ -316,12 +342,12 @@ fn uniform_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
 /// data fields' hints (of the variant at hand).
 fn leaf_count_hint(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
-    let self_leaf = self_leaf(krate, ns);
     let arms = c.variants.iter().map(|v| {
         let pattern = v.data_pattern();
         let hints = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
-            quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, #self_leaf>>::field_leaf_count_hint(#b))
+            let data_trait = data_trait(c, ns, ty.span());
+            quote_spanned!(ty.span()=> <#ty as #data_trait>::field_leaf_count_hint(#b))
         });
         quote!(#pattern => 0 #(+ #hints)*,)
     });
@@ -373,7 +399,6 @@ enum Walk {
 /// each data field between `enter` and `exit`.
 fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
     let krate = &c.krate;
-    let self_leaf = self_leaf(krate, ns);
     let arms = c.variants.iter().enumerate().map(|(i, v)| {
         let pattern = v.pattern();
         let schema = schema_ident(i);
@@ -404,7 +429,8 @@ fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
                 Walk::Owned => quote!(#b.take()),
                 Walk::Ref | Walk::Mut => quote!(#b),
             };
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, #self_leaf>>::#method(#field, __sink));
+            let data_trait = data_trait(c, ns, ty.span());
+            let call = quote_spanned!(ty.span()=> <#ty as #data_trait>::#method(#field, __sink));
             quote! {
                 __sink.enter(#krate::KeyRef::Field(#name));
                 #call;
@@ -454,7 +480,6 @@ fn construct(v: &Variant<'_>, exprs: &[TokenStream]) -> TokenStream {
 /// stack (see pytree-core's `unwind.rs`), not by recursing on this one.
 fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
-    let self_leaf = self_leaf(krate, ns);
     let arms = c.variants.iter().map(|v| {
         let pattern = v.pattern();
         let held = v.data_fields().map(|f| {
@@ -463,7 +488,9 @@ fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         });
         let mapped = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, #self_leaf>>::map_field(#b.take(), __f));
+            let unflatten_trait = unflatten_trait(c, ns, ty.span());
+            let call =
+                quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::map_field(#b.take(), __f));
             quote!(let #b = #krate::__private::Unwinding::new(#call);)
         });
         let exprs: Vec<TokenStream> = v
@@ -531,7 +558,6 @@ fn pair_variant(v: &Variant<'_>) -> (TokenStream, Vec<syn::Ident>) {
 /// field checked.
 fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
-    let self_leaf = self_leaf(krate, ns);
     let variant_name = {
         let arms = c.variants.iter().map(|v| {
             let path = v.path();
@@ -581,7 +607,8 @@ fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
                     }
                 }
             } else {
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, #self_leaf>>::check_field(#b, #others));
+                let data_trait = data_trait(c, ns, ty.span());
+                let call = quote_spanned!(ty.span()=> <#ty as #data_trait>::check_field(#b, #others));
                 let checked = try_at(call, &place);
                 quote!(#checked;)
             }
@@ -608,7 +635,6 @@ fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
 /// nothing is updated (`zip_mut`).
 fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
     let krate = &c.krate;
-    let self_leaf = self_leaf(krate, ns);
     let arms = c.variants.iter().map(|v| {
         let pattern = v.pattern();
         let pair = if !c.is_enum {
@@ -631,7 +657,8 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             let updates = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
                 let others = others_field(c, i, f);
-                quote_spanned!(ty.span()=> <#ty as #krate::__private::DataField<#ns, #self_leaf>>::zip_field_mut(#b, #others, __f);)
+                let data_trait = data_trait(c, ns, ty.span());
+                quote_spanned!(ty.span()=> <#ty as #data_trait>::zip_field_mut(#b, #others, __f);)
             });
             quote!(#(#updates)*)
         } else {
@@ -640,7 +667,8 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
             let built = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
                 let others = others_field(c, i, f);
-                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, #self_leaf>>::zip_field(#b, #others, __f));
+                let unflatten_trait = unflatten_trait(c, ns, ty.span());
+                let call = quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::zip_field(#b, #others, __f));
                 quote!(let #b = #krate::__private::Unwinding::new(#call);)
             });
             let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
@@ -688,7 +716,8 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         let data = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
             let place = error_place(c, v, Some(f));
-            let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::DataFieldUnflatten<#ns, #self_leaf>>::unflatten_field(__source));
+            let unflatten_trait = unflatten_trait(c, ns, ty.span());
+            let call = quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::unflatten_field(__source));
             let checked = try_at(call, &place);
             // Held until the value is built, so that a later field's error
             // or panic drops a deep one on a fresh stack (see `map_leaves`).
@@ -738,6 +767,27 @@ fn leaf_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_leaf_type_names_the_leaf_and_reaches_fields_through_converted_field() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[pytree(leaf_type = AnyArray)]
+            struct Embeddings { weight: Array2<f32>, ids: Array1<i64> }
+        };
+        let code = super::try_derive(&input)
+            .map(|ts| ts.to_string())
+            .unwrap_or_default();
+        assert!(code.contains("type Leaf = AnyArray ;"), "{code}");
+        assert!(
+            code.contains("ConvertedField < :: pytree_std :: Std , Self :: Leaf >"),
+            "{code}"
+        );
+        assert!(
+            code.contains("ConvertedFieldUnflatten < :: pytree_std :: Std , Self :: Leaf >"),
+            "{code}"
+        );
+        assert!(!code.contains("DataField"), "{code}");
+    }
 
     #[test]
     fn a_kind_is_emitted_into_the_field_schema() {

@@ -28,6 +28,13 @@
 //!   two fields under one name, and a rename on a skipped or tuple field
 //!   are compile errors;
 //! - container `#[pytree(leaf)]`: the type itself is a leaf (a tensor type);
+//! - container `#[pytree(leaf_type = path::L)]`: the type's leaf type is
+//!   `L`, and each data field's leaves stand as `L`s (`LeafAs<Ns, L>`):
+//!   with `leaf_type = AnyArray`, typed arrays of several dtypes
+//!   (`Array2<f32>` weights, an `Array2<i64>` buffer) in one tree, moved
+//!   and lent without copies, dtype-checked when rebuilt (through the
+//!   hidden `ConvertedField` instead of `DataField`; each type parameter
+//!   used in data fields gets `<T as Flatten<Ns>>::Leaf: LeafAs<Ns, L>`);
 //! - container `#[pytree(namespace = path::Ns)]` (repeatable): implement for
 //!   these namespaces instead of `pytree_std::Std`;
 //! - container `#[pytree(crate = "path")]`: where the runtime crate is

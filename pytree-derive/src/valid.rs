@@ -7,6 +7,7 @@ use crate::ast::Container;
 pub fn check(container: &Container<'_>) -> darling::Result<()> {
     let mut errors = darling::Error::accumulator();
     leaf_has_no_static_fields(container, &mut errors);
+    leaf_type_is_for_trees(container, &mut errors);
     static_or_skip_not_both(container, &mut errors);
     kind_is_a_name(container, &mut errors);
     kind_is_on_data_fields_only(container, &mut errors);
@@ -160,6 +161,20 @@ fn leaf_has_no_static_fields(container: &Container<'_>, errors: &mut darling::er
     }
 }
 
+/// `#[pytree(leaf_type = L)]` says what a tree's fields' leaves stand as;
+/// a `#[pytree(leaf)]` type is one leaf of its own type, with no fields
+/// walked, so the two contradict each other.
+fn leaf_type_is_for_trees(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+    if let (Some(_), Some(leaf_type)) = (container.leaf, container.leaf_type) {
+        errors.push(
+            darling::Error::custom(
+                "`#[pytree(leaf_type = ...)]` is for a type whose fields are walked; a `#[pytree(leaf)]` type is one leaf of its own type: remove one of the two",
+            )
+            .with_span(leaf_type),
+        );
+    }
+}
+
 /// A skipped field is not in the tree at all, a static one is in the
 /// TreeDef: a field cannot be both.
 fn static_or_skip_not_both(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
@@ -206,6 +221,18 @@ mod tests {
         assert_eq!(
             errors(input),
             ["`#[pytree(kind = ...)]` has no effect on a `#[pytree(static)]` field: it has no leaves"]
+        );
+    }
+
+    #[test]
+    fn a_leaf_type_on_a_leaf_is_rejected() {
+        let input: syn::DeriveInput = syn::parse_quote! {
+            #[pytree(leaf, leaf_type = AnyArray)]
+            struct Tensor { data: Vec<f32> }
+        };
+        assert_eq!(
+            errors(input),
+            ["`#[pytree(leaf_type = ...)]` is for a type whose fields are walked; a `#[pytree(leaf)]` type is one leaf of its own type: remove one of the two"]
         );
     }
 

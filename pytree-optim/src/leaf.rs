@@ -1,6 +1,7 @@
 //! [`FloatLeaf`]: the one trait a leaf type implements to be updated by
 //! the optimizers, and its impls for scalars and ndarray arrays (candle's
-//! are in module `candle`).
+//! are in module `candle`, nalgebra's in `nalgebra.rs`: the orphan rule
+//! puts them in this crate, where the trait is).
 
 use pytree_std::{Error, Flatten, Leaf, LeafMut, LeafRef, Std};
 
@@ -206,6 +207,43 @@ where
     Ok(copy)
 }
 
+/// `Some` of every element if all are `Some`.
+#[cfg(any(feature = "ndarray", feature = "nalgebra"))]
+#[inline(always)]
+pub(crate) fn all_some<T, const N: usize>(xs: [Option<T>; N]) -> Option<[T; N]> {
+    pytree_std::__private::all_some(xs)
+}
+
+/// The element loop over leaves whose memory is not one slice each (an
+/// array of mixed layouts, a strided matrix view): `f` on the elements at
+/// each step of `N` iterators of written and `M` of read elements, all in
+/// one order (their logical order), until the first ends.
+#[cfg(any(feature = "ndarray", feature = "nalgebra"))]
+#[inline]
+pub(crate) fn zip_element_iters<'e, A, I, J, const N: usize, const M: usize, F>(
+    muts: [I; N],
+    refs: [J; M],
+    f: &F,
+) where
+    A: FloatElement + 'e,
+    I: Iterator<Item = &'e mut A>,
+    J: Iterator<Item = &'e A>,
+    F: Fn([&mut A::Compute; N], [A::Compute; M]),
+{
+    let mut mi = muts;
+    let mut ri = refs;
+    while let (Some(ms), Some(rs)) = (
+        all_some(mi.each_mut().map(Iterator::next)),
+        all_some(ri.each_mut().map(Iterator::next)),
+    ) {
+        let mut x = ms.each_ref().map(|m| m.load());
+        f(x.each_mut(), rs.map(|r| r.load()));
+        for (m, x) in ms.into_iter().zip(x) {
+            *m = A::store(x);
+        }
+    }
+}
+
 macro_rules! scalar_leaf {
     ($($t:ty),*) => {$(
         impl FloatLeaf for $t {
@@ -253,18 +291,9 @@ mod arrays {
     use pytree_std::ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, ShapeBuilder};
     use pytree_std::Error;
 
-    use super::FloatLeaf;
+    use super::{all_some, zip_element_iters, FloatLeaf};
     use crate::element::FloatElement;
     use crate::kernel::{sum_slice, zip_slices, Exec};
-
-    /// `Some` of every element if all are `Some`.
-    #[inline(always)]
-    fn all_some<T, const N: usize>(xs: [Option<T>; N]) -> Option<[T; N]> {
-        if xs.iter().any(Option::is_none) {
-            return None;
-        }
-        Some(xs.map(|x| x.expect("every element is Some: checked above")))
-    }
 
     /// Arrays of any rank (`ArrayD<A>` is the leaf type of every
     /// `Array<A, D>`). Arrays in standard layout, or all with the same
@@ -321,18 +350,7 @@ mod arrays {
                 return Err(Error::custom("array memory is not contiguous"));
             }
             // Mixed layouts: element by element in logical order.
-            let mut mi = muts.map(|m| m.into_iter());
-            let mut ri = refs.map(|r| r.into_iter());
-            while let (Some(ms), Some(rs)) = (
-                all_some(mi.each_mut().map(Iterator::next)),
-                all_some(ri.each_mut().map(Iterator::next)),
-            ) {
-                let mut x = ms.each_ref().map(|m| m.load());
-                f(x.each_mut(), rs.map(|r| r.load()));
-                for (m, x) in ms.into_iter().zip(x) {
-                    *m = A::store(x);
-                }
-            }
+            zip_element_iters(muts.map(|m| m.into_iter()), refs.map(|r| r.into_iter()), f);
             Ok(())
         }
 
@@ -376,19 +394,12 @@ mod any_arrays {
     use pytree_std::ndarray::{ArrayD, ArrayViewD};
     use pytree_std::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement, DType, Error};
 
-    use super::FloatLeaf;
+    use super::{all_some, FloatLeaf};
     use crate::element::{Float, FloatElement};
     use crate::kernel::Exec;
 
     fn is_float(d: DType) -> bool {
         matches!(d, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
-    }
-
-    fn all_some<T, const N: usize>(xs: [Option<T>; N]) -> Option<[T; N]> {
-        if xs.iter().any(Option::is_none) {
-            return None;
-        }
-        Some(xs.map(|x| x.expect("every element is Some: checked above")))
     }
 
     /// The update on the typed arrays of `A`s, the element math in f64.

@@ -58,7 +58,8 @@
 //!   statistics are never changed by an optimizer.
 //! - [`FloatLeaf`]: the one trait a leaf type implements, for `f32`,
 //!   `f64`, `half`'s `f16`/`bf16` (feature `half`), ndarray's `ArrayD<A>`
-//!   (feature `ndarray`) and candle's `Tensor` (feature `candle`); its
+//!   and `AnyArray` (feature `ndarray`), nalgebra's `DMatrix<T>` (feature
+//!   `nalgebra`, `nalgebra.rs`) and candle's `Tensor` (feature `candle`); its
 //!   element loops ([`zip_slices`], [`sum_slice`]) run on one thread or,
 //!   with feature `rayon` and [`Exec::Parallel`], split across threads.
 //! - `candle` (feature `candle`): candle tensors and variables updated in
@@ -82,6 +83,8 @@ mod groups;
 mod kernel;
 mod leaf;
 mod mask;
+#[cfg(feature = "nalgebra")]
+mod nalgebra;
 mod op;
 mod optimizers;
 mod options;

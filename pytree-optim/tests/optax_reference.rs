@@ -394,3 +394,99 @@ mod tensors {
         run_all(&small, &check);
     }
 }
+
+/// A typed model with an integer buffer (`#[pytree(leaf_type =
+/// AnyArray)]`): the f32 fields follow optax through every case, the
+/// `i64` buffer is never changed (it sits under the `adamw` label of the
+/// groups and inside every norm).
+#[cfg(feature = "ndarray")]
+mod typed_with_a_buffer {
+    use super::*;
+    use pytree_std::ndarray::{array, Array0, Array1, Array2};
+    use pytree_std::AnyArray;
+
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    #[pytree(leaf_type = AnyArray)]
+    struct Small {
+        b: Array1<f32>,
+        s: Array0<f32>,
+        w: Array2<f32>,
+        ids: Array1<i64>,
+    }
+
+    fn small(v: &Value) -> Small {
+        let (ws, w) = leaf(v, "w");
+        Small {
+            b: Array1::from(leaf(v, "b").1),
+            s: Array0::from_elem((), leaf(v, "s").1[0]),
+            w: Array2::from_shape_vec((ws[0], ws[1]), w).unwrap(),
+            ids: array![0, 1, 2, i64::MAX],
+        }
+    }
+
+    fn check(p: &Small, v: &Value, what: &str) {
+        close(
+            p.b.as_slice().unwrap(),
+            &leaf(v, "b").1,
+            &format!("{what} .b"),
+        );
+        close(&[p.s[()]], &leaf(v, "s").1, &format!("{what} .s"));
+        close(
+            p.w.as_slice().unwrap(),
+            &leaf(v, "w").1,
+            &format!("{what} .w"),
+        );
+        assert_eq!(p.ids, array![0, 1, 2, i64::MAX], "{what} .ids");
+    }
+
+    #[test]
+    fn every_optimizer_follows_optax_on_the_floats_and_leaves_the_buffer_alone() {
+        run_all(&small, &check);
+    }
+}
+
+/// nalgebra's matrices and vectors (one leaf type, `DMatrix<T>`, stored
+/// column by column): every case follows optax, in `f32` and in `f64`.
+#[cfg(feature = "nalgebra")]
+mod matrices {
+    use super::*;
+    use pytree_std::nalgebra::{DMatrix, DVector, Scalar};
+
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct Small<T: Scalar> {
+        b: DVector<T>,
+        s: DMatrix<T>,
+        w: DMatrix<T>,
+    }
+
+    fn small<T: Scalar + Copy>(v: &Value, from: fn(f32) -> T) -> Small<T> {
+        let (ws, w) = leaf(v, "w");
+        let w: Vec<T> = w.into_iter().map(from).collect();
+        Small {
+            b: DVector::from_iterator(3, leaf(v, "b").1.into_iter().map(from)),
+            s: DMatrix::from_element(1, 1, from(leaf(v, "s").1[0])),
+            w: DMatrix::from_row_slice(ws[0], ws[1], &w),
+        }
+    }
+
+    fn check<T: Scalar + Copy>(p: &Small<T>, v: &Value, what: &str, to: fn(T) -> f32) {
+        let row_major = |m: &DMatrix<T>| m.transpose().iter().map(|&x| to(x)).collect::<Vec<f32>>();
+        assert_eq!((p.w.shape(), p.b.len()), ((2, 3), 3), "{what}");
+        let b: Vec<f32> = p.b.iter().map(|&x| to(x)).collect();
+        close(&b, &leaf(v, "b").1, &format!("{what} .b"));
+        close(&[to(p.s[(0, 0)])], &leaf(v, "s").1, &format!("{what} .s"));
+        close(&row_major(&p.w), &leaf(v, "w").1, &format!("{what} .w"));
+    }
+
+    #[test]
+    fn every_optimizer_follows_optax_on_f32_matrices() {
+        run_all(&|v| small(v, |x| x), &|p, v, what| check(p, v, what, |x| x));
+    }
+
+    #[test]
+    fn every_optimizer_follows_optax_on_f64_matrices() {
+        run_all(&|v| small(v, f64::from), &|p, v, what| {
+            check(p, v, what, |x| x as f32)
+        });
+    }
+}

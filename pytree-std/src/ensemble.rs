@@ -11,7 +11,8 @@
 //!
 //! The members are trees of one type whose leaves are [`Stackable`]:
 //! `ArrayD<A>` (feature `ndarray`; arrays of any rank, since stacking adds
-//! an axis), candle's `Tensor` and `Var` (feature `candle`; the stacked
+//! an axis) and `AnyArray` (each array in its own dtype, integer buffers
+//! too), candle's `Tensor` and `Var` (feature `candle`; the stacked
 //! tensor keeps the members' dtype and device, and a stacked tree of
 //! `Var`s is a tree of `Var`s). A model with fixed-rank ndarray fields goes
 //! through a [`Tree`](crate::Tree) of `ArrayD` leaves
@@ -65,8 +66,10 @@ use pytree_core::{Leaf, LeafRef};
 use crate::{Error, Std, Unflatten};
 
 /// A leaf type that ensembles can stack along a new leading axis and cut
-/// back ([`stack_leaves`], [`unstack_leaves`]): `ArrayD<A>` (feature
-/// `ndarray`), candle's `Tensor` and `Var` (feature `candle`).
+/// back ([`stack_leaves`], [`unstack_leaves`]): `ArrayD<A>` and
+/// `AnyArray` (feature `ndarray`), candle's `Tensor` and `Var` (feature
+/// `candle`). nalgebra's `DMatrix` is not: a stacked matrix has three
+/// axes, and nalgebra has no type for it.
 ///
 /// [`stack_leaves`] checks the members against each other (structure and
 /// leaf [signatures](pytree_core::Signature): shape, dtype, device) before

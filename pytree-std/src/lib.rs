@@ -162,8 +162,8 @@ pub use paths::{flatten_with_path, map_with_path};
 
 pub use pytree_core::TreeDefLimits;
 pub use pytree_core::{
-    impl_leaf, DType, Error, ErrorKind, Flatten, KeyPath, Leaf, LeafFnErr, LeafFnError, LeafMut,
-    LeafRef, NodeView, PlainLeaf, Signature, Static, TreeDef, Unflatten,
+    impl_leaf, DType, Error, ErrorKind, Flatten, KeyPath, Leaf, LeafAs, LeafFnErr, LeafFnError,
+    LeafMut, LeafRef, NodeView, PlainLeaf, Signature, Static, TreeDef, Unflatten,
 };
 pub use pytree_derive::PyTree;
 pub use std_namespace::{PyTree, Std};

@@ -6,8 +6,10 @@
 //! reused buffer.
 //!
 //! A leaf type joins by implementing [`Ravel`]: the numeric primitives
-//! (one element each), and with their features `ndarray` arrays and
-//! candle tensors (their elements in C order).
+//! and `bool` (one element each; with `half`, `f16` and `bf16`), and with
+//! their features `ndarray` arrays, `AnyArray` (into `f32` or `f64`, each
+//! array rebuilt in its own dtype), nalgebra matrices and candle tensors
+//! (their elements in C order).
 
 use std::marker::PhantomData;
 
@@ -53,7 +55,7 @@ macro_rules! ravel_scalars {
     )*};
 }
 
-ravel_scalars!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64);
+ravel_scalars!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool);
 
 /// The plan to rebuild a tree of type `T` from a flat buffer of `A`s: the
 /// TreeDef and each leaf's signature and offset (JAX's `unravel_fn`).

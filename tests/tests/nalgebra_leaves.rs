@@ -1,6 +1,8 @@
 //! nalgebra's dynamic matrices and vectors as leaves (feature `nalgebra`):
 //! one leaf type `DMatrix<T>` lent as views, shapes compared before
-//! anything changes, a vector read from a wide matrix is an error.
+//! anything changes, a vector read from a wide matrix is an error; saved
+//! and loaded against a file NumPy wrote (`tests/fixtures/nalgebra/`, made
+//! and checked by `make_fixture.py` there), trained as ndarray arrays are.
 
 use pytree_std::nalgebra::{DMatrix, DVector};
 use pytree_std::Unflatten;
@@ -134,4 +136,205 @@ fn ravel_in_c_order_and_back() {
     let (flat, plan) = pytree_std::ravel::ravel(&m).unwrap();
     assert_eq!(flat[..6], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]); // w[(i, j)] = 2i + j, row by row
     assert_eq!(plan.unravel(&flat).unwrap(), m);
+}
+
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Mlp {
+    layers: Vec<Linear>,
+}
+
+fn numpy_fixture() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/nalgebra/mlp_numpy.safetensors")
+}
+
+/// The values `make_fixture.py` wrote: `w[l][i, j] = 100 l + 10 i + j +
+/// 0.5`, `b[l][i] = -(100 l + i) - 0.25`, weights `[out, in]`.
+fn numpy_mlp() -> Mlp {
+    let layer = |l: usize, rows: usize, cols: usize| Linear {
+        w: DMatrix::from_fn(rows, cols, |i, j| (100 * l + 10 * i + j) as f64 + 0.5),
+        b: DVector::from_fn(rows, |i, _| -((100 * l + i) as f64) - 0.25),
+    };
+    Mlp {
+        layers: vec![layer(0, 3, 2), layer(1, 1, 3)],
+    }
+}
+
+#[test]
+fn a_numpy_file_loads_by_type_like_and_into_and_saves_back_bit_for_bit() {
+    use pytree_std::checkpoint::{self, Save};
+    let want = numpy_mlp();
+    let by_type: Mlp = checkpoint::load(numpy_fixture()).unwrap();
+    assert_eq!(by_type, want);
+    let like = checkpoint::load_like(numpy_fixture(), &want).unwrap();
+    assert_eq!(like, want);
+    let mut zero = pytree_std::map(want.clone(), |m| m * 0.0);
+    assert!(checkpoint::load_into(numpy_fixture(), &mut zero)
+        .unwrap()
+        .is_complete());
+    assert_eq!(zero, want);
+
+    // Written back: NumPy's names, dtypes, shapes (biases 1-d) and bytes
+    // (C order), read with the reference implementation of the format.
+    let dir = match std::env::var_os("PYTREE_NALGEBRA_OUT") {
+        Some(d) => std::path::PathBuf::from(d),
+        None => std::env::temp_dir().join(format!("pytree-nalgebra-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("mlp_nalgebra.safetensors");
+    Save::new().save(&out, &want).unwrap();
+    let (written, fixture) = (
+        std::fs::read(&out).unwrap(),
+        std::fs::read(numpy_fixture()).unwrap(),
+    );
+    let written = safetensors::SafeTensors::deserialize(&written).unwrap();
+    let fixture = safetensors::SafeTensors::deserialize(&fixture).unwrap();
+    let mut names = written.names();
+    names.sort();
+    let mut want_names = fixture.names();
+    want_names.sort();
+    assert_eq!(names, want_names);
+    for name in want_names {
+        let (a, b) = (written.tensor(name).unwrap(), fixture.tensor(name).unwrap());
+        assert_eq!(
+            (a.dtype(), a.shape(), a.data()),
+            (b.dtype(), b.shape(), b.data()),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn bad_tensors_for_a_matrix_are_errors_at_their_paths() {
+    use pytree_std::checkpoint::Checkpoint;
+    use safetensors::tensor::{serialize, TensorView};
+    use safetensors::Dtype;
+    let file = |name: &str, dtype: Dtype, shape: Vec<usize>, data: &[u8]| {
+        let bytes =
+            serialize([(name, TensorView::new(dtype, shape, data).unwrap())], None).unwrap();
+        Checkpoint::from_bytes(bytes).unwrap()
+    };
+    #[derive(PyTree, Debug, PartialEq)]
+    struct One {
+        m: DMatrix<f32>,
+    }
+    let data: Vec<u8> = (0..8).flat_map(|x| (x as f32).to_le_bytes()).collect();
+    let err = file("m", Dtype::F32, vec![2, 2, 2], &data)
+        .load::<One>()
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .m: tensor `m`: expected a 1-d or 2-d tensor for a nalgebra matrix, found f32[2,2,2]"
+    );
+    let f64s: Vec<u8> = (0..4).flat_map(|x| (x as f64).to_le_bytes()).collect();
+    assert!(file("m", Dtype::F64, vec![4], &f64s).load::<One>().is_err());
+    // A 2-d column [n, 1] and a 1-d tensor both load as a column.
+    let col = file("m", Dtype::F32, vec![4, 1], &data[..16])
+        .load::<One>()
+        .unwrap();
+    let flat = file("m", Dtype::F32, vec![4], &data[..16])
+        .load::<One>()
+        .unwrap();
+    assert_eq!((col.m.shape(), &col), ((4, 1), &flat));
+    // In place, another shape is an error and nothing is written.
+    let mut two = One {
+        m: DMatrix::from_element(2, 2, 7.0),
+    };
+    assert!(file("m", Dtype::F32, vec![4], &data[..16])
+        .load_into(&mut two)
+        .is_err());
+    assert_eq!(two.m, DMatrix::from_element(2, 2, 7.0));
+}
+
+/// Adam over nalgebra leaves gives the bits of Adam over ndarray arrays
+/// of the same values (the same kernels; the element order differs,
+/// which an element-wise update does not see).
+#[test]
+fn adam_on_matrices_is_adam_on_ndarray_arrays_bit_for_bit() {
+    use pytree_optim::{adam, chain, clip_by_global_norm, GradientTransformation};
+    use pytree_std::ndarray::{Array1, Array2};
+
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct Arrays {
+        w: Array2<f64>,
+        b: Array1<f64>,
+    }
+    let to_arrays = |l: &Linear| Arrays {
+        w: Array2::from_shape_fn(l.w.shape(), |(i, j)| l.w[(i, j)]),
+        b: Array1::from_iter(l.b.iter().copied()),
+    };
+    let grad = |l: &Linear| Linear {
+        w: l.w.map(|x| (x * 0.7).sin()),
+        b: l.b.map(|x| x.cos()),
+    };
+    let opt = adam(0.05);
+    let mut p = linear(1.0);
+    let mut q = to_arrays(&p);
+    let (mut sp, mut sq) = (opt.init(&p).unwrap(), opt.init(&q).unwrap());
+    for _ in 0..5 {
+        let mut g = grad(&p);
+        let mut h = to_arrays(&g);
+        opt.step(&mut p, &mut g, &mut sp).unwrap();
+        opt.step(&mut q, &mut h, &mut sq).unwrap();
+        assert_eq!(to_arrays(&p), q);
+    }
+    // With the clip the norms are summed in another order: close, not equal.
+    let opt = chain(clip_by_global_norm(0.1), adam(0.05));
+    let (mut sp, mut sq) = (opt.init(&p).unwrap(), opt.init(&q).unwrap());
+    let mut g = grad(&p);
+    let mut h = to_arrays(&g);
+    opt.step(&mut p, &mut g, &mut sp).unwrap();
+    opt.step(&mut q, &mut h, &mut sq).unwrap();
+    assert!(to_arrays(&p)
+        .w
+        .iter()
+        .zip(q.w.iter())
+        .all(|(a, b)| (a - b).abs() < 1e-12));
+    // A gradient of another shape: an error at its path, nothing changed.
+    let before = p.clone();
+    let mut bad = grad(&p);
+    bad.b = DVector::zeros(4);
+    let err = opt.step(&mut p, &mut bad, &mut sp).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tree 1 at .b: leaf signature mismatch: expected f64[3,1], found f64[4,1]"
+    );
+    assert_eq!(p, before);
+}
+
+#[test]
+fn summary_lists_matrices_with_their_shapes_and_bytes() {
+    let s = pytree_std::summary::summary(&Mlp {
+        layers: vec![linear(1.0)],
+    });
+    let leaves: Vec<(String, String, usize, Option<usize>)> = s
+        .rows()
+        .iter()
+        .filter(|r| r.is_leaf)
+        .map(|r| {
+            (
+                r.path.to_string(),
+                r.signature.as_ref().unwrap().to_string(),
+                r.elements,
+                r.bytes,
+            )
+        })
+        .collect();
+    assert_eq!(
+        leaves,
+        [
+            (
+                ".layers[0].w".to_string(),
+                "f64[3,2]".to_string(),
+                6,
+                Some(48)
+            ),
+            (
+                ".layers[0].b".to_string(),
+                "f64[3,1]".to_string(),
+                3,
+                Some(24)
+            ),
+        ]
+    );
 }

@@ -3,8 +3,10 @@
 //! [`impl_leaf!`](crate::impl_leaf), which declares types to be leaves of a
 //! namespace. `pytree-std` uses it for the primitive types; a user
 //! namespace uses it for whatever it treats as a leaf (say, `Vec<f32>` as
-//! one tensor).
+//! one tensor). [`LeafAs`](crate::LeafAs) (`leaf_as.rs`): a leaf type
+//! that stands in a tree of another one (`#[pytree(leaf_type = L)]`).
 
+pub(crate) mod leaf_as;
 pub(crate) mod signature;
 
 use core::convert::Infallible;

@@ -8,8 +8,11 @@
 //!   hand-written node, built from its walks.
 //! - `boxed`: `Box<T>` for every namespace (a fundamental type, so the
 //!   impls are legal here and nowhere else).
+//! - `leaf_as`: the callbacks through which a field's leaves stand as the
+//!   leaves of a `#[pytree(leaf_type = L)]` struct ([`LeafAs`](crate::LeafAs)).
 
 pub(crate) mod boxed;
 pub(crate) mod defaults;
 pub(crate) mod flatten;
+pub(crate) mod leaf_as;
 pub(crate) mod visit;

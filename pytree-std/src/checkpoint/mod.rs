@@ -114,7 +114,7 @@
 mod by_names;
 mod convert;
 mod format;
-mod leaf;
+pub(crate) mod leaf;
 mod load;
 mod naming;
 mod reader;
