@@ -318,14 +318,15 @@ fn a_non_contiguous_array_is_stored_in_c_order() {
     let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t).unwrap()).unwrap();
     let first = file.tensor("0").unwrap();
     let values: Vec<f32> = first
-        .data()
+        .data_in_memory()
+        .unwrap()
         .chunks(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
         .collect();
     assert_eq!(values, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
     assert_eq!(
-        file.tensor("0").unwrap().data(),
-        file.tensor("1").unwrap().data()
+        file.tensor("0").unwrap().data_in_memory(),
+        file.tensor("1").unwrap().data_in_memory()
     );
     // Loading into a transposed view writes through its strides.
     let mut target = (
@@ -1030,7 +1031,7 @@ fn a_file_the_reference_implementation_writes_loads() {
         array![[1.0, 2.0], [3.0, 4.0]]
     );
     assert_eq!(
-        file.tensor("enc.scale").unwrap().data(),
+        file.tensor("enc.scale").unwrap().data_in_memory().unwrap(),
         0.5f64.to_le_bytes()
     );
 }
@@ -1051,7 +1052,7 @@ fn file_bytes(file: &Checkpoint) -> Vec<u8> {
                 safetensors::tensor::TensorView::new(
                     dtype(t.dtype()),
                     t.shape().to_vec(),
-                    t.data(),
+                    t.data_in_memory().unwrap(),
                 )
                 .unwrap(),
             )

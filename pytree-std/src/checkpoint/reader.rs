@@ -1,6 +1,7 @@
 //! An opened checkpoint, [`Checkpoint`]: one file or the shards of one
-//! (memory-mapped, or bytes in memory), its tensors by name, and loading
-//! trees from it (by type, against a template, in place, as a flat map).
+//! (files read with positioned reads, memory maps, or bytes in memory),
+//! its tensors by name, and loading trees from it (by type, against a
+//! template, in place, as a flat map).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -13,6 +14,7 @@ use super::by_names::NameSource;
 use super::convert;
 use super::format::{self, file_error, Entry};
 use super::leaf;
+use super::storage::{Storage, TensorData};
 use super::load::{Load, LoadReport};
 use super::naming::{combine, names_of, Renames};
 use super::{TensorLeaf, TensorView, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
@@ -63,28 +65,16 @@ fn refuse_skipped_fields(def: &TreeDef) -> Result<(), Error> {
     Ok(())
 }
 
-/// The bytes of a file: mapped, or in memory.
-pub(crate) enum Storage {
-    Mapped(memmap2::Mmap),
-    Owned(Vec<u8>),
-}
-
-impl Storage {
-    pub(crate) fn bytes(&self) -> &[u8] {
-        match self {
-            Storage::Mapped(m) => m,
-            Storage::Owned(v) => v,
-        }
-    }
-}
-
-/// An opened checkpoint: the header checked, the data memory-mapped (or
-/// in memory). Read its tensors by name, or load trees from it.
+/// An opened checkpoint: the header checked, the data in a file (read
+/// with positioned reads, each tensor straight into its destination), in
+/// a memory map ([`Load::open_mapped`]) or in memory. Read its tensors by
+/// name, or load trees from it.
 ///
-/// The map reads the file as it is on disk: it must not be changed or
-/// truncated by another program while the `Checkpoint` lives (the
-/// contract of every memory-mapped safetensors loader); [`save`](fn@super::save) itself
-/// never writes over a file in place.
+/// A file is read as it is on disk when each tensor is read: if another
+/// program truncates it meanwhile, the load is an error naming the tensor
+/// it could not read (a memory map would crash the process with SIGBUS
+/// instead: [`Load::open_mapped`] is `unsafe` for that reason);
+/// [`save`](fn@super::save) itself never writes over a file in place.
 ///
 /// ```
 /// use pytree_std::checkpoint::Checkpoint;
@@ -114,6 +104,8 @@ pub(crate) struct Shard {
     pub(crate) storage: Storage,
     /// Where its data starts.
     pub(crate) data_start: usize,
+    /// Its path (or `<bytes>`), for the messages.
+    pub(crate) origin: String,
 }
 
 impl std::fmt::Debug for Checkpoint {
@@ -194,11 +186,12 @@ impl Checkpoint {
 
     pub(crate) fn new(storage: Storage, origin: String, options: Load) -> Result<Self, Error> {
         options.renames.check()?;
-        let header = format::parse(storage.bytes(), &origin, options.max_header_bytes)?;
+        let header = format::parse(&storage, &origin, options.max_header_bytes)?;
         Ok(Checkpoint {
             shards: vec![Shard {
                 storage,
                 data_start: header.data_start,
+                origin: origin.clone(),
             }],
             entries: header.entries,
             by_name: header.by_name,
@@ -278,11 +271,13 @@ impl Checkpoint {
         self.entries.iter().map(|e| e.name.as_str())
     }
 
-    /// Every tensor, in the order of their data.
+    /// Every tensor, in the order of their data (each read when asked:
+    /// [`TensorView::data`]).
     ///
     /// ```
     /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8, 2])?)?;
-    /// assert_eq!(file.tensors().map(|t| t.data()[0]).collect::<Vec<_>>(), [1, 2]);
+    /// let bytes: Vec<Vec<u8>> = file.tensors().map(|t| t.data().map(|d| d.to_vec())).collect::<Result<_, _>>()?;
+    /// assert_eq!(bytes, [[1], [2]]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn tensors(&self) -> impl Iterator<Item = TensorView<'_>> + '_ {
@@ -293,7 +288,7 @@ impl Checkpoint {
     ///
     /// ```
     /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8, 2])?)?;
-    /// assert_eq!(file.tensor("1").map(|t| t.data()), Some(&[2u8][..]));
+    /// assert_eq!(file.tensor("1").map(|t| t.data_in_memory()), Some(Some(&[2u8][..])));
     /// assert!(file.tensor("2").is_none());
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -338,21 +333,21 @@ impl Checkpoint {
 
     fn view<'a>(&'a self, e: &'a Entry) -> TensorView<'a> {
         // In bounds: `parse` checked that the entries tile the data that
-        // follows the header exactly; `get` keeps that from being a panic.
-        let bytes = self
-            .shards
-            .get(e.shard)
-            .and_then(|s| {
-                s.storage
-                    .bytes()
-                    .get(s.data_start + e.begin..s.data_start + e.end)
-            })
-            .unwrap_or(&[]);
+        // follows the header exactly (`data` gives an empty slice rather
+        // than a panic otherwise).
+        let data = match self.shards.get(e.shard) {
+            Some(s) => s.storage.data(
+                (s.data_start + e.begin) as u64,
+                e.end - e.begin,
+                &s.origin,
+            ),
+            None => TensorData::Memory(&[]),
+        };
         TensorView {
             name: &e.name,
             dtype: e.dtype,
             shape: &e.shape,
-            data: bytes,
+            data,
         }
     }
 
@@ -363,16 +358,17 @@ impl Checkpoint {
         &self,
         i: usize,
         wanted: Option<DType>,
-        f: impl FnOnce(&TensorView<'_>) -> R,
-    ) -> R {
+        f: impl FnOnce(&TensorView<'_>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
         let view = self.view(&self.entries[i]);
-        let converted = wanted
-            .filter(|_| self.options.convert_floats)
-            .and_then(|to| convert::floats(&view, to).map(|bytes| (to, bytes)));
+        let converted = match wanted.filter(|_| self.options.convert_floats) {
+            Some(to) => convert::floats(&view, to)?.map(|bytes| (to, bytes)),
+            None => None,
+        };
         match converted {
             Some((to, bytes)) => f(&TensorView {
                 dtype: to,
-                data: &bytes,
+                data: TensorData::Memory(&bytes),
                 ..view
             }),
             None => f(&view),
@@ -759,8 +755,11 @@ impl Checkpoint {
         for (pair, path) in pairs.iter().zip(&paths) {
             if let Some(i) = *pair {
                 let view = self.view(&self.entries[i]);
-                if view.dtype == DType::Bool && view.data.iter().any(|&b| b > 1) {
-                    return Err((leaf::bad_data::<bool>(view.data.len())).under(path));
+                if view.dtype == DType::Bool {
+                    let data = view.data().map_err(|e| e.under(path))?;
+                    if data.iter().any(|&b| b > 1) {
+                        return Err((leaf::bad_data::<bool>(data.len())).under(path));
+                    }
                 }
             }
         }
