@@ -223,6 +223,24 @@ pub trait TensorLeaf: Leaf<Std> {
     /// ```
     fn copy_from_tensor(slot: Self::Mut<'_>, tensor: &TensorView<'_>) -> Result<(), Error>;
 
+    /// The leaf `leaf` loaded from the tensor, as a value that replaces it
+    /// in a tree rebuilt around its leaves (a
+    /// [`load_into`](fn@super::load_into) that restores static fields): by
+    /// default a new leaf read from the tensor with `leaf` as its template
+    /// ([`from_tensor`](TensorLeaf::from_tensor)); a leaf that others hold
+    /// (a candle `Var`) writes the tensor into itself and returns itself,
+    /// so that its holders see the load.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
+    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(7i32,))?)?;
+    /// assert_eq!(<i32 as TensorLeaf>::reload(&&0, &file.tensor("0").unwrap())?, 7);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn reload(leaf: &Self::Ref<'_>, tensor: &TensorView<'_>) -> Result<Self, Error> {
+        Self::from_tensor(tensor, Some(leaf))
+    }
+
     /// An owned copy of a lent leaf (what a partial load keeps from the
     /// template for a tensor the file lacks).
     ///
@@ -894,6 +912,13 @@ mod tensors {
         fn copy_from_tensor(slot: &mut Var, tensor: &TensorView<'_>) -> Result<(), Error> {
             let new = <Tensor as TensorLeaf>::from_tensor(tensor, Some(&slot.as_tensor()))?;
             slot.set(&new).map_err(candle_error)
+        }
+        /// Written in place (`Var::set`): the same variable, which every
+        /// holder sees loaded.
+        fn reload(leaf: &&Var, tensor: &TensorView<'_>) -> Result<Self, Error> {
+            let mut same = (*leaf).clone();
+            Self::copy_from_tensor(&mut same, tensor)?;
+            Ok(same)
         }
         fn to_owned_leaf(leaf: &&Var) -> Self {
             (*leaf).clone()

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use pytree_core::{Error, Flatten, Unflatten};
+use pytree_core::{DType, Error, Flatten, Unflatten};
 
 use super::naming::Renames;
 use super::reader::Checkpoint;
@@ -35,6 +35,9 @@ pub struct Load {
     pub(crate) allow_missing: bool,
     pub(crate) allow_unused: bool,
     pub(crate) convert_floats: bool,
+    /// The dtype floats are read as by type where the leaf type leaves
+    /// the dtype open ([`Load::convert_floats_to`]).
+    pub(crate) float_dtype: Option<DType>,
     pub(crate) shapes_from_file: bool,
     pub(crate) max_header_bytes: usize,
     /// (tied name, the name it is read from), the tree's names.
@@ -48,6 +51,7 @@ impl Default for Load {
             allow_missing: false,
             allow_unused: false,
             convert_floats: false,
+            float_dtype: None,
             shapes_from_file: false,
             ties: Vec::new(),
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
@@ -131,6 +135,47 @@ impl Load {
         self
     }
 
+    /// [`convert_floats`](Load::convert_floats), and a target for the
+    /// leaves whose type leaves the dtype open ([`AnyArray`](crate::AnyArray),
+    /// candle's `Tensor` and `Var`): loaded by type, every float tensor
+    /// (`f16`, `bf16`, `f32`, `f64`) is read into such a leaf as `dtype`
+    /// (transformers' `from_pretrained(dtype=...)`, the dtype of candle's
+    /// `VarBuilder`). A leaf type of fixed dtype (`ArrayD<f32>`), or a
+    /// template's leaf, keeps converting to its own dtype; integers and
+    /// bools stay as they are. `dtype` must be a float dtype (else opening
+    /// a file is an error).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, to_bytes};
+    /// use pytree_std::{AnyArray, DType};
+    /// use pytree_std::ndarray::{array, Array1};
+    /// let bytes = to_bytes(&(AnyArray::from(array![1.5f64]), AnyArray::from(array![7i64])))?;
+    /// let file = Load::new().convert_floats_to(DType::F32).from_bytes(bytes)?;
+    /// let (w, ids): (AnyArray, AnyArray) = file.load()?;
+    /// assert_eq!((w.dtype(), ids.dtype()), (DType::F32, DType::I64));
+    /// assert_eq!(Array1::<f32>::try_from(w)?, array![1.5f32]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn convert_floats_to(mut self, dtype: DType) -> Self {
+        self.convert_floats = true;
+        self.float_dtype = Some(dtype);
+        self
+    }
+
+    /// The options' own errors, before a file is read: the renames', and a
+    /// target of [`convert_floats_to`](Load::convert_floats_to) that is not
+    /// a float dtype.
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        self.renames.check()?;
+        match self.float_dtype {
+            Some(d) if !super::convert::is_float(d) => Err(Error::custom(format!(
+                "Load::convert_floats_to({d}): floats are converted to f16, bf16, f32 or f64 only"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Leaves that the file lacks are not an error: [`load_into`](Load::load_into)
     /// leaves them as they are, [`load_like`](Load::load_like) copies the
     /// template's. Loading by type alone still needs every leaf.
@@ -180,8 +225,11 @@ impl Load {
     /// Reads the leaf `name` from the tensor `to` when the file has no
     /// tensor `name` (names as the tree has them, after the renames): a
     /// weight written once for two fields (tied embeddings, see
-    /// [`Save::tie`](super::Save::tie)) is tied again on load. The
-    /// [`LoadReport`] lists it as loaded.
+    /// [`Save::tie`](super::Save::tie); transformers leaves a tied
+    /// `lm_head` or `cls.predictions.decoder.weight` out of its files) is
+    /// tied again on load. Every load honours it alike: by type (with the
+    /// file's TreeDef, or by names from a file without one), against a
+    /// template, in place. The [`LoadReport`] lists it as loaded.
     ///
     /// ```
     /// use pytree_std::checkpoint::{Load, to_bytes};
@@ -400,7 +448,7 @@ impl Load {
     /// ```
     pub fn load_into<T>(&self, path: impl AsRef<Path>, tree: &mut T) -> Result<LoadReport, Error>
     where
-        T: Flatten<Std>,
+        T: Flatten<Std> + Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
         self.open(path)?.load_into(tree)

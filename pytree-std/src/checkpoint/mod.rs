@@ -128,6 +128,7 @@ mod naming;
 mod reader;
 mod save;
 mod shards;
+mod statics;
 mod storage;
 
 use std::path::Path;
@@ -246,11 +247,18 @@ where
 /// shape; every problem is listed. A candle tensor goes to the template's
 /// device.
 ///
+/// Static fields are the file's where its TreeDef holds them (as a load
+/// by type takes them: an optimizer state's step `count`), else the
+/// template's; see [`load_into`](fn@load_into).
+///
 /// A template whose type has a `#[pytree(skip)]` field (other than
 /// `PhantomData`) is refused, naming the field: the new value would get
-/// `Default` there, not the template's value. Use
-/// [`load_into`](fn@load_into) on the template instead, which writes the
-/// leaves in place and keeps skipped fields.
+/// `Default` there, not the template's value. A field marked
+/// `#[pytree(skip(recomputed))]` is not: its type recomputes it on use,
+/// as the optimizers' states do with their masks, so an optimizer state
+/// loads against a template. Use [`load_into`](fn@load_into) on the
+/// template instead, which writes the leaves in place and keeps skipped
+/// fields.
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("pytree-fn-like-{}.safetensors", std::process::id()));
@@ -274,8 +282,19 @@ where
 /// Loads the file at `path` into `tree`, in place: each leaf's data is
 /// read once, straight from the file into the array that is already there.
 /// Everything is checked first; on an error nothing has changed (except
-/// for a device error of candle, after the checks, which leaves the
-/// tensors before it loaded).
+/// for a device error of candle, or a file truncated while the load reads
+/// it, after the checks, which leave the leaves before it loaded).
+///
+/// Static fields are loaded too, as a load by type takes them: where the
+/// file's TreeDef holds a static field (an optimizer state's step
+/// `count`) whose value differs from the tree's, the value is rebuilt
+/// with the file's (static fields are reached only through `Unflatten`):
+/// each leaf is then read into a new array (a candle variable is written
+/// in place and kept), and the tree is replaced. Its `#[pytree(skip)]`
+/// fields would be `Default` then: such a field is an error naming it,
+/// unless it is `#[pytree(skip(recomputed))]` (an optimizer's mask). A
+/// static field's value of another type in the file is an error naming
+/// the field and both values.
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("pytree-fn-into-{}.safetensors", std::process::id()));
@@ -288,7 +307,7 @@ where
 /// ```
 pub fn load_into<T>(path: impl AsRef<Path>, tree: &mut T) -> Result<LoadReport, Error>
 where
-    T: Flatten<Std>,
+    T: Flatten<Std> + Unflatten<Std>,
     T::Leaf: TensorLeaf,
 {
     Load::new().load_into(path, tree)

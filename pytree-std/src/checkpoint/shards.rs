@@ -94,7 +94,7 @@ pub(crate) fn open_index(
     path: &Path,
     storage: impl Fn(&Path, &str) -> Result<Storage, Error>,
 ) -> Result<Checkpoint, Error> {
-    options.renames.check()?;
+    options.check()?;
     let origin = path.display().to_string();
     let index_error =
         |message: String| Error::custom(format!("sharded checkpoint index {origin}: {message}"));
