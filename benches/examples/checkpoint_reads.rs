@@ -98,7 +98,9 @@ fn main() {
     std::fs::remove_file(&path).ok();
 
     println!("{rounds} rounds, medians; ratio = positioned reads / memory map (below 1: faster)");
-    println!("| load | reads, CPU | map, CPU | ratio (CPU) | reads, wall | map, wall | ratio (wall) |");
+    println!(
+        "| load | reads, CPU | map, CPU | ratio (CPU) | reads, wall | map, wall | ratio (wall) |"
+    );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for (k, name) in names.iter().enumerate() {
         let [rc, mc] = [median(cpu[k][0].clone()), median(cpu[k][1].clone())];

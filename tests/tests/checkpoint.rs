@@ -1205,7 +1205,10 @@ fn static_fields_the_file_holds_are_loaded_in_place_and_by_template() {
     assert_eq!(pytree_std::structure(&like), pytree_std::structure(&saved));
     assert_eq!((like.0.steps, like.1[0].steps), (10, 3));
     let by_type: (Counted, Vec<Counted>) = file.load().unwrap();
-    assert_eq!(pytree_std::structure(&by_type), pytree_std::structure(&like));
+    assert_eq!(
+        pytree_std::structure(&by_type),
+        pytree_std::structure(&like)
+    );
 
     // Equal static fields: nothing is rebuilt, the cache is kept.
     let mut same = saved.clone();

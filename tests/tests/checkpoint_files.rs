@@ -81,10 +81,7 @@ fn every_load_refuses(path: &Path, ends: &str) {
     check("Load::open_mapped", unsafe {
         Load::new().open_mapped(path).unwrap_err()
     });
-    check(
-        "load",
-        checkpoint::load::<Vec<Linear>>(path).unwrap_err(),
-    );
+    check("load", checkpoint::load::<Vec<Linear>>(path).unwrap_err());
     check(
         "load_like",
         checkpoint::load_like(path, &model(0.0)).unwrap_err(),
@@ -184,7 +181,10 @@ fn a_file_truncated_after_it_was_opened_is_an_error_naming_the_tensor() {
         let missing = "tensor `1.w` (f32[512,512]): cannot read its 1048576 bytes at offset";
         let file = truncate();
         let err = file.load::<Vec<Linear>>().unwrap_err().to_string();
-        assert!(err.starts_with("at [1].w: ") && err.contains(missing), "{err}");
+        assert!(
+            err.starts_with("at [1].w: ") && err.contains(missing),
+            "{err}"
+        );
         assert!(
             err.ends_with(
                 "the file ends before them: it was truncated or rewritten after it was opened"
@@ -192,8 +192,13 @@ fn a_file_truncated_after_it_was_opened_is_an_error_naming_the_tensor() {
             "{err}"
         );
         let err = file.load_like(&model(0.0)).unwrap_err().to_string();
-        assert!(err.starts_with("at [1].w: ") && err.contains(missing), "{err}");
-        let err = file.load_map::<pytree_std::ndarray::ArrayD<f32>>().unwrap_err();
+        assert!(
+            err.starts_with("at [1].w: ") && err.contains(missing),
+            "{err}"
+        );
+        let err = file
+            .load_map::<pytree_std::ndarray::ArrayD<f32>>()
+            .unwrap_err();
         assert!(err.to_string().contains(missing), "{err}");
         let t = file.tensor("1.w").unwrap();
         assert!(t.data().unwrap_err().to_string().contains(missing));
@@ -247,7 +252,8 @@ fn a_file_truncated_after_it_was_opened_is_an_error_naming_the_tensor() {
 #[test]
 fn under_a_memory_map_the_same_truncation_is_sigbus() {
     // Named after the parent, which removes it after the child's death.
-    let mapped_dir = |parent: u32| std::env::temp_dir().join(format!("pytree-files-{parent}-mapped"));
+    let mapped_dir =
+        |parent: u32| std::env::temp_dir().join(format!("pytree-files-{parent}-mapped"));
     if child::case().as_deref() == Some("mapped") {
         let d = mapped_dir(std::os::unix::process::parent_id());
         std::fs::create_dir_all(&d).unwrap();

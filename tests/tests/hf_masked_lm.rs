@@ -227,7 +227,11 @@ fn reference_f32(path: &Path, name: &str) -> Vec<f32> {
 fn assert_is_the_file(model: &BertForMaskedLM<ArrayD<f32>>, path: &Path) {
     let values = named_values(model);
     let refs = reference(path);
-    assert_eq!(refs.len() + 2, values.len(), "the file lacks the two tied tensors");
+    assert_eq!(
+        refs.len() + 2,
+        values.len(),
+        "the file lacks the two tied tensors"
+    );
     for (name, values) in &values {
         let source = match name.as_str() {
             DECODER_WEIGHT => WORD_EMBEDDINGS,
@@ -284,8 +288,20 @@ fn a_transformers_bert_for_masked_lm_loads_by_type_with_its_ties() {
         // candle tensors and AnyArray leaves, by type.
         let tensors: BertForMaskedLM<Tensor> = file.load().unwrap();
         assert_eq!(
-            tensors.cls.predictions.decoder.bias.to_vec1::<f32>().unwrap(),
-            model.cls.predictions.bias.iter().copied().collect::<Vec<_>>()
+            tensors
+                .cls
+                .predictions
+                .decoder
+                .bias
+                .to_vec1::<f32>()
+                .unwrap(),
+            model
+                .cls
+                .predictions
+                .bias
+                .iter()
+                .copied()
+                .collect::<Vec<_>>()
         );
         let any: BertForMaskedLM<AnyArray> = file.load().unwrap();
         assert_eq!(
@@ -338,7 +354,10 @@ fn saved_back_with_its_ties_it_is_the_transformers_file() {
     std::fs::create_dir_all(&written).unwrap();
     save.save(written.join("model.safetensors"), &model)
         .unwrap();
-    assert_eq!(reference(&written.join("model.safetensors")), reference(single));
+    assert_eq!(
+        reference(&written.join("model.safetensors")),
+        reference(single)
+    );
     let files = save
         .clone()
         .max_shard_bytes(6000)
@@ -375,8 +394,12 @@ fn a_bf16_file_loads_by_type_into_an_f32_model() {
     let half: BertForMaskedLM<ArrayD<bf16>> =
         pytree_std::basic::map_into(model.clone(), |a| a.mapv(bf16::from_f32)).unwrap();
     let bytes = checkpoint::to_bytes(&half).unwrap();
-    let back: BertForMaskedLM<ArrayD<f32>> =
-        Load::new().convert_floats().from_bytes(bytes).unwrap().load().unwrap();
+    let back: BertForMaskedLM<ArrayD<f32>> = Load::new()
+        .convert_floats()
+        .from_bytes(bytes)
+        .unwrap()
+        .load()
+        .unwrap();
     assert_eq!(back, model);
 
     // Dtype-erased leaves: the float target is given.
@@ -388,9 +411,15 @@ fn a_bf16_file_loads_by_type_into_an_f32_model() {
         model.bert.embeddings.word_embeddings.weight.view()
     );
     let tensors: BertForMaskedLM<Tensor> = file.load().unwrap();
-    assert_eq!(tensors.bert.embeddings.layer_norm.weight.dtype(), CandleDType::F32);
+    assert_eq!(
+        tensors.bert.embeddings.layer_norm.weight.dtype(),
+        CandleDType::F32
+    );
     let unconverted: BertForMaskedLM<Tensor> = tied().load(&path).unwrap();
-    assert_eq!(unconverted.bert.embeddings.layer_norm.weight.dtype(), CandleDType::BF16);
+    assert_eq!(
+        unconverted.bert.embeddings.layer_norm.weight.dtype(),
+        CandleDType::BF16
+    );
     assert!(Load::new()
         .convert_floats_to(DType::I64)
         .open(&path)

@@ -54,7 +54,7 @@ pub(crate) fn floats(view: &TensorView<'_>, to: DType) -> Result<Option<Vec<u8>>
 #[cfg(test)]
 mod tests {
     use super::super::storage::TensorData;
-    use super::{convertible, DType, TensorView};
+    use super::{DType, TensorView};
 
     fn view(dtype: DType, data: &[u8]) -> TensorView<'_> {
         TensorView {

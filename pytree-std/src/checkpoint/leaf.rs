@@ -132,7 +132,11 @@ impl<'a> TensorView<'a> {
     /// The error of a read of this tensor that failed.
     #[cold]
     fn read_failed(&self, why: String) -> Error {
-        Error::custom(format!("tensor `{}` ({}): {why}", self.name, self.signature()))
+        Error::custom(format!(
+            "tensor `{}` ({}): {why}",
+            self.name,
+            self.signature()
+        ))
     }
     /// Dtype and shape as a [`Signature`] (`f32[2,3]`).
     ///
@@ -421,7 +425,10 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
 /// many elements (checked): one positioned read straight into it from a
 /// file. Nothing is written if the bytes are not values (a `bool` other
 /// than 0 or 1).
-pub(crate) fn copy_elements<A: Element>(dst: &mut [A], tensor: &TensorView<'_>) -> Result<(), Error> {
+pub(crate) fn copy_elements<A: Element>(
+    dst: &mut [A],
+    tensor: &TensorView<'_>,
+) -> Result<(), Error> {
     let len = tensor.num_bytes();
     if len != std::mem::size_of_val(dst) {
         return Err(bad_data::<A>(len));

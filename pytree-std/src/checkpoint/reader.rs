@@ -14,10 +14,10 @@ use super::by_names::NameSource;
 use super::convert;
 use super::format::{self, file_error, Entry};
 use super::leaf;
-use super::statics;
-use super::storage::{Storage, TensorData};
 use super::load::{Load, LoadReport};
 use super::naming::{combine, names_of, Renames};
+use super::statics;
+use super::storage::{Storage, TensorData};
 use super::{TensorLeaf, TensorView, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
 use crate::Std;
 
@@ -338,11 +338,9 @@ impl Checkpoint {
         // follows the header exactly (`data` gives an empty slice rather
         // than a panic otherwise).
         let data = match self.shards.get(e.shard) {
-            Some(s) => s.storage.data(
-                (s.data_start + e.begin) as u64,
-                e.end - e.begin,
-                &s.origin,
-            ),
+            Some(s) => s
+                .storage
+                .data((s.data_start + e.begin) as u64, e.end - e.begin, &s.origin),
             None => TensorData::Memory(&[]),
         };
         TensorView {
@@ -829,9 +827,7 @@ impl Checkpoint {
             for ((leaf, pair), want) in crate::leaves(&*tree).iter().zip(pairs).zip(&wants) {
                 out.push(match pair {
                     Some(i) => self
-                        .with_view(i, want.expected.dtype(), |view| {
-                            T::Leaf::reload(leaf, view)
-                        })
+                        .with_view(i, want.expected.dtype(), |view| T::Leaf::reload(leaf, view))
                         .map_err(|e| e.under(&want.path))?,
                     None => T::Leaf::to_owned_leaf(leaf),
                 });

@@ -832,7 +832,10 @@ impl Laws<'_> {
         if let Ok(value) = self.file.load_like(template) {
             saves_and_loads_back(&value);
             // The template's structure, its static fields maybe the file's.
-            let (got, want) = (pytree_std::structure(&value), pytree_std::structure(template));
+            let (got, want) = (
+                pytree_std::structure(&value),
+                pytree_std::structure(template),
+            );
             assert_eq!(got.leaf_paths().ok(), want.leaf_paths().ok());
             assert_eq!(got.num_nodes(), want.num_nodes());
         }
