@@ -851,7 +851,7 @@ impl Checkpoint {
     /// file holds none that differs (or no TreeDef: written elsewhere, or
     /// with a static field serde could not write).
     fn restore_statics(&self, def: &TreeDef) -> Result<Option<(TreeDef, Vec<String>)>, Error> {
-        if def.is_leaf() {
+        if !statics::any(def)? {
             return Ok(None);
         }
         let Some(file_def) = self.treedef()? else {

@@ -39,6 +39,19 @@ fn static_fields(def: &TreeDef) -> Result<Vec<(KeyPath, StaticValue)>, Error> {
     Ok(out)
 }
 
+/// Whether `def` has a static field anywhere (a fold over its records,
+/// so that a tree without any never reads the file's TreeDef).
+pub(crate) fn any(def: &TreeDef) -> Result<bool, Error> {
+    def.fold(
+        0..def.num_leaves(),
+        |_| false,
+        |node, kids| {
+            kids.contains(&true)
+                || matches!(node, NodeView::Struct { schema, .. } if schema.num_static() > 0)
+        },
+    )
+}
+
 /// `tree` (a template's structure) with the static fields that `file` (the
 /// file's TreeDef) holds where their values differ, or `None` when none
 /// does, with the names of the fields restored. `tree_name` maps a static
