@@ -1,10 +1,11 @@
 //! Issue 10's checkpoint figures: saving and loading GPT-2 small's
 //! parameters (148 `f32` arrays, 124,439,808 parameters, 497.8 MB of data;
 //! `pytree_benches::gpt2`) as a `.safetensors` file with
-//! `pytree_std::checkpoint`, beside the floors of the same bytes moved
-//! without any format: a `memcpy` of the data, `std::fs::read` of the file
-//! (into a new buffer, and into one already there) and `std::fs::write`
-//! of the file's bytes. `benches/scripts/checkpoint_gpt2.sh`
+//! `pytree_std::checkpoint` (and the same loads through a memory map,
+//! `Load::open_mapped`, the path every load took before issue 29), beside
+//! the floors of the same bytes moved without any format: a `memcpy` of
+//! the data, `std::fs::read` of the file (into a new buffer, and into one
+//! already there) and `std::fs::write` of the file's bytes. `benches/scripts/checkpoint_gpt2.sh`
 //! runs it, then Python's `safetensors` (numpy) on the same file, and
 //! prints the table of BENCHMARKS.md.
 //!
@@ -62,6 +63,24 @@ fn bench(c: &mut Criterion) {
             Load::new()
                 .load_into(&shared, black_box(&mut target))
                 .expect("load_into")
+        })
+    });
+    // The path every load took before issue 29 (and `Load::open_mapped`
+    // still takes): the file memory-mapped, each tensor copied from the
+    // map into its array, beside the positioned reads straight into the
+    // arrays that `load_like` and `load_into` do now.
+    g.bench_function("load_like_mapped", |b| {
+        b.iter(|| {
+            // SAFETY: nothing changes the bench's file while it is mapped.
+            let file = unsafe { Load::new().open_mapped(&shared) }.expect("map");
+            black_box(file.load_like(&model).expect("load_like"))
+        })
+    });
+    g.bench_function("load_into_mapped", |b| {
+        b.iter(|| {
+            // SAFETY: as above.
+            let file = unsafe { Load::new().open_mapped(&shared) }.expect("map");
+            file.load_into(black_box(&mut target)).expect("load_into")
         })
     });
     // The floors: the same bytes without a format.

@@ -3,8 +3,9 @@
 # (148 f32 arrays, 124,439,808 parameters, 497.8 MB) as .safetensors, in one
 # session:
 #   1. the criterion bench `checkpoint_gpt2` (crate pytree-benches):
-#      pytree_std::checkpoint save, load (by type), load_like, load_into,
-#      and the floors (memcpy of the data, fs::read, fs::write);
+#      pytree_std::checkpoint save, load (by type), load_like, load_into
+#      (and the last two through a memory map, Load::open_mapped), and the
+#      floors (memcpy of the data, fs::read, fs::write);
 #   2. benches/python/checkpoint_gpt2.py: Python's safetensors (numpy)
 #      load_file of the same file, save_file, and the same floors;
 # both pinned to CPU 1, files in $CKPT_DIR (default /dev/shm: memory, not
@@ -72,6 +73,8 @@ rows = [
     ("load (new arrays)", rust("load"), py["load_rust_file"]["median_ms"], "`checkpoint::load::<Gpt2>` (by type) / `load_file`, same file"),
     ("load against a template", rust("load_like"), py["load_rust_file"]["median_ms"], "`checkpoint::load_like` / `load_file`"),
     ("load into the existing arrays", rust("load_into"), None, "`checkpoint::load_into` (no allocation) / no numpy equivalent"),
+    ("load against a template, memory-mapped", rust("load_like_mapped"), None, "`Load::open_mapped` then `load_like` (every load's path before issue 29)"),
+    ("load into the existing arrays, memory-mapped", rust("load_into_mapped"), None, "`Load::open_mapped` then `load_into`"),
     ("load Python's own file", None, py["load_python_file"]["median_ms"], "`load_file` of the file `save_file` wrote"),
     ("floor: copy the data in memory", rust("floor_memcpy"), py["floor_copyto"]["median_ms"], "`copy_from_slice` / `np.copyto`, 497.8 MB"),
     ("floor: read the file", rust("floor_fs_read"), py["floor_read"]["median_ms"], "`std::fs::read` / `f.read()` (new buffer)"),

@@ -3,6 +3,7 @@
 //! `Self`), each made of fields that are data or static. Every part keeps
 //! the syn node it came from, so errors point at user code.
 
+use darling::util::Override;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
@@ -48,6 +49,9 @@ pub struct Field<'a> {
     pub ty: &'a syn::Type,
     pub is_static: Option<Span>,
     pub skip: Option<Span>,
+    /// `#[pytree(skip(recomputed))]`: rebuilding with `Default` loses
+    /// nothing.
+    pub recomputed: bool,
     /// `#[pytree(kind = "...")]`, with its span.
     pub kind: Option<&'a syn::LitStr>,
 }
@@ -176,7 +180,11 @@ fn model_fields(fields: &[FieldAttrs]) -> Vec<Field<'_>> {
                 member,
                 ty: &f.ty,
                 is_static: f.is_static.is_present().then(|| f.is_static.span()),
-                skip: f.skip.is_present().then(|| f.skip.span()),
+                skip: f.skip.as_ref().map(|s| s.span()),
+                recomputed: matches!(
+                    f.skip.as_deref(),
+                    Some(Override::Explicit(o)) if o.recomputed.is_present()
+                ),
                 kind: f.kind.as_ref(),
             }
         })

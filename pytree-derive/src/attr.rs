@@ -2,8 +2,8 @@
 //! its variants and its fields. darling reports unknown and malformed
 //! attributes (with "did you mean" suggestions) and accumulates them.
 
-use darling::util::Flag;
-use darling::{FromDeriveInput, FromField, FromVariant};
+use darling::util::{Flag, Override, SpannedValue};
+use darling::{FromDeriveInput, FromField, FromMeta, FromVariant};
 
 /// `#[pytree(...)]` on a field.
 #[derive(FromField)]
@@ -15,7 +15,9 @@ pub struct FieldAttrs {
     #[darling(rename = "static")]
     pub is_static: Flag,
     /// `#[pytree(skip)]`: not part of the tree; rebuilt with `Default`.
-    pub skip: Flag,
+    /// `#[pytree(skip(recomputed))]`: and that `Default` is what a
+    /// rebuilt value should hold (the type recomputes the field on use).
+    pub skip: Option<SpannedValue<Override<SkipOptions>>>,
     /// `#[pytree(kind = "state")]`: the kind of the field's leaves, which
     /// key paths expose (default: inherited, `"param"` at the top).
     pub kind: Option<syn::LitStr>,
@@ -23,6 +25,16 @@ pub struct FieldAttrs {
     /// schemas and checkpoints (serde's spelling), for names Rust refuses
     /// or frowns on (`self`, `LayerNorm`).
     pub rename: Option<syn::LitStr>,
+}
+
+/// The options of `#[pytree(skip(...))]`.
+#[derive(Default, FromMeta)]
+pub struct SkipOptions {
+    /// `recomputed`: the field's `Default` is a value the type recomputes
+    /// on use (a cache, a mask evaluated again), so a value rebuilt
+    /// without it loses nothing, and loads against a template do not
+    /// refuse the type.
+    pub recomputed: Flag,
 }
 
 /// `#[pytree(...)]` on an enum variant (none are defined yet; darling

@@ -109,12 +109,13 @@ fn schema_statics(c: &Container<'_>) -> TokenStream {
                 quote!(#krate::FieldSchema::data(#name))
             }
         });
-        // Skipped fields that hold a value (not `PhantomData`): a load
-        // that would rebuild them with `Default` refuses the type.
+        // Skipped fields that hold a value (not `PhantomData`, not
+        // `skip(recomputed)`): a load that would rebuild them with
+        // `Default` refuses the type.
         let skipped: Vec<&String> = v
             .fields
             .iter()
-            .filter(|f| f.skip.is_some() && !is_phantom(f.ty))
+            .filter(|f| f.skip.is_some() && !f.recomputed && !is_phantom(f.ty))
             .map(|f| &f.name)
             .collect();
         let with_skipped = if skipped.is_empty() {

@@ -18,7 +18,11 @@
 //!   `Clone + Eq + Hash + Debug + Send + Sync + 'static`);
 //! - field `#[pytree(skip)]`: not part of the tree at all (not a leaf, not
 //!   in the TreeDef); rebuilt with `Default::default()` by unflatten and the
-//!   zips (for caches, `PhantomData`, borrowed helpers);
+//!   zips (for caches, `PhantomData`, borrowed helpers); the schema lists
+//!   it, so that a checkpoint load against a template refuses to lose its
+//!   value, unless it is `#[pytree(skip(recomputed))]`: its `Default` is a
+//!   value the type recomputes on use (an optimizer's mask), and nothing
+//!   is lost;
 //! - field `#[pytree(kind = "state")]`: the kind of the field's leaves
 //!   (`KeyPath::kind`), so PAX's split of parameters and state is one
 //!   `partition`; untagged fields inherit it (`"param"` at the top);

@@ -34,7 +34,7 @@ use crate::schedule::Schedule;
 #[derive(PyTree, Clone, Debug, PartialEq)]
 pub struct MaskState<P> {
     /// The mask, on the parameters.
-    #[pytree(skip)]
+    #[pytree(skip(recomputed))]
     pub mask: LeafMask,
     /// Always `None`: gives the state the parameters' leaf type.
     none: Option<P>,
@@ -253,7 +253,7 @@ pub struct ScheduleState<P> {
     #[pytree(static)]
     pub count: u64,
     /// The mask, on the parameters.
-    #[pytree(skip)]
+    #[pytree(skip(recomputed))]
     pub mask: LeafMask,
     /// Always `None`: gives the state the parameters' leaf type.
     none: Option<P>,

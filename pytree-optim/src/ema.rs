@@ -269,7 +269,7 @@ pub struct EmaState<P> {
     /// The average of the updates.
     pub ema: P,
     /// The mask, on the parameters.
-    #[pytree(skip)]
+    #[pytree(skip(recomputed))]
     pub mask: LeafMask,
 }
 

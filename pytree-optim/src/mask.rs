@@ -189,10 +189,12 @@ impl fmt::Debug for Mask {
 /// clone; a mask that holds everywhere stores nothing).
 ///
 /// A mask is configuration, not training state: it is not saved with an
-/// optimizer state (it is a `#[pytree(skip)]` field there), and a state
-/// loaded from a checkpoint holds the [`default`](LeafMask::default), a
-/// mask *not yet evaluated*, which the next `update` or `step` evaluates
-/// from the transformation's [`Mask`] on the parameters and keeps.
+/// optimizer state (it is a `#[pytree(skip(recomputed))]` field there), and
+/// a state loaded from a checkpoint (by type, against a template, or in
+/// place when its step count is restored) holds the
+/// [`default`](LeafMask::default), a mask *not yet evaluated*, which the
+/// next `update` or `step` evaluates from the transformation's [`Mask`] on
+/// the parameters and keeps.
 ///
 /// ```
 /// let bits = pytree_optim::Mask::all().on(&vec![1.0f32, 2.0]);

@@ -120,7 +120,7 @@ pub struct SgdState<P> {
     /// The momentum trace (leaves named `trace.<path>` in a checkpoint).
     pub trace: Option<P>,
     /// The mask, on the parameters (not saved: see [`LeafMask`]).
-    #[pytree(skip)]
+    #[pytree(skip(recomputed))]
     pub mask: LeafMask,
 }
 
@@ -493,10 +493,10 @@ pub struct AdamState<P> {
     pub nu: P,
     /// Where the optimizer acts, on the parameters (not saved: see
     /// [`LeafMask`]).
-    #[pytree(skip)]
+    #[pytree(skip(recomputed))]
     pub mask: LeafMask,
     /// Where the weight decay applies, on the parameters (with `mask`).
-    #[pytree(skip)]
+    #[pytree(skip(recomputed))]
     pub decay_mask: LeafMask,
 }
 

@@ -318,14 +318,15 @@ fn a_non_contiguous_array_is_stored_in_c_order() {
     let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t).unwrap()).unwrap();
     let first = file.tensor("0").unwrap();
     let values: Vec<f32> = first
-        .data()
+        .data_in_memory()
+        .unwrap()
         .chunks(4)
         .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
         .collect();
     assert_eq!(values, [1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
     assert_eq!(
-        file.tensor("0").unwrap().data(),
-        file.tensor("1").unwrap().data()
+        file.tensor("0").unwrap().data_in_memory(),
+        file.tensor("1").unwrap().data_in_memory()
     );
     // Loading into a transposed view writes through its strides.
     let mut target = (
@@ -1030,7 +1031,7 @@ fn a_file_the_reference_implementation_writes_loads() {
         array![[1.0, 2.0], [3.0, 4.0]]
     );
     assert_eq!(
-        file.tensor("enc.scale").unwrap().data(),
+        file.tensor("enc.scale").unwrap().data_in_memory().unwrap(),
         0.5f64.to_le_bytes()
     );
 }
@@ -1051,7 +1052,7 @@ fn file_bytes(file: &Checkpoint) -> Vec<u8> {
                 safetensors::tensor::TensorView::new(
                     dtype(t.dtype()),
                     t.shape().to_vec(),
-                    t.data(),
+                    t.data_in_memory().unwrap(),
                 )
                 .unwrap(),
             )
@@ -1100,9 +1101,10 @@ fn load_like_refuses_a_template_with_skipped_fields_and_load_into_keeps_them() {
     let err = file.load_like(&template).unwrap_err();
     assert_eq!(
         err.to_string(),
-        "at .layers[0]: Cached.calls is #[pytree(skip)]: load_like would rebuild it with \
-         Default, losing the template's value; load into the template in place with \
-         load_into (which keeps skipped fields), or leave the field out of the type"
+        "at .layers[0]: Cached.calls is #[pytree(skip)]: load_like rebuilds the value with \
+         Default there, losing the template's value; mark the field \
+         #[pytree(skip(recomputed))] if the type recomputes it on use, load into the template \
+         in place with load_into (which keeps skipped fields), or leave the field out of the type"
     );
     assert!(file.load_like_with_report(&template).is_err());
     let mut into = template.clone();
@@ -1155,4 +1157,185 @@ fn load_like_refuses_a_template_with_skipped_fields_and_load_into_keeps_them() {
     let plain = Head::Plain(array![2.0]);
     let file = Checkpoint::from_bytes(checkpoint::to_bytes(&plain).unwrap()).unwrap();
     assert_eq!(file.load_like(&plain).unwrap(), plain);
+}
+
+/// A layer whose running statistic is a static field (kept in the
+/// TreeDef, so in the file's metadata), with a cache of its own.
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Counted {
+    w: Array1<f32>,
+    #[pytree(static)]
+    steps: u64,
+    #[pytree(static)]
+    name: String,
+    /// Recomputed on use: its `Default` loses nothing.
+    #[pytree(skip(recomputed))]
+    norm: Option<f32>,
+}
+
+fn counted(w: f32, steps: u64) -> Counted {
+    Counted {
+        w: Array1::from_elem(2, w),
+        steps,
+        name: "enc".into(),
+        norm: Some(w.abs()),
+    }
+}
+
+/// Issue 27 item 1: static fields the file holds are loaded, in place as
+/// against a template, as a load by type takes them; before, `load_into`
+/// kept the tree's `steps` and reported a complete load.
+#[test]
+fn static_fields_the_file_holds_are_loaded_in_place_and_by_template() {
+    let saved = (counted(1.5, 10), vec![counted(2.5, 3)]);
+    let bytes = checkpoint::to_bytes(&saved).unwrap();
+    let file = Checkpoint::from_bytes(bytes).unwrap();
+    let fresh = (counted(0.0, 0), vec![counted(0.0, 0)]);
+
+    let mut into = fresh.clone();
+    let report = file.load_into(&mut into).unwrap();
+    assert!(report.is_complete());
+    assert_eq!((into.0.steps, into.1[0].steps), (10, 3));
+    assert_eq!(into.0.w, saved.0.w);
+    // The rebuilt value's recomputed field is its `Default`.
+    assert_eq!(into.0.norm, None);
+    assert_eq!(pytree_std::structure(&into), pytree_std::structure(&saved));
+
+    let like = file.load_like(&fresh).unwrap();
+    assert_eq!(pytree_std::structure(&like), pytree_std::structure(&saved));
+    assert_eq!((like.0.steps, like.1[0].steps), (10, 3));
+    let by_type: (Counted, Vec<Counted>) = file.load().unwrap();
+    assert_eq!(
+        pytree_std::structure(&by_type),
+        pytree_std::structure(&like)
+    );
+
+    // Equal static fields: nothing is rebuilt, the cache is kept.
+    let mut same = saved.clone();
+    file.load_into(&mut same).unwrap();
+    assert_eq!(same, saved);
+    assert_eq!(same.0.norm, Some(1.5));
+
+    // A static field whose value is of another type in the file: an error
+    // naming it and both values, and nothing changed.
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct Wide {
+        w: Array1<f32>,
+        #[pytree(static)]
+        steps: u32,
+    }
+    let mut wide = Wide {
+        w: Array1::zeros(2),
+        steps: 0,
+    };
+    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&counted(1.0, 7)).unwrap()).unwrap();
+    let err = Load::new()
+        .allow_unused()
+        .from_bytes(checkpoint::to_bytes(&counted(1.0, 7)).unwrap())
+        .unwrap()
+        .load_into(&mut wide)
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at .steps: static field `steps` cannot be restored: the file holds 7 (a u64), the tree 0 \
+         (a u32)"
+    );
+    assert_eq!(wide.steps, 0);
+    assert!(file.load_like(&wide).is_err());
+}
+
+/// A static field restored in place rebuilds the value: a skipped field
+/// that is not `recomputed` would be lost, so it is an error naming it
+/// (and the static fields), with nothing changed.
+#[test]
+fn restoring_static_fields_in_place_refuses_to_lose_a_skipped_field() {
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct Layer {
+        w: Array1<f32>,
+        #[pytree(static)]
+        steps: u64,
+        #[pytree(skip)]
+        calls: u64,
+    }
+    let saved = Layer {
+        w: array![1.0, 2.0],
+        steps: 4,
+        calls: 0,
+    };
+    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&saved).unwrap()).unwrap();
+    let mut fresh = Layer {
+        w: array![0.0, 0.0],
+        steps: 0,
+        calls: 9,
+    };
+    let err = file.load_into(&mut fresh).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at <root>: Layer.calls is #[pytree(skip)]: restoring the file's static fields (steps) \
+         in place rebuilds the value with Default there, losing the template's value; mark the \
+         field #[pytree(skip(recomputed))] if the type recomputes it on use, set those fields to \
+         the file's values before the load (Checkpoint::treedef shows them), or leave the field \
+         out of the type"
+    );
+    assert_eq!(fresh.w, array![0.0, 0.0]);
+    // Set as the file has it, the load is in place and keeps `calls`.
+    fresh.steps = 4;
+    file.load_into(&mut fresh).unwrap();
+    assert_eq!((fresh.w.clone(), fresh.calls), (saved.w, 9));
+}
+
+/// A file whose TreeDef could not be written (a static field serde cannot
+/// serialize) holds no static fields to restore: the template's stay.
+#[test]
+fn without_a_treedef_the_templates_static_fields_stay() {
+    #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+    enum Act {
+        Relu,
+        Gelu,
+    }
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct M {
+        w: Array1<f32>,
+        #[pytree(static)]
+        act: Act,
+    }
+    let saved = M {
+        w: array![1.0],
+        act: Act::Gelu,
+    };
+    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&saved).unwrap()).unwrap();
+    assert!(file.treedef().unwrap().is_none());
+    let mut m = M {
+        w: array![0.0],
+        act: Act::Relu,
+    };
+    file.load_into(&mut m).unwrap();
+    assert_eq!((m.w, m.act), (saved.w.clone(), Act::Relu));
+}
+
+/// A candle variable keeps its identity when static fields are restored:
+/// it is written in place (`Var::set`), and every holder sees the load.
+#[test]
+fn restoring_static_fields_keeps_candle_variables() {
+    use pytree_std::candle_core::Var;
+    #[derive(PyTree)]
+    struct Layer {
+        w: Var,
+        #[pytree(static)]
+        steps: u64,
+    }
+    let saved = Layer {
+        w: Var::new(&[1.0f32, 2.0], &Device::Cpu).unwrap(),
+        steps: 5,
+    };
+    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&saved).unwrap()).unwrap();
+    let mut layer = Layer {
+        w: Var::zeros(2, CDType::F32, &Device::Cpu).unwrap(),
+        steps: 0,
+    };
+    let held = layer.w.as_tensor().clone();
+    file.load_into(&mut layer).unwrap();
+    assert_eq!(layer.steps, 5);
+    assert_eq!(held.to_vec1::<f32>().unwrap(), [1.0, 2.0]);
+    assert_eq!(layer.w.as_tensor().id(), held.id(), "the same variable");
 }

@@ -429,7 +429,7 @@ fn files_written_back_have_the_original_names_and_bits() {
             (
                 t.name().to_string(),
                 t.signature().to_string(),
-                t.data().to_vec(),
+                t.data().unwrap().to_vec(),
             )
         })
         .collect();
@@ -439,7 +439,7 @@ fn files_written_back_have_the_original_names_and_bits() {
             (
                 t.name().to_string(),
                 t.signature().to_string(),
-                t.data().to_vec(),
+                t.data().unwrap().to_vec(),
             )
         })
         .collect();

@@ -1,8 +1,13 @@
-//! Issue 19: training resumes bit for bit from a checkpoint. Each
+//! Issues 19 and 27: training resumes bit for bit from a checkpoint. Each
 //! optimizer's state is a pytree of the parameters' leaf type, saved with
 //! `checkpoint::save` beside the model; a run stopped after step k, saved,
-//! loaded (by type, from the files alone) and continued ends with the
-//! parameters of an uninterrupted run, bit for bit.
+//! loaded (by type from the files alone, in place into a freshly
+//! initialised model and state with `load_into`, or against one with
+//! `load_like`) and continued ends with the parameters of an uninterrupted
+//! run, bit for bit. The step counts are static fields, kept in the
+//! files' TreeDefs: every way of loading restores them (before issue 27,
+//! `load_into` kept the fresh state's 0 and reported a complete load, and
+//! `load_like` refused the states' `#[pytree(skip)]` masks).
 
 use pytree_optim::{
     adam, adamw, chain, clip_by_global_norm, ema, multi_transform, scale, scale_by_schedule,
@@ -57,10 +62,21 @@ fn bits(p: &Mlp) -> Vec<u32> {
         .collect()
 }
 
+/// How a resumed run reads its checkpoint.
+#[derive(Clone, Copy, Debug)]
+enum Resume {
+    /// `checkpoint::load` by type, from the files alone.
+    ByType,
+    /// `checkpoint::load_into` a freshly initialised model and state.
+    Into,
+    /// `checkpoint::load_like` with a freshly initialised template.
+    Like,
+}
+
 /// Runs `steps` steps uninterrupted, then `k` steps, a save of the model
-/// and the state, a load of both by type, and the remaining steps: the
-/// final parameters must have the same bits. Returns the state file's
-/// tensor names.
+/// and the state, a load of both (each way of [`Resume`]), and the
+/// remaining steps: the final parameters must have the same bits. Returns
+/// the state file's tensor names.
 fn resumes<O>(name: &str, opt: &O, k: usize, steps: usize) -> Vec<String>
 where
     O: GradientTransformation<Mlp>,
@@ -87,15 +103,46 @@ where
         checkpoint::save(&model_path, &p).unwrap();
         checkpoint::save(&state_path, &state).unwrap();
     }
-    // A new process, as it were: the model and the state from the files.
-    let mut p: Mlp = checkpoint::load(&model_path).unwrap();
-    let mut state: O::State = checkpoint::load(&state_path).unwrap();
-    for t in k..steps {
-        let mut g = grads(&p, t);
-        opt.step(&mut p, &mut g, &mut state).unwrap();
+    for way in [Resume::ByType, Resume::Into, Resume::Like] {
+        // A new process, as it were: the model and the state from the
+        // files, into what a fresh run starts from where it asks for it.
+        let fresh = || {
+            let p = model();
+            let state = opt.init(&p).unwrap();
+            (p, state)
+        };
+        let (mut p, mut state) = match way {
+            Resume::ByType => (
+                checkpoint::load::<Mlp>(&model_path).unwrap(),
+                checkpoint::load::<O::State>(&state_path).unwrap(),
+            ),
+            Resume::Into => {
+                let (mut p, mut state) = fresh();
+                let report = checkpoint::load_into(&model_path, &mut p).unwrap();
+                assert!(report.is_complete());
+                let report = checkpoint::load_into(&state_path, &mut state).unwrap();
+                assert!(report.is_complete());
+                (p, state)
+            }
+            Resume::Like => {
+                let (p, state) = fresh();
+                (
+                    checkpoint::load_like(&model_path, &p).unwrap(),
+                    checkpoint::load_like(&state_path, &state).unwrap(),
+                )
+            }
+        };
+        for t in k..steps {
+            let mut g = grads(&p, t);
+            opt.step(&mut p, &mut g, &mut state).unwrap();
+        }
+        assert_eq!(
+            bits(&p),
+            bits(&whole),
+            "{name}: resumed after {k} steps ({way:?})"
+        );
+        assert_ne!(bits(&p), bits(&model()), "{name}: the run moved");
     }
-    assert_eq!(bits(&p), bits(&whole), "{name}: resumed after {k} steps");
-    assert_ne!(bits(&p), bits(&model()), "{name}: the run moved");
 
     let names = Checkpoint::open(&state_path)
         .unwrap()
@@ -181,4 +228,15 @@ fn the_step_count_travels_in_the_metadata() {
     assert_eq!(back.count, 5);
     assert_eq!((&back.mu, &back.nu), (&state.mu, &state.nu));
     assert!(back.mask.is_pending() && !state.mask.is_pending());
+
+    // In place into a fresh state (the issue's report: `count` stayed 0
+    // behind a complete report), and against one as a template.
+    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&state).unwrap()).unwrap();
+    let mut fresh = opt.init(&model()).unwrap();
+    assert!(file.load_into(&mut fresh).unwrap().is_complete());
+    assert_eq!(fresh.count, 5);
+    assert_eq!((&fresh.mu, &fresh.nu), (&state.mu, &state.nu));
+    assert!(fresh.mask.is_pending());
+    let like = file.load_like(&opt.init(&model()).unwrap()).unwrap();
+    assert_eq!((like.count, &like.mu), (5, &state.mu));
 }

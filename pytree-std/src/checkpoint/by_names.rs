@@ -6,6 +6,9 @@
 //! its leaf's shape. A [`Source`] that answers the type's questions from
 //! the names.
 //!
+//! A name tied to another ([`Load::tie`](super::Load::tie)) reads that
+//! tensor when the file lacks it, as every load does.
+//!
 //! Strict as every load: a tensor the type asks for and the file lacks is
 //! an error at its key path; a tensor of the file that the type never
 //! asks for is an error unless [`Load::allow_unused`](super::Load::allow_unused)
@@ -45,8 +48,12 @@ struct Frame {
 /// checkpoint's names.
 pub(crate) struct NameSource<'c> {
     file: &'c Checkpoint,
-    /// Tree-side name (after the renames) to entry.
+    /// Tree-side name (after the renames) to entry, tied names included
+    /// ([`Load::tie`](super::Load::tie): a name the file lacks, read from
+    /// the entry of the name it is tied to).
     index: BTreeMap<String, usize>,
+    /// The tied names in `index`, and whether each was read.
+    tied: BTreeMap<String, bool>,
     used: Vec<bool>,
     frames: Vec<Frame>,
     started: bool,
@@ -65,10 +72,13 @@ fn join(prefix: &str, key: Option<String>) -> String {
 
 impl<'c> NameSource<'c> {
     /// A source over `file`'s tensors, named as `names` (the renamed name
-    /// of each entry); two entries of one name are an error.
+    /// of each entry), and the names `ties` gives (`(name, to)`: the leaf
+    /// `name`, which the file lacks, reads the tensor `to`, as a template
+    /// load does); two entries of one name are an error.
     pub(crate) fn new(
         file: &'c Checkpoint,
         names: Vec<String>,
+        ties: &[(String, String)],
         why: String,
     ) -> Result<Self, Error> {
         let mut index = BTreeMap::new();
@@ -83,10 +93,21 @@ impl<'c> NameSource<'c> {
             }
         }
         combine(problems)?;
+        let mut tied = BTreeMap::new();
+        for (name, to) in ties {
+            if index.contains_key(name) {
+                continue;
+            }
+            if let Some(&i) = index.get(to) {
+                index.insert(name.clone(), i);
+                tied.insert(name.clone(), false);
+            }
+        }
         let used = vec![false; file.len()];
         Ok(NameSource {
             file,
             index,
+            tied,
             used,
             frames: Vec::new(),
             started: false,
@@ -156,10 +177,20 @@ impl<'c> NameSource<'c> {
     pub(crate) fn finish(self, allow_unused: bool) -> Result<LoadReport, Error> {
         let mut report = LoadReport::default();
         let mut problems = Vec::new();
-        let mut by_entry: Vec<(usize, &str)> =
-            self.index.iter().map(|(n, &i)| (i, n.as_str())).collect();
+        // Each entry's own name first, then the tied names read from it.
+        let mut by_entry: Vec<(usize, bool, &str)> = self
+            .index
+            .iter()
+            .map(|(n, &i)| (i, self.tied.contains_key(n), n.as_str()))
+            .collect();
         by_entry.sort_unstable();
-        for (i, name) in by_entry {
+        for (i, tie, name) in by_entry {
+            if tie {
+                if self.tied.get(name) == Some(&true) {
+                    report.loaded.push(name.to_string());
+                }
+                continue;
+            }
             if self.used[i] {
                 report.loaded.push(name.to_string());
                 continue;
@@ -200,6 +231,9 @@ impl<L: TensorLeaf> Source<L> for NameSource<'_> {
             )));
         };
         self.used[i] = true;
+        if let Some(read) = self.tied.get_mut(&name) {
+            *read = true;
+        }
         self.file.read_leaf::<L>(i)
     }
 

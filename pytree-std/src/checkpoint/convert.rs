@@ -3,7 +3,7 @@
 //! nearest (ties to even), as PyTorch's `.to(dtype)` does. Integers and
 //! bools are never converted.
 
-use pytree_core::DType;
+use pytree_core::{DType, Error};
 
 use super::TensorView;
 
@@ -20,15 +20,18 @@ pub(crate) fn convertible(found: DType, wanted: DType) -> bool {
 /// The tensor's data as `to` (little-endian, C order), or `None` when no
 /// conversion is needed or possible (same dtype, or not two floats).
 /// Every source value is exact as an `f64`, and each target rounds once
-/// from it.
-pub(crate) fn floats(view: &TensorView<'_>, to: DType) -> Option<Vec<u8>> {
+/// from it. An error only when the data cannot be read (a file truncated
+/// since it was opened).
+pub(crate) fn floats(view: &TensorView<'_>, to: DType) -> Result<Option<Vec<u8>>, Error> {
+    let (Some(src), Some(dst)) = (view.dtype.size_in_bytes(), to.size_in_bytes()) else {
+        return Ok(None);
+    };
     if !convertible(view.dtype, to) {
-        return None;
+        return Ok(None);
     }
-    let src = view.dtype.size_in_bytes()?;
-    let dst = to.size_in_bytes()?;
-    let mut out = Vec::with_capacity(view.data.len() / src * dst);
-    for chunk in view.data.chunks_exact(src) {
+    let data = view.data()?;
+    let mut out = Vec::with_capacity(data.len() / src * dst);
+    for chunk in data.chunks_exact(src) {
         let mut b = [0u8; 8];
         b[..src].copy_from_slice(chunk);
         let x = match view.dtype {
@@ -45,20 +48,25 @@ pub(crate) fn floats(view: &TensorView<'_>, to: DType) -> Option<Vec<u8>> {
             _ => out.extend_from_slice(&x.to_le_bytes()),
         }
     }
-    Some(out)
+    Ok(Some(out))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use super::super::storage::TensorData;
+    use super::{DType, TensorView};
 
     fn view(dtype: DType, data: &[u8]) -> TensorView<'_> {
         TensorView {
             name: "t",
             dtype,
             shape: &[],
-            data,
+            data: TensorData::Memory(data),
         }
+    }
+
+    fn floats(view: &TensorView<'_>, to: DType) -> Option<Vec<u8>> {
+        super::floats(view, to).unwrap()
     }
 
     #[test]

@@ -19,6 +19,8 @@ use pytree_core::{DType, Error, Signature};
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::Deserialize;
 
+use super::storage::Storage;
+
 /// Bytes before the header: its length as a little-endian `u64`.
 pub(crate) const N_LEN: usize = 8;
 
@@ -132,19 +134,23 @@ pub(crate) fn file_error(origin: &str, message: impl fmt::Display) -> Error {
     Error::custom(format!("safetensors file {origin}: {message}"))
 }
 
-/// Reads and checks the header of a whole file held in `bytes`.
-pub(crate) fn parse(bytes: &[u8], origin: &str, max_header: usize) -> Result<Header, Error> {
-    let Some(len_bytes) = bytes.get(..N_LEN) else {
+/// Reads and checks the header of a whole file (reading only its first
+/// bytes: the length, then the header, whose size is checked against the
+/// limit and the file's length before anything is allocated for it).
+pub(crate) fn parse(file: &Storage, origin: &str, max_header: usize) -> Result<Header, Error> {
+    let total = file.len();
+    if total < N_LEN as u64 {
         return Err(file_error(
             origin,
             format!(
-                "{} bytes, shorter than the 8-byte header length (truncated or not a safetensors file)",
-                bytes.len()
+                "{total} bytes, shorter than the 8-byte header length (truncated or not a safetensors file)"
             ),
         ));
-    };
+    }
+    let read_error = |e: std::io::Error| file_error(origin, format!("cannot read the header: {e}"));
+    let len_bytes = file.bytes_at(0, N_LEN).map_err(read_error)?;
     let mut n = [0u8; N_LEN];
-    n.copy_from_slice(len_bytes);
+    n.copy_from_slice(&len_bytes);
     let n = u64::from_le_bytes(n);
     if n > max_header as u64 {
         return Err(file_error(
@@ -152,25 +158,30 @@ pub(crate) fn parse(bytes: &[u8], origin: &str, max_header: usize) -> Result<Hea
             format!("the header length is {n} bytes, over the limit of {max_header} (raise it with Load::max_header_bytes if the file is trusted)"),
         ));
     }
+    let after = total - N_LEN as u64;
+    if n > after {
+        return Err(file_error(
+            origin,
+            format!("the header says it is {n} bytes, but only {after} follow (truncated)"),
+        ));
+    }
     // `n <= max_header <= usize::MAX`, so the cast is exact.
     let n = n as usize;
     let data_start = N_LEN + n;
-    let Some(header) = bytes.get(N_LEN..data_start) else {
+    let Ok(data_bytes) = usize::try_from(total - data_start as u64) else {
         return Err(file_error(
             origin,
-            format!(
-                "the header says it is {n} bytes, but only {} follow (truncated)",
-                bytes.len() - N_LEN
-            ),
+            format!("{total} bytes, more than this machine can address"),
         ));
     };
-    let text = std::str::from_utf8(header)
+    let header = file.bytes_at(N_LEN as u64, n).map_err(read_error)?;
+    let text = std::str::from_utf8(&header)
         .map_err(|e| file_error(origin, format!("the header is not UTF-8: {e}")))?;
     if !text.starts_with('{') {
         return Err(file_error(origin, "the header does not start with '{'"));
     }
     let raw = RawHeader::parse(text).map_err(|e| file_error(origin, format!("header: {e}")))?;
-    validate(raw, bytes.len() - data_start, data_start, origin)
+    validate(raw, data_bytes, data_start, origin)
 }
 
 /// Checks every tensor's dtype, shape and offsets, and that the tensors
@@ -456,11 +467,11 @@ fn push_json_string(out: &mut String, s: &str) {
 mod tests {
     use super::*;
 
-    fn file(header: &str, data: &[u8]) -> Vec<u8> {
+    fn file(header: &str, data: &[u8]) -> Storage {
         let mut out = (header.len() as u64).to_le_bytes().to_vec();
         out.extend_from_slice(header.as_bytes());
         out.extend_from_slice(data);
-        out
+        Storage::Owned(out)
     }
 
     #[test]

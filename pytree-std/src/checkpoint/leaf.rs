@@ -4,22 +4,28 @@
 //! [`Element`], the element types of arrays.
 
 use std::borrow::Cow;
-use std::mem::size_of;
+use std::mem::{size_of, MaybeUninit};
 
 use pytree_core::{DType, Error, Leaf, Signature};
 
+use super::storage::TensorData;
 use crate::Std;
 
-/// A tensor of a checkpoint, borrowed from the file (a memory map): its
-/// name, dtype, shape and little-endian bytes in C order, checked against
-/// the dtype and shape when the file was opened.
+/// A tensor of a checkpoint: its name, dtype and shape (checked against
+/// each other when the file was opened), and where its little-endian bytes
+/// in C order are: in memory (a checkpoint read from bytes, or
+/// memory-mapped with [`Load::open_mapped`](super::Load::open_mapped)), or
+/// in a file, read when asked ([`data`](TensorView::data),
+/// [`read_into`](TensorView::read_into)) with positioned reads straight
+/// into the destination.
 ///
 /// ```
 /// use pytree_std::checkpoint::{self, Checkpoint};
 /// let bytes = checkpoint::to_bytes(&std::collections::BTreeMap::from([("x", 1.5f32)]))?;
 /// let file = Checkpoint::from_bytes(bytes)?;
 /// let x = file.tensor("x").unwrap();
-/// assert_eq!((x.name(), x.signature().to_string(), x.data()), ("x", "f32[]".to_string(), &1.5f32.to_le_bytes()[..]));
+/// assert_eq!((x.name(), x.signature().to_string()), ("x", "f32[]".to_string()));
+/// assert_eq!(&*x.data()?, 1.5f32.to_le_bytes());
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 #[derive(Clone, Copy, Debug)]
@@ -27,7 +33,7 @@ pub struct TensorView<'a> {
     pub(crate) name: &'a str,
     pub(crate) dtype: DType,
     pub(crate) shape: &'a [usize],
-    pub(crate) data: &'a [u8],
+    pub(crate) data: TensorData<'a>,
 }
 
 impl<'a> TensorView<'a> {
@@ -61,15 +67,76 @@ impl<'a> TensorView<'a> {
     pub fn shape(&self) -> &'a [usize] {
         self.shape
     }
-    /// The bytes: little-endian elements in C order.
+    /// The number of bytes of its data.
+    ///
+    /// ```
+    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1.0f32])?)?;
+    /// assert_eq!(file.tensor("0").unwrap().num_bytes(), 4);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn num_bytes(&self) -> usize {
+        self.data.len()
+    }
+    /// The bytes, little-endian elements in C order: borrowed when the
+    /// checkpoint is in memory or memory-mapped, else read from the file
+    /// into a new buffer (an error naming the tensor if the file no
+    /// longer holds them: truncated since it was opened).
     ///
     /// ```
     /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[7u8])?)?;
-    /// assert_eq!(file.tensor("0").unwrap().data(), [7]);
+    /// assert_eq!(&*file.tensor("0").unwrap().data()?, [7]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn data(&self) -> &'a [u8] {
+    pub fn data(&self) -> Result<Cow<'a, [u8]>, Error> {
+        self.data.bytes().map_err(|e| self.read_failed(e))
+    }
+    /// The bytes without a copy, when they are in memory (a checkpoint
+    /// read from bytes, or memory-mapped with
+    /// [`Load::open_mapped`](super::Load::open_mapped)); `None` for a
+    /// file read with positioned reads.
+    ///
+    /// ```
+    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[7u8])?)?;
+    /// assert_eq!(file.tensor("0").unwrap().data_in_memory(), Some(&[7u8][..]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn data_in_memory(&self) -> Option<&'a [u8]> {
+        match self.data {
+            TensorData::Memory(bytes) => Some(bytes),
+            TensorData::File { .. } => None,
+        }
+    }
+    /// Copies the bytes into `dst`, which must be exactly
+    /// [`num_bytes`](TensorView::num_bytes) long: from a file, one
+    /// positioned read straight into it. A file that no longer holds them
+    /// is an error naming the tensor.
+    ///
+    /// ```
+    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[2.0f32])?)?;
+    /// let mut dst = [0u8; 4];
+    /// file.tensor("0").unwrap().read_into(&mut dst)?;
+    /// assert_eq!(f32::from_le_bytes(dst), 2.0);
+    /// assert!(file.tensor("0").unwrap().read_into(&mut [0u8; 3]).is_err());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn read_into(&self, dst: &mut [u8]) -> Result<(), Error> {
+        self.data.read_into(dst).map_err(|e| self.read_failed(e))
+    }
+    /// [`read_into`](TensorView::read_into) for memory not yet
+    /// initialized: after `Ok`, every byte of `dst` is.
+    pub(crate) fn read_into_uninit(&self, dst: &mut [MaybeUninit<u8>]) -> Result<(), Error> {
         self.data
+            .read_into_uninit(dst)
+            .map_err(|e| self.read_failed(e))
+    }
+    /// The error of a read of this tensor that failed.
+    #[cold]
+    fn read_failed(&self, why: String) -> Error {
+        Error::custom(format!(
+            "tensor `{}` ({}): {why}",
+            self.name,
+            self.signature()
+        ))
     }
     /// Dtype and shape as a [`Signature`] (`f32[2,3]`).
     ///
@@ -132,7 +199,10 @@ pub trait TensorLeaf: Leaf<Std> {
     /// where there is one (a candle tensor is put on its device). The
     /// dtype was checked against [`fixed_dtype`](TensorLeaf::fixed_dtype)
     /// or the template; the shape against the template, if any, so a
-    /// scalar checks that the tensor is 0-d.
+    /// scalar checks that the tensor is 0-d. Read the data straight into
+    /// the new leaf's memory with [`TensorView::read_into`] (one
+    /// positioned read from a file), or take it with [`TensorView::data`];
+    /// a failed read is an error to return.
     ///
     /// ```
     /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
@@ -144,7 +214,8 @@ pub trait TensorLeaf: Leaf<Std> {
     fn from_tensor(tensor: &TensorView<'_>, like: Option<&Self::Ref<'_>>) -> Result<Self, Error>;
 
     /// Overwrites a lent leaf with the tensor, whose dtype and shape were
-    /// checked equal to the leaf's.
+    /// checked equal to the leaf's (with [`TensorView::read_into`] where
+    /// the leaf's memory is the tensor's bytes).
     ///
     /// ```
     /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
@@ -155,6 +226,24 @@ pub trait TensorLeaf: Leaf<Std> {
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     fn copy_from_tensor(slot: Self::Mut<'_>, tensor: &TensorView<'_>) -> Result<(), Error>;
+
+    /// The leaf `leaf` loaded from the tensor, as a value that replaces it
+    /// in a tree rebuilt around its leaves (a
+    /// [`load_into`](fn@super::load_into) that restores static fields): by
+    /// default a new leaf read from the tensor with `leaf` as its template
+    /// ([`from_tensor`](TensorLeaf::from_tensor)); a leaf that others hold
+    /// (a candle `Var`) writes the tensor into itself and returns itself,
+    /// so that its holders see the load.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
+    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(7i32,))?)?;
+    /// assert_eq!(<i32 as TensorLeaf>::reload(&&0, &file.tensor("0").unwrap())?, 7);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn reload(leaf: &Self::Ref<'_>, tensor: &TensorView<'_>) -> Result<Self, Error> {
+        Self::from_tensor(tensor, Some(leaf))
+    }
 
     /// An owned copy of a lent leaf (what a partial load keeps from the
     /// template for a tensor the file lacks).
@@ -227,7 +316,6 @@ numeric_elements!(
     i8 => DType::I8, i16 => DType::I16, i32 => DType::I32, i64 => DType::I64,
     f32 => DType::F32, f64 => DType::F64,
 );
-#[cfg(any(feature = "half", feature = "ndarray"))]
 numeric_elements!(half::f16 => DType::F16, half::bf16 => DType::BF16);
 
 impl sealed::Sealed for bool {}
@@ -258,34 +346,48 @@ pub(crate) fn bad_data<A: Element>(len: usize) -> Error {
     ))
 }
 
-/// The elements stored in `data` (one copy, into the new vector).
-pub(crate) fn read_elements<A: Element>(data: &[u8]) -> Result<Vec<A>, Error> {
-    let size = size_of::<A>();
-    if !data.len().is_multiple_of(size) {
+/// The elements of `data` decoded one by one (a `bool`, which must be 0
+/// or 1, or a big-endian machine).
+fn decode_elements<A: Element>(data: &[u8]) -> Result<Vec<A>, Error> {
+    if !data.len().is_multiple_of(size_of::<A>()) {
         return Err(bad_data::<A>(data.len()));
     }
-    let n = data.len() / size;
-    if cfg!(target_endian = "little") && A::ANY_BITS {
-        let mut out: Vec<A> = Vec::with_capacity(n);
-        advise_huge_pages(out.as_mut_ptr().cast::<u8>(), data.len());
-        // SAFETY: `out` has room for `n` elements, `n * size` bytes, which
-        // is `data.len()`; the regions cannot overlap (`out` is new); the
-        // destination is written as bytes, so alignment does not matter;
-        // every bit pattern is a value of `A` (`ANY_BITS`: integers,
-        // floats and half floats, which have no padding and no invalid
-        // patterns) and the machine's byte order is the file's, so after
-        // the copy the first `n` elements are initialized values.
-        unsafe {
-            std::ptr::copy_nonoverlapping(data.as_ptr(), out.as_mut_ptr().cast::<u8>(), data.len());
-            out.set_len(n);
-        }
-        Ok(out)
-    } else {
-        data.chunks_exact(size)
-            .map(A::from_le)
-            .collect::<Option<Vec<A>>>()
-            .ok_or_else(|| bad_data::<A>(data.len()))
+    data.chunks_exact(size_of::<A>())
+        .map(A::from_le)
+        .collect::<Option<Vec<A>>>()
+        .ok_or_else(|| bad_data::<A>(data.len()))
+}
+
+/// The elements of `tensor` in a new vector, read straight into it: one
+/// positioned read from a file, or one copy from memory.
+pub(crate) fn read_elements<A: Element>(tensor: &TensorView<'_>) -> Result<Vec<A>, Error> {
+    let len = tensor.num_bytes();
+    let size = size_of::<A>();
+    if !len.is_multiple_of(size) {
+        return Err(bad_data::<A>(len));
     }
+    if !(cfg!(target_endian = "little") && A::ANY_BITS) {
+        return decode_elements(&tensor.data()?);
+    }
+    let n = len / size;
+    let mut out: Vec<A> = Vec::with_capacity(n);
+    advise_huge_pages(out.as_mut_ptr().cast::<u8>(), len);
+    let spare = out.spare_capacity_mut();
+    // SAFETY: the spare capacity holds `n` elements, `n * size == len`
+    // bytes of writable memory that `out` owns, viewed as bytes that may be
+    // uninitialized (`MaybeUninit<u8>` has the layout of `u8`, and any
+    // alignment suffices for it).
+    let bytes = unsafe {
+        std::slice::from_raw_parts_mut(spare.as_mut_ptr().cast::<MaybeUninit<u8>>(), len)
+    };
+    tensor.read_into_uninit(bytes)?;
+    // SAFETY: `read_into_uninit` returned `Ok`, so all `len` bytes of the
+    // first `n` elements are initialized; every bit pattern is a value of
+    // `A` (`ANY_BITS`: integers, floats and half floats, which have no
+    // padding and no invalid patterns) and the machine's byte order is the
+    // file's.
+    unsafe { out.set_len(n) };
+    Ok(out)
 }
 
 /// Asks the kernel to back the fresh, untouched buffer at `ptr` (`len`
@@ -319,23 +421,28 @@ fn advise_huge_pages(ptr: *mut u8, len: usize) {
     }
 }
 
-/// Writes the elements stored in `data` into `dst`, which holds exactly as
-/// many elements (checked); nothing is written if the bytes are not values.
-pub(crate) fn copy_elements<A: Element>(dst: &mut [A], data: &[u8]) -> Result<(), Error> {
-    if data.len() != std::mem::size_of_val(dst) {
-        return Err(bad_data::<A>(data.len()));
+/// Writes the elements of `tensor` into `dst`, which holds exactly as
+/// many elements (checked): one positioned read straight into it from a
+/// file. Nothing is written if the bytes are not values (a `bool` other
+/// than 0 or 1).
+pub(crate) fn copy_elements<A: Element>(
+    dst: &mut [A],
+    tensor: &TensorView<'_>,
+) -> Result<(), Error> {
+    let len = tensor.num_bytes();
+    if len != std::mem::size_of_val(dst) {
+        return Err(bad_data::<A>(len));
     }
     if cfg!(target_endian = "little") && A::ANY_BITS {
-        // SAFETY: `dst` is `data.len()` bytes of writable memory (checked
-        // just above), distinct from `data` (a `&mut` and a `&` cannot
-        // alias); every bit pattern is a value of `A` (`ANY_BITS`) in the
-        // machine's byte order, which is the file's.
-        unsafe {
-            std::ptr::copy_nonoverlapping(data.as_ptr(), dst.as_mut_ptr().cast::<u8>(), data.len());
-        }
-        return Ok(());
+        // SAFETY: `dst` is `len` bytes of initialized, writable memory
+        // (checked just above), borrowed mutably for the slice's lifetime;
+        // every bit pattern is a value of `A` (`ANY_BITS`) in the machine's
+        // byte order, which is the file's, so any bytes written leave valid
+        // values.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast::<u8>(), len) };
+        return tensor.read_into(bytes);
     }
-    let values = read_elements::<A>(data)?;
+    let values = decode_elements::<A>(&tensor.data()?)?;
     dst.copy_from_slice(&values);
     Ok(())
 }
@@ -400,8 +507,8 @@ macro_rules! scalar_leaves {
                 if !tensor.shape.is_empty() {
                     return Err(not_a_scalar(tensor));
                 }
-                let values = read_elements::<$t>(tensor.data)?;
-                values.first().copied().ok_or_else(|| bad_data::<$t>(tensor.data.len()))
+                let values = read_elements::<$t>(tensor)?;
+                values.first().copied().ok_or_else(|| bad_data::<$t>(tensor.num_bytes()))
             }
             fn copy_from_tensor(slot: &mut $t, tensor: &TensorView<'_>) -> Result<(), Error> {
                 if tensor.dtype != <$t as Element>::DTYPE {
@@ -410,7 +517,7 @@ macro_rules! scalar_leaves {
                 if !tensor.shape.is_empty() {
                     return Err(not_a_scalar(tensor));
                 }
-                copy_elements(std::slice::from_mut(slot), tensor.data)
+                copy_elements(std::slice::from_mut(slot), tensor)
             }
             fn to_owned_leaf(leaf: &&$t) -> Self {
                 **leaf
@@ -472,7 +579,7 @@ mod arrays {
             if tensor.dtype != A::DTYPE {
                 return Err(dtype_error(tensor, A::DTYPE));
             }
-            let values = read_elements::<A>(tensor.data)?;
+            let values = read_elements::<A>(tensor)?;
             ArrayD::from_shape_vec(IxDyn(tensor.shape), values).map_err(|e| {
                 Error::custom(format!(
                     "tensor `{}` ({}): {e}",
@@ -494,9 +601,9 @@ mod arrays {
                 )));
             }
             if let Some(dst) = slot.as_slice_mut() {
-                return copy_elements(dst, tensor.data);
+                return copy_elements(dst, tensor);
             }
-            let values = read_elements::<A>(tensor.data)?;
+            let values = read_elements::<A>(tensor)?;
             for (d, v) in slot.iter_mut().zip(values) {
                 *d = v;
             }
@@ -613,10 +720,10 @@ mod tensors {
 
     use crate::impls::candle_error;
 
-    use candle_core::{DType as CandleDType, Device, Tensor, Var};
+    use candle_core::{DType as CandleDType, Device, Shape, Tensor, Var};
     use pytree_core::{DType, Error, Leaf, Signature};
 
-    use super::{TensorLeaf, TensorView};
+    use super::{read_elements, Element, TensorLeaf, TensorView};
     use crate::Std;
 
     /// The candle dtype stored as `d`, for the dtypes both support.
@@ -729,13 +836,41 @@ mod tensors {
                 ))
             })?;
             let device = like.map_or(Device::Cpu, |t| t.device().clone());
-            if cfg!(target_endian = "little") {
-                Tensor::from_raw_buffer(tensor.data, dtype, tensor.shape, &device)
+            if let Some(bytes) = tensor.data_in_memory() {
+                if cfg!(target_endian = "big") {
+                    return Err(Error::custom(
+                        "loading candle tensors needs a little-endian machine",
+                    ));
+                }
+                return Tensor::from_raw_buffer(bytes, dtype, tensor.shape, &device)
+                    .map_err(candle_error);
+            }
+            // From a file: read straight into the vector the tensor takes
+            // over (on the CPU; copied from it to another device).
+            fn typed<T: candle_core::WithDType + Element>(
+                tensor: &TensorView<'_>,
+                device: &Device,
+            ) -> Result<Tensor, Error> {
+                let values = read_elements::<T>(tensor)?;
+                Tensor::from_vec(values, Shape::from_dims(tensor.shape), device)
                     .map_err(candle_error)
-            } else {
-                Err(Error::custom(
-                    "loading candle tensors needs a little-endian machine",
-                ))
+            }
+            match dtype {
+                CandleDType::U8 => typed::<u8>(tensor, &device),
+                CandleDType::U32 => typed::<u32>(tensor, &device),
+                CandleDType::I16 => typed::<i16>(tensor, &device),
+                CandleDType::I32 => typed::<i32>(tensor, &device),
+                CandleDType::I64 => typed::<i64>(tensor, &device),
+                CandleDType::BF16 => typed::<half::bf16>(tensor, &device),
+                CandleDType::F16 => typed::<half::f16>(tensor, &device),
+                CandleDType::F32 => typed::<f32>(tensor, &device),
+                CandleDType::F64 => typed::<f64>(tensor, &device),
+                other => Err(Error::custom(format!(
+                    "tensor `{}` ({}): candle dtype {} is not read from files",
+                    tensor.name,
+                    tensor.signature(),
+                    other.as_str()
+                ))),
             }
         }
         fn copy_from_tensor(slot: &mut Tensor, tensor: &TensorView<'_>) -> Result<(), Error> {
@@ -784,6 +919,13 @@ mod tensors {
         fn copy_from_tensor(slot: &mut Var, tensor: &TensorView<'_>) -> Result<(), Error> {
             let new = <Tensor as TensorLeaf>::from_tensor(tensor, Some(&slot.as_tensor()))?;
             slot.set(&new).map_err(candle_error)
+        }
+        /// Written in place (`Var::set`): the same variable, which every
+        /// holder sees loaded.
+        fn reload(leaf: &&Var, tensor: &TensorView<'_>) -> Result<Self, Error> {
+            let mut same = (*leaf).clone();
+            Self::copy_from_tensor(&mut same, tensor)?;
+            Ok(same)
         }
         fn to_owned_leaf(leaf: &&Var) -> Self {
             (*leaf).clone()

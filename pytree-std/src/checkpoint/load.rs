@@ -1,15 +1,14 @@
 //! Reading options: [`Load`] (renames, partial loading, dtype
 //! conversion, the header limit) and what a load did, [`LoadReport`].
 
-use std::fs::File;
 use std::path::Path;
 
-use pytree_core::{Error, Flatten, Unflatten};
+use pytree_core::{DType, Error, Flatten, Unflatten};
 
-use super::format::{self, file_error};
 use super::naming::Renames;
-use super::reader::{Checkpoint, Storage};
+use super::reader::Checkpoint;
 use super::shards;
+use super::storage::Storage;
 use super::{TensorLeaf, DEFAULT_MAX_HEADER_BYTES};
 use crate::Std;
 
@@ -36,6 +35,9 @@ pub struct Load {
     pub(crate) allow_missing: bool,
     pub(crate) allow_unused: bool,
     pub(crate) convert_floats: bool,
+    /// The dtype floats are read as by type where the leaf type leaves
+    /// the dtype open ([`Load::convert_floats_to`]).
+    pub(crate) float_dtype: Option<DType>,
     pub(crate) shapes_from_file: bool,
     pub(crate) max_header_bytes: usize,
     /// (tied name, the name it is read from), the tree's names.
@@ -49,6 +51,7 @@ impl Default for Load {
             allow_missing: false,
             allow_unused: false,
             convert_floats: false,
+            float_dtype: None,
             shapes_from_file: false,
             ties: Vec::new(),
             max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
@@ -132,6 +135,47 @@ impl Load {
         self
     }
 
+    /// [`convert_floats`](Load::convert_floats), and a target for the
+    /// leaves whose type leaves the dtype open ([`AnyArray`](crate::AnyArray),
+    /// candle's `Tensor` and `Var`): loaded by type, every float tensor
+    /// (`f16`, `bf16`, `f32`, `f64`) is read into such a leaf as `dtype`
+    /// (transformers' `from_pretrained(dtype=...)`, the dtype of candle's
+    /// `VarBuilder`). A leaf type of fixed dtype (`ArrayD<f32>`), or a
+    /// template's leaf, keeps converting to its own dtype; integers and
+    /// bools stay as they are. `dtype` must be a float dtype (else opening
+    /// a file is an error).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, to_bytes};
+    /// use pytree_std::{AnyArray, DType};
+    /// use pytree_std::ndarray::{array, Array1};
+    /// let bytes = to_bytes(&(AnyArray::from(array![1.5f64]), AnyArray::from(array![7i64])))?;
+    /// let file = Load::new().convert_floats_to(DType::F32).from_bytes(bytes)?;
+    /// let (w, ids): (AnyArray, AnyArray) = file.load()?;
+    /// assert_eq!((w.dtype(), ids.dtype()), (DType::F32, DType::I64));
+    /// assert_eq!(Array1::<f32>::try_from(w)?, array![1.5f32]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn convert_floats_to(mut self, dtype: DType) -> Self {
+        self.convert_floats = true;
+        self.float_dtype = Some(dtype);
+        self
+    }
+
+    /// The options' own errors, before a file is read: the renames', and a
+    /// target of [`convert_floats_to`](Load::convert_floats_to) that is not
+    /// a float dtype.
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        self.renames.check()?;
+        match self.float_dtype {
+            Some(d) if !super::convert::is_float(d) => Err(Error::custom(format!(
+                "Load::convert_floats_to({d}): floats are converted to f16, bf16, f32 or f64 only"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Leaves that the file lacks are not an error: [`load_into`](Load::load_into)
     /// leaves them as they are, [`load_like`](Load::load_like) copies the
     /// template's. Loading by type alone still needs every leaf.
@@ -181,8 +225,11 @@ impl Load {
     /// Reads the leaf `name` from the tensor `to` when the file has no
     /// tensor `name` (names as the tree has them, after the renames): a
     /// weight written once for two fields (tied embeddings, see
-    /// [`Save::tie`](super::Save::tie)) is tied again on load. The
-    /// [`LoadReport`] lists it as loaded.
+    /// [`Save::tie`](super::Save::tie); transformers leaves a tied
+    /// `lm_head` or `cls.predictions.decoder.weight` out of its files) is
+    /// tied again on load. Every load honours it alike: by type (with the
+    /// file's TreeDef, or by names from a file without one), against a
+    /// template, in place. The [`LoadReport`] lists it as loaded.
     ///
     /// ```
     /// use pytree_std::checkpoint::{Load, to_bytes};
@@ -239,13 +286,18 @@ impl Load {
         self
     }
 
-    /// Opens (memory-maps) the file at `path` and checks its header. A
-    /// path ending in `.json` is the index of a sharded checkpoint
-    /// (transformers' `model.safetensors.index.json`): every shard it
-    /// names (beside it) is opened and mapped, and the checkpoint is their
-    /// tensors together; a shard that is missing, or that holds a tensor
-    /// the index places elsewhere or lacks one it places there, is an
-    /// error naming the shard and the index.
+    /// Opens the file at `path` and checks its header; tensors are read
+    /// when a load asks for them, with positioned reads straight into
+    /// their destination (a new array, or the one a
+    /// [`load_into`](Load::load_into) writes into), so a file truncated or
+    /// rewritten meanwhile is an error naming the tensor. A path ending in
+    /// `.json` is the index of a sharded checkpoint (transformers'
+    /// `model.safetensors.index.json`): every shard it names (beside it)
+    /// is opened, and the checkpoint is their tensors together; a shard
+    /// that is missing, or that holds a tensor the index places elsewhere
+    /// or lacks one it places there, is an error naming the shard and the
+    /// index. A path that is not a regular file (a named pipe, a device, a
+    /// directory) is refused before it is opened.
     ///
     /// ```
     /// let path = std::env::temp_dir().join(format!("pytree-open-{}.safetensors", std::process::id()));
@@ -253,50 +305,64 @@ impl Load {
     /// let file = pytree_std::checkpoint::Load::new().open(&path)?;
     /// assert_eq!(file.len(), 1);
     /// # drop(file); std::fs::remove_file(&path).ok();
+    /// let err = pytree_std::checkpoint::Load::new().open(std::env::temp_dir()).unwrap_err();
+    /// assert!(err.to_string().ends_with("is a directory, not a regular file: a checkpoint is read from regular files only"));
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn open(&self, path: impl AsRef<Path>) -> Result<Checkpoint, Error> {
-        let path = path.as_ref();
-        if path.extension().is_some_and(|e| e == "json") {
-            return shards::open_index(self, path);
-        }
-        let origin = path.display().to_string();
-        let storage = self.map_file(path, &origin)?;
-        Checkpoint::new(storage, origin, self.clone())
+        self.open_with(path.as_ref(), Storage::open)
     }
 
-    /// The bytes of the file at `path`, memory-mapped.
-    pub(crate) fn map_file(&self, path: &Path, origin: &str) -> Result<Storage, Error> {
-        let origin = origin.to_string();
-        let file =
-            File::open(path).map_err(|e| file_error(&origin, format!("cannot open: {e}")))?;
-        let len = file
-            .metadata()
-            .map_err(|e| file_error(&origin, format!("cannot read its size: {e}")))?
-            .len();
-        let bytes = if len < format::N_LEN as u64 {
-            // Too short to map usefully (an empty file cannot be mapped);
-            // `parse` says what is wrong.
-            let mut v = Vec::new();
-            use std::io::Read;
-            (&file)
-                .take(len)
-                .read_to_end(&mut v)
-                .map_err(|e| file_error(&origin, format!("read: {e}")))?;
-            Storage::Owned(v)
-        } else {
-            // SAFETY: a memory map is valid as long as nobody changes or
-            // truncates the file while it is mapped; this is the contract
-            // of every safetensors loader (the `safetensors` crate's
-            // examples, candle's `MmapedSafetensors`). It is documented
-            // on `Checkpoint`: the map lives as long as the `Checkpoint`,
-            // and every read of it is bounds-checked against the length
-            // the header was validated against.
-            let map = unsafe { memmap2::Mmap::map(&file) }
-                .map_err(|e| file_error(&origin, format!("cannot map: {e}")))?;
-            Storage::Mapped(map)
-        };
-        Ok(bytes)
+    /// [`open`](Load::open), with every file memory-mapped instead: the
+    /// tensors' bytes are then borrowed from the map without a copy
+    /// ([`TensorView::data`](super::TensorView::data) and
+    /// [`data_in_memory`](super::TensorView::data_in_memory) of
+    /// [`Checkpoint::tensor`]), for a reader that uses them in place. A
+    /// load that builds or fills arrays copies them anyway and gains
+    /// nothing from a map: use [`open`](Load::open) for those.
+    ///
+    /// # Safety
+    ///
+    /// The files must not be truncated or changed (by this process or
+    /// another) while the returned [`Checkpoint`] lives: a read of a page
+    /// past the new end of a file kills the process with SIGBUS, and a
+    /// change shows through views already handed out, a `&[u8]` that
+    /// changes under its borrower. This is the contract of every memory
+    /// map (`memmap2::Mmap::map`, which candle's `MmapedSafetensors` and
+    /// the `safetensors` crate's examples rely on); [`save`](fn@super::save)
+    /// writes a new file and renames it over the old one, which does not
+    /// break it.
+    ///
+    /// ```
+    /// let path = std::env::temp_dir().join(format!("pytree-open-mapped-{}.safetensors", std::process::id()));
+    /// pytree_std::checkpoint::save(&path, &(7u8,))?;
+    /// // SAFETY: nothing changes the file while `file` lives.
+    /// let file = unsafe { pytree_std::checkpoint::Load::new().open_mapped(&path)? };
+    /// assert_eq!(file.tensor("0").unwrap().data_in_memory(), Some(&[7u8][..]));
+    /// # drop(file); std::fs::remove_file(&path).ok();
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub unsafe fn open_mapped(&self, path: impl AsRef<Path>) -> Result<Checkpoint, Error> {
+        // SAFETY: the caller keeps the files unchanged while the
+        // checkpoint (which owns the maps) lives: this function's contract.
+        self.open_with(path.as_ref(), |path, origin| unsafe {
+            Storage::map(path, origin)
+        })
+    }
+
+    /// Opens `path` (a file, or an index and its shards), each file's
+    /// bytes by `storage`.
+    fn open_with(
+        &self,
+        path: &Path,
+        storage: impl Fn(&Path, &str) -> Result<Storage, Error>,
+    ) -> Result<Checkpoint, Error> {
+        if path.extension().is_some_and(|e| e == "json") {
+            return shards::open_index(self, path, storage);
+        }
+        let origin = path.display().to_string();
+        let storage = storage(path, &origin)?;
+        Checkpoint::new(storage, origin, self.clone())
     }
 
     /// Reads a file held in memory.
@@ -382,7 +448,7 @@ impl Load {
     /// ```
     pub fn load_into<T>(&self, path: impl AsRef<Path>, tree: &mut T) -> Result<LoadReport, Error>
     where
-        T: Flatten<Std>,
+        T: Flatten<Std> + Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
         self.open(path)?.load_into(tree)

@@ -44,16 +44,24 @@
 //!   transformers' `load_state_dict` requires; a weight shared by two
 //!   fields is written once and tied again on load ([`Save::tie`],
 //!   [`Load::tie`]).
-//! - **Reading is one copy**: the file is memory-mapped and each tensor
-//!   copied once, from the map into its array (or, with [`load_into`],
-//!   into the array that is already there).
+//! - **Reading is one copy, straight into the destination**: each tensor
+//!   is read from the file with a positioned read into the array being
+//!   built (or, with [`load_into`], the array that is already there),
+//!   never through a memory map, so a file truncated or rewritten while a
+//!   load reads it is an error naming the tensor, not a crash (SIGBUS).
+//!   [`Load::open_mapped`] maps the files instead, for readers that use
+//!   the tensors' bytes in place ([`TensorView::data_in_memory`]): it is
+//!   `unsafe`, the map's contract being that nobody changes the files
+//!   meanwhile.
 //! - **A malformed or hostile file is an error**, never a panic or an
 //!   allocation beyond the file's size: the header is at most 100 MB
 //!   ([`Load::max_header_bytes`]), must be UTF-8 JSON, names appear once,
 //!   dtypes are the format's, element counts and offsets are checked for
 //!   overflow, the tensors must tile the data exactly, a `bool` byte must
 //!   be 0 or 1, and a TreeDef read from the metadata must describe the
-//!   file's tensors before anything is built from it.
+//!   file's tensors before anything is built from it. A path that is not
+//!   a regular file (a named pipe, a device, a directory) is refused
+//!   before it is opened, so a load never waits on a FIFO.
 //! - Data is written little-endian in C order, as the format says, to a
 //!   temporary file beside the target that is then renamed over it, so a
 //!   failed save or a crash of the process never leaves half a checkpoint,
@@ -120,6 +128,8 @@ mod naming;
 mod reader;
 mod save;
 mod shards;
+mod statics;
+mod storage;
 
 use std::path::Path;
 
@@ -237,11 +247,18 @@ where
 /// shape; every problem is listed. A candle tensor goes to the template's
 /// device.
 ///
+/// Static fields are the file's where its TreeDef holds them (as a load
+/// by type takes them: an optimizer state's step `count`), else the
+/// template's; see [`load_into`](fn@load_into).
+///
 /// A template whose type has a `#[pytree(skip)]` field (other than
 /// `PhantomData`) is refused, naming the field: the new value would get
-/// `Default` there, not the template's value. Use
-/// [`load_into`](fn@load_into) on the template instead, which writes the
-/// leaves in place and keeps skipped fields.
+/// `Default` there, not the template's value. A field marked
+/// `#[pytree(skip(recomputed))]` is not: its type recomputes it on use,
+/// as the optimizers' states do with their masks, so an optimizer state
+/// loads against a template. Use [`load_into`](fn@load_into) on the
+/// template instead, which writes the leaves in place and keeps skipped
+/// fields.
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("pytree-fn-like-{}.safetensors", std::process::id()));
@@ -263,10 +280,21 @@ where
 }
 
 /// Loads the file at `path` into `tree`, in place: each leaf's data is
-/// copied once, from the memory map into the array that is already there.
+/// read once, straight from the file into the array that is already there.
 /// Everything is checked first; on an error nothing has changed (except
-/// for a device error of candle, after the checks, which leaves the
-/// tensors before it loaded).
+/// for a device error of candle, or a file truncated while the load reads
+/// it, after the checks, which leave the leaves before it loaded).
+///
+/// Static fields are loaded too, as a load by type takes them: where the
+/// file's TreeDef holds a static field (an optimizer state's step
+/// `count`) whose value differs from the tree's, the value is rebuilt
+/// with the file's (static fields are reached only through `Unflatten`):
+/// each leaf is then read into a new array (a candle variable is written
+/// in place and kept), and the tree is replaced. Its `#[pytree(skip)]`
+/// fields would be `Default` then: such a field is an error naming it,
+/// unless it is `#[pytree(skip(recomputed))]` (an optimizer's mask). A
+/// static field's value of another type in the file is an error naming
+/// the field and both values.
 ///
 /// ```
 /// let path = std::env::temp_dir().join(format!("pytree-fn-into-{}.safetensors", std::process::id()));
@@ -279,7 +307,7 @@ where
 /// ```
 pub fn load_into<T>(path: impl AsRef<Path>, tree: &mut T) -> Result<LoadReport, Error>
 where
-    T: Flatten<Std>,
+    T: Flatten<Std> + Unflatten<Std>,
     T::Leaf: TensorLeaf,
 {
     Load::new().load_into(path, tree)

@@ -1,6 +1,7 @@
 //! An opened checkpoint, [`Checkpoint`]: one file or the shards of one
-//! (memory-mapped, or bytes in memory), its tensors by name, and loading
-//! trees from it (by type, against a template, in place, as a flat map).
+//! (files read with positioned reads, memory maps, or bytes in memory),
+//! its tensors by name, and loading trees from it (by type, against a
+//! template, in place, as a flat map).
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -15,16 +16,19 @@ use super::format::{self, file_error, Entry};
 use super::leaf;
 use super::load::{Load, LoadReport};
 use super::naming::{combine, names_of, Renames};
+use super::statics;
+use super::storage::{Storage, TensorData};
 use super::{TensorLeaf, TensorView, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
 use crate::Std;
 
-/// `load_like` builds a new value from the template's TreeDef, which
-/// does not hold `#[pytree(skip)]` fields: they would come back as
-/// `Default`, silently losing the template's value. Refuses a template
-/// with such a field (`PhantomData` is exempt), naming its place and
-/// pointing to `load_into`, which writes the leaves in place and keeps
-/// every skipped field.
-fn refuse_skipped_fields(def: &TreeDef) -> Result<(), Error> {
+/// A load that builds a new value from a template's TreeDef (`load_like`,
+/// and `load_into` when it restores static fields) would give its
+/// `#[pytree(skip)]` fields `Default`, silently losing the template's
+/// value. Refuses a TreeDef with such a field (`PhantomData` and
+/// `#[pytree(skip(recomputed))]` fields, whose `Default` loses nothing,
+/// are not listed in the schema), naming its place; `why` says which load
+/// rebuilds the value, `instead` what to do.
+fn refuse_skipped_fields(def: &TreeDef, why: &str, instead: &str) -> Result<(), Error> {
     // One pass over the structure; the place is looked for only on error.
     let any = def.fold(
         0..def.num_leaves(),
@@ -42,9 +46,9 @@ fn refuse_skipped_fields(def: &TreeDef) -> Result<(), Error> {
         if let NodeView::Struct { schema, .. } = def.root_node() {
             if let Some(field) = schema.skipped().first() {
                 let err = Error::custom(format!(
-                    "{}.{field} is #[pytree(skip)]: load_like would rebuild it with Default, \
-                     losing the template's value; load into the template in place with \
-                     load_into (which keeps skipped fields), or leave the field out of the type",
+                    "{}.{field} is #[pytree(skip)]: {why} rebuilds the value with Default \
+                     there, losing the template's value; mark the field \
+                     #[pytree(skip(recomputed))] if the type recomputes it on use, {instead}",
                     schema.display_name()
                 ));
                 return Err(err.under(&path));
@@ -63,28 +67,16 @@ fn refuse_skipped_fields(def: &TreeDef) -> Result<(), Error> {
     Ok(())
 }
 
-/// The bytes of a file: mapped, or in memory.
-pub(crate) enum Storage {
-    Mapped(memmap2::Mmap),
-    Owned(Vec<u8>),
-}
-
-impl Storage {
-    pub(crate) fn bytes(&self) -> &[u8] {
-        match self {
-            Storage::Mapped(m) => m,
-            Storage::Owned(v) => v,
-        }
-    }
-}
-
-/// An opened checkpoint: the header checked, the data memory-mapped (or
-/// in memory). Read its tensors by name, or load trees from it.
+/// An opened checkpoint: the header checked, the data in a file (read
+/// with positioned reads, each tensor straight into its destination), in
+/// a memory map ([`Load::open_mapped`]) or in memory. Read its tensors by
+/// name, or load trees from it.
 ///
-/// The map reads the file as it is on disk: it must not be changed or
-/// truncated by another program while the `Checkpoint` lives (the
-/// contract of every memory-mapped safetensors loader); [`save`](fn@super::save) itself
-/// never writes over a file in place.
+/// A file is read as it is on disk when each tensor is read: if another
+/// program truncates it meanwhile, the load is an error naming the tensor
+/// it could not read (a memory map would crash the process with SIGBUS
+/// instead: [`Load::open_mapped`] is `unsafe` for that reason);
+/// [`save`](fn@super::save) itself never writes over a file in place.
 ///
 /// ```
 /// use pytree_std::checkpoint::Checkpoint;
@@ -114,6 +106,8 @@ pub(crate) struct Shard {
     pub(crate) storage: Storage,
     /// Where its data starts.
     pub(crate) data_start: usize,
+    /// Its path (or `<bytes>`), for the messages.
+    pub(crate) origin: String,
 }
 
 impl std::fmt::Debug for Checkpoint {
@@ -193,12 +187,13 @@ impl Checkpoint {
     }
 
     pub(crate) fn new(storage: Storage, origin: String, options: Load) -> Result<Self, Error> {
-        options.renames.check()?;
-        let header = format::parse(storage.bytes(), &origin, options.max_header_bytes)?;
+        options.check()?;
+        let header = format::parse(&storage, &origin, options.max_header_bytes)?;
         Ok(Checkpoint {
             shards: vec![Shard {
                 storage,
                 data_start: header.data_start,
+                origin: origin.clone(),
             }],
             entries: header.entries,
             by_name: header.by_name,
@@ -278,11 +273,13 @@ impl Checkpoint {
         self.entries.iter().map(|e| e.name.as_str())
     }
 
-    /// Every tensor, in the order of their data.
+    /// Every tensor, in the order of their data (each read when asked:
+    /// [`TensorView::data`]).
     ///
     /// ```
     /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8, 2])?)?;
-    /// assert_eq!(file.tensors().map(|t| t.data()[0]).collect::<Vec<_>>(), [1, 2]);
+    /// let bytes: Vec<Vec<u8>> = file.tensors().map(|t| t.data().map(|d| d.to_vec())).collect::<Result<_, _>>()?;
+    /// assert_eq!(bytes, [[1], [2]]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn tensors(&self) -> impl Iterator<Item = TensorView<'_>> + '_ {
@@ -293,7 +290,7 @@ impl Checkpoint {
     ///
     /// ```
     /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8, 2])?)?;
-    /// assert_eq!(file.tensor("1").map(|t| t.data()), Some(&[2u8][..]));
+    /// assert_eq!(file.tensor("1").map(|t| t.data_in_memory()), Some(Some(&[2u8][..])));
     /// assert!(file.tensor("2").is_none());
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -338,21 +335,19 @@ impl Checkpoint {
 
     fn view<'a>(&'a self, e: &'a Entry) -> TensorView<'a> {
         // In bounds: `parse` checked that the entries tile the data that
-        // follows the header exactly; `get` keeps that from being a panic.
-        let bytes = self
-            .shards
-            .get(e.shard)
-            .and_then(|s| {
-                s.storage
-                    .bytes()
-                    .get(s.data_start + e.begin..s.data_start + e.end)
-            })
-            .unwrap_or(&[]);
+        // follows the header exactly (`data` gives an empty slice rather
+        // than a panic otherwise).
+        let data = match self.shards.get(e.shard) {
+            Some(s) => s
+                .storage
+                .data((s.data_start + e.begin) as u64, e.end - e.begin, &s.origin),
+            None => TensorData::Memory(&[]),
+        };
         TensorView {
             name: &e.name,
             dtype: e.dtype,
             shape: &e.shape,
-            data: bytes,
+            data,
         }
     }
 
@@ -363,16 +358,17 @@ impl Checkpoint {
         &self,
         i: usize,
         wanted: Option<DType>,
-        f: impl FnOnce(&TensorView<'_>) -> R,
-    ) -> R {
+        f: impl FnOnce(&TensorView<'_>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
         let view = self.view(&self.entries[i]);
-        let converted = wanted
-            .filter(|_| self.options.convert_floats)
-            .and_then(|to| convert::floats(&view, to).map(|bytes| (to, bytes)));
+        let converted = match wanted.filter(|_| self.options.convert_floats) {
+            Some(to) => convert::floats(&view, to)?.map(|bytes| (to, bytes)),
+            None => None,
+        };
         match converted {
             Some((to, bytes)) => f(&TensorView {
                 dtype: to,
-                data: &bytes,
+                data: TensorData::Memory(&bytes),
                 ..view
             }),
             None => f(&view),
@@ -530,7 +526,7 @@ impl Checkpoint {
             let Some(i) = pair else {
                 return Err(Error::custom("missing tensor").under(&want.path));
             };
-            let leaf = self.with_view(i, want.expected.dtype(), |view| {
+            let leaf = self.with_view(i, self.dtype_by_type::<T::Leaf>(i), |view| {
                 T::Leaf::from_tensor(view, None)
             });
             leaves.push(leaf.map_err(|e| e.under(&want.path))?);
@@ -596,7 +592,7 @@ impl Checkpoint {
             .into_iter()
             .map(Cow::into_owned)
             .collect();
-        let mut source = NameSource::new(self, names, why)?;
+        let mut source = NameSource::new(self, names, &self.options.ties, why)?;
         let tree = T::unflatten_from(&mut source)?;
         let report = source.finish(self.options.allow_unused)?;
         Ok((tree, report))
@@ -632,7 +628,23 @@ impl Checkpoint {
                 )));
             }
         }
-        self.with_view(i, want, |view| L::from_tensor(view, None))
+        self.with_view(i, self.dtype_by_type::<L>(i), |view| {
+            L::from_tensor(view, None)
+        })
+    }
+
+    /// The dtype a leaf of type `L` loaded by type reads entry `i` as:
+    /// `L`'s own, or, for a leaf type that leaves it open and a float
+    /// tensor, the target of [`Load::convert_floats_to`]; `None` for the
+    /// tensor's own.
+    fn dtype_by_type<L: TensorLeaf>(&self, i: usize) -> Option<DType> {
+        L::fixed_dtype().or_else(|| {
+            let float = self
+                .entries
+                .get(i)
+                .is_some_and(|e| convert::is_float(e.dtype));
+            self.options.float_dtype.filter(|_| float)
+        })
     }
 
     /// The leaf paths of a TreeDef read from the file, once it is known to
@@ -641,17 +653,13 @@ impl Checkpoint {
     /// least one), so that the paths cost memory proportional to the
     /// header.
     fn leaf_paths_of(&self, def: &TreeDef) -> Result<Vec<KeyPath>, Error> {
-        let tensors = self.entries.len();
-        if def.num_leaves() > tensors {
-            return Err(file_error(
-                &self.origin,
-                format!(
-                    "the TreeDef in the metadata has {} leaves, the file holds {tensors} tensors",
-                    def.num_leaves()
-                ),
-            ));
-        }
-        let budget: usize = self.entries.iter().map(|e| e.name.len()).sum();
+        self.check_fits(def)?;
+        let budget: usize = self
+            .entries
+            .iter()
+            .map(|e| e.name.len())
+            .chain(self.options.ties.iter().map(|(name, _)| name.len()))
+            .sum();
         // (leaves below, key-path entries summed over those leaves)
         let (_, entries) = def.fold(
             0..def.num_leaves(),
@@ -678,6 +686,30 @@ impl Checkpoint {
             ));
         }
         def.leaf_paths()
+    }
+
+    /// An error unless a TreeDef read from the file has no more leaves
+    /// than the file has tensors and the load ties names to them (what
+    /// bounds the work of reading it).
+    fn check_fits(&self, def: &TreeDef) -> Result<(), Error> {
+        let tensors = self.entries.len();
+        let ties = self.options.ties.len();
+        if def.num_leaves() > tensors.saturating_add(ties) {
+            let tied = if ties > 0 {
+                format!(" and the load ties {ties} names to them")
+            } else {
+                String::new()
+            };
+            return Err(file_error(
+                &self.origin,
+                format!(
+                    "the TreeDef in the metadata has {} leaves, the file holds {tensors} \
+                     tensors{tied} (a file saved with Save::tie loads with the same Load::tie)",
+                    def.num_leaves()
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Loads a tree shaped like `like`; see [`load_like`](fn@super::load_like).
@@ -714,7 +746,16 @@ impl Checkpoint {
         T::Leaf: TensorLeaf,
     {
         let def = crate::structure(like);
-        refuse_skipped_fields(&def)?;
+        let def = match self.restore_statics(&def)? {
+            Some((restored, _)) => restored,
+            None => def,
+        };
+        refuse_skipped_fields(
+            &def,
+            "load_like",
+            "load into the template in place with load_into (which keeps skipped fields), \
+             or leave the field out of the type",
+        )?;
         let leaves = crate::paths::leaves_with_path(like);
         let wants = self.wants_of::<T::Leaf>(&leaves, self.options.shapes_from_file)?;
         let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
@@ -743,7 +784,7 @@ impl Checkpoint {
     /// ```
     pub fn load_into<T>(&self, tree: &mut T) -> Result<LoadReport, Error>
     where
-        T: Flatten<Std>,
+        T: Flatten<Std> + Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
         let (pairs, report, wants) = {
@@ -755,14 +796,44 @@ impl Checkpoint {
         let paths: Vec<&KeyPath> = wants.iter().map(|w| &w.path).collect();
         // The data is checked before anything is written, so that on an
         // error nothing has changed: a `bool` byte must be 0 or 1 (the
-        // only data a leaf whose dtype and shape match can refuse).
+        // only data a leaf whose dtype and shape match can refuse), and
+        // the files must still hold what their headers said.
         for (pair, path) in pairs.iter().zip(&paths) {
             if let Some(i) = *pair {
                 let view = self.view(&self.entries[i]);
-                if view.dtype == DType::Bool && view.data.iter().any(|&b| b > 1) {
-                    return Err((leaf::bad_data::<bool>(view.data.len())).under(path));
+                if view.dtype == DType::Bool {
+                    let data = view.data().map_err(|e| e.under(path))?;
+                    if data.iter().any(|&b| b > 1) {
+                        return Err((leaf::bad_data::<bool>(data.len())).under(path));
+                    }
                 }
             }
+        }
+        self.check_not_truncated()?;
+        if let Some((def, names)) = self.restore_statics(&crate::structure(&*tree))? {
+            // Static fields are reached only through `Unflatten`: the
+            // value is rebuilt with the file's, around leaves read from the
+            // file (a candle variable is written in place and kept).
+            refuse_skipped_fields(
+                &def,
+                &format!(
+                    "restoring the file's static fields ({}) in place",
+                    names.join(", ")
+                ),
+                "set those fields to the file's values before the load \
+                 (Checkpoint::treedef shows them), or leave the field out of the type",
+            )?;
+            let mut out = Vec::with_capacity(wants.len());
+            for ((leaf, pair), want) in crate::leaves(&*tree).iter().zip(pairs).zip(&wants) {
+                out.push(match pair {
+                    Some(i) => self
+                        .with_view(i, want.expected.dtype(), |view| T::Leaf::reload(leaf, view))
+                        .map_err(|e| e.under(&want.path))?,
+                    None => T::Leaf::to_owned_leaf(leaf),
+                });
+            }
+            *tree = crate::unflatten(&def, out)?;
+            return Ok(report);
         }
         for ((slot, pair), want) in crate::leaves_mut(tree).into_iter().zip(pairs).zip(&wants) {
             if let Some(i) = pair {
@@ -773,6 +844,57 @@ impl Checkpoint {
             }
         }
         Ok(report)
+    }
+
+    /// `def` (a template's structure) with the static fields the file's
+    /// TreeDef holds where they differ, and their names; `None` when the
+    /// file holds none that differs (or no TreeDef: written elsewhere, or
+    /// with a static field serde could not write).
+    fn restore_statics(&self, def: &TreeDef) -> Result<Option<(TreeDef, Vec<String>)>, Error> {
+        if !statics::any(def)? {
+            return Ok(None);
+        }
+        let Some(file_def) = self.treedef()? else {
+            return Ok(None);
+        };
+        self.check_fits(&file_def)?;
+        let prefix = self.metadata.get(PREFIX_KEY).map_or("", String::as_str);
+        let renames = &self.options.renames;
+        statics::restored(def, &file_def, |name| {
+            let in_file = format!("{prefix}{name}");
+            if renames.is_empty() {
+                in_file
+            } else {
+                renames.apply(&in_file).into_owned()
+            }
+        })
+    }
+
+    /// An error unless every file read with positioned reads still holds
+    /// the bytes its header described (checked before a load in place
+    /// writes anything; a file truncated while the load runs makes the
+    /// read that misses its bytes an error instead).
+    fn check_not_truncated(&self) -> Result<(), Error> {
+        for shard in &self.shards {
+            if let Storage::File { file, len } = &shard.storage {
+                let now = file
+                    .metadata()
+                    .map_err(|e| {
+                        file_error(&shard.origin, format!("cannot read its metadata: {e}"))
+                    })?
+                    .len();
+                if now < *len {
+                    return Err(file_error(
+                        &shard.origin,
+                        format!(
+                            "{now} bytes now, {len} when it was opened: truncated since, \
+                             nothing was loaded"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Every tensor of the file (after the renames) as a map from its name

@@ -13,6 +13,7 @@
 //! (transformers' `max_shard_size`).
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::Read;
 use std::path::Path;
 
 use pytree_core::Error;
@@ -22,6 +23,7 @@ use super::format;
 use super::load::Load;
 use super::naming::combine;
 use super::reader::{Checkpoint, Shard};
+use super::storage::{open_regular, Storage};
 
 /// The file name of an unsharded checkpoint (transformers' `SAFE_WEIGHTS_NAME`).
 pub(crate) const SINGLE_FILE: &str = "model.safetensors";
@@ -85,22 +87,29 @@ struct Index {
     weight_map: BTreeMap<String, String>,
 }
 
-/// Opens the sharded checkpoint whose index is at `path`.
-pub(crate) fn open_index(options: &Load, path: &Path) -> Result<Checkpoint, Error> {
-    options.renames.check()?;
+/// Opens the sharded checkpoint whose index is at `path`, each shard's
+/// bytes by `storage` (positioned reads, or a memory map).
+pub(crate) fn open_index(
+    options: &Load,
+    path: &Path,
+    storage: impl Fn(&Path, &str) -> Result<Storage, Error>,
+) -> Result<Checkpoint, Error> {
+    options.check()?;
     let origin = path.display().to_string();
     let index_error =
         |message: String| Error::custom(format!("sharded checkpoint index {origin}: {message}"));
-    let len = std::fs::metadata(path)
-        .map_err(|e| index_error(format!("cannot open: {e}")))?
-        .len();
+    let (file, len) = open_regular(path).map_err(index_error)?;
     if len > options.max_header_bytes as u64 {
         return Err(index_error(format!(
             "{len} bytes, over the limit of {} (raise it with Load::max_header_bytes if the file is trusted)",
             options.max_header_bytes
         )));
     }
-    let text = std::fs::read_to_string(path).map_err(|e| index_error(format!("read: {e}")))?;
+    let mut text = String::new();
+    (&file)
+        .take(len)
+        .read_to_string(&mut text)
+        .map_err(|e| index_error(format!("read: {e}")))?;
     let index: Index = serde_json::from_str(&text).map_err(|e| {
         index_error(format!(
             "not an index (an object with a `weight_map` of tensor names to shard files): {e}"
@@ -128,13 +137,10 @@ pub(crate) fn open_index(options: &Load, path: &Path) -> Result<Checkpoint, Erro
     for (k, file) in files.iter().enumerate() {
         let shard_path = dir.join(file);
         let shard_origin = shard_path.display().to_string();
-        let opened = options
-            .map_file(&shard_path, &shard_origin)
-            .and_then(|storage| {
-                let header =
-                    format::parse(storage.bytes(), &shard_origin, options.max_header_bytes)?;
-                Ok((storage, header))
-            });
+        let opened = storage(&shard_path, &shard_origin).and_then(|storage| {
+            let header = format::parse(&storage, &shard_origin, options.max_header_bytes)?;
+            Ok((storage, header))
+        });
         let (storage, header) = match opened {
             Ok(x) => x,
             Err(e) => {
@@ -174,6 +180,7 @@ pub(crate) fn open_index(options: &Load, path: &Path) -> Result<Checkpoint, Erro
         shards.push(Shard {
             data_start: header.data_start,
             storage,
+            origin: shard_origin,
         });
     }
     // What the index places in a shard that opened and lacks it (a shard

@@ -445,7 +445,7 @@ mod tensors {
                 return Err(dtype_error(tensor, T::DTYPE));
             }
             let (rows, cols) = matrix_shape(tensor)?;
-            let values = read_elements::<T>(tensor.data())?;
+            let values = read_elements::<T>(tensor)?;
             if Some(values.len()) != rows.checked_mul(cols) {
                 return Err(element_count_error(tensor, rows, cols));
             }
@@ -470,7 +470,7 @@ mod tensors {
                 )));
             }
             // Every value is read (and checked) before the first is written.
-            let values = read_elements::<T>(tensor.data())?;
+            let values = read_elements::<T>(tensor)?;
             if values.len() != rows * cols {
                 return Err(element_count_error(tensor, rows, cols));
             }
