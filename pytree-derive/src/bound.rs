@@ -113,19 +113,26 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
             ));
         }
     }
-    // A parameter used only inside a data field's type (`Array2<A>`,
-    // `Vec<A>`) is, as far as the derive can tell, an element of a leaf
+    // A parameter used inside a data field's type (`Array2<A>`, `Vec<A>`,
+    // `Linear<A>`) is, as far as the derive can tell, an element of a leaf
     // type, and leaves are `'static` (`Leaf: 'static`): say so, so that
     // `struct Linear<A> { w: Array2<A> }` needs no hand-written
-    // `A: 'static` (without it, rustc asks for one at every field). A
-    // parameter used bare (`w: T`) is bounded by the pytree trait alone.
+    // `A: 'static` (without it, rustc asks for one at every field). This
+    // holds when the parameter is also used bare (`bias: T` beside
+    // `transform: DenseNorm<T>`, whose own impl may ask `T: 'static`:
+    // E0310 otherwise). A parameter used only bare (`w: T`) is bounded by
+    // the pytree trait alone, so a tree of references stays possible.
     // `#[pytree(bound = "...")]` replaces this for the rare non-'static
     // element.
-    for param in &params {
-        let used_bare = container
+    let in_nested = used_params(
+        &params,
+        container
             .data_fields()
-            .any(|f| is_bare_param_named(f.ty, param));
-        if in_data.params.contains(&param.to_string()) && !used_bare {
+            .filter(|f| !is_bare_param(f.ty, container))
+            .map(|f| f.ty),
+    );
+    for param in &params {
+        if in_nested.params.contains(&param.to_string()) {
             out.push(quote!(#param: 'static));
         }
     }
@@ -337,14 +344,6 @@ pub fn mentions(ty: &syn::Type, ident: &syn::Ident) -> bool {
         v.visit_type(ty);
         v.1
     }
-}
-
-/// True when `ty` is exactly the type parameter `param`.
-fn is_bare_param_named(ty: &syn::Type, param: &syn::Ident) -> bool {
-    matches!(ty, syn::Type::Path(p) if p.qself.is_none()
-        && p.path.segments.len() == 1
-        && p.path.segments[0].ident == *param
-        && p.path.segments[0].arguments.is_empty())
 }
 
 /// True when `ty` is exactly one of the type parameters.

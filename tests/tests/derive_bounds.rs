@@ -481,3 +481,39 @@ mod a_where_clause_of_the_users {
         );
     }
 }
+
+/// A parameter used bare and inside another generic type (transformers'
+/// `cls.predictions`: a `bias` beside a `transform` layer) needs no
+/// hand-written `T: 'static` (E0310 before).
+#[test]
+fn a_parameter_used_bare_and_nested_needs_no_static_bound() {
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct Linear<T> {
+        weight: T,
+        bias: T,
+    }
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct DenseNorm<T> {
+        dense: Linear<T>,
+        norm: Linear<T>,
+    }
+    #[derive(PyTree, Clone, Debug, PartialEq)]
+    struct Predictions<T> {
+        bias: T,
+        transform: DenseNorm<T>,
+    }
+    let l = Linear {
+        weight: 1.0f32,
+        bias: 2.0,
+    };
+    let p = Predictions {
+        bias: 0.5f32,
+        transform: DenseNorm {
+            dense: l.clone(),
+            norm: l,
+        },
+    };
+    assert_eq!(pytree_std::leaves(&p), [&0.5, &1.0, &2.0, &1.0, &2.0]);
+    let doubled = pytree_std::map(p.clone(), |x| x * 2.0);
+    assert_eq!(doubled.bias, 1.0);
+}

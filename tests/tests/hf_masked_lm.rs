@@ -85,10 +85,8 @@ struct Bert<T> {
     encoder: Encoder<T>,
 }
 
-/// (`T: 'static`: the derive's inferred bounds miss it for a struct with
-/// both a `T` field and a field generic over `T`, E0310.)
 #[derive(PyTree, Clone, Debug, PartialEq)]
-struct Predictions<T: 'static> {
+struct Predictions<T> {
     bias: T,
     transform: DenseNorm<T>,
     /// Tied by transformers: `weight` to the word embeddings, `bias` to
@@ -97,13 +95,13 @@ struct Predictions<T: 'static> {
 }
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
-struct Cls<T: 'static> {
+struct Cls<T> {
     predictions: Predictions<T>,
 }
 
 /// transformers' `BertForMaskedLM`, field for field.
 #[derive(PyTree, Clone, Debug, PartialEq)]
-struct BertForMaskedLM<T: 'static> {
+struct BertForMaskedLM<T> {
     bert: Bert<T>,
     cls: Cls<T>,
 }
