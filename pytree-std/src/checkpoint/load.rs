@@ -156,6 +156,34 @@ impl Load {
     /// assert_eq!(Array1::<f32>::try_from(w)?, array![1.5f32]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
+    ///
+    /// A typed model of `#[pytree(leaf_type = AnyArray)]` (f32 weights
+    /// beside an i64 buffer) has `AnyArray` leaves too, so a 16-bit file
+    /// loads into it by type with this target: [`convert_floats`](Load::convert_floats)
+    /// alone reads each float as the file's dtype, and the `f32` field then
+    /// refuses it, naming its path.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::Load;
+    /// use pytree_std::ndarray::{array, Array1};
+    /// use pytree_std::{half::f16, AnyArray, DType, PyTree};
+    ///
+    /// #[derive(PyTree, Debug)]
+    /// #[pytree(leaf_type = AnyArray)]
+    /// struct Embeddings { weight: Array1<f32>, position_ids: Array1<i64> }
+    ///
+    /// // A 16-bit file as Python's `safetensors` writes it (no TreeDef).
+    /// let header = br#"{"position_ids":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},"weight":{"dtype":"F16","shape":[1],"data_offsets":[16,18]}}"#;
+    /// let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    /// bytes.extend_from_slice(header);
+    /// bytes.extend(0i64.to_le_bytes().into_iter().chain(1i64.to_le_bytes()));
+    /// bytes.extend(f16::from_f32(0.5).to_le_bytes());
+    /// let err = Load::new().convert_floats().from_bytes(bytes.clone())?.load::<Embeddings>().unwrap_err();
+    /// assert!(err.to_string().contains(".weight"), "{err}");
+    /// let e: Embeddings = Load::new().convert_floats_to(DType::F32).from_bytes(bytes)?.load()?;
+    /// assert_eq!((e.weight, e.position_ids), (array![0.5f32], array![0i64, 1]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     #[must_use]
     pub fn convert_floats_to(mut self, dtype: DType) -> Self {
         self.convert_floats = true;
