@@ -411,7 +411,7 @@ mod tensors {
     /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&lin)?)?;
     /// let w = file.tensor("w").unwrap();
     /// assert_eq!(w.signature().to_string(), "f32[2,3]");
-    /// assert_eq!(&w.data()[4..8], 2.0f32.to_le_bytes()); // row-major
+    /// assert_eq!(&w.data()?[4..8], 2.0f32.to_le_bytes()); // row-major
     /// assert_eq!(file.tensor("b").unwrap().signature().to_string(), "f32[2]");
     /// assert_eq!(file.load::<Linear>()?, lin);
     /// assert_eq!(file.load_like(&lin)?, lin);
