@@ -39,7 +39,7 @@ pub const DEFAULT_BUCKET_BYTES: usize = 25 << 20;
 /// use pytree_dist::Dist;
 /// use pytree_std::PyTree;
 /// #[derive(PyTree, Debug, PartialEq)]
-/// struct Grads { w: Vec<f32>, b: f64, #[pytree(static)] step: u32 }
+/// struct Grads { w: Vec<f32>, b: f32, #[pytree(static)] step: u32 }
 ///
 /// let dist = Dist::local(); // a world of one; `Dist::init()` under mpirun
 /// let mut g = Grads { w: vec![1.0, 2.0], b: 3.0, step: 7 };
@@ -203,9 +203,12 @@ impl Dist {
     /// [`all_reduce_mean`](Dist::all_reduce_mean).
     ///
     /// ```
-    /// let mut t = (vec![1.0f32], 2u8);
+    /// use pytree_std::ndarray::array;
+    /// use pytree_std::AnyArray;
+    /// // f32 weights summed, an integer buffer left alone.
+    /// let mut t = (AnyArray::from(array![1.0f32]), AnyArray::from(array![2u8]));
     /// pytree_dist::Dist::local().all_reduce_sum(&mut t)?;
-    /// assert_eq!(t, (vec![1.0], 2));
+    /// assert_eq!(t, (AnyArray::from(array![1.0f32]), AnyArray::from(array![2u8])));
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn all_reduce_sum<T>(&self, tree: &mut T) -> Result<(), Error>
@@ -384,6 +387,18 @@ impl Dist {
         Ok(plan)
     }
 
+    /// Checks that every rank has the structure `def` (static data
+    /// included) for `op`; an error on every rank otherwise.
+    pub(crate) fn agree_structure(&self, op: &str, def: &TreeDef) -> Result<(), Error> {
+        let intent = Intent {
+            op: op.to_string(),
+            def: Some(def.clone()),
+            leaves: Vec::new(),
+            error: None,
+        };
+        agree(&*self.backend, intent.hash(), false, || intent)
+    }
+
     /// Copies `tree` of rank `root` to every rank, in place: leaves (of any
     /// dtype, integers included) and static data (an optimizer state's
     /// step count), so that every rank starts from the same parameters and
@@ -451,7 +466,7 @@ impl Dist {
     ///
     /// ```
     /// let dist = pytree_dist::Dist::local();
-    /// dist.check_replicated(&(vec![1.0f32], 2i64))?;
+    /// dist.check_replicated(&(vec![1.0f32], 2.0f32))?;
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn check_replicated<T>(&self, tree: &T) -> Result<(), Error>

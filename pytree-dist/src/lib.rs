@@ -39,6 +39,13 @@
 //!   another transport is an impl and no change to the tree code;
 //!   [`Local`] (the world of one, no MPI) and `Mpi` (feature `mpi`, rsmpi
 //!   over the system's MPI library).
+//! - [`Zero1`]: ZeRO stage 1 over any pytree-optim transformation: the
+//!   optimizer state split across the ranks by whole leaves, the result
+//!   the unsharded optimizer's bit for bit.
+//! - [`checkpoint`]: checkpoints written by every rank (each its shard,
+//!   rank 0 the index last), loaded in one process or at any number of
+//!   ranks; [`Zero1::save_state`] / [`Zero1::load_state`] for the sharded
+//!   optimizer state.
 //! - [`run`]: `main` for a job: a rank that returns an error or panics
 //!   ends the whole job at once with its message (MPI_Abort).
 //!
@@ -50,12 +57,14 @@
 
 mod agree;
 mod backend;
+pub mod checkpoint;
 mod dist;
 mod local;
 #[cfg(feature = "mpi")]
 mod mpi;
 mod plan;
 mod run;
+mod zero;
 
 pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Wire};
 pub use dist::{Dist, DEFAULT_BUCKET_BYTES};
@@ -63,3 +72,4 @@ pub use local::Local;
 #[cfg(feature = "mpi")]
 pub use mpi::Mpi;
 pub use run::run;
+pub use zero::Zero1;

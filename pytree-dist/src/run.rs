@@ -1,9 +1,8 @@
 //! [`run`]: a program's `main` for a job of many processes, where a rank
 //! that fails ends the whole job at once with its message.
 
+use std::fmt::Display;
 use std::process::ExitCode;
-
-use pytree_std::Error;
 
 use crate::dist::Dist;
 
@@ -22,11 +21,11 @@ use crate::dist::Dist;
 ///     pytree_dist::run(|dist| {
 ///         let mut grads = vec![1.0f32, 2.0];
 ///         dist.all_reduce_mean(&mut grads)?;
-///         Ok(())
+///         Ok::<(), pytree_std::Error>(())
 ///     })
 /// }
 /// ```
-pub fn run(main: impl FnOnce(&Dist) -> Result<(), Error>) -> ExitCode {
+pub fn run<E: Display>(main: impl FnOnce(&Dist) -> Result<(), E>) -> ExitCode {
     let dist = match Dist::init() {
         Ok(d) => d,
         Err(e) => {

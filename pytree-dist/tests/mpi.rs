@@ -53,6 +53,22 @@ struct Outcome {
 /// Runs scenario `name` on `ranks` processes (`None`: started directly,
 /// a world of one), killing it after [`TIME_LIMIT`].
 fn launch(name: &str, ranks: Option<usize>) -> Outcome {
+    let dir = std::env::temp_dir().join(format!(
+        "pytree-dist-mpi-{name}-{}-{}",
+        ranks.unwrap_or(1),
+        std::process::id()
+    ));
+    let o = launch_with(
+        name,
+        ranks,
+        &[("PYTREE_DIST_TEST_DIR", dir.display().to_string())],
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    o
+}
+
+/// [`launch`] with more environment variables.
+fn launch_with(name: &str, ranks: Option<usize>, env: &[(&str, String)]) -> Outcome {
     let exe = std::env::current_exe().expect("the test binary's path");
     let mut cmd = match ranks {
         None => Command::new(&exe),
@@ -63,6 +79,7 @@ fn launch(name: &str, ranks: Option<usize>) -> Outcome {
         }
     };
     cmd.args(["--scenario", name])
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
@@ -115,6 +132,67 @@ fn driver() -> ExitCode {
             }
         }
     }
+    // Checkpoints: saved at N ranks, resumed at M (alone: one process).
+    let base = std::env::temp_dir().join(format!("pytree-dist-mpi-test-{}", std::process::id()));
+    for (saved, resumed) in [(2, [None, Some(3)]), (3, [Some(2), Some(2)])] {
+        let dir = base.join(format!("saved-at-{saved}"));
+        let env = [
+            ("PYTREE_DIST_TEST_DIR", dir.display().to_string()),
+            ("PYTREE_DIST_SAVED_RANKS", saved.to_string()),
+        ];
+        let o = launch_with("checkpoint_save", Some(saved), &env);
+        println!(
+            "scenario checkpoint_save on {saved} ranks: {} in {:.1?}",
+            if o.ok { "ok" } else { "FAILED" },
+            o.took
+        );
+        if !o.ok {
+            failures.push(format!("checkpoint_save on {saved} ranks:\n{}", o.output));
+            continue;
+        }
+        for ranks in resumed.into_iter().take(if saved == 3 { 1 } else { 2 }) {
+            let how = ranks.map_or("alone".to_string(), |n| format!("on {n} ranks"));
+            let o = launch_with("checkpoint_resume", ranks, &env);
+            println!(
+                "scenario checkpoint_resume (saved on {saved}) {how}: {} in {:.1?}",
+                if o.ok { "ok" } else { "FAILED" },
+                o.took
+            );
+            if !o.ok {
+                failures.push(format!("checkpoint_resume {how}:\n{}", o.output));
+            }
+        }
+    }
+    // A rank killed during a save: no index is left.
+    for ranks in [2, 3] {
+        let dir = base.join(format!("killed-at-{ranks}"));
+        let o = launch_with(
+            "checkpoint_killed",
+            Some(ranks),
+            &[("PYTREE_DIST_TEST_DIR", dir.display().to_string())],
+        );
+        let index = dir.join("killed").join(pytree_dist::checkpoint::INDEX);
+        let complete = pytree_std::checkpoint::Checkpoint::open(&index).is_ok();
+        let said = o.output.contains("rank 1 is killed during the save");
+        println!(
+            "scenario checkpoint_killed on {ranks} ranks: exit {}, {:.1?}, index {}",
+            if o.ok {
+                "success (wrong)"
+            } else {
+                "failure (right)"
+            },
+            o.took,
+            if complete {
+                "PRESENT (wrong)"
+            } else {
+                "absent (right)"
+            }
+        );
+        if o.ok || complete || !said || o.took > Duration::from_secs(60) {
+            failures.push(format!("checkpoint_killed on {ranks} ranks:\n{}", o.output));
+        }
+    }
+    std::fs::remove_dir_all(&base).ok();
     // A rank that panics at step 3, or returns an error, ends the whole
     // job promptly, with its message; the others were waiting in a
     // collective.

@@ -4,15 +4,25 @@
 
 use std::process::ExitCode;
 
-use pytree_dist::Dist;
-use pytree_optim::{adam, GradientTransformation, Mask};
+use pytree_dist::checkpoint::INDEX;
+use pytree_dist::{Dist, Zero1};
+use pytree_optim::{adam, adamw, chain, clip_by_global_norm, GradientTransformation, Mask};
+use pytree_std::checkpoint::{self, Checkpoint};
 use pytree_std::ndarray::Array1;
+use pytree_std::AnyArray;
 use pytree_std::{Error, KeyPath};
 
 use super::{combine, ensure, model, Model};
 
 /// The scenarios that must succeed, at any world size.
-pub const PASSING: &[&str] = &["collectives", "disagreements", "broadcast", "replicas"];
+pub const PASSING: &[&str] = &[
+    "collectives",
+    "disagreements",
+    "broadcast",
+    "replicas",
+    "zero1",
+    "checkpoint_failed",
+];
 
 pub fn run(name: &str) -> ExitCode {
     let name = name.to_string();
@@ -21,6 +31,11 @@ pub fn run(name: &str) -> ExitCode {
         "disagreements" => disagreements(dist),
         "broadcast" => broadcast(dist),
         "replicas" => replicas(dist),
+        "zero1" => zero1(dist),
+        "checkpoint_save" => checkpoint_save(dist),
+        "checkpoint_resume" => checkpoint_resume(dist),
+        "checkpoint_failed" => checkpoint_failed(dist),
+        "checkpoint_killed" => checkpoint_killed(dist),
         "panic_at_step_3" => fail_at_step_3(dist, true),
         "error_at_step_3" => fail_at_step_3(dist, false),
         other => Err(Error::custom(format!("no scenario {other}"))),
@@ -253,4 +268,225 @@ fn fail_at_step_3(dist: &Dist, panic: bool) -> Result<(), Error> {
         dist.all_reduce_mean(&mut g)?;
     }
     Ok(())
+}
+
+/// The optimizer of the ZeRO-1 scenarios: a global-norm clip (active: the
+/// gradients' norm is in the tens) and AdamW whose weight decay leaves
+/// the biases (`.b`) out, a mask by key path.
+fn optimizer() -> Opt {
+    let decay = Mask::new(|p: &KeyPath| !p.to_string().ends_with(".b"));
+    chain(
+        clip_by_global_norm(5.0),
+        adamw(1e-2, 1e-2).weight_decay_mask(decay),
+    )
+}
+
+/// The gradient of rank `r` at step `s` (integer-valued, the sums exact).
+fn grads(r: usize, s: usize) -> Model {
+    model(r + 2 * s, SIZES)
+}
+
+/// The gradients averaged over `n` ranks at step `s`, as the collectives
+/// compute them.
+fn averaged(n: usize, s: usize) -> Model {
+    let all: Vec<Model> = (0..n).map(|r| grads(r, s)).collect();
+    combine(&all, &grads(0, s), true)
+}
+
+/// The unsharded run: `steps[k]` ranks at step k, the optimizer on the
+/// averaged gradient.
+fn unsharded(
+    steps: &[usize],
+) -> Result<(Model, <Opt as GradientTransformation<Model>>::State), Error> {
+    let opt = optimizer();
+    let mut params = model(100, SIZES);
+    let mut state = opt.init(&params)?;
+    for (s, &n) in steps.iter().enumerate() {
+        opt.step(&mut params, &mut averaged(n, s), &mut state)?;
+    }
+    Ok((params, state))
+}
+
+type Opt = pytree_optim::Chain<pytree_optim::ClipByGlobalNorm, pytree_optim::Adam<f64>>;
+
+/// The bytes of a tree's leaves.
+fn bytes<T: pytree_std::Flatten<pytree_std::Std, Leaf = AnyArray>>(tree: &T) -> usize {
+    pytree_std::leaves(tree)
+        .iter()
+        .map(|a| a.signature().size_in_bytes().unwrap_or(0))
+        .sum()
+}
+
+/// ZeRO-1 against the unsharded optimizer on the averaged gradient: equal
+/// bit for bit, the state about `1/N` per rank.
+fn zero1(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    let opt = optimizer();
+    let mut params = model(100, SIZES);
+    let mut zero = Zero1::new(dist, opt.clone(), &params)?;
+    for s in 0..4 {
+        zero.step(&mut params, &mut grads(r, s))?;
+        dist.check_replicated(&params)?;
+    }
+    let (want, state) = unsharded(&[n; 4])?;
+    ensure!(
+        params == want,
+        "zero1 on {n} ranks != unsharded: {params:?} != {want:?}"
+    );
+    let (mine, whole) = (
+        bytes(&zero.state().1.mu) + bytes(&zero.state().1.nu),
+        bytes(&state.1.mu) + bytes(&state.1.nu),
+    );
+    let mut per_rank = vec![mine as f64];
+    dist.all_reduce_sum(&mut per_rank)?; // the sum over ranks
+                                         // Each moment once, but those of the leaves every rank holds (the f64
+                                         // scalar `scale`, 8 bytes, and the i64 `ids`, 24) on every rank.
+    let everywhere = 2 * (8 + 24);
+    ensure!(
+        per_rank[0] as usize == whole + (n - 1) * everywhere,
+        "the shards' state: {} bytes in all, {whole} unsharded",
+        per_rank[0]
+    );
+    ensure!(
+        n == 1 || mine < whole * 3 / 4,
+        "rank {r} holds {mine} of {whole} bytes"
+    );
+    if r == 0 {
+        println!(
+            "zero1: Adam state {mine} bytes on rank 0 of {n}, {whole} unsharded ({:.2})",
+            mine as f64 / whole as f64
+        );
+    }
+    // A tree of another shape is refused before anything is sent.
+    let mut other = model(100, &[6, 4, 3]);
+    let err = zero
+        .step(&mut other, &mut model(0, &[6, 4, 3]))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    ensure!(
+        err.contains("zero1: the tree differs") || err.contains("zero1: at .layers[0].w"),
+        "{err}"
+    );
+    Ok(())
+}
+
+/// Where the checkpoint scenarios write (set by the driver).
+fn dir() -> Result<std::path::PathBuf, Error> {
+    std::env::var_os("PYTREE_DIST_TEST_DIR")
+        .map(std::path::PathBuf::from)
+        .ok_or_else(|| Error::custom("PYTREE_DIST_TEST_DIR is not set"))
+}
+
+const SAVED_STEPS: usize = 3;
+
+/// Trains with ZeRO-1 for 3 steps, saves the parameters and the sharded
+/// state from every rank; each rank then loads both in process (the state
+/// as the unsharded optimizer's) and checks them against the unsharded
+/// run.
+fn checkpoint_save(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    let dir = dir()?;
+    let mut params = model(100, SIZES);
+    let mut zero = Zero1::new(dist, optimizer(), &params)?;
+    for s in 0..SAVED_STEPS {
+        zero.step(&mut params, &mut grads(r, s))?;
+    }
+    let files = pytree_dist::checkpoint::save(dist, dir.join("params"), &params)?;
+    ensure!(files == n.min(5) + 1, "{files} files for {n} ranks");
+    zero.save_state(dir.join("state"))?;
+    let (want, want_state) = unsharded(&[n; SAVED_STEPS])?;
+    let loaded: Model = checkpoint::load(dir.join("params").join(INDEX))?;
+    ensure!(
+        loaded == want && params == want,
+        "the parameters reloaded in one process"
+    );
+    let state: <Opt as GradientTransformation<Model>>::State =
+        checkpoint::load(dir.join("state").join(INDEX))?;
+    ensure!(
+        state.1.count == want_state.1.count
+            && state.1.mu == want_state.1.mu
+            && state.1.nu == want_state.1.nu,
+        "the sharded state reloaded in one process is the unsharded optimizer's"
+    );
+    Ok(())
+}
+
+/// Resumes from the checkpoint of `checkpoint_save` (written by
+/// `PYTREE_DIST_SAVED_RANKS` ranks) at this world size, three more steps,
+/// and checks against the unsharded run never stopped.
+fn checkpoint_resume(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    let dir = dir()?;
+    let saved: usize = std::env::var("PYTREE_DIST_SAVED_RANKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut params: Model = checkpoint::load(dir.join("params").join(INDEX))?;
+    let mut zero = Zero1::new(dist, optimizer(), &params)?;
+    zero.load_state(dir.join("state").join(INDEX))?;
+    for s in SAVED_STEPS..2 * SAVED_STEPS {
+        zero.step(&mut params, &mut grads(r, s))?;
+    }
+    let mut steps = vec![saved; SAVED_STEPS];
+    steps.extend([n; SAVED_STEPS]);
+    let (want, _) = unsharded(&steps)?;
+    ensure!(
+        params == want,
+        "resumed at {n} ranks from {saved}: {params:?} != {want:?}"
+    );
+    Ok(())
+}
+
+/// A save that fails on the last rank (a directory where its shard goes)
+/// is an error on every rank and leaves no index, though an earlier save
+/// into the same directory was complete.
+fn checkpoint_failed(dist: &Dist) -> Result<(), Error> {
+    let n = dist.size();
+    let dir = dir()?.join("failed");
+    let params = model(100, SIZES);
+    pytree_dist::checkpoint::save(dist, &dir, &params)?;
+    ensure!(
+        Checkpoint::open(dir.join(INDEX)).is_ok(),
+        "the first save is complete"
+    );
+    let blocked = dir.join(pytree_dist::checkpoint::shard_name(n - 1, n));
+    if dist.rank() == n - 1 {
+        std::fs::remove_file(&blocked).ok();
+        std::fs::create_dir_all(blocked.join("in-the-way"))
+            .map_err(|e| Error::custom(e.to_string()))?;
+    }
+    dist.check_replicated(&params)?; // every rank waits for that
+    let err = pytree_dist::checkpoint::save(dist, &dir, &params)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    ensure!(
+        err.contains("while writing the shards") && err.contains(&format!("rank {}", n - 1)),
+        "{err}"
+    );
+    ensure!(
+        Checkpoint::open(dir.join(INDEX)).is_err(),
+        "no index after a failed save"
+    );
+    Ok(())
+}
+
+/// A complete save, then a second one during which rank 1 dies while
+/// writing its shard (half a file written, then `abort`): the driver
+/// checks that no index is left.
+fn checkpoint_killed(dist: &Dist) -> Result<(), Error> {
+    let dir = dir()?.join("killed");
+    let params = model(100, SIZES);
+    pytree_dist::checkpoint::save(dist, &dir, &params)?;
+    let rank = dist.rank();
+    pytree_dist::checkpoint::save_with(dist, &dir, |path| {
+        if rank == 1 {
+            std::fs::write(path, b"half a shard").ok();
+            eprintln!("rank 1 is killed during the save");
+            std::process::abort();
+        }
+        pytree_std::checkpoint::Save::new().save_part(path, &model(101, SIZES), |i| i % 2 == 0)
+    })?;
+    Err(Error::custom("the save completed though rank 1 died"))
 }
