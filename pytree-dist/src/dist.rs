@@ -406,8 +406,11 @@ impl Dist {
     /// variable stays the same variable); the ranks' trees must have the
     /// same leaves (key paths, dtypes, shapes: checked, an error on every
     /// rank otherwise); their static data may differ and becomes the
-    /// root's. A `#[pytree(skip)]` field of a receiving rank becomes its
-    /// `Default` when the static data differed.
+    /// root's, when serde can write it (numbers, strings, bools: what a
+    /// checkpoint's TreeDef holds); static data of other types (a user's
+    /// enum) must be equal on every rank already, and is checked to be. A
+    /// `#[pytree(skip)]` field of a receiving rank becomes its `Default`
+    /// when the static data differed.
     ///
     /// The tree travels as one safetensors file in memory (the TreeDef,
     /// with its static data, in its metadata), the format
@@ -437,10 +440,14 @@ impl Dist {
         }
         let rank = self.rank();
         let op = format!("broadcast from rank {root}");
-        let mut intent = Intent::of(op, &*tree, false, |_| true);
+        // Static data travels when serde can write it; otherwise it must
+        // be equal on every rank already (checked with the rest).
+        let def = pytree_std::structure(&*tree);
+        let statics_travel = serde_json::to_string(&def).is_ok();
+        let mut intent = Intent::of(op, &*tree, !statics_travel, |_| true);
         let mut bytes = Vec::new();
         if rank == root && intent.error.is_none() {
-            match encode(&*tree) {
+            match encode(&*tree, statics_travel) {
                 Ok(b) => bytes = b,
                 Err(e) => intent.error = Some(e.to_string()),
             }
@@ -521,10 +528,10 @@ impl Dist {
     }
 }
 
-/// `tree` as the bytes of a safetensors file, its TreeDef (with the static
-/// data) in the metadata; a tree that is one leaf (no name to give it, no
-/// static data) as that leaf's bytes.
-fn encode<T>(tree: &T) -> Result<Vec<u8>, Error>
+/// `tree` as the bytes of a safetensors file, with its TreeDef (and so the
+/// static data) in the metadata if `with_statics`; a tree that is one
+/// leaf (no name to give it, no static data) as that leaf's bytes.
+fn encode<T>(tree: &T, with_statics: bool) -> Result<Vec<u8>, Error>
 where
     T: Flatten<Std>,
     T::Leaf: TensorLeaf,
@@ -533,7 +540,11 @@ where
         let leaves = pytree_std::leaves(tree);
         return Ok(<T::Leaf as TensorLeaf>::tensor_bytes(&leaves[0])?.into_owned());
     }
-    Save::new().require_treedef().to_bytes(tree)
+    if with_statics {
+        Save::new().require_treedef().to_bytes(tree)
+    } else {
+        Save::new().to_bytes(tree)
+    }
 }
 
 /// Writes the file of [`encode`] into `tree`: its leaves in place, then
@@ -580,15 +591,15 @@ mod tests {
             opt.step(&mut p, &mut array![0.5, -0.5], &mut sent).unwrap();
         }
         let mut got = opt.init(&Array1::<f32>::zeros(2)).unwrap();
-        decode_into(&mut got, encode(&sent).unwrap()).unwrap();
+        decode_into(&mut got, encode(&sent, true).unwrap()).unwrap();
         assert_eq!((got.count, &got.mu, &got.nu), (3, &sent.mu, &sent.nu));
         // A leaf at the root has a name too.
         let mut x = Array1::<f32>::zeros(2);
-        decode_into(&mut x, encode(&p).unwrap()).unwrap();
+        decode_into(&mut x, encode(&p, true).unwrap()).unwrap();
         assert_eq!(x, p);
         // Another shape: an error naming the path, nothing changed.
         let mut wrong = (Array1::<f32>::zeros(3),);
-        let err = decode_into(&mut wrong, encode(&(p.clone(),)).unwrap()).unwrap_err();
+        let err = decode_into(&mut wrong, encode(&(p.clone(),), true).unwrap()).unwrap_err();
         assert!(
             err.to_string().contains("expected f32[3], found f32[2]"),
             "{err}"

@@ -85,8 +85,6 @@ where
     def: TreeDef,
     signatures: Vec<Signature>,
     owners: Vec<Owner>,
-    /// The empty leaf standing for each leaf of another rank.
-    empties: Vec<Option<P::Leaf>>,
     state: G::State,
 }
 
@@ -152,13 +150,15 @@ where
             .iter()
             .map(<P::Leaf as TensorLeaf>::tensor_signature)
             .collect::<Result<Vec<_>, _>>()?;
-        let empties: Vec<Option<P::Leaf>> = leaves.iter().map(empty_like::<P::Leaf>).collect();
-        let emptiable: Vec<bool> = empties.iter().map(Option::is_some).collect();
+        let emptiable: Vec<bool> = leaves
+            .iter()
+            .map(|l| empty_like::<P::Leaf>(l).is_some())
+            .collect();
         let owners = partition(&signatures, &emptiable, dist.size());
         drop(leaves);
         // The ranks agree on the tree (and so on the partition).
         dist.agreed_plan("zero1 new".into(), params, true, |_| false, |_| 0)?;
-        let shard = shard_of(params, &owners, &empties, dist.rank())?;
+        let shard = shard_of(params, &owners, dist.rank())?;
         let state = inner.init(&shard)?;
         Ok(Zero1 {
             dist,
@@ -166,7 +166,6 @@ where
             def,
             signatures,
             owners,
-            empties,
             state,
         })
     }
@@ -203,7 +202,7 @@ where
     /// This rank's shard of `tree`: its own leaves, the others empty.
     pub fn shard(&self, tree: &P) -> Result<P, Error> {
         self.check(tree)?;
-        shard_of(tree, &self.owners, &self.empties, self.dist.rank())
+        shard_of(tree, &self.owners, self.dist.rank())
     }
 
     /// One step from this rank's gradients (of its share of the batch):
@@ -252,8 +251,8 @@ where
 
     fn step_reduced(&mut self, params: &mut P, grads: &P) -> Result<(), Error> {
         let rank = self.dist.rank();
-        let mut shard = shard_of(&*params, &self.owners, &self.empties, rank)?;
-        let mut shard_grads = shard_of(grads, &self.owners, &self.empties, rank)?;
+        let mut shard = shard_of(&*params, &self.owners, rank)?;
+        let mut shard_grads = shard_of(grads, &self.owners, rank)?;
         let owners = &self.owners;
         let dist = self.dist;
         // Each leaf's sum comes from its owner (the scalars' from rank 0).
@@ -335,28 +334,24 @@ where
     }
 }
 
-/// `tree` with the leaves other ranks own replaced by empty ones.
-fn shard_of<P>(
-    tree: &P,
-    owners: &[Owner],
-    empties: &[Option<P::Leaf>],
-    rank: usize,
-) -> Result<P, Error>
+/// `tree` with the leaves other ranks own replaced by empty ones (new
+/// ones each time: two shards never share a leaf's memory, which candle
+/// variables would).
+fn shard_of<P>(tree: &P, owners: &[Owner], rank: usize) -> Result<P, Error>
 where
     P: PyTree,
     P::Leaf: TensorLeaf,
 {
     let def = pytree_std::structure(tree);
-    let leaves: Vec<P::Leaf> = pytree_std::leaves(tree)
+    let leaves = pytree_std::leaves(tree)
         .iter()
         .enumerate()
-        .map(|(i, leaf)| match (owners[i], &empties[i]) {
-            (Owner::Rank(r), Some(empty)) if r != rank => {
-                <P::Leaf as TensorLeaf>::to_owned_leaf(&pytree_std::Leaf::lend(empty))
-            }
-            _ => <P::Leaf as TensorLeaf>::to_owned_leaf(leaf),
+        .map(|(i, leaf)| match owners[i] {
+            Owner::Rank(r) if r != rank => empty_like::<P::Leaf>(leaf)
+                .ok_or_else(|| Error::custom(format!("zero1: leaf {i} can no longer be emptied"))),
+            _ => Ok(<P::Leaf as TensorLeaf>::to_owned_leaf(leaf)),
         })
-        .collect();
+        .collect::<Result<Vec<_>, _>>()?;
     pytree_std::unflatten(&def, leaves)
 }
 

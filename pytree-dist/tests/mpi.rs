@@ -67,8 +67,12 @@ fn launch(name: &str, ranks: Option<usize>) -> Outcome {
     o
 }
 
+/// How many launches the driver made.
+static LAUNCHED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// [`launch`] with more environment variables.
 fn launch_with(name: &str, ranks: Option<usize>, env: &[(&str, String)]) -> Outcome {
+    LAUNCHED.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
     let exe = std::env::current_exe().expect("the test binary's path");
     let mut cmd = match ranks {
         None => Command::new(&exe),
@@ -222,13 +226,20 @@ fn driver() -> ExitCode {
             }
         }
     }
+    // A summary in libtest's words, which .ci/run counts.
+    let total = LAUNCHED.load(std::sync::atomic::Ordering::SeqCst);
+    for f in &failures {
+        eprintln!("---- {f}");
+    }
+    println!(
+        "\ntest result: {}. {} passed; {} failed (multi-process scenarios)",
+        if failures.is_empty() { "ok" } else { "FAILED" },
+        total - failures.len(),
+        failures.len()
+    );
     if failures.is_empty() {
-        println!("all multi-process scenarios passed");
         ExitCode::SUCCESS
     } else {
-        for f in &failures {
-            eprintln!("---- {f}");
-        }
         ExitCode::FAILURE
     }
 }
