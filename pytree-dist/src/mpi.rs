@@ -84,6 +84,22 @@ impl Mpi {
     }
 }
 
+impl Mpi {
+    /// `MPI_COMM_WORLD` as rsmpi's communicator, for collectives of one's
+    /// own beside the tree operations (the same processes; MPI's rule
+    /// holds: every rank makes the same calls in the same order).
+    ///
+    /// ```no_run
+    /// use mpi::traits::Communicator;
+    /// let mpi = pytree_dist::Mpi::init()?;
+    /// assert!(mpi.world().size() >= 1);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn world(&self) -> &SimpleCommunicator {
+        &self.world
+    }
+}
+
 impl Drop for Mpi {
     fn drop(&mut self) {
         LIVE.store(false, Ordering::SeqCst);
