@@ -274,6 +274,37 @@ impl Dist {
         self.all_reduce(tree, Some(mask), true)
     }
 
+    /// Averages the float leaves of `tree` over all ranks onto rank
+    /// `root` only (a reduce, MPI_Ireduce per bucket): the other ranks'
+    /// trees are left as they were. Checked as
+    /// [`all_reduce_mean`](Dist::all_reduce_mean) is.
+    ///
+    /// ```
+    /// let mut g = vec![2.0f32, 4.0];
+    /// pytree_dist::Dist::local().reduce_mean(&mut g, 0)?;
+    /// assert_eq!(g, [2.0, 4.0]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn reduce_mean<T>(&self, tree: &mut T, root: usize) -> Result<(), Error>
+    where
+        T: Flatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let size = self.size();
+        if root >= size {
+            return Err(Error::custom(format!(
+                "reduce to rank {root}, but the world has {size} ranks"
+            )));
+        }
+        let op = format!(
+            "reduce_mean to rank {root} ({} byte buckets)",
+            self.bucket_bytes
+        );
+        let plan = self.agreed_plan(op, &*tree, true, |_| true, |_| root)?;
+        let divisor = (size > 1).then_some(size);
+        self.run_plan(Flow::SumToRoot, tree, &plan, divisor)
+    }
+
     fn all_reduce<T>(&self, tree: &mut T, mask: Option<&Mask>, mean: bool) -> Result<(), Error>
     where
         T: Flatten<Std>,

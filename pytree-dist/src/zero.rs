@@ -23,10 +23,16 @@
 //! [`with_leaf_sums`](pytree_optim::with_leaf_sums), added in leaf order:
 //! the unsharded norm, bit for bit.
 //!
-//! A step: the gradients are reduce-scattered (each leaf's mean lands on
-//! its owner: `MPI_Ireduce` per bucket, buckets grouped by owner), each
-//! rank steps its shard, and the parameters are all-gathered (each owner
-//! broadcasts its leaves: `MPI_Ibcast` per bucket).
+//! A step: the gradients are averaged, each rank steps its shard, and the
+//! parameters are all-gathered (each owner broadcasts its leaves:
+//! `MPI_Ibcast` per bucket, buckets grouped by owner). The average is an
+//! all-reduce rather than a reduce-scatter (a reduce of each bucket to its
+//! owner, [`Flow::SumToRoot`](crate::Flow::SumToRoot)): on Open MPI 4.1.4,
+//! `MPI_Ireduce` took 3.6 to 5.0 s for GPT-2 small's gradient where
+//! `MPI_Iallreduce` took 1.7 s, on the same machine in the same minutes.
+//! So the gradients are reduced exactly as by
+//! [`Dist::all_reduce_mean`], and a ZeRO-1 step equals a replicated one
+//! bit for bit at any number of ranks.
 
 use pytree_optim::{with_leaf_sums, FloatLeaf, GradientTransformation};
 use pytree_std::checkpoint::{TensorLeaf, TensorView};
@@ -49,9 +55,8 @@ pub(crate) enum Owner {
 /// ZeRO stage 1 over the transformation `G` for parameters of type `P`:
 /// its state lives `1/N` on each rank (by whole leaves: see the
 /// [module](self)). The result of a step equals that of `G` on the
-/// gradients averaged over the ranks, bit for bit (for `N >= 3` the
-/// average itself may differ in the last bit from an all-reduce's, MPI's
-/// reduce summing the ranks in another order).
+/// gradients averaged over the ranks by [`Dist::all_reduce_mean`], bit
+/// for bit.
 ///
 /// ```
 /// use pytree_dist::{Dist, Zero1};
@@ -67,7 +72,7 @@ pub(crate) enum Owner {
 /// let mut params = Linear { w: array![1.0, -1.0], b: array![0.0] };
 /// let mut zero = Zero1::new(&dist, opt.clone(), &params)?;
 /// let mut grads = Linear { w: array![3.0, -4.0], b: array![0.0] };
-/// zero.step(&mut params, &mut grads)?; // reduce-scatter, step the shard, all-gather
+/// zero.step(&mut params, &mut grads)?; // average, step the shard, all-gather
 ///
 /// let mut alone = Linear { w: array![1.0, -1.0], b: array![0.0] };
 /// let mut state = opt.init(&alone)?;
@@ -206,9 +211,9 @@ where
     }
 
     /// One step from this rank's gradients (of its share of the batch):
-    /// each leaf's gradient averaged over the ranks onto its owner
-    /// (reduce-scatter), the scalars' on every rank (all-reduce), the
-    /// shard stepped by `inner`, the parameters all-gathered. `grads` is
+    /// the gradients averaged over the ranks (all-reduced: see the
+    /// [module](self)), the shard stepped by `inner`, the parameters
+    /// all-gathered. `grads` is
     /// scratch space afterwards. Every rank must call it; on an error
     /// before the first collective (a tree of another structure than at
     /// [`new`](Zero1::new)), nothing has changed.
@@ -218,22 +223,15 @@ where
         let n = self.dist.size();
         let owners = &self.owners;
         let divisor = (n > 1).then_some(n);
+        // An all-reduce, not a reduce to each leaf's owner: Open MPI
+        // 4.1.4's MPI_Ireduce took 3.6 to 5.0 s for GPT-2 small's buckets
+        // where MPI_Iallreduce took 1.7 s (BENCHMARKS.md, issue 26); the
+        // other ranks' copies of a leaf's mean are scratch.
         let plan = self.dist.agreed_plan(
-            "zero1 reduce-scatter".into(),
+            "zero1 all-reduce of the gradients".into(),
             &*grads,
             true,
-            |i| matches!(owners[i], Owner::Rank(_)),
-            |i| match owners[i] {
-                Owner::Rank(r) => r,
-                Owner::Every { .. } => 0,
-            },
-        )?;
-        self.dist.run_plan(Flow::SumToRoot, grads, &plan, divisor)?;
-        let plan = self.dist.agreed_plan(
-            "zero1 all-reduce of the scalars".into(),
-            &*grads,
-            true,
-            |i| owners[i] == Owner::Every { float: true },
+            |i| owners[i] != Owner::Every { float: false },
             |_| 0,
         )?;
         self.dist.run_plan(Flow::SumToAll, grads, &plan, divisor)?;
@@ -290,8 +288,15 @@ where
             if updated_here && !same[i] {
                 let sig = &self.signatures[i];
                 let bytes = <P::Leaf as TensorLeaf>::tensor_bytes(&shard_leaves[i])?;
-                let view = TensorView::new("", sig.dtype(), sig.shape(), &bytes)?;
-                <P::Leaf as TensorLeaf>::copy_from_tensor(slot, &view)?;
+                let mut slot = slot;
+                // One copy into the leaf's memory where it lends it.
+                match <P::Leaf as TensorLeaf>::tensor_bytes_mut(&mut slot) {
+                    Some(mem) if mem.len() == bytes.len() => mem.copy_from_slice(&bytes),
+                    _ => {
+                        let view = TensorView::new("", sig.dtype(), sig.shape(), &bytes)?;
+                        <P::Leaf as TensorLeaf>::copy_from_tensor(slot, &view)?;
+                    }
+                }
             }
         }
         let plan = self.dist.agreed_plan(

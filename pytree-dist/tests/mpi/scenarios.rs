@@ -75,6 +75,19 @@ fn collectives(dist: &Dist) -> Result<(), Error> {
             ensure!(s == expected(n, r, true), "sum");
         }
     }
+    // A reduce onto the last rank only.
+    let mut g = model(r, SIZES);
+    dist.with_bucket_bytes(40).reduce_mean(&mut g, n - 1)?;
+    let want = if r == n - 1 {
+        expected(n, r, false)
+    } else {
+        model(r, SIZES)
+    };
+    ensure!(
+        g == want,
+        "reduce_mean to rank {}: {g:?} != {want:?}",
+        n - 1
+    );
     // Only the `.layers[1]` leaves are sent.
     let mask = Mask::new(|p: &KeyPath| p.to_string().starts_with(".layers[1]"));
     let mut g = model(r, SIZES);
