@@ -26,7 +26,7 @@ pub const DEFAULT_BUCKET_BYTES: usize = 25 << 20;
 /// [`all_reduce_mean`](Dist::all_reduce_mean) of a gradient tree,
 /// [`broadcast`](Dist::broadcast) of parameters,
 /// [`check_replicated`](Dist::check_replicated); ZeRO-1 and checkpoints
-/// build on it ([`Zero1`](crate::Zero1), [`save`](crate::save)).
+/// build on it ([`Zero1`](crate::Zero1), [`checkpoint::save`](crate::checkpoint::save)).
 ///
 /// Every rank must call the same operations in the same order (as with
 /// MPI). Before each one, the ranks check that they hold the same tree

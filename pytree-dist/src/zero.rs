@@ -1,38 +1,6 @@
 //! [`Zero1`]: ZeRO stage 1, the optimizer state split across the ranks,
-//! over any [`GradientTransformation`].
-//!
-//! **The partition is by whole leaves** (as PyTorch's
-//! `ZeroRedundancyOptimizer` assigns whole parameters), not by slices of
-//! one flat buffer (DeepSpeed): each float array leaf belongs to one rank,
-//! chosen greedily, the largest leaves first, each to the rank that holds
-//! the fewest bytes so far. Each rank runs the transformation on its
-//! *shard*: a tree of the parameters' own type and structure in which the
-//! leaves of other ranks are empty arrays (zero elements, the same rank),
-//! so key paths, kinds, masks and parameter groups
-//! ([`multi_transform`](pytree_optim::multi_transform)) see the tree they
-//! were written for; an element-wise state (Adam's `mu`, `nu`) is then
-//! allocated for the rank's own leaves only. Scalars and 0-d arrays, which
-//! cannot be emptied, are updated on every rank (a few elements). What a
-//! flat slicing would have offered in balance (a leaf larger than `1/N`
-//! of the model bounds the largest shard), whole leaves repay in
-//! exactness: every leaf is updated by the same code on the same elements
-//! as without sharding, so the result is the unsharded optimizer's bit for
-//! bit, and a transformation that needs a sum over all leaves
-//! ([`clip_by_global_norm`](pytree_optim::clip_by_global_norm)) gets each
-//! leaf's sum from its owner through
-//! [`with_leaf_sums`](pytree_optim::with_leaf_sums), added in leaf order:
-//! the unsharded norm, bit for bit.
-//!
-//! A step: the gradients are averaged, each rank steps its shard, and the
-//! parameters are all-gathered (each owner broadcasts its leaves:
-//! `MPI_Ibcast` per bucket, buckets grouped by owner). The average is an
-//! all-reduce rather than a reduce-scatter (a reduce of each bucket to its
-//! owner, [`Flow::SumToRoot`](crate::Flow::SumToRoot)): on Open MPI 4.1.4,
-//! `MPI_Ireduce` took 3.6 to 5.0 s for GPT-2 small's gradient where
-//! `MPI_Iallreduce` took 1.7 s, on the same machine in the same minutes.
-//! So the gradients are reduced exactly as by
-//! [`Dist::all_reduce_mean`], and a ZeRO-1 step equals a replicated one
-//! bit for bit at any number of ranks.
+//! over any [`GradientTransformation`] (the partition and the step are
+//! described on the type).
 
 use pytree_optim::{with_leaf_sums, FloatLeaf, GradientTransformation};
 use pytree_std::checkpoint::{TensorLeaf, TensorView};
@@ -53,10 +21,42 @@ pub(crate) enum Owner {
 }
 
 /// ZeRO stage 1 over the transformation `G` for parameters of type `P`:
-/// its state lives `1/N` on each rank (by whole leaves: see the
-/// [module](self)). The result of a step equals that of `G` on the
-/// gradients averaged over the ranks by [`Dist::all_reduce_mean`], bit
-/// for bit.
+/// its state lives `1/N` on each rank (by whole leaves: see below). The
+/// result of a step equals that of `G` on the gradients averaged over the
+/// ranks by [`Dist::all_reduce_mean`], bit for bit.
+///
+/// **The partition is by whole leaves** (as PyTorch's
+/// `ZeroRedundancyOptimizer` assigns whole parameters), not by slices of
+/// one flat buffer (DeepSpeed): each float array leaf belongs to one rank,
+/// chosen greedily, the largest leaves first, each to the rank that holds
+/// the fewest bytes so far. Each rank runs the transformation on its
+/// *shard*: a tree of the parameters' own type and structure in which the
+/// leaves of other ranks are empty arrays (zero elements, the same rank),
+/// so key paths, kinds, masks and parameter groups
+/// ([`multi_transform`](pytree_optim::multi_transform)) see the tree they
+/// were written for; an element-wise state (Adam's `mu`, `nu`) is then
+/// allocated for the rank's own leaves only. Scalars and 0-d arrays, which
+/// cannot be emptied, are updated on every rank (a few elements). What a
+/// flat slicing would have offered in balance (a leaf larger than `1/N`
+/// of the model bounds the largest shard), whole leaves repay in
+/// exactness: every leaf is updated by the same code on the same elements
+/// as without sharding, so the result is the unsharded optimizer's bit for
+/// bit, and a transformation that needs a sum over all leaves
+/// ([`clip_by_global_norm`](pytree_optim::clip_by_global_norm)) gets each
+/// leaf's sum from its owner through
+/// [`with_leaf_sums`](pytree_optim::with_leaf_sums), added in leaf order:
+/// the unsharded norm, bit for bit.
+///
+/// A step: the gradients are averaged, each rank steps its shard, and the
+/// parameters are all-gathered (each owner broadcasts its leaves:
+/// `MPI_Ibcast` per bucket, buckets grouped by owner). The average is an
+/// all-reduce rather than a reduce-scatter (a reduce of each bucket to its
+/// owner, [`Flow::SumToRoot`](crate::Flow::SumToRoot)): on Open MPI 4.1.4,
+/// `MPI_Ireduce` took 3.6 to 5.0 s for GPT-2 small's gradient where
+/// `MPI_Iallreduce` took 1.7 s, on the same machine in the same minutes.
+/// So the gradients are reduced exactly as by
+/// [`Dist::all_reduce_mean`], and a ZeRO-1 step equals a replicated one
+/// bit for bit at any number of ranks.
 ///
 /// ```
 /// use pytree_dist::{Dist, Zero1};
@@ -211,8 +211,8 @@ where
     }
 
     /// One step from this rank's gradients (of its share of the batch):
-    /// the gradients averaged over the ranks (all-reduced: see the
-    /// [module](self)), the shard stepped by `inner`, the parameters
+    /// the gradients averaged over the ranks (all-reduced: see
+    /// [`Zero1`]), the shard stepped by `inner`, the parameters
     /// all-gathered. `grads` is
     /// scratch space afterwards. Every rank must call it; on an error
     /// before the first collective (a tree of another structure than at
