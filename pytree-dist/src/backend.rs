@@ -37,6 +37,12 @@ impl Wire {
 }
 
 /// A bucket's buffer lent for packing ([`Buckets::fill`]).
+///
+/// ```
+/// let mut xs = [0.0f32; 2];
+/// if let pytree_dist::BufMut::F32(b) = pytree_dist::BufMut::F32(&mut xs) { b[0] = 1.0 }
+/// assert_eq!(xs, [1.0, 0.0]);
+/// ```
 #[derive(Debug)]
 pub enum BufMut<'a> {
     /// An `f32` bucket.
@@ -46,6 +52,11 @@ pub enum BufMut<'a> {
 }
 
 /// A bucket's buffer lent for unpacking ([`Buckets::drain`]).
+///
+/// ```
+/// let b = pytree_dist::BufRef::F64(&[2.0]);
+/// assert!(matches!(b, pytree_dist::BufRef::F64([x]) if *x == 2.0));
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub enum BufRef<'a> {
     /// An `f32` bucket.

@@ -195,6 +195,10 @@ impl Dist {
     /// Ends every process of the job with `message` (MPI_Abort): what a
     /// rank that cannot go on does, so that no other rank waits for it.
     /// In a world of one: prints it and exits with status 1.
+    ///
+    /// ```no_run
+    /// pytree_dist::Dist::local().abort("rank 0: the data is missing");
+    /// ```
     pub fn abort(&self, message: &str) -> ! {
         self.backend.abort(message)
     }

@@ -182,8 +182,10 @@ impl Mpi {
         recv: *mut T,
         len: usize,
     ) -> InFlight {
-        let count = c_int::try_from(len).expect("buckets are split below c_int::MAX elements");
-        let root = c_int::try_from(root).expect("a rank is a c_int");
+        // Both fit: `run` checked the lengths, and a rank is below the
+        // world's size, a c_int.
+        let count = c_int::try_from(len).unwrap_or(c_int::MAX);
+        let root = c_int::try_from(root).unwrap_or(0);
         let comm = self.world.as_raw();
         let sum = mpi::collective::SystemOperation::sum().as_raw();
         let mut request = ffi::RSMPI_REQUEST_NULL;
@@ -261,6 +263,13 @@ impl Backend for Mpi {
             return Err(Error::custom(format!(
                 "a bucket has root {}, but the world has {size} ranks",
                 b.root
+            )));
+        }
+        if let Some(b) = list.iter().find(|b| c_int::try_from(b.len).is_err()) {
+            return Err(Error::custom(format!(
+                "a bucket of {} elements: MPI counts stop at {} (use smaller buckets)",
+                b.len,
+                c_int::MAX
             )));
         }
         let mut slots = self.buffers.borrow_mut();

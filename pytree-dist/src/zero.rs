@@ -176,27 +176,79 @@ where
     }
 
     /// The processes it runs on.
+    ///
+    /// ```
+    /// use pytree_dist::{Dist, Zero1};
+    /// use pytree_std::ndarray::{array, Array1};
+    /// let dist = Dist::local();
+    /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
+    /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
+    /// assert_eq!(zero.dist().size(), 1);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     pub fn dist(&self) -> &'d Dist {
         self.dist
     }
 
     /// This rank's part of the state: the state of `inner` for its shard.
+    ///
+    /// ```
+    /// use pytree_dist::{Dist, Zero1};
+    /// use pytree_std::ndarray::{array, Array1};
+    /// let dist = Dist::local();
+    /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
+    /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
+    /// assert_eq!(zero.state().count, 0);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     pub fn state(&self) -> &G::State {
         &self.state
     }
 
     /// The same, writable (to load it from a checkpoint, say).
+    ///
+    /// ```
+    /// use pytree_dist::{Dist, Zero1};
+    /// use pytree_std::ndarray::{array, Array1};
+    /// let dist = Dist::local();
+    /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
+    /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
+    /// let mut zero = zero;
+    /// zero.state_mut().count = 5;
+    /// assert_eq!(zero.state().count, 5);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     pub fn state_mut(&mut self) -> &mut G::State {
         &mut self.state
     }
 
     /// The wrapped transformation.
+    ///
+    /// ```
+    /// use pytree_dist::{Dist, Zero1};
+    /// use pytree_std::ndarray::{array, Array1};
+    /// let dist = Dist::local();
+    /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
+    /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
+    /// assert_eq!(zero.inner().b1, 0.9);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     pub fn inner(&self) -> &G {
         &self.inner
     }
 
     /// The rank that updates leaf `i` (in leaf order), or `None` for a
     /// leaf every rank updates (a scalar) or none does (an integer).
+    ///
+    /// ```
+    /// use pytree_dist::{Dist, Zero1};
+    /// use pytree_std::ndarray::{array, Array1};
+    /// let dist = Dist::local();
+    /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
+    /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
+    /// assert_eq!((zero.owner(0), zero.owner(1)), (Some(0), Some(0))); // one rank
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     pub fn owner(&self, i: usize) -> Option<usize> {
         match self.owners.get(i)? {
             Owner::Rank(r) => Some(*r),
@@ -205,6 +257,16 @@ where
     }
 
     /// This rank's shard of `tree`: its own leaves, the others empty.
+    ///
+    /// ```
+    /// use pytree_dist::{Dist, Zero1};
+    /// use pytree_std::ndarray::{array, Array1};
+    /// let dist = Dist::local();
+    /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
+    /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
+    /// assert_eq!(zero.shard(&params)?, params); // a world of one owns everything
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     pub fn shard(&self, tree: &P) -> Result<P, Error> {
         self.check(tree)?;
         shard_of(tree, &self.owners, self.dist.rank())
@@ -217,6 +279,19 @@ where
     /// scratch space afterwards. Every rank must call it; on an error
     /// before the first collective (a tree of another structure than at
     /// [`new`](Zero1::new)), nothing has changed.
+    ///
+    /// ```
+    /// use pytree_dist::{Dist, Zero1};
+    /// use pytree_std::ndarray::{array, Array1};
+    /// let dist = Dist::local();
+    /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
+    /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
+    /// let mut params = params;
+    /// let mut zero = zero;
+    /// zero.step(&mut params, &mut vec![array![1.0f32, -1.0], array![0.5f32]])?;
+    /// assert_eq!(params[0], array![0.9f32, 2.1]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     pub fn step(&mut self, params: &mut P, grads: &mut P) -> Result<(), Error> {
         self.check(params)?;
         self.check(grads)?;
@@ -241,6 +316,21 @@ where
     /// One step from gradients already averaged over the ranks (equal on
     /// every rank, after [`Dist::all_reduce_mean`]): the shard stepped,
     /// the parameters all-gathered.
+    ///
+    /// ```
+    /// use pytree_dist::{Dist, Zero1};
+    /// use pytree_std::ndarray::{array, Array1};
+    /// let dist = Dist::local();
+    /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
+    /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
+    /// let mut params = params;
+    /// let mut zero = zero;
+    /// let mut grads = vec![array![1.0f32, -1.0], array![0.5f32]];
+    /// dist.all_reduce_mean(&mut grads)?;
+    /// zero.step_averaged(&mut params, &mut grads)?;
+    /// assert_eq!(params[1], array![2.9f32]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
     pub fn step_averaged(&mut self, params: &mut P, grads: &mut P) -> Result<(), Error> {
         self.check(params)?;
         self.check(grads)?;
