@@ -30,97 +30,14 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use pytree_examples::candle_mlp::{accuracy, tensors, Mlp};
 use pytree_examples::digits::{Digits, Rng};
 use pytree_optim::{adamw, candle, chain, clip_by_global_norm};
-use pytree_std::candle_core::{DType, Device, Result as CResult, Tensor, Var, D};
-use pytree_std::{checkpoint, PyTree};
+use pytree_std::candle_core::Device;
+use pytree_std::checkpoint;
 
 /// What the README promises: the test accuracy reached in 30 epochs.
 const TARGET_ACCURACY: f64 = 0.95;
-
-/// A dense layer: `x w + b`.
-#[derive(PyTree, Clone, Debug)]
-struct Linear {
-    w: Var,
-    b: Var,
-}
-
-/// ReLU between the layers, softmax cross-entropy after the last.
-#[derive(PyTree, Clone, Debug)]
-struct Mlp {
-    layers: Vec<Linear>,
-}
-
-impl Mlp {
-    /// He-initialized weights (from `seed`), zero biases.
-    fn new(sizes: &[usize], seed: u64, device: &Device) -> CResult<Mlp> {
-        let mut rng = Rng::new(seed);
-        let layers = sizes
-            .windows(2)
-            .map(|io| {
-                let scale = (2.0 / io[0] as f64).sqrt();
-                let w: Vec<f32> = (0..io[0] * io[1])
-                    .map(|_| (rng.normal() * scale) as f32)
-                    .collect();
-                Ok(Linear {
-                    w: Var::from_vec(w, (io[0], io[1]), device)?,
-                    b: Var::zeros(io[1], DType::F32, device)?,
-                })
-            })
-            .collect::<CResult<_>>()?;
-        Ok(Mlp { layers })
-    }
-
-    /// The logits of a batch of images (`n x 64`).
-    fn forward(&self, x: &Tensor) -> CResult<Tensor> {
-        let mut h = x.clone();
-        for (i, layer) in self.layers.iter().enumerate() {
-            h = h.matmul(&layer.w)?.broadcast_add(&layer.b)?;
-            if i + 1 < self.layers.len() {
-                h = h.relu()?;
-            }
-        }
-        Ok(h)
-    }
-
-    /// The mean softmax cross-entropy of the batch.
-    fn loss(&self, x: &Tensor, labels: &Tensor) -> CResult<Tensor> {
-        let logits = self.forward(x)?;
-        let max = logits.max_keepdim(D::Minus1)?;
-        let shifted = logits.broadcast_sub(&max)?;
-        let log_sum = shifted.exp()?.sum_keepdim(D::Minus1)?.log()?;
-        let log_p = shifted.broadcast_sub(&log_sum)?;
-        log_p.gather(&labels.unsqueeze(1)?, 1)?.neg()?.mean_all()
-    }
-
-    /// The predicted class of each image.
-    fn predict(&self, x: &Tensor) -> CResult<Vec<u32>> {
-        self.forward(x)?.argmax(D::Minus1)?.to_vec1::<u32>()
-    }
-}
-
-/// A batch as tensors: images `n x 64`, labels `n` (`u32`).
-fn tensors(d: &Digits, device: &Device) -> CResult<(Tensor, Tensor)> {
-    let images = d.images.as_standard_layout();
-    let x = Tensor::from_slice(
-        images.as_slice().expect("standard layout"),
-        (d.len(), 64),
-        device,
-    )?;
-    let labels: Vec<u32> = d.labels.iter().map(|&l| l as u32).collect();
-    Ok((x, Tensor::from_vec(labels, d.len(), device)?))
-}
-
-fn accuracy(model: &Mlp, x: &Tensor, labels: &Tensor) -> CResult<f64> {
-    let predicted = model.predict(x)?;
-    let labels = labels.to_vec1::<u32>()?;
-    let right = predicted
-        .iter()
-        .zip(&labels)
-        .filter(|(p, l)| p == l)
-        .count();
-    Ok(right as f64 / labels.len() as f64)
-}
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();

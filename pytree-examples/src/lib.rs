@@ -2,7 +2,8 @@
 //! (`examples/train.rs`): the UCI handwritten digits shipped in `data/`
 //! ([`digits`]), an MLP as a derived pytree with its forward and backward
 //! passes written by hand ([`mlp`]), and the loss curve as an SVG image
-//! ([`plot`]). They live in a library so that the test suite checks them
+//! ([`plot`]); the same MLP as candle variables for `train_candle` and
+//! `train_ddp_candle` ([`candle_mlp`]). They live in a library so that the test suite checks them
 //! (`tests/backward.rs`: the gradient against finite differences).
 //!
 //! ```
@@ -14,6 +15,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod candle_mlp;
 pub mod digits;
 pub mod mlp;
 pub mod plot;

@@ -381,14 +381,31 @@ where
     P::Leaf: FloatLeaf,
 {
     mask.check(params)?;
+    let sq = |v: Scalar<P>| {
+        let v = crate::Float::to_f64(v);
+        v * v
+    };
+    if crate::leaf_sums::active() {
+        // Leaves held by other processes too: each leaf's sum, completed
+        // by the reduction, then added up in leaf order as below.
+        let mut sums = Vec::with_capacity(mask.len());
+        let mut i = 0;
+        pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
+            sums.push(if mask.get(i) {
+                P::Leaf::sum_elements(x, exec, &sq).map_err(|e| e.kind().to_string())?
+            } else {
+                0.0
+            });
+            i += 1;
+            Ok(())
+        })?;
+        crate::leaf_sums::reduce_leaf_sums(&mut sums)?;
+        return Ok(sums.iter().fold(0.0f64, |total, s| total + s));
+    }
     let mut total = 0.0f64;
     let mut i = 0;
     pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
         if mask.get(i) {
-            let sq = |v: Scalar<P>| {
-                let v = crate::Float::to_f64(v);
-                v * v
-            };
             total += P::Leaf::sum_elements(x, exec, &sq).map_err(|e| e.kind().to_string())?;
         }
         i += 1;

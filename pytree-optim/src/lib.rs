@@ -56,6 +56,8 @@
 //!   key path (and the field's kind) holds; by default everywhere but on
 //!   leaves of kind `"state"` (PAX's parameter/state split), so running
 //!   statistics are never changed by an optimizer.
+//! - [`with_leaf_sums`]: the global norm of a tree whose leaves are spread
+//!   over processes (a sharded optimizer's), bit for bit the unsharded one.
 //! - [`FloatLeaf`]: the one trait a leaf type implements, for `f32`,
 //!   `f64`, `half`'s `f16`/`bf16` (feature `half`), ndarray's `ArrayD<A>`
 //!   and `AnyArray` (feature `ndarray`), nalgebra's `DMatrix<T>` (feature
@@ -82,6 +84,7 @@ mod gradient_transformation;
 mod groups;
 mod kernel;
 mod leaf;
+mod leaf_sums;
 mod mask;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
@@ -104,6 +107,7 @@ pub use groups::{
 };
 pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
 pub use leaf::FloatLeaf;
+pub use leaf_sums::with_leaf_sums;
 pub use mask::{LeafMask, Mask};
 pub use op::ElementOp;
 pub use optimizers::{adam, adamw, sgd, Adam, AdamState, Sgd, SgdState};

@@ -273,7 +273,8 @@ where
             let u = P::Leaf::tensor(u);
             !mask.get(i) || (u.device().is_cpu() && u.is_contiguous())
         });
-    if on_cpu && !tensor_ops_forced() {
+    // A norm over leaves of several processes is summed per leaf on the host.
+    if (on_cpu && !tensor_ops_forced()) || crate::leaf_sums::active() {
         return crate::leaf::clip_on_host(params, updates, mask, max_norm, exec);
     }
     let mut total: Option<Tensor> = None;

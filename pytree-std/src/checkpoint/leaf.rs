@@ -37,6 +37,52 @@ pub struct TensorView<'a> {
 }
 
 impl<'a> TensorView<'a> {
+    /// A tensor of `dtype` and `shape` over `data` (little-endian elements
+    /// in C order) that is not part of a file, for
+    /// [`TensorLeaf::copy_from_tensor`] and [`TensorLeaf::from_tensor`]
+    /// from a buffer of one's own (a tensor received from another process).
+    /// An error unless `data` is exactly `shape`'s elements of `dtype` (a
+    /// `bool` byte's value is checked where it is read).
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{TensorLeaf, TensorView};
+    /// use pytree_std::DType;
+    /// let bytes = 2.5f32.to_le_bytes();
+    /// let t = TensorView::new("x", DType::F32, &[], &bytes)?;
+    /// let mut x = 0.0f32;
+    /// <f32 as TensorLeaf>::copy_from_tensor(&mut x, &t)?;
+    /// assert_eq!(x, 2.5);
+    /// assert_eq!(TensorView::new("x", DType::F32, &[2], &bytes).unwrap_err().to_string(),
+    ///     "at <root>: tensor `x`: f32[2] is 8 bytes, found 4");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn new(
+        name: &'a str,
+        dtype: DType,
+        shape: &'a [usize],
+        data: &'a [u8],
+    ) -> Result<Self, Error> {
+        let expected = dtype
+            .size_in_bytes()
+            .and_then(|size| shape.iter().try_fold(size, |n, &d| n.checked_mul(d)));
+        if expected != Some(data.len()) {
+            let signature = Signature::new(dtype, shape.to_vec());
+            return Err(Error::custom(match expected {
+                Some(n) => format!(
+                    "tensor `{name}`: {signature} is {n} bytes, found {}",
+                    data.len()
+                ),
+                None => format!("tensor `{name}`: {signature} has no size in bytes"),
+            }));
+        }
+        Ok(TensorView {
+            name,
+            dtype,
+            shape,
+            data: TensorData::Memory(data),
+        })
+    }
+
     /// The tensor's name in the file.
     ///
     /// ```
@@ -243,6 +289,29 @@ pub trait TensorLeaf: Leaf<Std> {
     /// ```
     fn reload(leaf: &Self::Ref<'_>, tensor: &TensorView<'_>) -> Result<Self, Error> {
         Self::from_tensor(tensor, Some(leaf))
+    }
+
+    /// The memory of a lent leaf as its little-endian bytes in C order,
+    /// writable, when it is exactly that (a numeric scalar, an array
+    /// contiguous in C order, on a little-endian machine), so that a part
+    /// of a leaf can be written in place (a slice of a tensor received from
+    /// another process). `None` when it is not (the default; a `bool`,
+    /// whose bytes may not be any value; a candle tensor, behind its lock):
+    /// then [`copy_from_tensor`](TensorLeaf::copy_from_tensor) writes a
+    /// whole leaf.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::TensorLeaf;
+    /// let mut x = 1.0f32;
+    /// if let Some(bytes) = <f32 as TensorLeaf>::tensor_bytes_mut(&mut &mut x) {
+    ///     bytes.copy_from_slice(&2.0f32.to_le_bytes());
+    /// }
+    /// assert_eq!(x, 2.0);
+    /// assert!(<bool as TensorLeaf>::tensor_bytes_mut(&mut &mut true).is_none());
+    /// ```
+    fn tensor_bytes_mut<'a>(slot: &'a mut Self::Mut<'_>) -> Option<&'a mut [u8]> {
+        let _ = slot;
+        None
     }
 
     /// An owned copy of a lent leaf (what a partial load keeps from the
@@ -467,6 +536,27 @@ pub(crate) fn element_bytes<A: Element>(values: &[A]) -> Cow<'_, [u8]> {
     }
 }
 
+/// The memory of `values` as writable little-endian bytes, for element
+/// types of which every bit pattern is a value, on a little-endian machine;
+/// else `None`.
+pub(crate) fn element_bytes_mut<A: Element>(values: &mut [A]) -> Option<&mut [u8]> {
+    if !(cfg!(target_endian = "little") && A::ANY_BITS) {
+        return None;
+    }
+    // SAFETY: `A` is a primitive integer, float or half float (`ANY_BITS`
+    // excludes `bool`): no padding, and every bit pattern of its size is a
+    // value, so its memory may be read and written as `size_of_val` bytes;
+    // the byte slice reborrows `values` mutably for its own lifetime, so
+    // nothing else reads or writes them meanwhile; and the machine's byte
+    // order is the format's.
+    Some(unsafe {
+        std::slice::from_raw_parts_mut(
+            values.as_mut_ptr().cast::<u8>(),
+            std::mem::size_of_val(values),
+        )
+    })
+}
+
 /// The error for a tensor of another rank than a scalar leaf's.
 #[cold]
 fn not_a_scalar(tensor: &TensorView<'_>) -> Error {
@@ -522,6 +612,9 @@ macro_rules! scalar_leaves {
             fn to_owned_leaf(leaf: &&$t) -> Self {
                 **leaf
             }
+            fn tensor_bytes_mut<'a>(slot: &'a mut &mut $t) -> Option<&'a mut [u8]> {
+                element_bytes_mut(std::slice::from_mut(&mut **slot))
+            }
         }
     )*};
 }
@@ -538,7 +631,8 @@ mod arrays {
     use pytree_core::{DType, Error, Signature};
 
     use super::{
-        copy_elements, dtype_error, element_bytes, read_elements, Element, TensorLeaf, TensorView,
+        copy_elements, dtype_error, element_bytes, element_bytes_mut, read_elements, Element,
+        TensorLeaf, TensorView,
     };
     use crate::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
 
@@ -611,6 +705,9 @@ mod arrays {
         }
         fn to_owned_leaf(leaf: &ArrayViewD<'_, A>) -> Self {
             leaf.to_owned()
+        }
+        fn tensor_bytes_mut<'a>(slot: &'a mut ArrayViewMutD<'_, A>) -> Option<&'a mut [u8]> {
+            element_bytes_mut(slot.as_slice_mut()?)
         }
     }
 
@@ -710,6 +807,9 @@ mod arrays {
         }
         fn to_owned_leaf(leaf: &AnyArrayView<'_>) -> Self {
             leaf.to_owned()
+        }
+        fn tensor_bytes_mut<'a>(slot: &'a mut AnyArrayViewMut<'_>) -> Option<&'a mut [u8]> {
+            each_variant!(slot, AnyArrayViewMut, a => element_bytes_mut(a.as_slice_mut()?))
         }
     }
 }

@@ -140,7 +140,8 @@ pub use self::leaf::{Element, TensorLeaf, TensorView};
 pub use self::load::{Load, LoadReport};
 pub use self::naming::Renames;
 pub use self::reader::Checkpoint;
-pub use self::save::Save;
+pub use self::save::{write_index, Save};
+pub use self::shards::{INDEX_FILE, SINGLE_FILE};
 use crate::Std;
 
 /// The metadata key of the TreeDef (JSON, as `TreeDef`'s serde writes it).

@@ -260,6 +260,61 @@ impl Save {
         Ok(written)
     }
 
+    /// Writes the leaves of `tree` for which `part(leaf index)` holds to
+    /// the file at `path` (its metadata, the TreeDef included, as in every
+    /// file of this crate), and returns each tensor written with its size
+    /// in bytes: one shard of a checkpoint that several processes write
+    /// together, each its own part, before one of them writes the index
+    /// ([`write_index`](super::write_index)). The file is written whole or
+    /// not at all; a part with no tensor writes no file.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{self, Checkpoint, Save};
+    /// let dir = std::env::temp_dir().join(format!("pytree-part-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// let tree = (vec![1.0f32; 2], vec![2.0f32; 3]);
+    /// let a = Save::new().save_part(dir.join("a.safetensors"), &tree, |i| i < 2)?;
+    /// let b = Save::new().save_part(dir.join("b.safetensors"), &tree, |i| i >= 2)?;
+    /// assert_eq!(a, [("0.0".to_string(), 4), ("0.1".to_string(), 4)]);
+    /// let map = a.iter().map(|(n, _)| (n.clone(), "a.safetensors".to_string()))
+    ///     .chain(b.iter().map(|(n, _)| (n.clone(), "b.safetensors".to_string())))
+    ///     .collect();
+    /// let index = checkpoint::write_index(&dir, &map, 20)?;
+    /// assert_eq!(Checkpoint::open(&index)?.load::<(Vec<f32>, Vec<f32>)>()?, tree);
+    /// # std::fs::remove_dir_all(&dir).ok();
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn save_part<T>(
+        &self,
+        path: impl AsRef<Path>,
+        tree: &T,
+        part: impl Fn(usize) -> bool,
+    ) -> Result<Vec<(String, usize)>, Error>
+    where
+        T: Flatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let plan = self.plan(tree)?;
+        let leaves: Vec<usize> = plan.written().into_iter().filter(|&i| part(i)).collect();
+        if leaves.is_empty() {
+            return Ok(Vec::new());
+        }
+        let path = path.as_ref();
+        if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|e| {
+                file_error(
+                    &dir.display().to_string(),
+                    format!("cannot create the directory: {e}"),
+                )
+            })?;
+        }
+        write_file(path, &plan.file(&leaves), tree)?;
+        Ok(leaves
+            .iter()
+            .map(|&i| (plan.tensors[i].name.clone(), plan.tensors[i].bytes))
+            .collect())
+    }
+
     /// The file's bytes, in memory.
     ///
     /// ```
@@ -569,4 +624,31 @@ impl WritePlan {
         }
         out.flush().map_err(WriteError::Io)
     }
+}
+
+/// Writes the index `model.safetensors.index.json` of a sharded
+/// checkpoint into `dir`, as transformers writes it (`metadata.total_size`,
+/// the `weight_map` from each tensor name to its file, keys sorted), under
+/// a temporary name then renamed over the target: a reader finds the
+/// previous index or this one, never a part. Written last, after every
+/// shard it names ([`Save::save_part`]), it is what makes a checkpoint
+/// complete. Returns its path.
+///
+/// ```
+/// let dir = std::env::temp_dir().join(format!("pytree-index-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let map = std::collections::BTreeMap::from([("w".to_string(), "a.safetensors".to_string())]);
+/// let path = pytree_std::checkpoint::write_index(&dir, &map, 4)?;
+/// assert!(std::fs::read_to_string(&path).unwrap().contains("\"w\": \"a.safetensors\""));
+/// # std::fs::remove_dir_all(&dir).ok();
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn write_index(
+    dir: impl AsRef<Path>,
+    weight_map: &BTreeMap<String, String>,
+    total_size: usize,
+) -> Result<PathBuf, Error> {
+    let path = dir.as_ref().join(shards::INDEX_FILE);
+    write_bytes(&path, shards::index_json(total_size, weight_map).as_bytes())?;
+    Ok(path)
 }

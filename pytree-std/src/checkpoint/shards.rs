@@ -26,9 +26,17 @@ use super::reader::{Checkpoint, Shard};
 use super::storage::{open_regular, Storage};
 
 /// The file name of an unsharded checkpoint (transformers' `SAFE_WEIGHTS_NAME`).
-pub(crate) const SINGLE_FILE: &str = "model.safetensors";
+///
+/// ```
+/// assert_eq!(pytree_std::checkpoint::SINGLE_FILE, "model.safetensors");
+/// ```
+pub const SINGLE_FILE: &str = "model.safetensors";
 /// The file name of the index (transformers' `SAFE_WEIGHTS_INDEX_NAME`).
-pub(crate) const INDEX_FILE: &str = "model.safetensors.index.json";
+///
+/// ```
+/// assert_eq!(pytree_std::checkpoint::INDEX_FILE, "model.safetensors.index.json");
+/// ```
+pub const INDEX_FILE: &str = "model.safetensors.index.json";
 /// transformers' default `max_shard_size`, 5 GB.
 pub(crate) const DEFAULT_MAX_SHARD_BYTES: usize = 5_000_000_000;
 

@@ -1,0 +1,203 @@
+//! [`Backend`]: the few collectives the tree operations are written with,
+//! so that another transport (NCCL through cudarc, say) is one more impl of
+//! this trait and no change to the tree code. Two impls: [`Local`], the
+//! world of one, and `Mpi` (feature `mpi`).
+//!
+//! [`Local`]: crate::Local
+
+use pytree_std::Error;
+
+/// The element type a bucket travels as: `f32` for `f32`, `f16` and
+/// `bf16` leaves (16-bit floats are summed in `f32`), `f64` for `f64`
+/// leaves.
+///
+/// ```
+/// assert_eq!(pytree_dist::Wire::F32.bytes(), 4);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Wire {
+    /// 32-bit floats.
+    F32,
+    /// 64-bit floats.
+    F64,
+}
+
+impl Wire {
+    /// The size of one element, in bytes.
+    ///
+    /// ```
+    /// assert_eq!(pytree_dist::Wire::F64.bytes(), 8);
+    /// ```
+    pub fn bytes(self) -> usize {
+        match self {
+            Wire::F32 => 4,
+            Wire::F64 => 8,
+        }
+    }
+}
+
+/// A bucket's buffer lent for packing ([`Buckets::fill`]).
+///
+/// ```
+/// let mut xs = [0.0f32; 2];
+/// if let pytree_dist::BufMut::F32(b) = pytree_dist::BufMut::F32(&mut xs) { b[0] = 1.0 }
+/// assert_eq!(xs, [1.0, 0.0]);
+/// ```
+#[derive(Debug)]
+pub enum BufMut<'a> {
+    /// An `f32` bucket.
+    F32(&'a mut [f32]),
+    /// An `f64` bucket.
+    F64(&'a mut [f64]),
+}
+
+/// A bucket's buffer lent for unpacking ([`Buckets::drain`]).
+///
+/// ```
+/// let b = pytree_dist::BufRef::F64(&[2.0]);
+/// assert!(matches!(b, pytree_dist::BufRef::F64([x]) if *x == 2.0));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub enum BufRef<'a> {
+    /// An `f32` bucket.
+    F32(&'a [f32]),
+    /// An `f64` bucket.
+    F64(&'a [f64]),
+}
+
+/// What a run of buckets does across the ranks.
+///
+/// | flow | `fill` runs on | `drain` runs on, with |
+/// | --- | --- | --- |
+/// | `SumToAll` (all-reduce) | every rank | every rank, the sum |
+/// | `SumToRoot` (reduce) | every rank | the bucket's root, the sum |
+/// | `FromRoot` (broadcast) | the bucket's root | every other rank, the root's bucket |
+///
+/// ```
+/// assert_ne!(pytree_dist::Flow::SumToAll, pytree_dist::Flow::FromRoot);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Flow {
+    /// Every rank's bucket summed; the sum on every rank.
+    SumToAll,
+    /// Every rank's bucket summed onto the bucket's root.
+    SumToRoot,
+    /// The root's bucket copied to every other rank.
+    FromRoot,
+}
+
+impl Flow {
+    /// Whether `rank` packs bucket `root`'s data in this flow.
+    ///
+    /// ```
+    /// use pytree_dist::Flow;
+    /// assert!(Flow::SumToRoot.fills(1, 0) && !Flow::FromRoot.fills(1, 0));
+    /// ```
+    pub fn fills(self, rank: usize, root: usize) -> bool {
+        self != Flow::FromRoot || rank == root
+    }
+
+    /// Whether `rank` receives the result of a bucket with root `root`.
+    ///
+    /// ```
+    /// use pytree_dist::Flow;
+    /// assert!(Flow::SumToAll.drains(1, 0) && !Flow::SumToRoot.drains(1, 0) && Flow::FromRoot.drains(1, 0));
+    /// ```
+    pub fn drains(self, rank: usize, root: usize) -> bool {
+        match self {
+            Flow::SumToAll => true,
+            Flow::SumToRoot => rank == root,
+            Flow::FromRoot => rank != root,
+        }
+    }
+}
+
+/// One bucket of a run: its element type, its length and its root (the
+/// rank that receives a [`Flow::SumToRoot`] sum or sends a
+/// [`Flow::FromRoot`] copy; ignored by [`Flow::SumToAll`]).
+///
+/// ```
+/// let b = pytree_dist::Bucket { wire: pytree_dist::Wire::F32, len: 10, root: 0 };
+/// assert_eq!(b.len * b.wire.bytes(), 40);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Bucket {
+    /// The element type.
+    pub wire: Wire,
+    /// The number of elements.
+    pub len: usize,
+    /// The root rank.
+    pub root: usize,
+}
+
+/// The buckets of one collective, packed and unpacked on demand, so that a
+/// backend fills bucket `k + 1` (and drains bucket `k - 1`) while bucket
+/// `k` is on the wire. Every rank's run must list the same buckets (the
+/// tree operations agree on them first).
+///
+/// ```
+/// use pytree_dist::{Backend, BufMut, BufRef, Bucket, Buckets, Flow, Local, Wire};
+/// struct Two { data: Vec<f32> }
+/// impl Buckets for Two {
+///     fn buckets(&self) -> Vec<Bucket> {
+///         vec![Bucket { wire: Wire::F32, len: 1, root: 0 }; 2]
+///     }
+///     fn fill(&mut self, k: usize, buf: BufMut<'_>) -> Result<(), pytree_std::Error> {
+///         if let BufMut::F32(b) = buf { b[0] = self.data[k] }
+///         Ok(())
+///     }
+///     fn drain(&mut self, k: usize, buf: BufRef<'_>) -> Result<(), pytree_std::Error> {
+///         if let BufRef::F32(b) = buf { self.data[k] = b[0] * 10.0 }
+///         Ok(())
+///     }
+/// }
+/// let mut two = Two { data: vec![1.0, 2.0] };
+/// Local.run(Flow::SumToAll, &mut two)?;
+/// assert_eq!(two.data, [10.0, 20.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub trait Buckets {
+    /// The buckets, in the order they are sent.
+    fn buckets(&self) -> Vec<Bucket>;
+    /// Packs bucket `k` into `buf` (exactly its length).
+    fn fill(&mut self, k: usize, buf: BufMut<'_>) -> Result<(), Error>;
+    /// Unpacks the result of bucket `k` from `buf`.
+    fn drain(&mut self, k: usize, buf: BufRef<'_>) -> Result<(), Error>;
+}
+
+/// The collectives the tree operations use: a transport between the
+/// processes of one job, each of which has a rank in `0..size`.
+///
+/// Every rank must make the same calls in the same order, as with MPI;
+/// [`Dist`](crate::Dist) checks that the trees agree before it calls
+/// [`run`](Backend::run), so that a rank that would send other buckets
+/// gets an error instead of a hang.
+///
+/// ```
+/// use pytree_dist::{Backend, Local};
+/// assert_eq!((Local.rank(), Local.size()), (0, 1));
+/// assert_eq!(Local.all_gather(b"hi")?, [b"hi".to_vec()]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub trait Backend {
+    /// This process's rank, in `0..size()`.
+    fn rank(&self) -> usize;
+    /// The number of processes.
+    fn size(&self) -> usize;
+    /// A name for messages (`"mpi"`, `"local"`).
+    fn name(&self) -> &'static str;
+    /// Runs the buckets through `flow`, pipelined: a bucket is packed while
+    /// the one before it is on the wire. An error of `fill` or `drain`
+    /// cannot be taken back once other ranks are inside the collective: a
+    /// backend with more than one rank ends the job
+    /// ([`abort`](Backend::abort)) with it.
+    fn run(&self, flow: Flow, buckets: &mut dyn Buckets) -> Result<(), Error>;
+    /// Every rank's bytes (of any length), in rank order.
+    fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, Error>;
+    /// `bytes` of rank `root` on every rank (resized to it).
+    fn broadcast(&self, bytes: &mut Vec<u8>, root: usize) -> Result<(), Error>;
+    /// Ends every process of the job at once with `message` printed
+    /// (MPI_Abort): what a failed rank does so that the others are not left
+    /// waiting in a collective.
+    fn abort(&self, message: &str) -> !;
+}

@@ -1,0 +1,75 @@
+//! # pytree-dist
+//!
+//! Data-parallel training over pytrees, across processes and machines, on
+//! MPI: a derived model's gradient tree averaged across ranks, parameters
+//! broadcast, optimizer state sharded (ZeRO stage 1), checkpoints written
+//! by every rank. A `#[derive(PyTree)]` struct gives every process the same
+//! leaf order, so a tree is the unit every collective works on.
+//!
+//! ```
+//! use pytree_dist::Dist;
+//! use pytree_optim::{adam, GradientTransformation};
+//! use pytree_std::PyTree;
+//!
+//! #[derive(PyTree, Clone, Debug, PartialEq)]
+//! struct Linear { w: Vec<f32>, b: f32 }
+//!
+//! // `Dist::init()` under `mpirun -np N` (feature `mpi`); a world of one here.
+//! let dist = Dist::local();
+//! let mut params = Linear { w: vec![0.5, -0.5], b: 0.0 };
+//! let opt = adam(0.1);
+//! let mut state = opt.init(&params)?;
+//! dist.broadcast(&mut params, 0)?;              // every rank starts from rank 0's
+//! let mut grads = Linear { w: vec![1.0, -1.0], b: 0.5 }; // this rank's share of the batch
+//! dist.all_reduce_mean(&mut grads)?;            // the gradient of the whole batch
+//! opt.step(&mut params, &mut grads, &mut state)?;
+//! dist.check_replicated(&params)?;             // every rank holds the same parameters
+//! assert_eq!(params.w, [0.4, -0.4]);
+//! # Ok::<(), pytree_std::Error>(())
+//! ```
+//!
+//! ## Contents
+//! - [`Dist`]: the tree collectives of one job: [`all_reduce_mean`]
+//!   (bucketed, pipelined, in place; masks leave frozen leaves out),
+//!   [`broadcast`] (leaves and static data), [`check_replicated`]. Before
+//!   each, the ranks check that they hold the same tree: a rank whose tree
+//!   differs makes it an error on every rank, naming the ranks and the
+//!   first differing key path.
+//! - [`Backend`]: the collectives underneath, a small trait, so that
+//!   another transport is an impl and no change to the tree code;
+//!   [`Local`] (the world of one, no MPI) and `Mpi` (feature `mpi`, rsmpi
+//!   over the system's MPI library).
+//! - [`Zero1`]: ZeRO stage 1 over any pytree-optim transformation: the
+//!   optimizer state split across the ranks by whole leaves, the result
+//!   the unsharded optimizer's bit for bit.
+//! - [`checkpoint`]: checkpoints written by every rank (each its shard,
+//!   rank 0 the index last), loaded in one process or at any number of
+//!   ranks; [`Zero1::save_state`] / [`Zero1::load_state`] for the sharded
+//!   optimizer state.
+//! - [`run`]: `main` for a job: a rank that returns an error or panics
+//!   ends the whole job at once with its message (MPI_Abort).
+//!
+//! [`all_reduce_mean`]: Dist::all_reduce_mean
+//! [`broadcast`]: Dist::broadcast
+//! [`check_replicated`]: Dist::check_replicated
+
+#![warn(missing_docs)]
+
+mod agree;
+mod backend;
+pub mod checkpoint;
+mod dist;
+mod local;
+#[cfg(feature = "mpi")]
+mod mpi;
+mod plan;
+mod run;
+mod zero;
+
+pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Wire};
+pub use dist::{Dist, DEFAULT_BUCKET_BYTES};
+pub use local::Local;
+#[cfg(feature = "mpi")]
+pub use mpi::Mpi;
+pub use run::run;
+pub use zero::Zero1;

@@ -1,0 +1,425 @@
+//! [`Mpi`]: the backend over MPI, through rsmpi (feature `mpi`). Started
+//! by `mpirun -np N` (or `srun`), it is a world of `N`; started without a
+//! launcher, Open MPI (and MPICH) initialize a *singleton*: a world of one,
+//! through the same code.
+//!
+//! Buckets run through the non-blocking collectives (`MPI_Iallreduce`,
+//! `MPI_Ireduce`, `MPI_Ibcast`), two in a pipeline: bucket `k + 1` is
+//! packed and bucket `k - 1` unpacked while bucket `k` is on the wire.
+//! rsmpi's safe `immediate_*` calls tie a request to a scope for the
+//! buffers' whole lifetime, which does not let one pair of buffers serve
+//! every other bucket, so those three calls are made through `mpi::ffi`,
+//! each request waited before its buffers are touched again (`InFlight`).
+
+use std::cell::RefCell;
+use std::os::raw::c_int;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use mpi::datatype::PartitionMut;
+use mpi::environment::Universe;
+use mpi::ffi;
+use mpi::raw::AsRaw;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::{Communicator, CommunicatorCollectives, Equivalence, Root};
+use pytree_std::Error;
+
+use crate::backend::{Backend, Buckets, BufMut, BufRef, Flow, Wire};
+
+/// Whether MPI is initialized and not finalized (the panic hook aborts
+/// through it only then).
+static LIVE: AtomicBool = AtomicBool::new(false);
+
+/// The MPI backend: `MPI_COMM_WORLD` of the job this process belongs to.
+///
+/// Creating it initializes MPI (`MPI_Init_thread`, funneled: only the
+/// thread that created it calls MPI, other threads may compute), and
+/// dropping it finalizes MPI; a process may do that once. In a world of
+/// more than one rank, it installs a panic hook that prints the panic with
+/// the rank and ends the whole job (`MPI_Abort`), so that the other ranks
+/// are not left waiting in a collective.
+///
+/// ```no_run
+/// use pytree_dist::{Backend, Mpi};
+/// let mpi = Mpi::init()?;
+/// println!("rank {} of {}", mpi.rank(), mpi.size());
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub struct Mpi {
+    world: SimpleCommunicator,
+    /// Two pairs (send, receive) of each wire type, grown to the largest
+    /// bucket seen and kept, so that a training step allocates nothing.
+    buffers: RefCell<Slots>,
+    /// Dropped last: `MPI_Finalize`.
+    _universe: Universe,
+}
+
+#[derive(Default)]
+struct Slots {
+    f32s: [(Vec<f32>, Vec<f32>); 2],
+    f64s: [(Vec<f64>, Vec<f64>); 2],
+}
+
+impl Mpi {
+    /// Initializes MPI and returns `MPI_COMM_WORLD`; an error if MPI was
+    /// initialized already in this process.
+    ///
+    /// ```no_run
+    /// let world = pytree_dist::Mpi::init()?;
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn init() -> Result<Mpi, Error> {
+        let (universe, _) = mpi::initialize_with_threading(mpi::Threading::Funneled)
+            .ok_or_else(|| Error::custom("MPI was initialized already in this process"))?;
+        let world = universe.world();
+        LIVE.store(true, Ordering::SeqCst);
+        let mpi = Mpi {
+            world,
+            buffers: RefCell::new(Slots::default()),
+            _universe: universe,
+        };
+        if mpi.size() > 1 {
+            install_panic_hook(mpi.rank());
+        }
+        Ok(mpi)
+    }
+}
+
+impl Mpi {
+    /// `MPI_COMM_WORLD` as rsmpi's communicator, for collectives of one's
+    /// own beside the tree operations (the same processes; MPI's rule
+    /// holds: every rank makes the same calls in the same order).
+    ///
+    /// ```no_run
+    /// use mpi::traits::Communicator;
+    /// let mpi = pytree_dist::Mpi::init()?;
+    /// assert!(mpi.world().size() >= 1);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn world(&self) -> &SimpleCommunicator {
+        &self.world
+    }
+}
+
+impl Drop for Mpi {
+    fn drop(&mut self) {
+        LIVE.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Prints a panic with the rank, then ends the job (`MPI_Abort` on
+/// `MPI_COMM_WORLD`) while MPI is live.
+fn install_panic_hook(rank: usize) {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        eprintln!("pytree-dist: rank {rank} panicked; ending the job (MPI_Abort)");
+        previous(info);
+        if LIVE.load(Ordering::SeqCst) {
+            abort_world(1);
+        }
+    }));
+}
+
+/// `MPI_Abort(MPI_COMM_WORLD, code)`, then `std::process::abort` if it
+/// returns.
+fn abort_world(code: c_int) -> ! {
+    // SAFETY: MPI is initialized and not finalized (the callers check
+    // `LIVE`, or hold an `Mpi`); MPI_Abort may be called from any thread
+    // with any communicator, and does not return in practice.
+    unsafe {
+        ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, code);
+    }
+    std::process::abort()
+}
+
+/// An element type MPI sends: its datatype handle.
+trait Element: Equivalence + Copy + Default {
+    fn datatype() -> ffi::MPI_Datatype {
+        Self::equivalent_datatype().as_raw()
+    }
+}
+impl Element for f32 {}
+impl Element for f64 {}
+
+/// A started non-blocking collective; waited (here or on drop) before its
+/// buffers may be read or written again.
+struct InFlight(ffi::MPI_Request);
+
+impl InFlight {
+    fn wait(mut self) {
+        self.wait_now();
+    }
+    fn wait_now(&mut self) {
+        // SAFETY: the request was returned by a non-blocking collective
+        // (or is MPI_REQUEST_NULL after a wait, for which MPI_Wait returns
+        // at once); MPI is live while an `Mpi` is.
+        unsafe {
+            ffi::MPI_Wait(&mut self.0, ffi::RSMPI_STATUS_IGNORE);
+        }
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        // SAFETY: MPI_REQUEST_NULL is a constant of the library.
+        if self.0 != unsafe { ffi::RSMPI_REQUEST_NULL } {
+            self.wait_now();
+        }
+    }
+}
+
+impl Mpi {
+    /// Starts bucket `flow` over `send`/`recv` (of `len` elements each).
+    ///
+    /// # Safety
+    /// `send` and `recv` must hold `len` elements each and be neither
+    /// moved, freed, read (recv) nor written until the returned request is
+    /// waited.
+    unsafe fn start<T: Element>(
+        &self,
+        flow: Flow,
+        root: usize,
+        send: *mut T,
+        recv: *mut T,
+        len: usize,
+    ) -> InFlight {
+        // Both fit: `run` checked the lengths, and a rank is below the
+        // world's size, a c_int.
+        let count = c_int::try_from(len).unwrap_or(c_int::MAX);
+        let root = c_int::try_from(root).unwrap_or(0);
+        let comm = self.world.as_raw();
+        let sum = mpi::collective::SystemOperation::sum().as_raw();
+        let mut request = ffi::RSMPI_REQUEST_NULL;
+        match flow {
+            Flow::SumToAll => {
+                ffi::MPI_Iallreduce(
+                    send as *const _,
+                    recv as *mut _,
+                    count,
+                    T::datatype(),
+                    sum,
+                    comm,
+                    &mut request,
+                );
+            }
+            Flow::SumToRoot => {
+                ffi::MPI_Ireduce(
+                    send as *const _,
+                    recv as *mut _,
+                    count,
+                    T::datatype(),
+                    sum,
+                    root,
+                    comm,
+                    &mut request,
+                );
+            }
+            Flow::FromRoot => {
+                let buf = if self.rank() == root as usize {
+                    send
+                } else {
+                    recv
+                };
+                ffi::MPI_Ibcast(
+                    buf as *mut _,
+                    count,
+                    T::datatype(),
+                    root,
+                    comm,
+                    &mut request,
+                );
+            }
+        }
+        InFlight(request)
+    }
+}
+
+/// Grows the slots' buffers to `len` elements (never shrinks, so that the
+/// pointers taken for a run stay valid through it).
+fn grow<T: Default + Clone>(pair: &mut (Vec<T>, Vec<T>), len: usize) {
+    if pair.0.len() < len {
+        pair.0.resize(len, T::default());
+        pair.1.resize(len, T::default());
+    }
+}
+
+impl Backend for Mpi {
+    fn rank(&self) -> usize {
+        self.world.rank() as usize
+    }
+
+    fn size(&self) -> usize {
+        self.world.size() as usize
+    }
+
+    fn name(&self) -> &'static str {
+        "mpi"
+    }
+
+    fn run(&self, flow: Flow, buckets: &mut dyn Buckets) -> Result<(), Error> {
+        let list = buckets.buckets();
+        let rank = self.rank();
+        let size = self.size();
+        if let Some(b) = list.iter().find(|b| b.root >= size) {
+            return Err(Error::custom(format!(
+                "a bucket has root {}, but the world has {size} ranks",
+                b.root
+            )));
+        }
+        if let Some(b) = list.iter().find(|b| c_int::try_from(b.len).is_err()) {
+            return Err(Error::custom(format!(
+                "a bucket of {} elements: MPI counts stop at {} (use smaller buckets)",
+                b.len,
+                c_int::MAX
+            )));
+        }
+        let mut slots = self.buffers.borrow_mut();
+        let slots = &mut *slots;
+        for b in &list {
+            match b.wire {
+                Wire::F32 => slots.f32s.iter_mut().for_each(|p| grow(p, b.len)),
+                Wire::F64 => slots.f64s.iter_mut().for_each(|p| grow(p, b.len)),
+            }
+        }
+        // Raw pointers to the four pairs: the buffers are not resized
+        // again in this run, and each is lent to safe code (fill / drain)
+        // only while no request that uses it is in flight.
+        let f32p: [(*mut f32, *mut f32); 2] =
+            [0, 1].map(|s| (slots.f32s[s].0.as_mut_ptr(), slots.f32s[s].1.as_mut_ptr()));
+        let f64p: [(*mut f64, *mut f64); 2] =
+            [0, 1].map(|s| (slots.f64s[s].0.as_mut_ptr(), slots.f64s[s].1.as_mut_ptr()));
+
+        // Fails the job with `e` if other ranks may be inside a collective.
+        let fail = |e: Error| -> Error {
+            if size > 1 {
+                self.abort(&format!(
+                    "pytree-dist: rank {rank}: error inside a collective, which cannot be taken back: {e}"
+                ));
+            }
+            e
+        };
+        let fill = |buckets: &mut dyn Buckets, k: usize| -> Result<(), Error> {
+            let b = list[k];
+            if !flow.fills(rank, b.root) {
+                return Ok(());
+            }
+            let s = k % 2;
+            // SAFETY: slot `s`'s send buffer holds at least `b.len`
+            // elements (grown above), and the request that last used it
+            // (bucket k - 2) was waited before bucket k - 1 started.
+            let buf = unsafe {
+                match b.wire {
+                    Wire::F32 => BufMut::F32(std::slice::from_raw_parts_mut(f32p[s].0, b.len)),
+                    Wire::F64 => BufMut::F64(std::slice::from_raw_parts_mut(f64p[s].0, b.len)),
+                }
+            };
+            buckets.fill(k, buf)
+        };
+        let drain = |buckets: &mut dyn Buckets, k: usize| -> Result<(), Error> {
+            let b = list[k];
+            if !flow.drains(rank, b.root) {
+                return Ok(());
+            }
+            let s = k % 2;
+            // SAFETY: bucket k's request was waited, so slot `s`'s
+            // receive buffer (at least `b.len` elements) is complete and
+            // no collective writes it until bucket k + 2 starts.
+            let buf = unsafe {
+                match b.wire {
+                    Wire::F32 => BufRef::F32(std::slice::from_raw_parts(f32p[s].1, b.len)),
+                    Wire::F64 => BufRef::F64(std::slice::from_raw_parts(f64p[s].1, b.len)),
+                }
+            };
+            buckets.drain(k, buf)
+        };
+        let start = |k: usize| -> InFlight {
+            let b = list[k];
+            let s = k % 2;
+            // SAFETY: slot `s`'s buffers hold `b.len` elements; bucket k's
+            // send buffer was filled and is not written until this request
+            // is waited, nor its receive buffer read (see `fill`, `drain`:
+            // each touches a slot only when its request is done).
+            unsafe {
+                match b.wire {
+                    Wire::F32 => self.start(flow, b.root, f32p[s].0, f32p[s].1, b.len),
+                    Wire::F64 => self.start(flow, b.root, f64p[s].0, f64p[s].1, b.len),
+                }
+            }
+        };
+
+        if list.is_empty() {
+            return Ok(());
+        }
+        fill(buckets, 0).map_err(fail)?;
+        let mut current = start(0);
+        for k in 0..list.len() {
+            // Bucket k is on the wire: pack the next one meanwhile.
+            if k + 1 < list.len() {
+                fill(buckets, k + 1).map_err(fail)?;
+            }
+            current.wait();
+            if k + 1 < list.len() {
+                current = start(k + 1);
+            } else {
+                current = InFlight(unsafe { ffi::RSMPI_REQUEST_NULL });
+            }
+            // And unpack bucket k while k + 1 is on the wire.
+            drain(buckets, k).map_err(fail)?;
+        }
+        current.wait();
+        Ok(())
+    }
+
+    fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
+        let size = self.size();
+        let len = c_int::try_from(mine.len())
+            .map_err(|_| Error::custom("all_gather: more than 2^31 bytes from one rank"))?;
+        let mut lens = vec![0 as c_int; size];
+        self.world.all_gather_into(&len, &mut lens[..]);
+        let total: usize = lens.iter().map(|&n| n as usize).sum();
+        let displs: Vec<c_int> = lens
+            .iter()
+            .scan(0 as c_int, |at, &n| {
+                let d = *at;
+                *at += n;
+                Some(d)
+            })
+            .collect();
+        c_int::try_from(total)
+            .map_err(|_| Error::custom("all_gather: more than 2^31 bytes in all"))?;
+        let mut all = vec![0u8; total];
+        {
+            let mut part = PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
+            self.world.all_gather_varcount_into(mine, &mut part);
+        }
+        Ok(lens
+            .iter()
+            .zip(&displs)
+            .map(|(&n, &d)| all[d as usize..(d + n) as usize].to_vec())
+            .collect())
+    }
+
+    fn broadcast(&self, bytes: &mut Vec<u8>, root: usize) -> Result<(), Error> {
+        let size = self.size();
+        if root >= size {
+            return Err(Error::custom(format!(
+                "broadcast from rank {root}, but the world has {size} ranks"
+            )));
+        }
+        let process = self.world.process_at_rank(root as c_int);
+        let mut len = bytes.len() as u64;
+        process.broadcast_into(&mut len);
+        let len = usize::try_from(len)
+            .map_err(|_| Error::custom("broadcast: more bytes than this machine can address"))?;
+        bytes.resize(len, 0);
+        // MPI counts are c_int: send in pieces of at most 1 GiB.
+        for piece in bytes.chunks_mut(1 << 30) {
+            process.broadcast_into(piece);
+        }
+        Ok(())
+    }
+
+    fn abort(&self, message: &str) -> ! {
+        eprintln!("{message}");
+        abort_world(1)
+    }
+}

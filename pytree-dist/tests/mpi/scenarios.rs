@@ -1,0 +1,505 @@
+//! The scenarios, each run on every rank of one job. Each returns an
+//! error naming the failed check; `pytree_dist::run` then ends the job
+//! with it (so a failure is a non-zero exit of `mpirun`).
+
+use std::process::ExitCode;
+
+use pytree_dist::checkpoint::INDEX;
+use pytree_dist::{Dist, Zero1};
+use pytree_optim::{adam, adamw, chain, clip_by_global_norm, GradientTransformation, Mask};
+use pytree_std::checkpoint::{self, Checkpoint};
+use pytree_std::ndarray::Array1;
+use pytree_std::AnyArray;
+use pytree_std::{Error, KeyPath};
+
+use super::{combine, ensure, model, Model};
+
+/// The scenarios that must succeed, at any world size.
+pub const PASSING: &[&str] = &[
+    "collectives",
+    "disagreements",
+    "broadcast",
+    "replicas",
+    "zero1",
+    "checkpoint_failed",
+];
+
+pub fn run(name: &str) -> ExitCode {
+    let name = name.to_string();
+    pytree_dist::run(move |dist| match name.as_str() {
+        "collectives" => collectives(dist),
+        "disagreements" => disagreements(dist),
+        "broadcast" => broadcast(dist),
+        "replicas" => replicas(dist),
+        "zero1" => zero1(dist),
+        "checkpoint_save" => checkpoint_save(dist),
+        "checkpoint_resume" => checkpoint_resume(dist),
+        "checkpoint_failed" => checkpoint_failed(dist),
+        "checkpoint_killed" => checkpoint_killed(dist),
+        "panic_at_step_3" => fail_at_step_3(dist, true),
+        "error_at_step_3" => fail_at_step_3(dist, false),
+        other => Err(Error::custom(format!("no scenario {other}"))),
+    })
+}
+
+const SIZES: &[usize] = &[6, 5, 3];
+
+/// The mean (or sum) of every rank's model, computed here from the
+/// models' definition (integer values: exact in any order).
+fn expected(n: usize, r: usize, sum: bool) -> Model {
+    let models: Vec<Model> = (0..n).map(|q| model(q, SIZES)).collect();
+    combine(&models, &model(r, SIZES), !sum)
+}
+
+/// all_reduce_mean / _sum / masked, with the default bucket size and with
+/// buckets of 20 bytes (leaves split across buckets); integer leaves left
+/// alone; the plan cached (a second step on the same structure).
+fn collectives(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    for bucket in [pytree_dist::DEFAULT_BUCKET_BYTES, 20] {
+        let dist = dist.with_bucket_bytes(bucket);
+        for step in 0..2 {
+            let mut g = model(r, SIZES);
+            dist.all_reduce_mean(&mut g)?;
+            let want = expected(n, r, false);
+            ensure!(
+                g == want,
+                "{bucket} B buckets, step {step}: mean: {g:?} != {want:?}"
+            );
+            ensure!(
+                g.ids == model(r, SIZES).ids,
+                "integer leaves are left alone"
+            );
+            let mut s = model(r, SIZES);
+            dist.all_reduce_sum(&mut s)?;
+            ensure!(s == expected(n, r, true), "sum");
+        }
+    }
+    // A reduce onto the last rank only.
+    let mut g = model(r, SIZES);
+    dist.with_bucket_bytes(40).reduce_mean(&mut g, n - 1)?;
+    let want = if r == n - 1 {
+        expected(n, r, false)
+    } else {
+        model(r, SIZES)
+    };
+    ensure!(
+        g == want,
+        "reduce_mean to rank {}: {g:?} != {want:?}",
+        n - 1
+    );
+    // Only the `.layers[1]` leaves are sent.
+    let mask = Mask::new(|p: &KeyPath| p.to_string().starts_with(".layers[1]"));
+    let mut g = model(r, SIZES);
+    dist.all_reduce_mean_masked(&mut g, &mask)?;
+    let want = expected(n, r, false);
+    ensure!(g.layers[1] == want.layers[1], "masked-in leaves averaged");
+    ensure!(
+        n == 1 || g.layers[0] != want.layers[0],
+        "masked-out leaves not averaged"
+    );
+    ensure!(
+        g.layers[0] == model(r, SIZES).layers[0] && g.scale == model(r, SIZES).scale,
+        "masked-out leaves kept"
+    );
+    Ok(())
+}
+
+/// A rank whose tree differs: an error on every rank naming the ranks and
+/// the first differing key path, nothing sent; then the job goes on.
+fn disagreements(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    if n == 1 {
+        return Ok(());
+    }
+    let last = n - 1;
+    // A shape.
+    let sizes: &[usize] = if r == last { &[6, 4, 3] } else { SIZES };
+    let mut g = model(r, sizes);
+    let err = dist
+        .all_reduce_mean(&mut g)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    ensure!(
+        err.contains(&format!("rank {last} differs from rank 0 at .layers[0].w: f32[6,5] on rank 0, f32[6,4] on rank {last}")),
+        "shape: {err}"
+    );
+    ensure!(
+        g == model(r, sizes),
+        "nothing changed after a refused all-reduce"
+    );
+    // Static data.
+    let mut g = model(r, SIZES);
+    if r == last {
+        g.name = "other".into();
+    }
+    let err = dist
+        .all_reduce_mean(&mut g)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    ensure!(
+        err.contains(&format!("rank {last} differs from rank 0")) && err.contains(".name"),
+        "static: {err}"
+    );
+    // A leaf more.
+    let mut v = vec![1.0f32; if r == last { 3 } else { 2 }];
+    let err = dist
+        .all_reduce_mean(&mut v)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    ensure!(
+        err.contains(&format!("rank 0 has 2 leaves, rank {last} has 3")),
+        "length: {err}"
+    );
+    // A mask.
+    let mask = if r == last {
+        Mask::all()
+    } else {
+        Mask::new(|p: &KeyPath| p.to_string() != ".scale")
+    };
+    let mut g = model(r, SIZES);
+    let err = dist
+        .all_reduce_mean_masked(&mut g, &mask)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    ensure!(
+        err.contains("at .scale: rank 0 leaves it out (masked)"),
+        "mask: {err}"
+    );
+    // Another operation.
+    let mut v = vec![1.0f32, 2.0];
+    let res = if r == last {
+        dist.broadcast(&mut v, 0)
+    } else {
+        dist.all_reduce_mean(&mut v)
+    };
+    let err = res.err().map(|e| e.to_string()).unwrap_or_default();
+    ensure!(
+        err.contains(&format!("rank {last} called broadcast from rank 0")),
+        "op: {err}"
+    );
+    // Bucket sizes are part of the agreement.
+    let other = dist.with_bucket_bytes(if r == last { 64 } else { 128 });
+    let mut v = vec![1.0f32, 2.0];
+    let err = other
+        .all_reduce_mean(&mut v)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    ensure!(err.contains("byte buckets"), "bucket size: {err}");
+    // And the job goes on: the next collective is right.
+    let mut g = model(r, SIZES);
+    dist.all_reduce_mean(&mut g)?;
+    ensure!(g.layers == expected(n, r, false).layers, "after the errors");
+    Ok(())
+}
+
+/// Rank `root`'s parameters and an Adam state with its step count on
+/// every rank.
+fn broadcast(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    for root in [0, n - 1] {
+        let mut m = model(r, SIZES);
+        dist.broadcast(&mut m, root)?;
+        ensure!(m == model(root, SIZES), "broadcast from {root}");
+        let opt = adam(0.1);
+        let mut p = Array1::from_elem(3, r as f32);
+        let _: &Array1<f32> = &p;
+        let mut state = opt.init(&p)?;
+        for _ in 0..(if r == root { 4 } else { 1 }) {
+            opt.step(&mut p, &mut Array1::from_elem(3, 0.5), &mut state)?;
+        }
+        dist.broadcast(&mut p, root)?;
+        dist.broadcast(&mut state, root)?;
+        ensure!(
+            state.count == 4,
+            "the step count (static data) comes from the root: {}",
+            state.count
+        );
+        // The states are replicas now: one more step keeps them equal.
+        opt.step(&mut p, &mut Array1::from_elem(3, 0.5), &mut state)?;
+        dist.check_replicated(&p)?;
+        dist.check_replicated(&state)?;
+    }
+    if n > 1 {
+        let mut v = vec![0.0f32; if r == 1 { 3 } else { 2 }];
+        let err = dist
+            .broadcast(&mut v, 0)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        ensure!(
+            err.contains("rank 0 has 2 leaves"),
+            "broadcast of another tree: {err}"
+        );
+    }
+    Ok(())
+}
+
+/// check_replicated names the leaf and the rank that differ.
+fn replicas(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    let mut m = model(0, SIZES);
+    dist.check_replicated(&m)?;
+    if n > 1 && r == n - 1 {
+        if let pytree_std::AnyArray::F32(b) = &mut m.layers[1].b {
+            b[[2]] += 1.0;
+        }
+    }
+    let res = dist.check_replicated(&m);
+    if n > 1 {
+        let err = res.err().map(|e| e.to_string()).unwrap_or_default();
+        ensure!(
+            err.contains(&format!(
+                "rank {} differs from rank 0 at .layers[1].b",
+                n - 1
+            )),
+            "{err}"
+        );
+    }
+    Ok(())
+}
+
+/// Steps of all-reduce; at step 3 rank 1 panics or returns an error, while
+/// the others go on into the next all-reduce.
+fn fail_at_step_3(dist: &Dist, panic: bool) -> Result<(), Error> {
+    let r = dist.rank();
+    for step in 0..10 {
+        if step == 3 && r == 1 {
+            if panic {
+                panic!("rank 1 panics at step 3 on purpose");
+            }
+            return Err(Error::custom(
+                "rank 1 returns an error at step 3 on purpose",
+            ));
+        }
+        let mut g = model(r, SIZES);
+        dist.all_reduce_mean(&mut g)?;
+    }
+    Ok(())
+}
+
+/// The optimizer of the ZeRO-1 scenarios: a global-norm clip (active: the
+/// gradients' norm is in the tens) and AdamW whose weight decay leaves
+/// the biases (`.b`) out, a mask by key path.
+fn optimizer() -> Opt {
+    let decay = Mask::new(|p: &KeyPath| !p.to_string().ends_with(".b"));
+    chain(
+        clip_by_global_norm(5.0),
+        adamw(1e-2, 1e-2).weight_decay_mask(decay),
+    )
+}
+
+/// The gradient of rank `r` at step `s` (integer-valued, the sums exact).
+fn grads(r: usize, s: usize) -> Model {
+    model(r + 2 * s, SIZES)
+}
+
+/// The gradients averaged over `n` ranks at step `s`, as the collectives
+/// compute them.
+fn averaged(n: usize, s: usize) -> Model {
+    let all: Vec<Model> = (0..n).map(|r| grads(r, s)).collect();
+    combine(&all, &grads(0, s), true)
+}
+
+/// The unsharded run: `steps[k]` ranks at step k, the optimizer on the
+/// averaged gradient.
+fn unsharded(
+    steps: &[usize],
+) -> Result<(Model, <Opt as GradientTransformation<Model>>::State), Error> {
+    let opt = optimizer();
+    let mut params = model(100, SIZES);
+    let mut state = opt.init(&params)?;
+    for (s, &n) in steps.iter().enumerate() {
+        opt.step(&mut params, &mut averaged(n, s), &mut state)?;
+    }
+    Ok((params, state))
+}
+
+type Opt = pytree_optim::Chain<pytree_optim::ClipByGlobalNorm, pytree_optim::Adam<f64>>;
+
+/// The bytes of a tree's leaves.
+fn bytes<T: pytree_std::Flatten<pytree_std::Std, Leaf = AnyArray>>(tree: &T) -> usize {
+    pytree_std::leaves(tree)
+        .iter()
+        .map(|a| a.signature().size_in_bytes().unwrap_or(0))
+        .sum()
+}
+
+/// ZeRO-1 against the unsharded optimizer on the averaged gradient: equal
+/// bit for bit, the state about `1/N` per rank.
+fn zero1(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    let opt = optimizer();
+    let mut params = model(100, SIZES);
+    let mut zero = Zero1::new(dist, opt.clone(), &params)?;
+    for s in 0..4 {
+        zero.step(&mut params, &mut grads(r, s))?;
+        dist.check_replicated(&params)?;
+    }
+    let (want, state) = unsharded(&[n; 4])?;
+    ensure!(
+        params == want,
+        "zero1 on {n} ranks != unsharded: {params:?} != {want:?}"
+    );
+    let (mine, whole) = (
+        bytes(&zero.state().1.mu) + bytes(&zero.state().1.nu),
+        bytes(&state.1.mu) + bytes(&state.1.nu),
+    );
+    let mut per_rank = vec![mine as f64];
+    dist.all_reduce_sum(&mut per_rank)?; // the sum over ranks
+                                         // Each moment once, but those of the leaves every rank holds (the f64
+                                         // scalar `scale`, 8 bytes, and the i64 `ids`, 24) on every rank.
+    let everywhere = 2 * (8 + 24);
+    ensure!(
+        per_rank[0] as usize == whole + (n - 1) * everywhere,
+        "the shards' state: {} bytes in all, {whole} unsharded",
+        per_rank[0]
+    );
+    ensure!(
+        n == 1 || mine < whole * 3 / 4,
+        "rank {r} holds {mine} of {whole} bytes"
+    );
+    if r == 0 {
+        println!(
+            "zero1: Adam state {mine} bytes on rank 0 of {n}, {whole} unsharded ({:.2})",
+            mine as f64 / whole as f64
+        );
+    }
+    // A tree of another shape is refused before anything is sent.
+    let mut other = model(100, &[6, 4, 3]);
+    let err = zero
+        .step(&mut other, &mut model(0, &[6, 4, 3]))
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    ensure!(
+        err.contains("zero1: the tree differs") || err.contains("zero1: at .layers[0].w"),
+        "{err}"
+    );
+    Ok(())
+}
+
+/// Where the checkpoint scenarios write (set by the driver).
+fn dir() -> Result<std::path::PathBuf, Error> {
+    std::env::var_os("PYTREE_DIST_TEST_DIR")
+        .map(std::path::PathBuf::from)
+        .ok_or_else(|| Error::custom("PYTREE_DIST_TEST_DIR is not set"))
+}
+
+const SAVED_STEPS: usize = 3;
+
+/// Trains with ZeRO-1 for 3 steps, saves the parameters and the sharded
+/// state from every rank; each rank then loads both in process (the state
+/// as the unsharded optimizer's) and checks them against the unsharded
+/// run.
+fn checkpoint_save(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    let dir = dir()?;
+    let mut params = model(100, SIZES);
+    let mut zero = Zero1::new(dist, optimizer(), &params)?;
+    for s in 0..SAVED_STEPS {
+        zero.step(&mut params, &mut grads(r, s))?;
+    }
+    let files = pytree_dist::checkpoint::save(dist, dir.join("params"), &params)?;
+    ensure!(files == n.min(5) + 1, "{files} files for {n} ranks");
+    zero.save_state(dir.join("state"))?;
+    let (want, want_state) = unsharded(&[n; SAVED_STEPS])?;
+    let loaded: Model = checkpoint::load(dir.join("params").join(INDEX))?;
+    ensure!(
+        loaded == want && params == want,
+        "the parameters reloaded in one process"
+    );
+    let state: <Opt as GradientTransformation<Model>>::State =
+        checkpoint::load(dir.join("state").join(INDEX))?;
+    ensure!(
+        state.1.count == want_state.1.count
+            && state.1.mu == want_state.1.mu
+            && state.1.nu == want_state.1.nu,
+        "the sharded state reloaded in one process is the unsharded optimizer's"
+    );
+    Ok(())
+}
+
+/// Resumes from the checkpoint of `checkpoint_save` (written by
+/// `PYTREE_DIST_SAVED_RANKS` ranks) at this world size, three more steps,
+/// and checks against the unsharded run never stopped.
+fn checkpoint_resume(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    let dir = dir()?;
+    let saved: usize = std::env::var("PYTREE_DIST_SAVED_RANKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut params: Model = checkpoint::load(dir.join("params").join(INDEX))?;
+    let mut zero = Zero1::new(dist, optimizer(), &params)?;
+    zero.load_state(dir.join("state").join(INDEX))?;
+    for s in SAVED_STEPS..2 * SAVED_STEPS {
+        zero.step(&mut params, &mut grads(r, s))?;
+    }
+    let mut steps = vec![saved; SAVED_STEPS];
+    steps.extend([n; SAVED_STEPS]);
+    let (want, _) = unsharded(&steps)?;
+    ensure!(
+        params == want,
+        "resumed at {n} ranks from {saved}: {params:?} != {want:?}"
+    );
+    Ok(())
+}
+
+/// A save that fails on the last rank (a directory where its shard goes)
+/// is an error on every rank and leaves no index, though an earlier save
+/// into the same directory was complete.
+fn checkpoint_failed(dist: &Dist) -> Result<(), Error> {
+    let n = dist.size();
+    let dir = dir()?.join("failed");
+    let params = model(100, SIZES);
+    pytree_dist::checkpoint::save(dist, &dir, &params)?;
+    ensure!(
+        Checkpoint::open(dir.join(INDEX)).is_ok(),
+        "the first save is complete"
+    );
+    let blocked = dir.join(pytree_dist::checkpoint::shard_name(n - 1, n));
+    if dist.rank() == n - 1 {
+        std::fs::remove_file(&blocked).ok();
+        std::fs::create_dir_all(blocked.join("in-the-way"))
+            .map_err(|e| Error::custom(e.to_string()))?;
+    }
+    dist.check_replicated(&params)?; // every rank waits for that
+    let err = pytree_dist::checkpoint::save(dist, &dir, &params)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    ensure!(
+        err.contains("while writing the shards") && err.contains(&format!("rank {}", n - 1)),
+        "{err}"
+    );
+    ensure!(
+        Checkpoint::open(dir.join(INDEX)).is_err(),
+        "no index after a failed save"
+    );
+    Ok(())
+}
+
+/// A complete save, then a second one during which rank 1 dies while
+/// writing its shard (half a file written, then `abort`): the driver
+/// checks that no index is left.
+fn checkpoint_killed(dist: &Dist) -> Result<(), Error> {
+    let dir = dir()?.join("killed");
+    let params = model(100, SIZES);
+    pytree_dist::checkpoint::save(dist, &dir, &params)?;
+    let rank = dist.rank();
+    pytree_dist::checkpoint::save_with(dist, &dir, |path| {
+        if rank == 1 {
+            std::fs::write(path, b"half a shard").ok();
+            eprintln!("rank 1 is killed during the save");
+            std::process::abort();
+        }
+        pytree_std::checkpoint::Save::new().save_part(path, &model(101, SIZES), |i| i % 2 == 0)
+    })?;
+    Err(Error::custom("the save completed though rank 1 died"))
+}

@@ -1,0 +1,234 @@
+//! Data-parallel training across processes: the digits classifier of
+//! `train`, each rank computing the gradient of a different share of every
+//! batch, the gradients averaged with pytree-dist (MPI). Run from the
+//! repository root (Open MPI: `apt-get install libopenmpi-dev openmpi-bin
+//! libclang-dev pkgconf`):
+//!
+//! ```sh
+//! cargo build --release --example train_ddp --features mpi
+//! mpirun -np 2 target/release/examples/train_ddp
+//! ```
+//!
+//! - Start: every rank builds the model from its own seed, then takes
+//!   rank 0's parameters (`Dist::broadcast`).
+//! - Step: the global batch of 32 images is split into one share per
+//!   rank; each rank's gradient of its share, weighted by its share's
+//!   size, is averaged over the ranks (`Dist::all_reduce_mean`), which is
+//!   the gradient of the whole batch; every rank then runs the same
+//!   optimizer step, `chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4))`,
+//!   or with `--zero1` the same optimizer with its state split across
+//!   the ranks (`pytree_dist::Zero1`).
+//! - Checks, every step: every rank holds the same parameters
+//!   (`Dist::check_replicated`); rank 0 also runs the single-process
+//!   training on the same global batches beside it, and the loss of every
+//!   step must equal that run's within `LOSS_TOLERANCE`. At the end: the
+//!   test accuracy is at least 95%, and a checkpoint written by all ranks
+//!   (each its share of the tensors, rank 0 the index) is loaded back in
+//!   one process and predicts exactly as the trained model.
+//!
+//! Options: `--epochs N` (default 30), `--out DIR` (default
+//! `target/train_ddp`), `--zero1`.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use pytree_dist::Dist;
+use pytree_examples::digits::{Digits, Rng};
+use pytree_examples::mlp::{Activation, Mlp};
+use pytree_optim::{adamw, chain, clip_by_global_norm, GradientTransformation};
+use pytree_std::checkpoint;
+use pytree_std::ndarray::Array2;
+
+/// What the README promises: the test accuracy reached in 30 epochs.
+const TARGET_ACCURACY: f64 = 0.95;
+/// The largest difference allowed between a step's loss here and in the
+/// single-process run on the same global batch: the gradients are summed
+/// in another order (per share, then across ranks), so they differ in the
+/// last bits of `f32`, and Adam carries that through the steps.
+const LOSS_TOLERANCE: f32 = 1e-5;
+const BATCH: usize = 32;
+
+fn main() -> ExitCode {
+    pytree_dist::run(train)
+}
+
+fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let (rank, ranks) = (dist.rank(), dist.size());
+    let mut epochs = 30usize;
+    let mut zero1 = false;
+    let mut out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/train_ddp");
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--epochs" => epochs = args.next().ok_or("--epochs N")?.parse()?,
+            "--out" => out = PathBuf::from(args.next().ok_or("--out DIR")?),
+            "--zero1" => zero1 = true,
+            _ => {
+                return Err(format!(
+                    "unknown argument {arg:?}; use --epochs N, --out DIR or --zero1"
+                )
+                .into())
+            }
+        }
+    }
+    if ranks > BATCH {
+        return Err(format!("{ranks} ranks for batches of {BATCH}: at most {BATCH}").into());
+    }
+    let say = |line: String| {
+        if rank == 0 {
+            println!("{line}");
+        }
+    };
+    let (train, test) = Digits::bundled()?.split(0.2, 0);
+    say(format!(
+        "train_ddp: {ranks} ranks ({}), batches of {BATCH} split across them, {} training images, optimizer state {}",
+        dist.backend().name(),
+        train.len(),
+        if zero1 { "sharded (ZeRO-1)" } else { "replicated" }
+    ));
+
+    // Every rank starts from rank 0's parameters.
+    let mut model = Mlp::<f32>::new(
+        &[64, 128, 10],
+        Activation::Relu,
+        "digits-mlp",
+        42 + rank as u64,
+    );
+    dist.broadcast(&mut model, 0)?;
+    dist.check_replicated(&model)?;
+    let optimizer = chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4));
+    // The state on every rank, or split across them (ZeRO-1).
+    let mut replicated = (!zero1).then(|| optimizer.init(&model)).transpose()?;
+    let mut sharded = zero1
+        .then(|| pytree_dist::Zero1::new(dist, optimizer.clone(), &model))
+        .transpose()?;
+    // Rank 0 runs the single-process training beside it, for comparison.
+    let mut reference = (rank == 0)
+        .then(|| -> Result<_, pytree_std::Error> { Ok((model.clone(), optimizer.init(&model)?)) })
+        .transpose()?;
+
+    let mut rng = Rng::new(7);
+    let mut order: Vec<usize> = (0..train.len()).collect();
+    let (mut worst, mut steps) = (0.0f32, 0usize);
+    let mut accuracy = 0.0;
+    for epoch in 1..=epochs {
+        rng.shuffle(&mut order);
+        let mut epoch_loss = 0.0f64;
+        let batches = order.chunks(BATCH);
+        let count = batches.len();
+        for rows in batches {
+            // This rank's share: rows [rank * n / N, (rank + 1) * n / N).
+            let n = rows.len();
+            let share = &rows[rank * n / ranks..(rank + 1) * n / ranks];
+            let batch = train.select(share);
+            let (loss, mut grads) = model.loss_and_grad(&batch.images, &batch.labels)?;
+            // Weighted by the share's size, the mean over ranks is the
+            // gradient of the whole batch (the weight is 1 for equal shares).
+            let weight = (share.len() * ranks) as f32 / n as f32;
+            if weight != 1.0 {
+                pytree_std::for_each_mut(&mut grads, |mut g| g.mapv_inplace(|x| x * weight));
+            }
+            let mut loss = loss * weight;
+            dist.all_reduce_mean(&mut loss)?;
+            match (&mut replicated, &mut sharded) {
+                // The mean over ranks, then the same step on every rank.
+                (Some(state), _) => {
+                    dist.all_reduce_mean(&mut grads)?;
+                    optimizer.step(&mut model, &mut grads, state)?;
+                }
+                // Reduce-scattered, each rank's shard stepped, all-gathered.
+                (None, Some(zero)) => zero.step(&mut model, &mut grads)?,
+                (None, None) => return Err("no optimizer state".into()),
+            }
+            dist.check_replicated(&model)?;
+            if let Some((ref_model, ref_state)) = reference.as_mut() {
+                let whole = train.select(rows);
+                let (ref_loss, mut ref_grads) =
+                    ref_model.loss_and_grad(&whole.images, &whole.labels)?;
+                optimizer.step(ref_model, &mut ref_grads, ref_state)?;
+                worst = worst.max((ref_loss - loss).abs());
+                if (ref_loss - loss).abs() > LOSS_TOLERANCE {
+                    return Err(format!(
+                        "step {steps}: loss {loss} on {ranks} ranks, {ref_loss} in one process (more than {LOSS_TOLERANCE} apart)"
+                    )
+                    .into());
+                }
+            }
+            epoch_loss += f64::from(loss);
+            steps += 1;
+        }
+        accuracy = model.accuracy(&test.images, &test.labels)?;
+        say(format!(
+            "epoch {epoch:>2}: loss {:.4}, test accuracy {:.2}%",
+            epoch_loss / count as f64,
+            accuracy * 100.0
+        ));
+    }
+    if let Some((ref_model, _)) = &reference {
+        let drift = model
+            .layers
+            .iter()
+            .zip(&ref_model.layers)
+            .map(|(a, b)| max_abs_diff(&a.w, &b.w))
+            .fold(0.0f32, f32::max);
+        say(format!(
+            "\nevery rank held identical parameters after each of {steps} steps; the loss of every step was within {worst:.2e} of the single-process run (tolerance {LOSS_TOLERANCE:.0e}); largest weight difference at the end {drift:.2e}"
+        ));
+    }
+    say(format!(
+        "final test accuracy: {:.2}% (the README states >= {:.0}%)",
+        accuracy * 100.0,
+        TARGET_ACCURACY * 100.0
+    ));
+
+    // A checkpoint written by every rank: each its share of the tensors,
+    // rank 0 the index last.
+    let dir = out.join(format!("digits-mlp-{ranks}-ranks"));
+    let files = pytree_dist::checkpoint::save(dist, &dir, &model)?;
+    say(format!(
+        "\ncheckpoint: {} ({files} files, written by {ranks} ranks)",
+        dir.display()
+    ));
+    if let Some(zero) = &sharded {
+        let state_dir = out.join(format!("digits-mlp-adamw-{ranks}-ranks"));
+        zero.save_state(&state_dir)?;
+        let bytes =
+            |m: &Mlp<f32>| -> usize { pytree_std::leaves(m).iter().map(|a| a.len() * 4).sum() };
+        say(format!(
+            "optimizer state (sharded): {}; Adam's first moment on rank 0: {} of {} bytes",
+            state_dir.display(),
+            bytes(&zero.state().1.mu),
+            bytes(&model)
+        ));
+    }
+    if rank == 0 {
+        let template = Mlp::<f32>::new(&[64, 128, 10], Activation::Relu, "digits-mlp", 0);
+        let reloaded = checkpoint::load_like(dir.join(pytree_dist::checkpoint::INDEX), &template)?;
+        let same =
+            reloaded == model && reloaded.predict(&test.images)? == model.predict(&test.images)?;
+        println!("reloaded in one process: parameters and test predictions identical: {same}");
+        if !same {
+            return Err("the reloaded model differs from the trained one".into());
+        }
+        println!("done in {:.1} s", started.elapsed().as_secs_f64());
+    }
+    if accuracy < TARGET_ACCURACY {
+        return Err(format!(
+            "test accuracy {:.2}% is below {:.0}%",
+            accuracy * 100.0,
+            TARGET_ACCURACY * 100.0
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The largest element-wise difference of two arrays.
+fn max_abs_diff(a: &Array2<f32>, b: &Array2<f32>) -> f32 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0.0, f32::max)
+}
