@@ -1003,3 +1003,20 @@ fn the_text_of_a_treedef_stops_at_half_its_output_budget() {
     assert_eq!(cut.len(), budget / 2 + note.len());
     assert!(full.starts_with(&cut[..budget / 2]));
 }
+
+#[test]
+fn a_prefix_that_differs_at_the_root_is_refused_without_walking_it() {
+    // 2^18 children: the aligner used to walk every one of them alone
+    // after the mismatch at the root (13 s for the 470 MB document).
+    let def = read(&tuple_of_nones(1 << 18)).unwrap();
+    let start = thread_cpu_time();
+    let err = pytree_std::prefix::flatten_up_to(&def, vec![1u8, 2]).unwrap_err();
+    let diff = def.diff(&pytree_std::structure(&vec![1u8, 2]));
+    let took = thread_cpu_time() - start;
+    assert_eq!(
+        err.to_string(),
+        "at <root>: node mismatch: expected a tuple of arity 262144, found a sequence of length 2"
+    );
+    assert_eq!(diff.len(), 1);
+    assert!(took.as_secs_f64() < 0.05, "took {took:?} of CPU");
+}
