@@ -14,7 +14,7 @@ use crate::traits::leaf_as::{SinkAs, SourceAs, VisitAs, VisitMutAs};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::static_data::Static;
 
-pub use crate::deep_recursion::ensure_stack;
+pub use crate::deep_recursion::{ensure_stack, ensure_stack_for};
 pub use crate::ops::multi::check_all;
 pub use crate::unwind::{drop_deep, Unwinding};
 
@@ -22,6 +22,11 @@ pub use crate::unwind::{drop_deep, Unwinding};
 /// through this trait, so a field that is not a pytree, or whose leaves are
 /// of another type, fails one obligation (`Field: DataField<Ns, Leaf>`)
 /// with one message at the field, instead of one error per method.
+///
+/// It is also where every walk of a derived value goes one level deeper,
+/// whatever container the recursion passes through (`Vec`, `VecDeque`, a
+/// map, a box, a container written by hand): each walk into a field whose
+/// type is not uniform runs inside `ensure_stack` (`deep_recursion.rs`).
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a pytree with `{L}` leaves in namespace `{Ns}`",
     label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
@@ -47,6 +52,8 @@ pub trait DataField<Ns, L: Leaf<Ns>>: Sized {
         others: [&'a Self; N],
         f: &mut F,
     );
+    /// The field held in an [`Unwinding`] guard (see `unwind.rs`).
+    fn hold(self) -> Unwinding<Self>;
 }
 
 impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
@@ -57,19 +64,19 @@ impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
     }
     #[inline(always)]
     fn flatten_field<S: Sink<T::Leaf>>(self, sink: &mut S) {
-        self.flatten_into(sink)
+        ensure_stack_for::<Ns, T, _>(|| self.flatten_into(sink))
     }
     #[inline(always)]
     fn visit_field<'a, V: Visit<LeafRef<'a, Ns, T::Leaf>>>(&'a self, visitor: &mut V) {
-        self.visit(visitor)
+        ensure_stack_for::<Ns, T, _>(|| self.visit(visitor))
     }
     #[inline(always)]
     fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, T::Leaf>>>(&'a mut self, visitor: &mut V) {
-        self.visit_mut(visitor)
+        ensure_stack_for::<Ns, T, _>(|| self.visit_mut(visitor))
     }
     #[inline(always)]
     fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-        self.zip_check(others)
+        ensure_stack_for::<Ns, T, _>(|| self.zip_check(others))
     }
     #[inline(always)]
     fn zip_field_mut<
@@ -81,7 +88,11 @@ impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
         others: [&'a Self; N],
         f: &mut F,
     ) {
-        self.zip_mut_prechecked(others, f)
+        ensure_stack_for::<Ns, T, _>(|| self.zip_mut_prechecked(others, f))
+    }
+    #[inline(always)]
+    fn hold(self) -> Unwinding<Self> {
+        Unwinding::tree::<Ns>(self)
     }
 }
 
@@ -102,11 +113,21 @@ where
     let others = others.map(|o| if o.len() == len { o } else { items });
     // `move`: the closure owns its copy of `others`, so the slices stay in
     // registers instead of being reloaded after every output store.
-    items
+    let zipped = items
         .iter()
         .enumerate()
-        .map(move |(i, item)| item.zip_with_prechecked(others.map(|o| &o[i]), f))
-        .collect()
+        .map(move |(i, item)| item.zip_with_prechecked(others.map(|o| &o[i]), f));
+    if !core::mem::needs_drop::<T>() {
+        return zipped.collect();
+    }
+    // The elements built are held in a guard, so that a panic in `f`
+    // drops deep elements with a walk (`unwind.rs`), not with std's
+    // recursive drop of a half-collected `Vec`.
+    let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(len));
+    for y in zipped {
+        done.get_mut().push(y);
+    }
+    done.take()
 }
 
 /// The in-place form of [`zip_slices_prechecked`]. If a sequence has
@@ -196,11 +217,11 @@ pub trait DataFieldUnflatten<Ns, L>: Sized {
 impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
     #[inline(always)]
     fn unflatten_field<S: Source<T::Leaf>>(source: &mut S) -> Result<Self, Error> {
-        T::unflatten_from(source)
+        ensure_stack_for::<Ns, T, _>(|| T::unflatten_from(source))
     }
     #[inline(always)]
     fn map_field<F: FnMut(T::Leaf) -> T::Leaf>(self, f: &mut F) -> Self {
-        self.map_leaves(f)
+        ensure_stack_for::<Ns, T, _>(|| self.map_leaves(f))
     }
     #[inline(always)]
     fn zip_field<
@@ -212,7 +233,7 @@ impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
         others: [&'a Self; N],
         f: &mut F,
     ) -> Self {
-        self.zip_with_prechecked(others, f)
+        ensure_stack_for::<Ns, T, _>(|| self.zip_with_prechecked(others, f))
     }
 }
 
@@ -245,6 +266,8 @@ pub trait ConvertedField<Ns, L: Leaf<Ns>>: Sized {
         others: [&'a Self; N],
         f: &mut F,
     );
+    /// See [`DataField::hold`].
+    fn hold(self) -> Unwinding<Self>;
 }
 
 impl<Ns, L, T> ConvertedField<Ns, L> for T
@@ -260,19 +283,25 @@ where
     }
     #[inline(always)]
     fn flatten_field<S: Sink<L>>(self, sink: &mut S) {
-        self.flatten_into(&mut SinkAs::<Ns, L, S>::new(sink))
+        ensure_stack_for::<Ns, T, _>(|| self.flatten_into(&mut SinkAs::<Ns, L, S>::new(sink)))
     }
     #[inline(always)]
     fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V) {
-        self.visit(&mut VisitAs::<Ns, L, T::Leaf, V>::new(visitor))
+        ensure_stack_for::<Ns, T, _>(|| self.visit(&mut VisitAs::<Ns, L, T::Leaf, V>::new(visitor)))
     }
     #[inline(always)]
     fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V) {
-        self.visit_mut(&mut VisitMutAs::<Ns, L, T::Leaf, V>::new(visitor))
+        ensure_stack_for::<Ns, T, _>(|| {
+            self.visit_mut(&mut VisitMutAs::<Ns, L, T::Leaf, V>::new(visitor))
+        })
     }
     #[inline(always)]
     fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-        self.zip_check(others)
+        ensure_stack_for::<Ns, T, _>(|| self.zip_check(others))
+    }
+    #[inline(always)]
+    fn hold(self) -> Unwinding<Self> {
+        Unwinding::tree::<Ns>(self)
     }
     #[inline(always)]
     fn zip_field_mut<'a, const N: usize, F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N])>(
@@ -280,11 +309,13 @@ where
         others: [&'a Self; N],
         f: &mut F,
     ) {
-        self.zip_mut_prechecked(others, &mut |leaf, rest| {
-            f(
-                <T::Leaf as LeafAs<Ns, L>>::lend_mut_as(leaf),
-                rest.map(<T::Leaf as LeafAs<Ns, L>>::lend_as),
-            )
+        ensure_stack_for::<Ns, T, _>(|| {
+            self.zip_mut_prechecked(others, &mut |leaf, rest| {
+                f(
+                    <T::Leaf as LeafAs<Ns, L>>::lend_mut_as(leaf),
+                    rest.map(<T::Leaf as LeafAs<Ns, L>>::lend_as),
+                )
+            })
         })
     }
 }
@@ -329,12 +360,16 @@ where
 {
     #[inline(always)]
     fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error> {
-        T::unflatten_from(&mut SourceAs::<Ns, L, S>::new(source))
+        ensure_stack_for::<Ns, T, _>(|| T::unflatten_from(&mut SourceAs::<Ns, L, S>::new(source)))
     }
     #[inline(always)]
     #[track_caller]
     fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self {
-        self.map_leaves(&mut |leaf: T::Leaf| converted_back::<Ns, L, T::Leaf>(f(leaf.into_leaf())))
+        ensure_stack_for::<Ns, T, _>(|| {
+            self.map_leaves(&mut |leaf: T::Leaf| {
+                converted_back::<Ns, L, T::Leaf>(f(leaf.into_leaf()))
+            })
+        })
     }
     #[inline(always)]
     #[track_caller]
@@ -343,11 +378,13 @@ where
         others: [&'a Self; N],
         f: &mut F,
     ) -> Self {
-        self.zip_with_prechecked(others, &mut |leaf, rest| {
-            converted_back::<Ns, L, T::Leaf>(f(
-                <T::Leaf as LeafAs<Ns, L>>::lend_as(leaf),
-                rest.map(<T::Leaf as LeafAs<Ns, L>>::lend_as),
-            ))
+        ensure_stack_for::<Ns, T, _>(|| {
+            self.zip_with_prechecked(others, &mut |leaf, rest| {
+                converted_back::<Ns, L, T::Leaf>(f(
+                    <T::Leaf as LeafAs<Ns, L>>::lend_as(leaf),
+                    rest.map(<T::Leaf as LeafAs<Ns, L>>::lend_as),
+                ))
+            })
         })
     }
 }

@@ -1,34 +1,41 @@
 //! Deep recursion without stack overflow. A walk of a typed recursive value
-//! (`struct Chain { v: f64, next: Option<Box<Chain>> }`) recurses once per
-//! level, and that recursion always passes through an indirection: a `Box`,
-//! `Rc`, `Arc` or `Vec`. Their impls run the rest of the walk inside
-//! [`ensure_stack`], which, with the `std` feature (turned on by
-//! pytree-std), continues on a fresh heap-allocated stack segment
-//! (`stacker::grow`) when less than [`RED_ZONE`] bytes of stack are left. A
-//! 100 000-level chain then costs heap memory, not a crash. Without `std`
-//! it calls straight through.
+//! (`struct Chain { v: f64, next: Option<Box<Chain>> }`, `enum D { V(f64),
+//! S(VecDeque<D>) }`) recurses once per level, and every level of such a
+//! value is a derived type reaching its fields through one trait,
+//! `__private::DataField` (and its `DataFieldUnflatten`). Each walk into a
+//! field there runs inside [`ensure_stack`] (through [`ensure_stack_for`],
+//! which skips fields of uniform types: a fixed, finite structure, which
+//! cannot recurse). So the check sits at the one place every level of
+//! every derived recursion passes, whatever container it passes through:
+//! `Vec`, `VecDeque`, the maps, boxes, or a container written by hand.
+//! `Box`, `Rc`, `Arc` and `Vec` check as well (once per pointer or
+//! sequence), for a recursive node written by hand through them. With the
+//! `std` feature (turned on by pytree-std), `ensure_stack` continues on a
+//! fresh heap-allocated stack segment (`stacker::grow`) when less than
+//! [`RED_ZONE`] bytes of stack are left. A 100 000-level chain then costs
+//! heap memory, not a crash. Without `std` it calls straight through.
 //!
 //! The check runs once per level of every walk, so its common case is one
 //! thread-local load and a compare: each thread caches the lowest address
 //! its stack may reach (the "floor", from `stacker::remaining_stack` on
 //! first use and after each switch of stack segment).
 //!
-//! A panic in the closure of a consuming walk (`map`, `try_map`, ...)
-//! halfway down a chain unwinds through the levels above it, and the level
-//! that panicked owns the part of the chain it has not mapped yet. Derived
-//! code and the `Vec` impl hold such parts in guards that drop them on a
-//! fresh, large stack segment (see `unwind.rs`), since std's recursive drop
-//! would otherwise run past this one's end (measured before the guards: a
-//! rest of 8 000 levels below the panic overflowed a 2 MiB thread).
-//! Dropping a deep chain anywhere else (a plain `drop`, at the end of a
+//! A panic in the closure of a consuming walk (`map`, `try_map`, ...), or
+//! an error of `unflatten`, halfway down a chain leaves parts of the value
+//! to drop on the way out; they are held in guards that take them apart
+//! with a walk, which grows the stack the same way (see `unwind.rs`).
+//! Dropping a deep value anywhere else (a plain `drop`, at the end of a
 //! scope) is std's code and has std's limit: a program that builds chains
-//! that deep takes them apart level by level (see `tests/deep_trees.rs`).
+//! that deep takes them apart level by level (see `tests/deep_trees.rs`),
+//! or with a walk (`pytree_std::basic::drop_deep`).
 //!
 //! The position compared is the stack pointer register itself, read with
 //! one instruction (`psm::stack_pointer`, a call, on targets without the
 //! inline form), not the address of a local: under AddressSanitizer a
 //! local may live on a "fake stack" on the heap, and a guard that measured
 //! it would never fire.
+
+use crate::traits::flatten::Flatten;
 
 /// Stack that must be left before a walk goes one level deeper: room for
 /// one level of the deepest walk (unoptimized builds included) and for
@@ -61,6 +68,25 @@ pub fn ensure_stack<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(not(feature = "std"))]
     {
         f()
+    }
+}
+
+/// [`ensure_stack`] for a walk of a value of type `T`, unless `T` is
+/// uniform ([`Flatten::UNIFORM_LEAVES`]: every value has the same fixed,
+/// finite structure, with no sequence, option, map or enum in it, so it
+/// cannot recurse): a field of such a type costs no check.
+///
+/// ```
+/// use pytree_core::__private::ensure_stack_for;
+/// use pytree_std::Std;
+/// assert_eq!(ensure_stack_for::<Std, Vec<f64>, _>(|| 1 + 1), 2);
+/// ```
+#[inline(always)]
+pub fn ensure_stack_for<Ns, T: Flatten<Ns>, R>(f: impl FnOnce() -> R) -> R {
+    if T::UNIFORM_LEAVES.is_some() {
+        f()
+    } else {
+        ensure_stack(f)
     }
 }
 

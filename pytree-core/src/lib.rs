@@ -64,7 +64,9 @@
 //! - With the `serde` feature: `Serialize`/`Deserialize` for [`TreeDef`]
 //!   (`serde_impl/`; needs `std` for its table of deserialized schemas).
 //! - Deep recursion: walks continue on a heap-allocated stack segment when
-//!   the stack runs low, with the `std` feature (`deep_recursion.rs`).
+//!   the stack runs low, with the `std` feature (`deep_recursion.rs`);
+//!   what a walk stopped by a panic or an error holds is dropped by a walk
+//!   too (`unwind.rs`).
 #![no_std]
 #![warn(missing_docs)]
 

@@ -389,6 +389,17 @@ fn error_place(c: &Container<'_>, v: &Variant<'_>, f: Option<&Field<'_>>) -> Tok
     quote!(#field #variant)
 }
 
+/// `value` (of data field `f`'s type) held in an `Unwinding` guard, which
+/// drops it with a walk if it is dropped before it is taken back, so that
+/// a panic or an error drops a deep field without overflowing the stack
+/// (pytree-core's `unwind.rs`). Reached through `DataField`, spanned at
+/// the field's type, like every other call on a field.
+fn hold(c: &Container<'_>, ns: &syn::Path, f: &Field<'_>, value: TokenStream) -> TokenStream {
+    let ty = f.ty;
+    let data_trait = data_trait(c, ns, ty.span());
+    quote_spanned!(ty.span()=> <#ty as #data_trait>::hold(#value))
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Walk {
     Owned,
@@ -422,7 +433,8 @@ fn walk_method(c: &Container<'_>, ns: &syn::Path, walk: Walk) -> TokenStream {
         // walked yet on a fresh stack (pytree-core's `unwind.rs`).
         let held = v.data_fields().filter(|_| walk == Walk::Owned).map(|f| {
             let b = &f.binding;
-            quote!(let #b = #krate::__private::Unwinding::new(#b);)
+            let held = hold(c, ns, f, quote!(#b));
+            quote!(let #b = #held;)
         });
         let children = v.data_fields().map(|f| {
             let (b, ty, name) = (&f.binding, f.ty, &f.name);
@@ -480,19 +492,20 @@ fn construct(v: &Variant<'_>, exprs: &[TokenStream]) -> TokenStream {
 /// that a panic in the closure drops what is left of a deep tree on a fresh
 /// stack (see pytree-core's `unwind.rs`), not by recursing on this one.
 fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
-    let krate = &c.krate;
     let arms = c.variants.iter().map(|v| {
         let pattern = v.pattern();
         let held = v.data_fields().map(|f| {
             let b = &f.binding;
-            quote!(let #b = #krate::__private::Unwinding::new(#b);)
+            let held = hold(c, ns, f, quote!(#b));
+            quote!(let #b = #held;)
         });
         let mapped = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
             let unflatten_trait = unflatten_trait(c, ns, ty.span());
             let call =
                 quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::map_field(#b.take(), __f));
-            quote!(let #b = #krate::__private::Unwinding::new(#call);)
+            let held = hold(c, ns, f, call);
+            quote!(let #b = #held;)
         });
         let exprs: Vec<TokenStream> = v
             .fields
@@ -670,7 +683,8 @@ fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
                 let others = others_field(c, i, f);
                 let unflatten_trait = unflatten_trait(c, ns, ty.span());
                 let call = quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::zip_field(#b, #others, __f));
-                quote!(let #b = #krate::__private::Unwinding::new(#call);)
+                let held = hold(c, ns, f, call);
+                quote!(let #b = #held;)
             });
             let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
                 let (b, ty) = (&f.binding, f.ty);
@@ -722,7 +736,8 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             let checked = try_at(call, &place);
             // Held until the value is built, so that a later field's error
             // or panic drops a deep one on a fresh stack (see `map_leaves`).
-            quote!(let #b = #krate::__private::Unwinding::new(#checked);)
+            let held = hold(c, ns, f, checked);
+            quote!(let #b = #held;)
         });
         let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
             let (b, ty) = (&f.binding, f.ty);

@@ -1,8 +1,9 @@
 //! Flatten and rebuild, map and visit one tree: the operations users call
 //! most ([`flatten`], [`unflatten`], [`structure`], [`leaves`],
 //! [`leaves_mut`], [`map`], [`for_each`], [`for_each_mut`], also at the
-//! crate's root), [`map_into`] (another leaf type) and the fallible forms
-//! [`try_map`], [`try_for_each_mut`].
+//! crate's root), [`map_into`] (another leaf type), the fallible forms
+//! [`try_map`], [`try_for_each_mut`], and [`drop_deep`] (drop a value of
+//! any depth).
 //!
 //! Each function is fixed to [`Std`]; its body is one call to the engine,
 //! generic over the namespace, in `pytree_core::ops::basic` (and
@@ -116,6 +117,30 @@ pub fn map_into<T: Flatten<Std>, U: Unflatten<Std>>(
     f: impl FnMut(T::Leaf) -> U::Leaf,
 ) -> Result<U, Error> {
     pytree_core::ops::basic::map_into::<Std, T, U, _>(tree, f)
+}
+
+/// Drops `tree` by walking it, as [`flatten`] would, dropping each leaf:
+/// a walk grows the stack when it runs low, so a value of any depth is
+/// dropped without overflowing it, where the compiler's drop (a plain
+/// `drop`, the end of a scope) recurses once per level on the thread's
+/// stack, with no check, and kills the process when it runs out. What an
+/// operation stopped by an error or a panic still holds is dropped this
+/// way already; this is for the values you own. A shared `Rc` / `Arc`
+/// with other handles only gives up its handle.
+///
+/// Engine (any namespace): [`pytree_core::ops::basic::drop_deep`](crate::generic::basic::drop_deep).
+///
+/// ```
+/// #[derive(pytree_std::PyTree)]
+/// struct Chain { v: f64, next: Option<Box<Chain>> }
+/// let mut c = Chain { v: 0.0, next: None };
+/// for _ in 0..100_000 {
+///     c = Chain { v: 1.0, next: Some(Box::new(c)) };
+/// }
+/// pytree_std::basic::drop_deep(c);
+/// ```
+pub fn drop_deep<T: Flatten<Std>>(tree: T) {
+    pytree_core::ops::basic::drop_deep::<Std, T>(tree)
 }
 
 /// Calls `f` on every leaf by reference ([`LeafRef`]).

@@ -20,8 +20,16 @@ use pytree_std::{
 };
 use serde_json::Value;
 
+pub mod any_array;
+pub mod by_names;
 pub mod checkpoint;
+pub mod renames;
+pub mod shards;
+pub use any_array::any_array;
+pub use by_names::load_by_names;
 pub use checkpoint::checkpoint_doc;
+pub use renames::renames;
+pub use shards::shard_index;
 
 /// The limits under which every reader is called on a fuzzed document.
 pub const FUZZ_LIMITS: TreeDefLimits = {

@@ -214,6 +214,149 @@ fn checkpoint_seeds() -> Vec<Vec<u8>> {
     out
 }
 
+/// A file as Python's `safetensors` writes it (names, no TreeDef), of
+/// tensors `(name, dtype, shape)` whose bytes count up.
+fn file_without_treedef(tensors: &[(&str, &str, &[usize])]) -> Vec<u8> {
+    let mut header = serde_json::Map::new();
+    let mut data: Vec<u8> = Vec::new();
+    for (name, dtype, shape) in tensors {
+        let size = match *dtype {
+            "F64" | "I64" => 8,
+            "F32" | "I32" => 4,
+            "F16" | "BF16" => 2,
+            _ => 1,
+        };
+        let start = data.len();
+        let n: usize = shape.iter().product();
+        data.extend((0..n * size).map(|i| (i % 61) as u8));
+        header.insert(
+            name.to_string(),
+            serde_json::json!({"dtype": dtype, "shape": shape, "data_offsets": [start, data.len()]}),
+        );
+    }
+    let text = serde_json::Value::Object(header).to_string();
+    let mut file = (text.len() as u64).to_le_bytes().to_vec();
+    file.extend(text.bytes().chain(data));
+    file
+}
+
+/// For `load_by_names`: files without a TreeDef (first byte 0, then the
+/// file) that load into `Stack` or a `Vec`, and built files (first byte
+/// odd: the load options, then the bytes `tensors_file` reads).
+fn by_names_seeds() -> Vec<Vec<u8>> {
+    let stack = file_without_treedef(&[
+        ("layers.0.w", "F32", &[2, 3]),
+        ("layers.0.b", "F32", &[3]),
+        ("layers.1.w", "F32", &[1]),
+        ("norm", "F32", &[3]),
+        ("emb", "F32", &[4, 3]),
+        ("scale", "F32", &[]),
+    ]);
+    let hf = file_without_treedef(&[
+        ("model.layer.0.w", "F16", &[2, 2]),
+        ("model.layer.1.w", "BF16", &[2, 2]),
+        ("model.h.0.weight", "F32", &[2]),
+        ("model.emb", "F32", &[1, 3]),
+        ("model.scale", "F64", &[]),
+    ]);
+    let listed =
+        file_without_treedef(&[("0", "F32", &[2]), ("1", "F32", &[]), ("2.0", "F64", &[1])]);
+    let mut out = Vec::new();
+    for (options, file) in [
+        (0u8, &stack),
+        (2 << 1 | 8 | 32, &hf),
+        (3 << 1 | 8, &hf),
+        (0, &listed),
+    ] {
+        let mut seed = vec![options & !1];
+        seed.extend(file);
+        out.push(seed);
+    }
+    out.extend([
+        vec![
+            1, 6, 0, 2, 5, 1, 2, 3, 0, 0, 1, 2, 9, 9, 1, 0, 8, 5, 2, 2, 0,
+        ],
+        vec![1 | 16 | 64, 4, 1, 5, 0, 2, 2, 3, 0, 1, 0, 4, 1, 1],
+        vec![1, 12, 17, 20, 0, 3, 244, 0, 0, 0],
+    ]);
+    out
+}
+
+/// For `renames`: rules and names (see `pytree_tests::fuzz::renames`).
+fn renames_seeds() -> Vec<Vec<u8>> {
+    vec![
+        // prefix "model." -> "", pattern "layer.*" -> "layers.$1"; names.
+        vec![2, 0, 1, 0, 1, 4, 5, 3, 0, 3, 0, 1, 2, 0, 8, 1, 0, 0],
+        // pattern "h.*.attn" -> "blocks.$1.attention"; an empty segment.
+        vec![1, 1, 12, 13, 2, 0, 2, 3, 7, 4, 0, 3, 10, 8],
+        // Rules that do not check: `$2`, `$0`, "a..b".
+        vec![3, 1, 4, 9, 1, 4, 10, 1, 14, 19, 1, 0, 1, 5],
+        // Raw bytes as a rule and a name.
+        vec![
+            1, 0, 250, 3, b'a', b'.', b'b', 250, 2, b'*', b'.', 1, 240, 4, b'a', b'.', b'b', b'.',
+        ],
+    ]
+}
+
+/// For `shard_index`: the real index as it is (first byte 1, nothing to
+/// mutate), raw (first byte 0), and mutated.
+fn shard_seeds() -> Vec<Vec<u8>> {
+    let mut raw = vec![0u8];
+    raw.extend(br#"{"metadata":{"total_size":40},"weight_map":{"norm":"model-00001-of-00004.safetensors"}}"#);
+    vec![
+        vec![1],
+        raw,
+        vec![1, 0, 0, 2, 5, 1],
+        vec![3, 1, 1, 4, 2, 2, 6, 4, 1],
+        vec![5, 2, 1, 7, 3, 0, 3],
+        vec![1 | 8, 8, 0, 4, 0, 2],
+    ]
+}
+
+/// For `any_array`: a real file of arrays of every dtype `AnyArray`
+/// holds (first byte 0), a built file (1) and mutated real checkpoints
+/// (2, 3).
+fn any_array_seeds() -> Vec<Vec<u8>> {
+    use pytree_std::half::{bf16, f16};
+    use pytree_std::ndarray::array;
+    use pytree_std::AnyArray;
+    let arrays = std::collections::BTreeMap::from([
+        (
+            "f32".to_string(),
+            AnyArray::from(array![[1.5f32, f32::NAN]]),
+        ),
+        ("f64".to_string(), AnyArray::from(array![2.5f64])),
+        (
+            "f16".to_string(),
+            AnyArray::from(array![f16::from_f32(0.5)]),
+        ),
+        (
+            "bf16".to_string(),
+            AnyArray::from(array![bf16::from_f32(-1.0)]),
+        ),
+        ("i64".to_string(), AnyArray::from(array![[1i64, 2], [3, 4]])),
+        ("i32".to_string(), AnyArray::from(array![7i32])),
+        ("u8".to_string(), AnyArray::from(array![255u8])),
+        ("bool".to_string(), AnyArray::from(array![true, false])),
+    ]);
+    let mut real = vec![0u8];
+    real.extend(pytree_std::checkpoint::to_bytes(&arrays).unwrap());
+    let mut unnamed = vec![0u8 | 4 | 8];
+    unnamed.extend(file_without_treedef(&[
+        ("a", "F16", &[2]),
+        ("b", "I64", &[1, 1]),
+        ("c", "BOOL", &[3]),
+        ("d", "F8_E4M3", &[1]),
+    ]));
+    vec![
+        real,
+        unnamed,
+        vec![1, 4, 0, 2, 1, 2, 3, 1, 5, 1, 1, 7, 0, 1, 3],
+        vec![2, 2, 5, 0, 1, 2],
+        vec![3, 1, 2, 1, 3, 4, 0],
+    ]
+}
+
 #[test]
 fn treedef_doc() {
     let n = run("treedef_doc", 1, treedef_seeds(), fuzz::treedef_doc);
@@ -266,6 +409,34 @@ fn checkpoint_doc() {
     assert!(n >= 200);
 }
 
+#[test]
+fn load_by_names() {
+    let n = run("load_by_names", 7, by_names_seeds(), fuzz::load_by_names);
+    eprintln!("load_by_names: {n} inputs");
+    assert!(n >= 200);
+}
+
+#[test]
+fn renames() {
+    let n = run("renames", 8, renames_seeds(), fuzz::renames);
+    eprintln!("renames: {n} inputs");
+    assert!(n >= 200);
+}
+
+#[test]
+fn shard_index() {
+    let n = run("shard_index", 9, shard_seeds(), fuzz::shard_index);
+    eprintln!("shard_index: {n} inputs");
+    assert!(n >= 200);
+}
+
+#[test]
+fn any_array() {
+    let n = run("any_array", 10, any_array_seeds(), fuzz::any_array);
+    eprintln!("any_array: {n} inputs");
+    assert!(n >= 200);
+}
+
 /// Writes the seed files of `fuzz/seeds/` (the fuzz script copies them
 /// into each target's corpus).
 #[test]
@@ -278,6 +449,10 @@ fn write_fuzz_seeds() {
         ("serialized_doc", serialized_seeds()),
         ("multi_tree", byte_seeds()),
         ("checkpoint_doc", checkpoint_seeds()),
+        ("load_by_names", by_names_seeds()),
+        ("renames", renames_seeds()),
+        ("shard_index", shard_seeds()),
+        ("any_array", any_array_seeds()),
     ];
     for (target, seeds) in sets {
         let dir = fuzz_dir("seeds", target);

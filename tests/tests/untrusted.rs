@@ -473,6 +473,7 @@ fn budgeted_readers_say_no(def: &TreeDef) {
         Ok(n) => panic!("{what} gave {n} items"),
         Err(e) => assert!(
             e.to_string().contains("more than the output budget")
+                || e.to_string().contains("more than the work budget")
                 || e.to_string().contains("more nodes than a usize counts"),
             "{what}: {e}"
         ),
@@ -492,11 +493,8 @@ fn budgeted_readers_say_no(def: &TreeDef) {
     let pair = pytree_std::structure(&(0u8, 0u8));
     says_no("compose", def.compose(&pair).map(|c| c.num_leaves()));
     says_no("compose", def.compose(def).map(|c| c.num_leaves()));
-    // A transform whose result grows with each leaf stops at the budget
-    // (lowered here, so that it stops after 2^16 leaves, not 2^23).
-    let mut tight = TreeDefLimits::DEFAULT;
-    tight.output_allowance = 1 << 20;
-    let grown = tight.scope(|| def.transform(|_, node| Ok(node.clone()), |_| pair.clone()));
+    // A transform calls a closure per leaf: refused before the first.
+    let grown = def.transform(|_, node| Ok(node.clone()), |_| pair.clone());
     says_no("transform", grown.map(|t| t.num_leaves()));
 }
 
@@ -540,14 +538,14 @@ fn the_budget_is_what_the_caller_sets() {
     // Within the default budget: 100 000 paths.
     assert_eq!(def.leaf_paths().unwrap().len(), 100_000);
     assert_eq!(def.children().unwrap().len(), 100_000);
-    // Without the allowance, 32 bytes of records buy 512 bytes.
+    // Without the allowance, 32 bytes of records buy 64 bytes.
     let mut tight = TreeDefLimits::DEFAULT;
     tight.output_allowance = 0;
     let err = tight.scope(|| def.leaf_paths()).unwrap_err().to_string();
     assert!(
         err.starts_with("at <root>: the leaf paths of this TreeDef would take ")
-            && err.contains("more than the output budget of 512 bytes")
-            && err.contains("output_factor 16 times the TreeDef's 32 bytes"),
+            && err.contains("more than the output budget of 64 bytes")
+            && err.contains("output_factor 2 times the TreeDef's 32 bytes"),
         "{err}"
     );
     let err = tight.scope(|| def.children()).unwrap_err().to_string();
@@ -744,4 +742,281 @@ fn the_transposes_answer_to_the_tree_they_hold_not_to_the_output_budget() {
         .scope(|| pytree_std::transpose::subside((0..n as u32).map(|i| vec![i, i])))
         .unwrap();
     assert_eq!(stacked[1][n - 1], (n - 1) as u32);
+}
+
+/// The 66-byte document of issue 29: a sequence of 10^9 leaves.
+const BILLION: &str = r#"{"schemas":[],"nodes":[{"seq":1000000000},{"leaves":1000000000}]}"#;
+
+#[test]
+fn a_transform_takes_no_more_steps_than_the_work_budget() {
+    // Each of these took minutes of CPU (217 s for the 66-byte one): one
+    // call of `f_leaf` per leaf the document claims. Now each is refused
+    // before the first call, in the time it takes to count.
+    for doc in [
+        BILLION.to_string(),
+        AT_THE_LEAF_LIMIT.to_string(),
+        nested_at_the_limits(),
+    ] {
+        let def = read(&doc).unwrap();
+        let mut calls = 0usize;
+        let start = thread_cpu_time();
+        let err = def
+            .transform(
+                |_, node| Ok(node.clone()),
+                |_| {
+                    calls += 1;
+                    TreeDef::leaf()
+                },
+            )
+            .unwrap_err()
+            .to_string();
+        let took = thread_cpu_time() - start;
+        assert!(
+            err.contains("this transform would take") && err.contains("more than the work budget"),
+            "{err}"
+        );
+        assert_eq!(calls, 0);
+        assert!(took.as_secs_f64() < 1.0, "took {took:?} of CPU");
+    }
+    // Within the budget (16 Mi steps and more by default), a transform
+    // calls `f_leaf` once per leaf, and the work budget is the output
+    // budget's: raising one raises the other.
+    let def = read(r#"{"schemas":[],"nodes":[{"seq":100000},{"leaves":100000}]}"#).unwrap();
+    let mut calls = 0usize;
+    let same = def
+        .transform(
+            |_, node| Ok(node.clone()),
+            |_| {
+                calls += 1;
+                TreeDef::leaf()
+            },
+        )
+        .unwrap();
+    assert!(same == def);
+    assert_eq!(calls, 100_000);
+    let mut tight = TreeDefLimits::DEFAULT;
+    tight.output_allowance = 0;
+    // 2 times 32 bytes: 64 bytes, 4 steps.
+    assert_eq!(tight.work_budget(&def), 4);
+    let err = tight
+        .scope(|| def.transform(|_, node| Ok(node.clone()), |_| TreeDef::leaf()))
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "at <root>: this transform would take 100001 steps, more than the work budget of 4 \
+         (TreeDefLimits: one step per 16 bytes of the output budget, output_factor 2 times the \
+         TreeDef's 32 bytes plus output_allowance 0)"
+    );
+    let mut wide = TreeDefLimits::DEFAULT;
+    wide.output_allowance = usize::MAX;
+    let def = read(BILLION).unwrap();
+    assert_eq!(wide.work_budget(&def), usize::MAX / 16);
+}
+
+/// Documents of 300 to 700 KB (scaled down from the 470 MB one of
+/// issue 29, whose run is recorded in docs/design-notes.md: the multiples
+/// are the same), of the shapes whose readers hold the most per byte of
+/// document: a tuple of `None`s (the shortest record), a sequence of
+/// `(leaf, None)` pairs, a map of `u32` keys to `None`, structs with a
+/// 500-byte name (printed at every node), and structs of 1 000 fields
+/// one of which is static (so that child `j` is not field `j`).
+fn large_documents() -> Vec<(&'static str, String)> {
+    let n = 1 << 16;
+    let mut pairs = format!(r#"{{"schemas":[],"nodes":[{{"seq":{}}}"#, n / 4);
+    for _ in 0..n / 4 {
+        pairs.push_str(r#",{"tuple":2},{"leaves":1},"none""#);
+    }
+    pairs.push_str("]}");
+    let k = n / 4;
+    let keys: Vec<String> = (0..k).map(|i| i.to_string()).collect();
+    let mut map = format!(
+        r#"{{"schemas":[],"nodes":[{{"map":{{"len":{k},"keys":{{"u32":[{}]}}}}}}"#,
+        keys.join(",")
+    );
+    for _ in 0..k {
+        map.push_str(r#","none""#);
+    }
+    map.push_str("]}");
+    let schema = |name: &str, fields: &[String]| {
+        format!(
+            r#"{{"type":"{name}","module":"m","variant":null,"style":"named","fields":[{}]}}"#,
+            fields.join(",")
+        )
+    };
+    let data = |i: usize| format!(r#"{{"name":"f{i}","static":false}}"#);
+    let meta = r#"{"name":"meta","static":true}"#.to_string();
+    let mut named = format!(
+        r#"{{"schemas":[{}],"nodes":[{{"seq":{}}}"#,
+        schema(&"S".repeat(500), &[data(0), meta.clone()]),
+        n / 16
+    );
+    for _ in 0..n / 16 {
+        named.push_str(r#",{"struct":{"schema":0,"statics":[{"usize":1}]}},"none""#);
+    }
+    named.push_str("]}");
+    let mut fields: Vec<String> = (0..999).map(data).collect();
+    fields.insert(500, meta);
+    let mut wide = format!(
+        r#"{{"schemas":[{}],"nodes":[{{"seq":16}}"#,
+        schema("W", &fields)
+    );
+    for _ in 0..16 {
+        wide.push_str(r#",{"struct":{"schema":0,"statics":[{"usize":1}]}}"#);
+        for _ in 0..999 {
+            wide.push_str(r#","none""#);
+        }
+    }
+    wide.push_str("]}");
+    vec![
+        ("nones", tuple_of_nones(n)),
+        ("pairs", pairs),
+        ("map", map),
+        ("named", named),
+        ("wide", wide),
+    ]
+}
+
+#[test]
+fn every_reader_of_a_large_document_holds_a_small_multiple_of_it() {
+    if child::case().as_deref() != Some("readers") {
+        // In a child under a 1 GiB address-space cap (a reader that ran
+        // away would fail there, not exhaust the machine).
+        let out = child::run_case(
+            "every_reader_of_a_large_document_holds_a_small_multiple_of_it",
+            "readers",
+            1 << 30,
+        );
+        assert!(
+            out.status.success() && out.stdout.contains("done"),
+            "{:?}\n{}\n{}",
+            out.status,
+            out.stdout,
+            out.stderr
+        );
+        return;
+    }
+    // Without the allowance, so that the budget is the multiple of the
+    // encoding alone: 2 times the encoding, at most 4.6 times the document.
+    let mut tight = TreeDefLimits::DEFAULT;
+    tight.output_allowance = 0;
+    for (shape, doc) in large_documents() {
+        let d = doc.len();
+        let (_, held, def) = allocations(|| read(&doc).unwrap());
+        let e = def.encoded_bytes();
+        assert!(held <= 5 * d, "{shape}: reading held {held} bytes of {d}");
+        assert!(e * 10 <= 23 * d, "{shape}: encoding {e} bytes of {d}");
+        let budget = tight.output_budget(&def);
+        assert_eq!(budget, 2 * e);
+        // One reader: what it held at once, within the budget, or an error
+        // naming a budget.
+        let within = |what: &str, f: &dyn Fn() -> Result<usize, pytree_std::Error>| {
+            let start = thread_cpu_time();
+            let (_, held, r) = allocations(|| tight.scope(f));
+            let took = thread_cpu_time() - start;
+            match r {
+                Ok(_) => assert!(
+                    held <= budget,
+                    "{shape}: {what} held {held} bytes, the budget is {budget} ({d}-byte document)"
+                ),
+                Err(e) => assert!(e.to_string().contains("budget"), "{shape}: {what}: {e}"),
+            }
+            // Work in proportion to the document: far less than a
+            // millisecond of CPU per kilobyte, even unoptimized.
+            assert!(
+                took.as_secs_f64() < d as f64 * 1e-6,
+                "{shape}: {what} took {took:?}"
+            );
+            println!(
+                "{shape:6} {what:26} held {:5.2} times the document, {:4.1} ms",
+                held as f64 / d as f64,
+                took.as_secs_f64() * 1e3
+            );
+        };
+        within("children", &|| def.children().map(|c| c.len()));
+        within("entries", &|| def.entries().map(|c| c.len()));
+        within("leaf_paths", &|| def.leaf_paths().map(|c| c.len()));
+        within("fold", &|| {
+            def.fold(0..def.num_leaves(), |i| i, |_, kids| kids.len())
+        });
+        within("transform", &|| {
+            def.transform(|_, node| Ok(node.clone()), |_| TreeDef::leaf())
+                .map(|t| t.num_records())
+        });
+        let pair = pytree_std::structure(&(0u8, 0u8));
+        within("compose", &|| def.compose(&pair).map(|t| t.num_records()));
+        within("serialize", &|| Ok(serde_json::to_vec(&def).unwrap().len()));
+        within("Display", &|| Ok(def.to_string().len()));
+        within("clone", &|| Ok(def.clone().num_records()));
+        // Readers of two TreeDefs: at most three times the two encodings
+        // (the common structure, and a plan per map key and tree).
+        let other_doc = {
+            let i = doc.rfind(r#""none""#).unwrap();
+            format!("{}{}{}", &doc[..i], r#""some",{"leaves":1}"#, &doc[i + 6..])
+        };
+        let other = read(&other_doc).unwrap();
+        let two = 3 * (e + other.encoded_bytes());
+        let pair_of = |what: &str, f: &dyn Fn() -> usize| {
+            let start = thread_cpu_time();
+            let (_, held, _) = allocations(f);
+            let took = thread_cpu_time() - start;
+            assert!(
+                held <= two,
+                "{shape}: {what} held {held} bytes, more than {two}"
+            );
+            assert!(
+                took.as_secs_f64() < d as f64 * 1e-6,
+                "{shape}: {what} took {took:?}"
+            );
+            println!(
+                "{shape:6} {what:26} held {:5.2} times the document, {:4.1} ms",
+                held as f64 / d as f64,
+                took.as_secs_f64() * 1e3
+            );
+        };
+        pair_of("diff", &|| def.diff(&other).len());
+        pair_of("is_prefix_of", &|| usize::from(def.is_prefix_of(&other)));
+        pair_of("broadcast_to_common_suffix", &|| {
+            def.broadcast_to_common_suffix(&other)
+                .map_or(0, |t| t.num_records())
+        });
+    }
+    println!("done");
+}
+
+#[test]
+fn the_text_of_a_treedef_stops_at_half_its_output_budget() {
+    let (_, doc) = large_documents().swap_remove(3);
+    let def = read(&doc).unwrap();
+    let full = def.to_string();
+    // 4 096 structs printed with their 500-byte name: 9 times the
+    // TreeDef's encoding.
+    assert!(full.len() > 8 * def.encoded_bytes(), "{}", full.len());
+    let mut tight = TreeDefLimits::DEFAULT;
+    tight.output_allowance = 0;
+    let budget = tight.output_budget(&def);
+    let (_, held, cut) = allocations(|| tight.scope(|| def.to_string()));
+    assert!(held <= budget, "held {held} bytes, the budget is {budget}");
+    let note = format!(
+        " ... (the text of this TreeDef stops at half its output budget of {budget} bytes)"
+    );
+    assert!(cut.ends_with(&note), "{}", &cut[cut.len() - 200..]);
+    assert_eq!(cut.len(), budget / 2 + note.len());
+    assert!(full.starts_with(&cut[..budget / 2]));
+}
+
+#[test]
+fn a_prefix_that_differs_at_the_root_is_refused_without_walking_it() {
+    // 2^18 children: the aligner used to walk every one of them alone
+    // after the mismatch at the root (13 s for the 470 MB document).
+    let def = read(&tuple_of_nones(1 << 18)).unwrap();
+    let start = thread_cpu_time();
+    let err = pytree_std::prefix::flatten_up_to(&def, vec![1u8, 2]).unwrap_err();
+    let diff = def.diff(&pytree_std::structure(&vec![1u8, 2]));
+    let took = thread_cpu_time() - start;
+    assert_eq!(
+        err.to_string(),
+        "at <root>: node mismatch: expected a tuple of arity 262144, found a sequence of length 2"
+    );
+    assert_eq!(diff.len(), 1);
+    assert!(took.as_secs_f64() < 0.05, "took {took:?} of CPU");
 }

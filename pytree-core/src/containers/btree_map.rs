@@ -81,12 +81,15 @@ impl<K: Static + Ord, V> KeyedMap for BTreeMap<K, V> {
 
     type Builder = Vec<(K, V)>;
     #[inline]
-    fn builder(keys: &[K]) -> Result<Vec<(K, V)>, Error> {
-        check_sorted(keys)?;
-        Ok(Vec::with_capacity(keys.len()))
+    fn check_read_keys(keys: &[K]) -> Result<(), Error> {
+        check_sorted(keys)
     }
     #[inline]
-    fn push(builder: &mut Vec<(K, V)>, key: K, value: V) -> Result<(), Error> {
+    fn builder(len: usize) -> Vec<(K, V)> {
+        Vec::with_capacity(len)
+    }
+    #[inline]
+    fn push(builder: &mut Vec<(K, V)>, key: K, value: V) -> Result<(), (Error, V)> {
         builder.push((key, value));
         Ok(())
     }

@@ -99,14 +99,21 @@ impl<K: Static + Ord, V, H: BuildHasher + Default> KeyedMap for HashMap<K, V, H>
 
     type Builder = Self;
     #[inline]
-    fn builder(keys: &[K]) -> Result<Self, Error> {
-        check_sorted(keys)?;
-        Ok(HashMap::with_capacity_and_hasher(keys.len(), H::default()))
+    fn check_read_keys(keys: &[K]) -> Result<(), Error> {
+        check_sorted(keys)
     }
     #[inline]
-    fn push(builder: &mut Self, key: K, value: V) -> Result<(), Error> {
-        builder.insert(key, value);
-        Ok(())
+    fn builder(len: usize) -> Self {
+        HashMap::with_capacity_and_hasher(len, H::default())
+    }
+    #[inline]
+    fn push(builder: &mut Self, key: K, value: V) -> Result<(), (Error, V)> {
+        // Keys were checked unique (`check_read_keys`, or the keys of a
+        // map); a repeated one would hand back the value it replaces.
+        match builder.insert(key, value) {
+            None => Ok(()),
+            Some(old) => Err((Error::custom("a map key repeats"), old)),
+        }
     }
     #[inline]
     fn finish(builder: Self) -> Self {

@@ -115,17 +115,23 @@ impl<K: Static, V, S: BuildHasher + Default> KeyedMap for IndexMap<K, V, S> {
     /// TreeDef is an error (a value would be lost).
     type Builder = Self;
     #[inline]
-    fn builder(keys: &[K]) -> Result<Self, Error> {
-        Ok(IndexMap::with_capacity_and_hasher(keys.len(), S::default()))
+    fn check_read_keys(_keys: &[K]) -> Result<(), Error> {
+        // Checked as the entries come (`push`): hashing them twice would
+        // cost the reads that succeed.
+        Ok(())
     }
     #[inline]
-    fn push(builder: &mut Self, key: K, value: V) -> Result<(), Error> {
+    fn builder(len: usize) -> Self {
+        IndexMap::with_capacity_and_hasher(len, S::default())
+    }
+    #[inline]
+    fn push(builder: &mut Self, key: K, value: V) -> Result<(), (Error, V)> {
         match builder.entry(key) {
             Entry::Vacant(slot) => {
                 slot.insert(value);
                 Ok(())
             }
-            Entry::Occupied(slot) => Err(repeated_key(slot.key())),
+            Entry::Occupied(slot) => Err((repeated_key(slot.key()), value)),
         }
     }
     #[inline]

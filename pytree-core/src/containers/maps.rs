@@ -16,7 +16,7 @@ use alloc::format;
 use alloc::vec::Vec;
 use core::mem::ManuallyDrop;
 
-use crate::__private::{all_some, elements_hint};
+use crate::__private::{all_some, drop_deep, elements_hint, Unwinding};
 use crate::{
     Error, ErrorKind, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink, Source, Static,
     StaticValue, Unflatten, Visit, VisitMut,
@@ -80,12 +80,22 @@ pub(super) trait KeyedMap: Sized + FromIterator<(Self::Key, Self::Value)> {
     /// ([`StaticValue::keys`]).
     fn record_keys(keys: Vec<Self::Key>) -> StaticValue;
 
-    /// A map under construction by `unflatten_from`.
-    type Builder;
-    /// Checks the keys read from a TreeDef and starts a map for them.
-    fn builder(keys: &[Self::Key]) -> Result<Self::Builder, Error>;
-    /// Adds an entry (its key is the next of the TreeDef's keys).
-    fn push(builder: &mut Self::Builder, key: Self::Key, value: Self::Value) -> Result<(), Error>;
+    /// A map under construction (by `unflatten_from` and
+    /// `zip_with_prechecked`): its entries so far, which a guard drops
+    /// with a walk if the construction stops (`unwind.rs`).
+    type Builder: IntoIterator<Item = (Self::Key, Self::Value)>;
+    /// Checks the keys read from a TreeDef (a value would be lost under a
+    /// repeated key).
+    fn check_read_keys(keys: &[Self::Key]) -> Result<(), Error>;
+    /// Starts a map of `len` entries.
+    fn builder(len: usize) -> Self::Builder;
+    /// Adds an entry; a repeated key is an error, which hands the value
+    /// back (to be dropped with a walk).
+    fn push(
+        builder: &mut Self::Builder,
+        key: Self::Key,
+        value: Self::Value,
+    ) -> Result<(), (Error, Self::Value)>;
     /// The map built.
     fn finish(builder: Self::Builder) -> Self;
 }
@@ -165,12 +175,16 @@ where
 {
     sink.node(NodeRef::Map(map.len()));
     let mut keys = Vec::with_capacity(map.len());
-    for (k, v) in map.into_entries() {
+    // The entries not handed on yet are held in a guard (a sink that
+    // panics drops deep values with a walk, `unwind.rs`).
+    let mut rest = Unwinding::entries::<Ns, _, _>(map.into_entries());
+    while let Some((k, v)) = rest.get_mut().next() {
         sink.enter(KeyRef::Key(&k));
         v.flatten_into(sink);
         sink.exit();
         keys.push(k);
     }
+    drop(rest.take());
     sink.map_keys(move || M::record_keys(keys));
 }
 
@@ -289,12 +303,18 @@ where
     #[allow(clippy::redundant_closure)]
     let mut cursors = others.map(|o| M::cursor(o));
     let entries = map.entries();
-    M::iter(&entries)
-        .map(|(k, v)| {
-            let vs = cursors.each_mut().map(|c| M::partner(c, k).unwrap_or(v));
-            (k.clone(), v.zip_with_prechecked(vs, f))
-        })
-        .collect()
+    // The entries built are held in a guard (a panic in `f` drops deep
+    // values with a walk, `unwind.rs`).
+    let mut out = Unwinding::entries::<Ns, _, _>(M::builder(map.len()));
+    for (k, v) in M::iter(&entries) {
+        let vs = cursors.each_mut().map(|c| M::partner(c, k).unwrap_or(v));
+        let value = v.zip_with_prechecked(vs, f);
+        // The keys are the map's own, so none repeats.
+        if let Err((_, value)) = M::push(out.get_mut(), k.clone(), value) {
+            drop_deep::<Ns, M::Value>(value);
+        }
+    }
+    M::finish(out.take())
 }
 
 /// [`Flatten::zip_mut_prechecked`] of a map; where another map has no
@@ -334,14 +354,22 @@ where
     M::Value: Unflatten<Ns>,
 {
     let keys = source.map_node::<M::Key>()?;
-    let mut out = M::builder(&keys)?;
+    M::check_read_keys(&keys)?;
+    // The entries built are held in a guard (an error or a panic further
+    // on drops deep values with a walk, `unwind.rs`).
+    let mut out = Unwinding::entries::<Ns, _, _>(M::builder(keys.len()));
     for k in keys {
         match M::Value::unflatten_from(source) {
-            Ok(v) => M::push(&mut out, k, v)?,
+            Ok(v) => {
+                if let Err((e, v)) = M::push(out.get_mut(), k, v) {
+                    drop_deep::<Ns, M::Value>(v);
+                    return Err(e);
+                }
+            }
             Err(e) => return Err(e.at(KeyEntry::key(k))),
         }
     }
-    Ok(M::finish(out))
+    Ok(M::finish(out.take()))
 }
 
 /// `Flatten<Ns>` and `Unflatten<Ns>` for a map type that implements

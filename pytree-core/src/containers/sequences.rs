@@ -65,12 +65,12 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Vec<T> {
         if !::core::mem::needs_drop::<T>() {
             return ensure_stack(|| self.into_iter().map(|x| x.map_leaves(f)).collect());
         }
-        // Elements to map and elements mapped are held in
-        // guards, so that a panic in `f` drops deep elements on
-        // a fresh stack (pytree-core's `unwind.rs`).
+        // Elements to map and elements mapped are held in guards, so
+        // that a panic in `f` drops deep elements with a walk
+        // (`unwind.rs`).
         ensure_stack(|| {
-            let mut done = Unwinding::new(Vec::with_capacity(self.len()));
-            let mut rest = Unwinding::new(self.into_iter());
+            let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(self.len()));
+            let mut rest = Unwinding::elements::<Ns>(self.into_iter());
             while let Some(x) = rest.get_mut().next() {
                 let y = x.map_leaves(f);
                 done.get_mut().push(y);
@@ -146,10 +146,10 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
         if !::core::mem::needs_drop::<T>() {
             return self.into_iter().map(|x| x.map_leaves(f)).collect();
         }
-        // Held in guards as `Vec`'s are (a panic in `f` drops
-        // deep elements on a fresh stack).
-        let mut done = Unwinding::new(VecDeque::with_capacity(self.len()));
-        let mut rest = Unwinding::new(self.into_iter());
+        // Held in guards as `Vec`'s are (a panic in `f` drops deep
+        // elements with a walk).
+        let mut done = Unwinding::elements::<Ns>(VecDeque::with_capacity(self.len()));
+        let mut rest = Unwinding::elements::<Ns>(self.into_iter());
         while let Some(x) = rest.get_mut().next() {
             let y = x.map_leaves(f);
             done.get_mut().push_back(y);
@@ -165,10 +165,19 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
     where
         F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
     {
-        self.iter()
-            .enumerate()
-            .map(|(i, x)| x.zip_with_prechecked(others.map(|o| o.get(i).unwrap_or(x)), f))
-            .collect()
+        let zip = |(i, x): (usize, &'a T)| {
+            x.zip_with_prechecked(others.map(|o| o.get(i).unwrap_or(x)), f)
+        };
+        if !::core::mem::needs_drop::<T>() {
+            return self.iter().enumerate().map(zip).collect();
+        }
+        // The elements built are held in a guard (a panic in `f` drops
+        // deep elements with a walk, `unwind.rs`).
+        let mut done = Unwinding::elements::<Ns>(VecDeque::with_capacity(self.len()));
+        for y in self.iter().enumerate().map(zip) {
+            done.get_mut().push_back(y);
+        }
+        done.take()
     }
 }
 
@@ -191,10 +200,9 @@ impl<Ns: StdContainers, T: Flatten<Ns>, const N: usize> Flatten<Ns> for [T; N] {
 
     fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
         sink.node(NodeRef::Seq(N));
-        // The elements not handed on yet are held in a guard
-        // (a sink that panics drops deep elements on a fresh
-        // stack).
-        let mut rest = Unwinding::new(self.into_iter());
+        // The elements not handed on yet are held in a guard (a sink
+        // that panics drops deep elements with a walk).
+        let mut rest = Unwinding::elements::<Ns>(self.into_iter());
         let mut i = 0;
         while let Some(x) = rest.get_mut().next() {
             sink.enter(KeyRef::Index(i));
@@ -243,11 +251,11 @@ impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; 
         if !::core::mem::needs_drop::<T>() {
             return self.map(|x| x.map_leaves(f));
         }
-        // Held in guards as `Vec`'s are (a panic in `f` drops
-        // deep elements on a fresh stack): the mapped elements
-        // in a `Vec` of exactly `N`, then moved into the array.
-        let mut done = Unwinding::new(Vec::with_capacity(N));
-        let mut rest = Unwinding::new(self.into_iter());
+        // Held in guards as `Vec`'s are (a panic in `f` drops deep
+        // elements with a walk): the mapped elements in a `Vec` of
+        // exactly `N`, then moved into the array.
+        let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(N));
+        let mut rest = Unwinding::elements::<Ns>(self.into_iter());
         while let Some(x) = rest.get_mut().next() {
             let y = x.map_leaves(f);
             done.get_mut().push(y);
@@ -267,11 +275,24 @@ impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; 
     where
         F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; M]) -> Self::Leaf,
     {
-        let mut i = 0;
-        self.each_ref().map(|x| {
-            let out = x.zip_with_prechecked(others.map(|o| &o[i]), f);
-            i += 1;
-            out
-        })
+        if !::core::mem::needs_drop::<T>() {
+            let mut i = 0;
+            return self.each_ref().map(|x| {
+                let out = x.zip_with_prechecked(others.map(|o| &o[i]), f);
+                i += 1;
+                out
+            });
+        }
+        // The elements built are held in a guard (a panic in `f` drops
+        // deep elements with a walk), then moved into the array.
+        let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(N));
+        for (i, x) in self.iter().enumerate() {
+            let y = x.zip_with_prechecked(others.map(|o| &o[i]), f);
+            done.get_mut().push(y);
+        }
+        match <[T; N]>::try_from(done.take()) {
+            Ok(zipped) => zipped,
+            Err(_) => unreachable!("an array has N elements"),
+        }
     }
 }

@@ -24,6 +24,15 @@ macro_rules! shared_impls {
 
             #[inline]
             fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
+                if S::DISCARDS {
+                    // Taken apart to be dropped (`unwind.rs`): another
+                    // handle keeps what it points to, so only the last
+                    // one walks it.
+                    if let Some(inner) = $ptr::into_inner(self) {
+                        ensure_stack(|| inner.flatten_into(sink));
+                    }
+                    return;
+                }
                 ensure_stack(|| $ptr::unwrap_or_clone(self).flatten_into(sink))
             }
             #[inline]

@@ -26,11 +26,11 @@ macro_rules! tuple_impls {
             fn flatten_into<S: Sink<Self::Leaf>>(self, sink: &mut S) {
                 sink.node(NodeRef::Tuple($n));
                 // Elements not handed on yet are held in guards (a sink
-                // that panics drops deep elements on a fresh stack).
+                // that panics drops deep elements with a walk).
                 let ($a, $($t,)*) = self;
                 let ($a, $($t,)*) = (
-                    Unwinding::new($a),
-                    $(Unwinding::new($t),)*
+                    Unwinding::tree::<Ns>($a),
+                    $(Unwinding::tree::<Ns>($t),)*
                 );
                 sink.enter(KeyRef::Index(0));
                 $a.take().flatten_into(sink);
@@ -85,20 +85,22 @@ macro_rules! tuple_impls {
             #[inline]
             fn unflatten_from<S: Source<Self::Leaf>>(source: &mut S) -> Result<Self, Error> {
                 source.tuple_node($n)?;
-                Ok((
-                    $A::unflatten_from(source).map_err(|e| e.at(KeyEntry::Index(0)))?,
-                    $($T::unflatten_from(source).map_err(|e| e.at(KeyEntry::Index($i)))?,)*
-                ))
+                // Each element built is held in a guard until the tuple
+                // is (a later element's error or panic drops a deep one
+                // with a walk, `unwind.rs`).
+                let $a = Unwinding::tree::<Ns>($A::unflatten_from(source).map_err(|e| e.at(KeyEntry::Index(0)))?);
+                $( let $t = Unwinding::tree::<Ns>($T::unflatten_from(source).map_err(|e| e.at(KeyEntry::Index($i)))?); )*
+                Ok(($a.take(), $($t.take(),)*))
             }
             #[inline]
             fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
                 // Held in guards until the tuple is built, so that a
-                // panic in `f` drops deep elements on a fresh stack
+                // panic in `f` drops deep elements with a walk
                 // (pytree-core's `unwind.rs`).
                 let ($a, $($t,)*) = self;
-                let ($a, $($t,)*) = (Unwinding::new($a), $(Unwinding::new($t),)*);
-                let $a = Unwinding::new($a.take().map_leaves(f));
-                $( let $t = Unwinding::new($t.take().map_leaves(f)); )*
+                let ($a, $($t,)*) = (Unwinding::tree::<Ns>($a), $(Unwinding::tree::<Ns>($t),)*);
+                let $a = Unwinding::tree::<Ns>($a.take().map_leaves(f));
+                $( let $t = Unwinding::tree::<Ns>($t.take().map_leaves(f)); )*
                 ($a.take(), $($t.take(),)*)
             }
             #[inline]
@@ -106,10 +108,10 @@ macro_rules! tuple_impls {
             where
                 F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
             {
-                (
-                    self.0.zip_with_prechecked(others.map(|o| &o.0), f),
-                    $(self.$i.zip_with_prechecked(others.map(|o| &o.$i), f),)*
-                )
+                // Held in guards until the tuple is built (see `map_leaves`).
+                let $a = Unwinding::tree::<Ns>(self.0.zip_with_prechecked(others.map(|o| &o.0), f));
+                $( let $t = Unwinding::tree::<Ns>(self.$i.zip_with_prechecked(others.map(|o| &o.$i), f)); )*
+                ($a.take(), $($t.take(),)*)
             }
         }
     };

@@ -1,5 +1,6 @@
 //! The basic operations, generic over the namespace `Ns`: flatten,
-//! unflatten, structure, leaves, map, map_into, for_each, for_each_mut.
+//! unflatten, structure, leaves, map, map_into, for_each, for_each_mut,
+//! drop_deep.
 //! `pytree_std` re-exports them with `Ns` fixed to `Std`.
 
 use alloc::vec::Vec;
@@ -13,6 +14,7 @@ use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::{NodeRef, Sink, Stored, Visit, VisitMut};
 use crate::treedef::static_data::StaticValue;
 use crate::treedef::{type_key, TreeDef, TreeDefBuilder};
+use crate::unwind::Unwinding;
 
 /// Bytes reserved up front for flatten's leaves and for its records: fewer
 /// reallocations while they grow (glibc's `realloc` was a quarter of the
@@ -294,19 +296,21 @@ where
 {
     let key = type_key::<Ns, T>();
     let leaves = leaves.into_iter();
+    // The value built is held in a guard until the source is finished: too
+    // many leaves drops it with a walk (`unwind.rs`), however deep it is.
     if def.is_checked_for(key) && leaves.size_hint() == (def.num_leaves(), Some(def.num_leaves())) {
         let mut source = TrustedSource::new(def, leaves);
-        let value = T::unflatten_from(&mut source)?;
+        let value = Unwinding::tree::<Ns>(T::unflatten_from(&mut source)?);
         source.finish()?;
-        return Ok(value);
+        return Ok(value.take());
     }
     let mut source = DefSource::new(def, leaves);
-    let value = T::unflatten_from(&mut source)?;
+    let value = Unwinding::tree::<Ns>(T::unflatten_from(&mut source)?);
     source.finish()?;
     if source.trustable() {
         def.set_checked_for(key);
     }
-    Ok(value)
+    Ok(value.take())
 }
 
 /// `pytree_std::basic::structure` for any namespace `Ns` (documented there, with
@@ -386,6 +390,17 @@ where
 {
     let (leaves, def) = flatten::<Ns, T>(tree);
     unflatten::<Ns, U, _>(&def, leaves.into_iter().map(f))
+}
+
+/// `pytree_std::basic::drop_deep` for any namespace `Ns` (documented there, with
+/// the namespace fixed to `Std`); call it with the namespace named:
+/// `pytree_std::generic::basic::drop_deep::<Ns, ..>(..)`.
+///
+/// ```
+/// pytree_core::ops::basic::drop_deep::<pytree_std::Std, _>(vec![Some(Box::new(1.0))]);
+/// ```
+pub fn drop_deep<Ns, T: Flatten<Ns>>(tree: T) {
+    crate::unwind::drop_deep::<Ns, T>(tree)
 }
 
 /// `pytree_std::basic::for_each` for any namespace `Ns` (documented there, with

@@ -18,6 +18,7 @@ use crate::sources::def_source::DefSource;
 use crate::traits::flatten::{Flatten, NodeView, Source, Unflatten};
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::Static;
+use crate::unwind::Unwinding;
 
 /// `pytree_std::filter::partition_fill` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
@@ -54,9 +55,11 @@ where
             rest.push(leaf);
         }
     });
-    let kept = unflatten::<Ns, T, _>(&def, kept)?;
+    // `kept` is held until `rest` is built: an error there drops it with
+    // a walk (`unwind.rs`), however deep it is.
+    let kept = Unwinding::tree::<Ns>(unflatten::<Ns, T, _>(&def, kept)?);
     let rest = unflatten::<Ns, T, _>(&def, rest)?;
-    Ok((kept, rest))
+    Ok((kept.take(), rest))
 }
 
 /// `pytree_std::filter::filter_fill` for any namespace `Ns` (documented there, with

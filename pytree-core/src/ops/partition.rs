@@ -25,6 +25,7 @@ use crate::traits::visit::{NodeRef, Sink};
 use crate::treedef::schema::Schema;
 use crate::treedef::static_data::{Static, StaticValue};
 use crate::treedef::TreeDefBuilder;
+use crate::unwind::Unwinding;
 
 /// One output tree under construction: its TreeDef and its leaves.
 struct Side<L> {
@@ -113,11 +114,14 @@ where
         pred,
     };
     tree.flatten_into(&mut sink);
-    let mut out: [Option<U>; N] = core::array::from_fn(|_| None);
-    for (slot, side) in out.iter_mut().zip(sink.sides) {
-        *slot = Some(unflatten::<Ns, U, _>(&side.def.build(), side.leaves)?);
+    // The sides built are held until all are: an error at a later one
+    // drops them with a walk (`unwind.rs`), however deep they are.
+    let mut out = Unwinding::elements::<Ns>(Vec::with_capacity(N));
+    for side in sink.sides {
+        out.get_mut()
+            .push(unflatten::<Ns, U, _>(&side.def.build(), side.leaves)?);
     }
-    crate::__private::all_some(out).ok_or_else(|| Error::custom("a side was not rebuilt"))
+    <[U; N]>::try_from(out.take()).map_err(|_| Error::custom("a side was not rebuilt"))
 }
 
 /// `pytree_std::filter::partition` for any namespace `Ns` (documented there, with

@@ -21,6 +21,7 @@ use crate::ops::graft::graft;
 use crate::ops::{flatten, leaves, structure, unflatten};
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::{align, common_suffix_plan, Arg, Policy, Span, TreeDef};
+use crate::unwind::Unwinding;
 
 /// A subtree of a fuller tree, as a prefix leaf sees it: its structure and
 /// its leaves (owned, or `&L` when the tree was borrowed).
@@ -404,9 +405,11 @@ where
     let (la, da) = flatten::<Ns, A>(a);
     let (lb, db) = flatten::<Ns, B>(b);
     if da == db {
-        let ua = unflatten::<Ns, UA, _>(&da, la).map_err(|e| e.in_tree(0))?;
+        // `ua` is held until `ub` is built: an error there drops it with a
+        // walk (`unwind.rs`), however deep it is.
+        let ua = Unwinding::tree::<Ns>(unflatten::<Ns, UA, _>(&da, la).map_err(|e| e.in_tree(0))?);
         let ub = unflatten::<Ns, UB, _>(&db, lb).map_err(|e| e.in_tree(1))?;
-        return Ok((ua, ub));
+        return Ok((ua.take(), ub));
     }
     let for_a = common_suffix_plan(&da, &db, true)?;
     // The same alignment with `b` first gives the common structure in
@@ -414,7 +417,8 @@ where
     let for_b = common_suffix_plan(&db, &da, true)?;
     let la = take_leaves(la, &picks_of(&for_a, 0)?)?;
     let lb = take_leaves(lb, &picks_of(&for_b, 0)?)?;
-    let ua = unflatten::<Ns, UA, _>(&for_a.def, la).map_err(|e| e.in_tree(0))?;
+    let ua =
+        Unwinding::tree::<Ns>(unflatten::<Ns, UA, _>(&for_a.def, la).map_err(|e| e.in_tree(0))?);
     let ub = unflatten::<Ns, UB, _>(&for_b.def, lb).map_err(|e| e.in_tree(1))?;
-    Ok((ua, ub))
+    Ok((ua.take(), ub))
 }

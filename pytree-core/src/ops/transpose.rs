@@ -25,6 +25,7 @@ use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::KeyEntry;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::{align, pair_of_leaves, seq_of_leaves, Arg, Policy, Record, TreeDef};
+use crate::unwind::Unwinding;
 
 /// Reorders `rows * cols` leaves from row-major to column-major.
 fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {
@@ -237,9 +238,13 @@ where
     let (outer, _) = def.split_leaf_level(|n| n == Record::Tuple(2), "a pair of leaves")?;
     let m = outer.num_leaves();
     let mut leaves = transpose_leaves(leaves, m, 2).into_iter();
-    let a = unflatten::<Ns, A, _>(&outer, leaves.by_ref().take(m)).map_err(|e| e.in_tree(0))?;
+    // `a` is held until `b` is built: an error there drops it with a walk
+    // (`unwind.rs`), however deep it is.
+    let a = Unwinding::tree::<Ns>(
+        unflatten::<Ns, A, _>(&outer, leaves.by_ref().take(m)).map_err(|e| e.in_tree(0))?,
+    );
     let b = unflatten::<Ns, B, _>(&outer, leaves).map_err(|e| e.in_tree(1))?;
-    Ok((a, b))
+    Ok((a.take(), b))
 }
 
 /// `pytree_std::transpose::unflatten_pairs` for any namespace `Ns` (documented there, with
@@ -267,9 +272,9 @@ where
     let (first, second): (Vec<VA>, Vec<VB>) = pairs.into_iter().unzip();
     let (la, da) = graft::<Ns, VA>(def, first)?;
     let (lb, db) = graft::<Ns, VB>(def, second)?;
-    let a = unflatten::<Ns, A, _>(&da, la).map_err(|e| e.in_tree(0))?;
+    let a = Unwinding::tree::<Ns>(unflatten::<Ns, A, _>(&da, la).map_err(|e| e.in_tree(0))?);
     let b = unflatten::<Ns, B, _>(&db, lb).map_err(|e| e.in_tree(1))?;
-    Ok((a, b))
+    Ok((a.take(), b))
 }
 
 #[cfg(test)]

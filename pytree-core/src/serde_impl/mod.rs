@@ -41,7 +41,7 @@ mod statics;
 
 use alloc::vec::Vec;
 
-use serde::ser::Error as _;
+use serde::ser::{Error as _, SerializeSeq, SerializeStruct};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use self::schema::SchemaRepr;
@@ -68,41 +68,69 @@ enum RecordRepr {
     None,
 }
 
-/// The whole document, as written (`read.rs` reads it).
-#[derive(Serialize)]
-struct Repr {
-    schemas: Vec<SchemaRepr>,
-    nodes: Vec<RecordRepr>,
-}
+/// Schema number by address (the derive's statics are shared), so that
+/// writing is linear in the records.
+type SchemaIndex = std::collections::HashMap<*const Schema, usize>;
 
+/// The whole document, as written (`read.rs` reads it): the schemas the
+/// records use, then the records. The records are written one by one as
+/// they are converted (see [`Records`]), so writing holds the output and
+/// one record's conversion, not a copy of every record.
 impl Serialize for TreeDef {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let mut schemas: Vec<&'static Schema> = Vec::new();
-        // Schema number by address (the derive's statics are shared), so
-        // writing is linear in the records.
-        let mut index_of: std::collections::HashMap<*const Schema, usize> =
-            std::collections::HashMap::new();
-        let mut records = Vec::with_capacity(self.nodes().len());
-        let mut statics = self.statics().iter();
+        let mut index_of = SchemaIndex::new();
         for node in self.nodes() {
+            if let Record::Struct(schema) = *node {
+                index_of.entry(schema as *const Schema).or_insert_with(|| {
+                    schemas.push(schema);
+                    schemas.len() - 1
+                });
+            }
+        }
+        let schemas: Vec<SchemaRepr> = schemas.into_iter().map(SchemaRepr::of).collect();
+        let mut doc = serializer.serialize_struct("Repr", 2)?;
+        doc.serialize_field("schemas", &schemas)?;
+        doc.serialize_field(
+            "nodes",
+            &Records {
+                def: self,
+                index_of: &index_of,
+            },
+        )?;
+        doc.end()
+    }
+}
+
+/// A TreeDef's records, each converted to its [`RecordRepr`] as it is
+/// written.
+struct Records<'a> {
+    def: &'a TreeDef,
+    index_of: &'a SchemaIndex,
+}
+
+impl Serialize for Records<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.def.nodes().len()))?;
+        let mut statics = self.def.statics().iter();
+        for node in self.def.nodes() {
             let mut next_static = || {
                 statics
                     .next()
                     .ok_or_else(|| S::Error::custom("the TreeDef's static data is incomplete"))
             };
-            records.push(match *node {
+            let record = match *node {
                 Record::Leaves(n) => RecordRepr::Leaves(n),
                 Record::Struct(schema) => {
-                    let index = *index_of.entry(schema as *const Schema).or_insert_with(|| {
-                        schemas.push(schema);
-                        schemas.len() - 1
-                    });
                     let mut values = Vec::with_capacity(schema.num_static());
                     for _ in 0..schema.num_static() {
                         values.push(StaticRepr::of(next_static()?).map_err(S::Error::custom)?);
                     }
                     RecordRepr::Struct {
-                        schema: index,
+                        schema: *self
+                            .index_of
+                            .get(&(schema as *const Schema))
+                            .ok_or_else(|| S::Error::custom("a schema was not listed"))?,
                         statics: values,
                     }
                 }
@@ -114,13 +142,10 @@ impl Serialize for TreeDef {
                 },
                 Record::Some => RecordRepr::Some,
                 Record::None => RecordRepr::None,
-            });
+            };
+            seq.serialize_element(&record)?;
         }
-        Repr {
-            schemas: schemas.into_iter().map(SchemaRepr::of).collect(),
-            nodes: records,
-        }
-        .serialize(serializer)
+        seq.end()
     }
 }
 

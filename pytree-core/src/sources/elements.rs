@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::traits::flatten::{Source, Unflatten};
+use crate::unwind::Unwinding;
 use crate::KeyEntry;
 
 /// At most this many elements are reserved before any is read (a TreeDef
@@ -19,7 +20,10 @@ const FIRST_RESERVATION: usize = 1024;
 /// into it: no call (to grow the `Vec`) sits between reading an element's
 /// leaves and storing them, so a struct of leaves goes from the leaf
 /// iterator to the `Vec` in registers rather than through the stack
-/// (unflatten of T1's 48 layers: `BENCHMARKS.md`, issue 20).
+/// (unflatten of T1's 48 layers: `BENCHMARKS.md`, issue 20). The
+/// elements read are held in a guard: an error (or a panic) at a later
+/// element drops them with a walk (`unwind.rs`), so a deep element already
+/// built does not overflow the stack.
 ///
 /// ```
 /// use pytree_std::{PyTree, Std};
@@ -39,25 +43,26 @@ where
     T: Unflatten<Ns>,
     S: Source<T::Leaf>,
 {
-    let mut out: Vec<T> = Vec::with_capacity(len.min(FIRST_RESERVATION));
+    let mut held = Unwinding::elements::<Ns>(Vec::with_capacity(len.min(FIRST_RESERVATION)));
+    let out: &mut Vec<T> = held.get_mut();
     for i in 0..len {
         if out.len() == out.capacity() {
-            grow(&mut out, len - i);
+            grow(out, len - i);
         }
         let value = match T::unflatten_from(source) {
             Ok(value) => value,
             Err(e) => return Err(e.at(KeyEntry::Index(i))),
         };
         // SAFETY: `out.len() < out.capacity()` (made so above, and the
-        // read of `value` cannot touch `out`, a local), so the slot at
-        // `out.len()` is allocated and unused; writing it and counting it
-        // in the length leaves `out` valid.
+        // read of `value` cannot touch `out`, which only this function
+        // reaches), so the slot at `out.len()` is allocated and unused;
+        // writing it and counting it in the length leaves `out` valid.
         unsafe {
             out.as_mut_ptr().add(out.len()).write(value);
             out.set_len(out.len() + 1);
         }
     }
-    Ok(out)
+    Ok(held.take())
 }
 
 /// Room for `more` elements (or `FIRST_RESERVATION`, if fewer), out of the

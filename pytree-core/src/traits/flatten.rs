@@ -208,9 +208,9 @@ pub trait Flatten<Ns>: Sized {
     fn flatten_vec<S: Sink<Self::Leaf>>(items: Vec<Self>, sink: &mut S) {
         let rest = items.len().saturating_sub(1);
         // The elements not handed on yet are held in a guard, so that a
-        // sink that panics drops deep elements on a fresh stack
-        // (`unwind.rs`); taken back (empty) at the end, it costs nothing.
-        let mut items = Unwinding::new(items.into_iter());
+        // sink that panics drops deep elements with a walk (`unwind.rs`);
+        // taken back (empty) at the end, it costs nothing.
+        let mut items = Unwinding::elements::<Ns>(items.into_iter());
         let Some(first) = items.get_mut().next() else {
             drop(items.take());
             return;

@@ -71,6 +71,13 @@ impl NodeRef<'_> {
 /// assert_eq!(s.0, 3.0);
 /// ```
 pub trait Sink<L> {
+    /// True for the sink that takes a value apart to drop it (pytree-core's
+    /// `unwind.rs`): a shared pointer with other handles then gives up its
+    /// handle instead of cloning what it points to. Every other sink keeps
+    /// the default.
+    #[doc(hidden)]
+    const DISCARDS: bool = false;
+
     /// One leaf.
     ///
     /// ```

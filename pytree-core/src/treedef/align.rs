@@ -24,6 +24,7 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec;
 use alloc::vec::Vec;
+use core::cell::Cell;
 use core::cmp::Ordering;
 
 use super::decode::SkipTable;
@@ -60,6 +61,10 @@ pub(crate) struct Policy {
     /// Off for the structural diff and the prefix test, which only want the
     /// mismatches: a run of `n` leaves then costs one step, not `n`.
     pub args: bool,
+    /// Build the merged structure (`Alignment::def`). Off for the diff and
+    /// the prefix test, which then hold a few words per open node, not a
+    /// copy of the records.
+    pub def: bool,
 }
 
 impl Policy {
@@ -72,6 +77,7 @@ impl Policy {
             fill: false,
             spans: false,
             args: true,
+            def: true,
         }
     }
 
@@ -136,7 +142,11 @@ pub(crate) fn align(defs: &[&TreeDef], policy: Policy) -> Result<Alignment, Vec<
             })
             .collect(),
         policy,
-        builder: TreeDefBuilder::new(),
+        // Room for the larger input's records (the merged structure of two
+        // equal ones), so that it does not grow by doubling.
+        builder: policy.def.then(|| {
+            TreeDefBuilder::with_capacity(defs.iter().map(|d| d.num_records()).max().unwrap_or(0))
+        }),
         args: Vec::new(),
         spans: Vec::new(),
         path: Vec::new(),
@@ -180,7 +190,9 @@ pub(crate) fn align(defs: &[&TreeDef], policy: Policy) -> Result<Alignment, Vec<
         return Err(st.errors);
     }
     Ok(Alignment {
-        def: st.builder.build(),
+        def: st
+            .builder
+            .map_or_else(|| TreeDefBuilder::new().build(), TreeDefBuilder::build),
         args: st.args,
         width,
         spans: st.spans,
@@ -239,16 +251,30 @@ struct Frame<'d> {
 /// The key-path entries of a node's children.
 pub(crate) enum ChildKeys {
     Index,
-    Fields(&'static crate::treedef::schema::Schema),
+    /// A struct's data fields. With static fields among them, child `j`
+    /// is not field `j`: the cursor remembers where the last child asked
+    /// for was found (`(next data index, its position in the fields)`), so
+    /// that children asked for in order cost one step each, not a scan
+    /// from the first field (a struct read from a document may have
+    /// 100 000 fields).
+    Fields(
+        &'static crate::treedef::schema::Schema,
+        Cell<(usize, usize)>,
+    ),
     Map(StaticValue),
     None,
 }
 
 impl ChildKeys {
+    /// The children of a struct of this schema.
+    pub(crate) fn fields(schema: &'static crate::treedef::schema::Schema) -> Self {
+        ChildKeys::Fields(schema, Cell::new((0, 0)))
+    }
+
     /// How the children of this record are named.
     pub(crate) fn of(node: Record, statics: &[StaticValue]) -> Self {
         match node {
-            Record::Struct(schema) => ChildKeys::Fields(schema),
+            Record::Struct(schema) => ChildKeys::fields(schema),
             Record::Seq(_) | Record::Tuple(_) => ChildKeys::Index,
             Record::Map(_) => statics
                 .first()
@@ -261,11 +287,34 @@ impl ChildKeys {
     pub(crate) fn push(&self, j: usize, path: &mut Vec<KeyEntry>) {
         match self {
             ChildKeys::Index => path.push(KeyEntry::Index(j)),
-            ChildKeys::Fields(schema) => {
+            ChildKeys::Fields(schema, cursor) => {
                 if let Some(variant) = schema.variant() {
                     path.push(KeyEntry::Variant(variant));
                 }
-                if let Some(field) = schema.fields().iter().filter(|f| !f.is_static).nth(j) {
+                let fields = schema.fields();
+                let field = if schema.num_static() == 0 {
+                    fields.get(j)
+                } else {
+                    let (mut next, mut at) = cursor.get();
+                    if j < next {
+                        (next, at) = (0, 0);
+                    }
+                    let mut found = None;
+                    while let Some(f) = fields.get(at) {
+                        at += 1;
+                        if f.is_static {
+                            continue;
+                        }
+                        next += 1;
+                        if next == j + 1 {
+                            found = Some(f);
+                            break;
+                        }
+                    }
+                    cursor.set((next, at));
+                    found
+                };
+                if let Some(field) = field {
                     path.push(KeyEntry::Field(field.name));
                 }
             }
@@ -282,7 +331,8 @@ impl ChildKeys {
 struct Aligner<'d> {
     inputs: Vec<Input<'d>>,
     policy: Policy,
-    builder: TreeDefBuilder,
+    /// The merged structure (`None` unless `Policy::def`).
+    builder: Option<TreeDefBuilder>,
     args: Vec<Arg>,
     spans: Vec<Span>,
     path: Vec<KeyEntry>,
@@ -403,6 +453,23 @@ impl<'d> Aligner<'d> {
         jumps
     }
 
+    /// Once a mismatch makes the alignment an error, a subtree that at
+    /// most one tree walks can hold no other mismatch: passes over it (a
+    /// step per record, not per node) and returns true. A prefix of 2^26
+    /// children that differs from its tree at the root used to be walked
+    /// child by child, 13 s for nothing.
+    fn alone_after_a_mismatch(&mut self, pos: &[Pos]) -> bool {
+        if self.errors.is_empty() || pos.iter().filter(|p| **p == Pos::Walk).count() > 1 {
+            return false;
+        }
+        for (i, p) in pos.iter().enumerate() {
+            if *p == Pos::Walk {
+                self.skip(i);
+            }
+        }
+        true
+    }
+
     /// Lines up the subtree every input stands at: emits a leaf of the
     /// result, or a node whose children are then lined up (the frame).
     fn subtree(&mut self, mut pos: Vec<Pos>) -> Option<Frame<'d>> {
@@ -418,6 +485,9 @@ impl<'d> Aligner<'d> {
                 self.error(ErrorKind::Custom("the TreeDef ended early".into()), i);
                 pos[i] = Pos::Absent;
             }
+        }
+        if self.alone_after_a_mismatch(&pos) {
+            return None;
         }
         let first_node =
             (0..width).find(|&i| pos[i] == Pos::Walk && matches!(items[i], Some(Item::Node(..))));
@@ -468,6 +538,10 @@ impl<'d> Aligner<'d> {
             }
         }
 
+        if self.alone_after_a_mismatch(&pos) {
+            return None;
+        }
+
         let path_len = self.path.len();
         let frame = |pos: Vec<Pos>, children: Children<'d>, keys: ChildKeys, len: usize| Frame {
             pos,
@@ -483,8 +557,9 @@ impl<'d> Aligner<'d> {
                 // Inputs whose keys could not be compared were skipped.
                 nodes.retain(|&i| pos[i] == Pos::Walk);
                 let len = keys.item_count();
-                self.builder
-                    .raw(Record::Map(len), core::slice::from_ref(&keys));
+                if let Some(b) = &mut self.builder {
+                    b.raw(Record::Map(len), core::slice::from_ref(&keys));
+                }
                 self.consume_records(&nodes);
                 let taken = vec![0; width];
                 let jumps = self.jumps(&plan, &own, &pos);
@@ -502,8 +577,9 @@ impl<'d> Aligner<'d> {
             }
             Record::Some | Record::None => {
                 let (is_some, plan, own) = self.option_plan(&nodes, &items, &mut pos);
-                self.builder
-                    .raw(if is_some { Record::Some } else { Record::None }, &[]);
+                if let Some(b) = &mut self.builder {
+                    b.raw(if is_some { Record::Some } else { Record::None }, &[]);
+                }
                 self.consume_records(&nodes);
                 let taken = vec![0; width];
                 Some(frame(
@@ -519,17 +595,21 @@ impl<'d> Aligner<'d> {
                 ))
             }
             Record::Struct(schema) => {
-                self.builder.raw(rnode, rstatics);
+                if let Some(b) = &mut self.builder {
+                    b.raw(rnode, rstatics);
+                }
                 self.consume_records(&nodes);
                 Some(frame(
                     pos,
                     Children::InOrder,
-                    ChildKeys::Fields(schema),
+                    ChildKeys::fields(schema),
                     rnode.arity(),
                 ))
             }
             Record::Seq(_) | Record::Tuple(_) => {
-                self.builder.raw(rnode, rstatics);
+                if let Some(b) = &mut self.builder {
+                    b.raw(rnode, rstatics);
+                }
                 self.consume_records(&nodes);
                 Some(frame(
                     pos,
@@ -560,7 +640,9 @@ impl<'d> Aligner<'d> {
                 self.args.push(arg);
             }
         }
-        self.builder.leaf();
+        if let Some(b) = &mut self.builder {
+            b.leaf();
+        }
     }
 
     /// How many of the next (at most `max`) items are leaves in every
@@ -610,7 +692,9 @@ impl<'d> Aligner<'d> {
                 }
             }
         }
-        self.builder.leaves(n);
+        if let Some(b) = &mut self.builder {
+            b.leaves(n);
+        }
     }
 
     /// Consumes the node record of every input in `nodes`.

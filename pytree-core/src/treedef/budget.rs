@@ -4,6 +4,7 @@
 //! before it allocates them.
 
 use alloc::format;
+use alloc::string::ToString;
 use alloc::vec::Vec;
 
 use super::{Record, TreeDef, TreeDefLimits};
@@ -89,6 +90,30 @@ pub(crate) fn over_budget(def: &TreeDef, what: &str, bytes: Option<usize>) -> Er
             def.encoded_bytes(),
             limits.output_allowance
         ))
+}
+
+/// `Ok` if `steps` (`None`: more than a `usize` counts) fit the work
+/// budget of `def` under the limits in force; otherwise an error naming
+/// `what` and the budget.
+pub(crate) fn check_work(def: &TreeDef, what: &str, steps: Option<usize>) -> Result<(), Error> {
+    let limits = TreeDefLimits::current();
+    let budget = limits.work_budget(def);
+    match steps {
+        Some(n) if n <= budget => Ok(()),
+        _ => Err(Error::custom(format!(
+            "{what} would take {} steps, more than the work budget of {budget} \
+             (TreeDefLimits: one step per {} bytes of the output budget, output_factor {} times \
+             the TreeDef's {} bytes plus output_allowance {})",
+            match steps {
+                Some(n) => n.to_string(),
+                None => "more".into(),
+            },
+            core::mem::size_of::<Record>(),
+            limits.output_factor,
+            def.encoded_bytes(),
+            limits.output_allowance
+        ))),
+    }
 }
 
 /// `a * b + c`, or `None` past a `usize`.

@@ -88,7 +88,14 @@ impl TreeDef {
                 "cannot compose with the empty TreeDef: its leaves would be replaced by nothing",
             ));
         }
-        let mut b = TreeDefBuilder::new();
+        // Room for the result's records (at most `self`'s and `inner`'s
+        // once per leaf; fewer where runs of leaves merge), so that it
+        // does not grow by doubling.
+        let records = self
+            .num_leaves()
+            .saturating_mul(inner.num_records())
+            .saturating_add(self.num_records());
+        let mut b = TreeDefBuilder::with_capacity(records);
         let mut w = Decoder::new(self);
         loop {
             for _ in 0..w.take_leaves(usize::MAX) {

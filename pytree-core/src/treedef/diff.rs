@@ -35,6 +35,7 @@ impl TreeDef {
         }
         let mismatches_only = Policy {
             args: false,
+            def: false,
             ..Policy::diff()
         };
         match align(&[self, other], mismatches_only) {
@@ -65,6 +66,7 @@ impl TreeDef {
         let first_error_only = Policy {
             all_errors: false,
             args: false,
+            def: false,
             ..Policy::prefix(0)
         };
         self == full || align(&[self, full], first_error_only).is_ok()
@@ -76,6 +78,7 @@ impl TreeDef {
     pub(crate) fn prefix_spans(&self, full: &TreeDef) -> Result<Vec<Span>, Vec<Error>> {
         let policy = Policy {
             spans: true,
+            def: false,
             ..Policy::prefix(0)
         };
         align(&[self, full], policy).map(|a| a.spans)

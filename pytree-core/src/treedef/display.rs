@@ -12,11 +12,17 @@
 //! two-record TreeDef can stand for 10^18 leaves): each record prints at
 //! most `SHOWN + 1` names (each at most `TreeDefLimits::max_name_len`
 //! bytes in a document) plus what it holds (static values, map keys).
+//! That is still up to kilobytes per 16-byte record (a struct's name and
+//! its fields' names, printed at every node), so the text stops at half
+//! the TreeDef's output budget (`TreeDefLimits::output_budget`; a `String`
+//! that grows by doubling then holds at most the budget) with a note that
+//! says so: a document cannot make printing it take more memory or time
+//! than any other reader.
 
 use alloc::vec::Vec;
-use core::fmt;
+use core::fmt::{self, Write as _};
 
-use super::{Decoder, Item, Record, TreeDef};
+use super::{Decoder, Item, Record, TreeDef, TreeDefLimits};
 use crate::treedef::schema::{FieldStyle, Schema};
 use crate::treedef::static_data::StaticValue;
 
@@ -50,26 +56,74 @@ impl fmt::Display for TreeDef {
         if self.nodes().is_empty() {
             return f.write_str("<empty>");
         }
+        let budget = TreeDefLimits::current().output_budget(self);
+        let mut w = Bounded {
+            f,
+            left: budget / 2,
+            cut: false,
+        };
         let mut decoder = Decoder::new(self);
         let mut stack: Vec<Frame<'_>> = Vec::new();
         loop {
             // Print the subtree that starts here (opening it if it has children).
             match decoder.next_item() {
-                None => f.write_str("?")?,
-                Some(Item::Leaf) => f.write_str("*")?,
-                Some(Item::Node(node, statics)) => open(f, node, statics, &mut stack)?,
+                None => w.write_str("?")?,
+                Some(Item::Leaf) => w.write_str("*")?,
+                Some(Item::Node(node, statics)) => open(&mut w, node, statics, &mut stack)?,
             }
             // Move to the next child to print, closing finished containers.
             loop {
+                if w.cut {
+                    return write!(
+                        w.f,
+                        " ... (the text of this TreeDef stops at half its output budget of {budget} bytes)"
+                    );
+                }
                 let Some(top) = stack.last_mut() else {
                     return Ok(());
                 };
-                if next_child(f, top, &mut decoder)? {
+                if next_child(&mut w, top, &mut decoder)? {
                     break;
                 }
                 stack.pop();
             }
         }
+    }
+}
+
+/// Map key `.1` of keys `.0`, printed as the map prints it.
+struct KeyItem<'k>(&'k StaticValue, usize);
+
+impl fmt::Display for KeyItem<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt_item(self.1, f)
+    }
+}
+
+/// The formatter, taking at most `left` more bytes: what would pass it is
+/// cut (at a character boundary) and `cut` set.
+struct Bounded<'f, 'a> {
+    f: &'f mut fmt::Formatter<'a>,
+    left: usize,
+    cut: bool,
+}
+
+impl fmt::Write for Bounded<'_, '_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        if self.cut {
+            return Ok(());
+        }
+        if s.len() <= self.left {
+            self.left -= s.len();
+            return self.f.write_str(s);
+        }
+        let mut end = self.left;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        self.left = 0;
+        self.cut = true;
+        self.f.write_str(&s[..end])
     }
 }
 
@@ -80,7 +134,7 @@ impl fmt::Debug for TreeDef {
 }
 
 fn open<'d>(
-    f: &mut fmt::Formatter<'_>,
+    f: &mut Bounded<'_, '_>,
     node: Record,
     statics: &'d [StaticValue],
     stack: &mut Vec<Frame<'d>>,
@@ -136,7 +190,7 @@ fn open<'d>(
 /// closes the frame and returns false. Long runs of leaves are printed
 /// here, shortened (see the module docs), and consumed from `decoder`.
 fn next_child(
-    f: &mut fmt::Formatter<'_>,
+    f: &mut Bounded<'_, '_>,
     frame: &mut Frame<'_>,
     decoder: &mut Decoder<'_>,
 ) -> Result<bool, fmt::Error> {
@@ -177,7 +231,7 @@ fn next_child(
                 f.write_str(", ")?;
             }
             match keys {
-                Some(k) => k.fmt_item(*next, f)?,
+                Some(k) => write!(f, "{}", KeyItem(k, *next))?,
                 None => f.write_str("?")?,
             }
             f.write_str(": ")?;
@@ -195,13 +249,18 @@ fn next_child(
                 if *next_field > 0 {
                     f.write_str(", ")?;
                 }
-                if !field.is_static {
-                    // Data fields from here on that are all leaves.
+                // Data fields from here on that are all leaves, counted
+                // only where they may be more than `MAX_RUN` (and then
+                // passed at once): each field is counted a bounded number
+                // of times, not once per field before it.
+                let ahead = decoder.leaves_ahead();
+                if !field.is_static && ahead > MAX_RUN {
                     let data = schema.fields()[*next_field..]
                         .iter()
+                        .take(ahead)
                         .take_while(|f| !f.is_static)
                         .count();
-                    let run = decoder.leaves_ahead().min(data);
+                    let run = ahead.min(data);
                     if run > MAX_RUN {
                         for (k, field) in schema.fields()[*next_field..][..SHOWN].iter().enumerate()
                         {

@@ -24,10 +24,36 @@
 /// kept low because some results grow with it: each mismatch that
 /// [`TreeDef::diff`](crate::TreeDef::diff) reports carries its key path.
 /// What a document may claim is one bound; what a reader of the TreeDef
-/// then allocates for it is another, the output budget
-/// ([`output_budget`](TreeDefLimits::output_budget): 16 times the
-/// TreeDef's encoding plus 256 MiB by default).
+/// then allocates for it, and the steps it takes, is another: the output
+/// budget ([`output_budget`](TreeDefLimits::output_budget): 2 times the
+/// TreeDef's encoding plus 256 MiB by default) and the work budget
+/// ([`work_budget`](TreeDefLimits::work_budget): one step per 16 bytes of
+/// the output budget).
 /// Fields are public: start from a constant and change what you need.
+///
+/// # Memory and time, in terms of the document
+///
+/// A TreeDef holds 16 bytes per record, at most 2.3 times the JSON
+/// document it was read from (the shortest record, `"none"`, takes 7
+/// bytes with its comma); reading a document holds at most 5 times its
+/// size at once (the records' vector grows by doubling). Each reader of
+/// the TreeDef then holds at most its output budget for its result: by
+/// default 2 times the encoding, about 4.6 times the document, plus 256
+/// MiB; readers whose result would be larger say so before they allocate
+/// it. Readers of two TreeDefs ([`diff`](crate::TreeDef::diff),
+/// [`is_prefix_of`](crate::TreeDef::is_prefix_of),
+/// [`broadcast_to_common_suffix`](crate::TreeDef::broadcast_to_common_suffix))
+/// hold at most the two encodings (the common structure) beyond a few
+/// words per level. Time is in proportion to the records read and the
+/// result: a run of leaves is one step wherever the result allows it, and
+/// a reader that must take one step per leaf a record claims
+/// ([`transform`](crate::TreeDef::transform) calls a closure per leaf)
+/// counts its steps first and refuses more than the work budget. So a
+/// program that reads an untrusted document of `D` bytes and calls its
+/// readers one at a time holds at most about 7 `D` + 256 MiB for them
+/// (the TreeDef and one result), and waits in proportion to `D` + 16 Mi
+/// steps (measured in `tests/tests/untrusted.rs`; a 470 MB document in
+/// `docs/design-notes.md`).
 ///
 /// ```
 /// use pytree_std::{NodeRef, TreeDefBuilder, TreeDefLimits};
@@ -86,7 +112,7 @@ impl TreeDefLimits {
         max_depth: 1 << 12,
         max_schemas: 1 << 16,
         max_name_len: 512,
-        output_factor: 16,
+        output_factor: 2,
         output_allowance: 256 << 20,
     };
 
@@ -110,7 +136,7 @@ impl TreeDefLimits {
     /// its result: `output_factor` times the bytes of `def`'s encoding (16
     /// per record, plus its statics table, see
     /// [`TreeDef::encoded_bytes`](crate::TreeDef::encoded_bytes)) plus
-    /// `output_allowance`; by default 16 times plus 256 MiB. A TreeDef is
+    /// `output_allowance`; by default 2 times plus 256 MiB. A TreeDef is
     /// run-length encoded, so an 84-byte document may claim 2^32 leaves;
     /// every reader whose result grows with what the document claims
     /// ([`children`](crate::TreeDef::children),
@@ -127,7 +153,7 @@ impl TreeDefLimits {
     /// use pytree_std::{TreeDef, TreeDefLimits};
     /// let def = pytree_std::structure(&vec![0u8; 1000]); // two records
     /// let budget = TreeDefLimits::DEFAULT.output_budget(&def);
-    /// assert_eq!(budget, 16 * def.encoded_bytes() + (256 << 20));
+    /// assert_eq!(budget, 2 * def.encoded_bytes() + (256 << 20));
     /// let mut tight = TreeDefLimits::DEFAULT;
     /// tight.output_allowance = 0;
     /// let err = tight.scope(|| def.leaf_paths()).unwrap_err();
@@ -139,6 +165,33 @@ impl TreeDefLimits {
         self.output_factor
             .saturating_mul(def.encoded_bytes())
             .saturating_add(self.output_allowance)
+    }
+
+    /// The most steps a reader of `def` may take: one per 16 bytes (a
+    /// record's size) of its [output budget](Self::output_budget), so that
+    /// time is bounded by the same budget as memory; by default 2 steps per
+    /// 16 bytes of the encoding plus 16 Mi steps. A step is a node or leaf
+    /// visited, or a call of a closure the caller passed. Most readers
+    /// take a step per record, or per item of their result, and need no
+    /// check; one that would take a step per leaf a record claims
+    /// ([`transform`](crate::TreeDef::transform), which calls its closure
+    /// once per leaf) counts them first and returns an error naming this
+    /// budget. An 84-byte document may claim 2^32 leaves, which a closure
+    /// called once each would take minutes to see.
+    ///
+    /// ```
+    /// use pytree_std::{TreeDef, TreeDefLimits};
+    /// let def = pytree_std::structure(&vec![0u8; 1000]); // two records
+    /// assert_eq!(TreeDefLimits::DEFAULT.work_budget(&def), (2 * 32 + (256 << 20)) / 16);
+    /// let mut tight = TreeDefLimits::DEFAULT;
+    /// tight.output_allowance = 0;
+    /// let err = tight
+    ///     .scope(|| def.transform(|_, node| Ok(node.clone()), |_| TreeDef::leaf()))
+    ///     .unwrap_err();
+    /// assert!(err.to_string().contains("more than the work budget"), "{err}");
+    /// ```
+    pub fn work_budget(&self, def: &crate::TreeDef) -> usize {
+        self.output_budget(def) / core::mem::size_of::<super::Record>()
     }
 
     /// The limits in force on this thread: those of the innermost

@@ -351,7 +351,8 @@ impl TreeDef {
         let keys = ChildKeys::of(node, statics);
         let mut out = Vec::with_capacity(node.arity());
         for j in 0..node.arity() {
-            let mut entries = Vec::new();
+            // Exactly the room counted above.
+            let mut entries = Vec::with_capacity(2);
             keys.push(j, &mut entries);
             out.push(KeyPath::from_entries(entries));
         }
@@ -519,6 +520,14 @@ impl TreeDef {
     /// is. Top-down and iterative: deep TreeDefs are fine, and each record
     /// is written once.
     ///
+    /// Bounded: `f_node` and `f_leaf` are called once per node and leaf,
+    /// and a document of a few bytes may claim billions of leaves, so a
+    /// TreeDef with more nodes and leaves than the [work
+    /// budget](crate::TreeDefLimits::work_budget) is an error before the
+    /// first call; a result that grows past the [output
+    /// budget](crate::TreeDefLimits::output_budget) stops the transform
+    /// with an error.
+    ///
     /// Errors (from `f_node`, or a result with the wrong number of leaves)
     /// name the node's path.
     ///
@@ -555,8 +564,15 @@ impl TreeDef {
             next: usize,
             path_len: usize,
         }
+        // One call of `f_node` or `f_leaf` per node and leaf.
+        super::budget::check_work(self, "this transform", Some(self.num_nodes()))?;
         let budget = crate::TreeDefLimits::current().output_budget(self);
-        let mut out = TreeDefBuilder::new();
+        // Room for as many records as `self` has (what an identity
+        // transform writes), so that the result does not grow by doubling.
+        let mut out = TreeDefBuilder::with_capacity(
+            self.num_records()
+                .min(budget / core::mem::size_of::<Record>()),
+        );
         let mut decoder = Decoder::new(self);
         let mut path = KeyPath::root();
         let mut stack: Vec<Open> = Vec::new();

@@ -115,6 +115,7 @@ pub(crate) fn common_suffix_plan(a: &TreeDef, b: &TreeDef, args: bool) -> Result
         fill: false,
         spans: false,
         args,
+        def: true,
     };
     align(&[a, b], policy).map_err(Error::from_mismatches)
 }

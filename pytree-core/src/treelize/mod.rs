@@ -254,6 +254,7 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
             fill,
             spans: false,
             args: true,
+            def: true,
         };
         align(defs, policy).map_err(Error::from_mismatches)
     }

@@ -314,8 +314,11 @@ impl Pattern {
             });
             match captures {
                 Some(caps) => {
+                    // An empty `to` removes the segments with their dot;
+                    // a `to` that fills in an empty capture keeps an
+                    // empty segment (`*` -> `$1` keeps `a..b`).
                     let replaced = to.fill(&caps);
-                    if !replaced.is_empty() {
+                    if !to.text.is_empty() {
                         out.push(replaced);
                     }
                     matched = true;
@@ -378,6 +381,15 @@ mod tests {
         assert_eq!(r.apply("a.1.a.2.b"), "x1.x2.b");
         assert_eq!(r.apply("ab.1"), "ab.1");
         assert_eq!(r.apply("b.a"), "b.a"); // the wildcard needs a segment
+    }
+
+    #[test]
+    fn a_capture_puts_an_empty_segment_back() {
+        // Found by the `renames` fuzz target: the segment was dropped.
+        let r = Renames::new().pattern("*", "$1");
+        assert_eq!(r.apply("a..b"), "a..b");
+        assert_eq!(Renames::new().pattern("a.*", "$1").apply("a..b"), ".b");
+        assert_eq!(Renames::new().pattern("a.*", "").apply("a.x.b"), "b");
     }
 
     #[test]

@@ -686,7 +686,7 @@ pub fn checkpoint_doc(data: &[u8]) {
 }
 
 /// What the reader reports of each tensor agrees with itself.
-fn inspect(file: &Checkpoint) {
+pub(crate) fn inspect(file: &Checkpoint) {
     let _ = format!("{file:?}");
     let names: Vec<&str> = file.names().collect();
     assert_eq!(names.len(), file.len());
@@ -726,7 +726,7 @@ struct Laws<'a> {
 
 /// The file of a value, read back: the value saves, and its file loads
 /// by type to a value that saves to the same bytes.
-fn saves_and_loads_back<T>(value: &T) -> Checkpoint
+pub(crate) fn saves_and_loads_back<T>(value: &T) -> Checkpoint
 where
     T: pytree_std::Unflatten<pytree_std::Std>,
     T::Leaf: TensorLeaf,
