@@ -112,12 +112,20 @@ impl Flow {
     }
 }
 
-/// One bucket of a run: its element type, its length and its root (the
+/// One bucket of a run: its element type, its length, its root (the
 /// rank that receives a [`Flow::SumToRoot`] sum or sends a
-/// [`Flow::FromRoot`] copy; ignored by [`Flow::SumToAll`]).
+/// [`Flow::FromRoot`] copy; ignored by [`Flow::SumToAll`]) and whether it
+/// is reduced where it lies.
+///
+/// A packed bucket (`in_place: false`) travels through a buffer of the
+/// backend's: [`Buckets::fill`] packs it, [`Buckets::drain`] unpacks the
+/// result. An in-place bucket is a piece of one leaf whose memory already
+/// holds the elements as the wire has them (a contiguous `f32` or `f64`
+/// array): [`Buckets::in_place`] lends that memory to the collective,
+/// which leaves its result there, so nothing is copied.
 ///
 /// ```
-/// let b = pytree_dist::Bucket { wire: pytree_dist::Wire::F32, len: 10, root: 0 };
+/// let b = pytree_dist::Bucket { wire: pytree_dist::Wire::F32, len: 10, root: 0, in_place: false };
 /// assert_eq!(b.len * b.wire.bytes(), 40);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -128,6 +136,8 @@ pub struct Bucket {
     pub len: usize,
     /// The root rank.
     pub root: usize,
+    /// Reduced in the memory [`Buckets::in_place`] lends, not packed.
+    pub in_place: bool,
 }
 
 /// The buckets of one collective, packed and unpacked on demand, so that a
@@ -135,12 +145,18 @@ pub struct Bucket {
 /// `k` is on the wire. Every rank's run must list the same buckets (the
 /// tree operations agree on them first).
 ///
+/// A backend calls [`fill`](Buckets::fill) and [`drain`](Buckets::drain)
+/// for packed buckets only, and [`in_place`](Buckets::in_place) for
+/// in-place ones only ([`Bucket::in_place`]).
+///
 /// ```
 /// use pytree_dist::{Backend, BufMut, BufRef, Bucket, Buckets, Flow, Local, Wire};
-/// struct Two { data: Vec<f32> }
+/// struct Two { data: Vec<f32>, big: Vec<f32> }
 /// impl Buckets for Two {
 ///     fn buckets(&self) -> Vec<Bucket> {
-///         vec![Bucket { wire: Wire::F32, len: 1, root: 0 }; 2]
+///         let packed = Bucket { wire: Wire::F32, len: 1, root: 0, in_place: false };
+///         let big = Bucket { len: self.big.len(), in_place: true, ..packed };
+///         vec![packed, packed, big]
 ///     }
 ///     fn fill(&mut self, k: usize, buf: BufMut<'_>) -> Result<(), pytree_std::Error> {
 ///         if let BufMut::F32(b) = buf { b[0] = self.data[k] }
@@ -150,10 +166,22 @@ pub struct Bucket {
 ///         if let BufRef::F32(b) = buf { self.data[k] = b[0] * 10.0 }
 ///         Ok(())
 ///     }
+///     fn in_place(
+///         &mut self,
+///         _k: usize,
+///         result: bool,
+///         collective: &mut dyn FnMut(BufMut<'_>) -> Result<(), pytree_std::Error>,
+///     ) -> Result<(), pytree_std::Error> {
+///         collective(BufMut::F32(&mut self.big))?;
+///         if result {
+///             self.big.iter_mut().for_each(|x| *x += 0.5);
+///         }
+///         Ok(())
+///     }
 /// }
-/// let mut two = Two { data: vec![1.0, 2.0] };
+/// let mut two = Two { data: vec![1.0, 2.0], big: vec![3.0; 4] };
 /// Local.run(Flow::SumToAll, &mut two)?;
-/// assert_eq!(two.data, [10.0, 20.0]);
+/// assert_eq!((two.data, two.big), (vec![10.0, 20.0], vec![3.5; 4]));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub trait Buckets {
@@ -163,6 +191,38 @@ pub trait Buckets {
     fn fill(&mut self, k: usize, buf: BufMut<'_>) -> Result<(), Error>;
     /// Unpacks the result of bucket `k` from `buf`.
     fn drain(&mut self, k: usize, buf: BufRef<'_>) -> Result<(), Error>;
+    /// Runs in-place bucket `k`: calls `collective` once with the
+    /// bucket's memory (exactly its length, holding this rank's
+    /// elements), which does the collective there; then, if `result`
+    /// (this rank receives the result: where [`Flow::drains`] holds),
+    /// takes what `collective` left in it as the bucket's result. An
+    /// implementation that cannot lend the leaf's own memory (a leaf
+    /// that is not contiguous) lends a copy and writes the result back.
+    ///
+    /// The default: an error (a `Buckets` that lists no in-place bucket
+    /// need not implement it).
+    ///
+    /// ```
+    /// use pytree_dist::{BufMut, BufRef, Bucket, Buckets};
+    /// struct None_;
+    /// impl Buckets for None_ {
+    ///     fn buckets(&self) -> Vec<Bucket> { Vec::new() }
+    ///     fn fill(&mut self, _: usize, _: BufMut<'_>) -> Result<(), pytree_std::Error> { Ok(()) }
+    ///     fn drain(&mut self, _: usize, _: BufRef<'_>) -> Result<(), pytree_std::Error> { Ok(()) }
+    /// }
+    /// assert!(None_.in_place(0, true, &mut |_| Ok(())).is_err());
+    /// ```
+    fn in_place(
+        &mut self,
+        k: usize,
+        result: bool,
+        collective: &mut dyn FnMut(BufMut<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let _ = (result, collective);
+        Err(Error::custom(format!(
+            "bucket {k} is in place, but these buckets lend no memory"
+        )))
+    }
 }
 
 /// The collectives the tree operations use: a transport between the
@@ -186,10 +246,12 @@ pub trait Backend {
     fn size(&self) -> usize;
     /// A name for messages (`"mpi"`, `"local"`).
     fn name(&self) -> &'static str;
-    /// Runs the buckets through `flow`, pipelined: a bucket is packed while
-    /// the one before it is on the wire. An error of `fill` or `drain`
-    /// cannot be taken back once other ranks are inside the collective: a
-    /// backend with more than one rank ends the job
+    /// Runs the buckets through `flow`, in their order on every rank:
+    /// packed buckets pipelined (a bucket is packed while the one before
+    /// it is on the wire), in-place buckets in the memory
+    /// [`Buckets::in_place`] lends. An error of `fill`, `drain` or
+    /// `in_place` cannot be taken back once other ranks are inside the
+    /// collective: a backend with more than one rank ends the job
     /// ([`abort`](Backend::abort)) with it.
     fn run(&self, flow: Flow, buckets: &mut dyn Buckets) -> Result<(), Error>;
     /// Every rank's bytes (of any length), in rank order.

@@ -22,6 +22,15 @@ use crate::plan::{wire_of, LeafSpec, Plan, TreeBuckets};
 /// ```
 pub const DEFAULT_BUCKET_BYTES: usize = 25 << 20;
 
+/// The in-place size of [`Dist::new`]: a float leaf of at least 1 MiB
+/// whose elements are what the wire sends (`f32`, `f64`) is reduced in
+/// its own memory, not packed ([`Dist::in_place_bytes`]).
+///
+/// ```
+/// assert_eq!(pytree_dist::DEFAULT_IN_PLACE_BYTES, 1 << 20);
+/// ```
+pub const DEFAULT_IN_PLACE_BYTES: usize = 1 << 20;
+
 /// The processes of one job and the tree operations between them:
 /// [`all_reduce_mean`](Dist::all_reduce_mean) of a gradient tree,
 /// [`broadcast`](Dist::broadcast) of parameters,
@@ -51,6 +60,7 @@ pub const DEFAULT_BUCKET_BYTES: usize = 25 << 20;
 pub struct Dist {
     backend: Rc<dyn Backend>,
     bucket_bytes: usize,
+    in_place_bytes: usize,
     plans: RefCell<Vec<Cached>>,
 }
 
@@ -75,13 +85,15 @@ impl std::fmt::Debug for Dist {
             .field("rank", &self.rank())
             .field("size", &self.size())
             .field("bucket_bytes", &self.bucket_bytes)
+            .field("in_place_bytes", &self.in_place_bytes)
             .finish()
     }
 }
 
 impl Dist {
     /// The tree operations over `backend`, with buckets of
-    /// [`DEFAULT_BUCKET_BYTES`].
+    /// [`DEFAULT_BUCKET_BYTES`] and leaves of [`DEFAULT_IN_PLACE_BYTES`]
+    /// or more reduced in place.
     ///
     /// ```
     /// let dist = pytree_dist::Dist::new(pytree_dist::Local);
@@ -91,6 +103,7 @@ impl Dist {
         Dist {
             backend: Rc::new(backend),
             bucket_bytes: DEFAULT_BUCKET_BYTES,
+            in_place_bytes: DEFAULT_IN_PLACE_BYTES,
             plans: RefCell::new(Vec::new()),
         }
     }
@@ -133,10 +146,33 @@ impl Dist {
     /// let dist = pytree_dist::Dist::local().bucket_bytes(1 << 20);
     /// assert_eq!(dist.bucket_size(), 1 << 20);
     /// ```
-    pub fn bucket_bytes(mut self, bytes: usize) -> Dist {
-        self.bucket_bytes = bytes;
-        self.plans.get_mut().clear();
-        self
+    pub fn bucket_bytes(self, bytes: usize) -> Dist {
+        self.with_sizes(bytes, self.in_place_bytes)
+    }
+
+    /// The same with float leaves of at least `bytes` bytes reduced in
+    /// their own memory: a leaf whose elements are what the wire sends
+    /// (`f32`, `f64`; not `f16` / `bf16`, which are summed in `f32`) is a
+    /// bucket of its own, and the collective runs where it lies, with
+    /// nothing copied in or out (on MPI: `MPI_IN_PLACE`). Smaller leaves
+    /// are packed into buckets, where one collective serves many.
+    /// `usize::MAX`: every leaf packed. A leaf whose memory is not
+    /// contiguous in C order on some rank (an array in another order, a
+    /// candle tensor) goes through a copy there, with the same collective.
+    /// Every rank must use the same size (checked with the tree).
+    ///
+    /// ```
+    /// use pytree_std::ndarray::array;
+    /// let dist = pytree_dist::Dist::local().in_place_bytes(8);
+    /// assert_eq!(dist.in_place_size(), 8);
+    /// // the 12-byte array in place, the 4-byte one packed
+    /// let mut g = (array![1.0f32, 2.0, 3.0], array![4.0f32]);
+    /// dist.all_reduce_mean(&mut g)?;
+    /// assert_eq!(g, (array![1.0f32, 2.0, 3.0], array![4.0]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn in_place_bytes(self, bytes: usize) -> Dist {
+        self.with_sizes(self.bucket_bytes, bytes)
     }
 
     /// Another handle on the same processes (the same backend) with
@@ -149,9 +185,23 @@ impl Dist {
     /// assert_eq!((small.bucket_size(), small.size()), (64, 1));
     /// ```
     pub fn with_bucket_bytes(&self, bytes: usize) -> Dist {
+        self.with_sizes(bytes, self.in_place_bytes)
+    }
+
+    /// Another handle on the same processes with bucket size
+    /// `bucket_bytes` and in-place size `in_place_bytes`
+    /// ([`in_place_bytes`](Dist::in_place_bytes)).
+    ///
+    /// ```
+    /// let dist = pytree_dist::Dist::local();
+    /// let packed = dist.with_sizes(64, usize::MAX); // every leaf through 64-byte buckets
+    /// assert_eq!((packed.bucket_size(), packed.in_place_size()), (64, usize::MAX));
+    /// ```
+    pub fn with_sizes(&self, bucket_bytes: usize, in_place_bytes: usize) -> Dist {
         Dist {
             backend: self.backend.clone(),
-            bucket_bytes: bytes,
+            bucket_bytes,
+            in_place_bytes,
             plans: RefCell::new(Vec::new()),
         }
     }
@@ -163,6 +213,16 @@ impl Dist {
     /// ```
     pub fn bucket_size(&self) -> usize {
         self.bucket_bytes
+    }
+
+    /// The in-place size in bytes: float leaves of at least this many
+    /// bytes are reduced in their own memory.
+    ///
+    /// ```
+    /// assert_eq!(pytree_dist::Dist::local().in_place_size(), pytree_dist::DEFAULT_IN_PLACE_BYTES);
+    /// ```
+    pub fn in_place_size(&self) -> usize {
+        self.in_place_bytes
     }
 
     /// This process's rank.
@@ -228,13 +288,20 @@ impl Dist {
     /// share of the batch) before the optimizer.
     ///
     /// The float leaves (`f32`, `f64`, `f16`, `bf16`: scalars, ndarray
-    /// arrays, candle tensors and variables on the CPU) are packed, in leaf
-    /// order, into buckets of [`bucket_size`](Dist::bucket_size) bytes
-    /// (`f16` / `bf16` summed in `f32` buckets, `f64` in `f64` ones), each
-    /// bucket summed by a non-blocking all-reduce while the next is packed,
-    /// and the sums divided by the number of ranks and written back into
-    /// the leaves' own memory. Integer and bool leaves are left alone (they
-    /// are not gradients; [`broadcast`](Dist::broadcast) sends them).
+    /// arrays, candle tensors and variables on the CPU) are summed in
+    /// buckets of at most [`bucket_size`](Dist::bucket_size) bytes:
+    /// - an `f32` or `f64` leaf of at least
+    ///   [`in_place_size`](Dist::in_place_size) bytes (1 MiB: the weight
+    ///   matrices) in its own memory, piece by piece, with nothing copied
+    ///   (on MPI, `MPI_Allreduce` with `MPI_IN_PLACE`), each piece divided
+    ///   by the number of ranks right after its sum;
+    /// - the others packed, in leaf order, into buckets (`f16` / `bf16`
+    ///   summed in `f32` buckets, `f64` in `f64` ones), each bucket summed
+    ///   by a non-blocking all-reduce while the next is packed, and the
+    ///   sums divided and written back into the leaves.
+    ///
+    /// Integer and bool leaves are left alone (they are not gradients;
+    /// [`broadcast`](Dist::broadcast) sends them).
     ///
     /// An error on every rank, before anything is sent, if the ranks'
     /// trees differ (structure, static data, a leaf's dtype or shape).
@@ -300,10 +367,7 @@ impl Dist {
                 "reduce to rank {root}, but the world has {size} ranks"
             )));
         }
-        let op = format!(
-            "reduce_mean to rank {root} ({} byte buckets)",
-            self.bucket_bytes
-        );
+        let op = format!("reduce_mean to rank {root}");
         let plan = self.agreed_plan(op, &*tree, true, |_| true, |_| root)?;
         let divisor = (size > 1).then_some(size);
         self.run_plan(Flow::SumToRoot, tree, &plan, divisor)
@@ -315,9 +379,8 @@ impl Dist {
         T::Leaf: TensorLeaf,
     {
         let op = format!(
-            "all_reduce_{} ({} byte buckets{})",
+            "all_reduce_{}{}",
             if mean { "mean" } else { "sum" },
-            self.bucket_bytes,
             if mask.is_some() { ", masked" } else { "" }
         );
         let bits = mask.map(|m| m.on(&*tree));
@@ -345,7 +408,9 @@ impl Dist {
 
     /// The plan of `op` on `tree` once every rank has agreed on it (from
     /// the cache when this structure was seen before): `sent(i)` says
-    /// whether leaf `i` takes part, `root(i)` where it goes.
+    /// whether leaf `i` takes part, `root(i)` where it goes. The bucket
+    /// and in-place sizes are part of what the ranks agree on (they make
+    /// the plan).
     pub(crate) fn agreed_plan<T>(
         &self,
         op: String,
@@ -358,6 +423,14 @@ impl Dist {
         T: Flatten<Std>,
         T::Leaf: TensorLeaf,
     {
+        let op = format!(
+            "{op} ({} byte buckets, {})",
+            self.bucket_bytes,
+            match self.in_place_bytes {
+                usize::MAX => "none in place".to_string(),
+                n => format!("in place from {n} bytes"),
+            }
+        );
         let def = pytree_std::structure(tree);
         let mut signatures = Vec::new();
         let mut failed = false;
@@ -400,7 +473,7 @@ impl Dist {
                         })
                     })
                     .collect();
-                let plan = Rc::new(Plan::new(specs, self.bucket_bytes));
+                let plan = Rc::new(Plan::new(specs, self.bucket_bytes, self.in_place_bytes));
                 let hash = intent.hash();
                 let mut plans = self.plans.borrow_mut();
                 if plans.len() == MAX_CACHED {

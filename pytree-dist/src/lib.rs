@@ -30,7 +30,8 @@
 //!
 //! ## Contents
 //! - [`Dist`]: the tree collectives of one job: [`all_reduce_mean`]
-//!   (bucketed, pipelined, in place; masks leave frozen leaves out),
+//!   (large leaves summed in their own memory, small ones packed into
+//!   pipelined buckets; masks leave frozen leaves out),
 //!   [`broadcast`] (leaves and static data), [`check_replicated`]. Before
 //!   each, the ranks check that they hold the same tree: a rank whose tree
 //!   differs makes it an error on every rank, naming the ranks and the
@@ -67,7 +68,7 @@ mod run;
 mod zero;
 
 pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Wire};
-pub use dist::{Dist, DEFAULT_BUCKET_BYTES};
+pub use dist::{Dist, DEFAULT_BUCKET_BYTES, DEFAULT_IN_PLACE_BYTES};
 pub use local::Local;
 #[cfg(feature = "mpi")]
 pub use mpi::Mpi;

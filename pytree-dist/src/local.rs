@@ -8,7 +8,8 @@ use crate::backend::{Backend, Buckets, BufMut, BufRef, Flow, Wire};
 
 /// The world of one process: every collective is the identity (a sum over
 /// one rank, a broadcast from oneself). It still packs and unpacks every
-/// bucket, so the tree code runs the same path as on many ranks.
+/// packed bucket and lends every in-place one, so the tree code runs the
+/// same path as on many ranks.
 ///
 /// ```
 /// use pytree_dist::{Backend, Local};
@@ -45,6 +46,11 @@ impl Backend for Local {
             // One rank: a broadcast from it changes nothing, and nothing
             // else receives it.
             if !flow.drains(0, 0) {
+                continue;
+            }
+            // The sum over one rank is already in the leaf's memory.
+            if b.in_place {
+                buckets.in_place(k, true, &mut |_| Ok(()))?;
                 continue;
             }
             match b.wire {

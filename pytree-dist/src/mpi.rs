@@ -3,13 +3,27 @@
 //! launcher, Open MPI (and MPICH) initialize a *singleton*: a world of one,
 //! through the same code.
 //!
-//! Buckets run through the non-blocking collectives (`MPI_Iallreduce`,
-//! `MPI_Ireduce`, `MPI_Ibcast`), two in a pipeline: bucket `k + 1` is
-//! packed and bucket `k - 1` unpacked while bucket `k` is on the wire.
-//! rsmpi's safe `immediate_*` calls tie a request to a scope for the
-//! buffers' whole lifetime, which does not let one pair of buffers serve
-//! every other bucket, so those three calls are made through `mpi::ffi`,
-//! each request waited before its buffers are touched again (`InFlight`).
+//! Packed buckets run through the non-blocking collectives
+//! (`MPI_Iallreduce`, `MPI_Ireduce`, `MPI_Ibcast`), two in a pipeline:
+//! bucket `k + 1` is packed and bucket `k - 1` unpacked while bucket `k`
+//! is on the wire. rsmpi's safe `immediate_*` calls tie a request to a
+//! scope for the buffers' whole lifetime, which does not let one pair of
+//! buffers serve every other bucket, so those three calls are made
+//! through `mpi::ffi`, each request waited before its buffers are touched
+//! again (`InFlight`).
+//!
+//! In-place buckets (a leaf's own memory) run through the blocking
+//! collectives with `MPI_IN_PLACE` (`MPI_Allreduce`, `MPI_Reduce`;
+//! `MPI_Bcast` needs none), while the packed bucket before them stays on
+//! the wire. Blocking, because there is nothing to pack meanwhile, and
+//! because Open MPI 4.1's non-blocking all-reduce copies an in-place
+//! buffer into a temporary one at 2 ranks (libnbc's binomial schedule,
+//! `allred_sched_diss`): GPT-2 small's 498 MB took 2.2 s that way against
+//! 1.2 s blocking (BENCHMARKS.md, issue 26). A blocking call also
+//! progresses the packed bucket still in flight. `MPI_IN_PLACE` is a
+//! macro whose value differs between MPI libraries and rsmpi 0.8 does not
+//! export it: `src/mpi_in_place.c`, compiled by the build script against
+//! the same `mpi.h`, returns it.
 
 use std::cell::RefCell;
 use std::os::raw::c_int;
@@ -23,7 +37,13 @@ use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator, CommunicatorCollectives, Equivalence, Root};
 use pytree_std::Error;
 
-use crate::backend::{Backend, Buckets, BufMut, BufRef, Flow, Wire};
+use crate::backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Wire};
+
+extern "C" {
+    /// `MPI_IN_PLACE` of the MPI library this crate was built against
+    /// (`src/mpi_in_place.c`).
+    fn pytree_dist_mpi_in_place() -> *mut std::ffi::c_void;
+}
 
 /// Whether MPI is initialized and not finalized (the panic hook aborts
 /// through it only then).
@@ -231,6 +251,56 @@ impl Mpi {
         }
         InFlight(request)
     }
+
+    /// Runs in-place bucket `b` through `flow` over `data` (its memory on
+    /// this rank), blocking: an all-reduce or a reduce with
+    /// `MPI_IN_PLACE`, or a broadcast.
+    fn in_place(&self, flow: Flow, b: Bucket, data: BufMut<'_>) -> Result<(), Error> {
+        let (ptr, len, datatype) = match data {
+            BufMut::F32(xs) => (xs.as_mut_ptr().cast(), xs.len(), f32::datatype()),
+            BufMut::F64(xs) => (xs.as_mut_ptr().cast(), xs.len(), f64::datatype()),
+        };
+        if len != b.len {
+            return Err(Error::custom(format!(
+                "an in-place bucket of {} elements lent {len}",
+                b.len
+            )));
+        }
+        // Both fit: `run` checked the length and the root.
+        let count = c_int::try_from(len).unwrap_or(c_int::MAX);
+        let root = c_int::try_from(b.root).unwrap_or(0);
+        let is_root = self.rank() == b.root;
+        let comm = self.world.as_raw();
+        let sum = mpi::collective::SystemOperation::sum().as_raw();
+        // SAFETY: `ptr` points to `len` elements of `datatype` (the slice
+        // lent above, mutably borrowed for this whole call, so nothing
+        // else reads or writes it), and each call below is blocking: MPI
+        // is done with the memory when it returns. MPI is live while an
+        // `Mpi` is. `pytree_dist_mpi_in_place` returns the `MPI_IN_PLACE`
+        // of the `mpi.h` rsmpi was built with (build.rs: the same probe),
+        // which MPI takes as the send buffer of an all-reduce and of the
+        // root's reduce, the data then taken from and left in the receive
+        // buffer; a non-root's receive buffer of a reduce is not used
+        // (null).
+        unsafe {
+            let in_place = pytree_dist_mpi_in_place();
+            match flow {
+                Flow::SumToAll => {
+                    ffi::MPI_Allreduce(in_place, ptr, count, datatype, sum, comm);
+                }
+                Flow::SumToRoot if is_root => {
+                    ffi::MPI_Reduce(in_place, ptr, count, datatype, sum, root, comm);
+                }
+                Flow::SumToRoot => {
+                    ffi::MPI_Reduce(ptr, std::ptr::null_mut(), count, datatype, sum, root, comm);
+                }
+                Flow::FromRoot => {
+                    ffi::MPI_Bcast(ptr, count, datatype, root, comm);
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Grows the slots' buffers to `len` elements (never shrinks, so that the
@@ -274,7 +344,7 @@ impl Backend for Mpi {
         }
         let mut slots = self.buffers.borrow_mut();
         let slots = &mut *slots;
-        for b in &list {
+        for b in list.iter().filter(|b| !b.in_place) {
             match b.wire {
                 Wire::F32 => slots.f32s.iter_mut().for_each(|p| grow(p, b.len)),
                 Wire::F64 => slots.f64s.iter_mut().for_each(|p| grow(p, b.len)),
@@ -287,6 +357,17 @@ impl Backend for Mpi {
             [0, 1].map(|s| (slots.f32s[s].0.as_mut_ptr(), slots.f32s[s].1.as_mut_ptr()));
         let f64p: [(*mut f64, *mut f64); 2] =
             [0, 1].map(|s| (slots.f64s[s].0.as_mut_ptr(), slots.f64s[s].1.as_mut_ptr()));
+
+        // Each packed bucket's pair of buffers: the packed buckets take
+        // the two pairs in turn.
+        let slot: Vec<usize> = list
+            .iter()
+            .scan(0usize, |packed, b| {
+                let s = *packed % 2;
+                *packed += usize::from(!b.in_place);
+                Some(s)
+            })
+            .collect();
 
         // Fails the job with `e` if other ranks may be inside a collective.
         let fail = |e: Error| -> Error {
@@ -302,10 +383,12 @@ impl Backend for Mpi {
             if !flow.fills(rank, b.root) {
                 return Ok(());
             }
-            let s = k % 2;
+            let s = slot[k];
             // SAFETY: slot `s`'s send buffer holds at least `b.len`
             // elements (grown above), and the request that last used it
-            // (bucket k - 2) was waited before bucket k - 1 started.
+            // (the packed bucket two before this one) was waited, and
+            // that bucket drained, before the packed bucket before this
+            // one started (see the loop below).
             let buf = unsafe {
                 match b.wire {
                     Wire::F32 => BufMut::F32(std::slice::from_raw_parts_mut(f32p[s].0, b.len)),
@@ -319,10 +402,11 @@ impl Backend for Mpi {
             if !flow.drains(rank, b.root) {
                 return Ok(());
             }
-            let s = k % 2;
+            let s = slot[k];
             // SAFETY: bucket k's request was waited, so slot `s`'s
             // receive buffer (at least `b.len` elements) is complete and
-            // no collective writes it until bucket k + 2 starts.
+            // no collective writes it until the packed bucket two after
+            // this one starts, which is after this drain.
             let buf = unsafe {
                 match b.wire {
                     Wire::F32 => BufRef::F32(std::slice::from_raw_parts(f32p[s].1, b.len)),
@@ -333,7 +417,7 @@ impl Backend for Mpi {
         };
         let start = |k: usize| -> InFlight {
             let b = list[k];
-            let s = k % 2;
+            let s = slot[k];
             // SAFETY: slot `s`'s buffers hold `b.len` elements; bucket k's
             // send buffer was filled and is not written until this request
             // is waited, nor its receive buffer read (see `fill`, `drain`:
@@ -346,26 +430,34 @@ impl Backend for Mpi {
             }
         };
 
-        if list.is_empty() {
-            return Ok(());
-        }
-        fill(buckets, 0).map_err(fail)?;
-        let mut current = start(0);
-        for k in 0..list.len() {
-            // Bucket k is on the wire: pack the next one meanwhile.
-            if k + 1 < list.len() {
-                fill(buckets, k + 1).map_err(fail)?;
+        // The packed bucket on the wire, if any.
+        let mut pending: Option<(usize, InFlight)> = None;
+        for (k, b) in list.iter().enumerate() {
+            if b.in_place {
+                // Blocking, in the leaf's memory; the packed bucket before
+                // it stays on the wire (and progresses in this call).
+                let result = flow.drains(rank, b.root);
+                buckets
+                    .in_place(k, result, &mut |data| self.in_place(flow, *b, data))
+                    .map_err(fail)?;
+                continue;
             }
-            current.wait();
-            if k + 1 < list.len() {
-                current = start(k + 1);
-            } else {
-                current = InFlight(unsafe { ffi::RSMPI_REQUEST_NULL });
+            // Packed while the packed bucket before it is on the wire.
+            fill(buckets, k).map_err(fail)?;
+            let previous = pending.take().map(|(j, request)| {
+                request.wait();
+                j
+            });
+            pending = Some((k, start(k)));
+            // And the one before unpacked while this one is on the wire.
+            if let Some(j) = previous {
+                drain(buckets, j).map_err(fail)?;
             }
-            // And unpack bucket k while k + 1 is on the wire.
-            drain(buckets, k).map_err(fail)?;
         }
-        current.wait();
+        if let Some((j, request)) = pending.take() {
+            request.wait();
+            drain(buckets, j).map_err(fail)?;
+        }
         Ok(())
     }
 

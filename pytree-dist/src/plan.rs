@@ -3,10 +3,22 @@
 //! [`TreeBuckets`], the [`Buckets`] that pack a tree's leaves into the
 //! buckets of a plan and write the results back in place.
 //!
-//! Leaves are grouped by their root and element type, in leaf order, and
-//! laid end to end into buckets of at most the bucket size; a leaf larger
-//! than what is left of a bucket continues in the next one, so buffers
-//! stay bounded and a leaf of any size travels in pieces MPI can count.
+//! Leaves are grouped by their root and element type, in leaf order. A
+//! leaf whose elements are already what the wire sends (`f32` on an `f32`
+//! wire, `f64` on an `f64` one) and which holds at least the in-place size
+//! in bytes is reduced in the leaf's memory, in buckets of its own
+//! ([`Bucket::in_place`]: no copy in or out) of at most the bucket size,
+//! so that a mean divides each piece right after its collective, while it
+//! is still in the cache. The other leaves (small ones, `f16` / `bf16`)
+//! are laid end to end into packed buckets of at most the bucket size; a
+//! leaf larger than what is left of a bucket continues in the next one.
+//! So every collective is bounded (buffers, and counts MPI can hold).
+//!
+//! Whether a leaf goes in place depends on its signature only, so every
+//! rank makes the same plan; a leaf planned in place whose memory is not
+//! contiguous on this rank (an array in another order, a candle tensor)
+//! travels through a copy in [`TreeBuckets::in_place`], with the same
+//! collective as on the other ranks.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -24,6 +36,19 @@ pub(crate) struct LeafSpec {
     pub elements: usize,
     pub wire: Wire,
     pub root: usize,
+}
+
+impl LeafSpec {
+    /// Whether this leaf is reduced in its own memory when in-place
+    /// buckets start at `min_bytes`: its elements are the wire's, and
+    /// there are at least `min_bytes` of them.
+    fn in_place(&self, min_bytes: usize) -> bool {
+        let native = match self.wire {
+            Wire::F32 => DType::F32,
+            Wire::F64 => DType::F64,
+        };
+        self.dtype == native && self.elements * self.wire.bytes() >= min_bytes
+    }
 }
 
 /// The wire a leaf of `dtype` travels as, or `None` for a dtype that is
@@ -59,9 +84,11 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
-    /// Lays out the leaves of `specs` into buckets of at most
-    /// `bucket_bytes` (at least one element each).
-    pub fn new(specs: Vec<Option<LeafSpec>>, bucket_bytes: usize) -> Plan {
+    /// Lays out the leaves of `specs`: those of at least `in_place_bytes`
+    /// whose elements are the wire's in buckets of their own, in place;
+    /// the others into packed buckets; every bucket of at most
+    /// `bucket_bytes` (at least one element).
+    pub fn new(specs: Vec<Option<LeafSpec>>, bucket_bytes: usize, in_place_bytes: usize) -> Plan {
         let mut order: Vec<usize> = (0..specs.len()).filter(|&i| specs[i].is_some()).collect();
         let key = |i: &usize| {
             let s = specs[*i].as_ref().expect("filtered to sent leaves");
@@ -70,34 +97,56 @@ impl Plan {
         order.sort_by_key(key);
         let mut buckets: Vec<Bucket> = Vec::new();
         let mut segments: Vec<Vec<Segment>> = Vec::new();
+        // The packed bucket being filled (in-place ones come between).
+        let mut open: Option<usize> = None;
         for i in order {
             let s = specs[i].as_ref().expect("filtered to sent leaves");
             let cap = (bucket_bytes / s.wire.bytes()).max(1);
-            let mut start = 0;
-            while start < s.elements {
-                let open = buckets
-                    .last()
-                    .filter(|b| b.wire == s.wire && b.root == s.root && b.len < cap);
-                if open.is_none() {
+            if s.in_place(in_place_bytes) {
+                for start in (0..s.elements).step_by(cap) {
+                    let len = (s.elements - start).min(cap);
                     buckets.push(Bucket {
                         wire: s.wire,
-                        len: 0,
+                        len,
                         root: s.root,
+                        in_place: true,
                     });
-                    segments.push(Vec::new());
-                }
-                let b = buckets.last_mut().expect("pushed above");
-                let len = (cap - b.len).min(s.elements - start);
-                segments
-                    .last_mut()
-                    .expect("pushed with the bucket")
-                    .push(Segment {
+                    segments.push(vec![Segment {
                         leaf: i,
                         start,
                         len,
-                        offset: b.len,
-                    });
-                b.len += len;
+                        offset: 0,
+                    }]);
+                }
+                continue;
+            }
+            let mut start = 0;
+            while start < s.elements {
+                let b = match open.filter(|&b| {
+                    let b = &buckets[b];
+                    b.wire == s.wire && b.root == s.root && b.len < cap
+                }) {
+                    Some(b) => b,
+                    None => {
+                        buckets.push(Bucket {
+                            wire: s.wire,
+                            len: 0,
+                            root: s.root,
+                            in_place: false,
+                        });
+                        segments.push(Vec::new());
+                        buckets.len() - 1
+                    }
+                };
+                open = Some(b);
+                let len = (cap - buckets[b].len).min(s.elements - start);
+                segments[b].push(Segment {
+                    leaf: i,
+                    start,
+                    len,
+                    offset: buckets[b].len,
+                });
+                buckets[b].len += len;
                 start += len;
             }
         }
@@ -293,6 +342,110 @@ where
         }
         Ok(())
     }
+
+    fn in_place(
+        &mut self,
+        k: usize,
+        result: bool,
+        collective: &mut dyn FnMut(BufMut<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let seg = match self.plan.segments[k][..] {
+            [seg] => seg,
+            _ => {
+                return Err(Error::custom(format!(
+                    "bucket {k} is not one piece of a leaf"
+                )))
+            }
+        };
+        let spec = self.plan.specs[seg.leaf]
+            .as_ref()
+            .expect("segments are of sent leaves");
+        let size = spec.wire.bytes();
+        let range = seg.start * size..(seg.start + seg.len) * size;
+        {
+            let mut leaves = pytree_std::leaves_mut(&mut *self.tree);
+            let Some(leaf) = leaves.get_mut(seg.leaf) else {
+                return Err(Error::custom(format!("the tree has no leaf {}", seg.leaf)));
+            };
+            // The leaf's own memory, where it is its elements in C order.
+            if let Some(mem) = <T::Leaf as TensorLeaf>::tensor_bytes_mut(leaf)
+                .filter(|mem| mem.len() == spec.elements * size)
+            {
+                let piece = &mut mem[range];
+                match spec.wire {
+                    Wire::F32 => {
+                        if let Some(xs) = f32::cast_mut(piece) {
+                            collective(BufMut::F32(&mut *xs))?;
+                            let divisor = self.divisor.filter(|_| result);
+                            if let Some(d) = divisor.map(|d| d as f32) {
+                                xs.iter_mut().for_each(|x| *x /= d);
+                            }
+                            return Ok(());
+                        }
+                    }
+                    Wire::F64 => {
+                        if let Some(xs) = f64::cast_mut(piece) {
+                            collective(BufMut::F64(&mut *xs))?;
+                            let divisor = self.divisor.filter(|_| result);
+                            if let Some(d) = divisor.map(|d| d as f64) {
+                                xs.iter_mut().for_each(|x| *x /= d);
+                            }
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+        }
+        // Not lendable on this rank: through a copy, as a packed bucket.
+        match spec.wire {
+            Wire::F32 => {
+                let mut buf = vec![0.0f32; seg.len];
+                self.fill(k, BufMut::F32(&mut buf))?;
+                collective(BufMut::F32(&mut buf))?;
+                if result {
+                    self.drain(k, BufRef::F32(&buf))?;
+                }
+            }
+            Wire::F64 => {
+                let mut buf = vec![0.0f64; seg.len];
+                self.fill(k, BufMut::F64(&mut buf))?;
+                collective(BufMut::F64(&mut buf))?;
+                if result {
+                    self.drain(k, BufRef::F64(&buf))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A wire's element type seen in a leaf's bytes.
+trait WireElement: Sized {
+    /// `bytes` (a leaf's little-endian elements, which
+    /// `tensor_bytes_mut` lends only on a little-endian machine) as
+    /// elements, where they are aligned for them (else `None`).
+    fn cast_mut(bytes: &mut [u8]) -> Option<&mut [Self]>;
+}
+
+impl WireElement for f32 {
+    fn cast_mut(bytes: &mut [u8]) -> Option<&mut [f32]> {
+        // SAFETY: every bit pattern of 4 bytes is an f32 (and every f32's
+        // bytes are u8s), so the middle part `align_to_mut` returns may be
+        // read and written as f32s; it covers the same memory as `bytes`,
+        // whose borrow it keeps. It is all of `bytes` only when the head
+        // and tail are empty, which is checked.
+        let (head, xs, tail) = unsafe { bytes.align_to_mut::<f32>() };
+        (head.is_empty() && tail.is_empty()).then_some(xs)
+    }
+}
+
+impl WireElement for f64 {
+    fn cast_mut(bytes: &mut [u8]) -> Option<&mut [f64]> {
+        // SAFETY: as for f32: every bit pattern of 8 bytes is an f64; the
+        // whole of `bytes` only when head and tail are empty (checked).
+        let (head, xs, tail) = unsafe { bytes.align_to_mut::<f64>() };
+        (head.is_empty() && tail.is_empty()).then_some(xs)
+    }
 }
 
 #[cfg(test)]
@@ -315,7 +468,11 @@ mod tests {
 
     #[test]
     fn leaves_are_laid_end_to_end_and_split_at_the_bucket_size() {
-        let plan = Plan::new(vec![spec(3, Wire::F32, 0), None, spec(6, Wire::F32, 0)], 16);
+        let plan = Plan::new(
+            vec![spec(3, Wire::F32, 0), None, spec(6, Wire::F32, 0)],
+            16,
+            usize::MAX,
+        );
         assert_eq!(
             plan.buckets.iter().map(|b| b.len).collect::<Vec<_>>(),
             [4, 4, 1]
@@ -357,6 +514,7 @@ mod tests {
                 spec(2, Wire::F32, 0),
             ],
             1 << 20,
+            usize::MAX,
         );
         let got: Vec<(usize, Wire, usize)> = plan
             .buckets
@@ -368,5 +526,139 @@ mod tests {
             [(0, Wire::F32, 2), (0, Wire::F64, 2), (1, Wire::F32, 2)]
         );
         assert_eq!(plan.segments[0][0].leaf, 2);
+    }
+
+    #[test]
+    fn large_leaves_of_the_wire_s_type_are_buckets_of_their_own_in_place() {
+        let f16 = Some(LeafSpec {
+            dtype: DType::F16,
+            shape: vec![8],
+            elements: 8,
+            wire: Wire::F32,
+            root: 0,
+        });
+        // In place from 16 bytes: leaf 1 (4 x f32), leaf 3 (2 x f64), not
+        // leaf 0 (3 x f32 = 12 bytes), leaf 4 (f16: 16 bytes, but not f32)
+        // nor leaf 5 (1 x f32).
+        let plan = Plan::new(
+            vec![
+                spec(3, Wire::F32, 0),
+                spec(4, Wire::F32, 0),
+                None,
+                spec(2, Wire::F64, 0),
+                f16,
+                spec(1, Wire::F32, 0),
+            ],
+            1 << 20,
+            16,
+        );
+        let got: Vec<(bool, Wire, usize)> = plan
+            .buckets
+            .iter()
+            .map(|b| (b.in_place, b.wire, b.len))
+            .collect();
+        // The packed bucket opened by leaf 0 takes leaves 4 and 5 after
+        // the in-place bucket of leaf 1.
+        assert_eq!(
+            got,
+            [
+                (false, Wire::F32, 12),
+                (true, Wire::F32, 4),
+                (true, Wire::F64, 2)
+            ]
+        );
+        assert_eq!(
+            plan.segments[0].iter().map(|s| s.leaf).collect::<Vec<_>>(),
+            [0, 4, 5]
+        );
+        assert_eq!(
+            plan.segments[1],
+            [Segment {
+                leaf: 1,
+                start: 0,
+                len: 4,
+                offset: 0
+            }]
+        );
+        // A leaf over the bucket size is several in-place buckets.
+        let plan = Plan::new(vec![spec(11, Wire::F32, 0)], 16, 0);
+        assert_eq!(
+            plan.buckets
+                .iter()
+                .map(|b| (b.in_place, b.len))
+                .collect::<Vec<_>>(),
+            [(true, 4), (true, 4), (true, 3)]
+        );
+        assert_eq!(
+            plan.segments[2],
+            [Segment {
+                leaf: 0,
+                start: 8,
+                len: 3,
+                offset: 0
+            }]
+        );
+    }
+
+    #[test]
+    fn an_in_place_bucket_lends_the_leaf_s_memory_or_a_copy_of_it() {
+        use pytree_std::ndarray::{Array2, ShapeBuilder};
+        use pytree_std::AnyArray;
+        let values = |(i, j): (usize, usize)| (i * 3 + j) as f32;
+        let c = Array2::from_shape_fn((2, 3), values).into_dyn();
+        let f = Array2::from_shape_fn((2, 3).f(), values).into_dyn();
+        assert!(f.as_slice().is_none());
+        let mut tree = vec![AnyArray::from(c.clone()), AnyArray::from(f)];
+        let memory = match &tree[0] {
+            AnyArray::F32(a) => a.as_ptr(),
+            _ => unreachable!(),
+        };
+        let spec = Some(LeafSpec {
+            dtype: DType::F32,
+            shape: vec![2, 3],
+            elements: 6,
+            wire: Wire::F32,
+            root: 0,
+        });
+        let plan = Plan::new(vec![spec.clone(), spec], 1 << 20, 0);
+        assert!(plan.buckets.iter().all(|b| b.in_place && b.len == 6));
+        // A "sum over three ranks" (each value times 3), then the mean
+        // over two: the leaf holds 1.5 times its values, in C order.
+        let mut lent = Vec::new();
+        let mut buckets = TreeBuckets::new(&mut tree, &plan, Some(2));
+        for k in 0..2 {
+            buckets
+                .in_place(k, true, &mut |buf| {
+                    let BufMut::F32(xs) = buf else {
+                        panic!("an f32 bucket")
+                    };
+                    lent.push(xs.as_ptr());
+                    assert_eq!(xs, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+                    xs.iter_mut().for_each(|x| *x *= 3.0);
+                    Ok(())
+                })
+                .unwrap();
+        }
+        let want = AnyArray::from(c.mapv(|x| x * 1.5));
+        assert_eq!(tree, [want.clone(), want]);
+        // The C-order leaf's own memory; the Fortran-order one a copy.
+        assert_eq!(lent[0], memory);
+        assert_ne!(lent[1], lent[0]);
+        // No result on this rank: nothing divided, nothing written back.
+        let mut buckets = TreeBuckets::new(&mut tree, &plan, Some(2));
+        for k in 0..2 {
+            buckets
+                .in_place(k, false, &mut |buf| {
+                    if let BufMut::F32(xs) = buf {
+                        xs.iter_mut().for_each(|x| *x = -1.0);
+                    }
+                    Ok(())
+                })
+                .unwrap();
+        }
+        // (The collective wrote into the lent memory itself; a copy's
+        // writes are dropped.)
+        assert_eq!(tree[0], AnyArray::from(c.mapv(|_| -1.0f32)));
+        assert_eq!(tree[1], AnyArray::from(c.mapv(|x| x * 1.5)));
     }
 }

@@ -48,8 +48,10 @@ pub(crate) enum Owner {
 /// the unsharded norm, bit for bit.
 ///
 /// A step: the gradients are averaged, each rank steps its shard, and the
-/// parameters are all-gathered (each owner broadcasts its leaves:
-/// `MPI_Ibcast` per bucket, buckets grouped by owner). The average is an
+/// parameters are all-gathered (each owner broadcasts its leaves: a
+/// large leaf from its own memory into the others', `MPI_Bcast` per
+/// piece, the small ones packed, `MPI_Ibcast` per bucket, buckets grouped
+/// by owner). The average is an
 /// all-reduce rather than a reduce-scatter (a reduce of each bucket to its
 /// owner, [`Flow::SumToRoot`](crate::Flow::SumToRoot)): on Open MPI 4.1.4,
 /// `MPI_Ireduce` took 3.6 to 5.0 s for GPT-2 small's gradient where

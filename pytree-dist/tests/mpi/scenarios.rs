@@ -8,7 +8,7 @@ use pytree_dist::checkpoint::INDEX;
 use pytree_dist::{Dist, Zero1};
 use pytree_optim::{adam, adamw, chain, clip_by_global_norm, GradientTransformation, Mask};
 use pytree_std::checkpoint::{self, Checkpoint};
-use pytree_std::ndarray::Array1;
+use pytree_std::ndarray::{s, Array1, Array2, ArrayD, ShapeBuilder};
 use pytree_std::AnyArray;
 use pytree_std::{Error, KeyPath};
 
@@ -17,6 +17,7 @@ use super::{combine, ensure, model, Model};
 /// The scenarios that must succeed, at any world size.
 pub const PASSING: &[&str] = &[
     "collectives",
+    "in_place",
     "disagreements",
     "broadcast",
     "replicas",
@@ -28,6 +29,7 @@ pub fn run(name: &str) -> ExitCode {
     let name = name.to_string();
     pytree_dist::run(move |dist| match name.as_str() {
         "collectives" => collectives(dist),
+        "in_place" => in_place(dist),
         "disagreements" => disagreements(dist),
         "broadcast" => broadcast(dist),
         "replicas" => replicas(dist),
@@ -102,6 +104,148 @@ fn collectives(dist: &Dist) -> Result<(), Error> {
         g.layers[0] == model(r, SIZES).layers[0] && g.scale == model(r, SIZES).scale,
         "masked-out leaves kept"
     );
+    Ok(())
+}
+
+/// `m` with two leaves in a memory that is not C-contiguous (same values):
+/// `.layers[0].w` in Fortran order and `.layers[1].b` a strided view's
+/// owner, so that a leaf planned in place goes through a copy on this
+/// rank while other ranks lend their own memory.
+fn not_contiguous(mut m: Model) -> Model {
+    if let AnyArray::F32(w) = &m.layers[0].w {
+        let w = w
+            .clone()
+            .into_dimensionality::<pytree_std::ndarray::Ix2>()
+            .expect("2-d");
+        let f = Array2::from_shape_fn(w.dim().f(), |ij| w[ij]);
+        assert!(f.as_slice().is_none());
+        m.layers[0].w = f.into_dyn().into();
+    }
+    if let AnyArray::F32(b) = &m.layers[1].b {
+        let values: Vec<f32> = b.iter().copied().collect();
+        let wide = Array1::from_shape_fn(2 * values.len(), |i| {
+            if i % 2 == 0 {
+                values[i / 2]
+            } else {
+                -1.0
+            }
+        });
+        let strided = wide.slice_move(s![..;2]);
+        assert!(strided.as_slice().is_none());
+        m.layers[1].b = strided.into_dyn().into();
+    }
+    m
+}
+
+/// Leaves reduced in their own memory (in-place buckets: `MPI_IN_PLACE`)
+/// beside packed ones, at several in-place and bucket sizes: f32 and f64
+/// leaves above the size in place, those below and the f16 leaf packed,
+/// the i64 leaf left alone; masked; reduced to one rank; leaves that are
+/// not contiguous on odd ranks (and alone), so that one rank copies where
+/// another lends its memory; a leaf of 1.2 MB at the default sizes.
+/// Integer-valued data: every result exact.
+fn in_place(dist: &Dist) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    let odd = r % 2 == 1 || n == 1;
+    let mine = |r: usize| {
+        let m = model(r, SIZES);
+        if odd {
+            not_contiguous(m)
+        } else {
+            m
+        }
+    };
+    // The leaves' bytes: w 120 and 60, b 20 and 12, scale (f64) 8, half
+    // (f16) 10. In place from 0: every f32/f64 leaf; from 16: both w and
+    // the first b; from 64: the first w only.
+    for (bucket, from) in [
+        (pytree_dist::DEFAULT_BUCKET_BYTES, 0),
+        (pytree_dist::DEFAULT_BUCKET_BYTES, 16),
+        (20, 16),
+        (20, 64),
+        (12, 8),
+        (20, usize::MAX),
+    ] {
+        let dist = dist.with_sizes(bucket, from);
+        for step in 0..2 {
+            let mut g = mine(r);
+            dist.all_reduce_mean(&mut g)?;
+            let want = expected(n, r, false);
+            ensure!(
+                g == want,
+                "buckets {bucket}, in place from {from}, step {step}: mean: {g:?} != {want:?}"
+            );
+            ensure!(
+                g.ids == model(r, SIZES).ids,
+                "integer leaves are left alone"
+            );
+            let mut s = mine(r);
+            dist.all_reduce_sum(&mut s)?;
+            ensure!(
+                s == expected(n, r, true),
+                "buckets {bucket}, in place from {from}: sum"
+            );
+        }
+        // Only `.layers[1]` is sent (its w in place from <= 60 bytes).
+        let mask = Mask::new(|p: &KeyPath| p.to_string().starts_with(".layers[1]"));
+        let mut g = mine(r);
+        dist.all_reduce_mean_masked(&mut g, &mask)?;
+        let want = expected(n, r, false);
+        ensure!(
+            g.layers[1] == want.layers[1]
+                && g.layers[0] == model(r, SIZES).layers[0]
+                && g.scale == model(r, SIZES).scale
+                && g.half == model(r, SIZES).half,
+            "in place from {from}, masked: {g:?}"
+        );
+        // Onto the last rank only: the others keep their tree.
+        let mut g = mine(r);
+        dist.reduce_mean(&mut g, n - 1)?;
+        let want = if r == n - 1 {
+            expected(n, r, false)
+        } else {
+            model(r, SIZES)
+        };
+        ensure!(
+            g == want,
+            "in place from {from}, reduce_mean to rank {}: {g:?} != {want:?}",
+            n - 1
+        );
+    }
+    // At the default sizes: a 1.2 MB f32 leaf in place, a 2.4 MB f64
+    // one, a small f32 one packed.
+    let big = |r: usize| -> Vec<AnyArray> {
+        vec![
+            Array1::from_shape_fn(300_000, |i| ((i * 7 + r * 3) % 13) as f32)
+                .into_dyn()
+                .into(),
+            ArrayD::from_shape_fn(vec![600, 500], |i| ((i[0] + i[1] * 5 + r) % 17) as f64).into(),
+            Array1::from_elem(7, r as f32 + 0.5).into_dyn().into(),
+        ]
+    };
+    let mut g = big(r);
+    dist.all_reduce_sum(&mut g)?;
+    let want: Vec<AnyArray> = (0..3)
+        .map(|leaf| match leaf {
+            1 => (0..n)
+                .map(|q| match &big(q)[1] {
+                    AnyArray::F64(a) => a.clone(),
+                    _ => unreachable!(),
+                })
+                .reduce(|a, b| a + b)
+                .expect("one rank at least")
+                .into(),
+            _ => (0..n)
+                .map(|q| match &big(q)[leaf] {
+                    AnyArray::F32(a) => a.clone(),
+                    _ => unreachable!(),
+                })
+                .reduce(|a, b| a + b)
+                .expect("one rank at least")
+                .into(),
+        })
+        .collect();
+    ensure!(g == want, "the default sizes: a leaf of 1.2 MB in place");
     Ok(())
 }
 
@@ -191,6 +335,18 @@ fn disagreements(dist: &Dist) -> Result<(), Error> {
         .map(|e| e.to_string())
         .unwrap_or_default();
     ensure!(err.contains("byte buckets"), "bucket size: {err}");
+    // So are in-place sizes.
+    let other = dist.with_sizes(64, if r == last { 0 } else { 8 });
+    let mut v = vec![1.0f32, 2.0];
+    let err = other
+        .all_reduce_mean(&mut v)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    ensure!(
+        err.contains("in place from 0 bytes") && err.contains("in place from 8 bytes"),
+        "in-place size: {err}"
+    );
     // And the job goes on: the next collective is right.
     let mut g = model(r, SIZES);
     dist.all_reduce_mean(&mut g)?;
@@ -335,17 +491,27 @@ fn bytes<T: pytree_std::Flatten<pytree_std::Std, Leaf = AnyArray>>(tree: &T) -> 
 fn zero1(dist: &Dist) -> Result<(), Error> {
     let (r, n) = (dist.rank(), dist.size());
     let opt = optimizer();
+    let (want, state) = unsharded(&[n; 4])?;
+    // Every leaf in place too: the gradients all-reduced and the
+    // parameters broadcast from their owners in the leaves' memory.
+    let all_in_place = dist.with_sizes(64, 0);
+    for (how, dist) in [("packed", dist), ("in place", &all_in_place)] {
+        let mut params = model(100, SIZES);
+        let mut zero = Zero1::new(dist, opt.clone(), &params)?;
+        for s in 0..4 {
+            zero.step(&mut params, &mut grads(r, s))?;
+            dist.check_replicated(&params)?;
+        }
+        ensure!(
+            params == want,
+            "zero1 ({how}) on {n} ranks != unsharded: {params:?} != {want:?}"
+        );
+    }
     let mut params = model(100, SIZES);
     let mut zero = Zero1::new(dist, opt.clone(), &params)?;
     for s in 0..4 {
         zero.step(&mut params, &mut grads(r, s))?;
-        dist.check_replicated(&params)?;
     }
-    let (want, state) = unsharded(&[n; 4])?;
-    ensure!(
-        params == want,
-        "zero1 on {n} ranks != unsharded: {params:?} != {want:?}"
-    );
     let (mine, whole) = (
         bytes(&zero.state().1.mu) + bytes(&zero.state().1.nu),
         bytes(&state.1.mu) + bytes(&state.1.nu),
@@ -463,13 +629,16 @@ fn checkpoint_failed(dist: &Dist) -> Result<(), Error> {
         Checkpoint::open(dir.join(INDEX)).is_ok(),
         "the first save is complete"
     );
+    // Every rank has read the complete checkpoint before the last one
+    // breaks its shard.
+    dist.check_replicated(&params)?;
     let blocked = dir.join(pytree_dist::checkpoint::shard_name(n - 1, n));
     if dist.rank() == n - 1 {
         std::fs::remove_file(&blocked).ok();
         std::fs::create_dir_all(blocked.join("in-the-way"))
             .map_err(|e| Error::custom(e.to_string()))?;
     }
-    dist.check_replicated(&params)?; // every rank waits for that
+    dist.check_replicated(&params)?; // and every rank waits for that
     let err = pytree_dist::checkpoint::save(dist, &dir, &params)
         .err()
         .map(|e| e.to_string())
