@@ -341,7 +341,8 @@ fn any_array_seeds() -> Vec<Vec<u8>> {
     ]);
     let mut real = vec![0u8];
     real.extend(pytree_std::checkpoint::to_bytes(&arrays).unwrap());
-    let mut unnamed = vec![0u8 | 4 | 8];
+    // File 0 (the bytes as they are), with convert_floats (4) and allow_unused (8).
+    let mut unnamed = vec![4u8 | 8];
     unnamed.extend(file_without_treedef(&[
         ("a", "F16", &[2]),
         ("b", "I64", &[1, 1]),

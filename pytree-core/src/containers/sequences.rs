@@ -70,7 +70,10 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Vec<T> {
         // (`unwind.rs`).
         ensure_stack(|| {
             let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(self.len()));
-            let mut rest = Unwinding::elements::<Ns>(self.into_iter());
+            // The iterator is held (not the collection): what it has not yet
+            // yielded is what a panic leaves to drop.
+            let iter = self.into_iter();
+            let mut rest = Unwinding::elements::<Ns>(iter);
             while let Some(x) = rest.get_mut().next() {
                 let y = x.map_leaves(f);
                 done.get_mut().push(y);
@@ -149,7 +152,10 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
         // Held in guards as `Vec`'s are (a panic in `f` drops deep
         // elements with a walk).
         let mut done = Unwinding::elements::<Ns>(VecDeque::with_capacity(self.len()));
-        let mut rest = Unwinding::elements::<Ns>(self.into_iter());
+        // The iterator is held (not the collection): what it has not yet
+        // yielded is what a panic leaves to drop.
+        let iter = self.into_iter();
+        let mut rest = Unwinding::elements::<Ns>(iter);
         while let Some(x) = rest.get_mut().next() {
             let y = x.map_leaves(f);
             done.get_mut().push_back(y);
@@ -202,7 +208,10 @@ impl<Ns: StdContainers, T: Flatten<Ns>, const N: usize> Flatten<Ns> for [T; N] {
         sink.node(NodeRef::Seq(N));
         // The elements not handed on yet are held in a guard (a sink
         // that panics drops deep elements with a walk).
-        let mut rest = Unwinding::elements::<Ns>(self.into_iter());
+        // The iterator is held (not the collection): what it has not yet
+        // yielded is what a panic leaves to drop.
+        let iter = self.into_iter();
+        let mut rest = Unwinding::elements::<Ns>(iter);
         let mut i = 0;
         while let Some(x) = rest.get_mut().next() {
             sink.enter(KeyRef::Index(i));
@@ -255,7 +264,10 @@ impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; 
         // elements with a walk): the mapped elements in a `Vec` of
         // exactly `N`, then moved into the array.
         let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(N));
-        let mut rest = Unwinding::elements::<Ns>(self.into_iter());
+        // The iterator is held (not the collection): what it has not yet
+        // yielded is what a panic leaves to drop.
+        let iter = self.into_iter();
+        let mut rest = Unwinding::elements::<Ns>(iter);
         while let Some(x) = rest.get_mut().next() {
             let y = x.map_leaves(f);
             done.get_mut().push(y);

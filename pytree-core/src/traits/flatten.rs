@@ -210,7 +210,10 @@ pub trait Flatten<Ns>: Sized {
         // The elements not handed on yet are held in a guard, so that a
         // sink that panics drops deep elements with a walk (`unwind.rs`);
         // taken back (empty) at the end, it costs nothing.
-        let mut items = Unwinding::elements::<Ns>(items.into_iter());
+        // The iterator is held (not the collection): what it has not yet
+        // yielded is what a panic leaves to drop.
+        let iter = items.into_iter();
+        let mut items = Unwinding::elements::<Ns>(iter);
         let Some(first) = items.get_mut().next() else {
             drop(items.take());
             return;

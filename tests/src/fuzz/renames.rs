@@ -114,7 +114,7 @@ pub fn renames(data: &[u8]) {
             let kind = input.byte();
             let from = text(&mut input, &RULE_TEXTS);
             let to = text(&mut input, &RULE_TEXTS);
-            if kind % 2 == 0 {
+            if kind.is_multiple_of(2) {
                 Rule::Prefix(from, to)
             } else {
                 Rule::Pattern(from, to)
