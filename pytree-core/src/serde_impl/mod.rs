@@ -74,7 +74,7 @@ type SchemaIndex = std::collections::HashMap<*const Schema, usize>;
 
 /// The whole document, as written (`read.rs` reads it): the schemas the
 /// records use, then the records. The records are written one by one as
-/// they are converted (see [`Records`]), so writing holds the output and
+/// they are converted (see `Records`), so writing holds the output and
 /// one record's conversion, not a copy of every record.
 impl Serialize for TreeDef {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {

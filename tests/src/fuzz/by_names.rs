@@ -7,7 +7,7 @@
 //! options (the other bits):
 //!
 //! - `0`: the rest of the bytes are the file, as they are;
-//! - `1`: a file is built from the bytes that follow ([`tensors_file`]):
+//! - `1`: a file is built from the bytes that follow (`tensors_file`):
 //!   up to 12 tensors, each a name of one to four segments from a
 //!   vocabulary of the names a model uses and names a loader must refuse
 //!   (`layers.0.w`, `model.layer.1.b`, `layers.-1.w`,
