@@ -48,9 +48,11 @@ use pytree_optim::{adam, GradientTransformation};
 use pytree_std::ndarray::Array1;
 use pytree_std::Error;
 
+/// The median; NaN for no figures (a rank that timed nothing: only rank
+/// 0 times the one-process Adam step, and only rank 0 prints).
 fn median(mut xs: Vec<f64>) -> f64 {
     xs.sort_by(f64::total_cmp);
-    xs[xs.len() / 2]
+    xs.get(xs.len() / 2).copied().unwrap_or(f64::NAN)
 }
 
 fn bytes(tree: &Gpt2) -> usize {
