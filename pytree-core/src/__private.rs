@@ -507,9 +507,7 @@ pub fn check_signatures<Ns, L: Leaf<Ns>, const N: usize>(
     let mine = L::signature(leaf);
     for (j, other) in others.iter().enumerate() {
         let theirs = L::signature(other);
-        if let Some(err) =
-            crate::leaf::signature::signature_mismatch(mine.as_ref(), theirs.as_ref())
-        {
+        if let Some(err) = crate::error::signature_mismatch(mine.as_ref(), theirs.as_ref()) {
             return Err(err.in_tree(j + 1));
         }
     }

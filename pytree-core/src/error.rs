@@ -469,3 +469,25 @@ impl PartialEq for LeafFnError {
 }
 
 impl Eq for LeafFnError {}
+
+/// The error for two leaves whose signatures differ, if both have one and
+/// they differ (leaves that say nothing about themselves always match).
+#[cold]
+pub(crate) fn signature_mismatch_error(expected: &Signature, found: &Signature) -> Error {
+    Error::new(ErrorKind::SignatureMismatch {
+        expected: expected.clone(),
+        found: found.clone(),
+    })
+}
+
+/// `Some(error)` when both leaves describe themselves and differ.
+#[inline]
+pub(crate) fn signature_mismatch(
+    expected: Option<&Signature>,
+    found: Option<&Signature>,
+) -> Option<Error> {
+    match (expected, found) {
+        (Some(e), Some(f)) if e != f => Some(signature_mismatch_error(e, f)),
+        _ => None,
+    }
+}

@@ -9,8 +9,6 @@ use alloc::vec::Vec;
 use core::any::TypeId;
 use core::fmt;
 
-use crate::error::{Error, ErrorKind};
-
 /// The element type of a leaf.
 ///
 /// ```
@@ -257,48 +255,4 @@ impl fmt::Display for Signature {
         }
         Ok(())
     }
-}
-
-/// The error for two leaves whose signatures differ, if both have one and
-/// they differ (leaves that say nothing about themselves always match).
-#[cold]
-pub(crate) fn signature_mismatch_error(expected: &Signature, found: &Signature) -> Error {
-    Error::new(ErrorKind::SignatureMismatch {
-        expected: expected.clone(),
-        found: found.clone(),
-    })
-}
-
-/// `Some(error)` when both leaves describe themselves and differ.
-#[inline]
-pub(crate) fn signature_mismatch(
-    expected: Option<&Signature>,
-    found: Option<&Signature>,
-) -> Option<Error> {
-    match (expected, found) {
-        (Some(e), Some(f)) if e != f => Some(signature_mismatch_error(e, f)),
-        _ => None,
-    }
-}
-
-/// For the leaves that one function call receives from several trees
-/// (`Treelize`): every leaf with a shape (not a scalar, not a leaf that
-/// says nothing) must have the same shape; element types may differ, and
-/// a scalar goes with any shape (it is broadcast). On a mismatch, the
-/// index of the offending input and the error.
-pub(crate) fn check_call_shapes(sigs: &[Option<Signature>]) -> Result<(), (usize, Error)> {
-    let mut first: Option<&Signature> = None;
-    for (j, sig) in sigs.iter().enumerate() {
-        let Some(sig) = sig.as_ref().filter(|s| !s.shape().is_empty()) else {
-            continue;
-        };
-        match first {
-            None => first = Some(sig),
-            Some(f) if f.shape() != sig.shape() => {
-                return Err((j, signature_mismatch_error(f, sig)))
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(())
 }

@@ -12,8 +12,9 @@
 use alloc::string::ToString;
 use alloc::vec::Vec;
 
+use crate::error::signature_mismatch;
 use crate::error::{Error, ErrorKind};
-use crate::leaf::signature::{signature_mismatch, Signature};
+use crate::leaf::signature::Signature;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::{KeyEntry, KeyPath, KeyRef};

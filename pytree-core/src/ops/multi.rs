@@ -68,7 +68,7 @@ pub(crate) fn signature_mismatches<Ns, T: Flatten<Ns>>(
                 <T::Leaf as crate::Leaf<Ns>>::signature(x),
                 <T::Leaf as crate::Leaf<Ns>>::signature(y),
             );
-            if let Some(e) = crate::leaf::signature::signature_mismatch(sx.as_ref(), sy.as_ref()) {
+            if let Some(e) = crate::error::signature_mismatch(sx.as_ref(), sy.as_ref()) {
                 out.push(e.under(path).in_tree(tree));
             }
         };

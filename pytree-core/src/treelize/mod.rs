@@ -12,8 +12,9 @@ use core::marker::PhantomData;
 
 use alloc::vec::Vec;
 
+use crate::error::signature_mismatch_error;
 use crate::error::Error;
-use crate::leaf::signature::{check_call_shapes, Signature};
+use crate::leaf::signature::Signature;
 use crate::leaf::{Leaf, LeafRef};
 use crate::ops::graft::graft;
 use crate::ops::{leaves, structure, unflatten};
@@ -548,4 +549,26 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
         let (leaves, def) = graft::<Ns, V>(&plan.def, out)?;
         unflatten::<Ns, U, _>(&def, leaves)
     }
+}
+
+/// For the leaves that one function call receives from several trees
+/// (`Treelize`): every leaf with a shape (not a scalar, not a leaf that
+/// says nothing) must have the same shape; element types may differ, and
+/// a scalar goes with any shape (it is broadcast). On a mismatch, the
+/// index of the offending input and the error.
+pub(crate) fn check_call_shapes(sigs: &[Option<Signature>]) -> Result<(), (usize, Error)> {
+    let mut first: Option<&Signature> = None;
+    for (j, sig) in sigs.iter().enumerate() {
+        let Some(sig) = sig.as_ref().filter(|s| !s.shape().is_empty()) else {
+            continue;
+        };
+        match first {
+            None => first = Some(sig),
+            Some(f) if f.shape() != sig.shape() => {
+                return Err((j, signature_mismatch_error(f, sig)))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
