@@ -11,6 +11,24 @@ use crate::kernel::Exec;
 use crate::mask::LeafMask;
 use crate::op::ElementOp;
 
+/// The shape every one of `shapes` has (`None` for no shapes), or an
+/// error naming the first that differs from the first: the check every
+/// `zip_elements` makes before it touches an element.
+pub(crate) fn common_shape<S: PartialEq + core::fmt::Debug>(
+    mut shapes: impl Iterator<Item = S>,
+    what: &str,
+) -> Result<Option<S>, Error> {
+    let Some(shape) = shapes.next() else {
+        return Ok(None);
+    };
+    match shapes.find(|s| *s != shape) {
+        Some(odd) => Err(Error::custom(format!(
+            "{what} shape mismatch: expected {shape:?}, found {odd:?}"
+        ))),
+        None => Ok(Some(shape)),
+    }
+}
+
 /// A leaf whose elements are floats an optimizer can read and write: the
 /// one trait between the optimizers and the leaf types. Every
 /// transformation is written with these three functions, so it is written
@@ -291,7 +309,7 @@ mod arrays {
     use pytree_std::ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, ShapeBuilder};
     use pytree_std::Error;
 
-    use super::{all_some, zip_element_iters, FloatLeaf};
+    use super::{all_some, common_shape, zip_element_iters, FloatLeaf};
     use crate::element::FloatElement;
     use crate::kernel::{sum_slice, zip_slices, Exec};
 
@@ -312,20 +330,9 @@ mod arrays {
         where
             F: Fn([&mut A::Compute; N], [A::Compute; M]) + Sync,
         {
-            let shape = match (muts.first(), refs.first()) {
-                (Some(m), _) => m.shape(),
-                (None, Some(r)) => r.shape(),
-                (None, None) => return Ok(()),
-            };
-            if let Some(odd) = muts
-                .iter()
-                .map(|m| m.shape())
-                .chain(refs.iter().map(|r| r.shape()))
-                .find(|s| *s != shape)
-            {
-                return Err(Error::custom(format!(
-                    "array shape mismatch: expected {shape:?}, found {odd:?}"
-                )));
+            let shapes = muts.iter().map(|m| m.shape());
+            if common_shape(shapes.chain(refs.iter().map(|r| r.shape())), "array")?.is_none() {
+                return Ok(());
             }
             let standard = muts.iter().all(|m| m.is_standard_layout())
                 && refs.iter().all(|r| r.is_standard_layout());

@@ -38,7 +38,7 @@ use pytree_std::Error;
 
 use crate::element::FloatElement;
 use crate::kernel::{sum_slice, zip_slices, Exec};
-use crate::leaf::{all_some, zip_element_iters, FloatLeaf};
+use crate::leaf::{all_some, common_shape, zip_element_iters, FloatLeaf};
 
 /// The elements of a view whose memory is one run in column order, as a
 /// slice; `None` for a view with other strides.
@@ -81,20 +81,9 @@ impl<T: FloatElement + Scalar + Default> FloatLeaf for DMatrix<T> {
     where
         F: Fn([&mut T::Compute; N], [T::Compute; M]) + Sync,
     {
-        let shape = match (muts.first(), refs.first()) {
-            (Some(m), _) => m.shape(),
-            (None, Some(r)) => r.shape(),
-            (None, None) => return Ok(()),
-        };
-        if let Some(odd) = muts
-            .iter()
-            .map(|m| m.shape())
-            .chain(refs.iter().map(|r| r.shape()))
-            .find(|s| *s != shape)
-        {
-            return Err(Error::custom(format!(
-                "matrix shape mismatch: expected {shape:?}, found {odd:?}"
-            )));
+        let shapes = muts.iter().map(|m| m.shape());
+        if common_shape(shapes.chain(refs.iter().map(|r| r.shape())), "matrix")?.is_none() {
+            return Ok(());
         }
         let contiguous = muts.iter().all(|m| m.data.is_contiguous())
             && refs.iter().all(|r| r.data.is_contiguous());
