@@ -36,24 +36,37 @@ pub trait Ravel<A>: Leaf<Std> {
     fn unravel_from(like: &Signature, data: &[A]) -> Result<Self, Error>;
 }
 
+/// `Ravel<T> for T` for scalar leaf types: one element, itself (also
+/// used by `impls/half.rs` for `f16` and `bf16`).
 macro_rules! ravel_scalars {
     ($($t:ty),* $(,)?) => {$(
-        impl Ravel<$t> for $t {
+        impl $crate::ravel::Ravel<$t> for $t {
             #[inline]
-            fn ravel_into(leaf: &$t, out: &mut Vec<$t>) -> Result<(), Error> {
+            fn ravel_into(
+                leaf: &$t,
+                out: &mut ::std::vec::Vec<$t>,
+            ) -> ::core::result::Result<(), ::pytree_core::Error> {
                 out.push(*leaf);
                 Ok(())
             }
             #[inline]
-            fn unravel_from(_like: &Signature, data: &[$t]) -> Result<Self, Error> {
+            fn unravel_from(
+                _like: &::pytree_core::Signature,
+                data: &[$t],
+            ) -> ::core::result::Result<Self, ::pytree_core::Error> {
                 match data {
                     [x] => Ok(*x),
-                    _ => Err(Error::new(ErrorKind::LengthMismatch { expected: 1, found: data.len() })),
+                    _ => Err(::pytree_core::Error::new(::pytree_core::ErrorKind::LengthMismatch {
+                        expected: 1,
+                        found: data.len(),
+                    })),
                 }
             }
         }
     )*};
 }
+#[cfg(feature = "half")]
+pub(crate) use ravel_scalars;
 
 ravel_scalars!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool);
 

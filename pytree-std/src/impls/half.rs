@@ -1,12 +1,21 @@
 //! `half::f16` and `half::bf16` as scalar leaves (feature `half`), lent by
 //! reference like the primitive floats, with the 0-d signatures `f16[]`
 //! and `bf16[]`; `ApproxEq` compares them as `f32`; each ravels as one
-//! element of its own type.
+//! element of its own type:
+//!
+//! ```
+//! use pytree_std::half::{bf16, f16};
+//! let t = (f16::from_f32(1.5), vec![f16::from_f32(2.0)]);
+//! let (flat, plan) = pytree_std::ravel::ravel(&t)?;
+//! assert_eq!(flat, [f16::from_f32(1.5), f16::from_f32(2.0)]);
+//! assert_eq!(plan.unravel(&flat)?, t);
+//! let (flat, _) = pytree_std::ravel::ravel(&[bf16::ONE])?;
+//! assert_eq!(flat, [bf16::ONE]);
+//! # Ok::<(), pytree_std::Error>(())
+//! ```
 
 use half::{bf16, f16};
-use pytree_core::{Error, ErrorKind, Signature};
 
-use crate::ravel::Ravel;
 use crate::{tree_equal::ApproxEq, tree_equal::Tolerance};
 
 leaf_by_reference!(scalar f16 => pytree_core::DType::F16);
@@ -44,34 +53,5 @@ impl ApproxEq for bf16 {
     }
 }
 
-/// One element of its own type, as the primitive floats ravel.
-///
-/// ```
-/// use pytree_std::half::{bf16, f16};
-/// let t = (f16::from_f32(1.5), vec![f16::from_f32(2.0)]);
-/// let (flat, plan) = pytree_std::ravel::ravel(&t)?;
-/// assert_eq!(flat, [f16::from_f32(1.5), f16::from_f32(2.0)]);
-/// assert_eq!(plan.unravel(&flat)?, t);
-/// let (flat, _) = pytree_std::ravel::ravel(&[bf16::ONE])?;
-/// assert_eq!(flat, [bf16::ONE]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-macro_rules! ravel_half {
-    ($($t:ty),*) => {$(
-        impl Ravel<$t> for $t {
-            #[inline]
-            fn ravel_into(leaf: &$t, out: &mut Vec<$t>) -> Result<(), Error> {
-                out.push(*leaf);
-                Ok(())
-            }
-            #[inline]
-            fn unravel_from(_like: &Signature, data: &[$t]) -> Result<Self, Error> {
-                match data {
-                    [x] => Ok(*x),
-                    _ => Err(Error::new(ErrorKind::LengthMismatch { expected: 1, found: data.len() })),
-                }
-            }
-        }
-    )*};
-}
-ravel_half!(f16, bf16);
+// One element of its own type, as the primitive floats ravel.
+crate::ravel::ravel_scalars!(f16, bf16);
