@@ -14,6 +14,7 @@ use crate::op::ElementOp;
 /// The shape every one of `shapes` has (`None` for no shapes), or an
 /// error naming the first that differs from the first: the check every
 /// `zip_elements` makes before it touches an element.
+#[cfg(any(feature = "ndarray", feature = "nalgebra"))]
 pub(crate) fn common_shape<S: PartialEq + core::fmt::Debug>(
     mut shapes: impl Iterator<Item = S>,
     what: &str,
