@@ -241,3 +241,10 @@ impl Variant<'_> {
         self.fields.iter().filter(|f| f.is_static.is_some())
     }
 }
+
+/// `<Self as Flatten<Ns>>::Leaf`, the container's leaf type in generated
+/// code. Never `Self::Leaf`: in an enum with a variant named `Leaf` that
+/// path is ambiguous (a hard error, rust#57644).
+pub fn self_leaf(krate: &syn::Path, ns: &syn::Path) -> TokenStream {
+    quote!(<Self as #krate::Flatten<#ns>>::Leaf)
+}

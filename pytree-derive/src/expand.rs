@@ -14,7 +14,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::DeriveInput;
 
-use crate::ast::{Container, Field, Variant};
+use crate::ast::{self_leaf, Container, Field, Variant};
 use crate::attr::ContainerAttrs;
 use crate::bound::{self, Trait};
 use crate::fallback;
@@ -68,13 +68,6 @@ fn expand(c: &Container<'_>) -> TokenStream {
             #(#impls)*
         };
     }
-}
-
-/// `<Self as Flatten<Ns>>::Leaf`, the container's leaf type in generated
-/// code. Never `Self::Leaf`: in an enum with a variant named `Leaf` that
-/// path is ambiguous (a hard error, rust#57644).
-pub fn self_leaf(krate: &syn::Path, ns: &syn::Path) -> TokenStream {
-    quote!(<Self as #krate::Flatten<#ns>>::Leaf)
 }
 
 /// The name of variant `i`'s schema static.

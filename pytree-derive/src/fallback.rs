@@ -13,7 +13,7 @@ pub fn expand(input: &DeriveInput, krate: &syn::Path, namespaces: &[syn::Path]) 
     let ident = &input.ident;
     let (impl_generics, ty_generics, where_clause) = input.generics.split_for_impl();
     let impls = namespaces.iter().map(|ns| {
-        let self_leaf = crate::expand::self_leaf(krate, ns);
+        let self_leaf = crate::ast::self_leaf(krate, ns);
         quote! {
             #[automatically_derived]
             impl #impl_generics #krate::Flatten<#ns> for #ident #ty_generics #where_clause {
