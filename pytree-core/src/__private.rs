@@ -6,17 +6,17 @@ pub use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
 use crate::leaf::leaf_as::LeafAs;
-use crate::leaf::signature::{DType, Signature};
+use crate::signature::{DType, Signature};
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::ErasableKey;
 use crate::traits::flatten::{Flatten, Source, Unflatten};
 use crate::traits::leaf_as::{SinkAs, SourceAs, VisitAs, VisitMutAs};
 use crate::traits::visit::{Sink, Visit, VisitMut};
-use crate::treedef::static_data::Static;
+use crate::static_data::Static;
 
-pub use crate::deep_recursion::{ensure_stack, ensure_stack_for};
+pub use crate::traits::deep_recursion::{ensure_stack, ensure_stack_for};
 pub use crate::ops::multi::check_all;
-pub use crate::unwind::{drop_deep, Unwinding};
+pub use crate::traits::unwind::{drop_deep, Unwinding};
 
 /// How generated code reaches a data field: every call on a field goes
 /// through this trait, so a field that is not a pytree, or whose leaves are

@@ -7,7 +7,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::leaf::signature::Signature;
+use crate::signature::Signature;
 use crate::paths::key_path::{KeyEntry, KeyPath};
 
 /// What went wrong, without the place. See [`Error`].

@@ -75,18 +75,18 @@ extern crate alloc;
 extern crate std;
 
 mod containers;
-mod deep_recursion;
 mod error;
 mod leaf;
 pub mod ops;
 mod paths;
 #[cfg(feature = "serde")]
 mod serde_impl;
+mod signature;
 mod sources;
+mod static_data;
 mod traits;
 mod treedef;
 mod treelize;
-mod unwind;
 
 #[doc(hidden)]
 pub mod __private;
@@ -94,7 +94,7 @@ pub mod __private;
 pub use containers::StdContainers;
 pub use error::{Error, ErrorKind, LeafFnError};
 pub use leaf::leaf_as::LeafAs;
-pub use leaf::signature::{DType, Signature};
+pub use signature::{DType, Signature};
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
 pub use ops::fallible::LeafFnErr;
 pub use ops::partition::CombineSource;
@@ -102,11 +102,12 @@ pub use ops::prefix::Subtree;
 pub use paths::key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use paths::key_str::KeyStr;
 pub use sources::def_source::DefSource;
-pub use traits::flatten::{Flatten, NodeView, Source, Unflatten};
+pub use traits::flatten::{Flatten, Source, Unflatten};
 #[doc(hidden)]
 pub use traits::visit::Stored;
-pub use traits::visit::{NodeRef, Sink, Visit, VisitMut};
+pub use traits::visit::{Sink, Visit, VisitMut};
+pub use treedef::node::{NodeRef, NodeView};
 pub use treedef::schema::{FieldSchema, FieldStyle, Schema};
-pub use treedef::static_data::{Static, StaticValue};
+pub use static_data::{Static, StaticValue};
 pub use treedef::{TreeDef, TreeDefBuilder, TreeDefLimits};
 pub use treelize::{mode, Treelize};

@@ -7,12 +7,11 @@
 //! that stands in a tree of another one (`#[pytree(leaf_type = L)]`).
 
 pub(crate) mod leaf_as;
-pub(crate) mod signature;
 
 use core::convert::Infallible;
 
 use crate::error::Error;
-use crate::leaf::signature::Signature;
+use crate::signature::Signature;
 
 /// A type that is the leaf type of trees in namespace `Ns`
 /// ([`Flatten::Leaf`](crate::Flatten::Leaf)): how the walks by reference

@@ -11,10 +11,11 @@ use crate::paths::key_path::KeyRef;
 use crate::sources::def_source::DefSource;
 use crate::sources::trusted::TrustedSource;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::visit::{NodeRef, Sink, Stored, Visit, VisitMut};
-use crate::treedef::static_data::StaticValue;
+use crate::traits::visit::{Sink, Stored, Visit, VisitMut};
+use crate::treedef::node::NodeRef;
+use crate::static_data::StaticValue;
 use crate::treedef::{type_key, TreeDef, TreeDefBuilder};
-use crate::unwind::Unwinding;
+use crate::traits::unwind::Unwinding;
 
 /// Bytes reserved up front for flatten's leaves and for its records: fewer
 /// reallocations while they grow (glibc's `realloc` was a quarter of the
@@ -400,7 +401,7 @@ where
 /// pytree_core::ops::basic::drop_deep::<pytree_std::Std, _>(vec![Some(Box::new(1.0))]);
 /// ```
 pub fn drop_deep<Ns, T: Flatten<Ns>>(tree: T) {
-    crate::unwind::drop_deep::<Ns, T>(tree)
+    crate::traits::unwind::drop_deep::<Ns, T>(tree)
 }
 
 /// `pytree_std::basic::for_each` for any namespace `Ns` (documented there, with

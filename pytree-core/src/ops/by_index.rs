@@ -11,9 +11,10 @@ use alloc::format;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyPath, KeyRef};
-use crate::paths::tracker::PathTracker;
+use crate::ops::tracker::PathTracker;
 use crate::traits::flatten::Flatten;
-use crate::traits::visit::{NodeRef, Visit, VisitMut};
+use crate::traits::visit::{Visit, VisitMut};
+use crate::treedef::node::NodeRef;
 
 /// Keeps leaf `index` of a walk, and counts the leaves.
 struct Nth<R> {

@@ -9,8 +9,9 @@ use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
 use crate::traits::flatten::Flatten;
-use crate::traits::visit::{NodeRef, Sink};
-use crate::treedef::static_data::StaticValue;
+use crate::traits::visit::Sink;
+use crate::treedef::node::NodeRef;
+use crate::static_data::StaticValue;
 use crate::treedef::{Decoder, Item, TreeDef, TreeDefBuilder};
 
 /// Appends a value's nodes and leaves to the result under construction.

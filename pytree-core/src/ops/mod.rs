@@ -40,6 +40,7 @@ pub mod multi_path;
 pub mod partition;
 pub mod prefix;
 pub mod reduce;
+pub(crate) mod tracker;
 pub mod transpose;
 pub mod with_path;
 

@@ -18,14 +18,16 @@ use alloc::vec::Vec;
 use crate::error::{Error, ErrorKind};
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::{KeyPath, KeyRef};
-use crate::paths::tracker::PathTracker;
+use crate::ops::tracker::PathTracker;
 use crate::sources::def_source::DefSource;
-use crate::traits::flatten::{Flatten, NodeView, Source, Unflatten};
-use crate::traits::visit::{NodeRef, Sink};
+use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::treedef::node::NodeView;
+use crate::traits::visit::Sink;
+use crate::treedef::node::NodeRef;
 use crate::treedef::schema::Schema;
-use crate::treedef::static_data::{Static, StaticValue};
+use crate::static_data::{Static, StaticValue};
 use crate::treedef::TreeDefBuilder;
-use crate::unwind::Unwinding;
+use crate::traits::unwind::Unwinding;
 
 /// One output tree under construction: its TreeDef and its leaves.
 struct Side<L> {

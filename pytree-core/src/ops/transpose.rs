@@ -25,7 +25,7 @@ use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::KeyEntry;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::{align, pair_of_leaves, seq_of_leaves, Arg, Policy, Record, TreeDef};
-use crate::unwind::Unwinding;
+use crate::traits::unwind::Unwinding;
 
 /// Reorders `rows * cols` leaves from row-major to column-major.
 fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {

@@ -15,10 +15,11 @@ use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::ops::unflatten;
 use crate::paths::key_path::{KeyPath, KeyRef};
-use crate::paths::tracker::PathTracker;
+use crate::ops::tracker::PathTracker;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::visit::{NodeRef, Sink, Visit, VisitMut};
-use crate::treedef::static_data::StaticValue;
+use crate::traits::visit::{Sink, Visit, VisitMut};
+use crate::treedef::node::NodeRef;
+use crate::static_data::StaticValue;
 use crate::treedef::{TreeDef, TreeDefBuilder};
 
 /// Builds the TreeDef and hands each leaf by value to `f` with its path.

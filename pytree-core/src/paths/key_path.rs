@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::treedef::static_data::{Static, StaticValue};
+use crate::static_data::{Static, StaticValue};
 
 /// One step from a node to one of its children.
 ///

@@ -10,7 +10,7 @@ use alloc::sync::Arc;
 use core::fmt::{self, Write};
 
 use crate::paths::key_path::{KeyEntry, KeyPath};
-use crate::treedef::static_data::StaticValue;
+use crate::static_data::StaticValue;
 
 /// How a [`KeyPath`] is written as a string (JAX's `keystr` options).
 ///

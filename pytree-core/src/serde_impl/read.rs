@@ -22,7 +22,7 @@ use super::schema::{self, SchemaRepr};
 use super::statics::{KeysRepr, StaticRepr};
 use super::RecordRepr;
 use crate::treedef::schema::Schema;
-use crate::treedef::static_data::StaticValue;
+use crate::static_data::StaticValue;
 use crate::treedef::{Checker, Record, TreeDef, TreeDefLimits};
 
 /// A record as read, its schema still a number: 16 bytes, like [`Record`].

@@ -14,7 +14,7 @@ use std::sync::{Mutex, PoisonError};
 use serde::{Deserialize, Serialize};
 
 use super::schema::leak;
-use crate::treedef::static_data::StaticValue;
+use crate::static_data::StaticValue;
 
 /// Every `&'static str` deserialization has created (a hash set: a lookup
 /// costs the string's length).

@@ -6,9 +6,10 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::traits::flatten::{NodeView, Source};
+use crate::traits::flatten::Source;
+use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
-use crate::treedef::static_data::{Static, StaticValue};
+use crate::static_data::{Static, StaticValue};
 use crate::treedef::{view_of, Decoder, Item, Record, StaticsRange, TreeDef};
 
 /// Reads a [`TreeDef`] and leaves in pre-order for

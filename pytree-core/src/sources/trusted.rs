@@ -22,9 +22,10 @@ use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
 use crate::sources::def_source::{describe_candidates, describe_node, read_map_keys, read_static};
-use crate::traits::flatten::{NodeView, Source};
+use crate::traits::flatten::Source;
+use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
-use crate::treedef::static_data::{Static, StaticValue};
+use crate::static_data::{Static, StaticValue};
 use crate::treedef::{Record, TreeDef};
 
 pub(crate) struct TrustedSource<'d, I> {

@@ -6,7 +6,7 @@
 use alloc::boxed::Box;
 use core::mem::MaybeUninit;
 
-use crate::deep_recursion::ensure_stack;
+use crate::traits::deep_recursion::ensure_stack;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::traits::flatten::{Flatten, Source, Unflatten};

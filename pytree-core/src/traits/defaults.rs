@@ -12,7 +12,7 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::leaf::signature::Signature;
+use crate::signature::Signature;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::ops::basic::{flatten, leaves, structure, unflatten};
 use crate::ops::multi::signature_mismatches;

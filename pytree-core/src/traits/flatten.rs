@@ -14,9 +14,10 @@ use crate::error::Error;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::{ErasableKey, KeyRef};
 use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
+use crate::static_data::Static;
+use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
-use crate::treedef::static_data::{Static, StaticValue};
-use crate::unwind::Unwinding;
+use crate::traits::unwind::Unwinding;
 
 /// A value that is a pytree: containers whose non-container parts are leaves
 /// of one type, [`Flatten::Leaf`].
@@ -443,7 +444,7 @@ pub trait Unflatten<Ns>: Flatten<Ns> {
         len: usize,
         source: &mut S,
     ) -> Result<Vec<Self>, Error> {
-        crate::sources::elements::unflatten_elements::<Ns, Self, S>(len, source)
+        crate::traits::elements::unflatten_elements::<Ns, Self, S>(len, source)
     }
 }
 
@@ -565,60 +566,5 @@ pub trait Source<L> {
         Err(Error::custom(
             "this source can only read the nodes its target type asks for",
         ))
-    }
-}
-
-/// A node as [`Source::any_node`] reports it: its kind and the static data
-/// it owns, so that a reader can rebuild any structure generically.
-///
-/// ```
-/// use pytree_std::NodeView;
-/// assert_eq!(NodeView::Seq(3).arity(), 3);
-/// assert_eq!(NodeView::Leaf.arity(), 0);
-/// ```
-#[derive(Clone, Debug, PartialEq)]
-pub enum NodeView {
-    /// The next item is a leaf (not consumed by `any_node`).
-    Leaf,
-    /// A derived struct or enum variant with its static fields, in
-    /// declaration order (read the data fields' names from the schema).
-    Struct {
-        /// The struct or variant.
-        schema: &'static Schema,
-        /// Its static fields' values.
-        statics: Vec<StaticValue>,
-    },
-    /// A sequence of this length.
-    Seq(usize),
-    /// A tuple of this arity.
-    Tuple(usize),
-    /// A map of `len` entries; `keys` holds them in flattening order
-    /// (see [`StaticValue::item`]).
-    Map {
-        /// Number of entries.
-        len: usize,
-        /// The keys, one item each.
-        keys: StaticValue,
-    },
-    /// `Some(_)`: one child.
-    Some,
-    /// `None`: no children.
-    None,
-}
-
-impl NodeView {
-    /// Number of children.
-    ///
-    /// ```
-    /// assert_eq!(pytree_std::NodeView::Some.arity(), 1);
-    /// ```
-    pub fn arity(&self) -> usize {
-        match self {
-            NodeView::Struct { schema, .. } => schema.num_data(),
-            NodeView::Seq(n) | NodeView::Tuple(n) => *n,
-            NodeView::Map { len, .. } => *len,
-            NodeView::Some => 1,
-            NodeView::Leaf | NodeView::None => 0,
-        }
     }
 }

@@ -12,7 +12,10 @@
 //!   leaves of a `#[pytree(leaf_type = L)]` struct ([`LeafAs`](crate::LeafAs)).
 
 pub(crate) mod boxed;
+pub(crate) mod deep_recursion;
 pub(crate) mod defaults;
+pub(crate) mod elements;
 pub(crate) mod flatten;
 pub(crate) mod leaf_as;
+pub(crate) mod unwind;
 pub(crate) mod visit;

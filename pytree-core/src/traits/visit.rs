@@ -10,55 +10,9 @@
 
 use alloc::vec::Vec;
 
-use crate::paths::key_path::{ErasableKey, KeyRef};
-use crate::treedef::schema::Schema;
-use crate::treedef::static_data::StaticValue;
-
-/// A node of the tree as a traversal reports it, before its children.
-///
-/// ```
-/// use pytree_std::NodeRef;
-/// assert_eq!(NodeRef::Seq(3).arity(), 3);
-/// assert_eq!(NodeRef::None.arity(), 0);
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub enum NodeRef<'s> {
-    /// A derived struct or enum variant, with references to its static
-    /// fields in declaration order.
-    Struct {
-        /// The struct or variant.
-        schema: &'static Schema,
-        /// Its static fields, cloned only by visitors that build a TreeDef.
-        statics: &'s [&'s dyn ErasableKey],
-    },
-    /// A sequence (`Vec`, `VecDeque`, array, ...) of this length.
-    Seq(usize),
-    /// A tuple of this arity.
-    Tuple(usize),
-    /// A map with this many entries; its keys follow in
-    /// [`Sink::map_keys`] / [`Visit::map_keys`] after the children.
-    Map(usize),
-    /// `Option::Some`: one child.
-    Some,
-    /// `Option::None`: no children.
-    None,
-}
-
-impl NodeRef<'_> {
-    /// Number of children.
-    ///
-    /// ```
-    /// assert_eq!(pytree_std::NodeRef::Some.arity(), 1);
-    /// ```
-    pub fn arity(&self) -> usize {
-        match *self {
-            NodeRef::Struct { schema, .. } => schema.num_data(),
-            NodeRef::Seq(n) | NodeRef::Tuple(n) | NodeRef::Map(n) => n,
-            NodeRef::Some => 1,
-            NodeRef::None => 0,
-        }
-    }
-}
+use crate::paths::key_path::KeyRef;
+use crate::static_data::StaticValue;
+use crate::treedef::node::NodeRef;
 
 /// Receives a tree's leaves by value, in pre-order (the consuming walk).
 ///

@@ -32,7 +32,7 @@ use super::{Decoder, Item, Record, TreeDef, TreeDefBuilder};
 use crate::error::{Error, ErrorKind};
 use crate::paths::key_path::KeyEntry;
 use crate::sources::def_source::{describe_node, describe_node_pair};
-use crate::treedef::static_data::{KeyOrder, StaticValue};
+use crate::static_data::{KeyOrder, StaticValue};
 use crate::treelize::mode::Mode;
 
 /// Which inputs may stand for a whole subtree with one leaf.

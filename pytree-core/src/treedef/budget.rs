@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 
 use super::{Record, TreeDef, TreeDefLimits};
 use crate::error::Error;
-use crate::treedef::static_data::StaticValue;
+use crate::static_data::StaticValue;
 
 impl TreeDef {
     /// Bytes of this TreeDef's encoding: 16 per record plus its statics
@@ -125,7 +125,7 @@ pub(crate) fn mul_add(a: usize, b: usize, c: usize) -> Option<usize> {
 mod tests {
     use alloc::string::ToString;
 
-    use crate::traits::visit::NodeRef;
+    use crate::treedef::node::NodeRef;
     use crate::treedef::TreeDefBuilder;
 
     fn def(steps: impl FnOnce(&mut TreeDefBuilder)) -> crate::TreeDef {

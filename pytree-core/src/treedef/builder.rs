@@ -14,8 +14,8 @@ use super::limits::TreeDefLimits;
 use super::{validate, Record, RecordWords, TreeDef};
 use crate::error::Error;
 use crate::paths::key_path::ErasableKey;
-use crate::traits::visit::NodeRef;
-use crate::treedef::static_data::StaticValue;
+use crate::treedef::node::NodeRef;
+use crate::static_data::StaticValue;
 
 /// Appends records to a TreeDef under construction; the visitors that build
 /// TreeDefs own one. [`finish`](TreeDefBuilder::finish) checks that the

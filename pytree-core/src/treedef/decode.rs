@@ -3,7 +3,7 @@
 //! run-length encoding is known in one place.
 
 use super::{Record, TreeDef, TreeDefBuilder};
-use crate::treedef::static_data::StaticValue;
+use crate::static_data::StaticValue;
 
 /// One decoded node.
 #[derive(Clone, Copy, Debug)]

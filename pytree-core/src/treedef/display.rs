@@ -24,7 +24,7 @@ use core::fmt::{self, Write as _};
 
 use super::{Decoder, Item, Record, TreeDef, TreeDefLimits};
 use crate::treedef::schema::{FieldStyle, Schema};
-use crate::treedef::static_data::StaticValue;
+use crate::static_data::StaticValue;
 
 /// Runs of leaves up to this long print in full.
 pub(crate) const MAX_RUN: usize = 64;

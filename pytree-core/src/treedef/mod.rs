@@ -18,12 +18,12 @@ mod decode;
 mod diff;
 mod display;
 mod limits;
+pub(crate) mod node;
 mod nodes;
 mod parse_path;
 mod paths;
 mod relations;
 pub(crate) mod schema;
-pub(crate) mod static_data;
 mod validate;
 
 use alloc::vec::Vec;
@@ -43,7 +43,7 @@ pub(crate) use relations::common_suffix_plan;
 pub(crate) use validate::{check_schema_parts, Checker};
 
 use crate::treedef::schema::Schema;
-use crate::treedef::static_data::StaticValue;
+use crate::static_data::StaticValue;
 
 /// One record of the flat encoding. `repr(u64)`: a `u64` tag, then the
 /// variant's one word (if any) at offset 8, which `payload` relies on.

@@ -21,8 +21,8 @@ use super::{Decoder, Item, Record, TreeDef, TreeDefBuilder};
 use crate::error::{Error, ErrorKind};
 use crate::paths::key_path::{KeyEntry, KeyPath};
 use crate::sources::def_source::describe_node;
-use crate::traits::flatten::NodeView;
-use crate::treedef::static_data::{Static, StaticValue};
+use crate::treedef::node::NodeView;
+use crate::static_data::{Static, StaticValue};
 
 /// The [`NodeView`] of a record and the statics it owns.
 pub(crate) fn view_of(node: Record, statics: &[StaticValue]) -> NodeView {
@@ -726,7 +726,7 @@ mod tests {
     fn a_deep_treedef_is_transformed_and_folded_without_recursion() {
         let mut b = TreeDefBuilder::new();
         for _ in 0..50_000 {
-            b.node(crate::traits::visit::NodeRef::Seq(1));
+            b.node(crate::treedef::node::NodeRef::Seq(1));
         }
         b.leaf();
         let def = crate::TreeDefLimits::UNLIMITED

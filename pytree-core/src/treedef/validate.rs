@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use super::limits::TreeDefLimits;
 use super::{Record, TreeDef};
 use crate::treedef::schema::{FieldStyle, Schema};
-use crate::treedef::static_data::StaticValue;
+use crate::static_data::StaticValue;
 
 /// What a valid sequence of records adds up to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -14,7 +14,7 @@ use alloc::vec::Vec;
 
 use crate::error::signature_mismatch_error;
 use crate::error::Error;
-use crate::leaf::signature::Signature;
+use crate::signature::Signature;
 use crate::leaf::{Leaf, LeafRef};
 use crate::ops::graft::graft;
 use crate::ops::{leaves, structure, unflatten};

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::traits::flatten::{Source, Unflatten};
-use crate::unwind::Unwinding;
+use crate::traits::unwind::Unwinding;
 use crate::KeyEntry;
 
 /// At most this many elements are reserved before any is read (a TreeDef

@@ -12,7 +12,7 @@
 use alloc::vec::Vec;
 
 use crate::paths::key_path::{KeyPath, KeyRef};
-use crate::traits::visit::NodeRef;
+use crate::treedef::node::NodeRef;
 use crate::treedef::schema::Schema;
 
 /// What one level of the walk remembers.
