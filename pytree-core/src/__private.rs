@@ -6,16 +6,17 @@ pub use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
 use crate::leaf::leaf_as::LeafAs;
-use crate::signature::{DType, Signature};
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::ErasableKey;
+use crate::signature::{DType, Signature};
+use crate::static_data::Static;
 use crate::traits::flatten::{Flatten, Source, Unflatten};
 use crate::traits::leaf_as::{SinkAs, SourceAs, VisitAs, VisitMutAs};
 use crate::traits::visit::{Sink, Visit, VisitMut};
-use crate::static_data::Static;
 
-pub use crate::traits::deep_recursion::{ensure_stack, ensure_stack_for};
 pub use crate::ops::multi::check_all;
+pub use crate::traits::deep_recursion::{ensure_stack, ensure_stack_for};
+pub use crate::traits::defaults::all_some;
 pub use crate::traits::unwind::{drop_deep, Unwinding};
 
 /// How generated code reaches a data field: every call on a field goes
@@ -173,7 +174,7 @@ pub fn zip_elements_check<Ns, T: Flatten<Ns>, const N: usize>(
     }
     for (i, item) in items.iter().enumerate() {
         item.zip_check(others.map(|o| o.get(i).unwrap_or(item)))
-            .map_err(|e| e.at(crate::KeyEntry::Index(i)))?;
+            .map_err(|e| e.at(crate::paths::key_path::KeyEntry::Index(i)))?;
     }
     Ok(())
 }
@@ -470,20 +471,6 @@ pub fn variant_mismatch(expected: &str, found: &str, tree: usize) -> Error {
         found: format!("variant {found}"),
     })
     .in_tree(tree)
-}
-
-/// `[Some(a), Some(b)]` to `Some([a, b])`; `None` if any is missing. Zips
-/// use it to pair the fields of an enum variant across trees (a `None`
-/// means another variant) and the values of maps whose keys were checked.
-#[inline]
-pub fn all_some<T, const N: usize>(items: [Option<T>; N]) -> Option<[T; N]> {
-    if items.iter().any(Option::is_none) {
-        return None;
-    }
-    Some(items.map(|item| match item {
-        Some(x) => x,
-        None => unreachable!("checked just above"),
-    }))
 }
 
 /// The signature `impl_leaf!` gives a leaf type: a 0-d array of its dtype

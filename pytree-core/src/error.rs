@@ -7,8 +7,8 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::signature::Signature;
 use crate::paths::key_path::{KeyEntry, KeyPath};
+use crate::signature::Signature;
 
 /// What went wrong, without the place. See [`Error`].
 ///

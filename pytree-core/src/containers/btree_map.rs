@@ -8,7 +8,8 @@ use alloc::collections::btree_map::{BTreeMap, Values};
 use alloc::vec::Vec;
 
 use super::maps::{check_sorted, key_mismatch, keyed_map_impls, KeyedMap};
-use crate::{Error, Static, StaticValue};
+use crate::error::Error;
+use crate::static_data::{Static, StaticValue};
 
 impl<K: Static + Ord, V> KeyedMap for BTreeMap<K, V> {
     type Key = K;

@@ -9,7 +9,8 @@ use core::hash::BuildHasher;
 use std::collections::HashMap;
 
 use super::maps::{check_sorted, key_mismatch, keyed_map_impls, KeyedMap};
-use crate::{Error, Static, StaticValue};
+use crate::error::Error;
+use crate::static_data::{Static, StaticValue};
 
 /// A hash map's entries in sorted key order.
 fn sorted_entries<K: Ord, V, S>(map: &HashMap<K, V, S>) -> Vec<(&K, &V)> {

@@ -30,7 +30,9 @@ use indexmap::map::Entry;
 use indexmap::IndexMap;
 
 use super::maps::{key_mismatch, keyed_map_impls, KeyedMap};
-use crate::{Error, KeyEntry, Static, StaticValue};
+use crate::error::Error;
+use crate::paths::key_path::KeyEntry;
+use crate::static_data::{Static, StaticValue};
 
 /// The error for a key that appears twice in the TreeDef.
 #[cold]

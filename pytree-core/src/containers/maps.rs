@@ -17,10 +17,13 @@ use alloc::vec::Vec;
 use core::mem::ManuallyDrop;
 
 use crate::__private::{all_some, drop_deep, elements_hint, Unwinding};
-use crate::{
-    Error, ErrorKind, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink, Source, Static,
-    StaticValue, Unflatten, Visit, VisitMut,
-};
+use crate::error::{Error, ErrorKind};
+use crate::leaf::{LeafMut, LeafRef};
+use crate::paths::key_path::{KeyEntry, KeyRef};
+use crate::static_data::{Static, StaticValue};
+use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::visit::{Sink, Visit, VisitMut};
+use crate::treedef::node::NodeRef;
 
 /// What a keyed map type is to the shared body. Every method is
 /// `#[inline]` and called once per map or per entry, so each map's code is

@@ -4,9 +4,11 @@
 
 use super::StdContainers;
 use crate::__private::{all_some, elements_hint};
-use crate::{
-    Error, ErrorKind, Flatten, LeafMut, LeafRef, NodeRef, Sink, Source, Unflatten, Visit, VisitMut,
-};
+use crate::error::{Error, ErrorKind};
+use crate::leaf::{LeafMut, LeafRef};
+use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::visit::{Sink, Visit, VisitMut};
+use crate::treedef::node::NodeRef;
 
 /// The error for an option that is `Some` in one tree and `None` in another.
 #[cold]

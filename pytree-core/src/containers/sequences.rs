@@ -13,10 +13,12 @@ use crate::__private::{
     check_lengths, elements_hint, ensure_stack, zip_elements_check, zip_slices_check,
     zip_slices_mut_prechecked, zip_slices_prechecked, Unwinding,
 };
-use crate::{
-    Error, ErrorKind, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink, Source,
-    Unflatten, Visit, VisitMut,
-};
+use crate::error::{Error, ErrorKind};
+use crate::leaf::{LeafMut, LeafRef};
+use crate::paths::key_path::{KeyEntry, KeyRef};
+use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::visit::{Sink, Visit, VisitMut};
+use crate::treedef::node::NodeRef;
 
 impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for Vec<T> {
     type Leaf = T::Leaf;

@@ -9,7 +9,10 @@ use alloc::sync::Arc;
 
 use super::StdContainers;
 use crate::__private::ensure_stack;
-use crate::{Error, Flatten, LeafMut, LeafRef, Sink, Source, Unflatten, Visit, VisitMut};
+use crate::error::Error;
+use crate::leaf::{LeafMut, LeafRef};
+use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::visit::{Sink, Visit, VisitMut};
 
 /// The impls for one shared pointer type, `Rc` or `Arc`, for every
 /// namespace with the std containers.

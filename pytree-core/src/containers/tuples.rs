@@ -3,10 +3,12 @@
 
 use super::StdContainers;
 use crate::__private::Unwinding;
-use crate::{
-    Error, Flatten, KeyEntry, KeyRef, LeafMut, LeafRef, NodeRef, Sink, Source, Unflatten, Visit,
-    VisitMut,
-};
+use crate::error::Error;
+use crate::leaf::{LeafMut, LeafRef};
+use crate::paths::key_path::{KeyEntry, KeyRef};
+use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::visit::{Sink, Visit, VisitMut};
+use crate::treedef::node::NodeRef;
 
 /// The impls for the tuple of the listed arity and element types, for every
 /// namespace with the std containers.

@@ -14,14 +14,14 @@ use alloc::vec::Vec;
 
 use crate::error::signature_mismatch;
 use crate::error::{Error, ErrorKind};
-use crate::signature::Signature;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::{KeyEntry, KeyPath, KeyRef};
+use crate::signature::Signature;
+use crate::static_data::StaticValue;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::{Visit, VisitMut};
 use crate::treedef::node::NodeRef;
-use crate::static_data::StaticValue;
 use crate::treedef::{TreeDef, TreeDefBuilder};
 
 /// How far the current place of a walk matches a wanted path.

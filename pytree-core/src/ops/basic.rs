@@ -10,12 +10,12 @@ use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::KeyRef;
 use crate::sources::def_source::DefSource;
 use crate::sources::trusted::TrustedSource;
+use crate::static_data::StaticValue;
 use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::unwind::Unwinding;
 use crate::traits::visit::{Sink, Stored, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
-use crate::static_data::StaticValue;
 use crate::treedef::{type_key, TreeDef, TreeDefBuilder};
-use crate::traits::unwind::Unwinding;
 
 /// Bytes reserved up front for flatten's leaves and for its records: fewer
 /// reallocations while they grow (glibc's `realloc` was a quarter of the

@@ -10,8 +10,8 @@ use alloc::format;
 
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
-use crate::paths::key_path::{KeyPath, KeyRef};
 use crate::ops::tracker::PathTracker;
+use crate::paths::key_path::{KeyPath, KeyRef};
 use crate::traits::flatten::Flatten;
 use crate::traits::visit::{Visit, VisitMut};
 use crate::treedef::node::NodeRef;

@@ -28,7 +28,7 @@ impl<E: Into<Box<dyn core::error::Error + Send + Sync + 'static>>> LeafFnErr for
 
 /// The error of the function at leaf `i` of a tree of structure `def`.
 #[cold]
-fn failed_at(def: &crate::TreeDef, i: usize, err: impl LeafFnErr) -> Error {
+fn failed_at(def: &crate::treedef::TreeDef, i: usize, err: impl LeafFnErr) -> Error {
     let err = Error::leaf_fn(err);
     match def.leaf_path(i) {
         Some(path) => err.under(&path),
@@ -92,7 +92,8 @@ where
     let mut theirs = others.map(|o| leaves::<Ns, T>(o).into_iter());
     let mut out = Vec::with_capacity(def.num_leaves());
     for (i, x) in leaves::<Ns, T>(first).into_iter().enumerate() {
-        let Some(ys) = crate::__private::all_some(theirs.each_mut().map(Iterator::next)) else {
+        let Some(ys) = crate::traits::defaults::all_some(theirs.each_mut().map(Iterator::next))
+        else {
             return Err(Error::custom("the trees have different numbers of leaves"));
         };
         match f(x, ys) {

@@ -15,11 +15,11 @@ use crate::ops::with_path::flatten_walk;
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::KeyPath;
 use crate::sources::def_source::DefSource;
+use crate::static_data::Static;
 use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::unwind::Unwinding;
 use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
-use crate::static_data::Static;
-use crate::traits::unwind::Unwinding;
 
 /// `pytree_std::filter::partition_fill` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:

@@ -8,10 +8,10 @@
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
+use crate::static_data::StaticValue;
 use crate::traits::flatten::Flatten;
 use crate::traits::visit::Sink;
 use crate::treedef::node::NodeRef;
-use crate::static_data::StaticValue;
 use crate::treedef::{Decoder, Item, TreeDef, TreeDefBuilder};
 
 /// Appends a value's nodes and leaves to the result under construction.

@@ -12,10 +12,10 @@ use alloc::collections::BTreeMap;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
-use crate::__private::all_some;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::ops::structure;
+use crate::traits::defaults::all_some;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::TreeDef;
 
@@ -62,16 +62,17 @@ pub(crate) fn signature_mismatches<Ns, T: Flatten<Ns>>(
 ) {
     let a = crate::ops::with_path::leaves_with_path::<Ns, T>(first);
     let b = crate::ops::with_path::leaves_with_path::<Ns, T>(other);
-    let mut push =
-        |path: &crate::KeyPath, x: &LeafRef<'_, Ns, T::Leaf>, y: &LeafRef<'_, Ns, T::Leaf>| {
-            let (sx, sy) = (
-                <T::Leaf as crate::Leaf<Ns>>::signature(x),
-                <T::Leaf as crate::Leaf<Ns>>::signature(y),
-            );
-            if let Some(e) = crate::error::signature_mismatch(sx.as_ref(), sy.as_ref()) {
-                out.push(e.under(path).in_tree(tree));
-            }
-        };
+    let mut push = |path: &crate::paths::key_path::KeyPath,
+                    x: &LeafRef<'_, Ns, T::Leaf>,
+                    y: &LeafRef<'_, Ns, T::Leaf>| {
+        let (sx, sy) = (
+            <T::Leaf as crate::leaf::Leaf<Ns>>::signature(x),
+            <T::Leaf as crate::leaf::Leaf<Ns>>::signature(y),
+        );
+        if let Some(e) = crate::error::signature_mismatch(sx.as_ref(), sy.as_ref()) {
+            out.push(e.under(path).in_tree(tree));
+        }
+    };
     if a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.0 == y.0) {
         for ((path, x), (_, y)) in a.iter().zip(&b) {
             push(path, x, y);
@@ -247,7 +248,7 @@ pub fn leaf_fn_failed<Ns, T: Flatten<Ns>, E: crate::ops::fallible::LeafFnErr>(
 ) -> Error {
     let def = match first {
         Some(t) => structure::<Ns, T>(t),
-        None => crate::TreeDef::leaf(),
+        None => crate::treedef::TreeDef::leaf(),
     };
     let err = Error::leaf_fn(e);
     match def.leaf_path(index) {

@@ -16,18 +16,18 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
+use crate::ops::tracker::PathTracker;
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::{KeyPath, KeyRef};
-use crate::ops::tracker::PathTracker;
 use crate::sources::def_source::DefSource;
+use crate::static_data::{Static, StaticValue};
 use crate::traits::flatten::{Flatten, Source, Unflatten};
-use crate::treedef::node::NodeView;
+use crate::traits::unwind::Unwinding;
 use crate::traits::visit::Sink;
 use crate::treedef::node::NodeRef;
+use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
-use crate::static_data::{Static, StaticValue};
 use crate::treedef::TreeDefBuilder;
-use crate::traits::unwind::Unwinding;
 
 /// One output tree under construction: its TreeDef and its leaves.
 struct Side<L> {

@@ -24,8 +24,8 @@ use crate::ops::multi::all_mismatches;
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::KeyEntry;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::treedef::{align, pair_of_leaves, seq_of_leaves, Arg, Policy, Record, TreeDef};
 use crate::traits::unwind::Unwinding;
+use crate::treedef::{align, pair_of_leaves, seq_of_leaves, Arg, Policy, Record, TreeDef};
 
 /// Reorders `rows * cols` leaves from row-major to column-major.
 fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {

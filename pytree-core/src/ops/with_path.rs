@@ -13,13 +13,13 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
+use crate::ops::tracker::PathTracker;
 use crate::ops::unflatten;
 use crate::paths::key_path::{KeyPath, KeyRef};
-use crate::ops::tracker::PathTracker;
+use crate::static_data::StaticValue;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
-use crate::static_data::StaticValue;
 use crate::treedef::{TreeDef, TreeDefBuilder};
 
 /// Builds the TreeDef and hands each leaf by value to `f` with its path.

@@ -6,11 +6,13 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
+use crate::static_data::{Static, StaticValue};
 use crate::traits::flatten::Source;
 use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
-use crate::static_data::{Static, StaticValue};
-use crate::treedef::{view_of, Decoder, Item, Record, StaticsRange, TreeDef};
+use crate::treedef::{
+    describe, describe_node, view_of, Decoder, Item, Record, StaticsRange, TreeDef,
+};
 
 /// Reads a [`TreeDef`] and leaves in pre-order for
 /// [`Unflatten`](crate::Unflatten).
@@ -181,19 +183,6 @@ pub(crate) fn describe_candidates(
     (names.join(" or "), found)
 }
 
-/// How messages name two nodes that do not line up: as
-/// [`describe_node`], with module paths when both are structs that would
-/// otherwise read alike.
-pub(crate) fn describe_node_pair(expected: Record, found: Record) -> (String, String) {
-    match (expected, found) {
-        (Record::Struct(a), Record::Struct(b)) if a.reads_like(b) => (
-            format!("{}", a.qualified_name()),
-            format!("{}", b.qualified_name()),
-        ),
-        _ => (describe_node(expected), describe_node(found)),
-    }
-}
-
 /// A static field's value, or the error naming the type it should have.
 pub(crate) fn read_static<T: Static>(value: Option<&StaticValue>) -> Result<T, Error> {
     let value = value.ok_or_else(|| Error::custom("static field missing from the TreeDef"))?;
@@ -222,27 +211,6 @@ pub(crate) fn read_map_keys<K: Static>(
         })
 }
 
-/// How messages name what the TreeDef holds at a place.
-fn describe(item: Option<Item<'_>>) -> String {
-    match item {
-        None => "the end of the TreeDef".to_string(),
-        Some(Item::Leaf) => "a leaf".to_string(),
-        Some(Item::Node(node, _)) => describe_node(node),
-    }
-}
-
-pub(crate) fn describe_node(node: Record) -> String {
-    match node {
-        Record::Leaves(_) => "a leaf".to_string(),
-        Record::Struct(schema) => format!("{}", schema.display_name()),
-        Record::Seq(n) => format!("a sequence of length {n}"),
-        Record::Tuple(n) => format!("a tuple of arity {n}"),
-        Record::Map(n) => format!("a map of {n} entries"),
-        Record::Some => "Some(_)".to_string(),
-        Record::None => "None".to_string(),
-    }
-}
-
 impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
     #[inline(always)]
     fn leaf(&mut self) -> Result<L, Error> {
@@ -262,13 +230,15 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
             if k == 0 {
                 return Err(self
                     .mismatch("a leaf")
-                    .at(crate::KeyEntry::Index(out.len())));
+                    .at(crate::paths::key_path::KeyEntry::Index(out.len())));
             }
             let before = out.len();
             out.extend(self.leaves.by_ref().take(k));
             let got = out.len() - before;
             if got < k {
-                return Err(self.too_few(k - got).at(crate::KeyEntry::Index(out.len())));
+                return Err(self
+                    .too_few(k - got)
+                    .at(crate::paths::key_path::KeyEntry::Index(out.len())));
             }
         }
         Ok(out)

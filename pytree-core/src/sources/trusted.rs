@@ -21,11 +21,12 @@
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
-use crate::sources::def_source::{describe_candidates, describe_node, read_map_keys, read_static};
+use crate::sources::def_source::{describe_candidates, read_map_keys, read_static};
+use crate::static_data::{Static, StaticValue};
 use crate::traits::flatten::Source;
+use crate::treedef::describe_node;
 use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
-use crate::static_data::{Static, StaticValue};
 use crate::treedef::{Record, TreeDef};
 
 pub(crate) struct TrustedSource<'d, I> {
@@ -131,7 +132,9 @@ impl<L, I: Iterator<Item = L>> Source<L> for TrustedSource<'_, I> {
         let mut out = Vec::with_capacity(len.min(self.leaves.size_hint().0));
         out.extend(self.leaves.by_ref().take(len));
         if out.len() < len {
-            return Err(Self::iterator_too_short().at(crate::KeyEntry::Index(out.len())));
+            return Err(
+                Self::iterator_too_short().at(crate::paths::key_path::KeyEntry::Index(out.len()))
+            );
         }
         Ok(out)
     }

@@ -6,9 +6,9 @@
 use alloc::boxed::Box;
 use core::mem::MaybeUninit;
 
-use crate::traits::deep_recursion::ensure_stack;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
+use crate::traits::deep_recursion::ensure_stack;
 use crate::traits::flatten::{Flatten, Source, Unflatten};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 

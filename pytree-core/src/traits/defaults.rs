@@ -12,11 +12,11 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
-use crate::signature::Signature;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::ops::basic::{flatten, leaves, structure, unflatten};
 use crate::ops::multi::signature_mismatches;
 use crate::ops::reduce::num_leaves;
+use crate::signature::Signature;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::VisitMut;
 use crate::treedef::TreeDef;
@@ -100,9 +100,7 @@ pub(crate) fn zip_mut_prechecked<'a, Ns, T, const N: usize, F>(
         F: FnMut(M, [R; N]),
     {
         fn leaf(&mut self, leaf: M) {
-            if let Some(args) =
-                crate::__private::all_some(self.others.each_mut().map(Iterator::next))
-            {
+            if let Some(args) = all_some(self.others.each_mut().map(Iterator::next)) {
                 (self.f)(leaf, args);
             }
         }
@@ -152,12 +150,26 @@ where
     let mut built = Vec::with_capacity(count);
     for leaf in own {
         // Each iterator has `count` items, as `own` has.
-        let Some(args) = crate::__private::all_some(others.each_mut().map(Iterator::next)) else {
+        let Some(args) = all_some(others.each_mut().map(Iterator::next)) else {
             break;
         };
         built.push(f(leaf, args));
     }
     rebuild::<Ns, T>(&structure::<Ns, T>(tree), built)
+}
+
+/// `[Some(a), Some(b)]` to `Some([a, b])`; `None` if any is missing. Zips
+/// use it to pair the fields of an enum variant across trees (a `None`
+/// means another variant) and the values of maps whose keys were checked.
+#[inline]
+pub fn all_some<T, const N: usize>(items: [Option<T>; N]) -> Option<[T; N]> {
+    if items.iter().any(Option::is_none) {
+        return None;
+    }
+    Some(items.map(|item| match item {
+        Some(x) => x,
+        None => unreachable!("checked just above"),
+    }))
 }
 
 /// `unflatten`, for a TreeDef the type's own `flatten_into` just wrote.

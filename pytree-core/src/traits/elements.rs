@@ -4,9 +4,9 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
+use crate::paths::key_path::KeyEntry;
 use crate::traits::flatten::{Source, Unflatten};
 use crate::traits::unwind::Unwinding;
-use crate::KeyEntry;
 
 /// At most this many elements are reserved before any is read (a TreeDef
 /// read from a file can claim any length); more is reserved as elements

@@ -13,11 +13,11 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::{ErasableKey, KeyRef};
-use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
 use crate::static_data::Static;
+use crate::traits::unwind::Unwinding;
+use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
 use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
-use crate::traits::unwind::Unwinding;
 
 /// A value that is a pytree: containers whose non-container parts are leaves
 /// of one type, [`Flatten::Leaf`].
@@ -483,7 +483,10 @@ pub trait Source<L> {
     fn leaf_vec(&mut self, len: usize) -> Result<Vec<L>, Error> {
         let mut out = Vec::with_capacity(len.min(1024));
         for i in 0..len {
-            out.push(self.leaf().map_err(|e| e.at(crate::KeyEntry::Index(i)))?);
+            out.push(
+                self.leaf()
+                    .map_err(|e| e.at(crate::paths::key_path::KeyEntry::Index(i)))?,
+            );
         }
         Ok(out)
     }

@@ -16,12 +16,12 @@ use crate::error::Error;
 use crate::leaf::leaf_as::LeafAs;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
+use crate::static_data::{Static, StaticValue};
 use crate::traits::flatten::Source;
-use crate::treedef::node::NodeView;
 use crate::traits::visit::{Sink, Stored, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
+use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
-use crate::static_data::{Static, StaticValue};
 
 /// A [`Sink`] of `M` leaves that hands each on to a sink of `L` leaves.
 pub(crate) struct SinkAs<'s, Ns, L, S> {

@@ -31,9 +31,33 @@ use super::decode::SkipTable;
 use super::{Decoder, Item, Record, TreeDef, TreeDefBuilder};
 use crate::error::{Error, ErrorKind};
 use crate::paths::key_path::KeyEntry;
-use crate::sources::def_source::{describe_node, describe_node_pair};
 use crate::static_data::{KeyOrder, StaticValue};
-use crate::treelize::mode::Mode;
+use crate::treedef::display::{describe, describe_node, describe_node_pair};
+
+/// How trees whose maps differ in their keys are lined up (treevalue's
+/// `mode`). Sequences, tuples and structs must match in every mode; the
+/// modes decide for map keys and for `Some` / `None`.
+///
+/// ```
+/// use pytree_std::treelize::mode::{Mode, Outer, TreelizeMode};
+/// assert_eq!(Outer::MODE, Mode::Outer);
+/// assert_eq!(Mode::default(), Mode::Strict);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Keys must match one to one; otherwise an error names the path and
+    /// the missing and extra keys.
+    #[default]
+    Strict,
+    /// Only the keys present in every tree.
+    Inner,
+    /// The keys present in any tree; a tree that lacks one gets the
+    /// `missing` value there.
+    Outer,
+    /// The keys of the leftmost tree (at each map, the first argument that
+    /// has a map there); a tree that lacks one gets the `missing` value.
+    Left,
+}
 
 /// Which inputs may stand for a whole subtree with one leaf.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -337,15 +361,6 @@ struct Aligner<'d> {
     spans: Vec<Span>,
     path: Vec<KeyEntry>,
     errors: Vec<Error>,
-}
-
-/// How messages name what a tree has at a place.
-fn describe(item: Option<Item<'_>>) -> String {
-    match item {
-        None => "the end of the TreeDef".to_string(),
-        Some(Item::Leaf) => "a leaf".to_string(),
-        Some(Item::Node(node, _)) => describe_node(node),
-    }
 }
 
 impl<'d> Aligner<'d> {

@@ -128,7 +128,7 @@ mod tests {
     use crate::treedef::node::NodeRef;
     use crate::treedef::TreeDefBuilder;
 
-    fn def(steps: impl FnOnce(&mut TreeDefBuilder)) -> crate::TreeDef {
+    fn def(steps: impl FnOnce(&mut TreeDefBuilder)) -> crate::treedef::TreeDef {
         let mut b = TreeDefBuilder::new();
         steps(&mut b);
         b.finish().unwrap()
@@ -136,8 +136,8 @@ mod tests {
 
     #[test]
     fn node_depth_counts_nested_nodes_with_children() {
-        assert_eq!(crate::TreeDef::leaf().node_depth(), 0);
-        assert_eq!(crate::TreeDef::none().node_depth(), 0);
+        assert_eq!(crate::treedef::TreeDef::leaf().node_depth(), 0);
+        assert_eq!(crate::treedef::TreeDef::none().node_depth(), 0);
         // [*, *, *]
         let flat = def(|b| {
             b.node(NodeRef::Seq(3));

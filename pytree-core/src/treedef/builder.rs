@@ -14,8 +14,8 @@ use super::limits::TreeDefLimits;
 use super::{validate, Record, RecordWords, TreeDef};
 use crate::error::Error;
 use crate::paths::key_path::ErasableKey;
-use crate::treedef::node::NodeRef;
 use crate::static_data::StaticValue;
+use crate::treedef::node::NodeRef;
 
 /// Appends records to a TreeDef under construction; the visitors that build
 /// TreeDefs own one. [`finish`](TreeDefBuilder::finish) checks that the
@@ -406,7 +406,13 @@ mod tests {
     use crate::treedef::schema::Schema;
     use alloc::string::ToString;
 
-    static S: Schema = Schema::new("S", "m", None, crate::FieldStyle::Unit, &[]);
+    static S: Schema = Schema::new(
+        "S",
+        "m",
+        None,
+        crate::treedef::schema::FieldStyle::Unit,
+        &[],
+    );
 
     /// A walk as (leaves before the node, node) steps, then final leaves.
     type Steps<'a> = (&'a [(usize, NodeRef<'static>)], usize);

@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use super::align::ChildKeys;
 use super::{Decoder, Item, Record, TreeDef, TreeDefBuilder};
 use crate::error::{Error, ErrorKind};
-use crate::sources::def_source::describe_node;
+use crate::treedef::display::describe_node;
 
 /// Appends a copy of `def`'s records.
 pub(super) fn copy_into(b: &mut TreeDefBuilder, def: &TreeDef) {

@@ -19,12 +19,14 @@
 //! says so: a document cannot make printing it take more memory or time
 //! than any other reader.
 
+use alloc::format;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::fmt::{self, Write as _};
 
 use super::{Decoder, Item, Record, TreeDef, TreeDefLimits};
-use crate::treedef::schema::{FieldStyle, Schema};
 use crate::static_data::StaticValue;
+use crate::treedef::schema::{FieldStyle, Schema};
 
 /// Runs of leaves up to this long print in full.
 pub(crate) const MAX_RUN: usize = 64;
@@ -294,5 +296,39 @@ fn next_child(
             f.write_str(if named { " }" } else { ")" })?;
             Ok(false)
         }
+    }
+}
+
+/// How messages name two nodes that do not line up: as
+/// [`describe_node`], with module paths when both are structs that would
+/// otherwise read alike.
+pub(crate) fn describe_node_pair(expected: Record, found: Record) -> (String, String) {
+    match (expected, found) {
+        (Record::Struct(a), Record::Struct(b)) if a.reads_like(b) => (
+            format!("{}", a.qualified_name()),
+            format!("{}", b.qualified_name()),
+        ),
+        _ => (describe_node(expected), describe_node(found)),
+    }
+}
+
+/// How messages name what the TreeDef holds at a place.
+pub(crate) fn describe(item: Option<Item<'_>>) -> String {
+    match item {
+        None => "the end of the TreeDef".to_string(),
+        Some(Item::Leaf) => "a leaf".to_string(),
+        Some(Item::Node(node, _)) => describe_node(node),
+    }
+}
+
+pub(crate) fn describe_node(node: Record) -> String {
+    match node {
+        Record::Leaves(_) => "a leaf".to_string(),
+        Record::Struct(schema) => format!("{}", schema.display_name()),
+        Record::Seq(n) => format!("a sequence of length {n}"),
+        Record::Tuple(n) => format!("a tuple of arity {n}"),
+        Record::Map(n) => format!("a map of {n} entries"),
+        Record::Some => "Some(_)".to_string(),
+        Record::None => "None".to_string(),
     }
 }

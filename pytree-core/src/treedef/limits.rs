@@ -161,7 +161,7 @@ impl TreeDefLimits {
     /// assert_eq!(def.leaf_paths()?.len(), 1000);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn output_budget(&self, def: &crate::TreeDef) -> usize {
+    pub fn output_budget(&self, def: &crate::treedef::TreeDef) -> usize {
         self.output_factor
             .saturating_mul(def.encoded_bytes())
             .saturating_add(self.output_allowance)
@@ -190,7 +190,7 @@ impl TreeDefLimits {
     ///     .unwrap_err();
     /// assert!(err.to_string().contains("more than the work budget"), "{err}");
     /// ```
-    pub fn work_budget(&self, def: &crate::TreeDef) -> usize {
+    pub fn work_budget(&self, def: &crate::treedef::TreeDef) -> usize {
         self.output_budget(def) / core::mem::size_of::<super::Record>()
     }
 

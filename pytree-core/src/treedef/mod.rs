@@ -30,20 +30,22 @@ use alloc::vec::Vec;
 use core::hash::{Hash, Hasher};
 use core::mem::MaybeUninit;
 
+pub use align::Mode;
 pub(crate) use align::{align, Alignment, Arg, Inherit, Policy, Span};
 pub use builder::TreeDefBuilder;
 pub(crate) use checked::type_key;
 use checked::CheckedFor;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
 pub(crate) use decode::{Decoder, Item, StaticsRange};
+pub(crate) use display::{describe, describe_node};
 pub use limits::TreeDefLimits;
 pub(crate) use nodes::view_of;
 pub(crate) use relations::common_suffix_plan;
 #[cfg(feature = "serde")]
 pub(crate) use validate::{check_schema_parts, Checker};
 
-use crate::treedef::schema::Schema;
 use crate::static_data::StaticValue;
+use crate::treedef::schema::Schema;
 
 /// One record of the flat encoding. `repr(u64)`: a `u64` tag, then the
 /// variant's one word (if any) at offset 8, which `payload` relies on.
@@ -353,7 +355,7 @@ impl TreeDef {
     /// assert_eq!(kids, ["*", "[*, *]"]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn children(&self) -> Result<Vec<TreeDef>, crate::Error> {
+    pub fn children(&self) -> Result<Vec<TreeDef>, crate::error::Error> {
         let mut decoder = Decoder::new(self);
         let arity = match decoder.next_item() {
             Some(Item::Node(node, _)) => node.arity(),
@@ -446,9 +448,27 @@ mod tests {
         assert_eq!(core::mem::size_of::<Record>(), 16);
     }
 
-    static A: Schema = Schema::new("A", "m", None, crate::FieldStyle::Unit, &[]);
-    static A_TOO: Schema = Schema::new("A", "m", None, crate::FieldStyle::Unit, &[]);
-    static B: Schema = Schema::new("B", "m", None, crate::FieldStyle::Unit, &[]);
+    static A: Schema = Schema::new(
+        "A",
+        "m",
+        None,
+        crate::treedef::schema::FieldStyle::Unit,
+        &[],
+    );
+    static A_TOO: Schema = Schema::new(
+        "A",
+        "m",
+        None,
+        crate::treedef::schema::FieldStyle::Unit,
+        &[],
+    );
+    static B: Schema = Schema::new(
+        "B",
+        "m",
+        None,
+        crate::treedef::schema::FieldStyle::Unit,
+        &[],
+    );
 
     #[test]
     fn the_payload_word_is_each_records_count_or_schema_address() {

@@ -20,9 +20,9 @@ use super::compose::copy_into;
 use super::{Decoder, Item, Record, TreeDef, TreeDefBuilder};
 use crate::error::{Error, ErrorKind};
 use crate::paths::key_path::{KeyEntry, KeyPath};
-use crate::sources::def_source::describe_node;
-use crate::treedef::node::NodeView;
 use crate::static_data::{Static, StaticValue};
+use crate::treedef::display::describe_node;
+use crate::treedef::node::NodeView;
 
 /// The [`NodeView`] of a record and the statics it owns.
 pub(crate) fn view_of(node: Record, statics: &[StaticValue]) -> NodeView {
@@ -566,7 +566,7 @@ impl TreeDef {
         }
         // One call of `f_node` or `f_leaf` per node and leaf.
         super::budget::check_work(self, "this transform", Some(self.num_nodes()))?;
-        let budget = crate::TreeDefLimits::current().output_budget(self);
+        let budget = crate::treedef::TreeDefLimits::current().output_budget(self);
         // Room for as many records as `self` has (what an identity
         // transform writes), so that the result does not grow by doubling.
         let mut out = TreeDefBuilder::with_capacity(
@@ -729,7 +729,7 @@ mod tests {
             b.node(crate::treedef::node::NodeRef::Seq(1));
         }
         b.leaf();
-        let def = crate::TreeDefLimits::UNLIMITED
+        let def = crate::treedef::TreeDefLimits::UNLIMITED
             .scope(|| b.finish())
             .unwrap();
         let t = def

@@ -39,7 +39,7 @@ impl TreeDef {
     /// (counted from the leaves and the depth, before anything is
     /// allocated), the result is an error naming it.
     /// [`leaf_path`](Self::leaf_path) finds one path.
-    pub fn leaf_paths(&self) -> Result<Vec<KeyPath>, crate::Error> {
+    pub fn leaf_paths(&self) -> Result<Vec<KeyPath>, crate::error::Error> {
         // At most two entries (a variant and a field) per level.
         let per_leaf = 2usize
             .checked_mul(self.node_depth())

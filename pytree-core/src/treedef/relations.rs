@@ -7,7 +7,7 @@
 use super::align::{align, Alignment, Inherit, Policy};
 use super::TreeDef;
 use crate::error::Error;
-use crate::treelize::mode::Mode;
+use crate::treedef::Mode;
 
 impl TreeDef {
     /// The alignment of `self` as a prefix of `full`, if it is one.

@@ -14,8 +14,8 @@ use alloc::vec::Vec;
 
 use super::limits::TreeDefLimits;
 use super::{Record, TreeDef};
-use crate::treedef::schema::{FieldStyle, Schema};
 use crate::static_data::StaticValue;
+use crate::treedef::schema::{FieldStyle, Schema};
 
 /// What a valid sequence of records adds up to.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -14,10 +14,10 @@ use alloc::vec::Vec;
 
 use crate::error::signature_mismatch_error;
 use crate::error::Error;
-use crate::signature::Signature;
 use crate::leaf::{Leaf, LeafRef};
 use crate::ops::graft::graft;
 use crate::ops::{leaves, structure, unflatten};
+use crate::signature::Signature;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::{align, Alignment, Arg, Inherit, Policy, TreeDef};
 use crate::treelize::mode::{
@@ -433,8 +433,9 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
         P: Provide<A::Leaf>,
     {
         self.rows_of_one_type::<A, V, U>(&trees, |f, args| {
-            let args = crate::__private::all_some(core::array::from_fn(|k| args.get(k).cloned()))
-                .ok_or_else(|| Error::custom("a row of the plan has too few arguments"))?;
+            let args =
+                crate::traits::defaults::all_some(core::array::from_fn(|k| args.get(k).cloned()))
+                    .ok_or_else(|| Error::custom("a row of the plan has too few arguments"))?;
             Ok(f(args))
         })
     }

@@ -6,30 +6,7 @@
 //! [`Left`] are the same modes as types, so that [`Treelize`](crate::Treelize)
 //! can reject a `missing` value in a mode that never uses it at compile time.
 
-/// How trees whose maps differ in their keys are lined up (treevalue's
-/// `mode`). Sequences, tuples and structs must match in every mode; the
-/// modes decide for map keys and for `Some` / `None`.
-///
-/// ```
-/// use pytree_std::treelize::mode::{Mode, Outer, TreelizeMode};
-/// assert_eq!(Outer::MODE, Mode::Outer);
-/// assert_eq!(Mode::default(), Mode::Strict);
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Keys must match one to one; otherwise an error names the path and
-    /// the missing and extra keys.
-    #[default]
-    Strict,
-    /// Only the keys present in every tree.
-    Inner,
-    /// The keys present in any tree; a tree that lacks one gets the
-    /// `missing` value there.
-    Outer,
-    /// The keys of the leftmost tree (at each map, the first argument that
-    /// has a map there); a tree that lacks one gets the `missing` value.
-    Left,
-}
+pub use crate::treedef::Mode;
 
 /// The strict mode as a type (the default of [`Treelize`](crate::Treelize)).
 ///
