@@ -7,11 +7,12 @@ pub use alloc::vec::Vec;
 use crate::error::{Error, ErrorKind};
 use crate::leaf::leaf_as::LeafAs;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
-use crate::paths::key_path::ErasableKey;
+use crate::paths::key_path::{ErasableKey, KeyEntry};
 use crate::signature::{DType, Signature};
 use crate::static_data::Static;
-use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::leaf_as::{SinkAs, SourceAs, VisitAs, VisitMutAs};
+use crate::traits::source::Source;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 
 pub use crate::ops::multi::check_all;
@@ -174,7 +175,7 @@ pub fn zip_elements_check<Ns, T: Flatten<Ns>, const N: usize>(
     }
     for (i, item) in items.iter().enumerate() {
         item.zip_check(others.map(|o| o.get(i).unwrap_or(item)))
-            .map_err(|e| e.at(crate::paths::key_path::KeyEntry::Index(i)))?;
+            .map_err(|e| e.at(KeyEntry::Index(i)))?;
     }
     Ok(())
 }

@@ -92,10 +92,9 @@ mod treelize;
 pub mod __private;
 
 pub use containers::StdContainers;
-pub use error::{Error, ErrorKind, LeafFnError};
+pub use error::{Error, ErrorKind, LeafFnErr, LeafFnError};
 pub use leaf::leaf_as::LeafAs;
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
-pub use ops::fallible::LeafFnErr;
 pub use ops::partition::CombineSource;
 pub use ops::prefix::Subtree;
 pub use paths::key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
@@ -103,7 +102,8 @@ pub use paths::key_str::KeyStr;
 pub use signature::{DType, Signature};
 pub use sources::def_source::DefSource;
 pub use static_data::{Static, StaticValue};
-pub use traits::flatten::{Flatten, Source, Unflatten};
+pub use traits::flatten::{Flatten, Unflatten};
+pub use traits::source::Source;
 #[doc(hidden)]
 pub use traits::visit::Stored;
 pub use traits::visit::{Sink, Visit, VisitMut};

@@ -21,7 +21,8 @@ use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
 use crate::static_data::{Static, StaticValue};
-use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::source::Source;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 

@@ -6,7 +6,8 @@ use super::StdContainers;
 use crate::__private::{all_some, elements_hint};
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
-use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::source::Source;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 

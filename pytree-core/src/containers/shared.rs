@@ -11,7 +11,8 @@ use super::StdContainers;
 use crate::__private::ensure_stack;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
-use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::source::Source;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 
 /// The impls for one shared pointer type, `Rc` or `Arc`, for every

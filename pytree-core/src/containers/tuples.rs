@@ -6,7 +6,8 @@ use crate::__private::Unwinding;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
-use crate::traits::flatten::{Flatten, Source, Unflatten};
+use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::source::Source;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 

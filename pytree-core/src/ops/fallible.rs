@@ -12,19 +12,14 @@
 //! function left it, and the leaves after it are untouched. Operations
 //! that build a new tree drop what they built.
 
-use alloc::boxed::Box;
 use alloc::vec::Vec;
 
 use crate::error::Error;
+pub use crate::error::LeafFnErr;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::ops::multi::explain;
 use crate::ops::{flatten, leaves, structure, unflatten};
 use crate::traits::flatten::{Flatten, Unflatten};
-
-/// What a leaf function's error may be: anything that converts into a boxed
-/// error (an error type, a `String`, an `&str`).
-pub trait LeafFnErr: Into<Box<dyn core::error::Error + Send + Sync + 'static>> {}
-impl<E: Into<Box<dyn core::error::Error + Send + Sync + 'static>>> LeafFnErr for E {}
 
 /// The error of the function at leaf `i` of a tree of structure `def`.
 #[cold]

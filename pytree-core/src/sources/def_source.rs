@@ -6,8 +6,9 @@ use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
+use crate::paths::key_path::KeyEntry;
 use crate::static_data::{Static, StaticValue};
-use crate::traits::flatten::Source;
+use crate::traits::source::Source;
 use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
 use crate::treedef::{
@@ -228,17 +229,13 @@ impl<L, I: Iterator<Item = L>> Source<L> for DefSource<'_, I> {
         while out.len() < len {
             let k = self.decoder.take_leaves(len - out.len());
             if k == 0 {
-                return Err(self
-                    .mismatch("a leaf")
-                    .at(crate::paths::key_path::KeyEntry::Index(out.len())));
+                return Err(self.mismatch("a leaf").at(KeyEntry::Index(out.len())));
             }
             let before = out.len();
             out.extend(self.leaves.by_ref().take(k));
             let got = out.len() - before;
             if got < k {
-                return Err(self
-                    .too_few(k - got)
-                    .at(crate::paths::key_path::KeyEntry::Index(out.len())));
+                return Err(self.too_few(k - got).at(KeyEntry::Index(out.len())));
             }
         }
         Ok(out)

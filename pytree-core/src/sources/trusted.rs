@@ -21,9 +21,10 @@
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
+use crate::paths::key_path::KeyEntry;
 use crate::sources::def_source::{describe_candidates, read_map_keys, read_static};
 use crate::static_data::{Static, StaticValue};
-use crate::traits::flatten::Source;
+use crate::traits::source::Source;
 use crate::treedef::describe_node;
 use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
@@ -132,9 +133,7 @@ impl<L, I: Iterator<Item = L>> Source<L> for TrustedSource<'_, I> {
         let mut out = Vec::with_capacity(len.min(self.leaves.size_hint().0));
         out.extend(self.leaves.by_ref().take(len));
         if out.len() < len {
-            return Err(
-                Self::iterator_too_short().at(crate::paths::key_path::KeyEntry::Index(out.len()))
-            );
+            return Err(Self::iterator_too_short().at(KeyEntry::Index(out.len())));
         }
         Ok(out)
     }

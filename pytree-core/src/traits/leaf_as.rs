@@ -17,7 +17,7 @@ use crate::leaf::leaf_as::LeafAs;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
 use crate::static_data::{Static, StaticValue};
-use crate::traits::flatten::Source;
+use crate::traits::source::Source;
 use crate::traits::visit::{Sink, Stored, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 use crate::treedef::node::NodeView;

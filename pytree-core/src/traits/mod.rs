@@ -17,5 +17,6 @@ pub(crate) mod defaults;
 pub(crate) mod elements;
 pub(crate) mod flatten;
 pub(crate) mod leaf_as;
+pub(crate) mod source;
 pub(crate) mod unwind;
 pub(crate) mod visit;
