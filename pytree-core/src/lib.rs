@@ -18,55 +18,69 @@
 //! `pytree_core::ops::basic::flatten::<MyNs, _>(x)`, also reachable as
 //! `pytree_std::generic`.
 //!
-//! ## Contents
-//! The folders are the architecture:
-//! - `traits/`: [`Flatten`], [`Unflatten`], [`Source`] and [`NodeView`],
-//!   what a generic reader sees (`flatten.rs`); the walk callbacks
-//!   [`Sink`], [`Visit`], [`VisitMut`] and [`NodeRef`], a node as a walk
-//!   lends it (`visit.rs`); `Box<T>` for every namespace (`boxed.rs`);
-//!   the callbacks through which a field's leaves stand as the struct's
-//!   `leaf_type` (`leaf_as.rs`).
-//! - `containers/`: the std containers (`Vec`, `VecDeque`, arrays, tuples,
-//!   `Option`, `Rc`/`Arc`, `BTreeMap`, `HashMap`, `IndexMap`) for every
-//!   namespace that implements [`StdContainers`], one module per family.
-//! - `leaf/`: [`Leaf`], [`LeafRef`], [`LeafMut`], [`PlainLeaf`],
-//!   [`impl_leaf!`], how a leaf type is lent by the walks; [`Signature`]
-//!   and [`DType`], what a leaf says about itself (`signature.rs`);
-//!   [`LeafAs`], a leaf type that stands as another in one tree
-//!   (`#[pytree(leaf_type = L)]`, `leaf_as.rs`).
-//! - `treedef/`: [`TreeDef`], [`TreeDefBuilder`], [`TreeDefLimits`], the
-//!   structure as 16-byte records; lined up, composed and compared
-//!   ([`TreeDef::diff`], [`TreeDef::is_prefix_of`], [`TreeDef::compose`],
-//!   `relations.rs`), built and read node by node (`nodes.rs`:
-//!   [`TreeDef::tuple`], [`TreeDef::from_node`], [`TreeDef::root_node`],
-//!   [`TreeDef::child`], [`TreeDef::fold`], [`TreeDef::transform`], ...);
-//!   what the derive records about a struct, [`Schema`], [`FieldSchema`],
-//!   [`FieldStyle`] (`schema.rs`); type-erased meta data, [`StaticValue`]
-//!   and [`Static`] (`static_data.rs`).
-//! - `sources/`: reading a TreeDef back into a value: [`DefSource`] checks
-//!   every record (`def_source.rs`); a TreeDef that passed those checks for
-//!   a type remembers it and is read again as that type without them
-//!   (`trusted.rs`).
-//! - `paths/`: [`KeyPath`], [`KeyEntry`], [`KeyRef`] (`key_path.rs`);
-//!   [`KeyStr`], a path as a string in JAX's `keystr` styles, read back by
-//!   [`TreeDef::parse_key_path`] (`key_str.rs`); the path a walk is at
-//!   (`tracker.rs`).
-//! - [`ops`]: the engine of the operations, one public module per family:
-//!   `basic` (flatten, unflatten, structure, leaves, map, for_each),
-//!   `fallible` (the `try_` forms), `with_path`, `at_path`, `by_index`,
-//!   `reduce`, `partition` (with [`CombineSource`]) and `fill`, `multi`
-//!   (several trees of one type, every mismatch reported, `zip_mut_n`) and
-//!   `multi_path`, `prefix` ([`Subtree`]), `transpose`; `graft` (internal):
-//!   results that are subtrees take the place of leaves.
-//! - `treelize/`: [`Treelize`], treevalue's `func_treelize`, and its
-//!   [`mode`]s.
-//! - [`Error`], [`ErrorKind`], [`LeafFnError`] (`error.rs`).
-//! - With the `serde` feature: `Serialize`/`Deserialize` for [`TreeDef`]
-//!   (`serde_impl/`; needs `std` for its table of deserialized schemas).
-//! - Deep recursion: walks continue on a heap-allocated stack segment when
-//!   the stack runs low, with the `std` feature (`deep_recursion.rs`);
-//!   what a walk stopped by a panic or an error holds is dropped by a walk
-//!   too (`unwind.rs`).
+//! ## Contents, from the ground up
+//! The modules stand in six layers; each imports only from the layers
+//! below it (ARCHITECTURE.md draws them), and lib.rs alone names items
+//! through the crate root.
+//! 1. **Paths, errors and leaves**, what every other layer names:
+//!    [`StaticValue`] and [`Static`], type-erased static data and map keys
+//!    (`static_data.rs`); [`Signature`] and [`DType`], what a leaf says
+//!    about itself (`signature.rs`); `paths/`: [`KeyPath`], [`KeyEntry`],
+//!    [`KeyRef`] (`key_path.rs`) and [`KeyStr`], a path as a string in
+//!    JAX's `keystr` styles (`key_str.rs`); [`Error`], [`ErrorKind`],
+//!    [`LeafFnError`], [`LeafFnErr`] (`error.rs`); `leaf/`: [`Leaf`],
+//!    [`LeafRef`], [`LeafMut`], [`PlainLeaf`], [`impl_leaf!`], and
+//!    [`LeafAs`], a leaf type that stands as another in one tree
+//!    (`#[pytree(leaf_type = L)]`, `leaf_as.rs`).
+//! 2. **The TreeDef** (`treedef/`): [`TreeDef`], [`TreeDefBuilder`],
+//!    [`TreeDefLimits`], the structure as 16-byte records; one node as a
+//!    walk reports it, [`NodeRef`], and as a reader owns it, [`NodeView`]
+//!    (`node.rs`); lined up, composed and compared ([`TreeDef::diff`],
+//!    [`TreeDef::is_prefix_of`], [`TreeDef::compose`], `relations.rs`; the
+//!    alignment engine and treevalue's [`Mode`](mode::Mode), `align.rs`),
+//!    built and read node by node (`nodes.rs`: [`TreeDef::tuple`],
+//!    [`TreeDef::from_node`], [`TreeDef::root_node`], [`TreeDef::child`],
+//!    [`TreeDef::fold`], [`TreeDef::transform`], ...); what the derive
+//!    records about a struct, [`Schema`], [`FieldSchema`], [`FieldStyle`]
+//!    (`schema.rs`); how a TreeDef and its nodes read in text
+//!    (`display.rs`).
+//! 3. **The traits** (`traits/`): [`Flatten`] and [`Unflatten`]
+//!    (`flatten.rs`); [`Source`], what `Unflatten` reads from
+//!    (`source.rs`); the walk callbacks [`Sink`], [`Visit`], [`VisitMut`]
+//!    (`visit.rs`); what the provided methods are built with
+//!    (`defaults.rs`, `elements.rs`); walks that continue on a
+//!    heap-allocated stack segment when the stack runs low, with the `std`
+//!    feature (`deep_recursion.rs`), and what a walk stopped by a panic or
+//!    an error holds, dropped by a walk too (`unwind.rs`); `Box<T>` for
+//!    every namespace (`boxed.rs`); the callbacks through which a field's
+//!    leaves stand as the struct's `leaf_type` (`leaf_as.rs`).
+//! 4. **Reading a TreeDef back** (`sources/`): [`DefSource`] checks every
+//!    record (`def_source.rs`); a TreeDef that passed those checks for a
+//!    type remembers it and is read again as that type without them
+//!    (`trusted.rs`).
+//! 5. **The operations** ([`ops`]), one public module per family:
+//!    `basic` (flatten, unflatten, structure, leaves, map, for_each),
+//!    `fallible` (the `try_` forms), `with_path`, `at_path`, `by_index`,
+//!    `reduce`, `partition` (with [`CombineSource`]) and `fill`, `multi`
+//!    (several trees of one type, every mismatch reported, `zip_mut_n`) and
+//!    `multi_path`, `prefix` ([`Subtree`]), `transpose`; internal: `graft`
+//!    (results that are subtrees take the place of leaves) and `tracker`
+//!    (the path a walk is at).
+//! 6. **Containers, treelize, serde**: `containers/`, the std containers
+//!    (`Vec`, `VecDeque`, arrays, tuples, `Option`, `Rc`/`Arc`,
+//!    `BTreeMap`, `HashMap`, `IndexMap`) for every namespace that
+//!    implements [`StdContainers`], one module per family; `treelize/`:
+//!    [`Treelize`], treevalue's `func_treelize`, and its [`mode`]s; with
+//!    the `serde` feature, `Serialize`/`Deserialize` for [`TreeDef`]
+//!    (`serde_impl/`; needs `std` for its table of deserialized schemas);
+//!    `__private`, what the derive's code and `impl_leaf!` name.
+//!
+//! One import runs down to up: the provided methods of `Flatten` and
+//! `Unflatten` (`traits/defaults.rs`) are built from the basic operations
+//! (`flatten`, `unflatten`, `structure`, `leaves`, `num_leaves`, and the
+//! signature report of `multi`). A provided method's body must be written
+//! in the trait, and rebuilding a value needs the reader of layer 4, which
+//! implements layer 3's `Source`.
 #![no_std]
 #![warn(missing_docs)]
 
@@ -74,40 +88,61 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-mod containers;
+// 1. Paths, errors and leaves.
 mod error;
 mod leaf;
-pub mod ops;
 mod paths;
-#[cfg(feature = "serde")]
-mod serde_impl;
 mod signature;
-mod sources;
 mod static_data;
-mod traits;
-mod treedef;
-mod treelize;
 
+// 2. The TreeDef.
+mod treedef;
+
+// 3. The traits.
+mod traits;
+
+// 4. Reading a TreeDef back.
+mod sources;
+
+// 5. The operations.
+pub mod ops;
+
+// 6. Containers, treelize, serde, and the derive's support.
 #[doc(hidden)]
 pub mod __private;
+mod containers;
+#[cfg(feature = "serde")]
+mod serde_impl;
+mod treelize;
 
-pub use containers::StdContainers;
+// 1.
 pub use error::{Error, ErrorKind, LeafFnErr, LeafFnError};
 pub use leaf::leaf_as::LeafAs;
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
-pub use ops::partition::CombineSource;
-pub use ops::prefix::Subtree;
 pub use paths::key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};
 pub use paths::key_str::KeyStr;
 pub use signature::{DType, Signature};
-pub use sources::def_source::DefSource;
 pub use static_data::{Static, StaticValue};
+
+// 2.
+pub use treedef::node::{NodeRef, NodeView};
+pub use treedef::schema::{FieldSchema, FieldStyle, Schema};
+pub use treedef::{TreeDef, TreeDefBuilder, TreeDefLimits};
+
+// 3.
 pub use traits::flatten::{Flatten, Unflatten};
 pub use traits::source::Source;
 #[doc(hidden)]
 pub use traits::visit::Stored;
 pub use traits::visit::{Sink, Visit, VisitMut};
-pub use treedef::node::{NodeRef, NodeView};
-pub use treedef::schema::{FieldSchema, FieldStyle, Schema};
-pub use treedef::{TreeDef, TreeDefBuilder, TreeDefLimits};
+
+// 4.
+pub use sources::def_source::DefSource;
+
+// 5.
+pub use ops::partition::CombineSource;
+pub use ops::prefix::Subtree;
+
+// 6.
+pub use containers::StdContainers;
 pub use treelize::{mode, Treelize};

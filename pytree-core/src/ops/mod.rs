@@ -27,7 +27,7 @@
 //!   (`pytree_std::prefix`);
 //! - [`transpose`] (`pytree_std::transpose::transpose`);
 //! - `graft` (internal): results that are subtrees take the place of
-//!   leaves.
+//!   leaves; `tracker` (internal): the path a walk is at, kept as it goes.
 
 pub mod at_path;
 pub mod basic;
