@@ -16,13 +16,15 @@ use alloc::format;
 use alloc::vec::Vec;
 use core::mem::ManuallyDrop;
 
-use crate::__private::{all_some, drop_deep, elements_hint, Unwinding};
+use crate::__private::elements_hint;
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
 use crate::static_data::{Static, StaticValue};
+use crate::traits::defaults::all_some;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::source::Source;
+use crate::traits::unwind::{drop_deep, Unwinding};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 

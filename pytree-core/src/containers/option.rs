@@ -3,9 +3,10 @@
 //! path entry: the path of the child is the path of the option.
 
 use super::StdContainers;
-use crate::__private::{all_some, elements_hint};
+use crate::__private::elements_hint;
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
+use crate::traits::defaults::all_some;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::source::Source;
 use crate::traits::visit::{Sink, Visit, VisitMut};

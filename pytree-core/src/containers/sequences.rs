@@ -10,14 +10,16 @@ use alloc::vec::Vec;
 
 use super::StdContainers;
 use crate::__private::{
-    check_lengths, elements_hint, ensure_stack, zip_elements_check, zip_slices_check,
-    zip_slices_mut_prechecked, zip_slices_prechecked, Unwinding,
+    check_lengths, elements_hint, zip_elements_check, zip_slices_check, zip_slices_mut_prechecked,
+    zip_slices_prechecked,
 };
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
+use crate::traits::deep_recursion::ensure_stack;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::source::Source;
+use crate::traits::unwind::Unwinding;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 

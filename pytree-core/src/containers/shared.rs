@@ -8,9 +8,9 @@ use alloc::rc::Rc;
 use alloc::sync::Arc;
 
 use super::StdContainers;
-use crate::__private::ensure_stack;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
+use crate::traits::deep_recursion::ensure_stack;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::source::Source;
 use crate::traits::visit::{Sink, Visit, VisitMut};

@@ -2,12 +2,12 @@
 //! `[i]` (JAX's `SequenceKey`). All elements share one leaf type.
 
 use super::StdContainers;
-use crate::__private::Unwinding;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::source::Source;
+use crate::traits::unwind::Unwinding;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 

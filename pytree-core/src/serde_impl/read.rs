@@ -22,7 +22,7 @@ use super::schema::{self, SchemaRepr};
 use super::statics::{KeysRepr, StaticRepr};
 use super::RecordRepr;
 use crate::static_data::StaticValue;
-use crate::treedef::schema::Schema;
+use crate::treedef::schema::{FieldStyle, Schema};
 use crate::treedef::{Checker, Record, TreeDef, TreeDefLimits};
 
 /// A record as read, its schema still a number: 16 bytes, like [`Record`].
@@ -406,13 +406,7 @@ pub(super) fn read<'de, D: de::Deserializer<'de>>(deserializer: D) -> Result<Tre
 
 /// Stands in for a schema that was checked but not interned; never reached
 /// (every schema a record uses is interned, see `into_treedef`).
-static LOST: Schema = Schema::new(
-    "<lost>",
-    "",
-    None,
-    crate::treedef::schema::FieldStyle::Unit,
-    &[],
-);
+static LOST: Schema = Schema::new("<lost>", "", None, FieldStyle::Unit, &[]);
 
 impl Read {
     /// Finishes the checks (all of them, if the records came before the

@@ -403,16 +403,10 @@ impl TreeDefBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::treedef::schema::Schema;
+    use crate::treedef::schema::{FieldStyle, Schema};
     use alloc::string::ToString;
 
-    static S: Schema = Schema::new(
-        "S",
-        "m",
-        None,
-        crate::treedef::schema::FieldStyle::Unit,
-        &[],
-    );
+    static S: Schema = Schema::new("S", "m", None, FieldStyle::Unit, &[]);
 
     /// A walk as (leaves before the node, node) steps, then final leaves.
     type Steps<'a> = (&'a [(usize, NodeRef<'static>)], usize);

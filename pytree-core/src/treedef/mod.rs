@@ -442,33 +442,16 @@ impl Hash for TreeDef {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::treedef::schema::FieldStyle;
 
     #[test]
     fn a_node_record_is_sixteen_bytes() {
         assert_eq!(core::mem::size_of::<Record>(), 16);
     }
 
-    static A: Schema = Schema::new(
-        "A",
-        "m",
-        None,
-        crate::treedef::schema::FieldStyle::Unit,
-        &[],
-    );
-    static A_TOO: Schema = Schema::new(
-        "A",
-        "m",
-        None,
-        crate::treedef::schema::FieldStyle::Unit,
-        &[],
-    );
-    static B: Schema = Schema::new(
-        "B",
-        "m",
-        None,
-        crate::treedef::schema::FieldStyle::Unit,
-        &[],
-    );
+    static A: Schema = Schema::new("A", "m", None, FieldStyle::Unit, &[]);
+    static A_TOO: Schema = Schema::new("A", "m", None, FieldStyle::Unit, &[]);
+    static B: Schema = Schema::new("B", "m", None, FieldStyle::Unit, &[]);
 
     #[test]
     fn the_payload_word_is_each_records_count_or_schema_address() {
