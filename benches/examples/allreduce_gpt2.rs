@@ -224,7 +224,7 @@ fn step_figures(
             ddp_ms.push(ms(t));
         }
     }
-    let unsharded_state = bytes(&state.mu) + bytes(&state.nu);
+    let unsharded_state = bytes(&state.0.mu) + bytes(&state.0.nu);
     drop(state);
     dist.broadcast(&mut params, 0)?;
     let mut zero = Zero1::new(dist, opt.clone(), &params)?;
