@@ -236,7 +236,7 @@ fn step_figures(
             zero_ms.push(ms(t));
         }
     }
-    let mut per_rank = vec![(bytes(&zero.state().mu) + bytes(&zero.state().nu)) as f64];
+    let mut per_rank = vec![(bytes(&zero.state().0.mu) + bytes(&zero.state().0.nu)) as f64];
     let mine = per_rank[0];
     dist.all_reduce_sum(&mut per_rank)?;
     let largest = {

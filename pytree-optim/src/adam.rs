@@ -286,39 +286,47 @@ where
         match target {
             Target::Params { params, grads } => {
                 let (decayed, plain) = ops(true);
-                walk_leaves([&mut **params, mu, nu], [*grads], |i, [p, m, v], [g], exec| {
-                    if !mask.get(i) {
-                        Ok(())
-                    } else if tail.decays(i) {
-                        let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
-                            *p += k.factor * (k.direction(g, m, v) + k.wd * *p);
-                        };
-                        P::Leaf::zip_op([p, m, v], [g], exec, f, &decayed)
-                    } else {
-                        let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
-                            *p += k.factor * k.direction(g, m, v);
-                        };
-                        P::Leaf::zip_op([p, m, v], [g], exec, f, &plain)
-                    }
-                })?;
+                walk_leaves(
+                    [&mut **params, mu, nu],
+                    [*grads],
+                    |i, [p, m, v], [g], exec| {
+                        if !mask.get(i) {
+                            Ok(())
+                        } else if tail.decays(i) {
+                            let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
+                                *p += k.factor * (k.direction(g, m, v) + k.wd * *p);
+                            };
+                            P::Leaf::zip_op([p, m, v], [g], exec, f, &decayed)
+                        } else {
+                            let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
+                                *p += k.factor * k.direction(g, m, v);
+                            };
+                            P::Leaf::zip_op([p, m, v], [g], exec, f, &plain)
+                        }
+                    },
+                )?;
             }
             Target::Updates { updates, params } => {
                 let (decayed, plain) = ops(false);
-                walk_leaves([&mut **updates, mu, nu], [*params], |i, [u, m, v], [p], exec| {
-                    if !mask.get(i) {
-                        Ok(())
-                    } else if tail.decays(i) {
-                        let f = &|[u, m, v]: [&mut Scalar<P>; 3], [p]: [Scalar<P>; 1]| {
-                            *u = k.factor * (k.direction(*u, m, v) + k.wd * p);
-                        };
-                        P::Leaf::zip_op([u, m, v], [p], exec, f, &decayed)
-                    } else {
-                        let f = &|[u, m, v]: [&mut Scalar<P>; 3], []: [Scalar<P>; 0]| {
-                            *u = k.factor * k.direction(*u, m, v);
-                        };
-                        P::Leaf::zip_op([u, m, v], [], exec, f, &plain)
-                    }
-                })?;
+                walk_leaves(
+                    [&mut **updates, mu, nu],
+                    [*params],
+                    |i, [u, m, v], [p], exec| {
+                        if !mask.get(i) {
+                            Ok(())
+                        } else if tail.decays(i) {
+                            let f = &|[u, m, v]: [&mut Scalar<P>; 3], [p]: [Scalar<P>; 1]| {
+                                *u = k.factor * (k.direction(*u, m, v) + k.wd * p);
+                            };
+                            P::Leaf::zip_op([u, m, v], [p], exec, f, &decayed)
+                        } else {
+                            let f = &|[u, m, v]: [&mut Scalar<P>; 3], []: [Scalar<P>; 0]| {
+                                *u = k.factor * k.direction(*u, m, v);
+                            };
+                            P::Leaf::zip_op([u, m, v], [], exec, f, &plain)
+                        }
+                    },
+                )?;
             }
         }
         state.count += 1;

@@ -238,7 +238,7 @@ where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
 {
-    let every = crate::Mask::all().on(&*params);
+    let every = crate::mask::Mask::all().on(&*params);
     crate::walk::with_selection(&every, || {
         walk(
             [params],
@@ -262,7 +262,7 @@ where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
 {
-    let mask = crate::Mask::all().on(tree);
+    let mask = crate::mask::Mask::all().on(tree);
     Ok(crate::walk::sum_squares(tree, tree, &mask)?.sqrt())
 }
 
@@ -414,7 +414,10 @@ impl Tail {
                     if !mask.get(i) {
                         Ok(())
                     } else if self.decays(i) {
-                        let op = ElementOp::Axpby { a: 1.0 + f * wd, b: f };
+                        let op = ElementOp::Axpby {
+                            a: 1.0 + f * wd,
+                            b: f,
+                        };
                         P::Leaf::zip_op([p], [g], exec, &|[p], [g]| *p += k * (g + kwd * *p), &op)
                     } else {
                         let op = ElementOp::Axpby { a: 1.0, b: f };

@@ -178,11 +178,7 @@ impl<G: Groups> MultiTransform<G> {
     /// assert_eq!(p, [0.5, 1.0]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn group<T>(
-        self,
-        label: &'static str,
-        transform: T,
-    ) -> MultiTransform<(G, Group<T>)> {
+    pub fn group<T>(self, label: &'static str, transform: T) -> MultiTransform<(G, Group<T>)> {
         let last = self.group_of(label, transform);
         MultiTransform {
             groups: (self.groups, last),
@@ -317,7 +313,12 @@ where
         self.transform.step_is_fused()
     }
 
-    fn step_each(&self, params: &mut P, grads: &mut P, state: &mut Self::State) -> Result<(), Error> {
+    fn step_each(
+        &self,
+        params: &mut P,
+        grads: &mut P,
+        state: &mut Self::State,
+    ) -> Result<(), Error> {
         self.transform.step(params, grads, state)
     }
 

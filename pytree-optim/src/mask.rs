@@ -270,7 +270,10 @@ impl LeafMask {
             return self.clone();
         }
         if self.is_all() && !self.pending {
-            return LeafMask { len: self.len, ..other.clone() };
+            return LeafMask {
+                len: self.len,
+                ..other.clone()
+            };
         }
         self.from_fn(|i| self.get(i) && other.get(i))
     }

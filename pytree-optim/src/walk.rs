@@ -78,7 +78,7 @@ where
             m.ensure_fits(tree)?;
             m
         }
-        None => crate::Mask::all().on(tree),
+        None => crate::mask::Mask::all().on(tree),
     };
     Ok(first_occurrences(mask, tree))
 }
@@ -188,7 +188,7 @@ where
 {
     let exec = current_exec();
     let sq = |v: Scalar<P>| {
-        let v = crate::Float::to_f64(v);
+        let v = crate::element::Float::to_f64(v);
         v * v
     };
     // With `with_leaf_sums`, leaves held by other processes too: each

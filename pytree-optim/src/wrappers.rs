@@ -12,7 +12,7 @@ use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
 use crate::mask::{LeafMask, Mask};
 use crate::op::ElementOp;
-use crate::walk::{first_occurrences, with_exec, with_selection, walk, NoOff, Scalar};
+use crate::walk::{first_occurrences, walk, with_exec, with_selection, NoOff, Scalar};
 
 /// `inner` where `mask` holds (optax's `masked`): elsewhere the updates
 /// pass through unchanged (so `step` adds the gradients there), and the

@@ -122,7 +122,13 @@ fn adam_is_the_hand_written_formula() {
             (1.0 / (1.0 - b2.powf(tt))) as f32,
         );
         let gs: Vec<f32> = g.w.iter().chain(&g.b).chain([&g.s]).copied().collect();
-        let mut ps: Vec<f32> = hand.w.iter().chain(&hand.b).chain([&hand.s]).copied().collect();
+        let mut ps: Vec<f32> = hand
+            .w
+            .iter()
+            .chain(&hand.b)
+            .chain([&hand.s])
+            .copied()
+            .collect();
         for i in 0..n {
             m[i] = (1.0 - b1) as f32 * gs[i] + b1 as f32 * m[i];
             v[i] = (1.0 - b2) as f32 * (gs[i] * gs[i]) + b2 as f32 * v[i];

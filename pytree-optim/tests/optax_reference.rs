@@ -116,7 +116,13 @@ where
     );
     run_case(&r, "adamw", adamw(0.01, 0.1), model, check);
     // optax's masked: outside the mask the gradients pass through.
-    run_case(&r, "masked_adam_w", masked(adam(0.01), decay_w()), model, check);
+    run_case(
+        &r,
+        "masked_adam_w",
+        masked(adam(0.01), decay_w()),
+        model,
+        check,
+    );
     let only_b = || Mask::new(|p: &KeyPath| p.to_string().starts_with(".b"));
     run_case(
         &r,

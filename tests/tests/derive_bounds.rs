@@ -230,8 +230,8 @@ mod generic_beside_concrete {
         // (Adam's masks are skipped fields: compared here field by field.)
         assert_eq!((&back.params, back.epoch), (&ckpt.params, ckpt.epoch));
         assert_eq!(
-            (&back.opt.mu, &back.opt.nu, back.opt.count),
-            (&ckpt.opt.mu, &ckpt.opt.nu, 0)
+            (&back.opt.0.mu, &back.opt.0.nu, back.opt.0.count),
+            (&ckpt.opt.0.mu, &ckpt.opt.0.nu, 0)
         );
 
         let first = OptFirst {

@@ -476,7 +476,7 @@ fn unsharded(
     Ok((params, state))
 }
 
-type Opt = pytree_optim::Chain<pytree_optim::ClipByGlobalNorm, pytree_optim::Adam<f64>>;
+type Opt = pytree_optim::Chain<pytree_optim::ClipByGlobalNorm, pytree_optim::AdamW<f64>>;
 
 /// The bytes of a tree's leaves.
 fn bytes<T: pytree_std::Flatten<pytree_std::Std, Leaf = AnyArray>>(tree: &T) -> usize {

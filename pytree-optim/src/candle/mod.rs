@@ -698,10 +698,12 @@ mod tests {
     //! the same tree and gradients, both ways. The fused path computes in
     //! `f64`, the tensor path in `f32`: equal to `1e-5` relative.
     use super::*;
-    use crate::{
-        adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, masked, scale,
-        scale_by_adam, scale_by_schedule, sgd, EmaOfParams, GradientTransformation, Wrap,
-    };
+    use crate::adam::scale_by_adam;
+    use crate::alias::{adam, adamw, sgd};
+    use crate::ema::EmaOfParams;
+    use crate::gradient_transformation::{apply_updates, chain, GradientTransformation};
+    use crate::transform::{add_decayed_weights, clip_by_global_norm, scale, scale_by_schedule};
+    use crate::wrappers::{masked, Wrap};
     use pytree_std::candle_core::Device;
 
     /// A variable's tensor, a plain tensor, a scalar tensor.
@@ -791,22 +793,26 @@ mod tests {
         both_ways("adamw", || steps(adamw(0.1, 0.5)));
         both_ways("adamw update", || updates(adamw(0.1, 0.5)));
         both_ways("masked adam", || {
-            steps(adam(0.1).mask(crate::Mask::new(|p: &pytree_std::KeyPath| {
-                p.to_string() != "[1]"
-            })))
+            steps(
+                adam(0.1).mask(crate::mask::Mask::new(|p: &pytree_std::KeyPath| {
+                    p.to_string() != "[1]"
+                })),
+            )
         });
         both_ways("scale_by_adam update", || updates(scale_by_adam()));
         both_ways("scale_by_adam step", || steps(scale_by_adam()));
         both_ways("optax-masked adamw", || {
             updates(masked(
                 adamw(0.1, 0.5),
-                crate::Mask::new(|p: &pytree_std::KeyPath| p.to_string() != "[1]"),
+                crate::mask::Mask::new(|p: &pytree_std::KeyPath| p.to_string() != "[1]"),
             ))
         });
         both_ways("masked adam update", || {
-            updates(adam(0.1).mask(crate::Mask::new(|p: &pytree_std::KeyPath| {
-                p.to_string() != "[1]"
-            })))
+            updates(
+                adam(0.1).mask(crate::mask::Mask::new(|p: &pytree_std::KeyPath| {
+                    p.to_string() != "[1]"
+                })),
+            )
         });
     }
 
