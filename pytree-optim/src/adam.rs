@@ -240,6 +240,7 @@ where
         state: &mut ScaleByAdamState<P>,
         params: &P,
     ) -> Result<(), Error> {
+        self.validate(updates, state, params)?;
         let target = &mut Target::Updates { updates, params };
         self.run_fused(target, state, &Tail::scale(1.0)).map(drop)
     }
@@ -250,6 +251,7 @@ where
         grads: &mut P,
         state: &mut ScaleByAdamState<P>,
     ) -> Result<(), Error> {
+        self.validate(grads, state, params)?;
         let target = &mut Target::Params {
             params,
             grads: &*grads,
@@ -269,7 +271,6 @@ where
         state: &mut ScaleByAdamState<P>,
         tail: &Tail,
     ) -> Result<bool, Error> {
-        self.validate(target.updates(), state, target.params())?;
         let mask = selected(target.params())?;
         if let Some(m) = &tail.decay_mask {
             m.ensure_fits(target.params())?;

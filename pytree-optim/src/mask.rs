@@ -275,16 +275,16 @@ impl LeafMask {
                 ..other.clone()
             };
         }
-        self.from_fn(|i| self.get(i) && other.get(i))
+        self.map_bits(|i| self.get(i) && other.get(i))
     }
 
     /// The leaves where this mask does not hold.
     pub(crate) fn not(&self) -> LeafMask {
-        self.from_fn(|i| !self.get(i))
+        self.map_bits(|i| !self.get(i))
     }
 
     /// A mask of this one's length from the value at each leaf.
-    pub(crate) fn from_fn(&self, f: impl Fn(usize) -> bool) -> LeafMask {
+    pub(crate) fn map_bits(&self, f: impl Fn(usize) -> bool) -> LeafMask {
         let bits: Vec<bool> = (0..self.len).map(f).collect();
         LeafMask {
             len: self.len,

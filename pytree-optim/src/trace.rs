@@ -107,11 +107,13 @@ where
     }
 
     fn update(&self, updates: &mut P, state: &mut TraceState<P>, params: &P) -> Result<(), Error> {
+        self.validate(updates, state, params)?;
         let target = &mut Target::Updates { updates, params };
         self.run_fused(target, state, &Tail::scale(1.0)).map(drop)
     }
 
     fn step(&self, params: &mut P, grads: &mut P, state: &mut TraceState<P>) -> Result<(), Error> {
+        self.validate(grads, state, params)?;
         let target = &mut Target::Params {
             params,
             grads: &*grads,
@@ -131,7 +133,6 @@ where
         if tail.weight_decay != 0.0 {
             return Ok(false);
         }
-        self.validate(target.updates(), state, target.params())?;
         let mask = selected(target.params())?;
         let (factor, mu) = (
             Scalar::<P>::from_f64(tail.factor),

@@ -104,7 +104,7 @@ where
     if !tied.contains(&true) {
         return mask;
     }
-    mask.from_fn(|i| mask.get(i) && !tied.get(i).copied().unwrap_or(false))
+    mask.map_bits(|i| mask.get(i) && !tied.get(i).copied().unwrap_or(false))
 }
 
 /// Walks `N` mutable and `M` shared trees in one pass (structures and leaf

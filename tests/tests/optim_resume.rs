@@ -158,22 +158,22 @@ fn every_optimizer_resumes_bit_for_bit() {
     let names = resumes("sgd", &sgd(0.05), 3, 6);
     assert!(names.is_empty(), "{names:?}");
     let names = resumes("momentum", &sgd(0.05).momentum(0.9), 3, 6);
-    assert_eq!(names[0], "trace.layers.0.w");
+    assert_eq!(names[0], "0.trace.layers.0.w");
     resumes("nesterov", &sgd(0.05).momentum(0.9).nesterov(), 2, 5);
     let names = resumes("adam", &adam(0.01), 3, 7);
     assert_eq!(
         names,
         [
-            "mu.layers.0.w",
-            "mu.layers.0.b",
-            "mu.layers.1.w",
-            "mu.layers.1.b",
-            "mu.running",
-            "nu.layers.0.w",
-            "nu.layers.0.b",
-            "nu.layers.1.w",
-            "nu.layers.1.b",
-            "nu.running"
+            "0.mu.layers.0.w",
+            "0.mu.layers.0.b",
+            "0.mu.layers.1.w",
+            "0.mu.layers.1.b",
+            "0.mu.running",
+            "0.nu.layers.0.w",
+            "0.nu.layers.0.b",
+            "0.nu.layers.1.w",
+            "0.nu.layers.1.b",
+            "0.nu.running"
         ]
     );
     // The weight-decay mask (matrices only) is configuration: a loaded

@@ -138,7 +138,7 @@ fn tensor_ops_forced() -> bool {
 }
 
 /// Checks that the tensors have one shape and float dtypes.
-fn check<const N: usize, const M: usize>(
+fn ensure_one_float_shape<const N: usize, const M: usize>(
     muts: &[&Tensor; N],
     refs: &[&Tensor; M],
 ) -> Result<(), Error> {
@@ -188,7 +188,7 @@ where
     if N > 0 && muts.iter().all(|m| !m.dtype().is_float()) {
         return Ok(());
     }
-    check(&muts, &refs)?;
+    ensure_one_float_shape(&muts, &refs)?;
     if !tensor_ops_forced() {
         if let Some(r) = fused::try_zip(muts, refs, exec, f, op) {
             return r.map_err(candle_err);
