@@ -232,7 +232,7 @@ where
     /// let dist = Dist::local();
     /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
     /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
-    /// assert_eq!(zero.inner().b1, 0.9);
+    /// assert_eq!(zero.inner().first.b1, 0.9);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn inner(&self) -> &G {

@@ -23,7 +23,7 @@ type Labeller = Arc<dyn Fn(&KeyPath) -> &'static str + Send + Sync>;
 /// norm, say, is the group's). Every leaf must have a group: a label
 /// without one is an error of `init` naming the leaf. Typical groups: no
 /// weight decay on biases and norms, a smaller learning rate for the
-/// embeddings, a frozen encoder ([`set_to_zero`]).
+/// embeddings, a frozen encoder ([`set_to_zero`](crate::transform::set_to_zero)).
 ///
 /// The state is the tuple of the groups' states, in the order they were
 /// added (a pytree, so a checkpoint holds it: `0.mu.<path>`, ...); the
@@ -31,7 +31,7 @@ type Labeller = Arc<dyn Fn(&KeyPath) -> &'static str + Send + Sync>;
 ///
 /// `step` is one pass over the elements when every group's
 /// transformation is a fused optimizer (`sgd`, `adam`, `adamw`,
-/// [`set_to_zero`]; see
+/// [`set_to_zero`](crate::transform::set_to_zero); see
 /// [`step_is_fused`](GradientTransformation::step_is_fused)): the groups
 /// step one after the other, each on its own leaves. Otherwise, and in
 /// `update`, each group but one updates a copy of the gradients, and the

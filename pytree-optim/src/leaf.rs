@@ -47,7 +47,7 @@ pub(crate) fn common_shape<S: PartialEq + core::fmt::Debug>(
 /// [`zip_op`](FloatLeaf::zip_op), which also names the update
 /// ([`ElementOp`]), so that candle tensors off the CPU run it as tensor
 /// operations on their device; the global-norm clip goes through
-/// [`clip_by_global_norm`](FloatLeaf::clip_by_global_norm), which keeps
+/// [`clip_on_device`](FloatLeaf::clip_on_device), which keeps
 /// the norm on the device for them.
 ///
 /// ```

@@ -23,7 +23,7 @@ struct Model {
 }
 
 fn model(k: f32) -> Model {
-    let f = |i: usize| ((i as f32 * 1.7 + k).sin() * 2.0);
+    let f = |i: usize| (i as f32 * 1.7 + k).sin() * 2.0;
     Model {
         w: (0..37).map(f).collect(),
         b: (40..45).map(f).collect(),
