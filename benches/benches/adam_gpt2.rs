@@ -26,7 +26,7 @@ use pytree_benches::gpt2::{
     adam_hand, adam_hand_parallel, adam_slices, triad, triad_in_place, triad_in_place_parallel,
     triad_parallel, Dims, Gpt2, HandAdam,
 };
-use pytree_optim::{adam, apply_updates, GradientTransformation, GRAIN};
+use pytree_optim::{adam, apply_updates, GradientTransformation, Wrap, GRAIN};
 
 fn bench(c: &mut Criterion) {
     let dims = Dims::SMALL;

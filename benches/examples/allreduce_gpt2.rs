@@ -224,7 +224,7 @@ fn step_figures(
             ddp_ms.push(ms(t));
         }
     }
-    let unsharded_state = bytes(&state.mu) + bytes(&state.nu);
+    let unsharded_state = bytes(&state.0.mu) + bytes(&state.0.nu);
     drop(state);
     dist.broadcast(&mut params, 0)?;
     let mut zero = Zero1::new(dist, opt.clone(), &params)?;
@@ -236,7 +236,7 @@ fn step_figures(
             zero_ms.push(ms(t));
         }
     }
-    let mut per_rank = vec![(bytes(&zero.state().mu) + bytes(&zero.state().nu)) as f64];
+    let mut per_rank = vec![(bytes(&zero.state().0.mu) + bytes(&zero.state().0.nu)) as f64];
     let mine = per_rank[0];
     dist.all_reduce_sum(&mut per_rank)?;
     let largest = {

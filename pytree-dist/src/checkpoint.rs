@@ -234,7 +234,7 @@ where
     /// let dir = std::env::temp_dir().join(format!("pytree-dist-zero-{}", std::process::id()));
     /// zero.save_state(&dir)?;
     /// let whole: AdamState<Vec<Array1<f32>>> = pytree_std::checkpoint::load(dir.join(pytree_dist::checkpoint::INDEX))?;
-    /// assert_eq!((whole.count, &whole.mu), (1, &zero.state().mu));
+    /// assert_eq!((whole.0.count, &whole.0.mu), (1, &zero.state().0.mu));
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -287,7 +287,7 @@ where
     /// pytree_std::checkpoint::save(&path, &state)?;
     /// let mut zero = Zero1::new(&dist, opt, &params)?;
     /// zero.load_state(&path)?;
-    /// assert_eq!((zero.state().count, &zero.state().nu), (1, &state.nu));
+    /// assert_eq!((zero.state().0.count, &zero.state().0.nu), (1, &state.0.nu));
     /// # std::fs::remove_file(&path).ok();
     /// # Ok::<(), pytree_std::Error>(())
     /// ```

@@ -700,7 +700,10 @@ mod tests {
         }
         let mut got = opt.init(&Array1::<f32>::zeros(2)).unwrap();
         decode_into(&mut got, encode(&sent, true).unwrap()).unwrap();
-        assert_eq!((got.count, &got.mu, &got.nu), (3, &sent.mu, &sent.nu));
+        assert_eq!(
+            (got.0.count, &got.0.mu, &got.0.nu),
+            (3, &sent.0.mu, &sent.0.nu)
+        );
         // A leaf at the root has a name too.
         let mut x = Array1::<f32>::zeros(2);
         decode_into(&mut x, encode(&p, true).unwrap()).unwrap();

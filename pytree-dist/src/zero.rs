@@ -200,7 +200,7 @@ where
     /// let dist = Dist::local();
     /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
     /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
-    /// assert_eq!(zero.state().count, 0);
+    /// assert_eq!(zero.state().0.count, 0);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn state(&self) -> &G::State {
@@ -216,8 +216,8 @@ where
     /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
     /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
     /// let mut zero = zero;
-    /// zero.state_mut().count = 5;
-    /// assert_eq!(zero.state().count, 5);
+    /// zero.state_mut().0.count = 5;
+    /// assert_eq!(zero.state().0.count, 5);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn state_mut(&mut self) -> &mut G::State {
@@ -232,7 +232,7 @@ where
     /// let dist = Dist::local();
     /// let params = vec![array![1.0f32, 2.0], array![3.0f32]];
     /// let zero = Zero1::new(&dist, pytree_optim::adam(0.1), &params)?;
-    /// assert_eq!(zero.inner().b1, 0.9);
+    /// assert_eq!(zero.inner().first.b1, 0.9);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn inner(&self) -> &G {

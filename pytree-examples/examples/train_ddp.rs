@@ -199,7 +199,7 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
         say(format!(
             "optimizer state (sharded): {}; Adam's first moment on rank 0: {} of {} bytes",
             state_dir.display(),
-            bytes(&zero.state().1.mu),
+            bytes(&zero.state().1 .0.mu),
             bytes(&model)
         ));
     }

@@ -187,7 +187,7 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
                 .map(|v| v.elem_count() * 4)
                 .sum()
         };
-        let (mine, whole) = (bytes(&zero.state().1.mu), bytes(&model));
+        let (mine, whole) = (bytes(&zero.state().1 .0.mu), bytes(&model));
         say(format!(
             "ZeRO-1: Adam's first moment on rank 0: {mine} of {whole} bytes"
         ));

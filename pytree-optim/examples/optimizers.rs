@@ -1,6 +1,6 @@
 use pytree_optim::{
     adamw, chain, clip_by_global_norm, warmup_cosine_decay_schedule, EmaOfParams,
-    GradientTransformation, Mask,
+    GradientTransformation, Mask, Wrap,
 };
 use pytree_std::ndarray::{Array1, Array2};
 use pytree_std::{KeyPath, PyTree};
@@ -28,13 +28,15 @@ fn main() -> Result<(), pytree_std::Error> {
         seen: Array1::zeros(1),
     };
 
-    // Clip, then AdamW with warm-up + cosine decay and no decay on biases.
+    // Clip, then AdamW with warm-up + cosine decay and no decay on biases,
+    // on the parameters only (`Mask::params()`: not on kind "state").
     let lr = warmup_cosine_decay_schedule(0.0, 1e-2, 10, 100, 1e-4);
     let no_bias = Mask::new(|p: &KeyPath| !p.to_string().ends_with(".b"));
     let opt = chain(
         clip_by_global_norm(1.0),
         adamw(lr, 1e-4).weight_decay_mask(no_bias),
-    );
+    )
+    .mask(Mask::params());
     let mut state = opt.init(&model)?; // Adam's mu and nu are Models too
     let mut ema = EmaOfParams::new(0.99, &model)?; // an average of the weights, for evaluation
 

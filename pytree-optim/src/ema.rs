@@ -12,14 +12,14 @@
 use pytree_std::{Error, Leaf, PyTree};
 
 use crate::element::Float;
-use crate::gradient_transformation::{
-    check_masked, check_updates, walk, GradientTransformation, NoOff, Scalar,
-};
+use crate::gradient_transformation::GradientTransformation;
 use crate::kernel::Exec;
 use crate::leaf::FloatLeaf;
-use crate::mask::{keep, LeafMask, Mask};
+use crate::mask::{LeafMask, Mask};
 use crate::op::ElementOp;
-use crate::options::{options, zeros};
+use crate::walk::{
+    first_occurrences, same_shape, walk, with_exec, with_selection, zeros, NoOff, Scalar,
+};
 
 /// An exponential moving average of a tree of parameters: after each
 /// training step, `average = decay * average + (1 - decay) * params`
@@ -96,7 +96,7 @@ where
             decay,
             average,
             count: 0,
-            mask: mask.on_params(params),
+            mask: first_occurrences(mask.on(params), params),
             exec: Exec::Sequential,
         })
     }
@@ -130,23 +130,21 @@ where
     pub fn update(&mut self, params: &P) -> Result<(), Error> {
         let d = Scalar::<P>::from_f64(self.decay);
         let step = Scalar::<P>::from_f64(1.0 - self.decay);
-        walk(
-            [&mut self.average],
-            [params],
-            &self.mask,
-            self.exec,
-            (
-                &|[a], [p]| *a = d * *a + step * p,
-                &ElementOp::Axpby {
-                    a: self.decay,
-                    b: 1.0 - self.decay,
-                },
-            ),
-            Some((
-                &|[a]: [&mut Scalar<P>; 1], [p]: [Scalar<P>; 1]| *a = p,
-                &ElementOp::Copy,
-            )),
-        )?;
+        let average = &mut self.average;
+        let on = (
+            &|[a]: [&mut Scalar<P>; 1], [p]: [Scalar<P>; 1]| *a = d * *a + step * p,
+            &ElementOp::Axpby {
+                a: self.decay,
+                b: 1.0 - self.decay,
+            },
+        );
+        let off = (
+            &|[a]: [&mut Scalar<P>; 1], [p]: [Scalar<P>; 1]| *a = p,
+            &ElementOp::Copy,
+        );
+        with_exec(self.exec, || {
+            with_selection(&self.mask, || walk([average], [params], on, Some(off)))
+        })?;
         self.count += 1;
         Ok(())
     }
@@ -199,8 +197,7 @@ where
 /// (the bias correction that undoes the start at zero: with a constant
 /// input the corrected average is that input from the first step). In a
 /// [`chain`](crate::chain) before a learning-rate [`scale`](crate::scale)
-/// it is momentum in the "EMA" form. Outside the mask the updates pass
-/// through unchanged and the average is left alone.
+/// it is momentum in the "EMA" form.
 ///
 /// ```
 /// use pytree_optim::{ema, GradientTransformation};
@@ -218,12 +215,7 @@ where
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn ema(decay: f64, debias: bool) -> EmaOfUpdates {
-    EmaOfUpdates {
-        decay,
-        debias,
-        mask: Mask::params(),
-        exec: Exec::Sequential,
-    }
+    EmaOfUpdates { decay, debias }
 }
 
 /// See [`ema`].
@@ -238,22 +230,11 @@ pub struct EmaOfUpdates {
     pub decay: f64,
     /// Whether the output is bias-corrected (divided by `1 - decay^t`).
     pub debias: bool,
-    /// Where it acts (default [`Mask::params`]).
-    pub mask: Mask,
-    /// How the loops run.
-    pub exec: Exec,
 }
 
-options!(
-    EmaOfUpdates,
-    "pytree_optim::ema(0.5, true)",
-    "elsewhere the updates pass through unchanged"
-);
-
 /// The state of [`ema`] (optax's `EmaState`): the step count (a static
-/// field, saved in a checkpoint's TreeDef), the average as a tree of the
-/// parameters' structure (tensors `ema.<path>`), and the mask (not saved;
-/// see [`LeafMask`]).
+/// field, saved in a checkpoint's TreeDef) and the average as a tree of
+/// the parameters' structure (tensors `ema.<path>`).
 ///
 /// ```
 /// use pytree_optim::GradientTransformation;
@@ -268,9 +249,6 @@ pub struct EmaState<P> {
     pub count: u64,
     /// The average of the updates.
     pub ema: P,
-    /// The mask, on the parameters.
-    #[pytree(skip(recomputed))]
-    pub mask: LeafMask,
 }
 
 impl<P> GradientTransformation<P> for EmaOfUpdates
@@ -284,18 +262,16 @@ where
         Ok(EmaState {
             count: 0,
             ema: zeros(params)?,
-            mask: self.mask.on(params),
         })
     }
 
-    fn check(&self, updates: &P, state: &EmaState<P>, params: &P) -> Result<(), Error> {
-        check_masked(params, updates, &state.mask)?;
-        check_updates(params, &state.ema)
+    fn validate(&self, updates: &P, state: &EmaState<P>, params: &P) -> Result<(), Error> {
+        same_shape(params, updates)?;
+        same_shape(params, &state.ema)
     }
 
     fn update(&self, updates: &mut P, state: &mut EmaState<P>, params: &P) -> Result<(), Error> {
-        check_updates(params, updates)?;
-        let fresh = state.mask.fresh(&self.mask, params);
+        self.validate(updates, state, params)?;
         let d = Scalar::<P>::from_f64(self.decay);
         let one_minus_d = Scalar::<P>::from_f64(1.0 - self.decay);
         let t = state.count.saturating_add(1);
@@ -304,11 +280,9 @@ where
             let c = Scalar::<P>::from_f64(correction);
             walk(
                 [updates, &mut state.ema],
-                [params],
-                fresh.as_ref().unwrap_or(&state.mask),
-                self.exec,
+                [],
                 (
-                    &|[u, e], [_]| {
+                    &|[u, e], []| {
                         *e = one_minus_d * *u + d * *e;
                         *u = *e / c;
                     },
@@ -317,16 +291,14 @@ where
                         correction,
                     },
                 ),
-                None::<(&NoOff<P, 2, 1>, &ElementOp)>,
+                None::<(&NoOff<P, 2, 0>, &ElementOp)>,
             )?;
         } else {
             walk(
                 [updates, &mut state.ema],
-                [params],
-                fresh.as_ref().unwrap_or(&state.mask),
-                self.exec,
+                [],
                 (
-                    &|[u, e], [_]| {
+                    &|[u, e], []| {
                         *e = one_minus_d * *u + d * *e;
                         *u = *e;
                     },
@@ -335,10 +307,9 @@ where
                         correction: 1.0,
                     },
                 ),
-                None::<(&NoOff<P, 2, 1>, &ElementOp)>,
+                None::<(&NoOff<P, 2, 0>, &ElementOp)>,
             )?;
         }
-        keep(&mut state.mask, fresh);
         state.count = t;
         Ok(())
     }

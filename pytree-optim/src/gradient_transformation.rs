@@ -1,17 +1,15 @@
 //! optax's model: a [`GradientTransformation`] turns gradients into
 //! updates (in place) and keeps its own state; [`apply_updates`] adds them
-//! to the parameters; [`chain`] runs several in order. Also the walks the
-//! transformations are written with.
+//! to the parameters; [`chain`] runs several in order, fusing a
+//! learning-rate scaling (a [`Tail`]) into the previous stage's pass.
 
 use pytree_std::{Error, Flatten, PyTree, Std};
 
-use crate::kernel::Exec;
+use crate::element::Float;
 use crate::leaf::FloatLeaf;
 use crate::mask::LeafMask;
 use crate::op::ElementOp;
-
-/// The element type a tree of leaves `P::Leaf` computes in.
-pub(crate) type Scalar<P> = <<P as Flatten<Std>>::Leaf as FloatLeaf>::Scalar;
+use crate::walk::{walk, NoOff, Scalar};
 
 /// A gradient transformation (optax's `GradientTransformation`): `init`
 /// builds the state for a tree of parameters, `update` turns gradients
@@ -47,12 +45,12 @@ pub(crate) type Scalar<P> = <<P as Flatten<Std>>::Leaf as FloatLeaf>::Scalar;
 /// let mut odd = Linear { w: vec![0.5], b: 2.0 };
 /// let err = opt.update(&mut odd, &mut state, &params).unwrap_err();
 /// assert_eq!(err.to_string(), "tree 1 at .w: sequence length mismatch: expected 2, found 1");
-/// assert_eq!(state.count, 1);                          // nothing changed
+/// assert_eq!(state.0.count, 1);                        // nothing changed
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub trait GradientTransformation<P> {
-    /// The transformation's state (optimizer moments, step count, the mask
-    /// evaluated on the tree).
+    /// The transformation's state (optimizer moments, step count; a
+    /// wrapper's mask evaluated on the tree).
     type State;
 
     /// The initial state for parameters `params`.
@@ -60,12 +58,12 @@ pub trait GradientTransformation<P> {
     /// ```
     /// use pytree_optim::{sgd, GradientTransformation};
     /// let state = sgd(0.1).momentum(0.9).init(&vec![1.0f64, 2.0])?;
-    /// assert_eq!(state.trace, Some(vec![0.0, 0.0]));
+    /// assert_eq!(state.0.map(|t| t.trace), Some(vec![0.0, 0.0]));
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     fn init(&self, params: &P) -> Result<Self::State, Error>;
 
-    /// Checks, changing nothing, what [`update`](GradientTransformation::update)
+    /// Validates, changing nothing, what [`update`](GradientTransformation::update)
     /// and [`step`](GradientTransformation::step) check before their first
     /// write: that `updates` and the trees in `state` have the structure and
     /// leaf shapes of `params`, and that the state's masks were evaluated
@@ -82,32 +80,106 @@ pub trait GradientTransformation<P> {
     /// use pytree_optim::{adam, GradientTransformation};
     /// let opt = adam(0.1);
     /// let state = opt.init(&vec![1.0f32, 2.0])?;
-    /// assert!(opt.check(&vec![0.0, 0.0], &state, &vec![1.0, 2.0]).is_ok());
-    /// let err = opt.check(&vec![0.0], &state, &vec![1.0]).unwrap_err();
-    /// assert_eq!(err.to_string(), "at <root>: optimizer state mismatch: the state was built by init for a tree of 2 leaves, this tree has 1");
+    /// assert!(opt.validate(&vec![0.0, 0.0], &state, &vec![1.0, 2.0]).is_ok());
+    /// let err = opt.validate(&vec![0.0], &state, &vec![1.0]).unwrap_err();
+    /// assert_eq!(err.to_string(), "tree 1 at <root>: sequence length mismatch: expected 1, found 2");
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    fn check(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
+    fn validate(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
         let _ = (updates, state, params);
         Ok(())
     }
 
     /// Whether [`step`](GradientTransformation::step) reads the gradients
     /// without changing them and changes the parameters only at the leaves
-    /// inside its mask (the fused optimizers, `sgd`, `adam`, `adamw`, and
-    /// [`set_to_zero`](crate::set_to_zero) say so): then
+    /// selected (the fused optimizers, `sgd`, `adam`, `adamw`, the scalings
+    /// and [`set_to_zero`](crate::set_to_zero) say so): then
     /// [`multi_transform`](crate::multi_transform) runs its groups' steps
     /// one after the other on the same trees, one pass over the elements in
     /// all, instead of updating a copy of the gradients per group. The
     /// default is `false`, which is always correct.
     ///
     /// ```
-    /// use pytree_optim::{adam, scale, GradientTransformation};
+    /// use pytree_optim::{adam, clip_by_global_norm, GradientTransformation};
     /// assert!(GradientTransformation::<Vec<f32>>::step_is_fused(&adam(0.1)));
-    /// assert!(!GradientTransformation::<Vec<f32>>::step_is_fused(&scale(0.1)));
+    /// assert!(!GradientTransformation::<Vec<f32>>::step_is_fused(&clip_by_global_norm(0.1)));
     /// ```
     fn step_is_fused(&self) -> bool {
         false
+    }
+
+    /// Whether this transformation is a [`Tail`] (a per-leaf scaling,
+    /// after adding decayed weights: [`scale`](crate::scale),
+    /// [`scale_by_learning_rate`](crate::scale_by_learning_rate),
+    /// [`add_decayed_weights`](crate::add_decayed_weights) and their
+    /// chains), which a [`chain`] fuses into the previous stage's pass.
+    /// The default is `false`.
+    ///
+    /// ```
+    /// use pytree_optim::{scale_by_adam, scale_by_learning_rate, GradientTransformation};
+    /// assert!(GradientTransformation::<Vec<f32>>::is_tail(&scale_by_learning_rate(0.1)));
+    /// assert!(!GradientTransformation::<Vec<f32>>::is_tail(&scale_by_adam()));
+    /// ```
+    fn is_tail(&self) -> bool {
+        false
+    }
+
+    /// The [`Tail`] this transformation applies at the step `state` is at
+    /// (`None` if it is not one, see [`is_tail`](GradientTransformation::is_tail)).
+    ///
+    /// ```
+    /// use pytree_optim::{scale_by_learning_rate, GradientTransformation};
+    /// let opt = scale_by_learning_rate(0.5);
+    /// let state = opt.init(&vec![1.0f32])?;
+    /// assert_eq!(opt.tail(&state, &vec![1.0]).map(|t| t.factor), Some(-0.5));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn tail(&self, state: &Self::State, params: &P) -> Option<Tail> {
+        let _ = (state, params);
+        None
+    }
+
+    /// Advances `state` as [`update`](GradientTransformation::update)
+    /// would, without touching any tree: what a [`chain`] calls on a
+    /// [`Tail`] that it fused into the previous stage's pass. The default
+    /// does nothing.
+    ///
+    /// ```
+    /// use pytree_optim::{scale_by_learning_rate, GradientTransformation};
+    /// let opt = scale_by_learning_rate(0.5);
+    /// let mut state = opt.init(&vec![1.0f32])?;
+    /// opt.advance(&mut state, &vec![1.0]);
+    /// assert_eq!(state.count, 1);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn advance(&self, state: &mut Self::State, params: &P) {
+        let _ = (state, params);
+    }
+
+    /// This transformation's update followed by `tail`, in one pass, into
+    /// `target` (the updates in place, or added to the parameters: a fused
+    /// step), advancing `state`; `Ok(false)`, having changed nothing, if
+    /// it has no such pass (the default). [`chain`] calls it with the
+    /// next stage's [`Tail`]; validated by the caller.
+    ///
+    /// ```
+    /// use pytree_optim::{scale_by_adam, GradientTransformation, Tail, Target};
+    /// let opt = scale_by_adam();
+    /// let mut p = vec![1.0f32];
+    /// let mut state = opt.init(&p)?;
+    /// let mut target = Target::Params { params: &mut p, grads: &vec![2.0] };
+    /// assert!(opt.run_fused(&mut target, &mut state, &Tail::scale(-0.1))?);
+    /// assert_eq!(p, [0.9]); // Adam's first step: -lr * sign(g)
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn run_fused(
+        &self,
+        target: &mut Target<'_, P>,
+        state: &mut Self::State,
+        tail: &Tail,
+    ) -> Result<bool, Error> {
+        let _ = (target, state, tail);
+        Ok(false)
     }
 
     /// Turns `updates` (the gradients, on entry) into the updates to add
@@ -166,15 +238,15 @@ where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
 {
-    let mask = crate::Mask::all().on(&*params).first_occurrences(&*params);
-    walk(
-        [params],
-        [updates],
-        &mask,
-        Exec::Sequential,
-        (&|[p], [u]| *p += u, &ElementOp::Axpby { a: 1.0, b: 1.0 }),
-        None::<(&NoOff<P, 1, 1>, &ElementOp)>,
-    )
+    let every = crate::mask::Mask::all().on(&*params);
+    crate::walk::with_selection(&every, || {
+        walk(
+            [params],
+            [updates],
+            (&|[p], [u]| *p += u, &ElementOp::Axpby { a: 1.0, b: 1.0 }),
+            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
+        )
+    })
 }
 
 /// The global L2 norm of a tree: the square root of the sum of squares of
@@ -190,17 +262,184 @@ where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
 {
-    let mask = crate::Mask::all().on(tree);
-    Ok(sum_squares(tree, tree, &mask, Exec::Sequential)?.sqrt())
+    let mask = crate::mask::Mask::all().on(tree);
+    Ok(crate::walk::sum_squares(tree, tree, &mask)?.sqrt())
+}
+
+/// Where a fused pass ([`GradientTransformation::run_fused`]) writes its
+/// result.
+///
+/// ```
+/// use pytree_optim::Target;
+/// let (mut u, p) = (vec![1.0f32], vec![0.0f32]);
+/// let t = Target::Updates { updates: &mut u, params: &p };
+/// assert!(matches!(t, Target::Updates { .. }));
+/// ```
+#[derive(Debug)]
+pub enum Target<'a, P> {
+    /// The updates (the gradients on entry), in place: an `update`.
+    Updates {
+        /// The gradients, then the updates.
+        updates: &'a mut P,
+        /// The parameters, read.
+        params: &'a P,
+    },
+    /// The parameters, the update added to them: a fused `step`.
+    Params {
+        /// The parameters, updated.
+        params: &'a mut P,
+        /// The gradients, read.
+        grads: &'a P,
+    },
+}
+
+impl<P> Target<'_, P> {
+    /// The parameters.
+    ///
+    /// ```
+    /// let (mut u, p) = (vec![1.0f32], vec![0.0f32]);
+    /// let t = pytree_optim::Target::Updates { updates: &mut u, params: &p };
+    /// assert_eq!(t.params(), &[0.0]);
+    /// ```
+    pub fn params(&self) -> &P {
+        match self {
+            Target::Updates { params, .. } => params,
+            Target::Params { params, .. } => params,
+        }
+    }
+
+    /// The other tree: the updates, or the gradients.
+    ///
+    /// ```
+    /// let (mut u, p) = (vec![1.0f32], vec![0.0f32]);
+    /// let t = pytree_optim::Target::Updates { updates: &mut u, params: &p };
+    /// assert_eq!(t.updates(), &[1.0]);
+    /// ```
+    pub fn updates(&self) -> &P {
+        match self {
+            Target::Updates { updates, .. } => updates,
+            Target::Params { grads, .. } => grads,
+        }
+    }
+}
+
+/// A per-leaf map of the updates that a [`chain`] fuses into the previous
+/// stage's pass: `u <- factor * (u + weight_decay * p)` on the leaves
+/// where `decay_mask` holds (every leaf for `None`), `u <- factor * u`
+/// elsewhere, in that order of operations (the bits of the stages run one
+/// after the other). [`scale`](crate::scale) and
+/// [`scale_by_learning_rate`](crate::scale_by_learning_rate) are tails
+/// without decay, [`add_decayed_weights`](crate::add_decayed_weights) one
+/// with factor 1, and their chain one with both.
+///
+/// ```
+/// let t = pytree_optim::Tail::scale(-0.1);
+/// assert_eq!((t.factor, t.weight_decay), (-0.1, 0.0));
+/// assert!(!t.decays(0));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tail {
+    /// The factor of the updates.
+    pub factor: f64,
+    /// The weight decay added before the factor (0: none).
+    pub weight_decay: f64,
+    /// The leaves that decay (`None`: every leaf).
+    pub decay_mask: Option<LeafMask>,
+}
+
+impl Tail {
+    /// `u <- factor * u`.
+    ///
+    /// ```
+    /// assert_eq!(pytree_optim::Tail::scale(2.0).factor, 2.0);
+    /// ```
+    pub fn scale(factor: f64) -> Tail {
+        Tail {
+            factor,
+            weight_decay: 0.0,
+            decay_mask: None,
+        }
+    }
+
+    /// Whether leaf `i` decays.
+    ///
+    /// ```
+    /// let t = pytree_optim::Tail { weight_decay: 0.1, ..pytree_optim::Tail::scale(1.0) };
+    /// assert!(t.decays(3));
+    /// ```
+    #[inline]
+    pub fn decays(&self, i: usize) -> bool {
+        self.weight_decay != 0.0 && self.decay_mask.as_ref().is_none_or(|m| m.get(i))
+    }
+
+    /// `self` then `next` as one tail, if that keeps the order of
+    /// operations (`self` a decay with factor 1, or `next` the identity).
+    pub(crate) fn then(self, next: Tail) -> Option<Tail> {
+        if next.weight_decay == 0.0 && self.factor == 1.0 {
+            return Some(Tail {
+                factor: next.factor,
+                ..self
+            });
+        }
+        (next == Tail::scale(1.0)).then_some(self)
+    }
+
+    /// The tail alone, in one pass into `target` (the selected leaves):
+    /// `u <- factor * (u + wd * p)`, or `p += factor * (g + wd * p)`.
+    pub(crate) fn run<P>(&self, target: &mut Target<'_, P>) -> Result<(), Error>
+    where
+        P: Flatten<Std>,
+        P::Leaf: FloatLeaf,
+    {
+        crate::walk::same_shape(target.params(), target.updates())?;
+        let (f, wd) = (self.factor, self.weight_decay);
+        let (k, kwd) = (Scalar::<P>::from_f64(f), Scalar::<P>::from_f64(wd));
+        let mask = crate::walk::selected(target.params())?;
+        match target {
+            Target::Updates { updates, params } => {
+                crate::walk::walk_leaves([&mut **updates], [*params], |i, [u], [p], exec| {
+                    if !mask.get(i) {
+                        Ok(())
+                    } else if self.decays(i) {
+                        let op = ElementOp::Axpby { a: f, b: f * wd };
+                        P::Leaf::zip_op([u], [p], exec, &|[u], [p]| *u = k * (*u + kwd * p), &op)
+                    } else {
+                        let op = ElementOp::Scale { factor: f };
+                        P::Leaf::zip_op([u], [], exec, &|[u], []| *u = k * *u, &op)
+                    }
+                })
+            }
+            Target::Params { params, grads } => {
+                crate::walk::walk_leaves([&mut **params], [*grads], |i, [p], [g], exec| {
+                    if !mask.get(i) {
+                        Ok(())
+                    } else if self.decays(i) {
+                        let op = ElementOp::Axpby {
+                            a: 1.0 + f * wd,
+                            b: f,
+                        };
+                        P::Leaf::zip_op([p], [g], exec, &|[p], [g]| *p += k * (g + kwd * *p), &op)
+                    } else {
+                        let op = ElementOp::Axpby { a: 1.0, b: f };
+                        P::Leaf::zip_op([p], [g], exec, &|[p], [g]| *p += k * g, &op)
+                    }
+                })
+            }
+        }
+    }
 }
 
 /// `first` then `second` (optax's `chain`): the state is the pair of their
 /// states; `update` runs both in order on the same updates, `step` runs
-/// `second`'s fused step after `first`'s update. Longer chains nest
-/// (`chain(a, chain(b, c))`) or grow with [`Chain::then`].
+/// `second`'s fused step after `first`'s update. When `second` is a
+/// [`Tail`] (a learning-rate scaling, say) and `first` has a fused pass
+/// (`scale_by_adam`, `trace`), the chain runs `first`'s pass with the tail
+/// fused into it: one pass over the parameters, the gradients and the
+/// state, the bits of the two stages run one after the other. Longer
+/// chains nest (`chain(a, chain(b, c))`) or grow with [`Chain::then`].
 ///
 /// A failed call changes nothing: both stages are
-/// [`check`](GradientTransformation::check)ed before the first runs, so a
+/// [`validate`](GradientTransformation::validate)d before the first runs, so a
 /// later stage whose state no longer matches the parameters refuses
 /// before the first stage has advanced its count or touched the updates.
 /// The state is the tuple of the stages' states, a pytree when they are
@@ -241,7 +480,7 @@ impl<A, B> Chain<A, B> {
     /// use pytree_optim::{adam, chain, clip_by_global_norm, scale, GradientTransformation};
     /// let opt = chain(clip_by_global_norm(1.0), scale(2.0)).then(adam(1e-3));
     /// let state = opt.init(&vec![0.0f32])?;
-    /// assert_eq!(state.1.1.count, 0);
+    /// assert_eq!(state.1.1.0.count, 0);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn then<C>(self, next: C) -> Chain<A, Chain<B, C>> {
@@ -266,13 +505,58 @@ where
         Ok((self.first.init(params)?, self.second.init(params)?))
     }
 
-    fn check(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
-        self.first.check(updates, &state.0, params)?;
-        self.second.check(updates, &state.1, params)
+    fn validate(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
+        self.first.validate(updates, &state.0, params)?;
+        self.second.validate(updates, &state.1, params)
+    }
+
+    fn step_is_fused(&self) -> bool {
+        self.first.step_is_fused() && self.second.is_tail()
+    }
+
+    fn is_tail(&self) -> bool {
+        self.first.is_tail() && self.second.is_tail()
+    }
+
+    fn tail(&self, state: &Self::State, params: &P) -> Option<Tail> {
+        let first = self.first.tail(&state.0, params)?;
+        first.then(self.second.tail(&state.1, params)?)
+    }
+
+    fn advance(&self, state: &mut Self::State, params: &P) {
+        self.first.advance(&mut state.0, params);
+        self.second.advance(&mut state.1, params);
+    }
+
+    fn run_fused(
+        &self,
+        target: &mut Target<'_, P>,
+        state: &mut Self::State,
+        tail: &Tail,
+    ) -> Result<bool, Error> {
+        // `first`, with `second` (a tail) and then `tail` fused into it.
+        let Some(mine) = self.second.tail(&state.1, target.params()) else {
+            return Ok(false);
+        };
+        let Some(both) = mine.then(tail.clone()) else {
+            return Ok(false);
+        };
+        if !self.first.run_fused(target, &mut state.0, &both)? {
+            return Ok(false);
+        }
+        self.second.advance(&mut state.1, target.params());
+        Ok(true)
     }
 
     fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
-        self.check(updates, state, params)?;
+        self.validate(updates, state, params)?;
+        let mut target = Target::Updates {
+            updates: &mut *updates,
+            params,
+        };
+        if self.run_fused(&mut target, state, &Tail::scale(1.0))? {
+            return Ok(());
+        }
         self.first.update(updates, &mut state.0, params)?;
         self.second.update(updates, &mut state.1, params)
     }
@@ -282,134 +566,103 @@ where
         P: PyTree,
         P::Leaf: FloatLeaf,
     {
-        self.check(grads, state, params)?;
+        self.validate(grads, state, params)?;
+        let mut target = Target::Params {
+            params: &mut *params,
+            grads: &*grads,
+        };
+        if self.run_fused(&mut target, state, &Tail::scale(1.0))? {
+            return Ok(());
+        }
         self.first.update(grads, &mut state.0, params)?;
         self.second.step(params, grads, &mut state.1)
     }
 }
 
-/// The type of "no function" for [`walk`]'s `off` (`None::<(&NoOff<P, N, M>, &ElementOp)>`):
-/// leaves outside the mask are left alone.
-pub(crate) type NoOff<P, const N: usize, const M: usize> = fn([&mut Scalar<P>; N], [Scalar<P>; M]);
-
-/// Walks `N` mutable and `M` shared trees in one pass (structures and leaf
-/// shapes checked first: on a mismatch nothing changes), running `on` (an
-/// element closure and the same update by name, see
-/// [`FloatLeaf::zip_op`]) on leaves where `mask` holds and `off` (if any)
-/// elsewhere.
-pub(crate) fn walk<P, const N: usize, const M: usize, F, G>(
-    muts: [&mut P; N],
-    refs: [&P; M],
-    mask: &LeafMask,
-    exec: Exec,
-    on: (&F, &ElementOp),
-    off: Option<(&G, &ElementOp)>,
-) -> Result<(), Error>
+/// `Some(t)` is `t`; `None` is optax's `identity()`: the updates pass
+/// through, and a [`Tail`] after it runs alone (so [`sgd`](crate::sgd)
+/// without momentum, `chain(None, scale_by_learning_rate(lr))`, is one
+/// pass). The state is `Some` of `t`'s state, or `None`.
+///
+/// ```
+/// use pytree_optim::{trace, GradientTransformation, Trace};
+/// let none: Option<Trace> = None;
+/// let mut g = vec![1.0f32];
+/// let mut state = none.init(&g)?;
+/// none.update(&mut g, &mut state, &vec![0.0])?;
+/// assert_eq!((g, state), (vec![1.0], None));
+/// assert!(Some(trace(0.9, false)).init(&vec![0.0f32])?.is_some());
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+impl<P, T> GradientTransformation<P> for Option<T>
 where
-    P: Flatten<Std>,
+    P: PyTree,
     P::Leaf: FloatLeaf,
-    F: Fn([&mut Scalar<P>; N], [Scalar<P>; M]) + Sync,
-    G: Fn([&mut Scalar<P>; N], [Scalar<P>; M]) + Sync,
+    T: GradientTransformation<P>,
 {
-    if let Some(first) = muts.first().map(|t| &**t).or(refs.first().copied()) {
-        mask.check(first)?;
-    } else {
-        return Ok(());
+    type State = Option<T::State>;
+
+    fn init(&self, params: &P) -> Result<Self::State, Error> {
+        self.as_ref().map(|t| t.init(params)).transpose()
     }
-    let mut i = 0;
-    pytree_std::multi::try_zip_mut_n(muts, refs, |ms, rs| {
-        let r = if mask.get(i) {
-            P::Leaf::zip_op(ms, rs, exec, on.0, on.1)
-        } else if let Some((off, op)) = off {
-            P::Leaf::zip_op(ms, rs, exec, off, op)
-        } else {
-            Ok(())
-        };
-        i += 1;
-        r.map_err(|e| e.kind().to_string())
-    })
-}
 
-/// `mask.check(tree)`, but a mask not yet evaluated (a loaded state's)
-/// passes: it is evaluated on the tree itself.
-pub(crate) fn check_mask<P>(mask: &LeafMask, tree: &P) -> Result<(), Error>
-where
-    P: Flatten<Std>,
-{
-    if mask.is_pending() {
-        Ok(())
-    } else {
-        mask.check(tree)
-    }
-}
-
-/// The `check` of a transformation whose state holds a mask: `updates`
-/// like `params` ([`check_updates`]), and the mask on `params`
-/// ([`check_mask`]).
-pub(crate) fn check_masked<P>(params: &P, updates: &P, mask: &LeafMask) -> Result<(), Error>
-where
-    P: Flatten<Std>,
-{
-    check_updates(params, updates)?;
-    check_mask(mask, params)
-}
-
-/// Checks that `updates` have the structure and leaf shapes of `params`
-/// (the error names the updates as tree 1, the parameters being tree 0).
-pub(crate) fn check_updates<P>(params: &P, updates: &P) -> Result<(), Error>
-where
-    P: Flatten<Std>,
-{
-    pytree_std::multi::try_zip_mut_n::<P, 0, 2, core::convert::Infallible>(
-        [],
-        [params, updates],
-        |_, _| Ok(()),
-    )
-}
-
-/// The sum of squares of the elements of `tree`'s leaves where `mask`
-/// holds, in `f64`; `tree` is checked against `params` (structure and leaf
-/// shapes) first, and named as tree 1 in the error.
-pub(crate) fn sum_squares<P>(
-    params: &P,
-    tree: &P,
-    mask: &LeafMask,
-    exec: Exec,
-) -> Result<f64, Error>
-where
-    P: Flatten<Std>,
-    P::Leaf: FloatLeaf,
-{
-    mask.check(params)?;
-    let sq = |v: Scalar<P>| {
-        let v = crate::Float::to_f64(v);
-        v * v
-    };
-    if crate::leaf_sums::active() {
-        // Leaves held by other processes too: each leaf's sum, completed
-        // by the reduction, then added up in leaf order as below.
-        let mut sums = Vec::with_capacity(mask.len());
-        let mut i = 0;
-        pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
-            sums.push(if mask.get(i) {
-                P::Leaf::sum_elements(x, exec, &sq).map_err(|e| e.kind().to_string())?
-            } else {
-                0.0
-            });
-            i += 1;
-            Ok(())
-        })?;
-        crate::leaf_sums::reduce_leaf_sums(&mut sums)?;
-        return Ok(sums.iter().fold(0.0f64, |total, s| total + s));
-    }
-    let mut total = 0.0f64;
-    let mut i = 0;
-    pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
-        if mask.get(i) {
-            total += P::Leaf::sum_elements(x, exec, &sq).map_err(|e| e.kind().to_string())?;
+    fn validate(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
+        match (self, state) {
+            (Some(t), Some(s)) => t.validate(updates, s, params),
+            (None, None) => crate::walk::same_shape(params, updates),
+            _ => Err(Error::custom(
+                "optimizer state mismatch: the state was built by init for another transformation (Some and None)",
+            )),
         }
-        i += 1;
-        Ok(())
-    })?;
-    Ok(total)
+    }
+
+    fn step_is_fused(&self) -> bool {
+        self.as_ref().is_none_or(T::step_is_fused)
+    }
+
+    fn is_tail(&self) -> bool {
+        self.as_ref().is_some_and(T::is_tail)
+    }
+
+    fn tail(&self, state: &Self::State, params: &P) -> Option<Tail> {
+        match (self, state) {
+            (Some(t), Some(s)) => t.tail(s, params),
+            _ => None,
+        }
+    }
+
+    fn advance(&self, state: &mut Self::State, params: &P) {
+        if let (Some(t), Some(s)) = (self, state) {
+            t.advance(s, params);
+        }
+    }
+
+    fn run_fused(
+        &self,
+        target: &mut Target<'_, P>,
+        state: &mut Self::State,
+        tail: &Tail,
+    ) -> Result<bool, Error> {
+        match (self, state) {
+            (Some(t), Some(s)) => t.run_fused(target, s, tail),
+            (None, None) => tail.run(target).map(|()| true),
+            _ => Ok(false),
+        }
+    }
+
+    fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
+        self.validate(updates, state, params)?;
+        match (self, state) {
+            (Some(t), Some(s)) => t.update(updates, s, params),
+            _ => Ok(()),
+        }
+    }
+
+    fn step(&self, params: &mut P, grads: &mut P, state: &mut Self::State) -> Result<(), Error> {
+        self.validate(grads, state, params)?;
+        match (self, state) {
+            (Some(t), Some(s)) => t.step(params, grads, s),
+            _ => apply_updates(params, grads),
+        }
+    }
 }

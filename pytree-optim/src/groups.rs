@@ -6,47 +6,12 @@ use std::sync::Arc;
 
 use pytree_std::{Error, KeyPath, PyTree};
 
-use crate::clip_scale_decay::MaskState;
-use crate::element::Float;
-use crate::gradient_transformation::{
-    apply_updates, check_masked, check_updates, walk, Chain, GradientTransformation, NoOff, Scalar,
-};
-use crate::kernel::Exec;
-use crate::leaf::{copy_tree, FloatLeaf};
-use crate::mask::{keep, Mask};
+use crate::gradient_transformation::{apply_updates, GradientTransformation};
+use crate::leaf::FloatLeaf;
+use crate::mask::Mask;
 use crate::op::ElementOp;
-use crate::options::options;
-
-/// A transformation whose mask can be narrowed: every transformation of
-/// this crate (their inherent `restrict`) and [`Chain`] (both stages).
-/// [`multi_transform`] narrows each group's transformation to the leaves
-/// of its label.
-///
-/// ```
-/// use pytree_optim::{chain, scale, sgd, GradientTransformation, Mask, Restrict};
-/// use pytree_std::KeyPath;
-/// let only_first = Mask::new(|p: &KeyPath| p.to_string() == "[0]");
-/// let opt = Restrict::restrict(chain(scale(2.0), sgd(0.5)), only_first);
-/// let mut p = vec![1.0f32, 1.0];
-/// let mut s = opt.init(&p)?;
-/// opt.step(&mut p, &mut vec![1.0, 1.0], &mut s)?;
-/// assert_eq!(p, [0.0, 1.0]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub trait Restrict {
-    /// Acts only where its mask and `mask` both hold.
-    #[must_use]
-    fn restrict(self, mask: Mask) -> Self;
-}
-
-impl<A: Restrict, B: Restrict> Restrict for Chain<A, B> {
-    fn restrict(self, mask: Mask) -> Self {
-        Chain {
-            first: self.first.restrict(mask.clone()),
-            second: self.second.restrict(mask),
-        }
-    }
-}
+use crate::walk::{copy_tree, walk, with_selection, NoOff};
+use crate::wrappers::{Masked, Wrap};
 
 /// The labeller of a [`multi_transform`].
 type Labeller = Arc<dyn Fn(&KeyPath) -> &'static str + Send + Sync>;
@@ -58,7 +23,7 @@ type Labeller = Arc<dyn Fn(&KeyPath) -> &'static str + Send + Sync>;
 /// norm, say, is the group's). Every leaf must have a group: a label
 /// without one is an error of `init` naming the leaf. Typical groups: no
 /// weight decay on biases and norms, a smaller learning rate for the
-/// embeddings, a frozen encoder ([`set_to_zero`]).
+/// embeddings, a frozen encoder ([`set_to_zero`](crate::transform::set_to_zero)).
 ///
 /// The state is the tuple of the groups' states, in the order they were
 /// added (a pytree, so a checkpoint holds it: `0.mu.<path>`, ...); the
@@ -66,7 +31,7 @@ type Labeller = Arc<dyn Fn(&KeyPath) -> &'static str + Send + Sync>;
 ///
 /// `step` is one pass over the elements when every group's
 /// transformation is a fused optimizer (`sgd`, `adam`, `adamw`,
-/// [`set_to_zero`]; see
+/// [`set_to_zero`](crate::transform::set_to_zero); see
 /// [`step_is_fused`](GradientTransformation::step_is_fused)): the groups
 /// step one after the other, each on its own leaves. Otherwise, and in
 /// `update`, each group but one updates a copy of the gradients, and the
@@ -133,7 +98,8 @@ impl<G> std::fmt::Debug for MultiTransform<G> {
 }
 
 /// One group of a [`multi_transform`]: its label and its transformation,
-/// narrowed to the label's leaves.
+/// narrowed to the label's leaves ([`Wrap::mask`]: the other leaves do not
+/// change).
 ///
 /// ```
 /// use pytree_optim::{multi_transform, sgd};
@@ -144,7 +110,7 @@ impl<G> std::fmt::Debug for MultiTransform<G> {
 pub struct Group<T> {
     label: &'static str,
     where_: Mask,
-    transform: T,
+    transform: Masked<T>,
 }
 
 impl MultiTransform<()> {
@@ -160,7 +126,7 @@ impl MultiTransform<()> {
     /// assert_eq!(p, [0.5]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn group<T: Restrict>(self, label: &'static str, transform: T) -> MultiTransform<Group<T>> {
+    pub fn group<T>(self, label: &'static str, transform: T) -> MultiTransform<Group<T>> {
         MultiTransform {
             groups: self.group_of(label, transform),
             label: self.label,
@@ -169,12 +135,12 @@ impl MultiTransform<()> {
 }
 
 impl<G> MultiTransform<G> {
-    fn group_of<T: Restrict>(&self, label: &'static str, transform: T) -> Group<T> {
+    fn group_of<T>(&self, label: &'static str, transform: T) -> Group<T> {
         let f = Arc::clone(&self.label);
         let where_ = Mask::new(move |p: &KeyPath| f(p) == label);
         Group {
             label,
-            transform: transform.restrict(where_.clone()),
+            transform: transform.mask(where_.clone()),
             where_,
         }
     }
@@ -212,11 +178,7 @@ impl<G: Groups> MultiTransform<G> {
     /// assert_eq!(p, [0.5, 1.0]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn group<T: Restrict>(
-        self,
-        label: &'static str,
-        transform: T,
-    ) -> MultiTransform<(G, Group<T>)> {
+    pub fn group<T>(self, label: &'static str, transform: T) -> MultiTransform<(G, Group<T>)> {
         let last = self.group_of(label, transform);
         MultiTransform {
             groups: (self.groups, last),
@@ -224,6 +186,10 @@ impl<G: Groups> MultiTransform<G> {
         }
     }
 }
+
+/// The state of one group of a [`multi_transform`]: its transformation's,
+/// with the group's leaves ([`MaskedState`](crate::MaskedState)).
+pub type GroupState<P, T> = <Masked<T> as GradientTransformation<P>>::State;
 
 /// The labels of a list of groups (the bound of
 /// [`MultiTransform::labels`]); the running of them is
@@ -259,7 +225,7 @@ impl<G: Groups, T> Groups for (G, Group<T>) {
 /// use pytree_optim::{adam, multi_transform, GradientTransformation};
 /// let opt = multi_transform(|_| "a").group("a", adam(0.1));
 /// let s = opt.init(&vec![1.0f32])?;      // the group's own state
-/// assert_eq!(s.count, 0);
+/// assert_eq!(s.inner.0.count, 0);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub trait GroupList<P>: Groups {
@@ -267,8 +233,8 @@ pub trait GroupList<P>: Groups {
     type State;
     /// Each group's `init`.
     fn init_each(&self, params: &P) -> Result<Self::State, Error>;
-    /// Each group's `check`.
-    fn check_each(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error>;
+    /// Each group's `validate`.
+    fn validate_each(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error>;
     /// Whether every group's `step` is fused.
     fn all_fused(&self) -> bool;
     /// Each group's `step`, one after the other (all fused).
@@ -306,7 +272,7 @@ impl<T> Group<T> {
         &self,
         updates: &mut P,
         original: &P,
-        state: &mut T::State,
+        state: &mut <Masked<T> as GradientTransformation<P>>::State,
         params: &P,
     ) -> Result<(), Error>
     where
@@ -316,14 +282,14 @@ impl<T> Group<T> {
     {
         let mut mine = copy_tree(original)?;
         self.transform.update(&mut mine, state, params)?;
-        walk(
-            [updates],
-            [&mine],
-            &self.where_.on(params),
-            Exec::Sequential,
-            (&|[u], [m]| *u = m, &ElementOp::Copy),
-            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
-        )
+        with_selection(&self.where_.on(params), || {
+            walk(
+                [updates],
+                [&mine],
+                (&|[u], [m]| *u = m, &ElementOp::Copy),
+                None::<(&NoOff<P, 1, 1>, &ElementOp)>,
+            )
+        })
     }
 }
 
@@ -333,21 +299,26 @@ where
     P::Leaf: FloatLeaf,
     T: GradientTransformation<P>,
 {
-    type State = T::State;
+    type State = GroupState<P, T>;
 
-    fn init_each(&self, params: &P) -> Result<T::State, Error> {
+    fn init_each(&self, params: &P) -> Result<Self::State, Error> {
         self.transform.init(params)
     }
 
-    fn check_each(&self, updates: &P, state: &T::State, params: &P) -> Result<(), Error> {
-        self.transform.check(updates, state, params)
+    fn validate_each(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
+        self.transform.validate(updates, state, params)
     }
 
     fn all_fused(&self) -> bool {
         self.transform.step_is_fused()
     }
 
-    fn step_each(&self, params: &mut P, grads: &mut P, state: &mut T::State) -> Result<(), Error> {
+    fn step_each(
+        &self,
+        params: &mut P,
+        grads: &mut P,
+        state: &mut Self::State,
+    ) -> Result<(), Error> {
         self.transform.step(params, grads, state)
     }
 
@@ -355,7 +326,7 @@ where
         &self,
         updates: &mut P,
         _original: &P,
-        state: &mut T::State,
+        state: &mut Self::State,
         params: &P,
     ) -> Result<(), Error> {
         self.transform.update(updates, state, params)
@@ -365,7 +336,7 @@ where
         &self,
         updates: &mut P,
         original: &P,
-        state: &mut T::State,
+        state: &mut Self::State,
         params: &P,
     ) -> Result<(), Error> {
         self.update_copy(updates, original, state, params)
@@ -379,15 +350,15 @@ where
     G: GroupList<P>,
     T: GradientTransformation<P>,
 {
-    type State = (G::State, T::State);
+    type State = (G::State, GroupState<P, T>);
 
     fn init_each(&self, params: &P) -> Result<Self::State, Error> {
         Ok((self.0.init_each(params)?, self.1.transform.init(params)?))
     }
 
-    fn check_each(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
-        self.0.check_each(updates, &state.0, params)?;
-        self.1.transform.check(updates, &state.1, params)
+    fn validate_each(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
+        self.0.validate_each(updates, &state.0, params)?;
+        self.1.transform.validate(updates, &state.1, params)
     }
 
     fn all_fused(&self) -> bool {
@@ -433,7 +404,7 @@ where
 
 impl<G: Groups> MultiTransform<G> {
     /// An error naming the first leaf whose label has no group.
-    fn check_labels<P: PyTree>(&self, params: &P) -> Result<(), Error> {
+    fn ensure_labels_have_groups<P: PyTree>(&self, params: &P) -> Result<(), Error> {
         let labels = self.labels();
         let mut missing = None;
         pytree_std::paths::for_each_with_path(params, |path, _| {
@@ -467,12 +438,12 @@ where
     type State = G::State;
 
     fn init(&self, params: &P) -> Result<G::State, Error> {
-        self.check_labels(params)?;
+        self.ensure_labels_have_groups(params)?;
         self.groups.init_each(params)
     }
 
-    fn check(&self, updates: &P, state: &G::State, params: &P) -> Result<(), Error> {
-        self.groups.check_each(updates, state, params)
+    fn validate(&self, updates: &P, state: &G::State, params: &P) -> Result<(), Error> {
+        self.groups.validate_each(updates, state, params)
     }
 
     fn step_is_fused(&self) -> bool {
@@ -480,13 +451,13 @@ where
     }
 
     fn update(&self, updates: &mut P, state: &mut G::State, params: &P) -> Result<(), Error> {
-        self.groups.check_each(updates, state, params)?;
+        self.groups.validate_each(updates, state, params)?;
         let original = copy_tree(&*updates)?;
         self.groups.update_all(updates, &original, state, params)
     }
 
     fn step(&self, params: &mut P, grads: &mut P, state: &mut G::State) -> Result<(), Error> {
-        self.groups.check_each(grads, state, params)?;
+        self.groups.validate_each(grads, state, params)?;
         if self.groups.all_fused() {
             self.groups.step_each(params, grads, state)
         } else {
@@ -494,91 +465,5 @@ where
             self.groups.update_all(grads, &original, state, params)?;
             apply_updates(params, grads)
         }
-    }
-}
-
-/// Sets the updates to zero where its mask holds (optax's `set_to_zero`):
-/// a frozen group in a [`multi_transform`]. Its `step` changes nothing.
-///
-/// ```
-/// use pytree_optim::{set_to_zero, GradientTransformation};
-/// let opt = set_to_zero();
-/// let mut p = vec![1.0f32, 2.0];
-/// let mut s = opt.init(&p)?;
-/// let mut u = vec![5.0f32, 5.0];
-/// opt.update(&mut u, &mut s, &p)?;
-/// assert_eq!(u, [0.0, 0.0]);
-/// opt.step(&mut p, &mut vec![5.0, 5.0], &mut s)?;
-/// assert_eq!(p, [1.0, 2.0]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn set_to_zero() -> SetToZero {
-    SetToZero {
-        mask: Mask::params(),
-        exec: Exec::Sequential,
-    }
-}
-
-/// See [`set_to_zero`].
-///
-/// ```
-/// let t = pytree_optim::set_to_zero();
-/// assert_eq!(t.exec, pytree_optim::Exec::Sequential);
-/// ```
-#[derive(Clone, Debug)]
-pub struct SetToZero {
-    /// Where it acts (default [`Mask::params`]).
-    pub mask: Mask,
-    /// How the loops run.
-    pub exec: Exec,
-}
-
-options!(
-    SetToZero,
-    "pytree_optim::set_to_zero()",
-    "elsewhere the updates pass through unchanged"
-);
-
-impl<P> GradientTransformation<P> for SetToZero
-where
-    P: PyTree,
-    P::Leaf: FloatLeaf,
-{
-    type State = MaskState<P>;
-
-    fn init(&self, params: &P) -> Result<MaskState<P>, Error> {
-        Ok(MaskState::new(self.mask.on(params)))
-    }
-
-    fn check(&self, updates: &P, state: &MaskState<P>, params: &P) -> Result<(), Error> {
-        check_masked(params, updates, &state.mask)
-    }
-
-    fn step_is_fused(&self) -> bool {
-        true
-    }
-
-    fn update(&self, updates: &mut P, state: &mut MaskState<P>, params: &P) -> Result<(), Error> {
-        check_updates(params, updates)?;
-        let fresh = state.mask.fresh(&self.mask, params);
-        walk(
-            [updates],
-            [params],
-            fresh.as_ref().unwrap_or(&state.mask),
-            self.exec,
-            (&|[u], [_]| *u = Scalar::<P>::ZERO, &ElementOp::Zero),
-            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
-        )?;
-        keep(&mut state.mask, fresh);
-        Ok(())
-    }
-
-    /// Checks the trees, and changes nothing.
-    fn step(&self, params: &mut P, grads: &mut P, state: &mut MaskState<P>) -> Result<(), Error> {
-        check_updates(params, grads)?;
-        if let Some(m) = state.mask.fresh(&self.mask, &*params) {
-            state.mask = m;
-        }
-        state.mask.check(&*params)
     }
 }

@@ -190,14 +190,14 @@ macro_rules! feature_loops {
                 E::zip_run(muts, refs, f)
             }
 
-            /// [`sum_block`](super::sum_block) compiled for these features.
+            /// [`sum_block`](crate::kernel::sum_block) compiled for these features.
             #[target_feature(enable = $features)]
             pub(super) fn sum<E, F>(s: &[E], f: &F) -> f64
             where
                 E: FloatElement,
                 F: Fn(E::Compute) -> f64,
             {
-                super::sum_block_inline(s, f)
+                crate::kernel::sum_block_inline(s, f)
             }
         }
     };

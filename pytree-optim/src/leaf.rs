@@ -6,7 +6,6 @@
 use pytree_std::{Error, Flatten, Leaf, LeafMut, LeafRef, Std};
 
 use crate::element::{Float, FloatElement};
-use crate::gradient_transformation::{sum_squares, walk, NoOff, Scalar};
 use crate::kernel::Exec;
 use crate::mask::LeafMask;
 use crate::op::ElementOp;
@@ -48,7 +47,7 @@ pub(crate) fn common_shape<S: PartialEq + core::fmt::Debug>(
 /// [`zip_op`](FloatLeaf::zip_op), which also names the update
 /// ([`ElementOp`]), so that candle tensors off the CPU run it as tensor
 /// operations on their device; the global-norm clip goes through
-/// [`clip_by_global_norm`](FloatLeaf::clip_by_global_norm), which keeps
+/// [`clip_on_device`](FloatLeaf::clip_on_device), which keeps
 /// the norm on the device for them.
 ///
 /// ```
@@ -136,32 +135,34 @@ pub trait FloatLeaf: Leaf<Std> {
 
     /// Scales the leaves of `updates` where `mask` holds so that their
     /// global L2 norm is at most `max_norm` (each element `u` becomes
-    /// `u / n * max_norm` when the norm `n` is `max_norm` or more), after
-    /// checking `updates` against `params` (structure and leaf shapes: on
-    /// a mismatch nothing changes). The default sums the squares in `f64`
-    /// on the host; candle tensors keep the norm and the factor on their
-    /// device.
+    /// `u / n * max_norm` when the norm `n` is `max_norm` or more) on the
+    /// leaves' own device, and returns `true`; or returns `false`, having
+    /// changed nothing, where the host path applies (the norm summed in
+    /// `f64` with [`sum_elements`](FloatLeaf::sum_elements), then a scaling
+    /// pass: what [`clip_by_global_norm`](crate::clip_by_global_norm) does
+    /// then). The default is `false`; candle tensors off the CPU keep the
+    /// norm and the factor on their device.
     ///
     /// ```
-    /// use pytree_optim::{Exec, FloatLeaf, Mask};
+    /// use pytree_optim::{FloatLeaf, Mask};
     /// let params = vec![0.0f32; 2];
     /// let mut u = vec![3.0f32, 4.0];
-    /// f32::clip_by_global_norm(&params, &mut u, &Mask::all().on(&params), 1.0, Exec::Sequential)?;
-    /// assert_eq!(u, [0.6, 0.8]);
+    /// assert!(!f32::clip_on_device(&params, &mut u, &Mask::all().on(&params), 1.0)?);
+    /// assert_eq!(u, [3.0, 4.0]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    fn clip_by_global_norm<P>(
+    fn clip_on_device<P>(
         params: &P,
         updates: &mut P,
         mask: &LeafMask,
         max_norm: f64,
-        exec: Exec,
-    ) -> Result<(), Error>
+    ) -> Result<bool, Error>
     where
         P: Flatten<Std, Leaf = Self>,
         Self: Sized,
     {
-        clip_on_host(params, updates, mask, max_norm, exec)
+        let _ = (params, updates, mask, max_norm);
+        Ok(false)
     }
 
     /// Whether two leaves of this type can share memory (see
@@ -207,23 +208,6 @@ pub trait FloatLeaf: Leaf<Std> {
         let _ = leaf;
         Ok(())
     }
-}
-
-/// A copy of `tree` whose leaves share no memory with it (`Clone`, then
-/// [`FloatLeaf::unshare`] where leaves may share memory): writing the copy
-/// in place leaves `tree` as it was.
-pub(crate) fn copy_tree<P>(tree: &P) -> Result<P, Error>
-where
-    P: Flatten<Std> + Clone,
-    P::Leaf: FloatLeaf,
-{
-    let mut copy = tree.clone();
-    if <P::Leaf as FloatLeaf>::MAY_SHARE_MEMORY {
-        pytree_std::basic::try_for_each_mut(&mut copy, |leaf| {
-            P::Leaf::unshare(leaf).map_err(|e| e.kind().to_string())
-        })?;
-    }
-    Ok(copy)
 }
 
 /// `Some` of every element if all are `Some`.
@@ -547,36 +531,4 @@ mod any_arrays {
             })
         }
     }
-}
-
-/// [`FloatLeaf::clip_by_global_norm`]'s default: the norm summed in `f64`
-/// by [`FloatLeaf::sum_elements`], then a scaling pass.
-pub(crate) fn clip_on_host<P>(
-    params: &P,
-    updates: &mut P,
-    mask: &LeafMask,
-    max_norm: f64,
-    exec: Exec,
-) -> Result<(), Error>
-where
-    P: Flatten<Std>,
-    P::Leaf: FloatLeaf,
-{
-    // The norm pass also checks the updates against the parameters,
-    // before anything is written.
-    let norm = sum_squares(params, updates, mask, exec)?.sqrt();
-    if norm < max_norm {
-        return Ok(());
-    }
-    let n = Scalar::<P>::from_f64(norm);
-    let max = Scalar::<P>::from_f64(max_norm);
-    let factor = max_norm / norm;
-    walk(
-        [updates],
-        [],
-        mask,
-        exec,
-        (&|[u], []| *u = *u / n * max, &ElementOp::Scale { factor }),
-        None::<(&NoOff<P, 1, 0>, &ElementOp)>,
-    )
 }

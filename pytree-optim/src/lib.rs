@@ -35,13 +35,26 @@
 //! ## Contents
 //! - [`GradientTransformation`] (optax's): `init(&params)`,
 //!   `update(&mut updates, &mut state, &params)` in place, `step` (update
-//!   and apply, fused where possible); [`apply_updates`]; [`chain`].
-//! - Optimizers: [`sgd`] (momentum, Nesterov), [`adam`], [`adamw`].
+//!   and apply, one fused pass where a chain allows it); [`apply_updates`];
+//!   [`chain`], which fuses a learning-rate stage (a [`Tail`]) into the
+//!   previous stage's pass.
+//! - Optimizers, as optax's compositions: [`adam`] is
+//!   `chain(scale_by_adam(), scale_by_learning_rate(lr))`, [`adamw`] adds
+//!   the weight decay between, [`sgd`] is `chain(trace or identity,
+//!   scale_by_learning_rate(lr))`.
+//! - Transformations: [`scale_by_adam`], [`trace`],
+//!   [`scale_by_learning_rate`], [`clip_by_global_norm`], [`scale`],
+//!   [`scale_by_schedule`], [`add_decayed_weights`], [`set_to_zero`];
+//!   [`global_norm`].
+//! - Wrappers: [`masked`] (optax's: where a [`Mask`] holds, the updates
+//!   elsewhere passing through) and the trait [`Wrap`]: `t.mask(m)`
+//!   (elsewhere the parameters are frozen; `Mask::params()` leaves out the
+//!   leaves of kind `"state"`, PAX's parameter/state split), `t.exec(e)`
+//!   and `t.parallel()` (feature `rayon`: long leaves split across
+//!   threads, the same bits). Unwrapped, a transformation acts on every
+//!   leaf.
 //! - Parameter groups: [`multi_transform`] (a label per leaf from its key
-//!   path and kind, a transformation per label, a state per group) and
-//!   [`set_to_zero`] (frozen groups).
-//! - Transformations: [`clip_by_global_norm`], [`scale`],
-//!   [`scale_by_schedule`], [`add_decayed_weights`]; [`global_norm`].
+//!   path and kind, a transformation per label, a state per group).
 //! - Schedules: [`Schedule`] (numbers and closures are schedules),
 //!   [`constant_schedule`], [`linear_schedule`] (warm-up),
 //!   [`cosine_decay_schedule`], [`warmup_cosine_decay_schedule`].
@@ -49,13 +62,9 @@
 //!   as a copy of them); [`ema`]: optax's `ema(decay, debias)`, an average
 //!   of the updates that starts at zero, with optional bias correction.
 //! - Optimizer states are pytrees of the parameters' leaf type
-//!   ([`AdamState`]: `mu.<path>`, `nu.<path>`, the step count a static
-//!   field), so `pytree_std::checkpoint` saves and loads them and training
+//!   ([`AdamState`]: `0.mu.<path>`, `0.nu.<path>`, the step counts static
+//!   fields), so `pytree_std::checkpoint` saves and loads them and training
 //!   resumes bit for bit.
-//! - Masks ([`Mask`]): every transformation acts where a predicate on the
-//!   key path (and the field's kind) holds; by default everywhere but on
-//!   leaves of kind `"state"` (PAX's parameter/state split), so running
-//!   statistics are never changed by an optimizer.
 //! - [`with_leaf_sums`]: the global norm of a tree whose leaves are spread
 //!   over processes (a sharded optimizer's), bit for bit the unsharded one.
 //! - [`FloatLeaf`]: the one trait a leaf type implements, for `f32`,
@@ -75,9 +84,10 @@
 
 #![warn(missing_docs)]
 
+mod adam;
+mod alias;
 #[cfg(feature = "candle")]
 pub mod candle;
-mod clip_scale_decay;
 mod element;
 mod ema;
 mod gradient_transformation;
@@ -89,29 +99,33 @@ mod mask;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
 mod op;
-mod optimizers;
-mod options;
 mod schedule;
+mod trace;
+mod transform;
+mod walk;
+mod wrappers;
 
-pub use clip_scale_decay::{
-    add_decayed_weights, clip_by_global_norm, scale, scale_by_schedule, AddDecayedWeights,
-    ClipByGlobalNorm, MaskState, Scale, ScaleBySchedule, ScheduleState,
-};
+pub use adam::{scale_by_adam, ScaleByAdam, ScaleByAdamState};
+pub use alias::{adam, adamw, sgd, Adam, AdamState, AdamW, AdamWState, Sgd, SgdState};
 pub use element::{Float, FloatElement};
 pub use ema::{ema, EmaOfParams, EmaOfUpdates, EmaState};
 pub use gradient_transformation::{
-    apply_updates, chain, global_norm, Chain, GradientTransformation,
+    apply_updates, chain, global_norm, Chain, GradientTransformation, Tail, Target,
 };
-pub use groups::{
-    multi_transform, set_to_zero, Group, GroupList, Groups, MultiTransform, Restrict, SetToZero,
-};
+pub use groups::{multi_transform, Group, GroupList, GroupState, Groups, MultiTransform};
 pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
 pub use leaf::FloatLeaf;
 pub use leaf_sums::with_leaf_sums;
 pub use mask::{LeafMask, Mask};
 pub use op::ElementOp;
-pub use optimizers::{adam, adamw, sgd, Adam, AdamState, Sgd, SgdState};
 pub use schedule::{
     constant_schedule, cosine_decay_schedule, linear_schedule, warmup_cosine_decay_schedule,
     ConstantSchedule, CosineDecaySchedule, LinearSchedule, Schedule, WarmupCosineDecaySchedule,
 };
+pub use trace::{trace, Trace, TraceState};
+pub use transform::{
+    add_decayed_weights, clip_by_global_norm, scale, scale_by_learning_rate, scale_by_schedule,
+    set_to_zero, AddDecayedWeights, ClipByGlobalNorm, EmptyState, Scale, ScaleByLearningRate,
+    ScaleBySchedule, ScheduleState, SetToZero,
+};
+pub use wrappers::{masked, Masked, MaskedState, Outside, WithExec, Wrap};

@@ -9,10 +9,12 @@ use pytree_std::{Error, Flatten, KeyPath, Std};
 
 /// A predicate on a leaf's [`KeyPath`] (with its
 /// [`kind`](KeyPath::kind)) saying where a transformation acts (optax's
-/// `mask`). Every transformation of this crate takes one with `.mask(..)`;
-/// the default is [`Mask::params`]: every leaf but those of kind `"state"`
-/// (`#[pytree(kind = "state")]` fields, PAX's parameter/state split), so a
-/// running statistic is never updated by an optimizer.
+/// `mask`), given to the wrappers [`masked`](crate::masked) (optax's:
+/// elsewhere the updates pass through) and [`Wrap::mask`](crate::Wrap::mask)
+/// (elsewhere the parameters stay as they are). [`Mask::params`] is every
+/// leaf but those of kind `"state"` (`#[pytree(kind = "state")]` fields,
+/// PAX's parameter/state split): `adam(lr).mask(Mask::params())` never
+/// changes a running statistic.
 ///
 /// ```
 /// use pytree_optim::Mask;
@@ -154,18 +156,6 @@ impl Mask {
             pending: false,
         }
     }
-
-    /// [`on`](Mask::on) the parameters, each leaf that shares memory with an
-    /// earlier one left out ([`LeafMask::first_occurrences`]): the mask a
-    /// transformation that updates the parameters keeps in its state, so
-    /// that a tied variable is updated once per step.
-    pub(crate) fn on_params<P>(&self, params: &P) -> LeafMask
-    where
-        P: Flatten<Std>,
-        P::Leaf: crate::FloatLeaf,
-    {
-        self.on(params).first_occurrences(params)
-    }
 }
 
 impl Default for Mask {
@@ -193,8 +183,8 @@ impl fmt::Debug for Mask {
 /// a state loaded from a checkpoint (by type, against a template, or in
 /// place when its step count is restored) holds the
 /// [`default`](LeafMask::default), a mask *not yet evaluated*, which the
-/// next `update` or `step` evaluates from the transformation's [`Mask`] on
-/// the parameters and keeps.
+/// next `update` or `step` evaluates from the wrapper's [`Mask`] on the
+/// parameters and keeps.
 ///
 /// ```
 /// let bits = pytree_optim::Mask::all().on(&vec![1.0f32, 2.0]);
@@ -273,47 +263,33 @@ impl LeafMask {
         self.pending
     }
 
-    /// `mask` evaluated on `tree` ([`Mask::on_params`], as `init` keeps) if this
-    /// one is pending (to be kept in the state once the step has
-    /// succeeded), else `None`.
-    pub(crate) fn fresh<P>(&self, mask: &Mask, tree: &P) -> Option<LeafMask>
-    where
-        P: Flatten<Std>,
-        P::Leaf: crate::FloatLeaf,
-    {
-        self.pending.then(|| mask.on_params(tree))
+    /// The leaves where both hold (lengths as `self`'s; a pending mask
+    /// stays pending).
+    pub(crate) fn and(&self, other: &LeafMask) -> LeafMask {
+        if other.is_all() && !other.pending {
+            return self.clone();
+        }
+        if self.is_all() && !self.pending {
+            return LeafMask {
+                len: self.len,
+                ..other.clone()
+            };
+        }
+        self.map_bits(|i| self.get(i) && other.get(i))
     }
 
-    /// This mask without the leaves that share memory with an earlier leaf
-    /// of `params` (a candle variable held by two fields), so that such a
-    /// leaf is updated once per step, at its first position.
-    pub(crate) fn first_occurrences<P>(self, params: &P) -> Self
-    where
-        P: Flatten<Std>,
-        P::Leaf: crate::FloatLeaf,
-    {
-        if !<P::Leaf as crate::FloatLeaf>::MAY_SHARE_MEMORY {
-            return self;
-        }
-        let leaves = pytree_std::leaves(params);
-        let mut bits: Vec<bool> = (0..self.len).map(|i| self.get(i)).collect();
-        let mut changed = false;
-        for (i, leaf) in leaves.iter().enumerate() {
-            let seen = leaves[..i].iter().any(|earlier| {
-                <P::Leaf as crate::FloatLeaf>::shares_memory(earlier.clone(), leaf.clone())
-            });
-            if seen && bits.get(i).copied().unwrap_or(false) {
-                bits[i] = false;
-                changed = true;
-            }
-        }
-        if !changed {
-            return self;
-        }
+    /// The leaves where this mask does not hold.
+    pub(crate) fn not(&self) -> LeafMask {
+        self.map_bits(|i| !self.get(i))
+    }
+
+    /// A mask of this one's length from the value at each leaf.
+    pub(crate) fn map_bits(&self, f: impl Fn(usize) -> bool) -> LeafMask {
+        let bits: Vec<bool> = (0..self.len).map(f).collect();
         LeafMask {
             len: self.len,
-            bits: Some(bits.into()),
-            pending: false,
+            pending: self.pending,
+            bits: (!bits.iter().all(|&b| b)).then(|| bits.into()),
         }
     }
 
@@ -322,11 +298,11 @@ impl LeafMask {
     ///
     /// ```
     /// let bits = pytree_optim::Mask::all().on(&vec![1.0f32, 2.0]);
-    /// assert!(bits.check(&vec![0.0f32, 0.0]).is_ok());
-    /// assert_eq!(bits.check(&vec![0.0f32]).unwrap_err().to_string(),
+    /// assert!(bits.ensure_fits(&vec![0.0f32, 0.0]).is_ok());
+    /// assert_eq!(bits.ensure_fits(&vec![0.0f32]).unwrap_err().to_string(),
     ///     "at <root>: optimizer state mismatch: the state was built by init for a tree of 2 leaves, this tree has 1");
     /// ```
-    pub fn check<P: Flatten<Std>>(&self, tree: &P) -> Result<(), Error> {
+    pub fn ensure_fits<P: Flatten<Std>>(&self, tree: &P) -> Result<(), Error> {
         let n = pytree_std::reduce::num_leaves(tree);
         if self.pending {
             Err(Error::custom(
@@ -340,12 +316,5 @@ impl LeafMask {
                 self.len
             )))
         }
-    }
-}
-
-/// Keeps in `slot` the mask a loaded state evaluated at its first step.
-pub(crate) fn keep(slot: &mut LeafMask, fresh: Option<LeafMask>) {
-    if let Some(m) = fresh {
-        *slot = m;
     }
 }

@@ -13,7 +13,7 @@
 
 use candle_nn::Optimizer;
 use pytree_optim::{
-    adamw, candle as pc, chain, clip_by_global_norm, sgd, GradientTransformation, Mask,
+    adamw, candle as pc, chain, clip_by_global_norm, sgd, GradientTransformation, Mask, Wrap,
 };
 use pytree_std::candle_core::{DType, Device, Result as CResult, Tensor, Var};
 use pytree_std::{KeyPath, PyTree};
@@ -293,6 +293,7 @@ fn a_variable_shared_by_two_fields_is_updated_once_per_step() {
     // The second holder has no moments of its own.
     assert_eq!(
         state
+            .0
             .mu
             .decoder
             .sqr()
@@ -373,9 +374,10 @@ fn gradients_of_another_shape_or_dtype_change_nothing() {
     );
     assert_eq!(
         (
-            state.1.count,
+            state.1 .0.count,
             state
                 .1
+                 .0
                 .mu
                 .w1
                 .sqr()
@@ -407,7 +409,7 @@ fn half_precision_parameters_train_like_f32() {
         };
         let opt = adamw(0.02, 0.01);
         let mut state = opt.init(&m).unwrap();
-        assert_eq!(state.mu.w1.dtype(), dtype);
+        assert_eq!(state.0.mu.w1.dtype(), dtype);
         let (x, y) = (x.to_dtype(dtype).unwrap(), y.to_dtype(dtype).unwrap());
         for (step, reference) in f32_losses.iter().enumerate() {
             let (l, mut g) = pc::value_and_grad(&m, |m| mlp_loss(m, &x, &y)).unwrap();
@@ -554,7 +556,7 @@ mod the_common_loop {
                 );
             }
         }
-        assert_eq!(opt.state().count, STEPS as u64);
+        assert_eq!(opt.state().0.count, STEPS as u64);
     }
 
     /// `value_and_grad` takes a loss that returns the tensor itself, or

@@ -1,11 +1,11 @@
-//! Masks and kinds: leaves of kind `"state"` are never changed by an
-//! optimizer (the default mask); `.mask(..)` on an optimizer freezes what
-//! it leaves out, on a transformation lets it pass through; weight decay
-//! has a mask of its own.
+//! Masks and kinds: a transformation acts on every leaf; `.mask(..)`
+//! freezes what it leaves out (with `Mask::params()`, leaves of kind
+//! `"state"` are never changed), `masked(..)` lets it pass through (optax's
+//! wrapper); weight decay has a mask of its own.
 
 use pytree_optim::{
-    adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, scale, sgd,
-    EmaOfParams, GradientTransformation, Mask,
+    adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, masked, scale,
+    sgd, EmaOfParams, GradientTransformation, Mask, Wrap,
 };
 use pytree_std::{KeyPath, PyTree};
 
@@ -53,15 +53,19 @@ fn train<T: GradientTransformation<Net>>(opt: &T) -> Net {
 }
 
 #[test]
-fn state_leaves_are_never_changed_by_an_optimizer() {
+fn state_leaves_are_never_changed_by_an_optimizer_masked_to_params() {
+    let params = Mask::params;
     let opts: Vec<(&str, Net)> = vec![
-        ("sgd", train(&sgd(0.1))),
-        ("sgd momentum", train(&sgd(0.1).momentum(0.9).nesterov())),
-        ("adam", train(&adam(0.1))),
-        ("adamw", train(&adamw(0.1, 0.5))),
+        ("sgd", train(&sgd(0.1).mask(params()))),
+        (
+            "sgd momentum",
+            train(&sgd(0.1).momentum(0.9).nesterov().mask(params())),
+        ),
+        ("adam", train(&adam(0.1).mask(params()))),
+        ("adamw", train(&adamw(0.1, 0.5).mask(params()))),
         (
             "chain",
-            train(&chain(clip_by_global_norm(0.5), adamw(0.1, 0.5))),
+            train(&chain(clip_by_global_norm(0.5), adamw(0.1, 0.5)).mask(params())),
         ),
     ];
     for (name, p) in opts {
@@ -79,7 +83,7 @@ fn state_leaves_are_never_changed_by_an_optimizer() {
         );
     }
     // With update + apply_updates the state leaves get a zero update.
-    let opt = adam(0.1);
+    let opt = adam(0.1).mask(params());
     let p = net(1.0);
     let mut state = opt.init(&p).unwrap();
     let mut u = net(1.0);
@@ -92,7 +96,7 @@ fn state_leaves_are_never_changed_by_an_optimizer() {
         }
     );
     assert_eq!(
-        state.mu.bn.running,
+        state.inner.0.mu.bn.running,
         Stats {
             mean: 0.0,
             var: 0.0
@@ -102,7 +106,9 @@ fn state_leaves_are_never_changed_by_an_optimizer() {
 }
 
 #[test]
-fn mask_all_updates_state_leaves_too() {
+fn a_transformation_acts_on_every_leaf() {
+    let p = train(&sgd(0.1));
+    assert!((p.bn.running.mean - 0.7).abs() < 1e-12);
     let p = train(&sgd(0.1).mask(Mask::all()));
     assert!((p.bn.running.mean - 0.7).abs() < 1e-12);
 }
@@ -124,7 +130,7 @@ fn the_global_norm_counts_only_the_leaves_in_the_mask() {
     // Param leaves: w (2), scale, bias: gradient 3 each gives norm 6; the
     // state leaves' huge gradients do not count and pass through.
     let p = net(0.0);
-    let opt = clip_by_global_norm(3.0);
+    let opt = masked(clip_by_global_norm(3.0), Mask::params());
     let mut state = opt.init(&p).unwrap();
     let mut g = net(3.0);
     g.bn.running = Stats {
@@ -147,8 +153,14 @@ fn the_global_norm_counts_only_the_leaves_in_the_mask() {
 fn a_mask_on_a_transformation_lets_the_rest_pass_through() {
     let p = net(2.0);
     let opt = chain(
-        scale(10.0).mask(Mask::new(|p: &KeyPath| p.to_string() == ".w[0]")),
-        add_decayed_weights(0.5).mask(Mask::new(|p: &KeyPath| p.to_string().contains("bias"))),
+        masked(
+            scale(10.0),
+            Mask::new(|p: &KeyPath| p.to_string() == ".w[0]"),
+        ),
+        masked(
+            add_decayed_weights(0.5),
+            Mask::new(|p: &KeyPath| p.to_string().contains("bias")),
+        ),
     );
     let mut state = opt.init(&p).unwrap();
     let mut u = net(1.0);
@@ -176,8 +188,9 @@ fn weight_decay_applies_only_inside_its_mask() {
     assert!((p.w[0] - (1.0 - 0.1 * (1.0 + 0.5))).abs() < 1e-9);
     assert!((p.bn.scale - (1.0 - 0.1 * 1.5)).abs() < 1e-9);
     assert!((p.bn.bias - 0.9).abs() < 1e-9);
-    assert_eq!(state.decay_mask.len(), 6);
-    assert!(!state.decay_mask.get(3) && state.decay_mask.get(2));
+    let decay_mask = &state.1 .0.mask;
+    assert_eq!(decay_mask.len(), 6);
+    assert!(!decay_mask.get(3) && decay_mask.get(2));
 }
 
 #[test]

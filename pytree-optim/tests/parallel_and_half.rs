@@ -5,7 +5,7 @@
 mod parallel {
     use pytree_optim::{
         adam, adamw, chain, clip_by_global_norm, sgd, EmaOfParams, Exec, GradientTransformation,
-        GRAIN,
+        Wrap, GRAIN,
     };
     use pytree_std::ndarray::{Array1, Array2};
     use pytree_std::PyTree;
@@ -28,9 +28,10 @@ mod parallel {
         }
     }
 
-    fn same<T>(seq: T, par: T)
+    fn same<T, U>(seq: T, par: U)
     where
         T: GradientTransformation<Model>,
+        U: GradientTransformation<Model, State = T::State>,
         T::State: PartialEq + std::fmt::Debug,
     {
         let (mut a, mut b) = (model(1), model(1));
@@ -115,7 +116,7 @@ mod half {
         )
         .unwrap();
         assert_eq!(p.w, [bf16::from_f32(1.875)]);
-        assert_eq!(s.mu.w, [bf16::from_f32(0.1)]);
+        assert_eq!(s.0.mu.w, [bf16::from_f32(0.1)]);
     }
 
     #[cfg(feature = "ndarray")]

@@ -230,8 +230,8 @@ mod generic_beside_concrete {
         // (Adam's masks are skipped fields: compared here field by field.)
         assert_eq!((&back.params, back.epoch), (&ckpt.params, ckpt.epoch));
         assert_eq!(
-            (&back.opt.mu, &back.opt.nu, back.opt.count),
-            (&ckpt.opt.mu, &ckpt.opt.nu, 0)
+            (&back.opt.0.mu, &back.opt.0.nu, back.opt.0.count),
+            (&ckpt.opt.0.mu, &ckpt.opt.0.nu, 0)
         );
 
         let first = OptFirst {
@@ -350,11 +350,11 @@ mod generic_beside_concrete {
             .collect();
         assert_eq!(names[0], "params.layers.0.w");
         assert!(
-            names.contains(&"opt.mu.layers.1.b".to_string()),
+            names.contains(&"opt.0.mu.layers.1.b".to_string()),
             "{names:?}"
         );
         assert!(
-            names.contains(&"opt.nu.layers.0.w".to_string()),
+            names.contains(&"opt.0.nu.layers.0.w".to_string()),
             "{names:?}"
         );
 
@@ -363,7 +363,7 @@ mod generic_beside_concrete {
             opt: mut state,
             epoch,
         }: TrainCkpt<AdamState<Mlp>> = checkpoint::load(&path).unwrap();
-        assert_eq!((epoch, state.count), (k as u32, k as u64));
+        assert_eq!((epoch, state.0.count), (k as u32, k as u64));
         for t in k..steps {
             let mut g = grads(&params, t);
             opt.step(&mut params, &mut g, &mut state).unwrap();

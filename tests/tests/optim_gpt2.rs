@@ -27,7 +27,7 @@ fn the_library_step_equals_the_hand_written_loop_bit_for_bit() {
         adam_hand_parallel(&mut qp, &mut qm, &mut qv, &g, HandAdam::new(1e-3, t), 7);
     }
     assert_eq!(p, hp);
-    assert_eq!((&state.mu, &state.nu), (&hm, &hv));
+    assert_eq!((&state.0.mu, &state.0.nu), (&hm, &hv));
     assert_eq!((qp, qm, qv), (hp, hm, hv));
     assert_ne!(p, Gpt2::new(TINY, 1, 0.02));
 }

@@ -245,12 +245,12 @@ fn adam_trains_the_floats_as_torch_does_and_leaves_the_buffer_alone() {
     // The buffer: bit-identical, in the parameters and in the state.
     assert_eq!(params.embeddings.position_ids, bert.embeddings.position_ids);
     assert_eq!(torch.embeddings.position_ids, bert.embeddings.position_ids);
-    assert!(state.mu.embeddings.position_ids.iter().all(|&x| x == 0));
+    assert!(state.0.mu.embeddings.position_ids.iter().all(|&x| x == 0));
     // The state is a Bert too: checkpointed and loaded back by type.
     let bytes = checkpoint::to_bytes(&state).unwrap();
     let back: pytree_optim::AdamState<Bert> =
         Checkpoint::from_bytes(bytes).unwrap().load().unwrap();
-    assert_eq!((back.mu, back.nu), (state.mu, state.nu));
+    assert_eq!((back.0.mu, back.0.nu), (state.0.mu, state.0.nu));
 }
 
 #[test]

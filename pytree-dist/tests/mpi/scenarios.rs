@@ -372,9 +372,9 @@ fn broadcast(dist: &Dist) -> Result<(), Error> {
         dist.broadcast(&mut p, root)?;
         dist.broadcast(&mut state, root)?;
         ensure!(
-            state.count == 4,
+            state.0.count == 4,
             "the step count (static data) comes from the root: {}",
-            state.count
+            state.0.count
         );
         // The states are replicas now: one more step keeps them equal.
         opt.step(&mut p, &mut Array1::from_elem(3, 0.5), &mut state)?;
@@ -476,7 +476,7 @@ fn unsharded(
     Ok((params, state))
 }
 
-type Opt = pytree_optim::Chain<pytree_optim::ClipByGlobalNorm, pytree_optim::Adam<f64>>;
+type Opt = pytree_optim::Chain<pytree_optim::ClipByGlobalNorm, pytree_optim::AdamW<f64>>;
 
 /// The bytes of a tree's leaves.
 fn bytes<T: pytree_std::Flatten<pytree_std::Std, Leaf = AnyArray>>(tree: &T) -> usize {
@@ -513,8 +513,8 @@ fn zero1(dist: &Dist) -> Result<(), Error> {
         zero.step(&mut params, &mut grads(r, s))?;
     }
     let (mine, whole) = (
-        bytes(&zero.state().1.mu) + bytes(&zero.state().1.nu),
-        bytes(&state.1.mu) + bytes(&state.1.nu),
+        bytes(&zero.state().1 .0.mu) + bytes(&zero.state().1 .0.nu),
+        bytes(&state.1 .0.mu) + bytes(&state.1 .0.nu),
     );
     let mut per_rank = vec![mine as f64];
     dist.all_reduce_sum(&mut per_rank)?; // the sum over ranks
@@ -583,9 +583,9 @@ fn checkpoint_save(dist: &Dist) -> Result<(), Error> {
     let state: <Opt as GradientTransformation<Model>>::State =
         checkpoint::load(dir.join("state").join(INDEX))?;
     ensure!(
-        state.1.count == want_state.1.count
-            && state.1.mu == want_state.1.mu
-            && state.1.nu == want_state.1.nu,
+        state.1 .0.count == want_state.1 .0.count
+            && state.1 .0.mu == want_state.1 .0.mu
+            && state.1 .0.nu == want_state.1 .0.nu,
         "the sharded state reloaded in one process is the unsharded optimizer's"
     );
     Ok(())

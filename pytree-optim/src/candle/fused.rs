@@ -321,7 +321,7 @@ fn adam_f32(op: &ElementOp, ms: Vec<&mut [f32]>, rs: Vec<&[f32]>) -> bool {
 }
 
 /// [`zip_widened`] on one thread, or (with `Exec::Parallel`) split in
-/// halves at multiples of [`GRAIN`](crate::GRAIN) across rayon's threads,
+/// halves at multiples of [`GRAIN`](crate::kernel::GRAIN) across rayon's threads,
 /// as `zip_slices` splits (the results do not depend on the split).
 fn zip_widened_exec<const N: usize, const M: usize, F>(
     ms: [&mut [f32]; N],
@@ -339,8 +339,8 @@ fn zip_widened_exec<const N: usize, const M: usize, F>(
             .chain(rs.iter().map(|s| s.len()))
             .min()
             .unwrap_or(0);
-        if n > crate::GRAIN {
-            let mid = n.div_ceil(crate::GRAIN) / 2 * crate::GRAIN;
+        if n > crate::kernel::GRAIN {
+            let mid = n.div_ceil(crate::kernel::GRAIN) / 2 * crate::kernel::GRAIN;
             let mut lo_m: [&mut [f32]; N] = core::array::from_fn(|_| Default::default());
             let mut hi_m: [&mut [f32]; N] = core::array::from_fn(|_| Default::default());
             for ((s, lo), hi) in ms.into_iter().zip(lo_m.iter_mut()).zip(hi_m.iter_mut()) {

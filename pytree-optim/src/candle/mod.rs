@@ -138,7 +138,7 @@ fn tensor_ops_forced() -> bool {
 }
 
 /// Checks that the tensors have one shape and float dtypes.
-fn check<const N: usize, const M: usize>(
+fn ensure_one_float_shape<const N: usize, const M: usize>(
     muts: &[&Tensor; N],
     refs: &[&Tensor; M],
 ) -> Result<(), Error> {
@@ -188,7 +188,7 @@ where
     if N > 0 && muts.iter().all(|m| !m.dtype().is_float()) {
         return Ok(());
     }
-    check(&muts, &refs)?;
+    ensure_one_float_shape(&muts, &refs)?;
     if !tensor_ops_forced() {
         if let Some(r) = fused::try_zip(muts, refs, exec, f, op) {
             return r.map_err(candle_err);
@@ -254,18 +254,12 @@ fn sum<F: Fn(f64) -> f64 + Sync>(t: &Tensor, exec: Exec, f: &F) -> Result<f64, E
 /// clip never waits for a device-to-host copy. Trees whose masked leaves
 /// all sit in contiguous CPU memory take the host path, which reads them
 /// in place.
-fn clip<P>(
-    params: &P,
-    updates: &mut P,
-    mask: &LeafMask,
-    max_norm: f64,
-    exec: Exec,
-) -> Result<(), Error>
+fn clip<P>(params: &P, updates: &mut P, mask: &LeafMask, max_norm: f64) -> Result<bool, Error>
 where
     P: Flatten<Std>,
     P::Leaf: CandleLeaf,
 {
-    mask.check(params)?;
+    mask.ensure_fits(params)?;
     let on_cpu = pytree_std::leaves(&*updates)
         .into_iter()
         .enumerate()
@@ -275,7 +269,7 @@ where
         });
     // A norm over leaves of several processes is summed per leaf on the host.
     if (on_cpu && !tensor_ops_forced()) || crate::leaf_sums::active() {
-        return crate::leaf::clip_on_host(params, updates, mask, max_norm, exec);
+        return Ok(false);
     }
     let mut total: Option<Tensor> = None;
     let mut i = 0;
@@ -305,7 +299,7 @@ where
         i += 1;
         Ok(())
     })?;
-    let Some(total) = total else { return Ok(()) };
+    let Some(total) = total else { return Ok(true) };
     let factor = total
         .sqrt()
         .and_then(|n| n.maximum(max_norm))
@@ -329,7 +323,8 @@ where
         };
         i += 1;
         r
-    })
+    })?;
+    Ok(true)
 }
 
 /// Tensors of any float dtype on any device, updated in place (see the
@@ -378,17 +373,16 @@ impl FloatLeaf for Tensor {
         leaf.zeros_like().map_err(candle_err)
     }
 
-    fn clip_by_global_norm<P>(
+    fn clip_on_device<P>(
         params: &P,
         updates: &mut P,
         mask: &LeafMask,
         max_norm: f64,
-        exec: Exec,
-    ) -> Result<(), Error>
+    ) -> Result<bool, Error>
     where
         P: Flatten<Std, Leaf = Self>,
     {
-        clip(params, updates, mask, max_norm, exec)
+        clip(params, updates, mask, max_norm)
     }
 
     fn shares_memory(a: &Tensor, b: &Tensor) -> bool {
@@ -458,17 +452,16 @@ impl FloatLeaf for Var {
         Var::zeros(leaf.shape(), leaf.dtype(), leaf.device()).map_err(candle_err)
     }
 
-    fn clip_by_global_norm<P>(
+    fn clip_on_device<P>(
         params: &P,
         updates: &mut P,
         mask: &LeafMask,
         max_norm: f64,
-        exec: Exec,
-    ) -> Result<(), Error>
+    ) -> Result<bool, Error>
     where
         P: Flatten<Std, Leaf = Self>,
     {
-        clip(params, updates, mask, max_norm, exec)
+        clip(params, updates, mask, max_norm)
     }
 
     fn shares_memory(a: &Var, b: &Var) -> bool {
@@ -705,10 +698,12 @@ mod tests {
     //! the same tree and gradients, both ways. The fused path computes in
     //! `f64`, the tensor path in `f32`: equal to `1e-5` relative.
     use super::*;
-    use crate::{
-        adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, scale,
-        scale_by_schedule, sgd, EmaOfParams, GradientTransformation,
-    };
+    use crate::adam::scale_by_adam;
+    use crate::alias::{adam, adamw, sgd};
+    use crate::ema::EmaOfParams;
+    use crate::gradient_transformation::{apply_updates, chain, GradientTransformation};
+    use crate::transform::{add_decayed_weights, clip_by_global_norm, scale, scale_by_schedule};
+    use crate::wrappers::{masked, Wrap};
     use pytree_std::candle_core::Device;
 
     /// A variable's tensor, a plain tensor, a scalar tensor.
@@ -798,14 +793,26 @@ mod tests {
         both_ways("adamw", || steps(adamw(0.1, 0.5)));
         both_ways("adamw update", || updates(adamw(0.1, 0.5)));
         both_ways("masked adam", || {
-            steps(adam(0.1).mask(crate::Mask::new(|p: &pytree_std::KeyPath| {
-                p.to_string() != "[1]"
-            })))
+            steps(
+                adam(0.1).mask(crate::mask::Mask::new(|p: &pytree_std::KeyPath| {
+                    p.to_string() != "[1]"
+                })),
+            )
+        });
+        both_ways("scale_by_adam update", || updates(scale_by_adam()));
+        both_ways("scale_by_adam step", || steps(scale_by_adam()));
+        both_ways("optax-masked adamw", || {
+            updates(masked(
+                adamw(0.1, 0.5),
+                crate::mask::Mask::new(|p: &pytree_std::KeyPath| p.to_string() != "[1]"),
+            ))
         });
         both_ways("masked adam update", || {
-            updates(adam(0.1).mask(crate::Mask::new(|p: &pytree_std::KeyPath| {
-                p.to_string() != "[1]"
-            })))
+            updates(
+                adam(0.1).mask(crate::mask::Mask::new(|p: &pytree_std::KeyPath| {
+                    p.to_string() != "[1]"
+                })),
+            )
         });
     }
 
@@ -813,7 +820,16 @@ mod tests {
     /// optimizer's element function over `f32` scalars.
     #[test]
     fn adam_over_f32_tensors_matches_f32_scalars_bit_for_bit() {
-        for opt in [adam(0.1), adamw(0.1, 0.5), adam(0.1).eps_root(1e-8)] {
+        same_bits(adam(0.1));
+        same_bits(adamw(0.1, 0.5));
+        same_bits(adam(0.1).eps_root(1e-8));
+    }
+
+    fn same_bits<O>(opt: O)
+    where
+        O: GradientTransformation<Vec<Tensor>> + GradientTransformation<Vec<f32>>,
+    {
+        {
             let mut t = vec![Tensor::from_vec(data(6, 0.0), 6, &Device::Cpu).unwrap()];
             let mut s = data(6, 0.0);
             let (mut st, mut ss) = (opt.init(&t).unwrap(), opt.init(&s).unwrap());

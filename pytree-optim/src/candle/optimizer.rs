@@ -48,8 +48,9 @@ use crate::mask::{LeafMask, Mask};
 /// `backward()` ([`grads_masked`](super::grads_masked)): a parameter
 /// without one is an error naming its path, except where the gradient
 /// mask says the parameter needs none (by default [`Mask::params`]:
-/// leaves of kind `"state"` get zeros, and the transformations' default
-/// mask leaves them alone). The tree is the one given to
+/// leaves of kind `"state"` get zeros; wrap the transformation in
+/// `.mask(Mask::params())` so that it leaves them alone, weight decay
+/// included). The tree is the one given to
 /// [`new`](Optimizer::new): a variable the model replaces afterwards
 /// (`load_like`, or a new `Var` in a field) is not this optimizer's; load
 /// checkpoints into the model in place (`checkpoint::load_into`, which
@@ -76,7 +77,7 @@ where
     /// use pytree_std::candle_core::{Device, Var};
     /// let w = Var::new(&[1.0f32, 2.0], &Device::Cpu)?;
     /// let opt = candle::Optimizer::new(&vec![w], sgd(0.1).momentum(0.9))?;
-    /// assert!(opt.state().trace.is_some());
+    /// assert!(opt.state().0.is_some());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new(params: &P, transformation: T) -> Result<Self, Error> {
@@ -95,7 +96,7 @@ where
     /// way, so that it is not changed either).
     ///
     /// ```
-    /// use pytree_optim::{candle, sgd, Mask};
+    /// use pytree_optim::{candle, sgd, Mask, Wrap};
     /// use pytree_std::candle_core::{Device, Tensor, Var};
     /// use pytree_std::KeyPath;
     /// let dev = Device::Cpu;
@@ -176,7 +177,7 @@ where
     /// let w = Var::new(&[3.0f32], &Device::Cpu)?;
     /// let mut opt = candle::Optimizer::new(&vec![w.clone()], adam(0.1))?;
     /// opt.backward_step(&w.sqr()?.sum_all()?)?;
-    /// assert_eq!(opt.state().count, 1);
+    /// assert_eq!(opt.state().0.count, 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn state(&self) -> &T::State {
@@ -193,7 +194,7 @@ where
     /// let mut opt = candle::Optimizer::new(&vec![w.clone()], adam(0.1))?;
     /// opt.backward_step(&w.sqr()?.sum_all()?)?;
     /// *opt.state_mut() = adam(0.1).init(&vec![w])?;
-    /// assert_eq!(opt.state().count, 0);
+    /// assert_eq!(opt.state().0.count, 0);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn state_mut(&mut self) -> &mut T::State {
@@ -206,7 +207,7 @@ where
     /// use pytree_optim::{candle, sgd};
     /// use pytree_std::candle_core::{Device, Var};
     /// let opt = candle::Optimizer::new(&vec![Var::new(&[3.0f32], &Device::Cpu)?], sgd(0.1))?;
-    /// assert_eq!(opt.transformation().learning_rate, 0.1);
+    /// assert_eq!(opt.transformation().second.learning_rate, 0.1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn transformation(&self) -> &T {

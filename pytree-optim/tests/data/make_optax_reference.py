@@ -55,6 +55,15 @@ def main():
         "clip_adamw": optax.chain(optax.clip_by_global_norm(1.0), optax.adamw(0.01, weight_decay=1e-4)),
         "adam_warmup_cosine": optax.adam(sched),
         "masked_adam_w": optax.masked(optax.adam(0.01), decay_w_only),
+        # The stages of adam alone and chained (issue 28: adam is this chain),
+        # and masked around a chain with a global norm of its own.
+        "scale_by_adam": optax.scale_by_adam(),
+        "scale_by_adam_hyper": optax.scale_by_adam(b1=0.8, b2=0.99, eps=1e-6, eps_root=1e-8),
+        "chain_scale_by_adam_lr": optax.chain(optax.scale_by_adam(), optax.scale_by_learning_rate(0.01)),
+        "trace_nesterov_lr": optax.chain(optax.trace(0.9, nesterov=True), optax.scale_by_learning_rate(0.1)),
+        "masked_clip_sgd_b": optax.masked(
+            optax.chain(optax.clip_by_global_norm(0.5), optax.sgd(0.1, momentum=0.9)),
+            {"b": True, "s": False, "w": False}),
         "ema_debias_scale": optax.chain(optax.ema(0.9, debias=True), optax.scale(-0.1)),
         "ema_biased_scale": optax.chain(optax.ema(0.8, debias=False), optax.scale(-0.1)),
         # Parameter groups: w by adamw, b by momentum, s frozen; then with a

@@ -1,0 +1,336 @@
+//! [`scale_by_adam`] (optax's): the updates scaled by Adam's
+//! bias-corrected moments, one pass over the updates and both moments, or,
+//! with a learning-rate [`Tail`] fused in (what [`adam`](crate::adam) is),
+//! one pass over the parameters, the gradients and the moments.
+
+use pytree_std::{Error, PyTree};
+
+use crate::element::Float;
+use crate::gradient_transformation::{GradientTransformation, Tail, Target};
+use crate::leaf::FloatLeaf;
+use crate::op::ElementOp;
+use crate::walk::{same_shape, selected, walk_leaves, zeros, Scalar};
+
+/// Rescales the updates by Adam's moments (optax's `scale_by_adam`):
+/// `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g²`, bias-corrected, and
+/// the update `m̂ / (sqrt(v̂ + eps_root) + eps)`; defaults `b1 = 0.9`,
+/// `b2 = 0.999`, `eps = 1e-8`, `eps_root = 0`. Followed by
+/// [`scale_by_learning_rate`](crate::scale_by_learning_rate) it is
+/// [`adam`](crate::adam).
+///
+/// ```
+/// use pytree_optim::{scale_by_adam, GradientTransformation};
+/// let opt = scale_by_adam().b1(0.8);
+/// let params = vec![0.0f64; 2];
+/// let mut state = opt.init(&params)?;
+/// let mut g = vec![3.0, -0.5];
+/// opt.update(&mut g, &mut state, &params)?;
+/// // The first step's update is the sign of the gradient (up to eps).
+/// assert!((g[0] - 1.0).abs() < 1e-7 && (g[1] + 1.0).abs() < 1e-7);
+/// assert_eq!(state.count, 1);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn scale_by_adam() -> ScaleByAdam {
+    ScaleByAdam {
+        b1: 0.9,
+        b2: 0.999,
+        eps: 1e-8,
+        eps_root: 0.0,
+    }
+}
+
+/// See [`scale_by_adam`]; the builder methods set the hyperparameters.
+///
+/// ```
+/// let opt = pytree_optim::scale_by_adam().b1(0.8).b2(0.99).eps(1e-6).eps_root(1e-12);
+/// assert_eq!((opt.b1, opt.b2, opt.eps, opt.eps_root), (0.8, 0.99, 1e-6, 1e-12));
+/// ```
+#[derive(Clone, Debug)]
+pub struct ScaleByAdam {
+    /// The decay of the first moment.
+    pub b1: f64,
+    /// The decay of the second moment.
+    pub b2: f64,
+    /// Added to the root of the second moment.
+    pub eps: f64,
+    /// Added to the second moment under the root.
+    pub eps_root: f64,
+}
+
+impl ScaleByAdam {
+    /// Sets the decay of the first moment (default 0.9).
+    ///
+    /// ```
+    /// assert_eq!(pytree_optim::scale_by_adam().b1(0.8).b1, 0.8);
+    /// ```
+    #[must_use]
+    pub fn b1(self, b1: f64) -> Self {
+        ScaleByAdam { b1, ..self }
+    }
+
+    /// Sets the decay of the second moment (default 0.999).
+    ///
+    /// ```
+    /// assert_eq!(pytree_optim::scale_by_adam().b2(0.99).b2, 0.99);
+    /// ```
+    #[must_use]
+    pub fn b2(self, b2: f64) -> Self {
+        ScaleByAdam { b2, ..self }
+    }
+
+    /// Sets `eps`, added to the root (default 1e-8).
+    ///
+    /// ```
+    /// assert_eq!(pytree_optim::scale_by_adam().eps(1e-6).eps, 1e-6);
+    /// ```
+    #[must_use]
+    pub fn eps(self, eps: f64) -> Self {
+        ScaleByAdam { eps, ..self }
+    }
+
+    /// Sets `eps_root`, added under the root (default 0).
+    ///
+    /// ```
+    /// assert_eq!(pytree_optim::scale_by_adam().eps_root(1e-12).eps_root, 1e-12);
+    /// ```
+    #[must_use]
+    pub fn eps_root(self, eps_root: f64) -> Self {
+        ScaleByAdam { eps_root, ..self }
+    }
+}
+
+/// The state of [`scale_by_adam`] (optax's `ScaleByAdamState`): the step
+/// count and the moments as trees of the parameters' structure.
+///
+/// The state is a pytree whose leaves are the moments' (the parameters'
+/// leaf type), so it is saved and loaded as a checkpoint like the model:
+/// its tensors are named `mu.<path>` and `nu.<path>` (`0.mu.<path>` in
+/// [`adam`](crate::adam)'s state, the chain's pair), and the step count is
+/// a static field written with the TreeDef into the file's metadata. Load
+/// it by its type, `checkpoint::load::<AdamState<_>>`, which takes the
+/// count from the file (`load_like` and `load_into` keep their template's
+/// static fields, so its count). Training stopped after step k, saved,
+/// loaded and continued gives the parameters of an uninterrupted run, bit
+/// for bit.
+///
+/// ```
+/// use pytree_optim::GradientTransformation;
+/// let s = pytree_optim::scale_by_adam().init(&vec![1.0f32, 2.0])?;
+/// assert_eq!((s.count, &s.mu, &s.nu), (0, &vec![0.0, 0.0], &vec![0.0, 0.0]));
+/// let names: Vec<String> = pytree_std::paths::leaves_with_path(&s)
+///     .into_iter().map(|(p, _)| p.to_string()).collect();
+/// assert_eq!(names, [".mu[0]", ".mu[1]", ".nu[0]", ".nu[1]"]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(PyTree, Clone, Debug, PartialEq)]
+pub struct ScaleByAdamState<P> {
+    /// Updates done so far (a static field: kept in the TreeDef, so in a
+    /// checkpoint's metadata).
+    #[pytree(static)]
+    pub count: u64,
+    /// The first moment (leaves named `mu.<path>` in a checkpoint).
+    pub mu: P,
+    /// The second moment (`nu.<path>`).
+    pub nu: P,
+}
+
+/// The per-step constants of Adam, in the element type.
+#[derive(Clone, Copy)]
+struct AdamK<T> {
+    b1: T,
+    b2: T,
+    one_minus_b1: T,
+    one_minus_b2: T,
+    inv_c1: T,
+    inv_c2: T,
+    eps: T,
+    eps_root: T,
+    factor: T,
+    wd: T,
+}
+
+impl<T: Float> AdamK<T> {
+    /// Advances the moments with `g` and returns the update direction
+    /// `m̂ / (sqrt(v̂ + eps_root) + eps)`, in optax's order of operations
+    /// but for the bias corrections, which multiply by `1 / (1 - b^t)`
+    /// (computed once per step in `f64`) where optax divides: one division
+    /// and one square root per element instead of three divisions and a
+    /// root (the divider is the bottleneck of a loop that is otherwise
+    /// memory-bound), at most an ulp or two from optax's numbers.
+    #[inline(always)]
+    fn direction(self, g: T, m: &mut T, v: &mut T) -> T {
+        *m = self.one_minus_b1 * g + self.b1 * *m;
+        *v = self.one_minus_b2 * (g * g) + self.b2 * *v;
+        let m_hat = *m * self.inv_c1;
+        let v_hat = *v * self.inv_c2;
+        m_hat / ((v_hat + self.eps_root).sqrt() + self.eps)
+    }
+}
+
+impl ScaleByAdam {
+    /// The bias corrections `1 / (1 - b1^t)`, `1 / (1 - b2^t)` after
+    /// `count` updates.
+    fn corrections(&self, count: u64) -> (f64, f64) {
+        let t = (count + 1) as f64;
+        (1.0 / (1.0 - self.b1.powf(t)), 1.0 / (1.0 - self.b2.powf(t)))
+    }
+
+    /// The constants of the update after `count` updates, with `tail`.
+    fn constants<T: Float>(&self, count: u64, tail: &Tail) -> AdamK<T> {
+        let (inv_c1, inv_c2) = self.corrections(count);
+        AdamK {
+            b1: T::from_f64(self.b1),
+            b2: T::from_f64(self.b2),
+            one_minus_b1: T::from_f64(1.0 - self.b1),
+            one_minus_b2: T::from_f64(1.0 - self.b2),
+            inv_c1: T::from_f64(inv_c1),
+            inv_c2: T::from_f64(inv_c2),
+            eps: T::from_f64(self.eps),
+            eps_root: T::from_f64(self.eps_root),
+            factor: T::from_f64(tail.factor),
+            wd: T::from_f64(tail.weight_decay),
+        }
+    }
+
+    /// The update of one leaf by name (see [`ElementOp::Adam`]).
+    fn op(&self, count: u64, tail: &Tail, decays: bool, into_params: bool) -> ElementOp {
+        let (inv_c1, inv_c2) = self.corrections(count);
+        ElementOp::Adam {
+            b1: self.b1,
+            b2: self.b2,
+            inv_c1,
+            inv_c2,
+            eps: self.eps,
+            eps_root: self.eps_root,
+            neg_lr: tail.factor,
+            weight_decay: if decays { tail.weight_decay } else { 0.0 },
+            fused: into_params,
+        }
+    }
+}
+
+impl<P> GradientTransformation<P> for ScaleByAdam
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+{
+    type State = ScaleByAdamState<P>;
+
+    fn init(&self, params: &P) -> Result<ScaleByAdamState<P>, Error> {
+        Ok(ScaleByAdamState {
+            count: 0,
+            mu: zeros(params)?,
+            nu: zeros(params)?,
+        })
+    }
+
+    fn validate(&self, updates: &P, state: &ScaleByAdamState<P>, params: &P) -> Result<(), Error> {
+        same_shape(params, updates)?;
+        same_shape(params, &state.mu)?;
+        same_shape(params, &state.nu)
+    }
+
+    fn step_is_fused(&self) -> bool {
+        true
+    }
+
+    fn update(
+        &self,
+        updates: &mut P,
+        state: &mut ScaleByAdamState<P>,
+        params: &P,
+    ) -> Result<(), Error> {
+        self.validate(updates, state, params)?;
+        let target = &mut Target::Updates { updates, params };
+        self.run_fused(target, state, &Tail::scale(1.0)).map(drop)
+    }
+
+    fn step(
+        &self,
+        params: &mut P,
+        grads: &mut P,
+        state: &mut ScaleByAdamState<P>,
+    ) -> Result<(), Error> {
+        self.validate(grads, state, params)?;
+        let target = &mut Target::Params {
+            params,
+            grads: &*grads,
+        };
+        self.run_fused(target, state, &Tail::scale(1.0)).map(drop)
+    }
+
+    /// One pass over the target, both moments and the other tree: with
+    /// the parameters as target, `p += factor * (d + wd * p)` reading the
+    /// gradients (28 bytes per `f32` parameter); with the updates,
+    /// `u = factor * (d + wd * p)`, reading the parameters only where a
+    /// leaf decays. `d` is Adam's direction; `wd * p` only on decaying
+    /// leaves.
+    fn run_fused(
+        &self,
+        target: &mut Target<'_, P>,
+        state: &mut ScaleByAdamState<P>,
+        tail: &Tail,
+    ) -> Result<bool, Error> {
+        let mask = selected(target.params())?;
+        if let Some(m) = &tail.decay_mask {
+            m.ensure_fits(target.params())?;
+        }
+        let k = self.constants::<Scalar<P>>(state.count, tail);
+        let count = state.count;
+        let (mu, nu) = (&mut state.mu, &mut state.nu);
+        let ops = |into_params| {
+            (
+                self.op(count, tail, true, into_params),
+                self.op(count, tail, false, into_params),
+            )
+        };
+        match target {
+            Target::Params { params, grads } => {
+                let (decayed, plain) = ops(true);
+                walk_leaves(
+                    [&mut **params, mu, nu],
+                    [*grads],
+                    |i, [p, m, v], [g], exec| {
+                        if !mask.get(i) {
+                            Ok(())
+                        } else if tail.decays(i) {
+                            let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
+                                *p += k.factor * (k.direction(g, m, v) + k.wd * *p);
+                            };
+                            P::Leaf::zip_op([p, m, v], [g], exec, f, &decayed)
+                        } else {
+                            let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
+                                *p += k.factor * k.direction(g, m, v);
+                            };
+                            P::Leaf::zip_op([p, m, v], [g], exec, f, &plain)
+                        }
+                    },
+                )?;
+            }
+            Target::Updates { updates, params } => {
+                let (decayed, plain) = ops(false);
+                walk_leaves(
+                    [&mut **updates, mu, nu],
+                    [*params],
+                    |i, [u, m, v], [p], exec| {
+                        if !mask.get(i) {
+                            Ok(())
+                        } else if tail.decays(i) {
+                            let f = &|[u, m, v]: [&mut Scalar<P>; 3], [p]: [Scalar<P>; 1]| {
+                                *u = k.factor * (k.direction(*u, m, v) + k.wd * p);
+                            };
+                            P::Leaf::zip_op([u, m, v], [p], exec, f, &decayed)
+                        } else {
+                            let f = &|[u, m, v]: [&mut Scalar<P>; 3], []: [Scalar<P>; 0]| {
+                                *u = k.factor * k.direction(*u, m, v);
+                            };
+                            P::Leaf::zip_op([u, m, v], [], exec, f, &plain)
+                        }
+                    },
+                )?;
+            }
+        }
+        state.count += 1;
+        Ok(true)
+    }
+}

@@ -1,0 +1,171 @@
+//! [`trace`] (optax's): momentum, a trace of the updates, one pass over
+//! the updates and the trace, or, with a learning-rate [`Tail`] fused in
+//! (what [`sgd`](crate::sgd) with momentum is), one pass over the
+//! parameters, the gradients and the trace.
+
+use pytree_std::{Error, PyTree};
+
+use crate::element::Float;
+use crate::gradient_transformation::{GradientTransformation, Tail, Target};
+use crate::leaf::FloatLeaf;
+use crate::op::ElementOp;
+use crate::walk::{same_shape, selected, walk_leaves, zeros, Scalar};
+
+/// Momentum (optax's `trace`): a trace `t = g + decay * t` is kept and the
+/// update is `t` (or, with `nesterov`, `g + decay * t`). Followed by
+/// [`scale_by_learning_rate`](crate::scale_by_learning_rate) it is
+/// [`sgd`](crate::sgd) with momentum.
+///
+/// ```
+/// use pytree_optim::{trace, GradientTransformation};
+/// let opt = trace(0.5, false);
+/// let params = vec![0.0f64];
+/// let mut state = opt.init(&params)?;
+/// let (mut a, mut b) = (vec![1.0], vec![1.0]);
+/// opt.update(&mut a, &mut state, &params)?;
+/// opt.update(&mut b, &mut state, &params)?;
+/// assert_eq!((a[0], b[0]), (1.0, 1.5));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn trace(decay: f64, nesterov: bool) -> Trace {
+    Trace { decay, nesterov }
+}
+
+/// See [`trace`].
+///
+/// ```
+/// let t = pytree_optim::trace(0.9, true);
+/// assert_eq!((t.decay, t.nesterov), (0.9, true));
+/// ```
+#[derive(Clone, Debug)]
+pub struct Trace {
+    /// The decay of the trace (the momentum).
+    pub decay: f64,
+    /// Nesterov momentum.
+    pub nesterov: bool,
+}
+
+/// The state of [`trace`] (optax's `TraceState`): the trace, a tree of the
+/// parameters' structure (tensors `trace.<path>` in a checkpoint).
+///
+/// ```
+/// use pytree_optim::GradientTransformation;
+/// let s = pytree_optim::trace(0.9, false).init(&(1.0f32, 2.0f32))?;
+/// assert_eq!(s.trace, (0.0, 0.0));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(PyTree, Clone, Debug, PartialEq)]
+pub struct TraceState<P> {
+    /// The trace.
+    pub trace: P,
+}
+
+impl Trace {
+    /// The update by name (see [`ElementOp::SgdMomentum`]).
+    fn op(&self, tail: &Tail, into_params: bool) -> ElementOp {
+        ElementOp::SgdMomentum {
+            neg_lr: tail.factor,
+            mu: self.decay,
+            nesterov: self.nesterov,
+            fused: into_params,
+        }
+    }
+}
+
+/// The direction (before the factor) from the gradient, advancing the
+/// trace `t`.
+#[inline(always)]
+fn traced<T: Float>(mu: T, nesterov: bool, g: T, t: &mut T) -> T {
+    *t = g + mu * *t;
+    if nesterov {
+        g + mu * *t
+    } else {
+        *t
+    }
+}
+
+impl<P> GradientTransformation<P> for Trace
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+{
+    type State = TraceState<P>;
+
+    fn init(&self, params: &P) -> Result<TraceState<P>, Error> {
+        Ok(TraceState {
+            trace: zeros(params)?,
+        })
+    }
+
+    fn validate(&self, updates: &P, state: &TraceState<P>, params: &P) -> Result<(), Error> {
+        same_shape(params, updates)?;
+        same_shape(params, &state.trace)
+    }
+
+    fn step_is_fused(&self) -> bool {
+        true
+    }
+
+    fn update(&self, updates: &mut P, state: &mut TraceState<P>, params: &P) -> Result<(), Error> {
+        self.validate(updates, state, params)?;
+        let target = &mut Target::Updates { updates, params };
+        self.run_fused(target, state, &Tail::scale(1.0)).map(drop)
+    }
+
+    fn step(&self, params: &mut P, grads: &mut P, state: &mut TraceState<P>) -> Result<(), Error> {
+        self.validate(grads, state, params)?;
+        let target = &mut Target::Params {
+            params,
+            grads: &*grads,
+        };
+        self.run_fused(target, state, &Tail::scale(1.0)).map(drop)
+    }
+
+    /// One pass: `p += factor * d` reading the gradients, or
+    /// `u = factor * d`, `d` the traced direction. A tail with weight decay
+    /// is not fused (`Ok(false)`).
+    fn run_fused(
+        &self,
+        target: &mut Target<'_, P>,
+        state: &mut TraceState<P>,
+        tail: &Tail,
+    ) -> Result<bool, Error> {
+        if tail.weight_decay != 0.0 {
+            return Ok(false);
+        }
+        let mask = selected(target.params())?;
+        let (factor, mu) = (
+            Scalar::<P>::from_f64(tail.factor),
+            Scalar::<P>::from_f64(self.decay),
+        );
+        let nesterov = self.nesterov;
+        let t = &mut state.trace;
+        match target {
+            Target::Params { params, grads } => {
+                let op = self.op(tail, true);
+                walk_leaves([&mut **params, t], [*grads], |i, [p, t], [g], exec| {
+                    if !mask.get(i) {
+                        return Ok(());
+                    }
+                    let f = &|[p, t]: [&mut Scalar<P>; 2], [g]: [Scalar<P>; 1]| {
+                        *p += factor * traced(mu, nesterov, g, t);
+                    };
+                    P::Leaf::zip_op([p, t], [g], exec, f, &op)
+                })?;
+            }
+            Target::Updates { updates, params } => {
+                let op = self.op(tail, false);
+                walk_leaves([&mut **updates, t], [*params], |i, [u, t], [_], exec| {
+                    if !mask.get(i) {
+                        return Ok(());
+                    }
+                    let f = &|[u, t]: [&mut Scalar<P>; 2], []: [Scalar<P>; 0]| {
+                        *u = factor * traced(mu, nesterov, *u, t);
+                    };
+                    P::Leaf::zip_op([u, t], [], exec, f, &op)
+                })?;
+            }
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,237 @@
+//! The walks every transformation is written with: [`walk`] (one pass
+//! over several trees, an element update on the selected leaves), the sum
+//! of squares of a norm, trees of zeros and copies; and the context the
+//! wrappers set for them: which leaves are selected
+//! ([`masked`](crate::masked)) and how the loops run
+//! ([`Wrap::exec`](crate::Wrap::exec)).
+
+use std::cell::{Cell, RefCell};
+
+use pytree_std::{Error, Flatten, PyTree, Std};
+
+use crate::kernel::Exec;
+use crate::leaf::FloatLeaf;
+use crate::mask::LeafMask;
+use crate::op::ElementOp;
+
+/// The element type a tree of leaves `P::Leaf` computes in.
+pub(crate) type Scalar<P> = <<P as Flatten<Std>>::Leaf as FloatLeaf>::Scalar;
+
+/// The type of "no function" for [`walk`]'s `off` (`None::<(&NoOff<P, N, M>, &ElementOp)>`):
+/// leaves outside the selection are left alone.
+pub(crate) type NoOff<P, const N: usize, const M: usize> = fn([&mut Scalar<P>; N], [Scalar<P>; M]);
+
+thread_local! {
+    /// The leaves the walks on this thread act on (the masks of the
+    /// enclosing wrappers, all holding); `None`: every leaf.
+    static SELECTION: RefCell<Option<LeafMask>> = const { RefCell::new(None) };
+    /// How the walks on this thread run their element loops.
+    static EXEC: Cell<Exec> = const { Cell::new(Exec::Sequential) };
+}
+
+/// Puts the previous context back when dropped (also on unwinding).
+struct Restore(Option<LeafMask>, Exec);
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        SELECTION.with(|s| *s.borrow_mut() = self.0.take());
+        EXEC.with(|e| e.set(self.1));
+    }
+}
+
+/// Runs `f` with the walks acting only where `mask` (and the enclosing
+/// selection) holds.
+pub(crate) fn with_selection<R>(mask: &LeafMask, f: impl FnOnce() -> R) -> R {
+    let previous = SELECTION.with(|s| s.borrow().clone());
+    let narrowed = match &previous {
+        None => mask.clone(),
+        Some(outer) => outer.and(mask),
+    };
+    let _restore = Restore(previous, EXEC.with(Cell::get));
+    SELECTION.with(|s| *s.borrow_mut() = Some(narrowed));
+    f()
+}
+
+/// Runs `f` with the walks' element loops running as `exec` says.
+pub(crate) fn with_exec<R>(exec: Exec, f: impl FnOnce() -> R) -> R {
+    let _restore = Restore(SELECTION.with(|s| s.borrow().clone()), EXEC.with(Cell::get));
+    EXEC.with(|e| e.set(exec));
+    f()
+}
+
+/// How the walks on this thread run their loops now.
+pub(crate) fn current_exec() -> Exec {
+    EXEC.with(Cell::get)
+}
+
+/// The leaves of `tree` the walks act on now: the enclosing wrappers'
+/// masks (checked against `tree`), or every leaf; either way without the
+/// leaves that share memory with an earlier one ([`first_occurrences`]),
+/// so that a tied variable is updated once.
+pub(crate) fn selected<P>(tree: &P) -> Result<LeafMask, Error>
+where
+    P: Flatten<Std>,
+    P::Leaf: FloatLeaf,
+{
+    let mask = match SELECTION.with(|s| s.borrow().clone()) {
+        Some(m) => {
+            m.ensure_fits(tree)?;
+            m
+        }
+        None => crate::mask::Mask::all().on(tree),
+    };
+    Ok(first_occurrences(mask, tree))
+}
+
+/// `mask` without the leaves that share memory with an earlier leaf of
+/// `params` (a candle variable held by two fields).
+pub(crate) fn first_occurrences<P>(mask: LeafMask, params: &P) -> LeafMask
+where
+    P: Flatten<Std>,
+    P::Leaf: FloatLeaf,
+{
+    if !<P::Leaf as FloatLeaf>::MAY_SHARE_MEMORY {
+        return mask;
+    }
+    let leaves = pytree_std::leaves(params);
+    let tied: Vec<bool> = (0..leaves.len())
+        .map(|i| {
+            leaves[..i]
+                .iter()
+                .any(|e| <P::Leaf as FloatLeaf>::shares_memory(e.clone(), leaves[i].clone()))
+        })
+        .collect();
+    if !tied.contains(&true) {
+        return mask;
+    }
+    mask.map_bits(|i| mask.get(i) && !tied.get(i).copied().unwrap_or(false))
+}
+
+/// Walks `N` mutable and `M` shared trees in one pass (structures and leaf
+/// shapes checked first: on a mismatch nothing changes), running `on` (an
+/// element closure and the same update by name, see
+/// [`FloatLeaf::zip_op`]) on the selected leaves ([`selected`]) and `off`
+/// (if any) elsewhere.
+pub(crate) fn walk<P, const N: usize, const M: usize, F, G>(
+    muts: [&mut P; N],
+    refs: [&P; M],
+    on: (&F, &ElementOp),
+    off: Option<(&G, &ElementOp)>,
+) -> Result<(), Error>
+where
+    P: Flatten<Std>,
+    P::Leaf: FloatLeaf,
+    F: Fn([&mut Scalar<P>; N], [Scalar<P>; M]) + Sync,
+    G: Fn([&mut Scalar<P>; N], [Scalar<P>; M]) + Sync,
+{
+    let Some(first) = muts.first().map(|t| &**t).or(refs.first().copied()) else {
+        return Ok(());
+    };
+    let mask = selected(first)?;
+    walk_leaves(muts, refs, |i, ms, rs, exec| {
+        if mask.get(i) {
+            P::Leaf::zip_op(ms, rs, exec, on.0, on.1)
+        } else if let Some((off, op)) = off {
+            P::Leaf::zip_op(ms, rs, exec, off, op)
+        } else {
+            Ok(())
+        }
+    })
+}
+
+/// Calls `leaf(index, written leaves, read leaves, exec)` on the leaves of
+/// `N` mutable and `M` shared trees (structures and leaf shapes checked
+/// first); an error names the leaf's path.
+pub(crate) fn walk_leaves<P, const N: usize, const M: usize>(
+    muts: [&mut P; N],
+    refs: [&P; M],
+    mut leaf: impl FnMut(
+        usize,
+        [pytree_std::LeafMut<'_, Std, P::Leaf>; N],
+        [pytree_std::LeafRef<'_, Std, P::Leaf>; M],
+        Exec,
+    ) -> Result<(), Error>,
+) -> Result<(), Error>
+where
+    P: Flatten<Std>,
+    P::Leaf: FloatLeaf,
+{
+    let exec = current_exec();
+    let mut i = 0;
+    pytree_std::multi::try_zip_mut_n(muts, refs, |ms, rs| {
+        let r = leaf(i, ms, rs, exec);
+        i += 1;
+        r.map_err(|e| e.kind().to_string())
+    })
+}
+
+/// Checks that `tree` has the structure and leaf shapes of `params` (the
+/// error names `tree` as tree 1, the parameters being tree 0).
+pub(crate) fn same_shape<P>(params: &P, tree: &P) -> Result<(), Error>
+where
+    P: Flatten<Std>,
+{
+    pytree_std::multi::try_zip_mut_n::<P, 0, 2, core::convert::Infallible>(
+        [],
+        [params, tree],
+        |_, _| Ok(()),
+    )
+}
+
+/// The sum of squares of the elements of `tree`'s selected leaves, in
+/// `f64`; `tree` is checked against `params` (structure and leaf shapes)
+/// first, and named as tree 1 in the error.
+pub(crate) fn sum_squares<P>(params: &P, tree: &P, mask: &LeafMask) -> Result<f64, Error>
+where
+    P: Flatten<Std>,
+    P::Leaf: FloatLeaf,
+{
+    let exec = current_exec();
+    let sq = |v: Scalar<P>| {
+        let v = crate::element::Float::to_f64(v);
+        v * v
+    };
+    // With `with_leaf_sums`, leaves held by other processes too: each
+    // leaf's sum, completed by the reduction, then added up in leaf order.
+    let mut sums = Vec::with_capacity(mask.len());
+    let mut i = 0;
+    pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
+        sums.push(if mask.get(i) {
+            P::Leaf::sum_elements(x, exec, &sq).map_err(|e| e.kind().to_string())?
+        } else {
+            0.0
+        });
+        i += 1;
+        Ok(())
+    })?;
+    crate::leaf_sums::reduce_leaf_sums(&mut sums)?;
+    Ok(sums.iter().fold(0.0f64, |total, s| total + s))
+}
+
+/// A tree of `params`' structure with every leaf zero (same shapes).
+pub(crate) fn zeros<P>(params: &P) -> Result<P, Error>
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+{
+    pytree_std::multi::try_map_n(params, [], |x, []| {
+        P::Leaf::zeros_like(x).map_err(|e| e.kind().to_string())
+    })
+}
+
+/// A copy of `tree` whose leaves share no memory with it (`Clone`, then
+/// [`FloatLeaf::unshare`] where leaves may share memory): writing the copy
+/// in place leaves `tree` as it was.
+pub(crate) fn copy_tree<P>(tree: &P) -> Result<P, Error>
+where
+    P: Flatten<Std> + Clone,
+    P::Leaf: FloatLeaf,
+{
+    let mut copy = tree.clone();
+    if <P::Leaf as FloatLeaf>::MAY_SHARE_MEMORY {
+        pytree_std::basic::try_for_each_mut(&mut copy, |leaf| {
+            P::Leaf::unshare(leaf).map_err(|e| e.kind().to_string())
+        })?;
+    }
+    Ok(copy)
+}

@@ -1,0 +1,352 @@
+//! Transformations that wrap another (optax's `wrappers.py`): [`masked`]
+//! and [`Wrap::mask`] (where it acts), [`Wrap::exec`] (how its loops
+//! run). The mask's life cycle is written here once: evaluated on the
+//! parameters by `init`, kept in the state ([`MaskedState`]), evaluated
+//! again by the first update of a state loaded from a checkpoint.
+
+use pytree_std::{Error, PyTree};
+
+use crate::element::Float;
+use crate::gradient_transformation::{apply_updates, GradientTransformation, Tail, Target};
+use crate::kernel::Exec;
+use crate::leaf::FloatLeaf;
+use crate::mask::{LeafMask, Mask};
+use crate::op::ElementOp;
+use crate::walk::{first_occurrences, walk, with_exec, with_selection, NoOff, Scalar};
+
+/// `inner` where `mask` holds (optax's `masked`): elsewhere the updates
+/// pass through unchanged (so `step` adds the gradients there), and the
+/// state of `inner` is left alone. To leave the parameters unchanged
+/// elsewhere instead, [`Wrap::mask`].
+///
+/// ```
+/// use pytree_optim::{masked, scale, GradientTransformation, Mask};
+/// use pytree_std::KeyPath;
+/// let opt = masked(scale(10.0), Mask::new(|p: &KeyPath| p.to_string() == "[0]"));
+/// let params = vec![0.0f32; 2];
+/// let mut state = opt.init(&params)?;
+/// let mut u = vec![1.0f32, 1.0];
+/// opt.update(&mut u, &mut state, &params)?;
+/// assert_eq!(u, [10.0, 1.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn masked<T>(inner: T, mask: Mask) -> Masked<T> {
+    Masked {
+        inner,
+        mask,
+        outside: Outside::PassThrough,
+    }
+}
+
+/// What a [`Masked`] transformation does outside its mask.
+///
+/// ```
+/// use pytree_optim::{masked, scale, Mask, Outside, Wrap};
+/// assert_eq!(masked(scale(1.0), Mask::all()).outside, Outside::PassThrough);
+/// assert_eq!(scale(1.0).mask(Mask::all()).outside, Outside::Frozen);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outside {
+    /// The updates pass through unchanged (optax's `masked`).
+    PassThrough,
+    /// The updates are zero: the parameters do not change.
+    Frozen,
+}
+
+/// A transformation acting where a [`Mask`] holds; see [`masked`] and
+/// [`Wrap::mask`].
+///
+/// ```
+/// use pytree_optim::{masked, sgd, Mask};
+/// let opt = masked(sgd(0.1), Mask::params());
+/// assert_eq!(opt.inner.second.learning_rate, 0.1);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Masked<T> {
+    /// The transformation.
+    pub inner: T,
+    /// Where it acts.
+    pub mask: Mask,
+    /// What happens elsewhere.
+    pub outside: Outside,
+}
+
+/// The state of a [`Masked`] transformation: the inner state and the mask
+/// evaluated on the parameters, a [`LeafMask`] (configuration, not saved:
+/// a state loaded from a checkpoint evaluates it again at its first
+/// update). The inner state's leaves are its leaves, named `inner.<...>`
+/// in a checkpoint.
+///
+/// ```
+/// use pytree_optim::{masked, scale_by_adam, GradientTransformation, Mask};
+/// let s = masked(scale_by_adam(), Mask::all()).init(&vec![1.0f32, 2.0])?;
+/// assert_eq!((s.mask.len(), s.inner.count), (2, 0));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(PyTree, Clone, Debug, PartialEq)]
+pub struct MaskedState<S> {
+    /// The state of the inner transformation.
+    pub inner: S,
+    /// The mask, on the parameters (not saved).
+    #[pytree(skip(recomputed))]
+    pub mask: LeafMask,
+}
+
+impl<T> Masked<T> {
+    /// The state's mask, or (a state loaded from a checkpoint) the mask
+    /// evaluated on `params`, to be kept once the call has succeeded.
+    fn leaf_mask<P>(&self, state: &LeafMask, params: &P) -> LeafMask
+    where
+        P: PyTree,
+        P::Leaf: FloatLeaf,
+    {
+        if state.is_pending() {
+            self.evaluate(params)
+        } else {
+            state.clone()
+        }
+    }
+
+    /// The mask on the parameters (each tied leaf at its first position).
+    fn evaluate<P>(&self, params: &P) -> LeafMask
+    where
+        P: PyTree,
+        P::Leaf: FloatLeaf,
+    {
+        first_occurrences(self.mask.on(params), params)
+    }
+}
+
+impl<P, T> GradientTransformation<P> for Masked<T>
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+    T: GradientTransformation<P>,
+{
+    type State = MaskedState<T::State>;
+
+    fn init(&self, params: &P) -> Result<Self::State, Error> {
+        let mask = self.evaluate(params);
+        let inner = with_selection(&mask, || self.inner.init(params))?;
+        Ok(MaskedState { inner, mask })
+    }
+
+    fn validate(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
+        if !state.mask.is_pending() {
+            state.mask.ensure_fits(params)?;
+        }
+        self.inner.validate(updates, &state.inner, params)
+    }
+
+    fn step_is_fused(&self) -> bool {
+        self.outside == Outside::Frozen && self.inner.step_is_fused()
+    }
+
+    /// A tail of factor 1 (a weight decay) whose decay is narrowed to the
+    /// mask; other tails do not pass through a mask.
+    fn is_tail(&self) -> bool {
+        self.outside == Outside::PassThrough && self.inner.is_tail()
+    }
+
+    fn tail(&self, state: &Self::State, params: &P) -> Option<Tail> {
+        if self.outside != Outside::PassThrough {
+            return None;
+        }
+        let mask = self.leaf_mask(&state.mask, params);
+        let tail = with_selection(&mask, || self.inner.tail(&state.inner, params))?;
+        if tail.factor != 1.0 {
+            return None;
+        }
+        let decay_mask = match &tail.decay_mask {
+            None => mask,
+            Some(m) => mask.and(m),
+        };
+        Some(Tail {
+            decay_mask: Some(decay_mask),
+            ..tail
+        })
+    }
+
+    fn advance(&self, state: &mut Self::State, params: &P) {
+        let mask = self.leaf_mask(&state.mask, params);
+        with_selection(&mask, || self.inner.advance(&mut state.inner, params));
+        state.mask = mask;
+    }
+
+    fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
+        self.validate(updates, state, params)?;
+        let mask = self.leaf_mask(&state.mask, params);
+        with_selection(&mask, || {
+            self.inner.update(&mut *updates, &mut state.inner, params)
+        })?;
+        if self.outside == Outside::Frozen {
+            with_selection(&mask.not(), || {
+                walk(
+                    [updates],
+                    [],
+                    (&|[u], []| *u = Scalar::<P>::ZERO, &ElementOp::Zero),
+                    None::<(&NoOff<P, 1, 0>, &ElementOp)>,
+                )
+            })?;
+        }
+        state.mask = mask;
+        Ok(())
+    }
+
+    fn step(&self, params: &mut P, grads: &mut P, state: &mut Self::State) -> Result<(), Error> {
+        if self.outside == Outside::PassThrough {
+            self.update(grads, state, params)?;
+            return apply_updates(params, grads);
+        }
+        self.validate(grads, state, params)?;
+        let mask = self.leaf_mask(&state.mask, &*params);
+        with_selection(&mask, || self.inner.step(params, grads, &mut state.inner))?;
+        state.mask = mask;
+        Ok(())
+    }
+}
+
+/// The wrappers every transformation has, as methods: `t.mask(m)`,
+/// `t.exec(e)`, `t.parallel()` (implemented for every type; import the
+/// trait to call them).
+///
+/// ```
+/// use pytree_optim::{adam, GradientTransformation, Mask, Wrap};
+/// use pytree_std::KeyPath;
+/// let opt = adam(0.1).mask(Mask::new(|p: &KeyPath| p.to_string() == "[0]"));
+/// let mut p = vec![1.0f32, 1.0];
+/// let mut state = opt.init(&p)?;
+/// opt.step(&mut p, &mut vec![1.0, 1.0], &mut state)?;
+/// assert_eq!(p, [0.9, 1.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub trait Wrap: Sized {
+    /// Acts only on the leaves where `mask` holds; elsewhere the updates
+    /// are zero, so the parameters stay as they are, and the state is left
+    /// alone (`masked(t, mask)` lets the updates pass through there
+    /// instead, as optax's). `Mask::params()` keeps running statistics (leaves
+    /// of kind `"state"`) out of an optimizer.
+    ///
+    /// ```
+    /// use pytree_optim::{sgd, GradientTransformation, Mask, Wrap};
+    /// use pytree_std::KeyPath;
+    /// let opt = sgd(0.5).mask(Mask::new(|p: &KeyPath| p.to_string() != "[1]"));
+    /// let mut params = vec![1.0f32, 1.0];
+    /// let mut state = opt.init(&params)?;
+    /// assert!(state.mask.get(0) && !state.mask.get(1));
+    /// opt.step(&mut params, &mut vec![1.0, 1.0], &mut state)?;
+    /// assert_eq!(params, [0.5, 1.0]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn mask(self, mask: Mask) -> Masked<Self> {
+        Masked {
+            inner: self,
+            mask,
+            outside: Outside::Frozen,
+        }
+    }
+
+    /// Runs the element loops as `exec` says (default
+    /// [`Exec::Sequential`]).
+    ///
+    /// ```
+    /// use pytree_optim::{adam, Exec, GradientTransformation, Wrap};
+    /// let opt = adam(0.1).exec(Exec::Sequential);
+    /// let mut params = vec![1.0f64; 4];
+    /// let mut state = opt.init(&params)?;
+    /// opt.step(&mut params, &mut vec![1.0; 4], &mut state)?;
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn exec(self, exec: Exec) -> WithExec<Self> {
+        WithExec { inner: self, exec }
+    }
+
+    /// Splits leaves longer than [`GRAIN`](crate::GRAIN) elements across
+    /// rayon's threads (`.exec(Exec::Parallel)`); the results are the
+    /// sequential ones, bit for bit. Scalar leaves and short arrays run on
+    /// the calling thread.
+    ///
+    /// ```
+    /// use pytree_optim::{adam, GradientTransformation, Wrap};
+    /// let (seq, par) = (adam(0.1), adam(0.1).parallel());
+    /// let (mut a, mut b) = (vec![1.0f32; 8], vec![1.0f32; 8]);
+    /// let (mut sa, mut sb) = (seq.init(&a)?, par.init(&b)?);
+    /// seq.step(&mut a, &mut vec![0.5; 8], &mut sa)?;
+    /// par.step(&mut b, &mut vec![0.5; 8], &mut sb)?;
+    /// assert_eq!(a, b);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[cfg(feature = "rayon")]
+    fn parallel(self) -> WithExec<Self> {
+        self.exec(Exec::Parallel)
+    }
+}
+
+impl<T> Wrap for T {}
+
+/// A transformation whose element loops run as [`Exec`] says; see
+/// [`Wrap::exec`]. Its state is the inner one.
+///
+/// ```
+/// use pytree_optim::{scale, Exec, Wrap};
+/// assert_eq!(scale(2.0).exec(Exec::Sequential).exec, Exec::Sequential);
+/// ```
+#[derive(Clone, Debug)]
+pub struct WithExec<T> {
+    /// The transformation.
+    pub inner: T,
+    /// How its loops run.
+    pub exec: Exec,
+}
+
+impl<P, T> GradientTransformation<P> for WithExec<T>
+where
+    T: GradientTransformation<P>,
+{
+    type State = T::State;
+
+    fn init(&self, params: &P) -> Result<T::State, Error> {
+        self.inner.init(params)
+    }
+
+    fn validate(&self, updates: &P, state: &T::State, params: &P) -> Result<(), Error> {
+        self.inner.validate(updates, state, params)
+    }
+
+    fn step_is_fused(&self) -> bool {
+        self.inner.step_is_fused()
+    }
+
+    fn is_tail(&self) -> bool {
+        self.inner.is_tail()
+    }
+
+    fn tail(&self, state: &T::State, params: &P) -> Option<Tail> {
+        self.inner.tail(state, params)
+    }
+
+    fn advance(&self, state: &mut T::State, params: &P) {
+        self.inner.advance(state, params);
+    }
+
+    fn run_fused(
+        &self,
+        target: &mut Target<'_, P>,
+        state: &mut T::State,
+        tail: &Tail,
+    ) -> Result<bool, Error> {
+        with_exec(self.exec, || self.inner.run_fused(target, state, tail))
+    }
+
+    fn update(&self, updates: &mut P, state: &mut T::State, params: &P) -> Result<(), Error> {
+        with_exec(self.exec, || self.inner.update(updates, state, params))
+    }
+
+    fn step(&self, params: &mut P, grads: &mut P, state: &mut T::State) -> Result<(), Error>
+    where
+        P: PyTree,
+        P::Leaf: FloatLeaf,
+    {
+        with_exec(self.exec, || self.inner.step(params, grads, state))
+    }
+}
