@@ -317,7 +317,7 @@ where
         return Ok(());
     }
     let mut i = 0;
-    pytree_std::multi::try_zip_mut_n(muts, refs, |ms, rs| {
+    pytree_std::walk::zip_mut(muts, refs, |ms, rs| {
         let r = if mask.get(i) {
             P::Leaf::zip_op(ms, rs, exec, on.0, on.1)
         } else if let Some((off, op)) = off {
@@ -360,7 +360,7 @@ pub(crate) fn check_updates<P>(params: &P, updates: &P) -> Result<(), Error>
 where
     P: Flatten<Std>,
 {
-    pytree_std::multi::try_zip_mut_n::<P, 0, 2, core::convert::Infallible>(
+    pytree_std::walk::zip_mut::<P, 0, 2, Result<(), core::convert::Infallible>>(
         [],
         [params, updates],
         |_, _| Ok(()),
@@ -390,21 +390,25 @@ where
         // by the reduction, then added up in leaf order as below.
         let mut sums = Vec::with_capacity(mask.len());
         let mut i = 0;
-        pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
-            sums.push(if mask.get(i) {
-                P::Leaf::sum_elements(x, exec, &sq).map_err(|e| e.kind().to_string())?
-            } else {
-                0.0
-            });
-            i += 1;
-            Ok(())
-        })?;
+        pytree_std::walk::zip_mut::<P, 0, 2, Result<(), String>>(
+            [],
+            [params, tree],
+            |[], [_, x]| {
+                sums.push(if mask.get(i) {
+                    P::Leaf::sum_elements(x, exec, &sq).map_err(|e| e.kind().to_string())?
+                } else {
+                    0.0
+                });
+                i += 1;
+                Ok(())
+            },
+        )?;
         crate::leaf_sums::reduce_leaf_sums(&mut sums)?;
         return Ok(sums.iter().fold(0.0f64, |total, s| total + s));
     }
     let mut total = 0.0f64;
     let mut i = 0;
-    pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
+    pytree_std::walk::zip_mut::<P, 0, 2, Result<(), String>>([], [params, tree], |[], [_, x]| {
         if mask.get(i) {
             total += P::Leaf::sum_elements(x, exec, &sq).map_err(|e| e.kind().to_string())?;
         }

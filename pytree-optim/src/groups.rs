@@ -436,12 +436,12 @@ impl<G: Groups> MultiTransform<G> {
     fn check_labels<P: PyTree>(&self, params: &P) -> Result<(), Error> {
         let labels = self.labels();
         let mut missing = None;
-        pytree_std::paths::for_each_with_path(params, |path, _| {
+        pytree_std::paths::for_each_with_path(params, [], |path, _, []| {
             let l = (self.label)(path);
             if missing.is_none() && !labels.contains(&l) {
                 missing = Some((path.clone(), l));
             }
-        });
+        })?;
         match missing {
             None => Ok(()),
             Some((path, l)) => {

@@ -219,7 +219,7 @@ where
 {
     let mut copy = tree.clone();
     if <P::Leaf as FloatLeaf>::MAY_SHARE_MEMORY {
-        pytree_std::basic::try_for_each_mut(&mut copy, |leaf| {
+        pytree_std::walk::for_each_mut(&mut copy, |leaf| {
             P::Leaf::unshare(leaf).map_err(|e| e.kind().to_string())
         })?;
     }

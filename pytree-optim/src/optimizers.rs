@@ -614,7 +614,7 @@ where
         let (exec, count) = (self.exec, state.count);
         let ops = (self.op(count, true, false), self.op(count, false, false));
         let mut i = 0;
-        pytree_std::multi::try_zip_mut_n(
+        pytree_std::walk::zip_mut(
             [updates, &mut state.mu, &mut state.nu],
             [params],
             |[u, m, v], [p]| {
@@ -658,7 +658,7 @@ where
         let (exec, count) = (self.exec, state.count);
         let ops = (self.op(count, true, true), self.op(count, false, true));
         let mut i = 0;
-        pytree_std::multi::try_zip_mut_n(
+        pytree_std::walk::zip_mut(
             [params, &mut state.mu, &mut state.nu],
             [&*grads],
             |[p, m, v], [g]| {

@@ -12,7 +12,7 @@ where
     P: PyTree,
     P::Leaf: FloatLeaf,
 {
-    pytree_std::multi::try_map_n(params, [], |x, []| {
+    pytree_std::walk::map_n(params, [], |x, []| {
         P::Leaf::zeros_like(x).map_err(|e| e.kind().to_string())
     })
 }
