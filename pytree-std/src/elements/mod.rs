@@ -27,6 +27,7 @@ mod ravel;
 mod summary;
 
 pub use approx::{tree_equal, ApproxEq, Tolerance};
+#[cfg(feature = "half")]
 pub(crate) use ravel::ravel_scalars;
 pub use ravel::{ravel, Ravel, Unravel};
 pub use summary::{signatures, summary, Summary, SummaryRow};
