@@ -20,8 +20,7 @@ Functions (with their arguments where the form changed):
 - `par_for_each_mut(&mut t, |x| ..)` -> `par_zip_mut([&mut t], [], |[x], []| ..)`;
   `par_zip_mut(&mut t, ..)` -> `par_zip_mut([&mut t], ..)` (as `zip_mut`);
   `par_zip_mut_n`, `try_par_zip_mut_n` -> `par_zip_mut`;
-- `leaf_at` -> `get`; `leaf_path_at(t, i)` ->
-  `structure(t).leaf_path(i)` (an `Option`);
+- `leaf_at` -> `get`;
 - `for_each_with_path(t, |p, x| ..)` -> `for_each_with_path(t, [], |p, x, []| ..)`
   (now a `Result`); `for_each_with_path_n` -> `for_each_with_path`;
   `for_each_mut_with_path(t, |p, x| ..)` ->
@@ -348,15 +347,6 @@ def one_tree_with_path(text):
     return rewrite_calls(text, r"(?:%spaths::)for_each_mut_with_path" % PREFIX, fix_for("zip_mut_with_path"))
 
 
-def leaf_path_at(text):
-    def fix(name, tf, args):
-        if len(args) != 2:
-            return None
-        root = "crate" if name.startswith("crate") else "pytree_std"
-        return "%s::structure(%s).leaf_path(%s)" % (root, args[0].strip(), args[1].strip())
-    return rewrite_calls(text, r"(?:%spaths::)leaf_path_at" % PREFIX, fix)
-
-
 def combine_filter_fill(text):
     def fix_combine(name, tf, args):
         if len(args) != 2:
@@ -414,7 +404,6 @@ def rewrite(text):
     text = zip_mut_one(text)
     text = par_for_each_mut(text)
     text = one_tree_with_path(text)
-    text = leaf_path_at(text)
     text = combine_filter_fill(text)
     text = gained_r(text)
     text = renames(text)
@@ -476,7 +465,6 @@ CASES = [
     ("pytree_std::paths::for_each_mut_with_path(&mut t, |p, x| *x += 1);",
      "pytree_std::paths::zip_mut_with_path(&mut t, [], |p, x, []| *x += 1);"),
     ("pytree_std::paths::leaf_at(&t, 2)?", "pytree_std::paths::get(&t, 2)?"),
-    ("pytree_std::paths::leaf_path_at(&t, 2)", "pytree_std::structure(&t).leaf_path(2)"),
     ("pytree_std::filter::combine(a, b)?", "pytree_std::split::combine([a, b])?"),
     ("pytree_std::filter::combine_n([a, b, c])?", "pytree_std::split::combine([a, b, c])?"),
     ("pytree_std::filter::filter_fill(t, |_, x| *x > 0, |_, _| 0)",

@@ -4,8 +4,9 @@
 //! [`for_each_with_path`] (by reference) and [`zip_mut_with_path`] (in
 //! place); a leaf found by its address ([`LeafAddress`]: its key path or
 //! its position in leaf order) to read ([`get`]), update ([`update`]) or
-//! replace ([`set`]) in place (equinox's `tree_at`), and a subtree
-//! replaced ([`set_subtree`]). Every error names the path.
+//! replace ([`set`]) in place (equinox's `tree_at`), a subtree replaced
+//! ([`set_subtree`]), the path (with its kind) of the leaf at an index
+//! ([`leaf_path_at`]). Every error names the path.
 //!
 //! Each function is fixed to [`Std`]; its body calls the engine in
 //! `pytree_core::ops::with_path`, `multi_path`, `at_path` or `by_index`.
@@ -116,12 +117,27 @@ where
     pytree_core::ops::at_path::set_subtree::<Std, T, S>(tree, path, subtree)
 }
 
+/// The key path (with its kind) of the leaf at position `index` in leaf
+/// order, without flattening. From a TreeDef:
+/// [`TreeDef::leaf_path`](crate::TreeDef::leaf_path) (optree's
+/// `treespec.paths()[i]`).
+///
+/// Engine (any namespace): [`pytree_core::ops::by_index::leaf_path_at`](crate::generic::by_index::leaf_path_at).
+///
+/// ```
+/// let t = (1, vec![2, 3]);
+/// assert_eq!(pytree_std::paths::leaf_path_at(&t, 2)?.to_string(), "[1][1]");
+/// assert_eq!(pytree_std::structure(&t).leaf_path(2), Some(pytree_std::paths::leaf_path_at(&t, 2)?));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub fn leaf_path_at<T: Flatten<Std>>(tree: &T, index: usize) -> Result<KeyPath, Error> {
+    pytree_core::ops::by_index::leaf_path_at::<Std, T>(tree, index)
+}
+
 /// Where a leaf is, for [`get`], [`update`] and [`set`]: its key path
 /// (`&KeyPath`) or its position in leaf order (`usize`, pre-order, as in
-/// [`leaves`](crate::leaves)). The path of the leaf at an index, without
-/// flattening: [`TreeDef::leaf_path`](crate::TreeDef::leaf_path) of the
-/// tree's [`structure`](crate::structure) (optree's
-/// `treespec.paths()[i]`).
+/// [`leaves`](crate::leaves)). The path of the leaf at an index:
+/// [`leaf_path_at`].
 ///
 /// ```
 /// use pytree_std::KeyPath;
@@ -129,7 +145,7 @@ where
 /// let path = KeyPath::root().index(1).index(1);
 /// let (by_path, by_index) = (pytree_std::paths::get(&t, &path)?, pytree_std::paths::get(&t, 2)?);
 /// assert_eq!(by_path, by_index);
-/// assert_eq!(pytree_std::structure(&t).leaf_path(2), Some(path));
+/// assert_eq!(pytree_std::paths::leaf_path_at(&t, 2)?, path);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub trait LeafAddress {
