@@ -96,7 +96,7 @@ fn set_keeps_shapes_and_map_keeps_vectors_vectors() {
     let caught = std::panic::catch_unwind(|| pytree_std::map(linear(1.0), t)).unwrap_err();
     let message = caught.downcast_ref::<String>().unwrap();
     assert!(message.contains("f64[1,3] for a DVector"), "{message}");
-    assert!(message.contains("pytree_std::walk::map_into or try_map"));
+    assert!(message.contains("pytree_std::walk::map_into (one tree) or map_n"));
 }
 
 #[test]

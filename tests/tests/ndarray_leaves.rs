@@ -134,7 +134,7 @@ fn map_keeps_ranks_and_may_change_shapes_within_a_rank() {
 }
 
 #[test]
-fn a_rank_change_is_an_error_through_map_into_and_try_map2_and_a_documented_panic_through_map() {
+fn a_rank_change_is_an_error_through_map_into_and_a_fallible_map_n_and_a_documented_panic_through_map() {
     let flat = |x: ArrayD<f32>| {
         let n = x.len();
         x.into_shape_with_order(IxDyn(&[n])).unwrap()
@@ -148,8 +148,8 @@ fn a_rank_change_is_an_error_through_map_into_and_try_map2_and_a_documented_pani
     let caught = std::panic::catch_unwind(|| pytree_std::map(linear(1.0), flat)).unwrap_err();
     let message = caught.downcast_ref::<String>().unwrap();
     assert!(message.contains("returned a 1-d array (f32[9]) for an array of rank 2"));
-    assert!(message.contains("pytree_std::walk::map_into or try_map"));
-    // Several trees: the fallible forms rebuild through the TreeDef too.
+    assert!(message.contains("pytree_std::walk::map_into (one tree) or map_n"));
+    // Several trees: a fallible function rebuilds through the TreeDef too.
     let (a, b) = (linear(1.0), linear(2.0));
     let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| {
         let sum = &x + &y;
