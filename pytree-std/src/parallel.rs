@@ -71,7 +71,7 @@ fn balanced_runs<I>(mut items: Vec<I>, weights: &[usize]) -> Vec<Vec<I>> {
 /// Updates `N` trees in place in one parallel pass while reading `M` more:
 /// the parallel [`zip_mut`](crate::zip_mut), with its arguments and its
 /// checks (every tree against the first before anything changes). `f`
-/// may fail ([`LeafFnOutput`](crate::walk::LeafFnOutput)): after an
+/// may fail ([`LeafFnOutput`]): after an
 /// error, the threads stop taking new leaves; the error returned is that
 /// of the failing leaf that comes first in leaf order, at its path. Which
 /// other leaves were updated depends on the threads' timing: only leaves
