@@ -10,6 +10,9 @@ Modules (paths `pytree_std::<m>::` and, inside pytree-std, `crate::<m>::`):
 `split`; `reduce` -> `reductions`; `summary`, `ravel`, `tree_equal` ->
 `elements`.
 
+Names: pytree-core's trait `LeafFnErr` (what a leaf function's error may
+be) is `IntoLeafFnError`, apart from the struct `LeafFnError`.
+
 Functions (with their arguments where the form changed):
 - `map2(a, b, |x, y| ..)`, `try_map2(..)` -> `map_n(a, [b], |x, [y]| ..)`;
   `try_map_n` -> `map_n` (fallibility comes from the closure's return type);
@@ -399,6 +402,7 @@ def to_engine(text):
 
 
 def rewrite(text):
+    text = re.sub(r"\bLeafFnErr\b", "IntoLeafFnError", text)
     text = move_modules(text)
     text = map2(text)
     text = zip_mut_one(text)
@@ -470,6 +474,7 @@ CASES = [
     ("pytree_std::filter::filter_fill(t, |_, x| *x > 0, |_, _| 0)",
      "pytree_std::split::partition_fill(t, |_, x| *x > 0, |_, _| 0).map(|(kept, _)| kept)"),
     ("pytree_std::reduce::reduce(t, f)", "pytree_std::reductions::reduce(t, f)"),
+    ("E: pytree_std::LeafFnErr, F: pytree_std::LeafFnError", "E: pytree_std::IntoLeafFnError, F: pytree_std::LeafFnError"),
     ("pytree_std::prefix::map_prefix::<_, _, i32, Tree<i32>>(a, b, f)",
      "pytree_std::generic::prefix::map_prefix::<pytree_std::Std, _, _, i32, Tree<i32>, _>(a, b, f)"),
     ("*pytree_std::paths::leaf_at_mut(&mut t, 2)? = 30.0;",

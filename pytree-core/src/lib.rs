@@ -96,7 +96,7 @@ pub use error::{Error, ErrorKind, LeafFnError};
 pub use leaf::leaf_as::LeafAs;
 pub use leaf::signature::{DType, Signature};
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
-pub use ops::fallible::LeafFnErr;
+pub use ops::fallible::IntoLeafFnError;
 pub use ops::partition::CombineSource;
 pub use ops::prefix::Subtree;
 pub use paths::key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};

@@ -157,8 +157,8 @@ pub use walk::{
 
 pub use pytree_core::TreeDefLimits;
 pub use pytree_core::{
-    impl_leaf, DType, Error, ErrorKind, Flatten, KeyPath, Leaf, LeafAs, LeafFnErr, LeafFnError,
-    LeafMut, LeafRef, NodeView, PlainLeaf, Signature, Static, TreeDef, Unflatten,
+    impl_leaf, DType, Error, ErrorKind, Flatten, IntoLeafFnError, KeyPath, Leaf, LeafAs,
+    LeafFnError, LeafMut, LeafRef, NodeView, PlainLeaf, Signature, Static, TreeDef, Unflatten,
 };
 pub use pytree_derive::PyTree;
 pub use std_namespace::{PyTree, Std};

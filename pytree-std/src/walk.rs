@@ -27,7 +27,7 @@
 
 use core::convert::Infallible;
 
-use crate::{Error, Flatten, Leaf, LeafFnErr, LeafMut, LeafRef, Std, TreeDef, Unflatten};
+use crate::{Error, Flatten, IntoLeafFnError, Leaf, LeafMut, LeafRef, Std, TreeDef, Unflatten};
 
 /// What a leaf function may return: the value itself (a leaf `L`, or `()`
 /// for an in-place update), or `Result<L, E>`, which makes the walk
@@ -46,7 +46,7 @@ use crate::{Error, Flatten, Leaf, LeafFnErr, LeafMut, LeafRef, Std, TreeDef, Unf
 /// ```
 pub trait LeafFnOutput<L>: Sized {
     /// The function's error: `E`, or [`Infallible`] for a plain value.
-    type Err: LeafFnErr;
+    type Err: IntoLeafFnError;
     /// What [`for_each_mut`] returns: `()` for a plain function,
     /// `Result<(), Error>` for a fallible one.
     type Outcome;
@@ -132,7 +132,7 @@ impl<L> LeafFnOutput<L> for L {
 }
 
 /// A `Result`: the fallible walks, stopped by the first error.
-impl<L, E: LeafFnErr> LeafFnOutput<L> for Result<L, E> {
+impl<L, E: IntoLeafFnError> LeafFnOutput<L> for Result<L, E> {
     type Err = E;
     type Outcome = Result<(), Error>;
     #[inline]

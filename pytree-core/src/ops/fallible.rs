@@ -23,12 +23,12 @@ use crate::traits::flatten::{Flatten, Unflatten};
 
 /// What a leaf function's error may be: anything that converts into a boxed
 /// error (an error type, a `String`, an `&str`).
-pub trait LeafFnErr: Into<Box<dyn core::error::Error + Send + Sync + 'static>> {}
-impl<E: Into<Box<dyn core::error::Error + Send + Sync + 'static>>> LeafFnErr for E {}
+pub trait IntoLeafFnError: Into<Box<dyn core::error::Error + Send + Sync + 'static>> {}
+impl<E: Into<Box<dyn core::error::Error + Send + Sync + 'static>>> IntoLeafFnError for E {}
 
 /// The error of the function at leaf `i` of a tree of structure `def`.
 #[cold]
-fn failed_at(def: &crate::TreeDef, i: usize, err: impl LeafFnErr) -> Error {
+fn failed_at(def: &crate::TreeDef, i: usize, err: impl IntoLeafFnError) -> Error {
     let err = Error::leaf_fn(err);
     match def.leaf_path(i) {
         Some(path) => err.under(&path),
@@ -51,7 +51,7 @@ pub fn try_map<Ns, T, U, E, F>(tree: T, mut f: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
     U: Unflatten<Ns>,
-    E: LeafFnErr,
+    E: IntoLeafFnError,
     F: FnMut(T::Leaf) -> Result<U::Leaf, E>,
 {
     let (leaves, def) = flatten::<Ns, T>(tree);
@@ -82,7 +82,7 @@ pub fn try_map_n<Ns, T, const N: usize, E, F>(
 ) -> Result<T, Error>
 where
     T: Unflatten<Ns>,
-    E: LeafFnErr,
+    E: IntoLeafFnError,
     F: for<'x> FnMut(LeafRef<'x, Ns, T::Leaf>, [LeafRef<'x, Ns, T::Leaf>; N]) -> Result<T::Leaf, E>,
 {
     if let Err(e) = first.zip_check(others) {
@@ -126,7 +126,7 @@ pub fn try_zip_mut<Ns, T, const N: usize, E, F>(
 ) -> Result<(), Error>
 where
     T: Flatten<Ns>,
-    E: LeafFnErr,
+    E: IntoLeafFnError,
     F: for<'x> FnMut(LeafMut<'x, Ns, T::Leaf>, [LeafRef<'x, Ns, T::Leaf>; N]) -> Result<(), E>,
 {
     if let Err(e) = tree.zip_check(others) {
@@ -165,7 +165,7 @@ where
 pub fn try_for_each_mut<Ns, T, E, F>(tree: &mut T, mut f: F) -> Result<(), Error>
 where
     T: Flatten<Ns>,
-    E: LeafFnErr,
+    E: IntoLeafFnError,
     F: for<'x> FnMut(LeafMut<'x, Ns, T::Leaf>) -> Result<(), E>,
 {
     let mut failed: Option<(usize, E)> = None;

@@ -193,7 +193,7 @@ pub fn try_zip_mut_n<Ns, T, const N: usize, const M: usize, E, F>(
 ) -> Result<(), Error>
 where
     T: Flatten<Ns>,
-    E: crate::ops::fallible::LeafFnErr,
+    E: crate::ops::fallible::IntoLeafFnError,
     F: for<'x> FnMut([LeafMut<'x, Ns, T::Leaf>; N], [LeafRef<'x, Ns, T::Leaf>; M]) -> Result<(), E>,
 {
     check_all::<Ns, T>(
@@ -240,7 +240,7 @@ where
 /// assert_eq!(err.to_string(), "at [1][1]: the function failed: NaN");
 /// ```
 #[cold]
-pub fn leaf_fn_failed<Ns, T: Flatten<Ns>, E: crate::ops::fallible::LeafFnErr>(
+pub fn leaf_fn_failed<Ns, T: Flatten<Ns>, E: crate::ops::fallible::IntoLeafFnError>(
     first: Option<&T>,
     index: usize,
     e: E,
