@@ -134,7 +134,7 @@ fn map_keeps_ranks_and_may_change_shapes_within_a_rank() {
 }
 
 #[test]
-fn a_rank_change_is_an_error_through_map_into_and_a_fallible_map_n_and_a_documented_panic_through_map() {
+fn a_rank_change_is_an_error_through_map_into_and_a_fallible_map_n_and_a_panic_through_map() {
     let flat = |x: ArrayD<f32>| {
         let n = x.len();
         x.into_shape_with_order(IxDyn(&[n])).unwrap()
