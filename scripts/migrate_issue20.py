@@ -2,7 +2,7 @@
 """Rewrites the paths that issue 20 moved, in the tracked *.rs and *.md
 files of a checkout (run from its root; CHANGELOG.md, BENCHMARKS.md and
 changelog.d/ are left alone): `pytree_std::<op>` to its family module
-(`pytree_std::map2` -> `pytree_std::multi::map2`), the renamed transposes
+(`pytree_std::map2` -> `pytree_std::walk::map2`), the renamed transposes
 (`stack` -> `transpose::subside`, `unstack` -> `transpose::rise`, `zip` ->
 `transpose::pair_leaves`, `unzip` -> `transpose::unpair_leaves`, `rise` ->
 `transpose::unflatten_pairs`), `pytree_core::<op>` to
@@ -18,7 +18,7 @@ import subprocess
 import sys
 
 # pytree-std functions: rewritten where not followed by `::name` (a module
-# of the same name, as `pytree_std::reduce::reduce`, is left alone).
+# of the same name, as `pytree_std::reductions::reduce`, is left alone).
 STD_FN = {
     'all': 'reduce::all',
     'any': 'reduce::any',

@@ -51,12 +51,12 @@ where
         b.iter_batched(|| t.clone(), |t| pytree_std::map(t, |x| x + 1.0), batch)
     });
     g.bench_function(BenchmarkId::new("map2", "pytree"), |b| {
-        b.iter(|| pytree_std::multi::map2(black_box(&t), black_box(&t2), |x, y| x + y))
+        b.iter(|| pytree_std::walk::map_n(black_box(&t), [black_box(&t2)], |x, [y]| x + y))
     });
     let mut params = t.clone();
     g.bench_function(BenchmarkId::new("sgd", "pytree"), |b| {
         b.iter(|| {
-            pytree_std::zip_mut(black_box(&mut params), [black_box(&t2)], |p, [g]| {
+            pytree_std::zip_mut([black_box(&mut params)], [black_box(&t2)], |[p], [g]| {
                 *p -= LR * g
             })
         })

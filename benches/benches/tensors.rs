@@ -67,7 +67,7 @@ fn bench_adam(c: &mut Criterion) {
 
     g.bench_function("zip_mut_n", |b| {
         b.iter(|| {
-            pytree_std::multi::zip_mut_n([&mut p, &mut m, &mut v], [&grads], |[p, m, v], [g]| {
+            pytree_std::walk::zip_mut([&mut p, &mut m, &mut v], [&grads], |[p, m, v], [g]| {
                 adam_leaf(p, m, v, g)
             })
             .unwrap()
@@ -75,7 +75,7 @@ fn bench_adam(c: &mut Criterion) {
     });
     g.bench_function("par_zip_mut_n", |b| {
         b.iter(|| {
-            pytree_std::parallel::par_zip_mut_n(
+            pytree_std::parallel::par_zip_mut(
                 [&mut p, &mut m, &mut v],
                 [&grads],
                 |[p, m, v], [g]| adam_leaf(p, m, v, g),
@@ -85,19 +85,19 @@ fn bench_adam(c: &mut Criterion) {
     });
     g.bench_function("three_zip_mut", |b| {
         b.iter(|| {
-            pytree_std::zip_mut(&mut m, [&grads], |m, [g]| {
+            pytree_std::zip_mut([&mut m], [&grads], |[m], [g]| {
                 Zip::from(m)
                     .and(g)
                     .for_each(|m, &g| *m = B1 * *m + (1.0 - B1) * g)
             })
             .unwrap();
-            pytree_std::zip_mut(&mut v, [&grads], |v, [g]| {
+            pytree_std::zip_mut([&mut v], [&grads], |[v], [g]| {
                 Zip::from(v)
                     .and(g)
                     .for_each(|v, &g| *v = B2 * *v + (1.0 - B2) * g * g)
             })
             .unwrap();
-            pytree_std::zip_mut(&mut p, [&m, &v], |p, [m, v]| {
+            pytree_std::zip_mut([&mut p], [&m, &v], |[p], [m, v]| {
                 Zip::from(p)
                     .and(m)
                     .and(v)
@@ -129,11 +129,11 @@ fn bench_ravel(c: &mut Criterion) {
     let mut g = c.benchmark_group("ravel");
     g.sample_size(10).measurement_time(Duration::from_secs(6));
     let t = tree(1.0);
-    let (flat, plan) = pytree_std::ravel::ravel(&t).unwrap();
+    let (flat, plan) = pytree_std::elements::ravel(&t).unwrap();
     let total = flat.len();
 
     g.bench_function("pytree", |b| {
-        b.iter(|| pytree_std::ravel::ravel::<_, f32>(black_box(&t)).unwrap())
+        b.iter(|| pytree_std::elements::ravel::<_, f32>(black_box(&t)).unwrap())
     });
     g.bench_function("copy", |b| {
         b.iter(|| {

@@ -147,7 +147,7 @@ fn walks(c: &mut Criterion) {
     });
     g.bench_function("map2", |b| {
         b.iter(|| {
-            pytree_std::multi::map2(black_box(&tree), black_box(&other), |x, y| x + y).unwrap()
+            pytree_std::walk::map_n(black_box(&tree), [black_box(&other)], |x, [y]| x + y).unwrap()
         })
     });
     g.bench_function("eq", |b| b.iter(|| black_box(&tree) == black_box(&other)));

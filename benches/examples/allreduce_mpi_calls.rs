@@ -173,9 +173,9 @@ fn main() -> Result<(), pytree_std::Error> {
                     }
                     Call::LeavesNonBlocking { piece } => {
                         let mut pieces: Vec<&mut [f32]> = Vec::new();
-                        pytree_std::for_each_mut(&mut grads, |a| {
+                        for a in pytree_std::leaves_mut(&mut grads) {
                             pieces.extend(a.into_slice().expect("contiguous").chunks_mut(piece));
-                        });
+                        }
                         let mut in_flight = std::collections::VecDeque::new();
                         for p in &mut pieces {
                             let mut request = ffi::RSMPI_REQUEST_NULL;

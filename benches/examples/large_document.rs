@@ -89,7 +89,7 @@ fn main() {
         "flatten_up_to" => {
             // The prefix of a `Vec` of two leaves: the aligner stops at
             // the root (a tuple of 2^26 - 1 children against a list of 2).
-            pytree_std::prefix::flatten_up_to(&def, vec![1u8, 2]).map(|v| v.len())
+            pytree_std::nested::flatten_up_to(&def, vec![1u8, 2]).map(|v| v.len())
         }
         "serialize" => Ok(serde_json::to_vec(&def).expect("serializable").len()),
         "display" => Ok(def.to_string().len()),

@@ -95,11 +95,13 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
             ("unflatten", "hand") => drop(black_box(t1::build(48, leaves.iter().copied()))),
             ("map", "pytree") => drop(black_box(pytree_std::map(next(), |x| x + 1.0))),
             ("map", "hand") => drop(black_box(t1::map(next(), |x| x + 1.0))),
-            ("map2", "pytree") => drop(black_box(pytree_std::multi::map2(&t, &t2, |x, y| x + y))),
+            ("map2", "pytree") => drop(black_box(pytree_std::walk::map_n(&t, [&t2], |x, [y]| {
+                x + y
+            }))),
             ("map2", "hand") => drop(black_box(t1::map2(&t, &t2, |x, y| x + y))),
             ("map2", "hand_result") => drop(black_box(t1::map2_result(&t, &t2, |x, y| x + y))),
             ("sgd", "pytree") => {
-                pytree_std::zip_mut(black_box(&mut params), [&t2], |p, [g]| *p -= 0.01 * g)
+                pytree_std::zip_mut([black_box(&mut params)], [&t2], |[p], [g]| *p -= 0.01 * g)
                     .expect("same shape")
             }
             ("sgd", "hand") => t1::sgd(black_box(&mut params), &t2, 0.01),

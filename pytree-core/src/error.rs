@@ -412,8 +412,8 @@ impl core::error::Error for Error {
 
 /// What a leaf function's error may be: anything that converts into a boxed
 /// error (an error type, a `String`, an `&str`).
-pub trait LeafFnErr: Into<Box<dyn core::error::Error + Send + Sync + 'static>> {}
-impl<E: Into<Box<dyn core::error::Error + Send + Sync + 'static>>> LeafFnErr for E {}
+pub trait IntoLeafFnError: Into<Box<dyn core::error::Error + Send + Sync + 'static>> {}
+impl<E: Into<Box<dyn core::error::Error + Send + Sync + 'static>>> IntoLeafFnError for E {}
 
 /// The error of a leaf function, as [`ErrorKind::LeafFn`] keeps it: shared
 /// (so [`Error`] stays `Clone`), compared by identity or, failing that, by

@@ -12,7 +12,7 @@
 //! owns the marker). Users depend on `pytree-std`, which fixes the
 //! namespace to `Std`, implements the traits for std types and foreign
 //! tensor types, and documents each operation once, with its signature
-//! (`pytree_std::flatten`, `pytree_std::multi::map2`, ...). The engine
+//! (`pytree_std::flatten`, `pytree_std::walk::map2`, ...). The engine
 //! functions are public here, in module [`ops`] (one module per family),
 //! for a namespace of your own and for code generic over namespaces:
 //! `pytree_core::ops::basic::flatten::<MyNs, _>(x)`, also reachable as
@@ -28,7 +28,7 @@
 //!    about itself (`signature.rs`); `paths/`: [`KeyPath`], [`KeyEntry`],
 //!    [`KeyRef`] (`key_path.rs`) and [`KeyStr`], a path as a string in
 //!    JAX's `keystr` styles (`key_str.rs`); [`Error`], [`ErrorKind`],
-//!    [`LeafFnError`], [`LeafFnErr`] (`error.rs`); `leaf/`: [`Leaf`],
+//!    [`LeafFnError`], [`IntoLeafFnError`] (`error.rs`); `leaf/`: [`Leaf`],
 //!    [`LeafRef`], [`LeafMut`], [`PlainLeaf`], [`impl_leaf!`], and
 //!    [`LeafAs`], a leaf type that stands as another in one tree
 //!    (`#[pytree(leaf_type = L)]`, `leaf_as.rs`).
@@ -116,7 +116,7 @@ mod serde_impl;
 mod treelize;
 
 // 1.
-pub use error::{Error, ErrorKind, LeafFnErr, LeafFnError};
+pub use error::{Error, ErrorKind, IntoLeafFnError, LeafFnError};
 pub use leaf::leaf_as::LeafAs;
 pub use leaf::{Leaf, LeafMut, LeafRef, PlainLeaf};
 pub use paths::key_path::{ErasableKey, KeyEntry, KeyPath, KeyRef};

@@ -42,7 +42,8 @@ impl Intent {
         let mut leaves = Vec::new();
         let mut error = None;
         let mut i = 0;
-        pytree_std::paths::for_each_with_path(tree, |path, leaf| {
+        // One tree, no others to check against: this cannot fail.
+        let _ = pytree_std::paths::for_each_with_path(tree, [], |path, leaf, []| {
             let sig = match <T::Leaf as TensorLeaf>::tensor_signature(&leaf) {
                 Ok(s) => s.to_string(),
                 Err(e) => {

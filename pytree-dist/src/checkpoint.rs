@@ -301,7 +301,7 @@ where
         // Check every leaf this rank reads before writing any.
         let mut wanted = Vec::new();
         let mut problems = Vec::new();
-        pytree_std::paths::for_each_with_path(&*state, |path, leaf| {
+        pytree_std::paths::for_each_with_path(&*state, [], |path, leaf, []| {
             let Ok(sig) = <<G::State as Flatten<Std>>::Leaf as TensorLeaf>::tensor_signature(&leaf)
             else {
                 problems.push(format!("at {path}: no signature"));
@@ -327,7 +327,7 @@ where
                     wanted.push(None);
                 }
             }
-        });
+        })?;
         if !problems.is_empty() {
             return Err(Error::custom(format!(
                 "zero1 load_state: {}",

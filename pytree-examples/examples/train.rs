@@ -63,7 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The model, and its parameter table (printed once).
     let mut model = Mlp::<f32>::new(&[64, 128, 10], Activation::Relu, "digits-mlp", 42);
     println!("\n{}", pytree_std::structure(&model));
-    println!("{}", pytree_std::summary::summary(&model));
+    println!("{}", pytree_std::elements::summary(&model));
 
     // The optimizer: clip the gradient's global norm, then AdamW.
     let optimizer = chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4));

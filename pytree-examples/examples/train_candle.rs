@@ -70,7 +70,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let model = Mlp::new(&[64, 128, 10], 42, &device)?;
     println!("\n{}", pytree_std::structure(&model));
-    println!("{}", pytree_std::summary::summary(&model));
+    println!("{}", pytree_std::elements::summary(&model));
 
     // The optimizer holds the model's variables (the same ones, not a
     // copy): each step updates them in place, and `model` sees it.

@@ -80,7 +80,7 @@ where
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn with_mask(decay: f64, params: &P, mask: Mask) -> Result<Self, Error> {
-        let average = pytree_std::multi::try_map_n(params, [], |x, []| {
+        let average = pytree_std::walk::map_n(params, [], |x, []| {
             let mut z = P::Leaf::zeros_like(x.clone()).map_err(|e| e.kind().to_string())?;
             P::Leaf::zip_op(
                 [z.lend_mut()],

@@ -158,7 +158,7 @@ where
 {
     let exec = current_exec();
     let mut i = 0;
-    pytree_std::multi::try_zip_mut_n(muts, refs, |ms, rs| {
+    pytree_std::walk::zip_mut(muts, refs, |ms, rs| {
         let r = leaf(i, ms, rs, exec);
         i += 1;
         r.map_err(|e| e.kind().to_string())
@@ -171,7 +171,7 @@ pub(crate) fn same_shape<P>(params: &P, tree: &P) -> Result<(), Error>
 where
     P: Flatten<Std>,
 {
-    pytree_std::multi::try_zip_mut_n::<P, 0, 2, core::convert::Infallible>(
+    pytree_std::walk::zip_mut::<P, 0, 2, Result<(), core::convert::Infallible>>(
         [],
         [params, tree],
         |_, _| Ok(()),
@@ -195,7 +195,7 @@ where
     // leaf's sum, completed by the reduction, then added up in leaf order.
     let mut sums = Vec::with_capacity(mask.len());
     let mut i = 0;
-    pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, tree], |[], [_, x]| {
+    pytree_std::walk::zip_mut::<P, 0, 2, Result<(), String>>([], [params, tree], |[], [_, x]| {
         sums.push(if mask.get(i) {
             P::Leaf::sum_elements(x, exec, &sq).map_err(|e| e.kind().to_string())?
         } else {
@@ -214,7 +214,7 @@ where
     P: PyTree,
     P::Leaf: FloatLeaf,
 {
-    pytree_std::multi::try_map_n(params, [], |x, []| {
+    pytree_std::walk::map_n(params, [], |x, []| {
         P::Leaf::zeros_like(x).map_err(|e| e.kind().to_string())
     })
 }
@@ -229,7 +229,7 @@ where
 {
     let mut copy = tree.clone();
     if <P::Leaf as FloatLeaf>::MAY_SHARE_MEMORY {
-        pytree_std::basic::try_for_each_mut(&mut copy, |leaf| {
+        pytree_std::walk::for_each_mut(&mut copy, |leaf| {
             P::Leaf::unshare(leaf).map_err(|e| e.kind().to_string())
         })?;
     }

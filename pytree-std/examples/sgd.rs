@@ -60,7 +60,7 @@ fn sgd_step<P: PyTree<Leaf = f64>>(
     grads: &P,
     lr: f64,
 ) -> Result<(), pytree_std::Error> {
-    pytree_std::zip_mut(params, [grads], |p, [g]| *p -= lr * g)
+    pytree_std::zip_mut([params], [grads], |[p], [g]| *p -= lr * g)
 }
 
 fn main() -> Result<(), pytree_std::Error> {
@@ -92,7 +92,7 @@ fn main() -> Result<(), pytree_std::Error> {
     );
 
     // Errors are values: the TreeDef of a Model does not describe a Vec.
-    if let Err(e) = pytree_std::basic::map_into::<Model, Vec<f32>>(model.clone(), |x| x as f32) {
+    if let Err(e) = pytree_std::walk::map_into::<Model, Vec<f32>, _>(model.clone(), |x| x as f32) {
         println!("a Model is not a Vec<f32>: {e}");
     }
     let total: f64 = pytree_std::flatten(model).0.iter().map(|x| x.abs()).sum();

@@ -86,8 +86,8 @@ use pytree_core::{
     DType, Error, Flatten, Leaf, LeafAs, Signature, Sink, Source, Unflatten, Visit, VisitMut,
 };
 
-use crate::ravel::Ravel;
-use crate::tree_equal::{ApproxEq, Tolerance};
+use crate::elements::Ravel;
+use crate::elements::{ApproxEq, Tolerance};
 use crate::Std;
 
 mod sealed {
@@ -628,7 +628,7 @@ impl<A: AnyElement> LeafAs<Std, AnyArray> for ArrayD<A> {
 ///
 /// ```
 /// use pytree_std::ndarray::array;
-/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance, AnyArray};
+/// use pytree_std::{elements::ApproxEq, elements::Tolerance, AnyArray};
 /// let a = AnyArray::from(array![1.0f32, 2.0]);
 /// let b = AnyArray::from(array![1.0f32, 2.0 + 1e-6]);
 /// assert!(a.lend().approx_eq(&b.lend(), Tolerance::new(0.0, 1e-5)));
@@ -664,7 +664,7 @@ impl ApproxEq for AnyArrayView<'_> {
 ///
 /// ```
 /// use pytree_std::ndarray::array;
-/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance, AnyArray};
+/// use pytree_std::{elements::ApproxEq, elements::Tolerance, AnyArray};
 /// assert!(AnyArray::from(array![1u8]).approx_eq(&AnyArray::from(array![1u8]), Tolerance::EXACT));
 /// ```
 impl ApproxEq for AnyArray {
@@ -794,10 +794,10 @@ fn from_elements_f64(like: &Signature, data: impl Iterator<Item = f64>) -> Resul
 /// struct Embeddings { weight: Array2<f32>, position_ids: Array1<i64> }
 ///
 /// let e = Embeddings { weight: array![[0.5, 1.5]], position_ids: array![0, 7] };
-/// let (flat, plan) = pytree_std::ravel::ravel::<_, f64>(&e)?;
+/// let (flat, plan) = pytree_std::elements::ravel::<_, f64>(&e)?;
 /// assert_eq!(flat, [0.5, 1.5, 0.0, 7.0]);
 /// assert_eq!(plan.unravel(&flat)?, e);
-/// let (flat32, plan32) = pytree_std::ravel::ravel::<_, f32>(&e)?;
+/// let (flat32, plan32) = pytree_std::elements::ravel::<_, f32>(&e)?;
 /// assert_eq!(plan32.unravel(&flat32)?, e);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
@@ -817,7 +817,7 @@ impl Ravel<f64> for AnyArray {
 /// use pytree_std::ndarray::array;
 /// use pytree_std::AnyArray;
 /// let t = (AnyArray::from(array![1.5f64]), AnyArray::from(array![true, false]));
-/// let (flat, plan) = pytree_std::ravel::ravel::<_, f32>(&t)?;
+/// let (flat, plan) = pytree_std::elements::ravel::<_, f32>(&t)?;
 /// assert_eq!(flat, [1.5, 1.0, 0.0]);
 /// assert_eq!(plan.unravel(&flat)?, t);
 /// # Ok::<(), pytree_std::Error>(())
@@ -920,7 +920,7 @@ fn same(a: &AnyArray, b: &AnyArray) -> bool {
 /// assert_eq!(pytree_std::structure(&t).num_leaves(), 2);
 /// // Trees whose arrays differ in dtype do not zip.
 /// let u = (AnyArray::from(array![1.0f32]), AnyArray::from(array![1i32]));
-/// let err = pytree_std::multi::map2(&t, &u, |a, _| a.to_owned()).unwrap_err();
+/// let err = pytree_std::walk::map_n(&t, [&u], |a, [_]| a.to_owned()).unwrap_err();
 /// assert_eq!(err.to_string(), "tree 1 at [1]: leaf signature mismatch: expected i64[1], found i32[1]");
 /// ```
 impl Flatten<Std> for AnyArray {

@@ -17,7 +17,7 @@
 //! `Var`s is a tree of `Var`s). A model with fixed-rank ndarray fields goes
 //! through a [`Tree`](crate::Tree) of `ArrayD` leaves
 //! ([`Tree::from_pytree`](crate::Tree::from_pytree)). This is not
-//! [`transpose::subside`](crate::transpose::subside), treevalue's `subside`, which gathers the
+//! [`nested::subside`](crate::nested::subside), treevalue's `subside`, which gathers the
 //! members' leaves into `Vec`s.
 //!
 //! ```

@@ -47,48 +47,46 @@
 //!   time (module [`tree`](mod@tree)).
 //!
 //! Every other operation lives in the module of its family, each a plain
-//! function written and documented once, whose body is one call to the
-//! engine in `pytree-core` (`pytree_core::ops::<family>::<fn>`, reachable
-//! here as [`generic`]):
-//! - [`basic`]: the root's one-tree operations and [`map_into`](basic::map_into),
-//!   [`try_map`](basic::try_map), [`try_for_each_mut`](basic::try_for_each_mut);
-//! - [`multi`]: several trees of one type, [`map2`](multi::map2),
-//!   [`map_n`], [`zip_mut`], [`zip_mut_n`](multi::zip_mut_n), their `try_`
-//!   forms, [`check_same_structure`](multi::check_same_structure);
-//! - [`paths`]: key paths (`*_with_path`, over several trees too), by path
-//!   ([`get`](paths::get), [`set`](paths::set), [`update`](paths::update),
-//!   [`set_subtree`](paths::set_subtree)), by leaf index
-//!   ([`leaf_at`](paths::leaf_at), ...); [`KeyStr`](paths::KeyStr) writes
-//!   a path in JAX's `keystr` styles, [`paths::KeyEntry`] is one
-//!   step of a path;
-//! - [`reduce`]: [`fold`](reduce::fold), [`sum`](reduce::sum),
-//!   [`max`](reduce::max), [`num_leaves`](reduce::num_leaves), ...;
-//! - [`filter`](mod@filter): [`partition`](filter::partition),
-//!   [`filter`](filter::filter), [`combine`](filter::combine) and their
-//!   fill forms;
-//! - [`prefix`]: prefix trees (JAX's `in_axes`), [`Subtree`](prefix::Subtree);
-//! - [`transpose`](mod@transpose): [`transpose`](transpose::transpose),
-//!   [`subside`](transpose::subside) / [`rise`](transpose::rise),
-//!   [`pair_leaves`](transpose::pair_leaves) /
-//!   [`unpair_leaves`](transpose::unpair_leaves),
-//!   [`unflatten_pairs`](transpose::unflatten_pairs);
+//! function written and documented once, whose body calls the engine in
+//! `pytree-core` (`pytree_core::ops::<family>::<fn>`, reachable here as
+//! [`generic`]). One function per capability, its variants as arguments:
+//! several trees are one form (`map_n(&a, [&b], |x, [y]| ..)`,
+//! `zip_mut([&mut p], [&g], |[p], [g]| ..)`), a closure that returns a
+//! `Result` makes a walk fallible ([`LeafFnOutput`](walk::LeafFnOutput)),
+//! a leaf is found by key path or by index alike
+//! ([`LeafAddress`](paths::LeafAddress)):
+//! - [`walk`]: the root's walks and [`map_into`](walk::map_into) (another
+//!   leaf type), [`drop_deep`](walk::drop_deep),
+//!   [`check_same_structure`](walk::check_same_structure);
+//! - [`paths`]: key paths, one `*_with_path` form per walk (over one tree
+//!   or several), a leaf read, updated or replaced at its path or index
+//!   ([`get`](paths::get), [`update`](paths::update), [`set`](paths::set)),
+//!   a subtree replaced ([`set_subtree`](paths::set_subtree));
+//!   [`KeyStr`](paths::KeyStr) writes a path in JAX's `keystr` styles,
+//!   [`paths::KeyEntry`] is one step of a path;
+//! - [`reductions`]: [`fold`](reductions::fold), [`sum`](reductions::sum),
+//!   [`max`](reductions::max), [`num_leaves`](reductions::num_leaves), ...;
+//! - [`split`]: [`partition`](split::partition), [`filter`](split::filter),
+//!   [`combine`](split::combine), with fill values
+//!   [`partition_fill`](split::partition_fill), and
+//!   [`replace_nones`](split::replace_nones);
+//! - [`nested`]: a tree as an outer tree of inner trees, prefix trees
+//!   (JAX's `in_axes`, [`Subtree`](nested::Subtree)) and transposes
+//!   ([`transpose`](nested::transpose), [`subside`](nested::subside) /
+//!   [`rise`](nested::rise), ...);
 //! - [`treelize`]: [`Treelize`](treelize::Treelize), a function of leaves
 //!   applied to trees, with treevalue's [`mode`](treelize::mode)s;
-//! - `parallel` (feature `rayon`): `par_for_each_mut`, `par_zip_mut`,
-//!   `par_zip_mut_n`, `try_par_zip_mut_n`, `par_map`, leaves split across
-//!   threads by element count.
+//! - `parallel` (feature `rayon`): `par_zip_mut` (the arguments of
+//!   [`zip_mut`]) and `par_map`, leaves split across threads by element
+//!   count.
 //!
 //! And beside them:
-//! - [`tree_equal`](mod@tree_equal): [`tree_equal`](tree_equal::tree_equal)
-//!   with a [`Tolerance`](tree_equal::Tolerance) for leaves that are
-//!   [`ApproxEq`](tree_equal::ApproxEq).
-//! - [`summary`](mod@summary): what a tree of tensors holds,
-//!   [`signatures`](summary::signatures) (a [`Tree`] of each leaf's dtype
-//!   and shape) and [`summary`](summary::summary) (a table of leaves and
-//!   subtrees with element and byte counts).
-//! - [`ravel`](mod@ravel): [`ravel`](ravel::ravel) /
-//!   [`Unravel`](ravel::Unravel), the leaves laid end to end in one flat
-//!   buffer and back (JAX's `ravel_pytree`).
+//! - [`elements`]: what the leaves hold, element by element:
+//!   [`ravel`](elements::ravel) / [`Unravel`](elements::Unravel) (JAX's
+//!   `ravel_pytree`), [`tree_equal`](elements::tree_equal) with a
+//!   [`Tolerance`](elements::Tolerance), [`signatures`](elements::signatures)
+//!   and [`summary`](elements::summary) (dtypes, shapes, element and byte
+//!   counts).
 //! - Impls for `Vec`, `VecDeque`, `[T; N]`, tuples up to 12, `BTreeMap`,
 //!   `HashMap`, `IndexMap` (insertion-ordered), `Option`, `Rc`, `Arc`
 //!   (pytree-core's, for every namespace with `StdContainers`:
@@ -115,31 +113,27 @@
 
 #![warn(missing_docs)]
 
-pub mod basic;
 #[cfg(feature = "safetensors")]
 pub mod checkpoint;
 pub mod custom;
+pub mod elements;
 #[cfg(any(feature = "ndarray", feature = "candle"))]
 pub mod ensemble;
-pub mod filter;
 #[cfg(feature = "serde")]
 mod finite;
 mod impls;
-pub mod multi;
+pub mod nested;
 #[cfg(feature = "rayon")]
 pub mod parallel;
 pub mod paths;
-pub mod prefix;
-pub mod ravel;
-pub mod reduce;
+pub mod reductions;
 #[cfg(feature = "serde")]
 pub mod serialized;
+pub mod split;
 mod std_namespace;
-pub mod summary;
-pub mod transpose;
 pub mod tree;
-pub mod tree_equal;
 pub mod treelize;
+pub mod walk;
 
 /// The engine of every operation, generic over the namespace: `pytree-core`'s
 /// module `ops`, re-exported. The functions of this crate's family modules
@@ -156,14 +150,15 @@ pub use pytree_core::ops as generic;
 
 // The operations users call most, fixed to `Std` (each written in the
 // module of its family).
-pub use basic::{flatten, for_each, for_each_mut, leaves, leaves_mut, map, structure, unflatten};
-pub use multi::{map_n, zip_mut};
 pub use paths::{flatten_with_path, map_with_path};
+pub use walk::{
+    flatten, for_each, for_each_mut, leaves, leaves_mut, map, map_n, structure, unflatten, zip_mut,
+};
 
 pub use pytree_core::TreeDefLimits;
 pub use pytree_core::{
-    impl_leaf, DType, Error, ErrorKind, Flatten, KeyPath, Leaf, LeafAs, LeafFnErr, LeafFnError,
-    LeafMut, LeafRef, NodeView, PlainLeaf, Signature, Static, TreeDef, Unflatten,
+    impl_leaf, DType, Error, ErrorKind, Flatten, IntoLeafFnError, KeyPath, Leaf, LeafAs,
+    LeafFnError, LeafMut, LeafRef, NodeView, PlainLeaf, Signature, Static, TreeDef, Unflatten,
 };
 pub use pytree_derive::PyTree;
 pub use std_namespace::{PyTree, Std};

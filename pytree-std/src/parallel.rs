@@ -1,6 +1,7 @@
-//! Parallel forms of the in-place updates and of `map` (feature `rayon`):
-//! [`par_for_each_mut`], [`par_zip_mut`], [`par_zip_mut_n`],
-//! [`try_par_zip_mut_n`], [`par_map`]. The leaves are lent all at once
+//! Parallel forms of the in-place update and of `map` (feature `rayon`):
+//! [`par_zip_mut`] (the parallel [`zip_mut`](crate::zip_mut), with its
+//! arguments: `par_zip_mut([&mut t], [], |[x], []| ..)` is the parallel
+//! `for_each_mut`) and [`par_map`]. The leaves are lent all at once
 //! (they are disjoint), cut into contiguous runs of about equal work, and
 //! the runs go to rayon's threads. Work is counted in elements for leaves
 //! that have shapes (an `Array2` of 1M elements weighs 1M scalars), else
@@ -13,8 +14,9 @@
 
 use rayon::prelude::*;
 
-use pytree_core::{Error, Flatten, Leaf, LeafFnErr, LeafMut, LeafRef, Unflatten};
+use pytree_core::{Error, Flatten, Leaf, LeafMut, LeafRef, Unflatten};
 
+use crate::walk::LeafFnOutput;
 use crate::Std;
 
 /// Runs per thread: a few, so that work stealing evens out leaves of
@@ -66,109 +68,53 @@ fn balanced_runs<I>(mut items: Vec<I>, weights: &[usize]) -> Vec<Vec<I>> {
     out
 }
 
-/// Calls `f` on every leaf by mutable reference, in parallel (the parallel
-/// [`for_each_mut`](crate::for_each_mut)).
-///
-/// ```
-/// let mut t = (vec![1.0f32; 1000], 2.0f32);
-/// pytree_std::parallel::par_for_each_mut(&mut t, |x| *x *= 3.0);
-/// assert!(t.0.iter().all(|&x| x == 3.0));
-/// assert_eq!(t.1, 6.0);
-/// ```
-pub fn par_for_each_mut<T>(tree: &mut T, f: impl for<'x> Fn(LeafMut<'x, Std, T::Leaf>) + Sync)
-where
-    T: Flatten<Std>,
-    for<'x> LeafMut<'x, Std, T::Leaf>: Send,
-{
-    let w = weights::<T::Leaf>(crate::leaves(&*tree).into_iter());
-    let runs = balanced_runs(crate::leaves_mut(tree), &w);
-    runs.into_par_iter()
-        .for_each(|run| run.into_iter().for_each(&f));
-}
-
-/// Updates `tree` in place from `N` other trees of its type, in parallel
-/// (the parallel [`zip_mut`](crate::zip_mut)): the same checks before the
-/// first update, so on a mismatch nothing changes.
-///
-/// ```
-/// let mut p = vec![1.0f32; 100];
-/// let g = vec![0.5f32; 100];
-/// pytree_std::parallel::par_zip_mut(&mut p, [&g], |p, [g]| *p -= g)?;
-/// assert!(p.iter().all(|&x| x == 0.5));
-/// assert!(pytree_std::parallel::par_zip_mut(&mut p, [&vec![0.0f32]], |p, [g]| *p -= g).is_err());
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn par_zip_mut<T, const N: usize>(
-    tree: &mut T,
-    others: [&T; N],
-    f: impl for<'x> Fn(LeafMut<'x, Std, T::Leaf>, [LeafRef<'x, Std, T::Leaf>; N]) + Sync,
-) -> Result<(), Error>
-where
-    T: Flatten<Std>,
-    for<'x> LeafMut<'x, Std, T::Leaf>: Send,
-    for<'x> LeafRef<'x, Std, T::Leaf>: Send,
-{
-    par_zip_mut_n([tree], others, |[x], ys| f(x, ys))
-}
-
-/// Updates `N` trees in place in one parallel pass while reading `M` more
-/// (the parallel [`zip_mut_n`](crate::multi::zip_mut_n)): every tree is checked
-/// before anything changes.
+/// Updates `N` trees in place in one parallel pass while reading `M` more:
+/// the parallel [`zip_mut`](crate::zip_mut), with its arguments and its
+/// checks (every tree against the first before anything changes). `f`
+/// may fail ([`LeafFnOutput`]): after an
+/// error, the threads stop taking new leaves; the error returned is that
+/// of the failing leaf that comes first in leaf order, at its path. Which
+/// other leaves were updated depends on the threads' timing: only leaves
+/// before the first failing run and the leaves of runs that finished are
+/// sure to be.
 ///
 /// ```
 /// let (mut p, mut m) = (vec![1.0f32; 64], vec![0.0f32; 64]);
 /// let g = vec![1.0f32; 64];
-/// pytree_std::parallel::par_zip_mut_n([&mut p, &mut m], [&g], |[p, m], [g]| {
+/// pytree_std::parallel::par_zip_mut([&mut p, &mut m], [&g], |[p, m], [g]| {
 ///     *m = 0.9 * *m + g;
 ///     *p -= 0.1 * *m;
 /// })?;
 /// assert!(p.iter().all(|&x| x == 0.9));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn par_zip_mut_n<T, const N: usize, const M: usize>(
-    muts: [&mut T; N],
-    refs: [&T; M],
-    f: impl for<'x> Fn([LeafMut<'x, Std, T::Leaf>; N], [LeafRef<'x, Std, T::Leaf>; M]) + Sync,
-) -> Result<(), Error>
-where
-    T: Flatten<Std>,
-    for<'x> LeafMut<'x, Std, T::Leaf>: Send,
-    for<'x> LeafRef<'x, Std, T::Leaf>: Send,
-{
-    try_par_zip_mut_n::<T, N, M, std::convert::Infallible>(muts, refs, |ms, rs| {
-        f(ms, rs);
-        Ok(())
-    })
-}
-
-/// The fallible [`par_zip_mut_n`]. After an error, the threads stop taking
-/// new leaves; the error returned is that of the failing leaf that comes
-/// first in leaf order, at its path. Which other leaves were updated
-/// depends on the threads' timing: only leaves before the first failing
-/// run and the leaves of runs that finished are sure to be.
+/// assert!(pytree_std::parallel::par_zip_mut([&mut p], [&vec![0.0f32]], |[p], [g]| *p -= g).is_err());
 ///
-/// ```
+/// // One tree, no others: the parallel `for_each_mut`.
+/// let mut t = (vec![1.0f32; 1000], 2.0f32);
+/// pytree_std::parallel::par_zip_mut([&mut t], [], |[x], []| *x *= 3.0)?;
+/// assert!(t.0.iter().all(|&x| x == 3.0));
+///
 /// let mut p = vec![1.0f64, 4.0, -1.0, 9.0];
-/// let err = pytree_std::parallel::try_par_zip_mut_n([&mut p], [], |[x], []| {
+/// let err = pytree_std::parallel::par_zip_mut([&mut p], [], |[x], []| {
 ///     *x = x.sqrt();
 ///     if x.is_nan() { Err("negative") } else { Ok(()) }
 /// })
 /// .unwrap_err();
 /// assert_eq!(err.to_string(), "at [2]: the function failed: negative");
+/// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn try_par_zip_mut_n<T, const N: usize, const M: usize, E>(
+pub fn par_zip_mut<T, const N: usize, const M: usize, R>(
     mut muts: [&mut T; N],
     refs: [&T; M],
-    f: impl for<'x> Fn([LeafMut<'x, Std, T::Leaf>; N], [LeafRef<'x, Std, T::Leaf>; M]) -> Result<(), E>
-        + Sync,
+    f: impl for<'x> Fn([LeafMut<'x, Std, T::Leaf>; N], [LeafRef<'x, Std, T::Leaf>; M]) -> R + Sync,
 ) -> Result<(), Error>
 where
     T: Flatten<Std>,
-    E: LeafFnErr + Send,
+    R: LeafFnOutput<()>,
+    R::Err: Send,
     for<'x> LeafMut<'x, Std, T::Leaf>: Send,
     for<'x> LeafRef<'x, Std, T::Leaf>: Send,
 {
-    // The check of the sequential form (`multi::try_zip_mut_n`), the same
+    // The check of the sequential form (`zip_mut` of several mutable trees), the same
     // function: every tree against the first.
     pytree_core::ops::multi::check_all::<Std, T>(
         muts.iter()
@@ -204,7 +150,7 @@ where
                     if i > first_failed.load(std::sync::atomic::Ordering::Relaxed) {
                         return None;
                     }
-                    if let Err(e) = f(m, r) {
+                    if let Err(e) = f(m, r).into_result() {
                         first_failed.fetch_min(i, std::sync::atomic::Ordering::Relaxed);
                         return Some((i, e));
                     }
@@ -217,7 +163,7 @@ where
         None => Ok(()),
         Some((i, e)) => {
             let first = muts.first().map(|t| &**t).or(refs.first().copied());
-            Err(pytree_core::ops::multi::leaf_fn_failed::<Std, T, E>(
+            Err(pytree_core::ops::multi::leaf_fn_failed::<Std, T, R::Err>(
                 first, i, e,
             ))
         }

@@ -1,24 +1,29 @@
 //! Key paths: every leaf with its [`KeyPath`] (JAX's `*_with_path`
-//! functions: [`flatten_with_path`], [`leaves_with_path`],
-//! [`map_with_path`], [`for_each_with_path`], [`for_each_mut_with_path`];
-//! over several trees [`map_with_path_n`], [`for_each_with_path_n`],
-//! [`zip_mut_with_path`]); lookup and update by path (equinox's `tree_at`,
-//! in place: [`get`], [`set`], [`set_subtree`], [`update`]); leaves by
-//! their position in leaf order ([`leaf_at`], [`leaf_at_mut`],
-//! [`leaf_path_at`]). Every error names the path.
+//! functions), one form per walk: [`flatten_with_path`],
+//! [`leaves_with_path`], [`map_with_path`], and over one tree or several
+//! [`for_each_with_path`] (by reference) and [`zip_mut_with_path`] (in
+//! place); a leaf found by its address ([`LeafAddress`]: its key path or
+//! its position in leaf order) to read ([`get`]), update ([`update`]) or
+//! replace ([`set`]) in place (equinox's `tree_at`), a subtree replaced
+//! ([`set_subtree`]), the path (with its kind) of the leaf at an index
+//! ([`leaf_path_at`]). Every error names the path.
 //!
-//! Each function is fixed to [`Std`]; its body is one call to the engine in
+//! Each function is fixed to [`Std`]; its body calls the engine in
 //! `pytree_core::ops::with_path`, `multi_path`, `at_path` or `by_index`.
 
 pub use pytree_core::{KeyEntry, KeyStr};
 
-use crate::{Error, Flatten, KeyPath, LeafMut, LeafRef, Std, TreeDef, Unflatten};
+use crate::{Error, Flatten, KeyPath, Leaf, LeafMut, LeafRef, Std, TreeDef, Unflatten};
 
-/// The leaf at `path`, lent by reference ([`LeafRef`]); an error naming
+/// The leaf at `at`, a key path or a position in leaf order
+/// ([`LeafAddress`]), lent by reference ([`LeafRef`]); an error naming
 /// the path if there is none (the path does not exist, or leads to a
-/// subtree or `None`).
+/// subtree or `None`; the index is past the last leaf: the error says how
+/// many leaves there are). By index it is `leaves(t)[i]` without building
+/// the `Vec`.
 ///
-/// Engine (any namespace): [`pytree_core::ops::at_path::get`](crate::generic::at_path::get).
+/// Engine (any namespace): [`pytree_core::ops::at_path::get`](crate::generic::at_path::get),
+/// [`pytree_core::ops::by_index::leaf_at`](crate::generic::by_index::leaf_at).
 ///
 /// ```
 /// use pytree_std::{KeyPath, PyTree};
@@ -28,36 +33,44 @@ use crate::{Error, Flatten, KeyPath, LeafMut, LeafRef, Std, TreeDef, Unflatten};
 /// assert_eq!(pytree_std::paths::get(&layers, &KeyPath::root().index(0).field("b")), Ok(&2.0));
 /// let err = pytree_std::paths::get(&layers, &KeyPath::root().index(0)).unwrap_err();
 /// assert_eq!(err.to_string(), "at [0]: node mismatch: expected a leaf, found Linear { w: *, b: * }");
+/// assert_eq!(pytree_std::paths::get(&layers, 1)?, &2.0); // the second leaf
+/// assert!(pytree_std::paths::get(&layers, 2).is_err());
+/// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn get<'a, T: Flatten<Std>>(
-    tree: &'a T,
-    path: &KeyPath,
-) -> Result<LeafRef<'a, Std, T::Leaf>, Error> {
-    pytree_core::ops::at_path::get::<Std, T>(tree, path)
+pub fn get<T: Flatten<Std>>(
+    tree: &T,
+    at: impl LeafAddress,
+) -> Result<LeafRef<'_, Std, T::Leaf>, Error> {
+    at.get::<T>(tree)
 }
 
-/// Calls `f` on the leaf at `path` by mutable reference ([`LeafMut`]) and returns its
+/// Calls `f` on the leaf at `at` (a key path or a position in leaf order,
+/// [`LeafAddress`]) by mutable reference ([`LeafMut`]) and returns its
 /// result (equinox's `tree_at(..., replace_fn=f)`). On error the tree is
 /// unchanged.
 ///
-/// Engine (any namespace): [`pytree_core::ops::at_path::update`](crate::generic::at_path::update).
+/// Engine (any namespace): [`pytree_core::ops::at_path::update`](crate::generic::at_path::update),
+/// [`pytree_core::ops::by_index::leaf_at_mut`](crate::generic::by_index::leaf_at_mut).
 ///
 /// ```
 /// use pytree_std::KeyPath;
 /// let mut t = (1i32, vec![2i32, 3]);
 /// pytree_std::paths::update(&mut t, &KeyPath::root().index(1).index(0), |x| *x *= 100)?;
 /// assert_eq!(t, (1, vec![200, 3]));
+/// pytree_std::paths::update(&mut t, 2, |x| *x = 30)?; // the third leaf
+/// assert_eq!(t, (1, vec![200, 30]));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn update<T: Flatten<Std>, R>(
     tree: &mut T,
-    path: &KeyPath,
-    f: impl ::core::ops::FnOnce(LeafMut<'_, Std, T::Leaf>) -> R,
+    at: impl LeafAddress,
+    f: impl FnOnce(LeafMut<'_, Std, T::Leaf>) -> R,
 ) -> Result<R, Error> {
-    pytree_core::ops::at_path::update::<Std, T, R>(tree, path, f)
+    at.update::<T, R>(tree, f)
 }
 
-/// Replaces the leaf at `path` and returns the old one (equinox's
+/// Replaces the leaf at `at` (a key path or a position in leaf order,
+/// [`LeafAddress`]) and returns the old one (equinox's
 /// `tree_at(..., replace=leaf)`). An array leaf keeps its shape: a new
 /// leaf of another shape is an error. On error the tree is unchanged.
 ///
@@ -70,9 +83,15 @@ pub fn update<T: Flatten<Std>, R>(
 /// assert_eq!(t, [10, 2]);
 /// let err = pytree_std::paths::set(&mut t, &KeyPath::root().index(2), 0).unwrap_err();
 /// assert_eq!(err.to_string(), "at [2]: no such key path: <root> has no child [2]");
+/// assert_eq!(pytree_std::paths::set(&mut t, 1, 20), Ok(2));
+/// assert_eq!(t, [10, 20]);
 /// ```
-pub fn set<T: Flatten<Std>>(tree: &mut T, path: &KeyPath, leaf: T::Leaf) -> Result<T::Leaf, Error> {
-    pytree_core::ops::at_path::set::<Std, T>(tree, path, leaf)
+pub fn set<T: Flatten<Std>>(
+    tree: &mut T,
+    at: impl LeafAddress,
+    leaf: T::Leaf,
+) -> Result<T::Leaf, Error> {
+    at.set::<T>(tree, leaf)
 }
 
 /// Replaces the subtree at `path` by `subtree`, whose TreeDef must equal
@@ -98,43 +117,6 @@ where
     pytree_core::ops::at_path::set_subtree::<Std, T, S>(tree, path, subtree)
 }
 
-/// The leaf at position `index` in leaf order (pre-order), lent by
-/// reference: `leaves(t)[i]` without building the `Vec`. An index past
-/// the last leaf is an error that says how many leaves there are.
-///
-/// Engine (any namespace): [`pytree_core::ops::by_index::leaf_at`](crate::generic::by_index::leaf_at).
-///
-/// ```
-/// use pytree_std::{tree, Tree};
-/// let t: Tree<i32> = tree! { "a" => 1, "x" => { "c" => 2, "d" => 3 } };
-/// assert_eq!(pytree_std::paths::leaf_at(&t, 2)?, &3);
-/// assert!(pytree_std::paths::leaf_at(&t, 3).is_err());
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn leaf_at<T: Flatten<Std>>(
-    tree: &T,
-    index: usize,
-) -> Result<LeafRef<'_, Std, T::Leaf>, Error> {
-    pytree_core::ops::by_index::leaf_at::<Std, T>(tree, index)
-}
-
-/// The leaf at position `index` in leaf order, lent by mutable reference.
-///
-/// Engine (any namespace): [`pytree_core::ops::by_index::leaf_at_mut`](crate::generic::by_index::leaf_at_mut).
-///
-/// ```
-/// let mut t = (1.0f32, vec![2.0f32, 3.0]);
-/// *pytree_std::paths::leaf_at_mut(&mut t, 2)? = 30.0;
-/// assert_eq!(t, (1.0, vec![2.0, 30.0]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn leaf_at_mut<T: Flatten<Std>>(
-    tree: &mut T,
-    index: usize,
-) -> Result<LeafMut<'_, Std, T::Leaf>, Error> {
-    pytree_core::ops::by_index::leaf_at_mut::<Std, T>(tree, index)
-}
-
 /// The key path (with its kind) of the leaf at position `index` in leaf
 /// order, without flattening. From a TreeDef:
 /// [`TreeDef::leaf_path`](crate::TreeDef::leaf_path) (optree's
@@ -150,6 +132,76 @@ pub fn leaf_at_mut<T: Flatten<Std>>(
 /// ```
 pub fn leaf_path_at<T: Flatten<Std>>(tree: &T, index: usize) -> Result<KeyPath, Error> {
     pytree_core::ops::by_index::leaf_path_at::<Std, T>(tree, index)
+}
+
+/// Where a leaf is, for [`get`], [`update`] and [`set`]: its key path
+/// (`&KeyPath`) or its position in leaf order (`usize`, pre-order, as in
+/// [`leaves`](crate::leaves)). The path of the leaf at an index:
+/// [`leaf_path_at`].
+///
+/// ```
+/// use pytree_std::KeyPath;
+/// let t = (1i32, vec![2i32, 3]);
+/// let path = KeyPath::root().index(1).index(1);
+/// let (by_path, by_index) = (pytree_std::paths::get(&t, &path)?, pytree_std::paths::get(&t, 2)?);
+/// assert_eq!(by_path, by_index);
+/// assert_eq!(pytree_std::paths::leaf_path_at(&t, 2)?, path);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub trait LeafAddress {
+    /// [`get`] at this address.
+    #[doc(hidden)]
+    fn get<T: Flatten<Std>>(self, tree: &T) -> Result<LeafRef<'_, Std, T::Leaf>, Error>;
+    /// [`update`] at this address.
+    #[doc(hidden)]
+    fn update<T: Flatten<Std>, R>(
+        self,
+        tree: &mut T,
+        f: impl FnOnce(LeafMut<'_, Std, T::Leaf>) -> R,
+    ) -> Result<R, Error>;
+    /// [`set`] at this address.
+    #[doc(hidden)]
+    fn set<T: Flatten<Std>>(self, tree: &mut T, leaf: T::Leaf) -> Result<T::Leaf, Error>;
+}
+
+/// A key path.
+impl LeafAddress for &KeyPath {
+    fn get<T: Flatten<Std>>(self, tree: &T) -> Result<LeafRef<'_, Std, T::Leaf>, Error> {
+        pytree_core::ops::at_path::get::<Std, T>(tree, self)
+    }
+    fn update<T: Flatten<Std>, R>(
+        self,
+        tree: &mut T,
+        f: impl FnOnce(LeafMut<'_, Std, T::Leaf>) -> R,
+    ) -> Result<R, Error> {
+        pytree_core::ops::at_path::update::<Std, T, R>(tree, self, f)
+    }
+    fn set<T: Flatten<Std>>(self, tree: &mut T, leaf: T::Leaf) -> Result<T::Leaf, Error> {
+        pytree_core::ops::at_path::set::<Std, T>(tree, self, leaf)
+    }
+}
+
+/// A position in leaf order (pre-order).
+impl LeafAddress for usize {
+    fn get<T: Flatten<Std>>(self, tree: &T) -> Result<LeafRef<'_, Std, T::Leaf>, Error> {
+        pytree_core::ops::by_index::leaf_at::<Std, T>(tree, self)
+    }
+    fn update<T: Flatten<Std>, R>(
+        self,
+        tree: &mut T,
+        f: impl FnOnce(LeafMut<'_, Std, T::Leaf>) -> R,
+    ) -> Result<R, Error> {
+        pytree_core::ops::by_index::leaf_at_mut::<Std, T>(tree, self).map(f)
+    }
+    fn set<T: Flatten<Std>>(self, tree: &mut T, leaf: T::Leaf) -> Result<T::Leaf, Error> {
+        let slot = pytree_core::ops::by_index::leaf_at_mut::<Std, T>(tree, self)?;
+        <T::Leaf as Leaf<Std>>::assign(slot, leaf).map_err(|err| {
+            match pytree_core::ops::by_index::leaf_path_at::<Std, T>(tree, self) {
+                Ok(path) => err.under(&path),
+                Err(_) => err,
+            }
+        })
+    }
 }
 
 /// Splits a tree into `(path, leaf)` pairs in pre-order and its [`TreeDef`]
@@ -189,7 +241,7 @@ pub fn leaves_with_path<T: Flatten<Std>>(tree: &T) -> Vec<(KeyPath, LeafRef<'_, 
 
 /// Applies `f(path, leaf)` to every leaf and rebuilds a `U` (JAX's
 /// `tree_map_with_path`); the leaf type may change, checked through the
-/// TreeDef as in [`map_into`](crate::basic::map_into).
+/// TreeDef as in [`map_into`](crate::walk::map_into).
 ///
 /// Engine (any namespace): [`pytree_core::ops::with_path::map_with_path`](crate::generic::with_path::map_with_path).
 ///
@@ -207,95 +259,67 @@ pub fn map_with_path<T: Flatten<Std>, U: Unflatten<Std>>(
     pytree_core::ops::with_path::map_with_path::<Std, T, U, _>(tree, f)
 }
 
-/// Calls `f(path, leaf)` on every leaf by reference ([`LeafRef`]), in pre-order.
+/// Calls `f(path, leaf, [leaf of each other])` on `first` and `N` more
+/// trees of the same type, in `first`'s leaf order, leaves lent by
+/// reference ([`LeafRef`]): `for_each_with_path(&t, [], |path, x, []| ..)`
+/// for one tree. The others are checked as [`map_n`](crate::map_n) checks
+/// them (array leaves: their signatures too; on a mismatch `f` is never
+/// called and the error lists every difference); the dynamic tree's maps
+/// pair by key, whatever their order. A map over several trees with paths
+/// (JAX's `tree_map_with_path(f, tree, *rest)`) collects `f`'s results and
+/// [`unflatten`](crate::unflatten)s them with `first`'s
+/// [`structure`](crate::structure).
 ///
-/// Engine (any namespace): [`pytree_core::ops::with_path::for_each_with_path`](crate::generic::with_path::for_each_with_path).
+/// Engine (any namespace): [`pytree_core::ops::with_path::for_each_with_path`](crate::generic::with_path::for_each_with_path)
+/// (one tree), [`pytree_core::ops::multi_path::for_each_with_path_n`](crate::generic::multi_path::for_each_with_path_n).
 ///
 /// ```
 /// let mut paths = Vec::new();
-/// pytree_std::paths::for_each_with_path(&vec![(1, 2)], |path, _| paths.push(path.to_string()));
+/// pytree_std::paths::for_each_with_path(&vec![(1, 2)], [], |path, _, []| paths.push(path.to_string()))?;
 /// assert_eq!(paths, ["[0][0]", "[0][1]"]);
-/// ```
-pub fn for_each_with_path<'a, T: Flatten<Std>>(
-    tree: &'a T,
-    f: impl FnMut(&KeyPath, LeafRef<'a, Std, T::Leaf>),
-) {
-    pytree_core::ops::with_path::for_each_with_path::<Std, T, _>(tree, f)
-}
-
-/// Calls `f(path, leaf)` on every leaf by mutable reference ([`LeafMut`]): an in-place
-/// update that can depend on where (or of which kind) the leaf is.
 ///
-/// Engine (any namespace): [`pytree_core::ops::with_path::for_each_mut_with_path`](crate::generic::with_path::for_each_mut_with_path).
-///
-/// ```
-/// let mut t = (1.0f32, vec![1.0f32, 1.0]);
-/// pytree_std::paths::for_each_mut_with_path(&mut t, |path, x| *x *= path.len() as f32);
-/// assert_eq!(t, (1.0, vec![2.0, 2.0]));
-/// ```
-pub fn for_each_mut_with_path<'a, T: Flatten<Std>>(
-    tree: &'a mut T,
-    f: impl FnMut(&KeyPath, LeafMut<'a, Std, T::Leaf>),
-) {
-    pytree_core::ops::with_path::for_each_mut_with_path::<Std, T, _>(tree, f)
-}
-
-/// Combines `first` with `N` more trees of the same type leaf by leaf,
-/// with the path of each leaf in `first` (JAX's
-/// `tree_map_with_path(f, tree, *rest)`): `f(path, leaf, [leaf of each
-/// other])`, rebuilt as a `U` of `first`'s structure (the leaf type may
-/// change). The structures are checked as in [`map_n`](crate::map_n)
-/// (array leaves: their signatures too), and a mismatch lists every
-/// difference. The dynamic tree's maps pair by key, whatever their order.
-///
-/// Engine (any namespace): [`pytree_core::ops::multi_path::map_with_path_n`](crate::generic::multi_path::map_with_path_n).
-///
-/// ```
-/// use pytree_std::{tree, KeyPath, Tree};
-/// let a: Tree<i32> = tree! { "w" => 1, "b" => [2, 3] };
-/// let b: Tree<i32> = tree! { "b" => [20, 30], "w" => 10 }; // other order: paired by key
-/// let t: Tree<String> = pytree_std::paths::map_with_path_n(&a, [&b], |path: &KeyPath, x: &i32, [y]: [&i32; 1]| {
-///     format!("{path}={}", x + y)
-/// })?;
-/// assert_eq!(format!("{t:?}"), r#"{"w": "[\"w\"]=11", "b": ["[\"b\"][0]=22", "[\"b\"][1]=33"]}"#);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn map_with_path_n<'a, T: Flatten<Std>, U: Unflatten<Std>, const N: usize>(
-    first: &'a T,
-    others: [&'a T; N],
-    f: impl FnMut(&KeyPath, LeafRef<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]) -> U::Leaf,
-) -> Result<U, Error> {
-    pytree_core::ops::multi_path::map_with_path_n::<Std, T, U, N, _>(first, others, f)
-}
-
-/// Calls `f(path, leaf, [leaf of each other])` on `first` and `N` more
-/// trees of the same type, in `first`'s leaf order, after the structure
-/// check of [`map_n`](crate::map_n) (on a mismatch `f` is never called).
-///
-/// Engine (any namespace): [`pytree_core::ops::multi_path::for_each_with_path_n`](crate::generic::multi_path::for_each_with_path_n).
-///
-/// ```
 /// let mut diffs = Vec::new();
-/// pytree_std::paths::for_each_with_path_n(&vec![1.0f32, 2.0], [&vec![1.0f32, 2.5]], |path, x, [y]| {
+/// pytree_std::paths::for_each_with_path(&vec![1.0f32, 2.0], [&vec![1.0f32, 2.5]], |path, x, [y]| {
 ///     if x != y { diffs.push(path.to_string()) }
 /// })?;
 /// assert_eq!(diffs, ["[1]"]);
+///
+/// use pytree_std::{tree, Tree};
+/// let a: Tree<i32> = tree! { "w" => 1, "b" => [2, 3] };
+/// let b: Tree<i32> = tree! { "b" => [20, 30], "w" => 10 }; // other order: paired by key
+/// let mut out = Vec::new();
+/// pytree_std::paths::for_each_with_path(&a, [&b], |path, x, [y]| out.push(format!("{path}={}", x + y)))?;
+/// let t: Tree<String> = pytree_std::unflatten(&pytree_std::structure(&a), out)?;
+/// assert_eq!(format!("{t:?}"), r#"{"w": "[\"w\"]=11", "b": ["[\"b\"][0]=22", "[\"b\"][1]=33"]}"#);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn for_each_with_path_n<'a, T: Flatten<Std>, const N: usize>(
+pub fn for_each_with_path<'a, T: Flatten<Std>, const N: usize>(
     first: &'a T,
     others: [&'a T; N],
-    f: impl FnMut(&KeyPath, LeafRef<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]),
+    mut f: impl FnMut(&KeyPath, LeafRef<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]),
 ) -> Result<(), Error> {
+    if N == 0 {
+        // One tree: nothing to check or line up.
+        pytree_core::ops::with_path::for_each_with_path::<Std, T, _>(first, |path, x| {
+            if let Some(none) = crate::impls::all_some(core::array::from_fn(|_| None)) {
+                f(path, x, none);
+            }
+        });
+        return Ok(());
+    }
     pytree_core::ops::multi_path::for_each_with_path_n::<Std, T, N, _>(first, others, f)
 }
 
 /// Updates `tree` in place from `N` other trees of the same type, leaf by
-/// leaf, with paths: `f(path, leaf, [leaf of each other])` (the path-aware
-/// [`zip_mut`](crate::zip_mut)). Checked before the first update: on a
-/// mismatch `tree` is unchanged and the error lists every difference.
+/// leaf, with paths: `f(path, leaf, [leaf of each other])`, the leaf of
+/// `tree` lent as [`LeafMut`] (the path-aware [`zip_mut`](crate::zip_mut)
+/// of one mutable tree; `zip_mut_with_path(&mut t, [], |path, x, []| ..)`
+/// is an in-place update that can depend on where, or of which kind, the
+/// leaf is). Checked before the first update: on a mismatch `tree` is
+/// unchanged and the error lists every difference.
 ///
-/// Engine (any namespace): [`pytree_core::ops::multi_path::zip_mut_with_path`](crate::generic::multi_path::zip_mut_with_path).
+/// Engine (any namespace): [`pytree_core::ops::with_path::for_each_mut_with_path`](crate::generic::with_path::for_each_mut_with_path)
+/// (no others), [`pytree_core::ops::multi_path::zip_mut_with_path`](crate::generic::multi_path::zip_mut_with_path).
 ///
 /// ```
 /// use pytree_std::PyTree;
@@ -308,12 +332,25 @@ pub fn for_each_with_path_n<'a, T: Flatten<Std>, const N: usize>(
 ///     _ => *x -= 0.1 * dx,
 /// })?;
 /// assert_eq!(p, Layer { w: 0.95, steps: 1.0 });
+///
+/// let mut t = (1.0f32, vec![1.0f32, 1.0]);
+/// pytree_std::paths::zip_mut_with_path(&mut t, [], |path, x, []| *x *= path.len() as f32)?;
+/// assert_eq!(t, (1.0, vec![2.0, 2.0]));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize>(
     tree: &'a mut T,
     others: [&'a T; N],
-    f: impl FnMut(&KeyPath, LeafMut<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]),
+    mut f: impl FnMut(&KeyPath, LeafMut<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]),
 ) -> Result<(), Error> {
+    if N == 0 {
+        // No others: nothing to check or line up.
+        pytree_core::ops::with_path::for_each_mut_with_path::<Std, T, _>(tree, |path, x| {
+            if let Some(none) = crate::impls::all_some(core::array::from_fn(|_| None)) {
+                f(path, x, none);
+            }
+        });
+        return Ok(());
+    }
     pytree_core::ops::multi_path::zip_mut_with_path::<Std, T, N, _>(tree, others, f)
 }

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use pytree_std::serialized::Serialized;
 use pytree_std::{
-    paths::KeyStr, tree_equal::Tolerance, treelize::mode, treelize::Treelize, KeyPath, PyTree,
-    Tree, TreeDef, TreeDefLimits,
+    elements::Tolerance, paths::KeyStr, treelize::mode, treelize::Treelize, KeyPath, PyTree, Tree,
+    TreeDef, TreeDefLimits,
 };
 use serde_json::Value;
 
@@ -336,11 +336,11 @@ fn all_readers(def: &TreeDef, sel: u8) {
         assert_eq!(d.is_empty(), def == other);
         let _ = def.is_prefix_of(other);
         let _ = other.is_prefix_of(def);
-        let _ = pytree_std::transpose::transpose::<_, Tree<u32>>(def, other, vec![(1u32, 2u32); 3]);
+        let _ = pytree_std::nested::transpose::<_, Tree<u32>>(def, other, vec![(1u32, 2u32); 3]);
     }
-    let _ = pytree_std::prefix::flatten_up_to(def, models()[1].clone());
-    let _ = pytree_std::prefix::flatten_up_to(def, vec![1u32, 2, 3]);
-    let _ = pytree_std::transpose::unflatten_pairs::<u32, u32, Tree<u32>, Tree<u32>>(
+    let _ = pytree_std::nested::flatten_up_to(def, models()[1].clone());
+    let _ = pytree_std::nested::flatten_up_to(def, vec![1u32, 2, 3]);
+    let _ = pytree_std::nested::unflatten_pairs::<u32, u32, Tree<u32>, Tree<u32>>(
         def,
         (0..n as u32).map(|i| (i, i)),
     );
@@ -681,8 +681,8 @@ where
         );
     }
     let (a, b): (Tree<L>, Tree<L>) =
-        pytree_std::filter::partition(t.clone(), |path, _| path.len() % 2 == 0).expect("partition");
-    let whole: Tree<L> = pytree_std::filter::combine(a, b).expect("combine");
+        pytree_std::split::partition(t.clone(), |path, _| path.len() % 2 == 0).expect("partition");
+    let whole: Tree<L> = pytree_std::split::combine([a, b]).expect("combine");
     assert_eq!(&whole, t);
     let again = t
         .to_pytree::<Tree<L>>(&def)
@@ -788,9 +788,9 @@ pub fn multi_tree(data: &[u8]) {
                 assert_eq!(&back, t);
             }
             let (p, q): (Tree<i32>, Tree<i32>) =
-                pytree_std::filter::partition(a.clone(), |_, x| x % 2 == 0).expect("partition");
-            let _ = pytree_std::filter::combine::<_, Tree<i32>>(p, b.clone());
-            let _ = pytree_std::filter::combine::<_, Tree<i32>>(q, a.clone());
+                pytree_std::split::partition(a.clone(), |_, x| x % 2 == 0).expect("partition");
+            let _ = pytree_std::split::combine::<_, Tree<i32>, 2>([p, b.clone()]);
+            let _ = pytree_std::split::combine::<_, Tree<i32>, 2>([q, a.clone()]);
             let _ = b.to_pytree::<Tree<i32>>(&pytree_std::structure(&a));
             let _ = pytree_std::paths::get(&a, &KeyPath::root());
         }
@@ -799,21 +799,22 @@ pub fn multi_tree(data: &[u8]) {
 
 fn same_structure_maps(a: &Tree<i32>, b: &Tree<i32>) {
     let add = |x: &i32, y: &i32| x.wrapping_add(*y);
-    let twice = pytree_std::multi::map2(a, a, add).expect("a tree zips with itself");
+    let twice =
+        pytree_std::walk::map_n(a, [a], |x, [y]| add(x, y)).expect("a tree zips with itself");
     assert_eq!(twice, a.map_ref(|x| x.wrapping_mul(2)));
-    let sum = pytree_std::multi::map2(a, b, add);
-    if pytree_std::multi::check_same_structure(a, b).is_ok() {
+    let sum = pytree_std::walk::map_n(a, [b], |x, [y]| add(x, y));
+    if pytree_std::walk::check_same_structure(a, b).is_ok() {
         assert!(sum.is_ok(), "equal structures zip");
     }
     let _ = pytree_std::map_n(a, [b, a], |x, [y, z]| x.wrapping_add(*y).wrapping_sub(*z));
     let mut c = a.clone();
-    if pytree_std::zip_mut(&mut c, [b], |x, [y]| *x = x.wrapping_sub(*y)).is_err() {
+    if pytree_std::zip_mut([&mut c], [b], |[x], [y]| *x = x.wrapping_sub(*y)).is_err() {
         assert_eq!(&c, a, "on error nothing changed");
     }
     if let Ok(s) = a.try_add(b) {
         assert_eq!(Ok(&s), sum.as_ref());
     }
-    let _ = pytree_std::tree_equal::tree_equal(
+    let _ = pytree_std::elements::tree_equal(
         &a.map_ref(|x| f64::from(*x)),
         &b.map_ref(|x| f64::from(*x)),
         Tolerance::new(1e-9, 0.0),
@@ -826,15 +827,17 @@ fn structures_and_prefixes(a: &Tree<i32>, b: &Tree<i32>) {
     assert!(sa.is_prefix_of(&sa));
     let prefix = sa.is_prefix_of(&sb);
     assert_eq!(
-        pytree_std::prefix::flatten_up_to(&sa, b.clone()).is_ok(),
+        pytree_std::nested::flatten_up_to(&sa, b.clone()).is_ok(),
         prefix
     );
-    let _ = pytree_std::prefix::broadcast_prefix(a, b);
-    let _ = pytree_std::prefix::broadcast::<_, _, Tree<i32>>(a, b);
-    let _ = pytree_std::prefix::map_prefix::<_, _, i32, Tree<i32>>(a, b, |x, sub| {
-        x.wrapping_add(sub.leaves().iter().fold(0i32, |s, y| s.wrapping_add(**y)))
-    });
-    let _ = pytree_std::prefix::map_with_prefix::<_, _, i32, Tree<i32>>(b, a, |x, y| {
+    let _ = pytree_std::nested::broadcast_prefix(a, b);
+    let _ = pytree_std::nested::broadcast::<_, _, Tree<i32>>(a, b);
+    let _ = pytree_std::generic::prefix::map_prefix::<pytree_std::Std, _, _, i32, Tree<i32>, _>(
+        a,
+        b,
+        |x, sub| x.wrapping_add(sub.leaves().iter().fold(0i32, |s, y| s.wrapping_add(**y))),
+    );
+    let _ = pytree_std::nested::map_with_prefix::<_, _, i32, Tree<i32>>(b, a, |x, y| {
         x.wrapping_add(*y)
     });
 }
@@ -879,10 +882,9 @@ fn modes(a: &Tree<i32>, b: &Tree<i32>, inherit: bool) {
 
 fn transposes(a: &Tree<i32>, b: &Tree<i32>) {
     let (sa, sb) = (pytree_std::structure(a), pytree_std::structure(b));
-    match pytree_std::transpose::subside::<_, Tree<i32>>(vec![a.clone(), b.clone()]) {
+    match pytree_std::nested::subside::<_, Tree<i32>>(vec![a.clone(), b.clone()]) {
         Ok(stacked) => {
-            let parts: Vec<Tree<i32>> =
-                pytree_std::transpose::rise(stacked).expect("rise(subside)");
+            let parts: Vec<Tree<i32>> = pytree_std::nested::rise(stacked).expect("rise(subside)");
             if a.num_leaves() > 0 {
                 assert_eq!(parts, [a.clone(), b.clone()]);
             }
@@ -891,10 +893,10 @@ fn transposes(a: &Tree<i32>, b: &Tree<i32>) {
     }
     // A tree of pairs as a `Tree` holds sequences of two (it has no
     // tuples), which `unpair_leaves` does not take for pairs: no law here.
-    if let Ok(z) = pytree_std::transpose::pair_leaves::<_, _, Tree<i32>>(a.clone(), b.clone()) {
-        let _ = pytree_std::transpose::unpair_leaves::<_, Tree<i32>, Tree<i32>>(z);
+    if let Ok(z) = pytree_std::nested::pair_leaves::<_, _, Tree<i32>>(a.clone(), b.clone()) {
+        let _ = pytree_std::nested::unpair_leaves::<_, Tree<i32>, Tree<i32>>(z);
     }
-    let _ = pytree_std::transpose::transpose::<_, Tree<i32>>(&sa, &sb, b.clone());
+    let _ = pytree_std::nested::transpose::<_, Tree<i32>>(&sa, &sb, b.clone());
     if let Ok(composed) = sa.compose(&sb) {
         assert_eq!(composed.num_leaves(), sa.num_leaves() * sb.num_leaves());
     }

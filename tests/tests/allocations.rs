@@ -127,7 +127,7 @@ fn map_reuses_the_input_buffer_and_allocates_nothing() {
 #[test]
 fn map2_allocates_exactly_the_output_layers() {
     let (a, b) = (shapes::t1(), shapes::t1());
-    let (out, lib) = tally(|| pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap());
+    let (out, lib) = tally(|| pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y).unwrap());
     assert_eq!(out.layers.capacity(), 48);
     assert_eq!(
         lib,
@@ -154,7 +154,8 @@ fn map_n_of_three_trees_allocates_exactly_the_output_layers() {
 #[test]
 fn zip_mut_the_sgd_step_allocates_nothing() {
     let (mut params, grads) = (shapes::t1(), shapes::t1());
-    let (res, lib) = tally(|| pytree_std::zip_mut(&mut params, [&grads], |p, [g]| *p -= 0.01 * g));
+    let (res, lib) =
+        tally(|| pytree_std::zip_mut([&mut params], [&grads], |[p], [g]| *p -= 0.01 * g));
     res.unwrap();
     assert_eq!(lib, NOTHING);
     assert_eq!(params.embed.w, 1.0 - 0.01);

@@ -28,29 +28,25 @@ fn leaf_at_is_the_leaf_of_that_index_in_leaves() {
     let b = block();
     let all = pytree_std::leaves(&b);
     for (i, leaf) in all.iter().enumerate() {
-        assert_eq!(
-            pytree_std::paths::leaf_at(&b, i).unwrap(),
-            *leaf,
-            "leaf {i}"
-        );
+        assert_eq!(pytree_std::paths::get(&b, i).unwrap(), *leaf, "leaf {i}");
     }
-    let err = pytree_std::paths::leaf_at(&b, all.len()).unwrap_err();
+    let err = pytree_std::paths::get(&b, all.len()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at <root>: no leaf at index 7: expected an index below 7, the number of leaves"
     );
     let empty: Vec<f32> = Vec::new();
-    assert!(pytree_std::paths::leaf_at(&empty, 0).is_err());
+    assert!(pytree_std::paths::get(&empty, 0).is_err());
 }
 
 #[test]
 fn leaf_at_mut_changes_one_leaf_in_place() {
     let mut b = block();
-    *pytree_std::paths::leaf_at_mut(&mut b, 1).unwrap() = 20.0;
-    *pytree_std::paths::leaf_at_mut(&mut b, 4).unwrap() += 50.0;
+    *pytree_std::generic::by_index::leaf_at_mut::<pytree_std::Std, _>(&mut b, 1).unwrap() = 20.0;
+    *pytree_std::generic::by_index::leaf_at_mut::<pytree_std::Std, _>(&mut b, 4).unwrap() += 50.0;
     assert_eq!(b.w, [1.0, 20.0, 3.0]);
     assert_eq!(b.norm, Some((4.0, 55.0)));
-    assert!(pytree_std::paths::leaf_at_mut(&mut b, 9).is_err());
+    assert!(pytree_std::generic::by_index::leaf_at_mut::<pytree_std::Std, _>(&mut b, 9).is_err());
 }
 
 #[test]
@@ -97,7 +93,7 @@ fn accessors_from_one_structure_fetch_the_leaves_of_every_tree_of_it() {
 #[test]
 fn dynamic_trees_are_indexed_in_insertion_order() {
     let mut t: Tree<i32> = tree! { "b" => [1, None, 2], "a" => { "y" => 3, "x" => 4 } };
-    assert_eq!(pytree_std::paths::leaf_at(&t, 2).unwrap(), &3);
+    assert_eq!(pytree_std::paths::get(&t, 2).unwrap(), &3);
     assert_eq!(
         pytree_std::paths::leaf_path_at(&t, 1).unwrap().to_string(),
         r#"["b"][2]"#
@@ -106,7 +102,7 @@ fn dynamic_trees_are_indexed_in_insertion_order() {
         pytree_std::structure(&t).leaf_path(3).unwrap().to_string(),
         r#"["a"]["x"]"#
     );
-    *pytree_std::paths::leaf_at_mut(&mut t, 3).unwrap() = 40;
+    *pytree_std::generic::by_index::leaf_at_mut::<pytree_std::Std, _>(&mut t, 3).unwrap() = 40;
     assert_eq!(
         t,
         tree! { "b" => [1, None, 2], "a" => { "y" => 3, "x" => 40 } }
@@ -119,7 +115,7 @@ fn dynamic_trees_are_indexed_in_insertion_order() {
     {
         assert_eq!(
             t.subtree(path).and_then(Tree::as_leaf),
-            Some(pytree_std::paths::leaf_at(&t, i).unwrap())
+            Some(pytree_std::paths::get(&t, i).unwrap())
         );
     }
 }

@@ -4,7 +4,7 @@
 
 use pytree_std::candle_core::{DType as CandleDType, Device, Tensor};
 use pytree_std::{
-    tree_equal::Tolerance, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf, PyTree, Signature,
+    elements::Tolerance, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf, PyTree, Signature,
     Std, Tree, TreeDef, Unflatten,
 };
 
@@ -52,7 +52,7 @@ fn values(x: &Tensor) -> Vec<f32> {
 }
 
 fn same(a: &Mlp, b: &Mlp) -> bool {
-    pytree_std::tree_equal::tree_equal(a, b, Tolerance::EXACT)
+    pytree_std::elements::tree_equal(a, b, Tolerance::EXACT)
 }
 
 fn sig(x: &Tensor) -> Signature {
@@ -93,7 +93,7 @@ fn map_and_map2_with_candle_operations() {
     let doubled = pytree_std::map(mlp(), |x| (x * 2.0).unwrap());
     assert_eq!(values(&doubled.layers[1].b), [4.0, 4.0, 4.0]);
     let (a, b) = (mlp(), mlp());
-    let sum = pytree_std::multi::map2(&a, &b, |x, y| (x + y).unwrap()).unwrap();
+    let sum = pytree_std::walk::map_n(&a, [&b], |x, [y]| (x + y).unwrap()).unwrap();
     assert_eq!(values(&sum.layers[0].b), [2.0, 2.0, 2.0]);
     let three =
         pytree_std::map_n(&a, [&b, &a], |x, [y, z]| ((x + y).unwrap() + z).unwrap()).unwrap();
@@ -105,7 +105,7 @@ fn a_shape_mismatch_is_an_error_naming_the_path_and_both_signatures() {
     let a = mlp();
     let mut b = mlp();
     b.layers[1].w = Tensor::zeros((2, 16), CandleDType::F32, &Device::Cpu).unwrap();
-    let err = pytree_std::multi::map2(&a, &b, |x, y| (x + y).unwrap()).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| (x + y).unwrap()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at .layers[1].w: leaf signature mismatch: expected f32[3,3]@cpu, found f32[2,16]@cpu"
@@ -113,7 +113,7 @@ fn a_shape_mismatch_is_an_error_naming_the_path_and_both_signatures() {
     // A dtype mismatch too.
     let mut c = mlp();
     c.layers[0].b = c.layers[0].b.to_dtype(CandleDType::F64).unwrap();
-    let err = pytree_std::multi::map2(&a, &c, |x, y| (x + y).unwrap()).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&c], |x, [y]| (x + y).unwrap()).unwrap_err();
     assert_eq!(
         err.kind(),
         &ErrorKind::SignatureMismatch {
@@ -128,7 +128,7 @@ fn a_shape_mismatch_is_an_error_naming_the_path_and_both_signatures() {
 fn zip_mut_replaces_tensors_and_changes_nothing_on_a_mismatch() {
     let mut params = mlp();
     let grads = mlp();
-    pytree_std::zip_mut(&mut params, [&grads], |p, [g]| {
+    pytree_std::zip_mut([&mut params], [&grads], |[p], [g]| {
         *p = (&*p - (g * 0.5).unwrap()).unwrap();
     })
     .unwrap();
@@ -137,7 +137,7 @@ fn zip_mut_replaces_tensors_and_changes_nothing_on_a_mismatch() {
     let before = params.clone();
     let mut bad = mlp();
     bad.layers[1].b = t(&[0.0; 4], &[4]);
-    let err = pytree_std::zip_mut(&mut params, [&bad], |p, [g]| {
+    let err = pytree_std::zip_mut([&mut params], [&bad], |[p], [g]| {
         *p = (&*p - g).unwrap();
     })
     .unwrap_err();
@@ -209,18 +209,14 @@ fn tree_equal_compares_values_within_the_tolerance() {
     let a = mlp();
     let mut b = mlp();
     b.layers[0].b = t(&[1.0, 1.0, 1.000_001], &[3]);
-    assert!(!pytree_std::tree_equal::tree_equal(
-        &a,
-        &b,
-        Tolerance::EXACT
-    ));
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(&a, &b, Tolerance::EXACT));
+    assert!(pytree_std::elements::tree_equal(
         &a,
         &b,
         Tolerance::new(1e-5, 1e-8)
     ));
     b.layers[0].b = t(&[1.0; 4], &[4]);
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &a,
         &b,
         Tolerance::new(1.0, 1.0)
@@ -228,12 +224,12 @@ fn tree_equal_compares_values_within_the_tolerance() {
     // Integers compare exactly.
     let i = Tensor::new(&[1i64, 2], &Device::Cpu).unwrap();
     let j = Tensor::new(&[1i64, 3], &Device::Cpu).unwrap();
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &i,
         &j,
         Tolerance::new(1.0, 1.0)
     ));
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(pytree_std::elements::tree_equal(
         &i,
         &i.clone(),
         Tolerance::EXACT
@@ -256,10 +252,10 @@ fn treelize_partition_combine_and_dynamic_trees() {
         b: t(&[0.0; 2], &[2]),
     };
     let (ws, rest): (Pair<Option<Tensor>>, Pair<Option<Tensor>>) =
-        pytree_std::filter::partition(p.clone(), |_, x| x.rank() == 2).unwrap();
+        pytree_std::split::partition(p.clone(), |_, x| x.rank() == 2).unwrap();
     assert!(ws.w.is_some() && ws.b.is_none() && rest.w.is_none() && rest.b.is_some());
-    let back: Pair<Tensor> = pytree_std::filter::combine(ws, rest).unwrap();
-    assert!(pytree_std::tree_equal::tree_equal(
+    let back: Pair<Tensor> = pytree_std::split::combine([ws, rest]).unwrap();
+    assert!(pytree_std::elements::tree_equal(
         &back,
         &p,
         Tolerance::EXACT
@@ -291,12 +287,12 @@ fn the_prechecked_passes_never_hand_the_function_signatures_that_differ() {
 fn fallible_forms_carry_candle_errors_and_ravel_converts_dtypes() {
     let (a, b) = (mlp(), mlp());
     // candle's operations return Result: the fallible forms take it as is.
-    let sum = pytree_std::multi::try_map2(&a, &b, |x, y| x + y).unwrap();
+    let sum = pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y).unwrap();
     assert_eq!(values(&sum.layers[0].b), [2.0; 3]);
-    let err = pytree_std::multi::try_map2(&a, &b, |x, y| x.matmul(&y.t()?)).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| x.matmul(&y.t()?)).unwrap_err();
     assert_eq!(err.path().to_string(), ".layers[0].b"); // 1-d matmul fails in candle
     let mut p = mlp();
-    pytree_std::multi::try_zip_mut(&mut p, [&b], |x, [g]| {
+    pytree_std::walk::zip_mut([&mut p], [&b], |[x], [g]| {
         *x = (&*x - g)?;
         Ok::<(), pytree_std::candle_core::Error>(())
     })
@@ -304,12 +300,12 @@ fn fallible_forms_carry_candle_errors_and_ravel_converts_dtypes() {
     assert_eq!(values(&p.layers[1].b), [0.0; 3]);
 
     let half = pytree_std::map(mlp(), |x| x.to_dtype(CandleDType::F16).unwrap());
-    let (flat, plan) = pytree_std::ravel::ravel::<_, f32>(&half).unwrap();
+    let (flat, plan) = pytree_std::elements::ravel::<_, f32>(&half).unwrap();
     assert_eq!(flat.len(), 24);
     let back: Mlp = plan.unravel(&flat).unwrap();
     assert_eq!(back.layers[1].w.dtype(), CandleDType::F16);
     assert!(same(&back, &half));
-    let s = pytree_std::summary::summary(&half);
+    let s = pytree_std::elements::summary(&half);
     assert_eq!(s.num_bytes(), Some(24 * 2));
 }
 
@@ -332,9 +328,9 @@ fn var_linear(scale: f32) -> VarLinear {
 #[test]
 fn variables_are_leaves_with_signatures_summaries_and_paths() {
     let m = var_linear(1.0);
-    let sigs = pytree_std::summary::signatures(&m).unwrap();
+    let sigs = pytree_std::elements::signatures(&m).unwrap();
     assert_eq!(sigs.to_string().matches("@cpu").count(), 2, "{sigs}");
-    let summary = pytree_std::summary::summary(&m).to_string();
+    let summary = pytree_std::elements::summary(&m).to_string();
     assert!(
         summary.contains("[2, 3]") && summary.contains("9"),
         "{summary}"
@@ -348,17 +344,17 @@ fn variables_are_leaves_with_signatures_summaries_and_paths() {
     let mut odd = var_linear(2.0);
     odd.b = pytree_std::candle_core::Var::zeros(4, CandleDType::F32, &Device::Cpu).unwrap();
     let err =
-        pytree_std::multi::try_map2(&m, &odd, |a, b| a.add(b).map(|_| a.clone())).unwrap_err();
+        pytree_std::walk::map_n(&m, [&odd], |a, [b]| a.add(b).map(|_| a.clone())).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at .b: leaf signature mismatch: expected f32[3]@cpu, found f32[4]@cpu"
     );
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(pytree_std::elements::tree_equal(
         &m,
         &var_linear(1.0),
         Tolerance::EXACT
     ));
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &m,
         &var_linear(2.0),
         Tolerance::EXACT

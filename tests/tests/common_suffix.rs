@@ -66,7 +66,7 @@ fn broadcast_common_spells_out_each_side_where_the_other_goes_deeper() {
     // optree: tree_broadcast_common([1, (2, 3), 4], [5, 6, (7, 8)])
     //   == ([1, (2, 3), (4, 4)], [5, (6, 6), (7, 8)])
     type Common = (i32, (i32, i32), (i32, i32));
-    let (a, b): (Common, Common) = pytree_std::prefix::broadcast_common(
+    let (a, b): (Common, Common) = pytree_std::nested::broadcast_common(
         (1i32, (2i32, 3i32), 4i32),
         (5i32, 6i32, (7i32, 8i32)),
     )
@@ -75,7 +75,7 @@ fn broadcast_common_spells_out_each_side_where_the_other_goes_deeper() {
     assert_eq!(b, (5, (6, 6), (7, 8)));
     // Each side keeps its own leaf type.
     type Pair<L> = Linear<L, (L, L)>;
-    let (w, names): (Pair<f32>, Pair<String>) = pytree_std::prefix::broadcast_common(
+    let (w, names): (Pair<f32>, Pair<String>) = pytree_std::nested::broadcast_common(
         Linear {
             w: 1.0f32,
             b: (2.0f32, 3.0f32),
@@ -105,7 +105,7 @@ fn broadcast_common_spells_out_each_side_where_the_other_goes_deeper() {
 #[test]
 fn broadcast_common_lists_every_place_the_structures_cannot_meet() {
     type T = (i32, Vec<i32>, Option<i32>);
-    let err = pytree_std::prefix::broadcast_common::<_, _, T, T>(
+    let err = pytree_std::nested::broadcast_common::<_, _, T, T>(
         (1i32, vec![1i32, 2, 3], Some(1i32)),
         (BTreeMap::from([("a", 1i32)]), vec![1i32, 2], None::<i32>),
     )
@@ -137,7 +137,7 @@ fn dynamic_trees_keep_their_own_key_order() {
     let a: Tree<i32> = tree!([1, { "a" => [2, 3] }, { "a" => 4, "b" => 5 }]);
     let b: Tree<i32> = tree!([6, 7, { "b" => [9, 10], "a" => 8 }]);
     let (x, y): (Tree<i32>, Tree<i32>) =
-        pytree_std::prefix::broadcast_common(a.clone(), b.clone()).unwrap();
+        pytree_std::nested::broadcast_common(a.clone(), b.clone()).unwrap();
     assert_eq!(
         format!("{x:?}"),
         r#"[1, {"a": [2, 3]}, {"a": 4, "b": [5, 5]}]"#
@@ -158,7 +158,7 @@ fn dynamic_trees_keep_their_own_key_order() {
         .unwrap();
     assert_eq!(common, dx);
     // optree's failing example: {'b': 4} against {'a': 7, 'b': (8, 9)}.
-    let err = pytree_std::prefix::broadcast_common::<_, _, Tree<i32>, Tree<i32>>(
+    let err = pytree_std::nested::broadcast_common::<_, _, Tree<i32>, Tree<i32>>(
         tree!([1, { "b" => 4 }]),
         tree!([5, { "a" => 7, "b" => [8, 9] }]),
     )
@@ -180,7 +180,7 @@ fn a_leaf_is_cloned_only_where_it_is_copied() {
             Counted(self.0)
         }
     }
-    let (a, b): (Vec<Vec<Counted>>, Vec<Vec<Counted>>) = pytree_std::prefix::broadcast_common(
+    let (a, b): (Vec<Vec<Counted>>, Vec<Vec<Counted>>) = pytree_std::nested::broadcast_common(
         vec![Counted(1), Counted(2)],
         vec![vec![Counted(3), Counted(4), Counted(5)], vec![Counted(6)]],
     )

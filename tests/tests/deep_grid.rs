@@ -216,9 +216,9 @@ fn grid<T: Deep>() {
     case("map");
     forget(pytree_std::map(fresh(), |x| x + 1));
     case("map2");
-    forget(pytree_std::multi::map2(&*v, &*w, |x, y| x + y).unwrap());
+    forget(pytree_std::walk::map_n(&*v, [&*w], |x, [y]| x + y).unwrap());
     case("zip_mut");
-    pytree_std::zip_mut(&mut *v, [&*w], |x, [y]| *x -= y).unwrap();
+    pytree_std::zip_mut([&mut *v], [&*w], |[x], [y]| *x -= y).unwrap();
 
     // Panics where the operation owns the deep rest (not handed on yet)
     // or the deep part it has built.
@@ -236,7 +236,7 @@ fn grid<T: Deep>() {
     assert_eq!(
         panic_message(|| {
             let mut seen = 0;
-            pytree_std::multi::map2(&*v, &*w, |x, y| {
+            pytree_std::walk::map_n(&*v, [&*w], |x, [y]| {
                 seen += 1;
                 if seen == last + 1 {
                     panic!("leaf {last}");
@@ -248,7 +248,7 @@ fn grid<T: Deep>() {
     );
     case("map_into, panicking with the rest built");
     assert_eq!(
-        panic_message(|| pytree_std::basic::map_into::<T, T>(fresh(), panics_at(last, |x| x))),
+        panic_message(|| pytree_std::walk::map_into::<T, T, _>(fresh(), panics_at(last, |x| x))),
         format!("leaf {last}")
     );
     case("flatten_into a sink panicking with the rest to come");
@@ -260,7 +260,7 @@ fn grid<T: Deep>() {
     assert_eq!(
         panic_message(|| {
             let mut seen = 0;
-            pytree_std::zip_mut(&mut *v, [&*w], |x, [y]| {
+            pytree_std::zip_mut([&mut *v], [&*w], |[x], [y]| {
                 seen += 1;
                 if seen == first + 1 {
                     panic!("leaf {first}");
@@ -271,8 +271,8 @@ fn grid<T: Deep>() {
         format!("leaf {first}")
     );
     case("drop_deep");
-    pytree_std::basic::drop_deep(ManuallyDrop::into_inner(v));
-    pytree_std::basic::drop_deep(ManuallyDrop::into_inner(w));
+    pytree_std::walk::drop_deep(ManuallyDrop::into_inner(v));
+    pytree_std::walk::drop_deep(ManuallyDrop::into_inner(w));
     println!("done");
 }
 

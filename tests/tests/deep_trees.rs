@@ -101,13 +101,13 @@ fn a_100_000_level_chain_is_walked_by_reference_and_in_place() {
 fn a_100_000_level_chain_maps_and_zips() {
     let a = chain(LEVELS);
     let b = chain(LEVELS);
-    let sum = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap();
+    let sum = pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y).unwrap();
     let doubled: Vec<f64> = counting(LEVELS).iter().map(|x| x * 2.0).collect();
     assert_eq!(values(&sum), doubled);
     let mut params = pytree_std::map(a, |x| x + 1.0);
     let plus_one: Vec<f64> = counting(LEVELS).iter().map(|x| x + 1.0).collect();
     assert_eq!(values(&params), plus_one);
-    pytree_std::zip_mut(&mut params, [&b], |p, [g]| *p -= g).unwrap();
+    pytree_std::zip_mut([&mut params], [&b], |[p], [g]| *p -= g).unwrap();
     assert_eq!(values(&params), vec![1.0; LEVELS]);
     for c in [sum, params, b] {
         dismantle(c);
@@ -209,7 +209,7 @@ fn a_100_000_level_tree_nested_through_vec_round_trips_and_maps() {
     let mapped = pytree_std::map(back, |x| -x);
     let negated: Vec<f64> = counting(LEVELS).iter().map(|x| -x).collect();
     assert_eq!(vine_values(&mapped), negated);
-    let summed = pytree_std::multi::map2(&mapped, &mapped, |x, y| x + y).unwrap();
+    let summed = pytree_std::walk::map_n(&mapped, [&mapped], |x, [y]| x + y).unwrap();
     assert_eq!(pytree_std::leaves(&summed).len(), LEVELS);
     dismantle_vine(mapped);
     dismantle_vine(summed);

@@ -125,7 +125,7 @@ fn a_panic_after_the_deep_field_was_built_is_caught_by_catch_unwind() {
         // mapped leaves): the panic comes while the result is built.
         assert_eq!(
             panic_message(|| {
-                pytree_std::basic::map_into::<RevChain, RevChain>(
+                pytree_std::walk::map_into::<RevChain, RevChain, _>(
                     rev_chain(LEVELS),
                     panics_at(LEVELS - 1),
                 )

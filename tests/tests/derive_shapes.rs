@@ -61,7 +61,7 @@ fn an_enum_records_its_variant_in_the_treedef() {
 fn zipping_different_variants_is_an_error_naming_both() {
     let a = vec![Shape::Circle { r: 1.0 }];
     let b = vec![Shape::Rect(1.0, 2.0)];
-    let err = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at [0]: node mismatch: expected variant Shape::Circle, found variant Shape::Rect"

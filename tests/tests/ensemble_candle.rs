@@ -386,13 +386,13 @@ fn an_ensemble_of_three_mlps_runs_as_one_batched_forward() {
 /// The MLP's variables as the tensors the forward reads (the same
 /// tensors: gradients reach the variables).
 fn tensors(m: &Mlp<Var>) -> Mlp<Tensor> {
-    pytree_std::basic::map_into(m.clone(), |v: Var| v.as_tensor().clone()).unwrap()
+    pytree_std::walk::map_into(m.clone(), |v: Var| v.as_tensor().clone()).unwrap()
 }
 
 /// New variables holding copies of the tensors (`from_tensor` of a
 /// variable's own tensor would be that same variable).
 fn vars(m: &Mlp<Tensor>) -> Mlp<Var> {
-    pytree_std::basic::map_into(m.clone(), |t: Tensor| {
+    pytree_std::walk::map_into(m.clone(), |t: Tensor| {
         Var::from_tensor(&t.detach()).unwrap()
     })
     .unwrap()

@@ -110,7 +110,7 @@ fn static_data_mismatch() {
         activation: "tanh",
         ..model(1)
     };
-    let err = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y).unwrap_err();
     assert_eq!(
         err.kind(),
         &ErrorKind::StaticMismatch {
@@ -128,7 +128,7 @@ fn static_data_mismatch() {
 fn map_key_mismatch_lists_missing_and_extra_keys() {
     let a = BTreeMap::from([("a", 1), ("b", 2)]);
     let b = BTreeMap::from([("a", 1), ("c", 3)]);
-    let err = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at <root>: map key mismatch; expected key(s): [\"a\", \"b\"], got key(s): [\"a\", \"c\"], \
@@ -138,7 +138,7 @@ fn map_key_mismatch_lists_missing_and_extra_keys() {
 
 #[test]
 fn sequence_length_mismatch() {
-    let err = pytree_std::multi::map2(&model(2), &model(3), |x, y| x + y).unwrap_err();
+    let err = pytree_std::walk::map_n(&model(2), [&model(3)], |x, [y]| x + y).unwrap_err();
     assert_eq!(
         err.kind(),
         &ErrorKind::LengthMismatch {
@@ -178,9 +178,9 @@ fn map_keys_of_another_type_are_a_static_mismatch() {
 fn zip_mut_updates_in_place_and_reports_mismatches() {
     let mut params = model(2);
     let grads = model(2);
-    pytree_std::zip_mut(&mut params, [&grads], |p, [g]| *p -= 0.5 * g).unwrap();
+    pytree_std::zip_mut([&mut params], [&grads], |[p], [g]| *p -= 0.5 * g).unwrap();
     assert_eq!(pytree_std::flatten(params.clone()).0, [0.0, 0.0, 0.5, -0.5]);
-    let err = pytree_std::zip_mut(&mut params, [&model(1)], |p, [g]| *p -= g).unwrap_err();
+    let err = pytree_std::zip_mut([&mut params], [&model(1)], |[p], [g]| *p -= g).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at .layers: sequence length mismatch: expected 2, found 1"

@@ -60,8 +60,9 @@ fn finite(x: f64) -> Result<f64, NotFinite> {
 
 #[test]
 fn try_map_names_the_failing_leaf_and_keeps_the_functions_error_as_source() {
-    let err = pytree_std::basic::try_map::<_, Mlp, _>(mlp([1.0, 2.0, f64::NAN, 4.0]), finite)
-        .unwrap_err();
+    let err =
+        pytree_std::walk::map_into::<_, Mlp, Result<_, _>>(mlp([1.0, 2.0, f64::NAN, 4.0]), finite)
+            .unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .layers[1].w: the function failed: NaN is not finite"
@@ -75,7 +76,7 @@ fn try_map_names_the_failing_leaf_and_keeps_the_functions_error_as_source() {
 
 #[test]
 fn try_map_may_change_the_leaf_type() {
-    let rounded: Vec<i64> = pytree_std::basic::try_map(vec![1.4f64, 2.6], |x| {
+    let rounded: Vec<i64> = pytree_std::walk::map_into(vec![1.4f64, 2.6], |x| {
         if x.is_finite() {
             Ok(x.round() as i64)
         } else {
@@ -92,7 +93,7 @@ fn try_map2_checks_structures_before_calling_the_function() {
     let mut b = a.clone();
     b.layers.pop();
     let mut calls = 0;
-    let err = pytree_std::multi::try_map2(&a, &b, |x, y| {
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| {
         calls += 1;
         finite(x + y)
     })
@@ -108,16 +109,16 @@ fn try_map2_checks_structures_before_calling_the_function() {
 fn try_map2_returns_the_first_error_in_leaf_order() {
     let a = mlp([1.0, f64::INFINITY, 3.0, f64::NAN]);
     let b = mlp([0.0; 4]);
-    let err = pytree_std::multi::try_map2(&a, &b, |x, y| finite(x + y)).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| finite(x + y)).unwrap_err();
     assert_eq!(err.path().to_string(), ".layers[0].b");
-    let ok = pytree_std::multi::try_map2(&b, &b, |x, y| finite(x + y)).unwrap();
+    let ok = pytree_std::walk::map_n(&b, [&b], |x, [y]| finite(x + y)).unwrap();
     assert_eq!(ok, b);
 }
 
 #[test]
 fn try_map_n_combines_three_trees() {
     let a = mlp([1.0, 2.0, 3.0, 4.0]);
-    let t = pytree_std::multi::try_map_n(&a, [&a, &a], |x, [y, z]| finite(x + y + z)).unwrap();
+    let t = pytree_std::walk::map_n(&a, [&a, &a], |x, [y, z]| finite(x + y + z)).unwrap();
     assert_eq!(t, mlp([3.0, 6.0, 9.0, 12.0]));
 }
 
@@ -125,7 +126,7 @@ fn try_map_n_combines_three_trees() {
 fn try_zip_mut_updates_up_to_the_failing_leaf_and_no_further() {
     let mut params = mlp([1.0, 1.0, 1.0, 1.0]);
     let grads = mlp([0.5, 0.5, f64::NAN, 0.5]);
-    let err = pytree_std::multi::try_zip_mut(&mut params, [&grads], |p, [g]| {
+    let err = pytree_std::walk::zip_mut([&mut params], [&grads], |[p], [g]| {
         *p -= g; // the failing leaf is as the function left it
         finite(*p).map(drop)
     })
@@ -144,7 +145,7 @@ fn try_zip_mut_changes_nothing_when_the_structures_differ() {
     let mut params = mlp([1.0; 4]);
     let mut other = mlp([1.0; 4]);
     other.name = "another".into();
-    let err = pytree_std::multi::try_zip_mut(&mut params, [&other], |p, [g]| {
+    let err = pytree_std::walk::zip_mut([&mut params], [&other], |[p], [g]| {
         finite(*p - g).map(|x| *p = x)
     })
     .unwrap_err();
@@ -159,7 +160,7 @@ fn try_zip_mut_changes_nothing_when_the_structures_differ() {
 fn try_for_each_mut_stops_at_the_first_error() {
     let mut t = mlp([1.0, -1.0, 2.0, -2.0]);
     let mut seen = 0;
-    let err = pytree_std::basic::try_for_each_mut(&mut t, |x| {
+    let err = pytree_std::walk::for_each_mut(&mut t, |x| {
         seen += 1;
         *x = finite(x.sqrt())?;
         Ok::<(), NotFinite>(())
@@ -181,18 +182,21 @@ fn zip_mut_n_is_one_pass_of_what_three_zip_muts_do() {
     };
 
     let (mut p1, mut m1, mut v1) = (mlp([1.0; 4]), mlp([0.0; 4]), mlp([0.0; 4]));
-    pytree_std::multi::zip_mut_n([&mut p1, &mut m1, &mut v1], [&grads], |[p, m, v], [g]| {
+    pytree_std::walk::zip_mut([&mut p1, &mut m1, &mut v1], [&grads], |[p, m, v], [g]| {
         step(p, m, v, *g)
     })
     .unwrap();
 
     let (mut p2, mut m2, mut v2) = (mlp([1.0; 4]), mlp([0.0; 4]), mlp([0.0; 4]));
-    pytree_std::zip_mut(&mut m2, [&grads], |m, [g]| *m = b1 * *m + (1.0 - b1) * g).unwrap();
-    pytree_std::zip_mut(&mut v2, [&grads], |v, [g]| {
+    pytree_std::zip_mut([&mut m2], [&grads], |[m], [g]| {
+        *m = b1 * *m + (1.0 - b1) * g
+    })
+    .unwrap();
+    pytree_std::zip_mut([&mut v2], [&grads], |[v], [g]| {
         *v = b2 * *v + (1.0 - b2) * g * g
     })
     .unwrap();
-    pytree_std::zip_mut(&mut p2, [&m2, &v2], |p, [m, v]| {
+    pytree_std::zip_mut([&mut p2], [&m2, &v2], |[p], [m, v]| {
         *p -= lr * m / (v.sqrt() + 1e-8)
     })
     .unwrap();
@@ -206,7 +210,7 @@ fn zip_mut_n_checks_every_tree_before_changing_any() {
     let mut m = mlp([0.0; 4]);
     let mut short = mlp([0.0; 4]);
     short.layers.truncate(1);
-    let err = pytree_std::multi::zip_mut_n([&mut p, &mut m], [&short], |[p, m], [g]| {
+    let err = pytree_std::walk::zip_mut([&mut p, &mut m], [&short], |[p, m], [g]| {
         *m += g;
         *p -= g;
     })
@@ -222,7 +226,7 @@ fn zip_mut_n_checks_every_tree_before_changing_any() {
 fn try_zip_mut_n_reports_the_failing_leaf_and_keeps_earlier_updates() {
     let mut p = vec![4.0f64, 9.0, 16.0];
     let mut q = vec![0.0f64; 3];
-    let err = pytree_std::multi::try_zip_mut_n([&mut p, &mut q], [], |[p, q], []| {
+    let err = pytree_std::walk::zip_mut([&mut p, &mut q], [], |[p, q], []| {
         *q = finite(p.sqrt() - 3.0)?;
         if *q == 0.0 {
             return Err(NotFinite(0.0));

@@ -1,7 +1,7 @@
 //! `half::f16` / `half::bf16` as scalar leaves (feature `half`).
 
 use pytree_std::half::{bf16, f16};
-use pytree_std::{tree_equal::Tolerance, DType, KeyPath, Leaf, PyTree, Signature, Std};
+use pytree_std::{elements::Tolerance, DType, KeyPath, Leaf, PyTree, Signature, Std};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear<T> {
@@ -42,22 +42,22 @@ fn operations_on_half_trees() {
         w: vec![h(1.0), h(2.0)],
         b: h(0.5),
     };
-    let sum = pytree_std::multi::map2(&m, &m, |x, y| x + y).unwrap();
+    let sum = pytree_std::walk::map_n(&m, [&m], |x, [y]| x + y).unwrap();
     assert_eq!(sum.w, [h(2.0), h(4.0)]);
-    let wide: Linear<f32> = pytree_std::basic::map_into(m.clone(), f16::to_f32).unwrap();
+    let wide: Linear<f32> = pytree_std::walk::map_into(m.clone(), f16::to_f32).unwrap();
     assert_eq!(wide.b, 0.5);
-    let brain: Linear<bf16> = pytree_std::basic::map_into(wide, bf16::from_f32).unwrap();
+    let brain: Linear<bf16> = pytree_std::walk::map_into(wide, bf16::from_f32).unwrap();
     assert_eq!(brain.w[1], bf16::from_f32(2.0));
     let mut p = m.clone();
-    pytree_std::zip_mut(&mut p, [&m], |x, [g]| *x -= *g).unwrap();
+    pytree_std::zip_mut([&mut p], [&m], |[x], [g]| *x -= *g).unwrap();
     assert_eq!(p.w, [h(0.0), h(0.0)]);
     let err = pytree_std::zip_mut(
-        &mut p,
+        [&mut p],
         [&Linear {
             w: vec![h(1.0)],
             b: h(0.0),
         }],
-        |x, [g]| *x -= *g,
+        |[x], [g]| *x -= *g,
     )
     .unwrap_err();
     assert_eq!(err.path().to_string(), ".w");
@@ -75,12 +75,8 @@ fn tree_equal_compares_half_floats_as_f32() {
         w: vec![h(1.001)],
         b: h(0.5),
     };
-    assert!(!pytree_std::tree_equal::tree_equal(
-        &a,
-        &b,
-        Tolerance::EXACT
-    ));
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(&a, &b, Tolerance::EXACT));
+    assert!(pytree_std::elements::tree_equal(
         &a,
         &b,
         Tolerance::new(0.0, 1e-2)
@@ -89,7 +85,7 @@ fn tree_equal_compares_half_floats_as_f32() {
         w: vec![f16::NAN],
         b: h(0.5),
     };
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &nan,
         &nan.clone(),
         Tolerance::new(1.0, 1.0)

@@ -130,7 +130,7 @@ fn zip_mut_with_the_provided_methods_updates_each_leaf() {
     let mut p = hand(&[1.0, 2.0], 3.0);
     let g = hand(&[0.5, 0.5], 1.0);
     let h = hand(&[0.25, 0.0], 0.0);
-    pytree_std::zip_mut(&mut p, [&g, &h], |x, [g, h]| *x -= g + h).unwrap();
+    pytree_std::zip_mut([&mut p], [&g, &h], |[x], [g, h]| *x -= g + h).unwrap();
     assert_eq!(p, hand(&[0.25, 1.5], 2.0));
     // The prechecked form alone: the default walks the others' leaves.
     p.zip_mut_prechecked([&g], &mut |x: &mut f64, [g]: [&f64; 1]| *x += g);
@@ -161,7 +161,7 @@ fn the_provided_zip_check_errs_as_the_derived_one_at_the_same_path() {
 #[test]
 fn a_zip_of_unlike_trees_errs_and_changes_nothing() {
     let mut p = hand(&[1.0, 2.0], 3.0);
-    let err = pytree_std::zip_mut(&mut p, [&hand(&[1.0], 0.0)], |x, [g]| *x -= g).unwrap_err();
+    let err = pytree_std::zip_mut([&mut p], [&hand(&[1.0], 0.0)], |[x], [g]| *x -= g).unwrap_err();
     assert_eq!(err.path().to_string(), ".w");
     assert_eq!(p, hand(&[1.0, 2.0], 3.0));
     // Prechecked with the check skipped: no panic, `p` stays as it is.
@@ -174,9 +174,9 @@ fn a_zip_of_unlike_trees_errs_and_changes_nothing() {
 #[test]
 fn map2_of_hand_written_nodes() {
     let a = hand(&[1.0, 2.0], 3.0);
-    let t = pytree_std::multi::map2(&a, &a, |x, y| x + y).unwrap();
+    let t = pytree_std::walk::map_n(&a, [&a], |x, [y]| x + y).unwrap();
     assert_eq!(t, hand(&[2.0, 4.0], 6.0));
-    assert!(pytree_std::multi::map2(&a, &hand(&[1.0], 3.0), |x, y| x + y).is_err());
+    assert!(pytree_std::walk::map_n(&a, [&hand(&[1.0], 3.0)], |x, [y]| x + y).is_err());
 }
 
 #[test]
@@ -291,7 +291,7 @@ mod shaped {
     fn zip_mut_lends_the_arrays_in_order() {
         let mut p = params(&[2, 1]);
         let g = Params(vec![arr1(&[1.0, 2.0]).into_dyn(), arr1(&[3.0]).into_dyn()]);
-        pytree_std::zip_mut(&mut p, [&g], |mut x, [g]| x -= &g).unwrap();
+        pytree_std::zip_mut([&mut p], [&g], |[mut x], [g]| x -= &g).unwrap();
         assert_eq!(p.0[0].as_slice().unwrap(), [-1.0, -2.0]);
         assert_eq!(p.0[1].as_slice().unwrap(), [-3.0]);
     }

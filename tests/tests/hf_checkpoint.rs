@@ -544,7 +544,7 @@ fn an_ndarray_bert_with_an_i64_buffer_is_one_tree() {
     let copied = pytree_std::map(bert.clone(), |a| a);
     assert_eq!(copied.pooler.dense.bias, bert.pooler.dense.bias);
     // The summary counts both dtypes: 18 f32 tensors and 6 i64 elements.
-    let s = pytree_std::summary::summary(&bert);
+    let s = pytree_std::elements::summary(&bert);
     assert_eq!(s.num_leaves(), 19);
     let f32_bytes: usize = pytree_std::leaves(&bert)
         .iter()

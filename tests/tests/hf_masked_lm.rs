@@ -390,7 +390,7 @@ fn a_bf16_file_loads_by_type_into_an_f32_model() {
 
     // Through a TreeDef too: saved by this crate in bf16, loaded by type.
     let half: BertForMaskedLM<ArrayD<bf16>> =
-        pytree_std::basic::map_into(model.clone(), |a| a.mapv(bf16::from_f32)).unwrap();
+        pytree_std::walk::map_into(model.clone(), |a| a.mapv(bf16::from_f32)).unwrap();
     let bytes = checkpoint::to_bytes(&half).unwrap();
     let back: BertForMaskedLM<ArrayD<f32>> = Load::new()
         .convert_floats()

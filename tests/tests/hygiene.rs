@@ -347,13 +347,14 @@ fn a_variant_named_leaf_and_names_like_the_derives_walk_and_rebuild() {
         doubled[6],
         Node::Flatten(Box::new(Node::Std { Leaf: 14.0 }))
     );
-    let sum = pytree_std::multi::map2(&tree, &doubled, |a, b| a + b).unwrap();
+    let sum = pytree_std::walk::map_n(&tree, [&doubled], |a, [b]| a + b).unwrap();
     assert_eq!(sum[0], Node::Leaf(3.0));
     let mut params = tree.clone();
-    pytree_std::zip_mut(&mut params, [&doubled], |p, [d]| *p -= d).unwrap();
+    pytree_std::zip_mut([&mut params], [&doubled], |[p], [d]| *p -= d).unwrap();
     assert_eq!(params[5], Node::Some(-6.0));
     // Another variant at the same place is an error naming both.
-    let err = pytree_std::multi::map2(&tree[..1].to_vec(), &vec![Node::Ok], |a, _| *a).unwrap_err();
+    let err =
+        pytree_std::walk::map_n(&tree[..1].to_vec(), [&vec![Node::Ok]], |a, [_]| *a).unwrap_err();
     assert!(err.to_string().contains("Node::Leaf"), "{err}");
     // The raw identifiers are unraw'd in key paths.
     let paths: Vec<String> = pytree_std::paths::leaves_with_path(&tree)
@@ -400,7 +401,7 @@ fn fields_named_like_the_derives_items_and_locals() {
     assert_eq!(keys[..3], [".Leaf", ".Ns", ".Error"]);
     assert_eq!(keys[7..10], [".type", ".match", ".fn"]);
     assert_eq!(keys[15], ".__field_Leaf");
-    let doubled = pytree_std::multi::map2(&f, &f, |a, b| a + b).unwrap();
+    let doubled = pytree_std::walk::map_n(&f, [&f], |a, [b]| a + b).unwrap();
     assert_eq!((doubled.__sink, doubled.r#fn), (22.0, 20.0));
 }
 
@@ -507,7 +508,7 @@ fn derived_code_compiles_with_no_prelude() {
         no_prelude::Either::Neither,
     ];
     let e2 = pytree_std::map(e, |x| x + 1.0);
-    let sum = pytree_std::multi::map2(&e2, &e2, |a, b| a + b).unwrap();
+    let sum = pytree_std::walk::map_n(&e2, [&e2], |a, [b]| a + b).unwrap();
     assert_eq!(pytree_std::leaves(&sum), [&4.0, &6.0]);
 }
 
@@ -519,7 +520,7 @@ fn derived_code_calls_no_method_a_trait_in_scope_could_take() {
         name: "m",
     };
     let mut params = m.clone();
-    pytree_std::zip_mut(&mut params, [&m], |p, [g]| *p += g).unwrap();
+    pytree_std::zip_mut([&mut params], [&m], |[p], [g]| *p += g).unwrap();
     let (leaves, def) = pytree_std::flatten(params);
     assert_eq!(leaves, [2.0, 4.0]);
     let back: methods_in_scope::Model<f32> = pytree_std::unflatten(&def, leaves).unwrap();
@@ -528,11 +529,11 @@ fn derived_code_calls_no_method_a_trait_in_scope_could_take() {
         methods_in_scope::Either::Leaf(1.0f32),
         methods_in_scope::Either::Right { value: 2.0, tag: 3 },
     ];
-    let sum = pytree_std::multi::map2(&e, &e, |a, b| a + b).unwrap();
+    let sum = pytree_std::walk::map_n(&e, [&e], |a, [b]| a + b).unwrap();
     assert_eq!(pytree_std::leaves(&sum), [&2.0, &4.0]);
     let other = vec![
         methods_in_scope::Either::Neither,
         methods_in_scope::Either::Right { value: 2.0, tag: 3 },
     ];
-    assert!(pytree_std::multi::map2(&e, &other, |a, _| *a).is_err());
+    assert!(pytree_std::walk::map_n(&e, [&other], |a, [_]| *a).is_err());
 }

@@ -3,7 +3,7 @@
 //! unordered, entries paired by key in multi-tree operations.
 
 use pytree_std::indexmap::IndexMap;
-use pytree_std::{tree_equal::Tolerance, ErrorKind, KeyPath, PyTree, Tree, TreeDef};
+use pytree_std::{elements::Tolerance, ErrorKind, KeyPath, PyTree, Tree, TreeDef};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Model {
@@ -59,15 +59,15 @@ fn multi_tree_operations_pair_entries_by_key() {
         heads: heads(&[("a", &[30.0]), ("z", &[10.0, 20.0])]),
         name: "m",
     };
-    let sum = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap();
+    let sum = pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y).unwrap();
     assert_eq!(sum.heads, heads(&[("z", &[11.0, 22.0]), ("a", &[33.0])]));
     assert!(sum.heads.keys().eq(["z", "a"])); // the first tree's order
     let mut p = a.clone();
-    pytree_std::zip_mut(&mut p, [&b, &b], |x, [y, z]| *x += y + z).unwrap();
+    pytree_std::zip_mut([&mut p], [&b, &b], |[x], [y, z]| *x += y + z).unwrap();
     assert_eq!(p.heads["a"], [63.0]);
     // The order is structure: the TreeDefs differ, so tree_equal says no.
     assert_ne!(pytree_std::structure(&a), pytree_std::structure(&b));
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &a,
         &b,
         Tolerance::new(1e3, 1e3)
@@ -82,7 +82,7 @@ fn key_and_length_mismatches_are_errors_at_their_paths() {
         name: "m",
     };
     let mut p = a.clone();
-    let err = pytree_std::zip_mut(&mut p, [&other_keys], |x, [y]| *x += y).unwrap_err();
+    let err = pytree_std::zip_mut([&mut p], [&other_keys], |[x], [y]| *x += y).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::KeyMismatch { .. }), "{err}");
     assert_eq!(err.path().to_string(), ".heads");
     assert_eq!(p, a);
@@ -90,7 +90,7 @@ fn key_and_length_mismatches_are_errors_at_their_paths() {
         heads: heads(&[("a", &[3.0, 4.0]), ("z", &[1.0, 2.0])]),
         name: "m",
     };
-    let err = pytree_std::multi::map2(&a, &longer, |x, y| x + y).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&longer], |x, [y]| x + y).unwrap_err();
     assert_eq!(err.path().to_string(), r#".heads["a"]"#);
     assert!(
         matches!(

@@ -100,7 +100,7 @@ fn deep_trees_with_keys_reversed_at_every_level_line_up() {
 fn flatten_up_to_takes_each_subtree_from_its_own_key() {
     let prefix: Tree<u8> = tree! { "a" => 0, "b" => 0 };
     let full: Tree<i32> = tree! { "b" => [1, 2], "a" => [3] };
-    let subs = pytree_std::prefix::flatten_up_to(&pytree_std::structure(&prefix), full).unwrap();
+    let subs = pytree_std::nested::flatten_up_to(&pytree_std::structure(&prefix), full).unwrap();
     // One subtree per prefix leaf, in the prefix's order.
     assert_eq!(subs[0].leaves(), [3]);
     assert_eq!(subs[1].leaves(), [1, 2]);
@@ -112,10 +112,10 @@ fn broadcast_places_each_prefix_leaf_under_its_own_key() {
     let full: Tree<i32> = tree! { "b" => [10, 20], "a" => [30] };
     // One value per leaf of `full`, in `full`'s order.
     assert_eq!(
-        pytree_std::prefix::broadcast_prefix(&prefix, &full).unwrap(),
+        pytree_std::nested::broadcast_prefix(&prefix, &full).unwrap(),
         [&2, &2, &1]
     );
-    let spelled: Tree<u8> = pytree_std::prefix::broadcast(&prefix, &full).unwrap();
+    let spelled: Tree<u8> = pytree_std::nested::broadcast(&prefix, &full).unwrap();
     assert_eq!(format!("{spelled:?}"), r#"{"b": [2, 2], "a": [1]}"#);
 }
 
@@ -123,13 +123,16 @@ fn broadcast_places_each_prefix_leaf_under_its_own_key() {
 fn map_prefix_and_map_with_prefix_pair_by_key() {
     let prefix: Tree<i32> = tree! { "a" => 1, "b" => 2 };
     let full: Tree<i32> = tree! { "b" => [10, 20], "a" => [30] };
-    let sums: Tree<i32> = pytree_std::prefix::map_prefix(&prefix, &full, |p, sub| {
-        p * sub.leaves().iter().copied().sum::<i32>()
-    })
-    .unwrap();
+    let sums: Tree<i32> =
+        pytree_std::generic::prefix::map_prefix::<pytree_std::Std, _, _, _, _, _>(
+            &prefix,
+            &full,
+            |p, sub| p * sub.leaves().iter().copied().sum::<i32>(),
+        )
+        .unwrap();
     assert_eq!(format!("{sums:?}"), r#"{"a": 30, "b": 60}"#);
     let scaled: Tree<i32> =
-        pytree_std::prefix::map_with_prefix(&full, &prefix, |x, p| x * p).unwrap();
+        pytree_std::nested::map_with_prefix(&full, &prefix, |x, p| x * p).unwrap();
     assert_eq!(format!("{scaled:?}"), r#"{"b": [20, 40], "a": [30]}"#);
 }
 
@@ -137,12 +140,12 @@ fn map_prefix_and_map_with_prefix_pair_by_key() {
 fn stack_pairs_entries_by_key_and_keeps_the_first_trees_order() {
     let a: Tree<i32> = tree! { "x" => 1, "y" => [2, 3] };
     let b: Tree<i32> = tree! { "y" => [20, 30], "x" => 10 };
-    let s: Tree<i32> = pytree_std::transpose::subside([a.clone(), b]).unwrap();
+    let s: Tree<i32> = pytree_std::nested::subside([a.clone(), b]).unwrap();
     assert_eq!(
         format!("{s:?}"),
         r#"{"x": [1, 10], "y": [[2, 20], [3, 30]]}"#
     );
-    let back: Vec<Tree<i32>> = pytree_std::transpose::rise(s).unwrap();
+    let back: Vec<Tree<i32>> = pytree_std::nested::rise(s).unwrap();
     assert_eq!(back[0], a);
     assert_eq!(format!("{:?}", back[1]), r#"{"x": 10, "y": [20, 30]}"#);
 }

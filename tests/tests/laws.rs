@@ -142,12 +142,12 @@ where
     // Identity maps and zips.
     prop_assert_eq!(&pytree_std::map(x.clone(), |v| v), x);
     prop_assert_eq!(
-        &pytree_std::basic::map_into::<T, T>(x.clone(), |v| v).unwrap(),
+        &pytree_std::walk::map_into::<T, T, _>(x.clone(), |v| v).unwrap(),
         x
     );
-    prop_assert_eq!(&pytree_std::multi::map2(x, x, |a, _| *a).unwrap(), x);
+    prop_assert_eq!(&pytree_std::walk::map_n(x, [x], |a, [_]| *a).unwrap(), x);
     let mut y = pytree_std::map(x.clone(), |v| v.wrapping_add(1));
-    pytree_std::zip_mut(&mut y, [x], |a, [b]| *a = *b).unwrap();
+    pytree_std::zip_mut([&mut y], [x], |[a], [b]| *a = *b).unwrap();
     prop_assert_eq!(&y, x);
     // `get` finds every leaf by its path.
     for (path, leaf) in pytree_std::paths::leaves_with_path(x) {
@@ -172,8 +172,8 @@ proptest! {
         laws(&x)?;
         // Partition then combine is the identity.
         let (a, b): (Big<Option<i32>>, Big<Option<i32>>) =
-            pytree_std::filter::partition(x.clone(), |_, v| *v < cut).unwrap();
-        let whole: Big<i32> = pytree_std::filter::combine(a, b).unwrap();
+            pytree_std::split::partition(x.clone(), |_, v| *v < cut).unwrap();
+        let whole: Big<i32> = pytree_std::split::combine([a, b]).unwrap();
         prop_assert_eq!(&whole, &x);
     }
 
@@ -188,8 +188,8 @@ proptest! {
     fn dynamic_trees_obey_the_laws(t in dynamic(), cut in any::<i32>()) {
         laws(&t)?;
         let (a, b): (Tree<i32>, Tree<i32>) =
-            pytree_std::filter::partition(t.clone(), |_, v| *v < cut).unwrap();
-        let whole: Tree<i32> = pytree_std::filter::combine(a, b).unwrap();
+            pytree_std::split::partition(t.clone(), |_, v| *v < cut).unwrap();
+        let whole: Tree<i32> = pytree_std::split::combine([a, b]).unwrap();
         prop_assert_eq!(&whole, &t);
         // A Tree is its own document.
         let back: Tree<i32> = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();

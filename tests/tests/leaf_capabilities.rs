@@ -15,9 +15,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pytree_optim::{adam, FloatLeaf, GradientTransformation};
 use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
+use pytree_std::elements::Ravel;
+use pytree_std::elements::{tree_equal, ApproxEq, Tolerance};
 use pytree_std::ensemble::{stack_leaves, unstack_leaves, Stackable};
-use pytree_std::ravel::Ravel;
-use pytree_std::tree_equal::{tree_equal, ApproxEq, Tolerance};
 use pytree_std::{LeafMut, LeafRef, PyTree, Std};
 
 /// The capabilities, in the README's column order.
@@ -183,7 +183,7 @@ impl Row {
         assert_eq!(pytree_std::structure(b), def);
         let mut c = b.clone();
         let mut seen = 0;
-        pytree_std::zip_mut(&mut c, [a], |_, _| seen += 1).unwrap();
+        pytree_std::zip_mut([&mut c], [a], |[_], _| seen += 1).unwrap();
         assert_eq!(seen, n);
         assert_eq!(pytree_std::paths::leaves_with_path(a).len(), n);
         self.ran(0);
@@ -191,9 +191,9 @@ impl Row {
 
     /// One summary row per leaf; `described` leaves give their signature.
     fn summary<T: PyTree>(&mut self, a: &T, described: bool) {
-        let s = pytree_std::summary::summary(a);
+        let s = pytree_std::elements::summary(a);
         let leaves: Vec<_> = s.rows().iter().filter(|r| r.is_leaf).collect();
-        assert_eq!(leaves.len(), pytree_std::reduce::num_leaves(a));
+        assert_eq!(leaves.len(), pytree_std::reductions::num_leaves(a));
         assert!(leaves.iter().all(|r| r.signature.is_some() == described));
         self.ran(1);
     }
@@ -211,7 +211,7 @@ impl Row {
     where
         T::Leaf: Ravel<A>,
     {
-        let (flat, plan) = pytree_std::ravel::ravel::<T, A>(a).unwrap();
+        let (flat, plan) = pytree_std::elements::ravel::<T, A>(a).unwrap();
         assert_eq!(flat.len(), plan.len());
         assert!(eq(&plan.unravel(&flat).unwrap(), a));
         self.ran(3);
@@ -220,12 +220,14 @@ impl Row {
     fn parallel<T: PyTree + Clone>(&mut self, a: &T)
     where
         for<'x> LeafMut<'x, Std, T::Leaf>: Send,
+        for<'x> LeafRef<'x, Std, T::Leaf>: Send,
     {
         let count = AtomicUsize::new(0);
-        pytree_std::parallel::par_for_each_mut(&mut a.clone(), |_| {
+        pytree_std::parallel::par_zip_mut([&mut a.clone()], [], |[_], []| {
             count.fetch_add(1, Ordering::Relaxed);
-        });
-        assert_eq!(count.into_inner(), pytree_std::reduce::num_leaves(a));
+        })
+        .unwrap();
+        assert_eq!(count.into_inner(), pytree_std::reductions::num_leaves(a));
         self.ran(4);
     }
 
@@ -299,6 +301,7 @@ fn float_scalars() {
         Model<F, F>: PyTree<Leaf = F>,
         for<'x> LeafRef<'x, Std, F>: ApproxEq,
         for<'x> LeafMut<'x, Std, F>: Send,
+        for<'x> LeafRef<'x, Std, F>: Send,
     {
         let (a, b) = (model(x[0], x[1], x[2]), model(x[3], x[4], x[5]));
         row.pytree_ops(&a, &b, partial_eq);
@@ -323,6 +326,7 @@ fn integer_and_bool_scalars() {
         Model<I, I>: PyTree<Leaf = I>,
         for<'x> LeafRef<'x, Std, I>: ApproxEq,
         for<'x> LeafMut<'x, Std, I>: Send,
+        for<'x> LeafRef<'x, Std, I>: Send,
     {
         let (a, b) = (model(x[0], x[1], x[2]), model(x[3], x[4], x[5]));
         row.pytree_ops(&a, &b, partial_eq);
@@ -353,6 +357,7 @@ fn other_primitives() {
         Model<P, P>: PyTree<Leaf = P>,
         for<'x> LeafRef<'x, Std, P>: ApproxEq,
         for<'x> LeafMut<'x, Std, P>: Send,
+        for<'x> LeafRef<'x, Std, P>: Send,
     {
         let [a0, a1, a2, b0, b1, b2] = x;
         let (a, b) = (model(a0, a1, a2), model(b0, b1, b2));
@@ -382,6 +387,7 @@ fn half_floats() {
         Model<F, F>: PyTree<Leaf = F>,
         for<'x> LeafRef<'x, Std, F>: ApproxEq,
         for<'x> LeafMut<'x, Std, F>: Send,
+        for<'x> LeafRef<'x, Std, F>: Send,
     {
         let x = x.map(from);
         let (a, b) = (model(x[0], x[1], x[2]), model(x[3], x[4], x[5]));

@@ -35,18 +35,18 @@ fn subside_of_leafless_trees_is_the_leafless_tree_and_forgets_how_many() {
     // The count of stacked trees lives in the leaves (each becomes a
     // sequence of n): with no leaves, it is not in the result.
     let s: (Vec<Vec<f32>>, Option<Vec<f32>>) =
-        pytree_std::transpose::subside(vec![empty(), empty(), empty()]).unwrap();
+        pytree_std::nested::subside(vec![empty(), empty(), empty()]).unwrap();
     assert_eq!(s, (vec![], None));
-    let back: Vec<Empty> = pytree_std::transpose::rise(s).unwrap();
+    let back: Vec<Empty> = pytree_std::nested::rise(s).unwrap();
     assert!(back.is_empty(), "rise cannot know there were 3");
-    let t: Tree<f32> = pytree_std::transpose::subside(vec![empty_tree(), empty_tree()]).unwrap();
+    let t: Tree<f32> = pytree_std::nested::subside(vec![empty_tree(), empty_tree()]).unwrap();
     assert_eq!(t, empty_tree());
-    let back: Vec<Tree<f32>> = pytree_std::transpose::rise(t).unwrap();
+    let back: Vec<Tree<f32>> = pytree_std::nested::rise(t).unwrap();
     assert!(back.is_empty());
-    let c: Config = pytree_std::transpose::subside(vec![Config { name: "c".into() }; 2]).unwrap();
+    let c: Config = pytree_std::nested::subside(vec![Config { name: "c".into() }; 2]).unwrap();
     assert_eq!(c.name, "c");
     // Still checked: leafless trees of different structures do not subside.
-    let err = pytree_std::transpose::subside::<_, (Vec<Vec<f32>>, Option<Vec<f32>>)>(vec![
+    let err = pytree_std::nested::subside::<_, (Vec<Vec<f32>>, Option<Vec<f32>>)>(vec![
         empty(),
         (vec![], Some(1.0)),
     ])
@@ -64,15 +64,15 @@ fn transpose_keeps_whichever_structure_is_left() {
     let outer = pytree_std::structure(&vec![0u8; 2]);
     let inner = TreeDef::none();
     let t: Option<f32> =
-        pytree_std::transpose::transpose(&outer, &inner, vec![None::<f32>, None]).unwrap();
+        pytree_std::nested::transpose(&outer, &inner, vec![None::<f32>, None]).unwrap();
     assert_eq!(t, None);
     // outer leafless: the result is inner with outer at every leaf.
     let pair = pytree_std::structure(&(0u8, 0u8));
     let t: (Option<f32>, Option<f32>) =
-        pytree_std::transpose::transpose(&TreeDef::none(), &pair, None::<f32>).unwrap();
+        pytree_std::nested::transpose(&TreeDef::none(), &pair, None::<f32>).unwrap();
     assert_eq!(t, (None, None));
     // The structure is checked, not only the leaf count (0 = 0).
-    let err = pytree_std::transpose::transpose::<_, Option<f32>>(&outer, &inner, vec![None::<f32>])
+    let err = pytree_std::nested::transpose::<_, Option<f32>>(&outer, &inner, vec![None::<f32>])
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -82,12 +82,11 @@ fn transpose_keeps_whichever_structure_is_left() {
 
 #[test]
 fn pair_leaves_and_unpair_leaves_of_leafless_trees_give_the_structure_back() {
-    let z: Zipped = pytree_std::transpose::pair_leaves(empty(), empty()).unwrap();
+    let z: Zipped = pytree_std::nested::pair_leaves(empty(), empty()).unwrap();
     assert_eq!(z, (vec![], None));
-    let (a, b): (Empty, Empty) = pytree_std::transpose::unpair_leaves(z).unwrap();
+    let (a, b): (Empty, Empty) = pytree_std::nested::unpair_leaves(z).unwrap();
     assert_eq!((a, b), (empty(), empty()));
-    let (a, b): (Tree<f32>, Tree<f32>) =
-        pytree_std::transpose::unpair_leaves(empty_tree()).unwrap();
+    let (a, b): (Tree<f32>, Tree<f32>) = pytree_std::nested::unpair_leaves(empty_tree()).unwrap();
     assert_eq!((a, b), (empty_tree(), empty_tree()));
 }
 
@@ -100,7 +99,7 @@ fn maps_over_several_leafless_trees_call_nothing_and_check_the_structure() {
     })
     .unwrap();
     assert_eq!((r, calls), (empty(), 0));
-    let err = pytree_std::multi::map2(&empty(), &(vec![], Some(1.0)), |x, _| *x).unwrap_err();
+    let err = pytree_std::walk::map_n(&empty(), [&(vec![], Some(1.0))], |x, [_]| *x).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at [1]: node mismatch: expected None, found Some(_)"
@@ -109,11 +108,15 @@ fn maps_over_several_leafless_trees_call_nothing_and_check_the_structure() {
     assert_eq!(r, empty_tree());
     let c = Config { name: "c".into() };
     assert_eq!(
-        pytree_std::multi::map2(&c, &c, |x, _| match *x {}).unwrap(),
+        // A diverging closure names its return type (else `!` falls back to `()`).
+        pytree_std::map_n(&c, [&c], |x, [_]| -> std::convert::Infallible {
+            match *x {}
+        })
+        .unwrap(),
         c
     );
     let mut p = empty();
-    pytree_std::zip_mut(&mut p, [&empty()], |_, _| calls += 1).unwrap();
+    pytree_std::zip_mut([&mut p], [&empty()], |[_], _| calls += 1).unwrap();
     assert_eq!(calls, 0);
 }
 
@@ -138,25 +141,25 @@ fn treelize_of_leafless_trees_is_the_merged_structure() {
 
 #[test]
 fn reductions_of_no_leaves_are_their_identities() {
-    assert_eq!(pytree_std::reduce::reduce(empty(), |a, b| a + b), None);
-    assert_eq!(pytree_std::reduce::fold(&empty(), 7, |n, _| n + 1), 7);
-    assert_eq!(pytree_std::reduce::sum(&empty()), 0.0);
-    assert_eq!(pytree_std::reduce::max(&empty()), None);
-    assert!(pytree_std::reduce::all(&empty(), |_| false));
-    assert!(!pytree_std::reduce::any(&empty_tree(), |_| true));
+    assert_eq!(pytree_std::reductions::reduce(empty(), |a, b| a + b), None);
+    assert_eq!(pytree_std::reductions::fold(&empty(), 7, |n, _| n + 1), 7);
+    assert_eq!(pytree_std::reductions::sum(&empty()), 0.0);
+    assert_eq!(pytree_std::reductions::max(&empty()), None);
+    assert!(pytree_std::reductions::all(&empty(), |_| false));
+    assert!(!pytree_std::reductions::any(&empty_tree(), |_| true));
 }
 
 #[test]
 fn a_prefix_leaf_may_stand_for_a_leafless_subtree() {
     let full = (1.0f32, BTreeMap::<String, f32>::new(), None::<f32>);
-    let b = pytree_std::prefix::broadcast_prefix(&(0u8, 1u8, 2u8), &full).unwrap();
+    let b = pytree_std::nested::broadcast_prefix(&(0u8, 1u8, 2u8), &full).unwrap();
     assert_eq!(b, [&0u8]); // 1 and 2 stand for subtrees with no leaves
     let subs =
-        pytree_std::prefix::flatten_up_to(&TreeDef::tuple(vec![TreeDef::leaf(); 3]), full).unwrap();
+        pytree_std::nested::flatten_up_to(&TreeDef::tuple(vec![TreeDef::leaf(); 3]), full).unwrap();
     assert_eq!(subs[1].def().to_string(), "{}");
     assert!(subs[2].leaves().is_empty());
     let (x, y): (Tree<f32>, Tree<f32>) =
-        pytree_std::prefix::broadcast_common(Tree::leaf(1.0), empty_tree()).unwrap();
+        pytree_std::nested::broadcast_common(Tree::leaf(1.0), empty_tree()).unwrap();
     assert_eq!((x, y), (empty_tree(), empty_tree()));
     assert!(TreeDef::leaf().is_strict_prefix_of(&pytree_std::structure(&empty_tree())));
 }

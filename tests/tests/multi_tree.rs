@@ -26,7 +26,7 @@ fn layer(n: usize, b: Option<f32>, name: &'static str) -> Layer {
 fn map2_lists_every_mismatch_with_its_path_and_both_sides() {
     let a = vec![layer(2, Some(0.0), "l0"), layer(1, None, "l1")];
     let b = vec![layer(3, None, "l0"), layer(1, None, "out")];
-    let err = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y).unwrap_err();
     let ErrorKind::Mismatches(all) = err.kind() else {
         panic!("expected every mismatch, got {err}");
     };
@@ -45,7 +45,7 @@ fn map2_lists_every_mismatch_with_its_path_and_both_sides() {
 fn one_mismatch_is_reported_as_itself() {
     let a = BTreeMap::from([("a", 1), ("b", 2)]);
     let b = BTreeMap::from([("a", 1), ("c", 3)]);
-    let err = pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::KeyMismatch { .. }));
     assert_eq!(err.tree_index(), Some(1));
 }
@@ -71,7 +71,7 @@ fn map_n_compares_each_tree_with_the_first() {
 fn zip_mut_lists_every_mismatch_and_updates_nothing() {
     let mut params = (vec![1.0f64, 2.0], vec![3.0], vec![4.0]);
     let grads = (vec![1.0, 1.0], vec![1.0, 1.0], vec![]);
-    let err = pytree_std::zip_mut(&mut params, [&grads], |p, [g]| *p -= g).unwrap_err();
+    let err = pytree_std::zip_mut([&mut params], [&grads], |[p], [g]| *p -= g).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree structures differ (2 mismatches found)\n  \
@@ -135,12 +135,12 @@ fn equal_structures_have_an_empty_diff() {
     // Leaf types do not matter to the structure.
     let t1 = (1.0f32, BTreeMap::from([("k", vec![1.0f32])]));
     let t2 = (1u8, BTreeMap::from([("k", vec![1u8])]));
-    pytree_std::multi::check_same_structure(&t1, &t2).unwrap();
+    pytree_std::walk::check_same_structure(&t1, &t2).unwrap();
 }
 
 #[test]
 fn check_same_structure_lists_every_difference() {
-    let err = pytree_std::multi::check_same_structure(
+    let err = pytree_std::walk::check_same_structure(
         &(1, vec![1, 2], Some(1)),
         &(1, vec![1], None::<i32>),
     )

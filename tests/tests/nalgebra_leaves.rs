@@ -6,7 +6,7 @@
 
 use pytree_std::nalgebra::{DMatrix, DVector};
 use pytree_std::Unflatten;
-use pytree_std::{tree_equal::Tolerance, KeyPath, Leaf, PyTree, Std};
+use pytree_std::{elements::Tolerance, KeyPath, Leaf, PyTree, Std};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear {
@@ -55,19 +55,19 @@ fn views_shapes_and_in_place_updates() {
         .collect();
     assert_eq!(sigs, ["f64[3,2]", "f64[3,1]"]);
     let g = linear(2.0);
-    pytree_std::zip_mut(&mut p, [&g], |mut x, [y]| x -= y * 0.5).unwrap();
+    pytree_std::zip_mut([&mut p], [&g], |[mut x], [y]| x -= y * 0.5).unwrap();
     assert_eq!(p.b, DVector::from_element(3, 0.0));
 
     let before = p.clone();
     let mut bad = linear(1.0);
     bad.b = DVector::zeros(4);
-    let err = pytree_std::zip_mut(&mut p, [&bad], |mut x, [y]| x += y).unwrap_err();
+    let err = pytree_std::zip_mut([&mut p], [&bad], |[mut x], [y]| x += y).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at .b: leaf signature mismatch: expected f64[3,1], found f64[4,1]"
     );
     assert_eq!(p, before);
-    let sum = pytree_std::multi::map2(&g, &g, |x, y| x + y).unwrap();
+    let sum = pytree_std::walk::map_n(&g, [&g], |x, [y]| x + y).unwrap();
     assert_eq!(sum.b, DVector::from_element(3, 4.0));
     for mut x in pytree_std::leaves_mut(&mut p) {
         x.fill(1.0);
@@ -91,12 +91,12 @@ fn set_keeps_shapes_and_map_keeps_vectors_vectors() {
     assert_eq!(p, before);
 
     let t = |m: DMatrix<f64>| m.transpose();
-    let err = pytree_std::basic::map_into::<Linear, Linear>(linear(1.0), t).unwrap_err();
+    let err = pytree_std::walk::map_into::<Linear, Linear, _>(linear(1.0), t).unwrap_err();
     assert_eq!(err.path().to_string(), ".b");
     let caught = std::panic::catch_unwind(|| pytree_std::map(linear(1.0), t)).unwrap_err();
     let message = caught.downcast_ref::<String>().unwrap();
     assert!(message.contains("f64[1,3] for a DVector"), "{message}");
-    assert!(message.contains("pytree_std::basic::map_into or try_map"));
+    assert!(message.contains("pytree_std::walk::map_into (one tree) or map_n"));
 }
 
 #[test]
@@ -104,12 +104,8 @@ fn tree_equal_within_the_tolerance() {
     let a = linear(1.0);
     let mut b = linear(1.0);
     b.w[(2, 1)] += 1e-9;
-    assert!(!pytree_std::tree_equal::tree_equal(
-        &a,
-        &b,
-        Tolerance::EXACT
-    ));
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(&a, &b, Tolerance::EXACT));
+    assert!(pytree_std::elements::tree_equal(
         &a,
         &b,
         Tolerance::new(0.0, 1e-6)
@@ -133,7 +129,7 @@ fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
 #[test]
 fn ravel_in_c_order_and_back() {
     let m = linear(1.0);
-    let (flat, plan) = pytree_std::ravel::ravel(&m).unwrap();
+    let (flat, plan) = pytree_std::elements::ravel(&m).unwrap();
     assert_eq!(flat[..6], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]); // w[(i, j)] = 2i + j, row by row
     assert_eq!(plan.unravel(&flat).unwrap(), m);
 }
@@ -304,7 +300,7 @@ fn adam_on_matrices_is_adam_on_ndarray_arrays_bit_for_bit() {
 
 #[test]
 fn summary_lists_matrices_with_their_shapes_and_bytes() {
-    let s = pytree_std::summary::summary(&Mlp {
+    let s = pytree_std::elements::summary(&Mlp {
         layers: vec![linear(1.0)],
     });
     let leaves: Vec<(String, String, usize, Option<usize>)> = s

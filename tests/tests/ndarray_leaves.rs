@@ -7,7 +7,7 @@ use pytree_std::ndarray::{
     arr0, array, ArcArray1, Array1, Array2, Array3, ArrayD, ArrayViewD, IxDyn,
 };
 use pytree_std::{
-    tree_equal::Tolerance, treelize::mode, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf,
+    elements::Tolerance, treelize::mode, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf,
     PyTree, Signature, Std, Tree, TreeDef, Unflatten,
 };
 
@@ -134,12 +134,12 @@ fn map_keeps_ranks_and_may_change_shapes_within_a_rank() {
 }
 
 #[test]
-fn a_rank_change_is_an_error_through_map_into_and_try_map2_and_a_documented_panic_through_map() {
+fn a_rank_change_is_an_error_through_map_into_and_a_fallible_map_n_and_a_panic_through_map() {
     let flat = |x: ArrayD<f32>| {
         let n = x.len();
         x.into_shape_with_order(IxDyn(&[n])).unwrap()
     };
-    let err = pytree_std::basic::map_into::<Linear, Linear>(linear(1.0), flat).unwrap_err();
+    let err = pytree_std::walk::map_into::<Linear, Linear, _>(linear(1.0), flat).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .w: array rank mismatch: expected a 2-d array, found f32[9]"
@@ -148,10 +148,10 @@ fn a_rank_change_is_an_error_through_map_into_and_try_map2_and_a_documented_pani
     let caught = std::panic::catch_unwind(|| pytree_std::map(linear(1.0), flat)).unwrap_err();
     let message = caught.downcast_ref::<String>().unwrap();
     assert!(message.contains("returned a 1-d array (f32[9]) for an array of rank 2"));
-    assert!(message.contains("pytree_std::basic::map_into or try_map"));
-    // Several trees: the fallible forms rebuild through the TreeDef too.
+    assert!(message.contains("pytree_std::walk::map_into (one tree) or map_n"));
+    // Several trees: a fallible function rebuilds through the TreeDef too.
     let (a, b) = (linear(1.0), linear(2.0));
-    let err = pytree_std::multi::try_map2(&a, &b, |x, y| {
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| {
         let sum = &x + &y;
         let n = sum.len();
         sum.into_shape_with_order(IxDyn(&[n]))
@@ -175,7 +175,7 @@ fn a_rank_change_is_an_error_through_map_into_and_try_map2_and_a_documented_pani
 #[test]
 fn map2_and_map_n_combine_views() {
     let (a, b, c) = (mlp(), mlp(), mlp());
-    let sum = pytree_std::multi::map2(&a, &b, |x, y| &x + &y).unwrap();
+    let sum = pytree_std::walk::map_n(&a, [&b], |x, [y]| &x + &y).unwrap();
     assert_eq!(sum.layers[0].w[[2, 2]], 16.0);
     let three = pytree_std::map_n(&a, [&b, &c], |x, [y, z]| &x + &y + &z).unwrap();
     assert_eq!(three.layers[1].b, array![6.0, 6.0, 6.0]);
@@ -186,7 +186,7 @@ fn a_shape_mismatch_is_an_error_naming_the_path_and_both_shapes() {
     let a = mlp();
     let mut b = mlp();
     b.layers[1].w = Array2::zeros((2, 16));
-    let err = pytree_std::multi::map2(&a, &b, |x, y| &x + &y).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| &x + &y).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at .layers[1].w: leaf signature mismatch: expected f32[3,3], found f32[2,16]"
@@ -208,14 +208,17 @@ fn a_shape_mismatch_is_an_error_naming_the_path_and_both_shapes() {
 fn zip_mut_updates_in_place_and_changes_nothing_on_a_shape_mismatch() {
     let mut params = mlp();
     let grads = mlp();
-    pytree_std::zip_mut(&mut params, [&grads], |mut p, [g]| p.scaled_add(-0.5, &g)).unwrap();
+    pytree_std::zip_mut([&mut params], [&grads], |[mut p], [g]| {
+        p.scaled_add(-0.5, &g)
+    })
+    .unwrap();
     assert_eq!(params.layers[1].b, array![1.0, 1.0, 1.0]);
 
     let before = params.clone();
     let mut bad = mlp();
     bad.layers[1].b = Array1::zeros(4); // layers[0] still matches: must not be updated
-    let err =
-        pytree_std::zip_mut(&mut params, [&bad], |mut p, [g]| p.scaled_add(-0.5, &g)).unwrap_err();
+    let err = pytree_std::zip_mut([&mut params], [&bad], |[mut p], [g]| p.scaled_add(-0.5, &g))
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at .layers[1].b: leaf signature mismatch: expected f32[3], found f32[4]"
@@ -229,7 +232,7 @@ fn structural_mismatches_still_list_every_place() {
     let mut b = mlp();
     b.layers.pop();
     b.name = "other".into();
-    let err = pytree_std::multi::map2(&a, &b, |x, y| &x + &y).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| &x + &y).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::Mismatches(all) if all.len() == 2));
 }
 
@@ -244,14 +247,15 @@ fn every_shape_mismatch_is_listed_beside_the_structural_ones() {
     let want = "tree structures differ (2 mismatches found)
   tree 1 at .layers[0].b: leaf signature mismatch: expected f32[3], found f32[4]
   tree 1 at .layers[1].w: leaf signature mismatch: expected f32[3,3], found f32[2,16]";
-    let err = pytree_std::multi::map2(&a, &b, |x, y| &x + &y).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&b], |x, [y]| &x + &y).unwrap_err();
     assert_eq!(err.to_string(), want);
     let mut c = mlp();
-    let err = pytree_std::zip_mut(&mut c, [&b], |mut p, [g]| p += &g).unwrap_err();
+    let err = pytree_std::zip_mut([&mut c], [&b], |[mut p], [g]| p += &g).unwrap_err();
     assert_eq!(err.to_string(), want);
     assert_eq!(c, mlp());
-    let err = pytree_std::multi::try_zip_mut_n::<_, 1, 1, String>([&mut c], [&b], |_, _| Ok(()))
-        .unwrap_err();
+    let err =
+        pytree_std::walk::zip_mut::<_, 1, 1, Result<(), String>>([&mut c], [&b], |_, _| Ok(()))
+            .unwrap_err();
     assert_eq!(err.to_string(), want);
 
     // A length mismatch (layers) and a shape mismatch (layers[0].b), in
@@ -336,18 +340,14 @@ fn tree_equal_compares_shapes_then_elements_within_the_tolerance() {
     let a = mlp();
     let mut b = mlp();
     b.layers[0].w[[0, 1]] += 1e-6;
-    assert!(!pytree_std::tree_equal::tree_equal(
-        &a,
-        &b,
-        Tolerance::EXACT
-    ));
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(&a, &b, Tolerance::EXACT));
+    assert!(pytree_std::elements::tree_equal(
         &a,
         &b,
         Tolerance::new(1e-5, 1e-8)
     ));
     b.layers[0].b = Array1::from_elem(4, 1.0);
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &a,
         &b,
         Tolerance::new(1.0, 1.0)
@@ -392,12 +392,12 @@ fn partition_and_combine_split_a_model_of_arrays() {
     };
     type Half = Pair<Option<Array2<f32>>, Option<Array1<f32>>>;
     let (ws, rest): (Half, Half) =
-        pytree_std::filter::partition(m.clone(), |path, _| path.to_string() == ".w").unwrap();
+        pytree_std::split::partition(m.clone(), |path, _| path.to_string() == ".w").unwrap();
     assert_eq!(ws.w, Some(Array2::ones((2, 2))));
     assert_eq!((ws.b, rest.w.clone()), (None, None));
     let (ws, _): (Half, Half) =
-        pytree_std::filter::partition(m.clone(), |_, x| x.ndim() == 2).unwrap();
-    let back: Pair<Array2<f32>, Array1<f32>> = pytree_std::filter::combine(ws, rest).unwrap();
+        pytree_std::split::partition(m.clone(), |_, x| x.ndim() == 2).unwrap();
+    let back: Pair<Array2<f32>, Array1<f32>> = pytree_std::split::combine([ws, rest]).unwrap();
     assert_eq!(back, m);
 }
 
@@ -428,7 +428,7 @@ fn shared_and_owned_arrays_of_any_rank_mix_in_one_struct() {
         .collect();
     assert_eq!(sigs, ["f32[2]", "f32[1,2,3]", "f32[2,2,2,2]", "f32[]"]);
     let mut n = m.clone();
-    pytree_std::zip_mut(&mut n, [&m], |mut x, [y]| x += &y).unwrap();
+    pytree_std::zip_mut([&mut n], [&m], |[mut x], [y]| x += &y).unwrap();
     assert_eq!(n.table, array![2.0, 4.0]);
     assert_eq!(shared, array![1.0, 2.0]); // the shared data was copied on write
     assert_eq!(n.step, arr0(10.0));
@@ -441,7 +441,7 @@ fn shared_and_owned_arrays_of_any_rank_mix_in_one_struct() {
 fn a_vec_of_arrays_is_lent_as_one_run_of_views() {
     let mut v: Vec<Array2<f32>> = vec![Array2::zeros((2, 2)), Array2::ones((1, 3))];
     let other = v.clone();
-    pytree_std::zip_mut(&mut v, [&other], |mut x, [y]| x += &y).unwrap();
+    pytree_std::zip_mut([&mut v], [&other], |[mut x], [y]| x += &y).unwrap();
     assert_eq!(v[1], Array2::from_elem((1, 3), 2.0));
     let old = pytree_std::paths::set(
         &mut v,
@@ -457,7 +457,7 @@ fn a_vec_of_arrays_is_lent_as_one_run_of_views() {
         "at [1]: leaf signature mismatch: expected f32[1,3], found f32[3,1]"
     );
     let w = vec![Array2::zeros((2, 2)), Array2::zeros((3, 1))];
-    let err = pytree_std::multi::map2(&v, &w, |x, y| &x + &y).unwrap_err();
+    let err = pytree_std::walk::map_n(&v, [&w], |x, [y]| &x + &y).unwrap_err();
     assert_eq!(err.path().to_string(), "[1]");
     assert_eq!(pytree_std::structure(&v).to_string(), "[*, *]");
 }
@@ -471,7 +471,7 @@ fn element_types_name_their_dtype() {
     let sig = <ArrayD<pytree_std::half::f16> as Leaf<Std>>::signature(&halves.view()).unwrap();
     assert_eq!(sig.to_string(), "f16[1]");
     let bools = array![true, false];
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(pytree_std::elements::tree_equal(
         &bools,
         &bools.clone(),
         Tolerance::EXACT
@@ -540,7 +540,7 @@ fn the_prechecked_passes_never_hand_the_function_shapes_that_differ() {
 #[test]
 fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
     let m = mlp();
-    let (flat, plan) = pytree_std::ravel::ravel(&m).unwrap();
+    let (flat, plan) = pytree_std::elements::ravel(&m).unwrap();
     assert_eq!(flat.len(), 2 * (9 + 3));
     assert_eq!(flat[9..12], [1.0, 1.0, 1.0]); // layers[0].b after the 3x3 w
     let moved: Vec<f32> = flat.iter().map(|x| x + 1.0).collect();
@@ -548,10 +548,10 @@ fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
     assert_eq!(back, pytree_std::map(mlp(), |x| x + 1.0));
     assert!(plan.unravel(&flat[1..]).is_err());
 
-    let s = pytree_std::summary::summary(&m);
+    let s = pytree_std::elements::summary(&m);
     assert_eq!((s.num_leaves(), s.num_elements()), (4, 24));
     assert_eq!(s.num_bytes(), Some(24 * 4));
-    let sigs = pytree_std::summary::signatures(&m).unwrap();
+    let sigs = pytree_std::elements::signatures(&m).unwrap();
     assert_eq!(
         sigs["layers"][1]["w"].as_leaf(),
         Some(&Signature::new(DType::F32, vec![3, 3]))
@@ -565,7 +565,7 @@ fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
         pytree_std::map(mlp(), |x| x * 0.0),
         mlp(),
     );
-    pytree_std::parallel::par_zip_mut_n(
+    pytree_std::parallel::par_zip_mut(
         [&mut p, &mut mu, &mut nu],
         [&g],
         |[mut p, mut m, mut v], [g]| {
@@ -580,7 +580,8 @@ fn ravel_summary_and_parallel_updates_of_a_model_of_arrays() {
     let mut bad = mlp();
     bad.layers[0].w = Array2::zeros((1, 1));
     let before = p.clone();
-    let err = pytree_std::parallel::par_zip_mut(&mut p, [&bad], |mut x, [y]| x += &y).unwrap_err();
+    let err =
+        pytree_std::parallel::par_zip_mut([&mut p], [&bad], |[mut x], [y]| x += &y).unwrap_err();
     assert_eq!(err.path().to_string(), ".layers[0].w");
     assert_eq!(p, before);
 }

@@ -37,7 +37,7 @@ fn the_benchmark_tree_has_gpt2_smalls_shapes() {
     assert_eq!(Dims::SMALL.parameters(), 124_439_808);
     let tiny = Gpt2::new(TINY, 0, 0.0);
     assert_eq!(
-        pytree_std::reduce::num_leaves(&tiny),
+        pytree_std::reductions::num_leaves(&tiny),
         2 + 12 * TINY.layers + 2
     );
     assert_eq!(2 + 12 * Dims::SMALL.layers + 2, 148);

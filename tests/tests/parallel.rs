@@ -35,11 +35,11 @@ fn par_zip_mut_n_equals_zip_mut_n() {
     let (mut p1, mut m1, mut v1) = (model(200, 1.0), model(200, 0.0), model(200, 0.0));
     let (mut p2, mut m2, mut v2) = (p1.clone(), m1.clone(), v1.clone());
     for _ in 0..3 {
-        pytree_std::multi::zip_mut_n([&mut p1, &mut m1, &mut v1], [&grads], |[p, m, v], [g]| {
+        pytree_std::walk::zip_mut([&mut p1, &mut m1, &mut v1], [&grads], |[p, m, v], [g]| {
             adam(p, m, v, *g)
         })
         .unwrap();
-        pytree_std::parallel::par_zip_mut_n(
+        pytree_std::parallel::par_zip_mut(
             [&mut p2, &mut m2, &mut v2],
             [&grads],
             |[p, m, v], [g]| adam(p, m, v, *g),
@@ -53,11 +53,11 @@ fn par_zip_mut_n_equals_zip_mut_n() {
 fn par_zip_mut_and_par_for_each_mut_equal_their_sequential_forms() {
     let g = model(100, 0.5);
     let (mut a, mut b) = (model(100, 1.0), model(100, 1.0));
-    pytree_std::zip_mut(&mut a, [&g], |p, [g]| *p -= 0.1 * g).unwrap();
-    pytree_std::parallel::par_zip_mut(&mut b, [&g], |p, [g]| *p -= 0.1 * g).unwrap();
+    pytree_std::zip_mut([&mut a], [&g], |[p], [g]| *p -= 0.1 * g).unwrap();
+    pytree_std::parallel::par_zip_mut([&mut b], [&g], |[p], [g]| *p -= 0.1 * g).unwrap();
     assert_eq!(a, b);
     pytree_std::for_each_mut(&mut a, |x| *x = x.sin());
-    pytree_std::parallel::par_for_each_mut(&mut b, |x| *x = x.sin());
+    pytree_std::parallel::par_zip_mut([&mut b], [], |[x], []| *x = x.sin()).unwrap();
     assert_eq!(a, b);
 }
 
@@ -75,7 +75,7 @@ fn a_mismatch_changes_nothing_in_any_tree() {
     let (mut p, mut m) = (model(50, 1.0), model(50, 0.0));
     let mut g = model(50, 0.5);
     g[49].w.push(1.0);
-    let err = pytree_std::parallel::par_zip_mut_n([&mut p, &mut m], [&g], |[p, m], [g]| {
+    let err = pytree_std::parallel::par_zip_mut([&mut p, &mut m], [&g], |[p, m], [g]| {
         *m += g;
         *p -= g;
     })
@@ -92,7 +92,7 @@ fn the_first_failing_leaf_in_leaf_order_is_reported() {
     let mut t = model(300, 1.0);
     t[120].b = -1.0;
     t[250].b = -1.0;
-    let err = pytree_std::parallel::try_par_zip_mut_n([&mut t], [], |[x], []| {
+    let err = pytree_std::parallel::par_zip_mut([&mut t], [], |[x], []| {
         if *x < 0.0 {
             Err("negative")
         } else {

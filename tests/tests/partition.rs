@@ -33,7 +33,7 @@ fn is_bias(path: &KeyPath) -> bool {
 #[test]
 fn partition_splits_into_two_trees_with_none_holes() {
     let (biases, rest): (Mlp<Option<f32>>, Mlp<Option<f32>>) =
-        pytree_std::filter::partition(mlp(), |path, _| is_bias(path)).unwrap();
+        pytree_std::split::partition(mlp(), |path, _| is_bias(path)).unwrap();
     assert_eq!(
         biases.layers,
         [
@@ -66,7 +66,7 @@ fn partition_splits_into_two_trees_with_none_holes() {
 #[test]
 fn partition_puts_a_some_or_none_node_at_every_leaf_of_the_treedef() {
     let (big, _): (Mlp<Option<f32>>, Mlp<Option<f32>>) =
-        pytree_std::filter::partition(mlp(), |_, x| *x > 2.5).unwrap();
+        pytree_std::split::partition(mlp(), |_, x| *x > 2.5).unwrap();
     assert_eq!(
         pytree_std::structure(&big).to_string(),
         "Mlp { layers: [Linear { w: None, b: None }, Linear { w: Some(*), b: Some(*) }], name: \"mlp\" }"
@@ -76,7 +76,7 @@ fn partition_puts_a_some_or_none_node_at_every_leaf_of_the_treedef() {
 #[test]
 fn partition_of_a_vec_of_leaves_sees_each_index() {
     let (even_positions, _): (Vec<Option<u8>>, Vec<Option<u8>>) =
-        pytree_std::filter::partition(vec![10u8, 11, 12], |path, _| {
+        pytree_std::split::partition(vec![10u8, 11, 12], |path, _| {
             path.entries()[0] == pytree_std::paths::KeyEntry::Index(0)
                 || path.entries()[0] == pytree_std::paths::KeyEntry::Index(2)
         })
@@ -95,18 +95,18 @@ fn partition_keeps_existing_none_and_map_keys_in_both_halves() {
         ("c".into(), Some(-3)),
     ]);
     let (pos, neg): (Halves, Halves) =
-        pytree_std::filter::partition(t.clone(), |_, x| *x > 0).unwrap();
+        pytree_std::split::partition(t.clone(), |_, x| *x > 0).unwrap();
     assert_eq!(pos["a"], Some(Some(1)));
     assert_eq!(pos["b"], None);
     assert_eq!(pos["c"], Some(None));
     assert_eq!(neg["c"], Some(Some(-3)));
-    let back: BTreeMap<String, Option<i32>> = pytree_std::filter::combine(pos, neg).unwrap();
+    let back: BTreeMap<String, Option<i32>> = pytree_std::split::combine([pos, neg]).unwrap();
     assert_eq!(back, t);
 }
 
 #[test]
 fn partition_into_a_type_without_option_leaves_is_an_error_with_the_path() {
-    let err = pytree_std::filter::partition::<_, Mlp<f32>>(mlp(), |_, _| true).unwrap_err();
+    let err = pytree_std::split::partition::<_, Mlp<f32>>(mlp(), |_, _| true).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .layers[0].w: node mismatch: expected a leaf, found Some(_)"
@@ -115,7 +115,7 @@ fn partition_into_a_type_without_option_leaves_is_an_error_with_the_path() {
 
 #[test]
 fn filter_keeps_one_side() {
-    let small: Mlp<Option<f32>> = pytree_std::filter::filter(mlp(), |_, x| *x < 2.5).unwrap();
+    let small: Mlp<Option<f32>> = pytree_std::split::filter(mlp(), |_, x| *x < 2.5).unwrap();
     assert_eq!(
         small.layers,
         [
@@ -131,8 +131,8 @@ fn filter_keeps_one_side() {
 #[test]
 fn combine_undoes_partition() {
     let (a, b): (Mlp<Option<f32>>, Mlp<Option<f32>>) =
-        pytree_std::filter::partition(mlp(), |path, _| is_bias(path)).unwrap();
-    let back: Mlp<f32> = pytree_std::filter::combine(a, b).unwrap();
+        pytree_std::split::partition(mlp(), |path, _| is_bias(path)).unwrap();
+    let back: Mlp<f32> = pytree_std::split::combine([a, b]).unwrap();
     assert_eq!(back, mlp());
 }
 
@@ -146,7 +146,7 @@ fn combine_takes_the_leaf_from_whichever_tree_holds_it() {
         w: None,
         b: Some(2.0f32),
     };
-    let l: Linear<f32> = pytree_std::filter::combine(b, a).unwrap();
+    let l: Linear<f32> = pytree_std::split::combine([b, a]).unwrap();
     assert_eq!(l, Linear { w: 1.0, b: 2.0 });
 }
 
@@ -160,7 +160,7 @@ fn combine_with_a_leaf_in_both_trees_is_an_error_naming_the_path() {
         w: None,
         b: Some(2.0f32),
     }];
-    let err = pytree_std::filter::combine::<_, Vec<Linear<f32>>>(a, b).unwrap_err();
+    let err = pytree_std::split::combine::<_, Vec<Linear<f32>>, 2>([a, b]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [0].b: trees 0 and 1 both hold a leaf here; combine needs exactly one"
@@ -181,7 +181,7 @@ fn combine_with_a_leaf_in_neither_tree_is_an_error_naming_the_path() {
         b: None,
     }];
     let b = vec![Linear { w: None, b: None }];
-    let err = pytree_std::filter::combine::<_, Vec<Linear<f32>>>(a, b).unwrap_err();
+    let err = pytree_std::split::combine::<_, Vec<Linear<f32>>, 2>([a, b]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [0].b: none of the 2 trees holds a leaf here; combine needs exactly one"
@@ -191,13 +191,13 @@ fn combine_with_a_leaf_in_neither_tree_is_an_error_naming_the_path() {
 #[test]
 fn combine_of_three_parts_names_every_holder_in_a_conflict() {
     let parts = [(Some(1), None), (Some(2), Some(3)), (Some(4), None)];
-    let err = pytree_std::filter::combine_n::<_, (i32, i32), 3>(parts).unwrap_err();
+    let err = pytree_std::split::combine::<_, (i32, i32), 3>(parts).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [0]: trees 0, 1, 2 hold a leaf here; combine needs exactly one"
     );
     let ok: (i32, i32) =
-        pytree_std::filter::combine_n([(Some(1), None), (None, Some(3)), (None, None)]).unwrap();
+        pytree_std::split::combine([(Some(1), None), (None, Some(3)), (None, None)]).unwrap();
     assert_eq!(ok, (1, 3));
 }
 
@@ -220,7 +220,7 @@ fn combine_of_trees_with_other_lengths_names_the_tree_and_the_path() {
         ],
         name: "mlp".into(),
     };
-    let err = pytree_std::filter::combine::<_, Mlp<f32>>(a, b).unwrap_err();
+    let err = pytree_std::split::combine::<_, Mlp<f32>, 2>([a, b]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at .layers: sequence length mismatch: expected 1, found 2"
@@ -243,7 +243,7 @@ fn combine_of_trees_with_other_static_data_names_the_field() {
         }],
         name: "b".into(),
     };
-    let err = pytree_std::filter::combine::<_, Mlp<f32>>(a, b).unwrap_err();
+    let err = pytree_std::split::combine::<_, Mlp<f32>, 2>([a, b]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at .name: static data mismatch: expected \"a\", found \"b\""
@@ -254,7 +254,7 @@ fn combine_of_trees_with_other_static_data_names_the_field() {
 fn combine_of_maps_with_other_keys_lists_them() {
     let a = BTreeMap::from([("x", Some(1)), ("y", None)]);
     let b = BTreeMap::from([("x", None), ("z", Some(2))]);
-    let err = pytree_std::filter::combine::<_, BTreeMap<&str, i32>>(a, b).unwrap_err();
+    let err = pytree_std::split::combine::<_, BTreeMap<&str, i32>, 2>([a, b]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at <root>: map key mismatch; expected key(s): [\"x\", \"y\"], got key(s): [\"x\", \"z\"], missing key(s): [\"y\"], extra key(s): [\"z\"]"
@@ -263,7 +263,7 @@ fn combine_of_maps_with_other_keys_lists_them() {
 
 #[test]
 fn combine_of_trees_without_option_leaves_is_an_error() {
-    let err = pytree_std::filter::combine::<_, (i32, i32)>((1, 2), (3, 4)).unwrap_err();
+    let err = pytree_std::split::combine::<_, (i32, i32), 2>([(1, 2), (3, 4)]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 0 at [0]: node mismatch: expected Some(_) or None, found a leaf"
@@ -304,7 +304,7 @@ fn the_counters_leaves_have_the_kinds_pax_registers() {
 fn pax_split_updates_the_parameters_and_keeps_the_state() {
     // One call splits parameters from state.
     let (params, state): (Counter<Option<f64>>, Counter<Option<f64>>) =
-        pytree_std::filter::partition(counter(), |path, _| path.kind() == "param").unwrap();
+        pytree_std::split::partition(counter(), |path, _| path.kind() == "param").unwrap();
     assert_eq!(
         params,
         Counter {
@@ -329,10 +329,10 @@ fn pax_split_updates_the_parameters_and_keeps_the_state() {
         is_training: true,
     };
     let lr = 0.1;
-    let params = pytree_std::multi::map2(&params, &grads, |p, g| p - lr * g).unwrap();
+    let params = pytree_std::walk::map_n(&params, [&grads], |p, [g]| p - lr * g).unwrap();
 
     // Put back together: the bias moved, the count is the state we kept.
-    let stepped: Counter<f64> = pytree_std::filter::combine(params, state).unwrap();
+    let stepped: Counter<f64> = pytree_std::split::combine([params, state]).unwrap();
     assert_eq!(
         stepped,
         Counter {
@@ -346,10 +346,10 @@ fn pax_split_updates_the_parameters_and_keeps_the_state() {
 #[test]
 fn pax_state_update_leaves_the_parameters_alone() {
     let (params, state): (Counter<Option<f64>>, Counter<Option<f64>>) =
-        pytree_std::filter::partition(counter(), |path, _| path.kind() == "param").unwrap();
+        pytree_std::split::partition(counter(), |path, _| path.kind() == "param").unwrap();
     // The seed's `step`: count = count + 1, on the state only.
     let state = pytree_std::map(state, |c| c + 1.0);
-    let stepped: Counter<f64> = pytree_std::filter::combine(params, state).unwrap();
+    let stepped: Counter<f64> = pytree_std::split::combine([params, state]).unwrap();
     assert_eq!(
         stepped,
         Counter {
@@ -379,7 +379,7 @@ fn counters_nested_in_a_model_keep_their_kinds() {
         scale: 3.0,
     };
     let params: Model<Option<f64>> =
-        pytree_std::filter::filter(m.clone(), |path, _| path.kind() == "param").unwrap();
+        pytree_std::split::filter(m.clone(), |path, _| path.kind() == "param").unwrap();
     let shown: Vec<String> = pytree_std::paths::leaves_with_path(&params)
         .into_iter()
         .map(|(p, x)| format!("{p}={x}"))

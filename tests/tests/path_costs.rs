@@ -65,7 +65,7 @@ fn for_each_with_path_allocates_nothing_per_leaf() {
     let big = vec![1.0f32; 10_000];
     let (n, seen) = allocations(|| {
         let mut seen = 0;
-        pytree_std::paths::for_each_with_path(&big, |_, _| seen += 1);
+        pytree_std::paths::for_each_with_path(&big, [], |_, _, []| seen += 1).unwrap();
         seen
     });
     assert_eq!(seen, 10_000);
@@ -74,9 +74,10 @@ fn for_each_with_path_allocates_nothing_per_leaf() {
     let nested = layers(1_000);
     let (n, states) = allocations(|| {
         let mut states = 0;
-        pytree_std::paths::for_each_with_path(&nested, |path, _| {
+        pytree_std::paths::for_each_with_path(&nested, [], |path, _, []| {
             states += usize::from(path.kind() == "state")
-        });
+        })
+        .unwrap();
         states
     });
     assert_eq!(states, 1_000);
@@ -114,10 +115,10 @@ fn reductions_allocate_nothing() {
     let nested = layers(1_000);
     let (n, total) = allocations(|| {
         (
-            pytree_std::reduce::sum(&nested),
-            pytree_std::reduce::max(&nested).copied(),
-            pytree_std::reduce::count(&nested, |x| *x > 10.0),
-            pytree_std::reduce::num_leaves(&nested),
+            pytree_std::reductions::sum(&nested),
+            pytree_std::reductions::max(&nested).copied(),
+            pytree_std::reductions::count(&nested, |x| *x > 10.0),
+            pytree_std::reductions::num_leaves(&nested),
         )
     });
     assert_eq!(n, 0);

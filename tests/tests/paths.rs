@@ -135,7 +135,10 @@ fn every_path_from_a_walk_leads_back_to_its_leaf_through_get() {
 #[test]
 fn for_each_with_path_visits_in_pre_order() {
     let mut seen = Vec::new();
-    pytree_std::paths::for_each_with_path(&mlp(), |path, x| seen.push(format!("{path}:{x}")));
+    pytree_std::paths::for_each_with_path(&mlp(), [], |path, x, []| {
+        seen.push(format!("{path}:{x}"))
+    })
+    .unwrap();
     assert_eq!(
         seen,
         [
@@ -150,11 +153,12 @@ fn for_each_with_path_visits_in_pre_order() {
 #[test]
 fn for_each_mut_with_path_updates_only_the_leaves_it_picks() {
     let mut m = mlp();
-    pytree_std::paths::for_each_mut_with_path(&mut m, |path, b| {
+    pytree_std::paths::zip_mut_with_path(&mut m, [], |path, b, []| {
         if path.entries().last() == Some(&KeyEntry::Field("b")) {
             *b = 0.0;
         }
-    });
+    })
+    .unwrap();
     assert_eq!(pytree_std::flatten(m).0, [1.0, 0.0, 3.0, 0.0]);
 }
 
@@ -546,7 +550,7 @@ fn the_by_value_and_mutable_walks_report_the_same_kinds() {
     let by_value: Vec<&str> = pairs.iter().map(|(p, _)| p.kind()).collect();
     let mut by_mut = Vec::new();
     let mut n = net();
-    pytree_std::paths::for_each_mut_with_path(&mut n, |p, _| by_mut.push(p.kind()));
+    pytree_std::paths::zip_mut_with_path(&mut n, [], |p, _, []| by_mut.push(p.kind())).unwrap();
     assert_eq!(by_value, by_mut);
     assert_eq!(
         by_value,

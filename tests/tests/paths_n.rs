@@ -41,10 +41,13 @@ fn mlp(x: f32) -> Mlp<f32> {
 #[test]
 fn map_with_path_n_hands_f_the_first_trees_path_and_every_trees_leaf() {
     let (a, b, c) = (mlp(0.0), mlp(10.0), mlp(100.0));
-    let out: Mlp<String> = pytree_std::paths::map_with_path_n(&a, [&b, &c], |path, x, [y, z]| {
-        format!("{path}:{}", x + y + z)
-    })
-    .unwrap();
+    let out: Mlp<String> =
+        pytree_std::generic::multi_path::map_with_path_n::<pytree_std::Std, _, _, _, _>(
+            &a,
+            [&b, &c],
+            |path, x, [y, z]| format!("{path}:{}", x + y + z),
+        )
+        .unwrap();
     assert_eq!(out.layers[0].w, ".layers[0].w:110");
     assert_eq!(out.layers[1].b, ".layers[1].b:119");
     assert_eq!(out.steps, ".steps:122");
@@ -55,7 +58,7 @@ fn map_with_path_n_hands_f_the_first_trees_path_and_every_trees_leaf() {
 fn the_paths_carry_their_kind() {
     let (a, b) = (mlp(0.0), mlp(1.0));
     let mut kinds = Vec::new();
-    pytree_std::paths::for_each_with_path_n(&a, [&b], |path, _, _| {
+    pytree_std::paths::for_each_with_path(&a, [&b], |path, _, _| {
         kinds.push((path.to_string(), path.kind()))
     })
     .unwrap();
@@ -84,7 +87,7 @@ fn a_mismatch_is_reported_as_map_n_reports_it_and_nothing_is_called_or_changed()
     b.layers.pop();
     b.name = "other".into();
     let mut calls = 0;
-    let err = pytree_std::paths::for_each_with_path_n(&a, [&b], |_, _, _| calls += 1).unwrap_err();
+    let err = pytree_std::paths::for_each_with_path(&a, [&b], |_, _, _| calls += 1).unwrap_err();
     let want = pytree_std::map_n(&a, [&b], |x, _| *x).unwrap_err();
     assert_eq!(err, want);
     assert_eq!(calls, 0);
@@ -104,14 +107,23 @@ fn a_mismatch_is_reported_as_map_n_reports_it_and_nothing_is_called_or_changed()
 fn the_result_may_have_another_leaf_type() {
     let a = vec![1.0f32, 2.0];
     let b = vec![1.0f32, 3.0];
-    let same: Vec<bool> = pytree_std::paths::map_with_path_n(&a, [&b], |_, x, [y]| x == y).unwrap();
+    let same: Vec<bool> =
+        pytree_std::generic::multi_path::map_with_path_n::<pytree_std::Std, _, _, _, _>(
+            &a,
+            [&b],
+            |_, x, [y]| x == y,
+        )
+        .unwrap();
     assert_eq!(same, [true, false]);
     // U is checked through the TreeDef: another shape is an error.
-    let err =
-        pytree_std::paths::map_with_path_n::<_, (bool, bool, bool), 1>(&a, [&b], |_, x, [y]| {
-            x == y
-        })
-        .unwrap_err();
+    let err = pytree_std::generic::multi_path::map_with_path_n::<
+        pytree_std::Std,
+        _,
+        (bool, bool, bool),
+        1,
+        _,
+    >(&a, [&b], |_, x, [y]| x == y)
+    .unwrap_err();
     assert!(
         err.to_string().contains("expected a tuple of arity 3"),
         "{err}"
@@ -123,8 +135,12 @@ fn hash_maps_pair_their_entries_in_sorted_key_order() {
     let a = HashMap::from([("b".to_string(), 2i32), ("a".to_string(), 1)]);
     let b = HashMap::from([("a".to_string(), 10i32), ("b".to_string(), 20)]);
     let out: BTreeMap<String, String> =
-        pytree_std::paths::map_with_path_n(&a, [&b], |path, x, [y]| format!("{path}={}", x + y))
-            .unwrap();
+        pytree_std::generic::multi_path::map_with_path_n::<pytree_std::Std, _, _, _, _>(
+            &a,
+            [&b],
+            |path, x, [y]| format!("{path}={}", x + y),
+        )
+        .unwrap();
     assert_eq!(out["a"], "[\"a\"]=11");
     assert_eq!(out["b"], "[\"b\"]=22");
 }
@@ -135,9 +151,11 @@ fn dynamic_trees_pair_by_key_whatever_the_order_of_their_entries() {
     let b: Tree<i64> = tree! { "x" => { "d" => 30, "c" => 20 }, "w" => 10 };
     let c: Tree<i64> = tree! { "w" => 100, "x" => { "c" => 200, "d" => 300 } };
     let out: Tree<String> =
-        pytree_std::paths::map_with_path_n(&a, [&b, &c], |path: &KeyPath, x, [y, z]| {
-            format!("{path}={}", x + y + z)
-        })
+        pytree_std::generic::multi_path::map_with_path_n::<pytree_std::Std, _, _, _, _>(
+            &a,
+            [&b, &c],
+            |path: &KeyPath, x, [y, z]| format!("{path}={}", x + y + z),
+        )
         .unwrap();
     assert_eq!(
         format!("{out:?}"),
@@ -152,7 +170,7 @@ fn dynamic_trees_pair_by_key_whatever_the_order_of_their_entries() {
     .unwrap();
     assert_eq!(t, tree! { "w" => 1, "x" => { "c" => 22, "d" => 33 } });
     let missing: Tree<i64> = tree! { "w" => 10, "x" => { "c" => 20 } };
-    let err = pytree_std::paths::for_each_with_path_n(&a, [&missing], |_, _, _| {}).unwrap_err();
+    let err = pytree_std::paths::for_each_with_path(&a, [&missing], |_, _, _| {}).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::KeyMismatch { .. }), "{err}");
     assert_eq!(err.path().to_string(), "[\"x\"]");
     assert_eq!(err.tree_index(), Some(1));
@@ -168,18 +186,20 @@ fn array_leaves_of_another_shape_are_a_signature_mismatch_before_any_call() {
         w: v(&[3.0, 4.0]),
         b: v(&[1.0]),
     };
-    let sum: Linear<Vector> = pytree_std::paths::map_with_path_n(&a, [&b], |_, x, [y]| {
-        Vector(x.0.iter().zip(&y.0).map(|(p, q)| p + q).collect())
-    })
-    .unwrap();
+    let sum: Linear<Vector> =
+        pytree_std::generic::multi_path::map_with_path_n::<pytree_std::Std, _, _, _, _>(
+            &a,
+            [&b],
+            |_, x, [y]| Vector(x.0.iter().zip(&y.0).map(|(p, q)| p + q).collect()),
+        )
+        .unwrap();
     assert_eq!(sum.w, v(&[4.0, 6.0]));
     let wide = Linear {
         w: v(&[3.0, 4.0]),
         b: v(&[1.0, 1.0]),
     };
     let mut calls = 0;
-    let err =
-        pytree_std::paths::for_each_with_path_n(&a, [&wide], |_, _, _| calls += 1).unwrap_err();
+    let err = pytree_std::paths::for_each_with_path(&a, [&wide], |_, _, _| calls += 1).unwrap_err();
     assert_eq!(calls, 0);
     assert_eq!(
         err.to_string(),
@@ -191,10 +211,20 @@ fn array_leaves_of_another_shape_are_a_signature_mismatch_before_any_call() {
 fn trees_without_leaves_call_nothing_and_keep_their_structure() {
     let a: (Vec<f32>, Option<f32>) = (vec![], None);
     let out: (Vec<f32>, Option<f32>) =
-        pytree_std::paths::map_with_path_n(&a, [&a.clone()], |_, x, [_]| *x).unwrap();
+        pytree_std::generic::multi_path::map_with_path_n::<pytree_std::Std, _, _, _, _>(
+            &a,
+            [&a.clone()],
+            |_, x, [_]| *x,
+        )
+        .unwrap();
     assert_eq!(out, a);
     let t: Tree<f32> = tree! { "a" => None, "b" => [] };
     let out: Tree<f32> =
-        pytree_std::paths::map_with_path_n(&t, [&t.clone()], |_, x, [_]| *x).unwrap();
+        pytree_std::generic::multi_path::map_with_path_n::<pytree_std::Std, _, _, _, _>(
+            &t,
+            [&t.clone()],
+            |_, x, [_]| *x,
+        )
+        .unwrap();
     assert_eq!(out, t);
 }

@@ -40,18 +40,18 @@ fn a_prefix_leaf_applies_to_the_whole_subtree_below_it() {
     // (None, 0) is equivalent to (None, {"k1": 0, "k2": 0}).
     let short = (NotMapped, Mapped(0));
     let full = spelled(NotMapped, Mapped(0), Mapped(0));
-    let b_short: SpelledAxes = pytree_std::prefix::broadcast(&short, &args()).unwrap();
-    let b_full: SpelledAxes = pytree_std::prefix::broadcast(&full, &args()).unwrap();
+    let b_short: SpelledAxes = pytree_std::nested::broadcast(&short, &args()).unwrap();
+    let b_full: SpelledAxes = pytree_std::nested::broadcast(&full, &args()).unwrap();
     assert_eq!(b_short, full);
     assert_eq!(b_full, full);
 }
 
 #[test]
 fn a_single_leaf_is_a_prefix_of_the_whole_argument_tuple() {
-    let b: SpelledAxes = pytree_std::prefix::broadcast(&Mapped(0), &args()).unwrap();
+    let b: SpelledAxes = pytree_std::nested::broadcast(&Mapped(0), &args()).unwrap();
     assert_eq!(b, spelled(Mapped(0), Mapped(0), Mapped(0)));
     assert_eq!(
-        pytree_std::prefix::broadcast_prefix(&Mapped(0), &args()).unwrap(),
+        pytree_std::nested::broadcast_prefix(&Mapped(0), &args()).unwrap(),
         [&Mapped(0); 3]
     );
 }
@@ -61,7 +61,7 @@ fn a_fully_spelled_prefix_can_map_only_one_entry() {
     // (None, {"k1": None, "k2": 0}): only k2 is mapped.
     let in_axes = spelled(NotMapped, NotMapped, Mapped(0));
     let mapped: (bool, BTreeMap<String, bool>) =
-        pytree_std::prefix::map_with_prefix(&args(), &in_axes, |_, axis| *axis != NotMapped)
+        pytree_std::nested::map_with_prefix(&args(), &in_axes, |_, axis| *axis != NotMapped)
             .unwrap();
     assert_eq!(
         mapped,
@@ -77,7 +77,7 @@ fn none_is_a_prefix_only_of_none() {
     // With `Option` as the axis type, `None` is structure: it does not
     // stand for a leaf (equinox PR 753), and `Some(_)` is not a leaf either.
     let in_axes: (Option<usize>, Option<usize>) = (None, Some(0));
-    let err = pytree_std::prefix::broadcast_prefix(&in_axes, &args()).unwrap_err();
+    let err = pytree_std::nested::broadcast_prefix(&in_axes, &args()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree structures differ (2 mismatches found)\n  \
@@ -87,7 +87,7 @@ fn none_is_a_prefix_only_of_none() {
     // `None` against `None` is fine, and a leaf under `Some` broadcasts.
     let full = (None::<f32>, Some(vec![1.0f32, 2.0]));
     let b: (Option<usize>, Option<Vec<usize>>) =
-        pytree_std::prefix::broadcast(&(None::<usize>, Some(7usize)), &full).unwrap();
+        pytree_std::nested::broadcast(&(None::<usize>, Some(7usize)), &full).unwrap();
     assert_eq!(b, (None, Some(vec![7, 7])));
 }
 
@@ -96,10 +96,14 @@ fn map_prefix_hands_the_function_whole_subtrees() {
     // JAX: map(f, [1, 2], [[3, 4], 5]) gives [(1, [3, 4]), (2, 5)].
     let mut seen = Vec::new();
     let out: ((i32, Vec<i32>), (i32, Vec<i32>)) =
-        pytree_std::prefix::map_prefix(&(1i32, 2i32), &(vec![3i32, 4], 5i32), |p, sub| {
-            seen.push(sub.def().to_string());
-            (*p, sub.leaves().iter().map(|x| **x).collect::<Vec<i32>>())
-        })
+        pytree_std::generic::prefix::map_prefix::<pytree_std::Std, _, _, _, _, _>(
+            &(1i32, 2i32),
+            &(vec![3i32, 4], 5i32),
+            |p, sub| {
+                seen.push(sub.def().to_string());
+                (*p, sub.leaves().iter().map(|x| **x).collect::<Vec<i32>>())
+            },
+        )
         .unwrap();
     assert_eq!(out, ((1, vec![3, 4]), (2, vec![5])));
     assert_eq!(seen, ["[*, *]", "*"]);
@@ -111,10 +115,10 @@ fn broadcast_spells_a_prefix_out_to_the_full_structure() {
     let prefix = (1, BTreeMap::from([("x", 2)]));
     let full = ((1, 2), BTreeMap::from([("x", vec![3, 4])]));
     let b: ((i32, i32), BTreeMap<&str, Vec<i32>>) =
-        pytree_std::prefix::broadcast(&prefix, &full).unwrap();
+        pytree_std::nested::broadcast(&prefix, &full).unwrap();
     assert_eq!(b, ((1, 1), BTreeMap::from([("x", vec![2, 2])])));
     assert_eq!(
-        pytree_std::prefix::broadcast_prefix(&prefix, &full).unwrap(),
+        pytree_std::nested::broadcast_prefix(&prefix, &full).unwrap(),
         [&1, &1, &2, &2]
     );
 }
@@ -122,7 +126,7 @@ fn broadcast_spells_a_prefix_out_to_the_full_structure() {
 #[test]
 fn flatten_up_to_gives_one_subtree_per_prefix_leaf() {
     let prefix = pytree_std::structure(&(0, 0));
-    let subs = pytree_std::prefix::flatten_up_to(&prefix, args()).unwrap();
+    let subs = pytree_std::nested::flatten_up_to(&prefix, args()).unwrap();
     assert_eq!(subs.len(), 2);
     assert!(subs[0].is_leaf());
     assert_eq!(subs[0].leaves(), [1.0]);
@@ -136,7 +140,7 @@ fn flatten_up_to_gives_one_subtree_per_prefix_leaf() {
 fn flatten_up_to_keeps_subtrees_without_leaves() {
     let prefix = pytree_std::structure(&(0u8, 0u8, 0u8));
     let subs =
-        pytree_std::prefix::flatten_up_to(&prefix, (Vec::<u8>::new(), None::<u8>, 5u8)).unwrap();
+        pytree_std::nested::flatten_up_to(&prefix, (Vec::<u8>::new(), None::<u8>, 5u8)).unwrap();
     let defs: Vec<String> = subs.iter().map(|s| s.def().to_string()).collect();
     assert_eq!(defs, ["[]", "None", "*"]);
     assert_eq!(subs[2].leaves(), [5]);
@@ -146,7 +150,7 @@ fn flatten_up_to_keeps_subtrees_without_leaves() {
 fn flatten_up_to_lists_every_place_that_is_not_a_prefix() {
     let prefix = pytree_std::structure(&(0, vec![0, 0], BTreeMap::from([("a", 0)])));
     let tree = (vec![1.0], vec![2.0], BTreeMap::from([("b", 3.0)]));
-    let err = pytree_std::prefix::flatten_up_to(&prefix, tree).unwrap_err();
+    let err = pytree_std::nested::flatten_up_to(&prefix, tree).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree structures differ (2 mismatches found)\n  \
@@ -158,7 +162,7 @@ fn flatten_up_to_lists_every_place_that_is_not_a_prefix() {
 
 #[test]
 fn a_prefix_deeper_than_the_tree_is_an_error() {
-    let err = pytree_std::prefix::map_with_prefix::<_, _, f32, (f32, f32)>(
+    let err = pytree_std::nested::map_with_prefix::<_, _, f32, (f32, f32)>(
         &(1.0f32, 2.0f32),
         &(0u8, vec![0u8]),
         |x, _| *x,
@@ -238,7 +242,7 @@ fn a_model_of_axes_is_the_in_axes_of_a_model_of_tensors() {
         scale: NotMapped,
     };
     let lens: Model<Option<usize>> =
-        pytree_std::prefix::map_with_prefix(&model(), &in_axes, batch_len).unwrap();
+        pytree_std::nested::map_with_prefix(&model(), &in_axes, batch_len).unwrap();
     assert_eq!(
         lens,
         Model {
@@ -261,9 +265,9 @@ fn a_model_of_axes_is_the_in_axes_of_a_model_of_tensors() {
 fn a_prefix_of_the_model_maps_whole_fields() {
     // A single axis is a prefix of any model; a tuple is not a `Model`.
     let lens: Model<Option<usize>> =
-        pytree_std::prefix::map_with_prefix(&model(), &Mapped(0), batch_len).unwrap();
+        pytree_std::nested::map_with_prefix(&model(), &Mapped(0), batch_len).unwrap();
     assert_eq!(lens.layers[1].b, Some(2));
-    let err = pytree_std::prefix::map_with_prefix::<_, _, Option<usize>, Model<Option<usize>>>(
+    let err = pytree_std::nested::map_with_prefix::<_, _, Option<usize>, Model<Option<usize>>>(
         &model(),
         &(Mapped(0), NotMapped),
         batch_len,
@@ -293,7 +297,7 @@ fn a_model_of_options_is_no_prefix_of_a_model_of_tensors() {
         ],
         scale: None,
     };
-    let err = pytree_std::prefix::map_with_prefix::<_, _, usize, Model<usize>>(
+    let err = pytree_std::nested::map_with_prefix::<_, _, usize, Model<usize>>(
         &model(),
         &in_axes,
         |t, a| t.0.len() + a,

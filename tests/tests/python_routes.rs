@@ -57,13 +57,13 @@ fn is_leaf_by_namespace_makes_a_container_one_leaf_everywhere() {
 #[test]
 fn is_leaf_for_one_call_is_a_prefix() {
     let prefix = pytree_std::structure(&layer()).one_level();
-    let subs = pytree_std::prefix::flatten_up_to(&prefix, layer()).unwrap();
+    let subs = pytree_std::nested::flatten_up_to(&prefix, layer()).unwrap();
     let lists: Vec<&[f32]> = subs.iter().map(|s| s.leaves()).collect();
     assert_eq!(lists, [&[1.0, 2.0][..], &[3.0][..]]);
     // On a dynamic tree: stop at depth one.
     let t: Tree<f32> = tree! { "w" => [1.0, 2.0], "b" => { "x" => 3.0 } };
     let prefix = pytree_std::structure(&t).one_level();
-    let subs = pytree_std::prefix::flatten_up_to(&prefix, t).unwrap();
+    let subs = pytree_std::nested::flatten_up_to(&prefix, t).unwrap();
     assert_eq!(subs[1].def().to_string(), r#"{"x": *}"#);
 }
 
@@ -85,13 +85,13 @@ fn none_is_leaf_by_namespace_keeps_none_as_a_leaf() {
 #[test]
 fn none_is_leaf_by_leaf_type_or_by_filling_the_holes() {
     let in_axes = (Axis::NotMapped, vec![Axis::Mapped(0), Axis::NotMapped]);
-    assert_eq!(pytree_std::reduce::num_leaves(&in_axes), 3);
+    assert_eq!(pytree_std::reductions::num_leaves(&in_axes), 3);
     assert_eq!(pytree_std::structure(&in_axes).to_string(), "(*, [*, *])");
     // Holes of the dynamic tree become leaves.
     let t: Tree<f32> = tree! { "x" => None, "rest" => [1.0, None] };
-    assert_eq!(pytree_std::reduce::num_leaves(&t), 1);
-    let filled: Tree<f32> = pytree_std::filter::replace_nones(t, || f32::NAN).unwrap();
-    assert_eq!(pytree_std::reduce::num_leaves(&filled), 3);
+    assert_eq!(pytree_std::reductions::num_leaves(&t), 1);
+    let filled: Tree<f32> = pytree_std::split::replace_nones(t, || f32::NAN).unwrap();
+    assert_eq!(pytree_std::reductions::num_leaves(&filled), 3);
     assert_eq!(
         pytree_std::structure(&filled),
         TreeDef::dict_in_order([

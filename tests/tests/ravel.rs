@@ -32,7 +32,7 @@ fn model() -> Vec<Layer> {
 
 #[test]
 fn ravel_lays_leaves_in_leaf_order_and_unravel_inverts_it() {
-    let (flat, plan) = pytree_std::ravel::ravel(&model()).unwrap();
+    let (flat, plan) = pytree_std::elements::ravel(&model()).unwrap();
     assert_eq!(flat, [1.0, 2.0, 3.0, 4.0, 5.0]);
     assert_eq!(
         flat,
@@ -46,7 +46,7 @@ fn ravel_lays_leaves_in_leaf_order_and_unravel_inverts_it() {
 
 #[test]
 fn the_plan_rebuilds_any_buffer_of_its_length() {
-    let (flat, plan) = pytree_std::ravel::ravel(&model()).unwrap();
+    let (flat, plan) = pytree_std::elements::ravel(&model()).unwrap();
     let step: Vec<f64> = flat.iter().map(|x| x - 1.0).collect();
     let moved = plan.unravel(&step).unwrap();
     assert_eq!(
@@ -60,7 +60,7 @@ fn the_plan_rebuilds_any_buffer_of_its_length() {
 
 #[test]
 fn a_buffer_of_another_length_is_an_error() {
-    let (_, plan) = pytree_std::ravel::ravel(&model()).unwrap();
+    let (_, plan) = pytree_std::elements::ravel(&model()).unwrap();
     let err = plan.unravel(&[0.0; 6]).unwrap_err();
     assert_eq!(
         err.kind(),
@@ -73,7 +73,7 @@ fn a_buffer_of_another_length_is_an_error() {
 
 #[test]
 fn ravel_into_reuses_the_buffer_and_checks_the_structure() {
-    let (mut buf, plan) = pytree_std::ravel::ravel(&model()).unwrap();
+    let (mut buf, plan) = pytree_std::elements::ravel(&model()).unwrap();
     let capacity = buf.capacity();
     let mut other = model();
     if let Layer::Dense(l) = &mut other[0] {
@@ -91,7 +91,7 @@ fn ravel_into_reuses_the_buffer_and_checks_the_structure() {
 
 #[test]
 fn a_tree_without_leaves_ravels_to_nothing() {
-    let (flat, plan) = pytree_std::ravel::ravel(&vec![Layer::Skip]).unwrap();
+    let (flat, plan) = pytree_std::elements::ravel(&vec![Layer::Skip]).unwrap();
     assert!(flat.is_empty() && plan.is_empty());
     assert_eq!(plan.unravel(&[]).unwrap(), vec![Layer::Skip]);
 }

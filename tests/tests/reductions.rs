@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::ops::Add;
 
-use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance, PyTree};
+use pytree_std::{elements::ApproxEq, elements::Tolerance, PyTree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear<T> {
@@ -28,7 +28,7 @@ fn mlp() -> Mlp<f32> {
 
 #[test]
 fn fold_sees_leaves_in_pre_order() {
-    let order = pytree_std::reduce::fold(&mlp(), Vec::new(), |mut acc, x| {
+    let order = pytree_std::reductions::fold(&mlp(), Vec::new(), |mut acc, x| {
         acc.push(*x);
         acc
     });
@@ -38,10 +38,13 @@ fn fold_sees_leaves_in_pre_order() {
 #[test]
 fn fold_of_a_tree_without_leaves_is_the_initial_value() {
     assert_eq!(
-        pytree_std::reduce::fold(&Vec::<f32>::new(), 7.5, |a, x| a + x),
+        pytree_std::reductions::fold(&Vec::<f32>::new(), 7.5, |a, x| a + x),
         7.5
     );
-    assert_eq!(pytree_std::reduce::fold(&None::<i32>, 1, |a, x| a * x), 1);
+    assert_eq!(
+        pytree_std::reductions::fold(&None::<i32>, 1, |a, x| a * x),
+        1
+    );
 }
 
 #[test]
@@ -51,16 +54,19 @@ fn reduce_combines_leaves_by_value_left_to_right() {
         vec![String::from("b"), String::from("c")],
     );
     assert_eq!(
-        pytree_std::reduce::reduce(words, |a, b| format!("({a}{b})")),
+        pytree_std::reductions::reduce(words, |a, b| format!("({a}{b})")),
         Some("((ab)c)".to_string())
     );
 }
 
 #[test]
 fn reduce_of_one_leaf_is_that_leaf_and_of_none_is_none() {
-    assert_eq!(pytree_std::reduce::reduce(Some(4), |a, b| a + b), Some(4));
     assert_eq!(
-        pytree_std::reduce::reduce(Vec::<i32>::new(), |a, b| a + b),
+        pytree_std::reductions::reduce(Some(4), |a, b| a + b),
+        Some(4)
+    );
+    assert_eq!(
+        pytree_std::reductions::reduce(Vec::<i32>::new(), |a, b| a + b),
         None
     );
 }
@@ -68,25 +74,25 @@ fn reduce_of_one_leaf_is_that_leaf_and_of_none_is_none() {
 #[test]
 fn all_any_and_count_test_every_leaf() {
     let m = mlp();
-    assert!(pytree_std::reduce::all(&m, |x| x.is_finite()));
-    assert!(!pytree_std::reduce::all(&m, |x| *x > 0.0));
-    assert!(pytree_std::reduce::any(&m, |x| *x < 0.0));
-    assert!(!pytree_std::reduce::any(&m, |x| *x > 10.0));
-    assert_eq!(pytree_std::reduce::count(&m, |x| *x > 0.0), 3);
+    assert!(pytree_std::reductions::all(&m, |x| x.is_finite()));
+    assert!(!pytree_std::reductions::all(&m, |x| *x > 0.0));
+    assert!(pytree_std::reductions::any(&m, |x| *x < 0.0));
+    assert!(!pytree_std::reductions::any(&m, |x| *x > 10.0));
+    assert_eq!(pytree_std::reductions::count(&m, |x| *x > 0.0), 3);
 }
 
 #[test]
 fn all_is_true_and_any_false_for_a_tree_without_leaves() {
     let empty: BTreeMap<String, f32> = BTreeMap::new();
-    assert!(pytree_std::reduce::all(&empty, |_| false));
-    assert!(!pytree_std::reduce::any(&empty, |_| true));
-    assert_eq!(pytree_std::reduce::count(&empty, |_| true), 0);
+    assert!(pytree_std::reductions::all(&empty, |_| false));
+    assert!(!pytree_std::reductions::any(&empty, |_| true));
+    assert_eq!(pytree_std::reductions::count(&empty, |_| true), 0);
 }
 
 #[test]
 fn all_stops_asking_after_the_first_false() {
     let mut asked = 0;
-    assert!(!pytree_std::reduce::all(&vec![1i32, -1, 2, 3], |x| {
+    assert!(!pytree_std::reductions::all(&vec![1i32, -1, 2, 3], |x| {
         asked += 1;
         *x > 0
     }));
@@ -95,22 +101,22 @@ fn all_stops_asking_after_the_first_false() {
 
 #[test]
 fn num_leaves_counts_leaves_not_nodes() {
-    assert_eq!(pytree_std::reduce::num_leaves(&mlp()), 4);
+    assert_eq!(pytree_std::reductions::num_leaves(&mlp()), 4);
     assert_eq!(
-        pytree_std::reduce::num_leaves(&(None::<f32>, vec![1.0f32; 1000])),
+        pytree_std::reductions::num_leaves(&(None::<f32>, vec![1.0f32; 1000])),
         1000
     );
     assert_eq!(
-        pytree_std::reduce::num_leaves(&mlp()),
+        pytree_std::reductions::num_leaves(&mlp()),
         pytree_std::structure(&mlp()).num_leaves()
     );
 }
 
 #[test]
 fn sum_adds_leaves_and_an_empty_tree_sums_to_zero() {
-    assert_eq!(pytree_std::reduce::sum(&mlp()), 6.0);
-    assert_eq!(pytree_std::reduce::sum(&(1u64, [2u64, 3])), 6);
-    assert_eq!(pytree_std::reduce::sum(&Vec::<f64>::new()), 0.0);
+    assert_eq!(pytree_std::reductions::sum(&mlp()), 6.0);
+    assert_eq!(pytree_std::reductions::sum(&(1u64, [2u64, 3])), 6);
+    assert_eq!(pytree_std::reductions::sum(&Vec::<f64>::new()), 0.0);
 }
 
 #[test]
@@ -130,30 +136,30 @@ fn sum_works_for_a_leaf_type_that_adds_by_reference() {
         }
     }
     let wallet = vec![Money(5), Money(7)];
-    assert_eq!(pytree_std::reduce::sum(&wallet), Money(12));
+    assert_eq!(pytree_std::reductions::sum(&wallet), Money(12));
 }
 
 #[test]
 fn min_and_max_find_the_extreme_leaves() {
-    assert_eq!(pytree_std::reduce::min(&mlp()), Some(&-2.0));
-    assert_eq!(pytree_std::reduce::max(&mlp()), Some(&4.0));
+    assert_eq!(pytree_std::reductions::min(&mlp()), Some(&-2.0));
+    assert_eq!(pytree_std::reductions::max(&mlp()), Some(&4.0));
     assert_eq!(
-        pytree_std::reduce::max(&(String::from("b"), [String::from("c")])).map(String::as_str),
+        pytree_std::reductions::max(&(String::from("b"), [String::from("c")])).map(String::as_str),
         Some("c")
     );
 }
 
 #[test]
 fn min_and_max_of_a_tree_without_leaves_are_none() {
-    assert_eq!(pytree_std::reduce::min(&Vec::<f32>::new()), None);
-    assert_eq!(pytree_std::reduce::max(&None::<u8>), None);
+    assert_eq!(pytree_std::reductions::min(&Vec::<f32>::new()), None);
+    assert_eq!(pytree_std::reductions::max(&None::<u8>), None);
 }
 
 #[test]
 fn min_and_max_return_the_first_of_equal_leaves() {
     let t = (1.0f32, 1.0f32);
-    assert!(std::ptr::eq(pytree_std::reduce::min(&t).unwrap(), &t.0));
-    assert!(std::ptr::eq(pytree_std::reduce::max(&t).unwrap(), &t.0));
+    assert!(std::ptr::eq(pytree_std::reductions::min(&t).unwrap(), &t.0));
+    assert!(std::ptr::eq(pytree_std::reductions::max(&t).unwrap(), &t.0));
 }
 
 #[test]
@@ -163,15 +169,15 @@ fn a_nan_leaf_makes_min_and_max_nan_wherever_it_is() {
         vec![1.0, f64::NAN, 2.0],
         vec![1.0, 2.0, f64::NAN],
     ] {
-        assert!(pytree_std::reduce::min(&t).unwrap().is_nan(), "{t:?}");
-        assert!(pytree_std::reduce::max(&t).unwrap().is_nan(), "{t:?}");
+        assert!(pytree_std::reductions::min(&t).unwrap().is_nan(), "{t:?}");
+        assert!(pytree_std::reductions::max(&t).unwrap().is_nan(), "{t:?}");
     }
 }
 
 #[test]
 fn with_several_nans_min_returns_the_first_one() {
     let t = (2.0f32, f32::NAN, -f32::NAN);
-    let found = pytree_std::reduce::min(&t).unwrap();
+    let found = pytree_std::reductions::min(&t).unwrap();
     assert!(std::ptr::eq(found, &t.1));
     assert!(found.is_sign_positive());
 }
@@ -179,8 +185,8 @@ fn with_several_nans_min_returns_the_first_one() {
 #[test]
 fn infinities_are_ordinary_extremes() {
     let t = vec![1.0, f64::NEG_INFINITY, f64::INFINITY];
-    assert_eq!(pytree_std::reduce::min(&t), Some(&f64::NEG_INFINITY));
-    assert_eq!(pytree_std::reduce::max(&t), Some(&f64::INFINITY));
+    assert_eq!(pytree_std::reductions::min(&t), Some(&f64::NEG_INFINITY));
+    assert_eq!(pytree_std::reductions::max(&t), Some(&f64::INFINITY));
 }
 
 // ---- tree_equal ----
@@ -188,13 +194,13 @@ fn infinities_are_ordinary_extremes() {
 #[test]
 fn tree_equal_is_exact_without_tolerance() {
     let mut other = mlp();
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(pytree_std::elements::tree_equal(
         &mlp(),
         &other,
         Tolerance::EXACT
     ));
     other.layers[1].b += 1e-6;
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &mlp(),
         &other,
         Tolerance::EXACT
@@ -205,12 +211,12 @@ fn tree_equal_is_exact_without_tolerance() {
 fn tree_equal_with_atol_accepts_small_absolute_differences() {
     let mut other = mlp();
     other.layers[0].w += 0.01;
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(pytree_std::elements::tree_equal(
         &mlp(),
         &other,
         Tolerance::new(0.0, 0.02)
     ));
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &mlp(),
         &other,
         Tolerance::new(0.0, 0.005)
@@ -221,12 +227,12 @@ fn tree_equal_with_atol_accepts_small_absolute_differences() {
 fn tree_equal_with_rtol_scales_with_the_second_tree() {
     let a = vec![1000.0, 1.0];
     let b = vec![1001.0, 1.0];
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(pytree_std::elements::tree_equal(
         &a,
         &b,
         Tolerance::new(1e-3, 0.0)
     ));
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &a,
         &b,
         Tolerance::new(1e-4, 0.0)
@@ -236,17 +242,17 @@ fn tree_equal_with_rtol_scales_with_the_second_tree() {
 #[test]
 fn tree_equal_never_calls_nan_close_but_equal_infinities_are() {
     let tol = Tolerance::new(1.0, 1.0);
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &vec![f64::NAN],
         &vec![f64::NAN],
         tol
     ));
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(pytree_std::elements::tree_equal(
         &vec![f64::INFINITY],
         &vec![f64::INFINITY],
         Tolerance::EXACT
     ));
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &vec![f64::INFINITY],
         &vec![f64::NEG_INFINITY],
         tol
@@ -255,12 +261,12 @@ fn tree_equal_never_calls_nan_close_but_equal_infinities_are() {
 
 #[test]
 fn tree_equal_compares_integer_leaves_exactly_whatever_the_tolerance() {
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &vec![1, 2],
         &vec![1, 3],
         Tolerance::new(1.0, 10.0)
     ));
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(pytree_std::elements::tree_equal(
         &vec![1, 2],
         &vec![1, 2],
         Tolerance::new(1.0, 10.0)
@@ -272,20 +278,20 @@ fn tree_equal_is_false_for_other_structures_whatever_the_tolerance() {
     let tol = Tolerance::new(1.0, 1e9);
     let mut longer = mlp();
     longer.layers.push(Linear { w: 0.0, b: 0.0 });
-    assert!(!pytree_std::tree_equal::tree_equal(&mlp(), &longer, tol));
+    assert!(!pytree_std::elements::tree_equal(&mlp(), &longer, tol));
     let mut renamed = mlp();
     renamed.name = "other".into();
     assert!(
-        !pytree_std::tree_equal::tree_equal(&mlp(), &renamed, tol),
+        !pytree_std::elements::tree_equal(&mlp(), &renamed, tol),
         "static data differs"
     );
     let a = BTreeMap::from([("a", 1.0)]);
     let b = BTreeMap::from([("b", 1.0)]);
     assert!(
-        !pytree_std::tree_equal::tree_equal(&a, &b, tol),
+        !pytree_std::elements::tree_equal(&a, &b, tol),
         "map keys differ"
     );
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &Some(1.0),
         &None::<f64>,
         tol
@@ -294,12 +300,12 @@ fn tree_equal_is_false_for_other_structures_whatever_the_tolerance() {
 
 #[test]
 fn tree_equal_compares_trees_of_different_types_by_their_treedefs() {
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(pytree_std::elements::tree_equal(
         &vec![1.0, 2.0],
         &[1.0, 2.0],
         Tolerance::EXACT
     ));
-    assert!(!pytree_std::tree_equal::tree_equal(
+    assert!(!pytree_std::elements::tree_equal(
         &vec![1.0, 2.0],
         &(1.0, 2.0),
         Tolerance::EXACT
@@ -325,14 +331,10 @@ fn tree_equal_uses_a_user_leafs_approx_eq() {
         w: Tensor(vec![1.0, 2.001]),
         b: Tensor(vec![0.0]),
     };
-    assert!(pytree_std::tree_equal::tree_equal(
+    assert!(pytree_std::elements::tree_equal(
         &a,
         &b,
         Tolerance::new(0.0, 0.01)
     ));
-    assert!(!pytree_std::tree_equal::tree_equal(
-        &a,
-        &b,
-        Tolerance::EXACT
-    ));
+    assert!(!pytree_std::elements::tree_equal(&a, &b, Tolerance::EXACT));
 }

@@ -174,9 +174,9 @@ fn unflatten_never_runs_user_constructors() {
     let calls = CONSTRUCTOR_CALLS.load(Ordering::SeqCst);
     // Placeholder leaves (zeros, negative numbers) that the constructor would reject.
     let placeholders: Vec<Positive<u8>> =
-        pytree_std::basic::map_into(tree.clone(), |_| 0u8).unwrap();
+        pytree_std::walk::map_into(tree.clone(), |_| 0u8).unwrap();
     assert_eq!(placeholders.len(), 2);
-    let negated: Vec<Positive<f64>> = pytree_std::basic::map_into(tree, |v| -v).unwrap();
+    let negated: Vec<Positive<f64>> = pytree_std::walk::map_into(tree, |v| -v).unwrap();
     assert_eq!(negated[1].value, -2.0);
     assert_eq!(CONSTRUCTOR_CALLS.load(Ordering::SeqCst), calls);
 }

@@ -46,13 +46,13 @@ fn mlp() -> Mlp {
 
 #[test]
 fn the_table_shows_subtrees_with_their_totals_and_totals_per_kind() {
-    let s = pytree_std::summary::summary(&mlp()).max_depth(3);
+    let s = pytree_std::elements::summary(&mlp()).max_depth(3);
     insta::assert_snapshot!(s.to_string());
 }
 
 #[test]
 fn totals_count_elements_and_bytes() {
-    let s = pytree_std::summary::summary(&mlp());
+    let s = pytree_std::elements::summary(&mlp());
     assert_eq!(s.num_leaves(), 1605);
     assert_eq!(s.num_elements(), 1605);
     assert_eq!(s.num_bytes(), Some(1605 * 4));
@@ -70,7 +70,7 @@ fn totals_count_elements_and_bytes() {
 
 #[test]
 fn a_tree_without_leaves_has_an_empty_table_and_zero_totals() {
-    let s = pytree_std::summary::summary(&Vec::<f32>::new());
+    let s = pytree_std::elements::summary(&Vec::<f32>::new());
     assert_eq!(
         (s.num_leaves(), s.num_elements(), s.num_bytes()),
         (0, 0, Some(0))
@@ -83,7 +83,7 @@ fn a_tree_without_leaves_has_an_empty_table_and_zero_totals() {
 
 #[test]
 fn signatures_give_a_tree_of_the_same_structure() {
-    let sigs = pytree_std::summary::signatures(&mlp()).unwrap();
+    let sigs = pytree_std::elements::signatures(&mlp()).unwrap();
     assert_eq!(
         sigs["norm"]["mean"],
         Tree::leaf(Signature::scalar(DType::F32))

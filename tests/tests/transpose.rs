@@ -43,16 +43,16 @@ fn the_seed_check_example_subsides_then_rises() {
     let t3 = seed(9, -12, 3, 7);
     let def = pytree_std::structure(&t1);
     // subside: three trees become one tree whose leaves are lists
-    let stacked: Seed<Vec<i32>> = pytree_std::transpose::subside([t1, t2, t3]).unwrap();
+    let stacked: Seed<Vec<i32>> = pytree_std::nested::subside([t1, t2, t3]).unwrap();
     assert_eq!(stacked.x["c"], [7, 2, 3]);
     // check runs once per position, on the list of values there
-    let columns = pytree_std::prefix::flatten_up_to(&def, stacked).unwrap();
+    let columns = pytree_std::nested::flatten_up_to(&def, stacked).unwrap();
     let results = columns
         .iter()
         .map(|column| check(&column.leaves().iter().collect::<Vec<_>>(), |x| x % 2 == 0));
     // unflatten_pairs: one tree of (position, count) pairs becomes two trees
     let (tr1, tr2): (Seed<Option<usize>>, Seed<usize>) =
-        pytree_std::transpose::unflatten_pairs(&def, results).unwrap();
+        pytree_std::nested::unflatten_pairs(&def, results).unwrap();
     assert_eq!(
         tr1,
         Seed {
@@ -75,9 +75,9 @@ fn the_seed_check_example_subsides_then_rises() {
 fn subside_and_rise_are_inverse() {
     // treevalue's torch.stack / torch.split example, with Vec for tensors.
     let trees: Vec<Seed<i32>> = (0..10).map(|k| seed(k, 10 + k, 20 + k, 30 + k)).collect();
-    let stacked: Seed<Vec<i32>> = pytree_std::transpose::subside(trees.clone()).unwrap();
+    let stacked: Seed<Vec<i32>> = pytree_std::nested::subside(trees.clone()).unwrap();
     assert_eq!(stacked.a, (0..10).collect::<Vec<_>>());
-    let back: Vec<Seed<i32>> = pytree_std::transpose::rise(stacked).unwrap();
+    let back: Vec<Seed<i32>> = pytree_std::nested::rise(stacked).unwrap();
     assert_eq!(back, trees);
 }
 
@@ -88,7 +88,7 @@ fn subsiding_trees_of_different_structures_lists_every_mismatch() {
         ..seed(0, 0, 0, 0)
     };
     let err =
-        pytree_std::transpose::subside::<_, Seed<Vec<i32>>>([seed(1, 2, 3, 4), odd.clone(), odd])
+        pytree_std::nested::subside::<_, Seed<Vec<i32>>>([seed(1, 2, 3, 4), odd.clone(), odd])
             .unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::Mismatches(all) if all.len() == 2));
     assert_eq!(
@@ -103,7 +103,7 @@ fn subsiding_trees_of_different_structures_lists_every_mismatch() {
 
 #[test]
 fn subsiding_no_trees_is_an_error() {
-    let err = pytree_std::transpose::subside::<Seed<i32>, Seed<Vec<i32>>>([]).unwrap_err();
+    let err = pytree_std::nested::subside::<Seed<i32>, Seed<Vec<i32>>>([]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at <root>: cannot subside zero trees: the result's structure is unknown"
@@ -112,8 +112,7 @@ fn subsiding_no_trees_is_an_error() {
 
 #[test]
 fn rising_a_tree_that_is_not_subsided_names_the_place() {
-    let err =
-        pytree_std::transpose::rise::<_, (i32, i32)>((vec![1, 2], vec![3, 4, 5])).unwrap_err();
+    let err = pytree_std::nested::rise::<_, (i32, i32)>((vec![1, 2], vec![3, 4, 5])).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [1]: node mismatch: expected a sequence of length 2, found a sequence of length 3"
@@ -124,16 +123,16 @@ fn rising_a_tree_that_is_not_subsided_names_the_place() {
 fn pair_leaves_and_unpair_leaves_are_inverse() {
     let a = seed(1, 2, 3, 4);
     let b = seed(10, 20, 30, 40);
-    let z: Seed<(i32, i32)> = pytree_std::transpose::pair_leaves(a.clone(), b.clone()).unwrap();
+    let z: Seed<(i32, i32)> = pytree_std::nested::pair_leaves(a.clone(), b.clone()).unwrap();
     assert_eq!(z.x["d"], (4, 40));
-    let (a2, b2): (Seed<i32>, Seed<i32>) = pytree_std::transpose::unpair_leaves(z).unwrap();
+    let (a2, b2): (Seed<i32>, Seed<i32>) = pytree_std::nested::unpair_leaves(z).unwrap();
     assert_eq!((a2, b2), (a, b));
 }
 
 #[test]
 fn zipping_trees_of_different_structures_is_an_error() {
-    let err = pytree_std::transpose::pair_leaves::<_, _, Vec<(i32, i32)>>(vec![1, 2], vec![1])
-        .unwrap_err();
+    let err =
+        pytree_std::nested::pair_leaves::<_, _, Vec<(i32, i32)>>(vec![1, 2], vec![1]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at <root>: sequence length mismatch: expected 2, found 1"
@@ -142,8 +141,8 @@ fn zipping_trees_of_different_structures_is_an_error() {
 
 #[test]
 fn unpair_leaves_needs_every_leaf_in_a_pair_of_leaves() {
-    let err = pytree_std::transpose::unpair_leaves::<_, Vec<i32>, Vec<i32>>(vec![(1, vec![2])])
-        .unwrap_err();
+    let err =
+        pytree_std::nested::unpair_leaves::<_, Vec<i32>, Vec<i32>>(vec![(1, vec![2])]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [0][0]: node mismatch: expected a pair of leaves, found a leaf"
@@ -155,9 +154,9 @@ fn transpose_turns_a_list_of_pairs_into_a_pair_of_lists() {
     let outer = pytree_std::structure(&vec![0; 3]);
     let inner = pytree_std::structure(&(0, 0));
     let t: (Vec<i32>, Vec<i32>) =
-        pytree_std::transpose::transpose(&outer, &inner, vec![(1, 2), (3, 4), (5, 6)]).unwrap();
+        pytree_std::nested::transpose(&outer, &inner, vec![(1, 2), (3, 4), (5, 6)]).unwrap();
     assert_eq!(t, (vec![1, 3, 5], vec![2, 4, 6]));
-    let back: Vec<(i32, i32)> = pytree_std::transpose::transpose(&inner, &outer, t).unwrap();
+    let back: Vec<(i32, i32)> = pytree_std::nested::transpose(&inner, &outer, t).unwrap();
     assert_eq!(back, [(1, 2), (3, 4), (5, 6)]);
 }
 
@@ -166,7 +165,7 @@ fn transpose_checks_the_whole_structure_not_only_the_leaf_count() {
     // jax issue 19810: four leaves, but lists where tuples are expected.
     let outer = pytree_std::structure(&vec![0; 2]);
     let inner = pytree_std::structure(&(0, 0));
-    let err = pytree_std::transpose::transpose::<_, (Vec<i32>, Vec<i32>)>(
+    let err = pytree_std::nested::transpose::<_, (Vec<i32>, Vec<i32>)>(
         &outer,
         &inner,
         vec![vec![1, 2], vec![3, 4]],

@@ -27,7 +27,7 @@ fn gcd(mut a: i64, mut b: i64) -> i64 {
 #[test]
 fn the_seeds_gcd_of_two_trees_through_the_strict_map() {
     assert_eq!(gcd(9, 12), 3);
-    let r = pytree_std::multi::map2(&t1(), &t2(), |a, b| gcd(*a, *b)).unwrap();
+    let r = pytree_std::walk::map_n(&t1(), [&t2()], |a, [b]| gcd(*a, *b)).unwrap();
     assert_eq!(
         r,
         tree! { "a" => 2, "b" => 6, "x" => { "c" => 2, "d" => 9 } }

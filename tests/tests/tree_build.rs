@@ -249,17 +249,17 @@ fn map2_pairs_map_entries_by_key_and_names_mismatches() {
     let a = tree! { "x" => 1, "y" => [2, 3] };
     let b = tree! { "y" => [20, 30], "x" => 10 };
     assert_eq!(
-        pytree_std::multi::map2(&a, &b, |p, q| p + q).unwrap(),
+        pytree_std::walk::map_n(&a, [&b], |p, [q]| p + q).unwrap(),
         tree! { "x" => 11, "y" => [22, 33] }
     );
     let short = tree! { "x" => 1, "y" => [2] };
-    let err = pytree_std::multi::map2(&a, &short, |p, q| p + q).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&short], |p, [q]| p + q).unwrap_err();
     assert_eq!(
         err.to_string(),
         r#"tree 1 at ["y"]: sequence length mismatch: expected 2, found 1"#
     );
     let kinds = tree! { "x" => [1], "y" => [2, 3] };
-    let err = pytree_std::multi::map2(&a, &kinds, |p, q| p + q).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&kinds], |p, [q]| p + q).unwrap_err();
     assert_eq!(
         err.to_string(),
         r#"tree 1 at ["x"]: node mismatch: expected a leaf, found a sequence of length 1"#
@@ -270,7 +270,7 @@ fn map2_pairs_map_entries_by_key_and_names_mismatches() {
 fn zip_mut_updates_nothing_when_the_structures_differ() {
     let mut a: Tree<i32> = tree! { "p" => 1, "q" => 2, "r" => 3 };
     let b = tree! { "p" => 10, "q" => 20, "s" => 30 };
-    assert!(pytree_std::zip_mut(&mut a, [&b], |x, [y]| *x += y).is_err());
+    assert!(pytree_std::zip_mut([&mut a], [&b], |[x], [y]| *x += y).is_err());
     assert_eq!(
         a,
         tree! { "p" => 1, "q" => 2, "r" => 3 },
@@ -279,7 +279,7 @@ fn zip_mut_updates_nothing_when_the_structures_differ() {
 
     let mut c: Tree<i32> = tree! { "p" => 1, "q" => [2, 3] };
     let d = tree! { "p" => 10, "q" => [20] };
-    assert!(pytree_std::zip_mut(&mut c, [&d], |x, [y]| *x += y).is_err());
+    assert!(pytree_std::zip_mut([&mut c], [&d], |[x], [y]| *x += y).is_err());
     assert_eq!(
         c,
         tree! { "p" => 1, "q" => [2, 3] },

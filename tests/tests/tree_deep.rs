@@ -66,7 +66,7 @@ fn a_deep_tree_compares_clones_and_zips() {
     let mut other = deep_maps(DEPTH);
     other.insert(&vec!["k"; DEPTH][..], 5).unwrap();
     assert_ne!(a, other);
-    let err = pytree_std::multi::map2(&a, &deep_maps(DEPTH - 1), |x, y| x + y).unwrap_err();
+    let err = pytree_std::walk::map_n(&a, [&deep_maps(DEPTH - 1)], |x, [y]| x + y).unwrap_err();
     assert_eq!(err.path().len(), DEPTH - 1);
 }
 

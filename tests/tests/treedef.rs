@@ -65,8 +65,7 @@ fn structure_static_data_and_leaf_types_decide_equality() {
         pytree_std::structure(&mlp(2, Activation::Gelu { approximate: true }))
     );
     // Leaf values and leaf types are not structure.
-    let as_f64: Mlp<f64> =
-        pytree_std::basic::map_into(mlp(2, Activation::Relu), f64::from).unwrap();
+    let as_f64: Mlp<f64> = pytree_std::walk::map_into(mlp(2, Activation::Relu), f64::from).unwrap();
     assert_eq!(base, pytree_std::structure(&as_f64));
 }
 

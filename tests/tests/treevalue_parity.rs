@@ -303,16 +303,16 @@ fn check_subsides_a_list_of_trees_and_rises_a_pair_of_trees() {
     let t3 = tree! { "x" => { "d" => 7, "c" => 3 }, "b" => -12, "a" => 9 };
     let def = pytree_std::structure(&t1);
     // subside: a list of trees becomes one tree of lists
-    let stacked: Tree<i64> = pytree_std::transpose::subside([t1, t2, t3]).unwrap();
+    let stacked: Tree<i64> = pytree_std::nested::subside([t1, t2, t3]).unwrap();
     assert_eq!(stacked["x"]["c"], tree!([7, 2, 3]));
     // check runs once per place, on the list of values there
-    let results = pytree_std::prefix::flatten_up_to(&def, stacked)
+    let results = pytree_std::nested::flatten_up_to(&def, stacked)
         .unwrap()
         .into_iter()
         .map(|column| check(column.leaves(), |x| x % 2 == 0));
     // unflatten_pairs: the (position, count) pairs become two trees
     let (tr1, tr2): (Tree<usize>, Tree<usize>) =
-        pytree_std::transpose::unflatten_pairs(&def, results).unwrap();
+        pytree_std::nested::unflatten_pairs(&def, results).unwrap();
     assert_eq!(
         tr1.to_string(),
         "├── a --> 0\n\
@@ -337,9 +337,9 @@ fn subside_then_rise_gives_the_trees_back() {
     let trees: Vec<Tree<i64>> = (0..10)
         .map(|k| tree! { "a" => k, "b" => (10 + k), "x" => { "c" => (20 + k) } })
         .collect();
-    let st: Tree<i64> = pytree_std::transpose::subside(trees.clone()).unwrap();
+    let st: Tree<i64> = pytree_std::nested::subside(trees.clone()).unwrap();
     assert_eq!(st["a"], (0..10).map(Tree::leaf).collect::<Tree<i64>>());
-    let splitted: Vec<Tree<i64>> = pytree_std::transpose::rise(st).unwrap();
+    let splitted: Vec<Tree<i64>> = pytree_std::nested::rise(st).unwrap();
     assert_eq!(splitted, trees);
 }
 
@@ -347,7 +347,7 @@ fn subside_then_rise_gives_the_trees_back() {
 fn subsiding_trees_whose_keys_differ_names_the_keys() {
     let a = tree! { "a" => 1, "x" => { "c" => 2 } };
     let b = tree! { "a" => 1, "x" => { "d" => 2 } };
-    let err = pytree_std::transpose::subside::<_, Tree<i64>>([a, b]).unwrap_err();
+    let err = pytree_std::nested::subside::<_, Tree<i64>>([a, b]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at [\"x\"]: map key mismatch; expected key(s): [\"c\"], got key(s): [\"d\"], \

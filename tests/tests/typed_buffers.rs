@@ -19,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 use pytree_optim::{adam, GradientTransformation};
 use pytree_std::checkpoint::{self, Checkpoint, Save};
+use pytree_std::elements::{tree_equal, Tolerance};
 use pytree_std::ndarray::{array, Array1, Array2};
-use pytree_std::tree_equal::{tree_equal, Tolerance};
 use pytree_std::{AnyArray, PyTree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
@@ -340,9 +340,10 @@ fn the_fallible_map_returns_the_dtype_error_at_its_path() {
         w: array![1.0f32],
         ids: array![1],
     };
-    let err =
-        pytree_std::basic::map_into::<_, Block<Array1<f32>>>(b, |_| AnyArray::from(array![1.0f64]))
-            .unwrap_err();
+    let err = pytree_std::walk::map_into::<_, Block<Array1<f32>>, _>(b, |_| {
+        AnyArray::from(array![1.0f64])
+    })
+    .unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .w: array type mismatch: expected an array of f32, found f64[1]"
@@ -385,7 +386,7 @@ fn enums_take_the_attribute_too() {
         }
     );
     let tied = Head::Tied { bias: array![1.0] };
-    let err = pytree_std::multi::map2(&own, &tied, |a, _| a.to_owned()).unwrap_err();
+    let err = pytree_std::walk::map_n(&own, [&tied], |a, [_]| a.to_owned()).unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at <root>: node mismatch: expected variant Head::Own, found variant Head::Tied"

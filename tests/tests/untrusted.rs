@@ -140,7 +140,7 @@ fn every_reader_of_a_huge_treedef_is_cheap_or_says_no() {
     assert!(cheap("compose", || def.compose(&TreeDef::leaf())).is_ok());
     let pair = pytree_std::structure(&(0u8, 0u8));
     assert!(cheap("transpose", || {
-        pytree_std::transpose::transpose::<_, Vec<(u8, u8)>>(&def, &pair, vec![(1u8, 2u8)])
+        pytree_std::nested::transpose::<_, Vec<(u8, u8)>>(&def, &pair, vec![(1u8, 2u8)])
     })
     .is_err());
     assert!(cheap("unflatten", || pytree_std::unflatten::<Vec<u8>>(
@@ -157,14 +157,14 @@ fn every_reader_of_a_huge_treedef_is_cheap_or_says_no() {
         [1u8]
     ))
     .is_err());
-    assert!(cheap("flatten_up_to", || pytree_std::prefix::flatten_up_to(
+    assert!(cheap("flatten_up_to", || pytree_std::nested::flatten_up_to(
         &def,
         vec![1u8, 2]
     ))
     .is_err());
     assert!(cheap("to_pytree", || tree!([1u8, 2]).to_pytree::<Vec<u8>>(&def)).is_err());
     assert!(cheap("rise", || {
-        pytree_std::transpose::unflatten_pairs::<u8, u8, Vec<u8>, Vec<u8>>(&def, [(1u8, 2u8)])
+        pytree_std::nested::unflatten_pairs::<u8, u8, Vec<u8>, Vec<u8>>(&def, [(1u8, 2u8)])
     })
     .is_err());
     assert!(cheap("serialize", || serde_json::to_string(&def)).is_ok());
@@ -428,27 +428,27 @@ fn partition_then_combine_is_the_identity_for_dynamic_trees() {
     for t in trees {
         for pred in [|_: &i32| true, |_: &i32| false, |x: &i32| x % 2 == 1] {
             let (a, b): (Tree<i32>, Tree<i32>) =
-                pytree_std::filter::partition(t.clone(), |_, x| pred(x)).unwrap();
-            let back: Tree<i32> = pytree_std::filter::combine(a, b).unwrap();
+                pytree_std::split::partition(t.clone(), |_, x| pred(x)).unwrap();
+            let back: Tree<i32> = pytree_std::split::combine([a, b]).unwrap();
             assert_eq!(back, t);
         }
     }
     // Typed halves combine into a tree too; a leaf held twice is an error.
     let v: Tree<i32> =
-        pytree_std::filter::combine(vec![Some(1), None], vec![None, Some(2)]).unwrap();
+        pytree_std::split::combine([vec![Some(1), None], vec![None, Some(2)]]).unwrap();
     assert_eq!(v, tree!([1, 2]));
-    let err = pytree_std::filter::combine::<_, Tree<i32>>(tree!([1]), tree!([2])).unwrap_err();
+    let err = pytree_std::split::combine::<_, Tree<i32>, 2>([tree!([1]), tree!([2])]).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [0]: trees 0 and 1 both hold a leaf here; combine needs exactly one"
     );
-    let err =
-        pytree_std::filter::combine::<_, Tree<i32>>(tree!([1]), tree!({ "k" => 2 })).unwrap_err();
+    let err = pytree_std::split::combine::<_, Tree<i32>, 2>([tree!([1]), tree!({ "k" => 2 })])
+        .unwrap_err();
     assert!(err.to_string().contains("node mismatch"), "{err}");
-    let m: Tree<i32> = pytree_std::filter::combine(
+    let m: Tree<i32> = pytree_std::split::combine([
         BTreeMap::from([("a", Some(1)), ("b", None)]),
         BTreeMap::from([("a", None), ("b", Some(2))]),
-    )
+    ])
     .unwrap();
     assert_eq!(m, tree! { "a" => 1, "b" => 2 });
 }
@@ -730,16 +730,16 @@ fn the_transposes_answer_to_the_tree_they_hold_not_to_the_output_budget() {
     // ... but the transposes build that structure for a tree whose leaves
     // they hold, so they are bounded by it.
     let zipped: Vec<(u32, u32)> = tight
-        .scope(|| pytree_std::transpose::pair_leaves(vec![1u32; n], vec![2u32; n]))
+        .scope(|| pytree_std::nested::pair_leaves(vec![1u32; n], vec![2u32; n]))
         .unwrap();
     assert_eq!(zipped.len(), n);
     assert_eq!(zipped[n - 1], (1, 2));
     let back: (Vec<u32>, Vec<u32>) = tight
-        .scope(|| pytree_std::transpose::transpose(&def, &pair, zipped))
+        .scope(|| pytree_std::nested::transpose(&def, &pair, zipped))
         .unwrap();
     assert_eq!((back.0.len(), back.1[0]), (n, 2));
     let stacked: Vec<Vec<u32>> = tight
-        .scope(|| pytree_std::transpose::subside((0..n as u32).map(|i| vec![i, i])))
+        .scope(|| pytree_std::nested::subside((0..n as u32).map(|i| vec![i, i])))
         .unwrap();
     assert_eq!(stacked[1][n - 1], (n - 1) as u32);
 }
@@ -1010,7 +1010,7 @@ fn a_prefix_that_differs_at_the_root_is_refused_without_walking_it() {
     // after the mismatch at the root (13 s for the 470 MB document).
     let def = read(&tuple_of_nones(1 << 18)).unwrap();
     let start = thread_cpu_time();
-    let err = pytree_std::prefix::flatten_up_to(&def, vec![1u8, 2]).unwrap_err();
+    let err = pytree_std::nested::flatten_up_to(&def, vec![1u8, 2]).unwrap_err();
     let diff = def.diff(&pytree_std::structure(&vec![1u8, 2]));
     let took = thread_cpu_time() - start;
     assert_eq!(

@@ -59,7 +59,7 @@ fn structure_of_a_borrowed_tree_equals_the_flattened_treedef() {
 
 #[test]
 fn try_map_changes_the_leaf_type() {
-    let wide: Mlp<f64> = pytree_std::basic::map_into(mlp(), |x| x as f64 * 2.0).unwrap();
+    let wide: Mlp<f64> = pytree_std::walk::map_into(mlp(), |x| x as f64 * 2.0).unwrap();
     assert_eq!(wide.layers[1].b, 8.0);
     assert_eq!(wide.name, "mlp");
     assert_eq!(wide.activation, Activation::Relu);

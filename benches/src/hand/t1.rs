@@ -467,7 +467,7 @@ mod tests {
         let (a, b) = (t1(), t1());
         assert_eq!(
             map2(&a, &b, |x, y| x + y),
-            pytree_std::multi::map2(&a, &b, |x, y| x + y).unwrap()
+            pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y).unwrap()
         );
         assert_eq!(
             map2_result(&a, &b, |x, y| x + y).unwrap(),
@@ -475,7 +475,7 @@ mod tests {
         );
         let (mut p, mut q) = (t1(), t1());
         sgd(&mut p, &b, 0.01);
-        pytree_std::zip_mut(&mut q, [&b], |p, [g]| *p -= 0.01 * g).unwrap();
+        pytree_std::zip_mut([&mut q], [&b], |[p], [g]| *p -= 0.01 * g).unwrap();
         assert_eq!(p, q);
         assert_ne!(p, t1());
     }

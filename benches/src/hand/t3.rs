@@ -92,7 +92,7 @@ pub fn map(mut t: Deep, mut f: impl FnMut(f64) -> f64) -> Deep {
 /// ```
 /// use pytree_benches::{hand::t3, shapes};
 /// let (a, b) = (shapes::t3(), shapes::t3());
-/// assert_eq!(t3::map2(&a, &b, |x, y| x + y), pytree_std::multi::map2(&a, &b, |x, y| x + y)?);
+/// assert_eq!(t3::map2(&a, &b, |x, y| x + y), pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y)?);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn map2(a: &Deep, b: &Deep, mut f: impl FnMut(&f64, &f64) -> f64) -> Deep {
@@ -229,11 +229,11 @@ mod tests {
         let (a, b) = (t3(), pytree_std::map(t3(), |x| x + 1.0));
         assert_eq!(
             map2(&a, &b, |x, y| x - y),
-            pytree_std::multi::map2(&a, &b, |x, y| x - y).unwrap()
+            pytree_std::walk::map_n(&a, [&b], |x, [y]| x - y).unwrap()
         );
         let (mut p, mut q) = (t3(), t3());
         sgd(&mut p, &b, 0.01);
-        pytree_std::zip_mut(&mut q, [&b], |p, [g]| *p -= 0.01 * g).unwrap();
+        pytree_std::zip_mut([&mut q], [&b], |[p], [g]| *p -= 0.01 * g).unwrap();
         assert_eq!(p, q);
         assert_ne!(p, t3());
     }

@@ -65,7 +65,7 @@ pub fn map(mut t: BTreeMap<String, f64>, mut f: impl FnMut(f64) -> f64) -> BTree
 /// ```
 /// use pytree_benches::{hand::t4, shapes};
 /// let (a, b) = (shapes::t4(), shapes::t4());
-/// assert_eq!(t4::map2(&a, &b, |x, y| x + y), pytree_std::multi::map2(&a, &b, |x, y| x + y)?);
+/// assert_eq!(t4::map2(&a, &b, |x, y| x + y), pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y)?);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn map2(
@@ -151,11 +151,11 @@ mod tests {
         let (a, b) = (t4(), pytree_std::map(t4(), |x| x * 2.0));
         assert_eq!(
             map2(&a, &b, |x, y| x - y),
-            pytree_std::multi::map2(&a, &b, |x, y| x - y).unwrap()
+            pytree_std::walk::map_n(&a, [&b], |x, [y]| x - y).unwrap()
         );
         let (mut p, mut q) = (t4(), t4());
         sgd(&mut p, &b, 0.01);
-        pytree_std::zip_mut(&mut q, [&b], |p, [g]| *p -= 0.01 * g).unwrap();
+        pytree_std::zip_mut([&mut q], [&b], |[p], [g]| *p -= 0.01 * g).unwrap();
         assert_eq!(p, q);
         assert_ne!(p, t4());
     }

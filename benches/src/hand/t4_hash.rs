@@ -82,7 +82,7 @@ pub fn map(mut t: HashMap<String, f64>, mut f: impl FnMut(f64) -> f64) -> HashMa
 /// ```
 /// use pytree_benches::{hand::t4_hash, shapes};
 /// let (a, b) = (shapes::t4_hash(), shapes::t4_hash());
-/// assert_eq!(t4_hash::map2(&a, &b, |x, y| x + y), pytree_std::multi::map2(&a, &b, |x, y| x + y)?);
+/// assert_eq!(t4_hash::map2(&a, &b, |x, y| x + y), pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y)?);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn map2(
@@ -166,11 +166,11 @@ mod tests {
         let (a, b) = (t(), pytree_std::map(t(), |x| x * 2.0));
         assert_eq!(
             map2(&a, &b, |x, y| x - y),
-            pytree_std::multi::map2(&a, &b, |x, y| x - y).unwrap()
+            pytree_std::walk::map_n(&a, [&b], |x, [y]| x - y).unwrap()
         );
         let (mut p, mut q) = (t(), t());
         sgd(&mut p, &b, 0.01);
-        pytree_std::zip_mut(&mut q, [&b], |p, [g]| *p -= 0.01 * g).unwrap();
+        pytree_std::zip_mut([&mut q], [&b], |[p], [g]| *p -= 0.01 * g).unwrap();
         assert_eq!(p, q);
         assert_ne!(p, t());
     }

@@ -63,7 +63,7 @@ pub fn map(t: T5, mut f: impl FnMut(f64) -> f64) -> T5 {
 /// ```
 /// use pytree_benches::{hand::t5, shapes};
 /// let (p, q) = (shapes::t5(), shapes::t5());
-/// assert_eq!(t5::map2(&p, &q, |x, y| x + y), pytree_std::multi::map2(&p, &q, |x, y| x + y)?);
+/// assert_eq!(t5::map2(&p, &q, |x, y| x + y), pytree_std::walk::map_n(&p, [&q], |x, [y]| x + y)?);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn map2(p: &T5, q: &T5, mut f: impl FnMut(&f64, &f64) -> f64) -> T5 {
@@ -151,11 +151,11 @@ mod tests {
         let (a, b) = (t5(), pytree_std::map(t5(), |x| x * 3.0));
         assert_eq!(
             map2(&a, &b, |x, y| x - y),
-            pytree_std::multi::map2(&a, &b, |x, y| x - y).unwrap()
+            pytree_std::walk::map_n(&a, [&b], |x, [y]| x - y).unwrap()
         );
         let (mut p, mut q) = (t5(), t5());
         sgd(&mut p, &b, 0.01);
-        pytree_std::zip_mut(&mut q, [&b], |p, [g]| *p -= 0.01 * g).unwrap();
+        pytree_std::zip_mut([&mut q], [&b], |[p], [g]| *p -= 0.01 * g).unwrap();
         assert_eq!(p, q);
         assert_ne!(p, t5());
     }

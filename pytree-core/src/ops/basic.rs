@@ -257,7 +257,7 @@ impl<M, F: FnMut(M)> VisitMut<M> for ForEach<F> {
     }
 }
 
-/// `pytree_std::basic::flatten` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::flatten` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::flatten::<Ns, ..>(..)`.
 ///
@@ -278,7 +278,7 @@ pub fn flatten<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<T::Leaf>, TreeDef) {
     sink.finish()
 }
 
-/// `pytree_std::basic::unflatten` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::unflatten` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::unflatten::<Ns, ..>(..)`.
 ///
@@ -314,7 +314,7 @@ where
     Ok(value.take())
 }
 
-/// `pytree_std::basic::structure` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::structure` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::structure::<Ns, ..>(..)`.
 ///
@@ -329,7 +329,7 @@ pub fn structure<Ns, T: Flatten<Ns>>(tree: &T) -> TreeDef {
     v.def.build()
 }
 
-/// `pytree_std::basic::leaves` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::leaves` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::leaves::<Ns, ..>(..)`.
 ///
@@ -344,7 +344,7 @@ pub fn leaves<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<LeafRef<'_, Ns, T::Leaf>> {
     v.out
 }
 
-/// `pytree_std::basic::leaves_mut` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::leaves_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::leaves_mut::<Ns, ..>(..)`.
 ///
@@ -363,7 +363,7 @@ pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Le
     v.out
 }
 
-/// `pytree_std::basic::map` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::map` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::map::<Ns, ..>(..)`.
 ///
@@ -374,7 +374,7 @@ pub fn map<Ns, T: Unflatten<Ns>, F: FnMut(T::Leaf) -> T::Leaf>(tree: T, mut f: F
     tree.map_leaves(&mut f)
 }
 
-/// `pytree_std::basic::map_into` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::map_into` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::map_into::<Ns, ..>(..)`.
 ///
@@ -393,7 +393,7 @@ where
     unflatten::<Ns, U, _>(&def, leaves.into_iter().map(f))
 }
 
-/// `pytree_std::basic::drop_deep` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::drop_deep` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::drop_deep::<Ns, ..>(..)`.
 ///
@@ -404,7 +404,7 @@ pub fn drop_deep<Ns, T: Flatten<Ns>>(tree: T) {
     crate::traits::unwind::drop_deep::<Ns, T>(tree)
 }
 
-/// `pytree_std::basic::for_each` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::for_each` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::for_each::<Ns, ..>(..)`.
 ///
@@ -421,7 +421,7 @@ where
     tree.visit(&mut ForEach(f));
 }
 
-/// `pytree_std::basic::for_each_mut` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::for_each_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::basic::for_each_mut::<Ns, ..>(..)`.
 ///

@@ -15,7 +15,7 @@
 use alloc::vec::Vec;
 
 use crate::error::Error;
-pub use crate::error::LeafFnErr;
+pub use crate::error::IntoLeafFnError;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::ops::multi::explain;
 use crate::ops::{flatten, leaves, structure, unflatten};
@@ -23,7 +23,7 @@ use crate::traits::flatten::{Flatten, Unflatten};
 
 /// The error of the function at leaf `i` of a tree of structure `def`.
 #[cold]
-fn failed_at(def: &crate::treedef::TreeDef, i: usize, err: impl LeafFnErr) -> Error {
+fn failed_at(def: &crate::treedef::TreeDef, i: usize, err: impl IntoLeafFnError) -> Error {
     let err = Error::leaf_fn(err);
     match def.leaf_path(i) {
         Some(path) => err.under(&path),
@@ -31,7 +31,7 @@ fn failed_at(def: &crate::treedef::TreeDef, i: usize, err: impl LeafFnErr) -> Er
     }
 }
 
-/// `pytree_std::basic::try_map` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::try_map` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_map::<Ns, ..>(..)`.
 ///
@@ -46,7 +46,7 @@ pub fn try_map<Ns, T, U, E, F>(tree: T, mut f: F) -> Result<U, Error>
 where
     T: Flatten<Ns>,
     U: Unflatten<Ns>,
-    E: LeafFnErr,
+    E: IntoLeafFnError,
     F: FnMut(T::Leaf) -> Result<U::Leaf, E>,
 {
     let (leaves, def) = flatten::<Ns, T>(tree);
@@ -60,7 +60,7 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// `pytree_std::multi::try_map_n` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::try_map_n` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_map_n::<Ns, ..>(..)`.
 ///
@@ -77,7 +77,7 @@ pub fn try_map_n<Ns, T, const N: usize, E, F>(
 ) -> Result<T, Error>
 where
     T: Unflatten<Ns>,
-    E: LeafFnErr,
+    E: IntoLeafFnError,
     F: for<'x> FnMut(LeafRef<'x, Ns, T::Leaf>, [LeafRef<'x, Ns, T::Leaf>; N]) -> Result<T::Leaf, E>,
 {
     if let Err(e) = first.zip_check(others) {
@@ -99,7 +99,7 @@ where
     unflatten::<Ns, T, _>(&def, out)
 }
 
-/// `pytree_std::multi::try_zip_mut` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::try_zip_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_zip_mut::<Ns, ..>(..)`.
 ///
@@ -122,7 +122,7 @@ pub fn try_zip_mut<Ns, T, const N: usize, E, F>(
 ) -> Result<(), Error>
 where
     T: Flatten<Ns>,
-    E: LeafFnErr,
+    E: IntoLeafFnError,
     F: for<'x> FnMut(LeafMut<'x, Ns, T::Leaf>, [LeafRef<'x, Ns, T::Leaf>; N]) -> Result<(), E>,
 {
     if let Err(e) = tree.zip_check(others) {
@@ -144,7 +144,7 @@ where
     }
 }
 
-/// `pytree_std::basic::try_for_each_mut` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::try_for_each_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_for_each_mut::<Ns, ..>(..)`.
 ///
@@ -161,7 +161,7 @@ where
 pub fn try_for_each_mut<Ns, T, E, F>(tree: &mut T, mut f: F) -> Result<(), Error>
 where
     T: Flatten<Ns>,
-    E: LeafFnErr,
+    E: IntoLeafFnError,
     F: for<'x> FnMut(LeafMut<'x, Ns, T::Leaf>) -> Result<(), E>,
 {
     let mut failed: Option<(usize, E)> = None;

@@ -22,7 +22,7 @@ use crate::traits::unwind::Unwinding;
 use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
 
-/// `pytree_std::filter::partition_fill` for any namespace `Ns` (documented there, with
+/// `pytree_std::split::partition_fill` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fill::partition_fill::<Ns, ..>(..)`.
 ///
@@ -64,7 +64,7 @@ where
     Ok((kept.take(), rest))
 }
 
-/// `pytree_std::filter::filter_fill` for any namespace `Ns` (documented there, with
+/// `pytree_std::split::filter_fill` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fill::filter_fill::<Ns, ..>(..)`.
 ///
@@ -180,7 +180,7 @@ impl<L, S: Source<L>, G: FnMut() -> L> Source<L> for FillSource<S, G> {
     }
 }
 
-/// `pytree_std::filter::replace_nones` for any namespace `Ns` (documented there, with
+/// `pytree_std::split::replace_nones` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fill::replace_nones::<Ns, ..>(..)`.
 ///

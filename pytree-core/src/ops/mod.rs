@@ -21,11 +21,11 @@
 //!   `map_n`, `zip_mut_n` (`pytree_std::multi`);
 //! - [`with_path`], [`multi_path`], [`at_path`], [`by_index`]: key paths
 //!   (`pytree_std::paths`);
-//! - [`reduce`] (`pytree_std::reduce::reduce`);
-//! - [`partition`] and [`fill`] (`pytree_std::filter::filter`);
+//! - [`reduce`] (`pytree_std::reductions::reduce`);
+//! - [`partition`] and [`fill`] (`pytree_std::split::filter`);
 //! - [`prefix`]: prefix trees and [`Subtree`](crate::Subtree)
 //!   (`pytree_std::prefix`);
-//! - [`transpose`] (`pytree_std::transpose::transpose`);
+//! - [`transpose`] (`pytree_std::nested::transpose`);
 //! - `graft` (internal): results that are subtrees take the place of
 //!   leaves; `tracker` (internal): the path a walk is at, kept as it goes.
 

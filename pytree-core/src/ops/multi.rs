@@ -91,7 +91,7 @@ pub(crate) fn signature_mismatches<Ns, T: Flatten<Ns>>(
     }
 }
 
-/// `pytree_std::multi::map_n` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::map_n` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::map_n::<Ns, ..>(..)`.
 ///
@@ -114,7 +114,7 @@ where
         .map_err(|e| explain::<Ns, T, N>(first, others, e))
 }
 
-/// `pytree_std::multi::zip_mut` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::zip_mut` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::zip_mut::<Ns, ..>(..)`.
 ///
@@ -140,7 +140,7 @@ where
     Ok(())
 }
 
-/// `pytree_std::multi::zip_mut_n` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::zip_mut_n` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::zip_mut_n::<Ns, ..>(..)`.
 ///
@@ -173,7 +173,7 @@ where
     })
 }
 
-/// `pytree_std::multi::try_zip_mut_n` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::try_zip_mut_n` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::try_zip_mut_n::<Ns, ..>(..)`.
 ///
@@ -194,7 +194,7 @@ pub fn try_zip_mut_n<Ns, T, const N: usize, const M: usize, E, F>(
 ) -> Result<(), Error>
 where
     T: Flatten<Ns>,
-    E: crate::error::LeafFnErr,
+    E: crate::error::IntoLeafFnError,
     F: for<'x> FnMut([LeafMut<'x, Ns, T::Leaf>; N], [LeafRef<'x, Ns, T::Leaf>; M]) -> Result<(), E>,
 {
     check_all::<Ns, T>(
@@ -241,7 +241,7 @@ where
 /// assert_eq!(err.to_string(), "at [1][1]: the function failed: NaN");
 /// ```
 #[cold]
-pub fn leaf_fn_failed<Ns, T: Flatten<Ns>, E: crate::error::LeafFnErr>(
+pub fn leaf_fn_failed<Ns, T: Flatten<Ns>, E: crate::error::IntoLeafFnError>(
     first: Option<&T>,
     index: usize,
     e: E,
@@ -301,7 +301,7 @@ pub(crate) fn explain_all<Ns, T: Flatten<Ns>>(first: &T, rest: &[&T], err: Error
     }
 }
 
-/// `pytree_std::multi::check_same_structure` for any namespace `Ns` (documented there, with
+/// `pytree_std::walk::check_same_structure` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::check_same_structure::<Ns, ..>(..)`.
 ///

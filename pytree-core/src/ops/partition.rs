@@ -127,7 +127,7 @@ where
     <[U; N]>::try_from(out.take()).map_err(|_| Error::custom("a side was not rebuilt"))
 }
 
-/// `pytree_std::filter::partition` for any namespace `Ns` (documented there, with
+/// `pytree_std::split::partition` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::partition::partition::<Ns, ..>(..)`.
 ///
@@ -155,7 +155,7 @@ where
     Ok((kept, rest))
 }
 
-/// `pytree_std::filter::filter` for any namespace `Ns` (documented there, with
+/// `pytree_std::split::filter` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::partition::filter::<Ns, ..>(..)`.
 ///
@@ -440,7 +440,7 @@ impl<L, S: Source<L>, const N: usize> Source<L> for CombineSource<S, N> {
     }
 }
 
-/// `pytree_std::filter::combine` for any namespace `Ns` (documented there, with
+/// `pytree_std::split::combine` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::partition::combine::<Ns, ..>(..)`.
 ///

@@ -130,7 +130,7 @@ fn split_by_spans<L>(spans: Vec<Span>, leaves: Vec<L>) -> Result<Vec<Subtree<L>>
         .collect()
 }
 
-/// `pytree_std::prefix::flatten_up_to` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::flatten_up_to` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::prefix::flatten_up_to::<Ns, ..>(..)`.
 ///
@@ -174,7 +174,7 @@ fn prefix_plan(
     align(&[prefix, full], policy).map_err(Error::from_mismatches)
 }
 
-/// `pytree_std::prefix::broadcast_prefix` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::broadcast_prefix` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::prefix::broadcast_prefix::<Ns, ..>(..)`.
 ///
@@ -209,7 +209,7 @@ where
     out.into_iter().map(|x| x.ok_or_else(lost_leaf)).collect()
 }
 
-/// `pytree_std::prefix::broadcast` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::broadcast` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::prefix::broadcast::<Ns, ..>(..)`.
 ///
@@ -242,7 +242,7 @@ where
     unflatten::<Ns, U, _>(&full_def, leaves)
 }
 
-/// `pytree_std::prefix::map_prefix` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::map_prefix` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::prefix::map_prefix::<Ns, ..>(..)`.
 ///
@@ -276,7 +276,7 @@ where
     unflatten::<Ns, U, _>(&def, leaves)
 }
 
-/// `pytree_std::prefix::map_with_prefix` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::map_with_prefix` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::prefix::map_with_prefix::<Ns, ..>(..)`.
 ///
@@ -318,7 +318,7 @@ where
     unflatten::<Ns, U, _>(&def, leaves)
 }
 
-/// `pytree_std::prefix::flatten_one_level` for any namespace `Ns`
+/// `pytree_std::nested::flatten_one_level` for any namespace `Ns`
 /// (documented there, with the namespace fixed to `Std`); call it with the
 /// namespace named: `pytree_std::generic::prefix::flatten_one_level::<Ns, _>(..)`.
 ///
@@ -379,7 +379,7 @@ fn picks_of(plan: &crate::treedef::Alignment, k: usize) -> Result<Vec<usize>, Er
         .collect()
 }
 
-/// `pytree_std::prefix::broadcast_common` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::broadcast_common` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::prefix::broadcast_common::<Ns, ..>(..)`.
 ///

@@ -95,7 +95,7 @@ impl<R: PartialOrd, F: FnMut(&R, &R) -> bool> Visit<R> for Extreme<R, F> {
     }
 }
 
-/// `pytree_std::reduce::fold` for any namespace `Ns` (documented there, with
+/// `pytree_std::reductions::fold` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::reduce::fold::<Ns, ..>(..)`.
 ///
@@ -122,7 +122,7 @@ fn unreachable_accumulator() -> ! {
     unreachable!("the fold accumulator is restored after every leaf")
 }
 
-/// `pytree_std::reduce::reduce` for any namespace `Ns` (documented there, with
+/// `pytree_std::reductions::reduce` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::reduce::reduce::<Ns, ..>(..)`.
 ///
@@ -139,7 +139,7 @@ where
     sink.acc
 }
 
-/// `pytree_std::reduce::all` for any namespace `Ns` (documented there, with
+/// `pytree_std::reductions::all` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::reduce::all::<Ns, ..>(..)`.
 ///
@@ -155,7 +155,7 @@ where
     fold::<Ns, T, _, _>(tree, true, |acc, x| acc && pred(x))
 }
 
-/// `pytree_std::reduce::any` for any namespace `Ns` (documented there, with
+/// `pytree_std::reductions::any` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::reduce::any::<Ns, ..>(..)`.
 ///
@@ -170,7 +170,7 @@ where
     fold::<Ns, T, _, _>(tree, false, |acc, x| acc || pred(x))
 }
 
-/// `pytree_std::reduce::count` for any namespace `Ns` (documented there, with
+/// `pytree_std::reductions::count` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::reduce::count::<Ns, ..>(..)`.
 ///
@@ -185,7 +185,7 @@ where
     fold::<Ns, T, _, _>(tree, 0, |n, x| n + usize::from(pred(x)))
 }
 
-/// `pytree_std::reduce::num_leaves` for any namespace `Ns` (documented there, with
+/// `pytree_std::reductions::num_leaves` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::reduce::num_leaves::<Ns, ..>(..)`.
 ///
@@ -198,7 +198,7 @@ pub fn num_leaves<Ns, T: Flatten<Ns>>(tree: &T) -> usize {
     v.0
 }
 
-/// `pytree_std::reduce::sum` for any namespace `Ns` (documented there, with
+/// `pytree_std::reductions::sum` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::reduce::sum::<Ns, ..>(..)`.
 ///
@@ -214,7 +214,7 @@ where
     fold::<Ns, T, _, _>(tree, zero, |acc, x| acc + x)
 }
 
-/// `pytree_std::reduce::min` for any namespace `Ns` (documented there, with
+/// `pytree_std::reductions::min` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::reduce::min::<Ns, ..>(..)`.
 ///
@@ -235,7 +235,7 @@ where
     v.best
 }
 
-/// `pytree_std::reduce::max` for any namespace `Ns` (documented there, with
+/// `pytree_std::reductions::max` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::reduce::max::<Ns, ..>(..)`.
 ///

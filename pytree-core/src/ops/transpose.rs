@@ -43,7 +43,7 @@ fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {
     out
 }
 
-/// `pytree_std::transpose::transpose` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::transpose` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::transpose::<Ns, ..>(..)`.
 ///
@@ -95,7 +95,7 @@ where
     unflatten::<Ns, U, _>(&result, leaves)
 }
 
-/// `pytree_std::transpose::subside` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::subside` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::subside::<Ns, ..>(..)`.
 ///
@@ -156,7 +156,7 @@ fn in_order_of<L>(first: &TreeDef, def: &TreeDef, leaves: Vec<L>) -> Result<Vec<
         .collect()
 }
 
-/// `pytree_std::transpose::rise` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::rise` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::rise::<Ns, ..>(..)`.
 ///
@@ -187,7 +187,7 @@ where
         .collect()
 }
 
-/// `pytree_std::transpose::pair_leaves` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::pair_leaves` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::pair_leaves::<Ns, ..>(..)`.
 ///
@@ -219,7 +219,7 @@ where
     )
 }
 
-/// `pytree_std::transpose::unpair_leaves` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::unpair_leaves` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::unpair_leaves::<Ns, ..>(..)`.
 ///
@@ -247,7 +247,7 @@ where
     Ok((a.take(), b))
 }
 
-/// `pytree_std::transpose::unflatten_pairs` for any namespace `Ns` (documented there, with
+/// `pytree_std::nested::unflatten_pairs` for any namespace `Ns` (documented there, with
 /// the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::transpose::unflatten_pairs::<Ns, ..>(..)`.
 ///

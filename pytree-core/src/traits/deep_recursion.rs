@@ -27,7 +27,7 @@
 //! Dropping a deep value anywhere else (a plain `drop`, at the end of a
 //! scope) is std's code and has std's limit: a program that builds chains
 //! that deep takes them apart level by level (see `tests/deep_trees.rs`),
-//! or with a walk (`pytree_std::basic::drop_deep`).
+//! or with a walk (`pytree_std::walk::drop_deep`).
 //!
 //! The position compared is the stack pointer register itself, read with
 //! one instruction (`psm::stack_pointer`, a call, on targets without the

@@ -273,32 +273,36 @@ where
     }
     let mut total: Option<Tensor> = None;
     let mut i = 0;
-    pytree_std::multi::try_zip_mut_n::<P, 0, 2, String>([], [params, &*updates], |[], [_, x]| {
-        let x = P::Leaf::tensor(x);
-        // Integer and bool tensors (buffers) add nothing to the norm.
-        if mask.get(i) && x.dtype().is_float() {
-            let dt = if x.dtype() == DType::F64 {
-                DType::F64
-            } else {
-                DType::F32
-            };
-            let s = x
-                .to_dtype(dt)
-                .and_then(|x| x.sqr())
-                .and_then(|x| x.sum_all())
-                .map_err(|e| format!("candle: {e}"))?;
-            total = Some(match total.take() {
-                None => s,
-                Some(t) => s
-                    .to_device(t.device())
-                    .and_then(|s| s.to_dtype(t.dtype()))
-                    .and_then(|s| t + s)
-                    .map_err(|e| format!("candle: {e}"))?,
-            });
-        }
-        i += 1;
-        Ok(())
-    })?;
+    pytree_std::walk::zip_mut::<P, 0, 2, Result<(), String>>(
+        [],
+        [params, &*updates],
+        |[], [_, x]| {
+            let x = P::Leaf::tensor(x);
+            // Integer and bool tensors (buffers) add nothing to the norm.
+            if mask.get(i) && x.dtype().is_float() {
+                let dt = if x.dtype() == DType::F64 {
+                    DType::F64
+                } else {
+                    DType::F32
+                };
+                let s = x
+                    .to_dtype(dt)
+                    .and_then(|x| x.sqr())
+                    .and_then(|x| x.sum_all())
+                    .map_err(|e| format!("candle: {e}"))?;
+                total = Some(match total.take() {
+                    None => s,
+                    Some(t) => s
+                        .to_device(t.device())
+                        .and_then(|s| s.to_dtype(t.dtype()))
+                        .and_then(|s| t + s)
+                        .map_err(|e| format!("candle: {e}"))?,
+                });
+            }
+            i += 1;
+            Ok(())
+        },
+    )?;
     let Some(total) = total else { return Ok(true) };
     let factor = total
         .sqrt()
@@ -307,7 +311,7 @@ where
         .and_then(|r| r.affine(max_norm, 0.0))
         .map_err(candle_err)?;
     let mut i = 0;
-    pytree_std::basic::try_for_each_mut(updates, |u| {
+    pytree_std::walk::for_each_mut(updates, |u| {
         let u = P::Leaf::tensor_mut(u);
         let r = if mask.get(i) && u.dtype().is_float() {
             let cd = device::compute_dtype([u]);
@@ -617,7 +621,7 @@ where
         .map(<P::Leaf as CandleLeaf>::tensor)
         .collect();
     let mut i = 0;
-    pytree_std::multi::try_map_n(params, [], |x, []| {
+    pytree_std::walk::map_n(params, [], |x, []| {
         let t = <P::Leaf as CandleLeaf>::tensor(x);
         let tied = tensors[..i].iter().any(|e| same_storage(e, t));
         let on = mask.get(i);

@@ -2,7 +2,7 @@
 //! `candle`), lent by reference (`&Tensor`, `&mut Tensor`: a tensor is a
 //! cheap handle, and candle's operations take `&Tensor`). They have a
 //! shape ([`Leaf::HAS_SHAPE`]): the [`Signature`] is the dtype, dims and
-//! device (`"cpu"`, `"cuda:0"`, `"metal:0"`), so `map2` / `map_n` /
+//! device (`"cpu"`, `"cuda:0"`, `"metal:0"`), so `map_n` /
 //! `zip_mut` report two tensors of different shapes as an error at their
 //! path before anything runs, and `set` / `set_subtree` refuse a tensor of
 //! another signature. A `Var` (a trainable variable: candle's autograd
@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use candle_core::{DType as CandleDType, Device, DeviceLocation, Tensor, Var, WithDType};
 use pytree_core::{DType, Error, Signature};
 
-use crate::{ravel::Ravel, tree_equal::ApproxEq, tree_equal::Tolerance};
+use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
 leaf_by_reference!(shaped Tensor, signature = tensor_signature, same = same_signature);
 leaf_by_reference!(shaped Var, signature = var_signature, same = same_var_signature);
@@ -126,7 +126,7 @@ fn same_var_signature(a: &Var, b: &Var) -> bool {
 /// ```
 /// use pytree_std::candle_core::{DType, Device, Tensor};
 /// let t = (Tensor::new(&[[1.0f32, 2.0]], &Device::Cpu)?, Tensor::new(&[3.0f64], &Device::Cpu)?.to_dtype(DType::BF16)?);
-/// let (flat, plan) = pytree_std::ravel::ravel::<_, f32>(&t)?;
+/// let (flat, plan) = pytree_std::elements::ravel::<_, f32>(&t)?;
 /// assert_eq!(flat, [1.0, 2.0, 3.0]);
 /// let (w, b) = plan.unravel(&[4.0, 5.0, 6.0])?;
 /// assert_eq!((w.dims(), b.dtype()), (&[1usize, 2][..], DType::BF16));
@@ -158,7 +158,7 @@ impl<T: WithDType> Ravel<T> for Tensor {
 /// ```
 /// use pytree_std::candle_core::{Device, Var};
 /// let v = vec![Var::new(&[1.0f32, 2.0], &Device::Cpu)?];
-/// let (flat, plan) = pytree_std::ravel::ravel::<_, f64>(&v)?;
+/// let (flat, plan) = pytree_std::elements::ravel::<_, f64>(&v)?;
 /// assert_eq!(flat, [1.0, 2.0]);
 /// let back = plan.unravel(&[3.0, 4.0])?;
 /// assert!(back[0].is_variable());
@@ -179,7 +179,7 @@ impl<T: WithDType> Ravel<T> for Var {
 ///
 /// ```
 /// use pytree_std::candle_core::{Device, Var};
-/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance};
+/// use pytree_std::{elements::ApproxEq, elements::Tolerance};
 /// let a = Var::new(&[1.0f32, 2.0], &Device::Cpu)?;
 /// assert!(a.approx_eq(&Var::new(&[1.0f32, 2.0001], &Device::Cpu)?, Tolerance::new(0.0, 1e-3)));
 /// # Ok::<(), pytree_std::candle_core::Error>(())
@@ -197,7 +197,7 @@ impl ApproxEq for Var {
 ///
 /// ```
 /// use pytree_std::candle_core::{Device, Tensor};
-/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance};
+/// use pytree_std::{elements::ApproxEq, elements::Tolerance};
 /// let a = Tensor::new(&[1.0f32, 2.0], &Device::Cpu)?;
 /// let b = Tensor::new(&[1.0f32, 2.001], &Device::Cpu)?;
 /// assert!(!a.approx_eq(&b, Tolerance::EXACT));

@@ -8,7 +8,7 @@
 //! order rather than sorting. Keys need `Clone + Eq + Hash + Debug + Send + Sync`, not
 //! `Ord`.
 //!
-//! In multi-tree operations (`zip_check`, `map2`, `map_n`, `zip_mut`)
+//! In multi-tree operations (`zip_check`, `map_n`, `zip_mut`)
 //! entries pair by key: two maps with the same keys in different orders
 //! zip, and the result has the first map's order. Their TreeDefs still
 //! differ (the order is part of the structure), so `tree_equal` and
@@ -29,7 +29,7 @@
 //! assert!(back.keys().eq(&["z", "a"]));
 //! // Entries pair by key in multi-tree operations.
 //! let other = IndexMap::from([("a", 20), ("z", 10)]);
-//! let sum = pytree_std::multi::map2(&m, &other, |x, y| x + y)?;
+//! let sum = pytree_std::walk::map_n(&m, [&other], |x, [y]| x + y)?;
 //! assert_eq!(sum, IndexMap::from([("z", 11), ("a", 22)]));
 //! # Ok::<(), pytree_std::Error>(())
 //! ```

@@ -8,9 +8,9 @@
 //! multi-tree operations compare shapes before anything changes and
 //! `set` refuses a matrix of another shape. Unflattening a `DVector` from
 //! a matrix of more than one column is an error at its path; `map` /
-//! `map2` / `map_n` whose function returns such a matrix for a vector
-//! field panic, naming `map_into` / `try_map` / `try_map2` / `try_map_n`
-//! (which return the error), as for
+//! `map_n` whose function returns such a matrix for a vector field panic,
+//! naming `map_into` and `map_n` with a fallible function (which return
+//! the error), as for
 //! rank-typed ndarray arrays. Statically sized matrices (`Matrix3<f64>`)
 //! are not covered: their shapes are types, and one leaf type for all of
 //! them would need the same dynamic erasure.
@@ -35,7 +35,7 @@
 //! let (leaves, def) = pytree_std::flatten(lin.clone());
 //! assert_eq!(leaves[1].shape(), (2, 1));
 //! let mut p = lin.clone();
-//! pytree_std::zip_mut(&mut p, [&lin], |mut x, [g]| x -= g * 0.5)?;
+//! pytree_std::zip_mut([&mut p], [&lin], |[mut x], [g]| x -= g * 0.5)?;
 //! assert_eq!(p.b, DVector::from_element(2, 0.5));
 //! let err = pytree_std::unflatten::<Linear>(&def, vec![leaves[0].clone(), leaves[0].clone()])
 //!     .unwrap_err();
@@ -51,7 +51,7 @@ use pytree_core::{
 };
 
 use super::{check_same_signature, dtype_of, signature_error};
-use crate::{ravel::Ravel, tree_equal::ApproxEq, tree_equal::Tolerance, Std};
+use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance, Std};
 
 /// The signature of a `rows x cols` matrix of `T`s.
 fn matrix_signature<T: 'static>(shape: (usize, usize)) -> Signature {
@@ -129,10 +129,10 @@ fn to_vector<T: Scalar>(m: DMatrix<T>) -> Result<DVector<T>, Error> {
 fn to_vector_or_panic<T: Scalar>(m: DMatrix<T>) -> DVector<T> {
     if m.ncols() != 1 {
         panic!(
-            "pytree: the function returned a matrix {} for a DVector; map/map2/map_n keep \
-             vectors as vectors (their type). Use pytree_std::basic::map_into or try_map (one tree), \
-             try_map2 or try_map_n (several trees), which return this as an error at its path, \
-             or a DMatrix field",
+            "pytree: the function returned a matrix {} for a DVector; map/map_n keep \
+             vectors as vectors (their type). Use pytree_std::walk::map_into (one tree) or map_n \
+             with a function that returns a Result (several trees), which return this as an error \
+             at its path, or a DMatrix field",
             matrix_signature::<T>(m.shape())
         );
     }
@@ -290,7 +290,7 @@ matrix_pytree!(
 /// ```
 /// use pytree_std::nalgebra::{DMatrix, DVector};
 /// let m = (DMatrix::from_row_slice(2, 2, &[1.0f64, 2.0, 3.0, 4.0]), DVector::from_vec(vec![5.0]));
-/// let (flat, plan) = pytree_std::ravel::ravel(&m)?;
+/// let (flat, plan) = pytree_std::elements::ravel(&m)?;
 /// assert_eq!(flat, [1.0, 2.0, 3.0, 4.0, 5.0]);
 /// assert_eq!(plan.unravel(&flat)?, m);
 /// # Ok::<(), pytree_std::Error>(())
@@ -322,7 +322,7 @@ impl<T: Scalar> Ravel<T> for DMatrix<T> {
 ///
 /// ```
 /// use pytree_std::nalgebra::DMatrix;
-/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance};
+/// use pytree_std::{elements::ApproxEq, elements::Tolerance};
 /// let a = DMatrix::from_element(2, 2, 1.0f64);
 /// assert!(a.approx_eq(&DMatrix::from_element(2, 2, 1.0 + 1e-9), Tolerance::new(0.0, 1e-6)));
 /// assert!(!a.approx_eq(&DMatrix::from_element(1, 4, 1.0), Tolerance::new(1.0, 1.0)));

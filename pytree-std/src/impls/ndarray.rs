@@ -7,7 +7,7 @@
 //! `ArrayD<f32>`, and every operation works on it.
 //!
 //! - The walks by reference lend each array as a view of its own shape:
-//!   [`ArrayViewD<'a, A>`] (`leaves`, `for_each`, `map2`'s arguments) and
+//!   [`ArrayViewD<'a, A>`] (`leaves`, `for_each`, `map_n`'s arguments) and
 //!   [`ArrayViewMutD<'a, A>`] (`for_each_mut`, `leaves_mut`, `zip_mut`),
 //!   whatever the field's rank. Nothing is copied.
 //! - The consuming walks move the data: `flatten` gives `ArrayD<A>`s
@@ -16,25 +16,25 @@
 //!   back to the field's rank with `into_dimensionality`; a leaf of another
 //!   rank is an [`Error`] (the derive adds the field's path), never a panic.
 //! - Arrays have shapes ([`Leaf::HAS_SHAPE`]): their [`Signature`] is
-//!   their dtype and shape, so `map2` / `map_n` / `zip_mut` of two trees
+//!   their dtype and shape, so `map_n` / `zip_mut` of two trees
 //!   whose arrays differ in shape fail their check with an error naming
 //!   the path and both signatures, before anything is computed or changed;
 //!   `set` / `set_subtree` refuse an array of another shape (the slot is a
 //!   view, it keeps its shape), and nothing changes.
 //!
-//! # Rank changes in `map` / `map2` / `map_n`
+//! # Rank changes in `map` / `map_n`
 //!
-//! `map`, `map2` and `map_n` return the tree itself, not a `Result` (so a
-//! derived struct is built in place, as hand-written code is), and their
-//! function returns an `ArrayD<A>`, of any rank. When it returns an array
+//! `map` and (with an infallible function) `map_n` build the tree itself in
+//! place, as hand-written code does, and their function returns an
+//! `ArrayD<A>`, of any rank. When it returns an array
 //! of another rank for a field of a fixed rank (`Array2<f32>` given a 3-d
 //! array), there is no value of the field's type to build, no error to
 //! return, and the old array is gone (it was moved into the function), so
 //! these operations **panic**, naming the path-checked alternatives, which
 //! rebuild through the TreeDef and return the rank error at its path:
-//! [`map_into`](crate::basic::map_into) / [`try_map`](crate::basic::try_map) for one tree,
-//! [`try_map2`](crate::multi::try_map2) / [`try_map_n`](crate::multi::try_map_n) for
-//! several (or `flatten` then [`unflatten`](crate::unflatten)); or an
+//! [`map_into`](crate::walk::map_into) for one tree, [`map_n`](crate::map_n)
+//! with a function that returns a `Result` for several (or `flatten` then
+//! [`unflatten`](crate::unflatten)); or an
 //! `ArrayD` field, which takes any rank. The shape may change freely within the rank
 //! (`Array2` `[3, 3]` to `[2, 16]`).
 //!
@@ -52,7 +52,7 @@
 //! assert_eq!(leaves[1].shape(), [2]);
 //! // Views when lent, whatever the rank.
 //! let mut params = lin.clone();
-//! pytree_std::zip_mut(&mut params, [&lin], |mut p, [g]| p.scaled_add(-0.5, &g))?;
+//! pytree_std::zip_mut([&mut params], [&lin], |[mut p], [g]| p.scaled_add(-0.5, &g))?;
 //! assert_eq!(params.b, array![0.25, 0.25]);
 //! // The rank is checked on unflatten.
 //! let err = pytree_std::unflatten::<Linear>(&def, vec![leaves[1].clone(), leaves[1].clone()])
@@ -69,7 +69,7 @@ use pytree_core::{
 };
 
 use super::{check_same_signature, dtype_of, signature_error};
-use crate::{ravel::Ravel, tree_equal::ApproxEq, tree_equal::Tolerance, Std};
+use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance, Std};
 
 /// The signature of an array of `A`s of this shape.
 fn array_signature<A: 'static>(shape: &[usize]) -> Signature {
@@ -147,7 +147,7 @@ fn to_rank<A: 'static, D: Dimension>(leaf: ArrayD<A>) -> Result<Array<A, D>, Err
         .map_err(|e| Error::custom(format!("array rank conversion failed: {e}")))
 }
 
-/// For the infallible walks (`map`, `map2`, `map_n`) whose function
+/// For the infallible walks (`map`, `map_n`) whose function
 /// returned an array of another rank: there is nothing to build (see the
 /// module docs), so this panics and names the fallible routes.
 #[cold]
@@ -155,9 +155,9 @@ fn to_rank<A: 'static, D: Dimension>(leaf: ArrayD<A>) -> Result<Array<A, D>, Err
 fn rank_changed<A: 'static>(expected: usize, leaf: &ArrayD<A>) -> ! {
     panic!(
         "pytree: the function returned a {}-d array ({}) for an array of rank {expected}; \
-         map/map2/map_n keep each array's rank (its type). Use pytree_std::basic::map_into or \
-         try_map (one tree), try_map2 or try_map_n (several trees), which return this as an \
-         error at its path, or an ArrayD field",
+         map/map_n keep each array's rank (its type). Use pytree_std::walk::map_into (one \
+         tree) or map_n with a function that returns a Result (several trees), which return \
+         this as an error at its path, or an ArrayD field",
         leaf.ndim(),
         array_signature::<A>(leaf.shape()),
     )
@@ -251,7 +251,7 @@ macro_rules! array_pytree {
             /// # Panics
             ///
             /// If `f` returns an array of another rank than `D` (see the
-            /// module docs; `map_into` / `try_map` return that as an error).
+            /// module docs; `map_into` returns that as an error).
             #[inline]
             #[track_caller]
             fn map_leaves<F: FnMut(ArrayD<A>) -> ArrayD<A>>(self, f: &mut F) -> Self {
@@ -332,7 +332,7 @@ array_pytree!(
 /// #[derive(PyTree, Debug, PartialEq)]
 /// struct Linear { w: Array2<f32>, b: Array1<f32> }
 /// let lin = Linear { w: array![[1.0, 2.0], [3.0, 4.0]].reversed_axes(), b: array![5.0] };
-/// let (flat, plan) = pytree_std::ravel::ravel(&lin)?;
+/// let (flat, plan) = pytree_std::elements::ravel(&lin)?;
 /// assert_eq!(flat, [1.0, 3.0, 2.0, 4.0, 5.0]); // C order of the transposed view
 /// assert_eq!(plan.unravel(&flat)?, lin);
 /// # Ok::<(), pytree_std::Error>(())
@@ -363,7 +363,7 @@ impl<A: Clone + 'static> Ravel<A> for ArrayD<A> {
 ///
 /// ```
 /// use pytree_std::ndarray::array;
-/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance};
+/// use pytree_std::{elements::ApproxEq, elements::Tolerance};
 /// let a = array![[1.0f64, 2.0]];
 /// assert!(a.approx_eq(&array![[1.0, 2.0 + 1e-9]], Tolerance::new(0.0, 1e-6)));
 /// assert!(!a.approx_eq(&array![[1.0, 2.1]], Tolerance::new(0.0, 1e-6)));

@@ -1,6 +1,6 @@
 //! Arithmetic on trees, as treevalue's `FastTreeValue` offers: `&t1 + &t2`
 //! combines two trees leaf by leaf through the strict structural map
-//! ([`map2`](crate::multi::map2): same kinds, sequence lengths and map keys; map
+//! ([`map_n`](crate::map_n): same kinds, sequence lengths and map keys; map
 //! entries paired by key), `t * 2` applies a scalar to every leaf, `-t`
 //! negates. The `try_*` methods return the mismatch as an [`Error`]; the
 //! operators panic on it, as `Index` panics on a missing key, since an
@@ -9,7 +9,7 @@
 //! Leaves need `L: Clone + Add<Output = L>` (and so on): the operands are
 //! cloned leaf by leaf, which is free for numbers. (Bounds on references,
 //! `for<'x> &'x L: Add<&'x L>`, would avoid the clones but make type
-//! inference overflow in unrelated closures such as `map2(.., |a, b| a + b)`.)
+//! inference overflow in unrelated closures such as `map_n(.., |a, [b]| a + b)`.)
 
 use std::ops::{
     Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
@@ -38,7 +38,7 @@ macro_rules! tree_op {
             #[doc = $doc]
             /// ```
             pub fn $try_op(&self, rhs: &Tree<L>) -> Result<Tree<L>, Error> {
-                crate::multi::map2(self, rhs, |a, b| a.clone() $sym b.clone())
+                crate::map_n(self, [rhs], |a, [b]| a.clone() $sym b.clone())
             }
         }
 
@@ -140,7 +140,7 @@ macro_rules! tree_op {
             /// If the trees' structures differ (then `self` is
             /// unchanged: the structures are checked before any update).
             fn $op_assign(&mut self, rhs: &Tree<L>) {
-                if let Err(e) = crate::zip_mut(self, [rhs], |a, [b]| *a = a.clone() $sym b.clone()) {
+                if let Err(e) = crate::zip_mut([self], [rhs], |[a], [b]| *a = a.clone() $sym b.clone()) {
                     panic!(concat!("tree ", stringify!($sym), "= tree: {}"), e);
                 }
             }

@@ -1,5 +1,5 @@
 //! `Tree<L>` as a pytree of the `Std` namespace, so every operation of the
-//! library (flatten, map, map2, for_each_mut, ...) works on it. A map is a
+//! library (flatten, map, map_n, for_each_mut, ...) works on it. A map is a
 //! `Map(n)` node keyed by its `String` keys in insertion order, a sequence a
 //! `Seq(n)` node, `None` a `None` node. Every walk is the tree's
 //! [`Cursor`] (iterative), its events reported to the visitor.

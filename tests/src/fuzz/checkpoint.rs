@@ -81,7 +81,7 @@ fn net() -> Net {
 }
 
 fn model() -> Model<ArrayD<f32>> {
-    pytree_std::basic::map_into(models()[1].clone(), |x: u32| {
+    pytree_std::walk::map_into(models()[1].clone(), |x: u32| {
         let shape: &[usize] = match x % 4 {
             0 => &[],
             1 => &[2],

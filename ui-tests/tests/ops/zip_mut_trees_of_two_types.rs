@@ -3,5 +3,5 @@
 fn main() {
     let mut params = vec![1.0f32, 2.0];
     let grads = (0.5f32, 0.5f32);
-    let _ = pytree_std::zip_mut(&mut params, [&grads], |p, [g]| *p -= g);
+    let _ = pytree_std::zip_mut([&mut params], [&grads], |[p], [g]| *p -= g);
 }

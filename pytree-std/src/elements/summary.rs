@@ -18,11 +18,11 @@ use crate::{Std, Tree};
 /// use pytree_std::{DType, PyTree, Signature, Tree};
 /// #[derive(PyTree)]
 /// struct Linear { w: Vec<f32>, b: f32 }
-/// let sigs = pytree_std::summary::signatures(&Linear { w: vec![1.0, 2.0], b: 0.0 })?;
+/// let sigs = pytree_std::elements::signatures(&Linear { w: vec![1.0, 2.0], b: 0.0 })?;
 /// assert_eq!(sigs["b"], Tree::leaf(Signature::scalar(DType::F32)));
 /// assert_eq!(format!("{sigs:?}"), "{\"w\": [Signature { dtype: F32, shape: [], device: None }, \
 ///     Signature { dtype: F32, shape: [], device: None }], \"b\": Signature { dtype: F32, shape: [], device: None }}");
-/// let err = pytree_std::summary::signatures(&vec![String::from("x")]).unwrap_err();
+/// let err = pytree_std::elements::signatures(&vec![String::from("x")]).unwrap_err();
 /// assert_eq!(err.to_string(), "at [0]: the leaf (a alloc::string::String) has no signature");
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
@@ -81,7 +81,7 @@ pub struct SummaryRow {
 /// #[derive(PyTree)]
 /// struct Linear { w: Vec<f32>, b: f32, #[pytree(kind = "state")] steps: f32 }
 /// let model = vec![Linear { w: vec![0.0; 3], b: 0.0, steps: 0.0 }, Linear { w: vec![0.0; 2], b: 0.0, steps: 0.0 }];
-/// let s = pytree_std::summary::summary(&model);
+/// let s = pytree_std::elements::summary(&model);
 /// assert_eq!(s.num_elements(), 9);
 /// assert_eq!(s.num_bytes(), Some(9 * 4));
 /// let table = s.max_depth(1).to_string();
@@ -104,7 +104,7 @@ pub struct Summary {
 /// The table of `tree`: see [`Summary`].
 ///
 /// ```
-/// let s = pytree_std::summary::summary(&(vec![1.0f64; 4], 2.0f64));
+/// let s = pytree_std::elements::summary(&(vec![1.0f64; 4], 2.0f64));
 /// assert_eq!((s.num_leaves(), s.num_elements(), s.num_bytes()), (5, 5, Some(40)));
 /// ```
 pub fn summary<T: Flatten<Std>>(tree: &T) -> Summary {
@@ -163,7 +163,7 @@ impl Summary {
     /// Every row, in pre-order (subtrees before their leaves), unfolded.
     ///
     /// ```
-    /// let s = pytree_std::summary::summary(&vec![(1.0f32, 2.0f32)]);
+    /// let s = pytree_std::elements::summary(&vec![(1.0f32, 2.0f32)]);
     /// let paths: Vec<String> = s.rows().iter().map(|r| r.path.to_string()).collect();
     /// assert_eq!(paths, ["[0]", "[0][0]", "[0][1]"]);
     /// ```
@@ -175,7 +175,7 @@ impl Summary {
     /// rows are folded into the subtree rows that contain them.
     ///
     /// ```
-    /// let s = pytree_std::summary::summary(&vec![(1.0f32, 2.0f32)]).max_depth(1);
+    /// let s = pytree_std::elements::summary(&vec![(1.0f32, 2.0f32)]).max_depth(1);
     /// assert_eq!(s.to_string().lines().count(), 3); // header, [0], total
     /// ```
     #[must_use]
@@ -187,7 +187,7 @@ impl Summary {
     /// The number of leaves.
     ///
     /// ```
-    /// assert_eq!(pytree_std::summary::summary(&(1u8, [2u8, 3])).num_leaves(), 3);
+    /// assert_eq!(pytree_std::elements::summary(&(1u8, [2u8, 3])).num_leaves(), 3);
     /// ```
     pub fn num_leaves(&self) -> usize {
         self.rows.iter().filter(|r| r.is_leaf).count()
@@ -196,7 +196,7 @@ impl Summary {
     /// The number of elements of all leaves (a parameter count).
     ///
     /// ```
-    /// assert_eq!(pytree_std::summary::summary(&vec![0.0f32; 10]).num_elements(), 10);
+    /// assert_eq!(pytree_std::elements::summary(&vec![0.0f32; 10]).num_elements(), 10);
     /// ```
     pub fn num_elements(&self) -> usize {
         self.leaf_rows()
@@ -206,8 +206,8 @@ impl Summary {
     /// Bytes of all leaves, when every leaf's dtype has a size.
     ///
     /// ```
-    /// assert_eq!(pytree_std::summary::summary(&vec![0.0f64; 10]).num_bytes(), Some(80));
-    /// assert_eq!(pytree_std::summary::summary(&String::from("x")).num_bytes(), None);
+    /// assert_eq!(pytree_std::elements::summary(&vec![0.0f64; 10]).num_bytes(), Some(80));
+    /// assert_eq!(pytree_std::elements::summary(&String::from("x")).num_bytes(), None);
     /// ```
     pub fn num_bytes(&self) -> Option<usize> {
         self.leaf_rows()

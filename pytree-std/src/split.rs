@@ -1,9 +1,10 @@
-//! Filter, partition and combine (equinox's `filter` / `partition` /
-//! `combine`, PAX's parameters versus state): a `T` is split into trees of
-//! the same structure with `Option` leaves, `None` where a leaf was left
-//! out ([`partition`], [`filter`], [`combine`], [`combine_n`]); with fill
-//! values instead of `None` holes, [`partition_fill`], [`filter_fill`];
-//! and [`replace_nones`].
+//! A tree split into parts and put back together (equinox's `filter` /
+//! `partition` / `combine`, PAX's parameters versus state): a `T` is split
+//! into trees of the same structure with `Option` leaves, `None` where a
+//! leaf was left out ([`partition`], [`filter`]; put back together by
+//! [`combine`]); with fill values instead of `None` holes,
+//! [`partition_fill`] (its first half is equinox's `filter(tree, spec,
+//! replace=..)`); and [`replace_nones`].
 //!
 //! Each function is fixed to [`Std`]; its body is one call to the engine in
 //! `pytree_core::ops::partition` or `pytree_core::ops::fill`.
@@ -26,7 +27,7 @@ use crate::{Error, Flatten, KeyPath, Std, Unflatten};
 ///     bias: T,
 /// }
 /// let (params, state): (Counter<Option<f64>>, Counter<Option<f64>>) =
-///     pytree_std::filter::partition(Counter { count: 1.0, bias: 0.5 }, |path, _| path.kind() == "param")?;
+///     pytree_std::split::partition(Counter { count: 1.0, bias: 0.5 }, |path, _| path.kind() == "param")?;
 /// assert_eq!(params, Counter { count: None, bias: Some(0.5) });
 /// assert_eq!(state, Counter { count: Some(1.0), bias: None });
 /// # Ok::<(), pytree_std::Error>(())
@@ -44,7 +45,7 @@ pub fn partition<T: Flatten<Std>, U: Unflatten<Std, Leaf = T::Leaf>>(
 /// Engine (any namespace): [`pytree_core::ops::partition::filter`](crate::generic::partition::filter).
 ///
 /// ```
-/// let big: Vec<Option<i32>> = pytree_std::filter::filter(vec![1, 20, 3], |_, x| *x > 10)?;
+/// let big: Vec<Option<i32>> = pytree_std::split::filter(vec![1, 20, 3], |_, x| *x > 10)?;
 /// assert_eq!(big, [None, Some(20), None]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
@@ -55,34 +56,22 @@ pub fn filter<T: Flatten<Std>, U: Unflatten<Std, Leaf = T::Leaf>>(
     pytree_core::ops::partition::filter::<Std, T, U, _>(tree, pred)
 }
 
-/// Puts two trees of `Option` leaves back together (equinox's `combine`):
-/// at each leaf of `T` exactly one of them must hold a leaf, else the error
-/// names the path.
+/// Puts `N` trees of `Option` leaves back together (equinox's
+/// `combine(*trees)`): at each leaf of `T` exactly one of them must hold a
+/// leaf, else the error names the path.
 ///
 /// Engine (any namespace): [`pytree_core::ops::partition::combine`](crate::generic::partition::combine).
 ///
 /// ```
-/// let t: (i32, i32) = pytree_std::filter::combine((Some(1), None), (None, Some(2)))?;
+/// let t: (i32, i32) = pytree_std::split::combine([(Some(1), None), (None, Some(2))])?;
 /// assert_eq!(t, (1, 2));
-/// let err = pytree_std::filter::combine::<_, (i32, i32)>((Some(1), None::<i32>), (None, None)).unwrap_err();
+/// let err = pytree_std::split::combine::<_, (i32, i32), 2>([(Some(1), None::<i32>), (None, None)]).unwrap_err();
 /// assert_eq!(err.to_string(), "at [1]: none of the 2 trees holds a leaf here; combine needs exactly one");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn combine<U: Flatten<Std>, T: Unflatten<Std, Leaf = U::Leaf>>(a: U, b: U) -> Result<T, Error> {
-    pytree_core::ops::partition::combine::<Std, U, T, 2>([a, b])
-}
-
-/// Puts `N` trees of `Option` leaves back together: [`combine`] for any
-/// number of parts.
-///
-/// Engine (any namespace): [`pytree_core::ops::partition::combine`](crate::generic::partition::combine).
-///
-/// ```
-/// let t: [u8; 3] = pytree_std::filter::combine_n([[Some(1u8), None, None], [None, Some(2), None], [None, None, Some(3)]])?;
+/// let t: [u8; 3] = pytree_std::split::combine([[Some(1u8), None, None], [None, Some(2), None], [None, None, Some(3)]])?;
 /// assert_eq!(t, [1, 2, 3]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn combine_n<U: Flatten<Std>, T: Unflatten<Std, Leaf = U::Leaf>, const N: usize>(
+pub fn combine<U: Flatten<Std>, T: Unflatten<Std, Leaf = U::Leaf>, const N: usize>(
     parts: [U; N],
 ) -> Result<T, Error> {
     pytree_core::ops::partition::combine::<Std, U, T, N>(parts)
@@ -91,7 +80,8 @@ pub fn combine_n<U: Flatten<Std>, T: Unflatten<Std, Leaf = U::Leaf>, const N: us
 /// Splits `tree` in two trees of its own type (equinox's
 /// `partition(tree, filter_spec, replace=..)`): the first keeps the leaves
 /// for which `pred(path, leaf)` holds, the second the others, and each has
-/// `fill(path, leaf)` where the other has the leaf.
+/// `fill(path, leaf)` where the other has the leaf. The first alone is
+/// equinox's `filter(tree, filter_spec, replace=..)`.
 ///
 /// Engine (any namespace): [`pytree_core::ops::fill::partition_fill`](crate::generic::fill::partition_fill).
 ///
@@ -99,7 +89,7 @@ pub fn combine_n<U: Flatten<Std>, T: Unflatten<Std, Leaf = U::Leaf>, const N: us
 /// use pytree_std::PyTree;
 /// #[derive(PyTree, Debug, PartialEq)]
 /// struct Counter { #[pytree(kind = "state")] count: f64, bias: f64 }
-/// let (params, state) = pytree_std::filter::partition_fill(
+/// let (params, state) = pytree_std::split::partition_fill(
 ///     Counter { count: 3.0, bias: 0.5 },
 ///     |path, _| path.kind() == "param",
 ///     |_, _| 0.0,
@@ -116,28 +106,6 @@ pub fn partition_fill<T: Unflatten<Std>>(
     pytree_core::ops::fill::partition_fill::<Std, T, _, _>(tree, pred, fill)
 }
 
-/// Keeps the leaves for which `pred(path, leaf)` holds and replaces the
-/// others by `fill(path, leaf)` (equinox's `filter(tree, filter_spec,
-/// replace=..)`), in the tree's own type.
-///
-/// Engine (any namespace): [`pytree_core::ops::fill::filter_fill`](crate::generic::fill::filter_fill).
-///
-/// ```
-/// use pytree_std::{tree, Tree};
-/// let t: Tree<f32> = tree! { "w" => 2.0, "b" => -1.0 };
-/// let kept = pytree_std::filter::filter_fill(t, |_, x| *x > 0.0, |_, _| f32::NAN)?;
-/// assert!(kept["b"].as_leaf().is_some_and(|x| x.is_nan()));
-/// assert_eq!(kept["w"], Tree::leaf(2.0));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn filter_fill<T: Unflatten<Std>>(
-    tree: T,
-    pred: impl FnMut(&KeyPath, &T::Leaf) -> bool,
-    fill: impl FnMut(&KeyPath, &T::Leaf) -> T::Leaf,
-) -> Result<T, Error> {
-    pytree_core::ops::fill::filter_fill::<Std, T, _, _>(tree, pred, fill)
-}
-
 /// Rebuilds `tree`, whose leaves may sit in `Option`s, as a `T` with a
 /// plain leaf where `T` wants one (optree's `tree_replace_nones`):
 /// `Some(leaf)` gives the leaf, a `None` hole gives `fill()`. A dynamic
@@ -150,9 +118,9 @@ pub fn filter_fill<T: Unflatten<Std>>(
 /// #[derive(PyTree, Debug, PartialEq)]
 /// struct Linear<T> { w: T, b: T }
 /// let half = Linear { w: Some(1.0f32), b: None };
-/// assert_eq!(pytree_std::filter::replace_nones::<_, Linear<f32>>(half, || 0.0)?, Linear { w: 1.0, b: 0.0 });
+/// assert_eq!(pytree_std::split::replace_nones::<_, Linear<f32>>(half, || 0.0)?, Linear { w: 1.0, b: 0.0 });
 /// let t: Tree<f32> = tree! { "w" => 1.0, "b" => None };
-/// assert_eq!(pytree_std::filter::replace_nones::<_, Tree<f32>>(t, || 0.0)?, tree! { "w" => 1.0, "b" => 0.0 });
+/// assert_eq!(pytree_std::split::replace_nones::<_, Tree<f32>>(t, || 0.0)?, tree! { "w" => 1.0, "b" => 0.0 });
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn replace_nones<U: Flatten<Std>, T: Unflatten<Std, Leaf = U::Leaf>>(

@@ -20,7 +20,7 @@ use crate::Std;
 /// A leaf type whose elements can be laid out in a flat buffer of `A`s.
 ///
 /// ```
-/// use pytree_std::{Leaf, ravel::Ravel, Signature, DType};
+/// use pytree_std::{Leaf, elements::Ravel, Signature, DType};
 /// let mut out = Vec::new();
 /// <f32 as Ravel<f32>>::ravel_into(&2.5, &mut out)?;
 /// assert_eq!(out, [2.5]);
@@ -40,7 +40,7 @@ pub trait Ravel<A>: Leaf<Std> {
 /// used by `impls/half.rs` for `f16` and `bf16`).
 macro_rules! ravel_scalars {
     ($($t:ty),* $(,)?) => {$(
-        impl $crate::ravel::Ravel<$t> for $t {
+        impl $crate::elements::Ravel<$t> for $t {
             #[inline]
             fn ravel_into(
                 leaf: &$t,
@@ -78,7 +78,7 @@ ravel_scalars!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64, bool);
 /// #[derive(PyTree, Debug, PartialEq)]
 /// struct Linear { w: Vec<f64>, b: f64 }
 /// let model = Linear { w: vec![1.0, 2.0], b: 3.0 };
-/// let (flat, plan) = pytree_std::ravel::ravel(&model)?;
+/// let (flat, plan) = pytree_std::elements::ravel(&model)?;
 /// assert_eq!(flat, [1.0, 2.0, 3.0]);
 /// let moved: Vec<f64> = flat.iter().map(|x| x * 10.0).collect();
 /// assert_eq!(plan.unravel(&moved)?, Linear { w: vec![10.0, 20.0], b: 30.0 });
@@ -138,7 +138,7 @@ fn signature_of<L: Leaf<Std>>(
 /// for the whole buffer.
 ///
 /// ```
-/// let (flat, plan) = pytree_std::ravel::ravel(&(1.0f32, vec![2.0f32, 3.0]))?;
+/// let (flat, plan) = pytree_std::elements::ravel(&(1.0f32, vec![2.0f32, 3.0]))?;
 /// assert_eq!((flat.as_slice(), plan.len()), (&[1.0f32, 2.0, 3.0][..], 3));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
@@ -174,7 +174,7 @@ impl<T, A> Unravel<T, A> {
     /// The number of elements of the flat buffer.
     ///
     /// ```
-    /// let (_, plan) = pytree_std::ravel::ravel(&vec![0.0f64; 4])?;
+    /// let (_, plan) = pytree_std::elements::ravel(&vec![0.0f64; 4])?;
     /// assert_eq!(plan.len(), 4);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -185,7 +185,7 @@ impl<T, A> Unravel<T, A> {
     /// True when the tree has no elements.
     ///
     /// ```
-    /// let (_, plan) = pytree_std::ravel::ravel(&Vec::<f64>::new())?;
+    /// let (_, plan) = pytree_std::elements::ravel(&Vec::<f64>::new())?;
     /// assert!(plan.is_empty());
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -196,7 +196,7 @@ impl<T, A> Unravel<T, A> {
     /// The structure the plan rebuilds.
     ///
     /// ```
-    /// let (_, plan) = pytree_std::ravel::ravel(&(1.0f32, 2.0f32))?;
+    /// let (_, plan) = pytree_std::elements::ravel(&(1.0f32, 2.0f32))?;
     /// assert_eq!(plan.treedef().to_string(), "(*, *)");
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -207,7 +207,7 @@ impl<T, A> Unravel<T, A> {
     /// Each leaf's signature, in leaf order.
     ///
     /// ```
-    /// let (_, plan) = pytree_std::ravel::ravel(&(1.0f32, 2.0f32))?;
+    /// let (_, plan) = pytree_std::elements::ravel(&(1.0f32, 2.0f32))?;
     /// assert_eq!(plan.signatures()[1].to_string(), "f32[]");
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -263,7 +263,7 @@ where
     /// signatures must be the plan's, else the error names the place.
     ///
     /// ```
-    /// let (mut buf, plan) = pytree_std::ravel::ravel(&vec![1.0f32, 2.0])?;
+    /// let (mut buf, plan) = pytree_std::elements::ravel(&vec![1.0f32, 2.0])?;
     /// plan.ravel_into(&vec![3.0f32, 4.0], &mut buf)?;
     /// assert_eq!(buf, [3.0, 4.0]);
     /// assert!(plan.ravel_into(&vec![1.0f32], &mut buf).is_err());
@@ -303,7 +303,7 @@ where
     /// elements.
     ///
     /// ```
-    /// let (_, plan) = pytree_std::ravel::ravel(&(0i32, [0i32, 0]))?;
+    /// let (_, plan) = pytree_std::elements::ravel(&(0i32, [0i32, 0]))?;
     /// assert_eq!(plan.unravel(&[1, 2, 3])?, (1, [2, 3]));
     /// # Ok::<(), pytree_std::Error>(())
     /// ```

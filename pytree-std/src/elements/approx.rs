@@ -10,7 +10,7 @@ use crate::Std;
 /// (NumPy's `allclose`). [`Tolerance::EXACT`] (both zero) asks for `a == b`.
 ///
 /// ```
-/// use pytree_std::tree_equal::Tolerance;
+/// use pytree_std::elements::Tolerance;
 /// let tol = Tolerance::new(1e-5, 1e-8);
 /// assert_eq!(tol.rtol, 1e-5);
 /// assert_eq!(Tolerance::EXACT, Tolerance::new(0.0, 0.0));
@@ -33,7 +33,7 @@ impl Tolerance {
     /// A tolerance of `rtol` (relative) and `atol` (absolute).
     ///
     /// ```
-    /// let tol = pytree_std::tree_equal::Tolerance::new(0.0, 0.5);
+    /// let tol = pytree_std::elements::Tolerance::new(0.0, 0.5);
     /// assert_eq!(tol.atol, 0.5);
     /// ```
     pub const fn new(rtol: f64, atol: f64) -> Self {
@@ -45,7 +45,7 @@ impl Tolerance {
     /// infinity is close only to itself and NaN to nothing, not even NaN.
     ///
     /// ```
-    /// use pytree_std::tree_equal::Tolerance;
+    /// use pytree_std::elements::Tolerance;
     /// assert!(Tolerance::new(0.0, 0.1).close(1.0, 1.05));
     /// assert!(!Tolerance::EXACT.close(1.0, 1.05));
     /// assert!(Tolerance::new(0.1, 0.0).close(100.0, 109.0));
@@ -75,7 +75,7 @@ fn abs(x: f64) -> f64 {
 /// points to, so `&T` leaves lent by reference need nothing more).
 ///
 /// ```
-/// use pytree_std::{tree_equal::ApproxEq, tree_equal::Tolerance};
+/// use pytree_std::{elements::ApproxEq, elements::Tolerance};
 /// assert!(1.0f32.approx_eq(&1.01, Tolerance::new(0.0, 0.1)));
 /// assert!(!3u8.approx_eq(&4, Tolerance::new(1.0, 1.0))); // integers are exact
 /// ```
@@ -128,12 +128,12 @@ exact_approx_eq!(
 /// ([`LeafRef`]): `&f32` for scalars, views for arrays.
 ///
 /// ```
-/// use pytree_std::tree_equal::Tolerance;
+/// use pytree_std::elements::Tolerance;
 /// let a = (1.0f64, vec![2.0, 3.0]);
 /// let b = (1.0f64, vec![2.0, 3.000001]);
-/// assert!(!pytree_std::tree_equal::tree_equal(&a, &b, Tolerance::EXACT));
-/// assert!(pytree_std::tree_equal::tree_equal(&a, &b, Tolerance::new(1e-5, 1e-8)));
-/// assert!(!pytree_std::tree_equal::tree_equal(&a, &(1.0, vec![2.0]), Tolerance::new(1.0, 1.0)));
+/// assert!(!pytree_std::elements::tree_equal(&a, &b, Tolerance::EXACT));
+/// assert!(pytree_std::elements::tree_equal(&a, &b, Tolerance::new(1e-5, 1e-8)));
+/// assert!(!pytree_std::elements::tree_equal(&a, &(1.0, vec![2.0]), Tolerance::new(1.0, 1.0)));
 /// ```
 pub fn tree_equal<'a, A, B>(a: &'a A, b: &'a B, tol: Tolerance) -> bool
 where

@@ -13,7 +13,7 @@ use crate::{Flatten, LeafRef, Std};
 /// Engine (any namespace): [`pytree_core::ops::reduce::fold`](crate::generic::reduce::fold).
 ///
 /// ```
-/// let norm2 = pytree_std::reduce::fold(&(3.0f32, vec![4.0f32]), 0.0, |acc, x| acc + x * x);
+/// let norm2 = pytree_std::reductions::fold(&(3.0f32, vec![4.0f32]), 0.0, |acc, x| acc + x * x);
 /// assert_eq!(norm2, 25.0);
 /// ```
 pub fn fold<'a, T: Flatten<Std>, A>(
@@ -30,7 +30,7 @@ pub fn fold<'a, T: Flatten<Std>, A>(
 /// Engine (any namespace): [`pytree_core::ops::reduce::reduce`](crate::generic::reduce::reduce).
 ///
 /// ```
-/// assert_eq!(pytree_std::reduce::reduce((1, vec![2, 3]), |a, b| a * 10 + b), Some(123));
+/// assert_eq!(pytree_std::reductions::reduce((1, vec![2, 3]), |a, b| a * 10 + b), Some(123));
 /// ```
 pub fn reduce<T: Flatten<Std>>(
     tree: T,
@@ -44,8 +44,8 @@ pub fn reduce<T: Flatten<Std>>(
 /// Engine (any namespace): [`pytree_core::ops::reduce::all`](crate::generic::reduce::all).
 ///
 /// ```
-/// assert!(pytree_std::reduce::all(&vec![1.0f64, 2.0], |x| x.is_finite()));
-/// assert!(pytree_std::reduce::all(&Vec::<f64>::new(), |_| false));
+/// assert!(pytree_std::reductions::all(&vec![1.0f64, 2.0], |x| x.is_finite()));
+/// assert!(pytree_std::reductions::all(&Vec::<f64>::new(), |_| false));
 /// ```
 pub fn all<'a, T: Flatten<Std>>(
     tree: &'a T,
@@ -59,7 +59,7 @@ pub fn all<'a, T: Flatten<Std>>(
 /// Engine (any namespace): [`pytree_core::ops::reduce::any`](crate::generic::reduce::any).
 ///
 /// ```
-/// assert!(pytree_std::reduce::any(&(1.0f64, f64::NAN), |x| x.is_nan()));
+/// assert!(pytree_std::reductions::any(&(1.0f64, f64::NAN), |x| x.is_nan()));
 /// ```
 pub fn any<'a, T: Flatten<Std>>(
     tree: &'a T,
@@ -73,7 +73,7 @@ pub fn any<'a, T: Flatten<Std>>(
 /// Engine (any namespace): [`pytree_core::ops::reduce::count`](crate::generic::reduce::count).
 ///
 /// ```
-/// assert_eq!(pytree_std::reduce::count(&(0i32, [1i32, 0, 2]), |x| *x == 0), 2);
+/// assert_eq!(pytree_std::reductions::count(&(0i32, [1i32, 0, 2]), |x| *x == 0), 2);
 /// ```
 pub fn count<'a, T: Flatten<Std>>(
     tree: &'a T,
@@ -87,7 +87,7 @@ pub fn count<'a, T: Flatten<Std>>(
 /// Engine (any namespace): [`pytree_core::ops::reduce::num_leaves`](crate::generic::reduce::num_leaves).
 ///
 /// ```
-/// assert_eq!(pytree_std::reduce::num_leaves(&(1, vec![2, 3], None::<i32>)), 3);
+/// assert_eq!(pytree_std::reductions::num_leaves(&(1, vec![2, 3], None::<i32>)), 3);
 /// ```
 pub fn num_leaves<T: Flatten<Std>>(tree: &T) -> usize {
     pytree_core::ops::reduce::num_leaves::<Std, T>(tree)
@@ -98,7 +98,7 @@ pub fn num_leaves<T: Flatten<Std>>(tree: &T) -> usize {
 /// Engine (any namespace): [`pytree_core::ops::reduce::sum`](crate::generic::reduce::sum).
 ///
 /// ```
-/// assert_eq!(pytree_std::reduce::sum(&(1, vec![2, 3])), 6);
+/// assert_eq!(pytree_std::reductions::sum(&(1, vec![2, 3])), 6);
 /// ```
 pub fn sum<'a, T: Flatten<Std>>(tree: &'a T) -> T::Leaf
 where
@@ -114,8 +114,8 @@ where
 /// Engine (any namespace): [`pytree_core::ops::reduce::min`](crate::generic::reduce::min).
 ///
 /// ```
-/// assert_eq!(pytree_std::reduce::min(&(2.0, [1.0, 3.0])), Some(&1.0));
-/// assert!(pytree_std::reduce::min(&(2.0f64, [f64::NAN, 1.0])).is_some_and(|x| x.is_nan()));
+/// assert_eq!(pytree_std::reductions::min(&(2.0, [1.0, 3.0])), Some(&1.0));
+/// assert!(pytree_std::reductions::min(&(2.0f64, [f64::NAN, 1.0])).is_some_and(|x| x.is_nan()));
 /// ```
 pub fn min<T: Flatten<Std>>(tree: &T) -> ::core::option::Option<LeafRef<'_, Std, T::Leaf>>
 where
@@ -129,7 +129,7 @@ where
 /// Engine (any namespace): [`pytree_core::ops::reduce::max`](crate::generic::reduce::max).
 ///
 /// ```
-/// assert_eq!(pytree_std::reduce::max(&(2, [1, 3])), Some(&3));
+/// assert_eq!(pytree_std::reductions::max(&(2, [1, 3])), Some(&3));
 /// ```
 pub fn max<T: Flatten<Std>>(tree: &T) -> ::core::option::Option<LeafRef<'_, Std, T::Leaf>>
 where

@@ -1,0 +1,33 @@
+//! What the leaves hold, element by element, for trees of numbers and
+//! tensors:
+//! - [`ravel`] / [`Unravel`] (JAX's `ravel_pytree`): the leaves laid end
+//!   to end in one flat buffer of elements, and back; a leaf type joins by
+//!   implementing [`Ravel`].
+//! - [`tree_equal`] (equinox's `tree_equal(x, y, rtol=, atol=)`): equal
+//!   structures and leaves pairwise close under a [`Tolerance`], for
+//!   leaves that are [`ApproxEq`].
+//! - [`signatures`] (a [`Tree`](crate::Tree) of each leaf's dtype and
+//!   shape, JAX's `eval_shape` output) and [`summary`] (a [`Summary`]
+//!   table of every leaf and subtree with element and byte counts, as
+//!   flax's `tabulate` and torchinfo print).
+//!
+//! ```
+//! use pytree_std::elements::{ravel, tree_equal, Tolerance};
+//! let t = (1.0f32, vec![2.0f32, 3.0]);
+//! let (flat, plan) = ravel::<_, f32>(&t)?;
+//! assert_eq!(flat, [1.0, 2.0, 3.0]);
+//! let back = plan.unravel(&[1.0, 2.0, 3.000001])?;
+//! assert!(tree_equal(&back, &t, Tolerance::new(1e-5, 0.0)));
+//! assert_eq!(pytree_std::elements::summary(&t).num_elements(), 3);
+//! # Ok::<(), pytree_std::Error>(())
+//! ```
+
+mod approx;
+mod ravel;
+mod summary;
+
+pub use approx::{tree_equal, ApproxEq, Tolerance};
+#[cfg(feature = "half")]
+pub(crate) use ravel::ravel_scalars;
+pub use ravel::{ravel, Ravel, Unravel};
+pub use summary::{signatures, summary, Summary, SummaryRow};

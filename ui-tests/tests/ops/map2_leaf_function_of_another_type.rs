@@ -1,6 +1,0 @@
-// The leaf function of `map2` takes the trees' leaves (lent by reference):
-// one written for `f64` leaves of an `f32` tree is an error at the call.
-fn main() {
-    let a = vec![1.0f32, 2.0];
-    let _ = pytree_std::multi::map2(&a, &a, |x: &f64, y: &f64| (x + y) as f32);
-}
