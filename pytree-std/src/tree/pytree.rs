@@ -165,6 +165,10 @@ impl<'a, L: Clone + Leaf<Std>, V: VisitMut<LeafMut<'a, Std, L>>> Report<Mut<'a, 
     }
 }
 
+// A tree is also a leaf of another tree (`Tree<Tree<L>>`), lent by
+// reference as the containers of `impls` are.
+crate::impls::lent_by_reference!(<L> Tree<L>);
+
 impl<L: Clone + Leaf<Std>> Flatten<Std> for Tree<L> {
     type Leaf = L;
 

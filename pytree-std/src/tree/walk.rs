@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
+use pytree_core::__private::{all_some, check_lengths};
 use pytree_core::{Error, ErrorKind, KeyEntry};
 
-use super::cursor::{Cursor, Event, MapKey, Mut, Open, Own, Place, Ref, Shape};
+use super::cursor::{AtPath, Cursor, Event, MapKey, Mut, Open, Own, Place, Ref, Shape};
 use super::{Map, Node, Tree};
-use crate::impls::all_some;
 
 /// The number of leaves.
 pub(crate) fn num_leaves<L>(root: &Tree<L>) -> usize {
@@ -114,23 +114,6 @@ impl<M> Builder<M> {
             self.close();
         }
         self.done.take().unwrap_or_default()
-    }
-}
-
-/// Errors that can be placed at a path as they bubble out of a walk.
-pub(crate) trait AtPath {
-    fn at_entry(self, entry: KeyEntry) -> Self;
-}
-
-impl AtPath for Error {
-    fn at_entry(self, entry: KeyEntry) -> Self {
-        self.at(entry)
-    }
-}
-
-impl AtPath for std::convert::Infallible {
-    fn at_entry(self, _entry: KeyEntry) -> Self {
-        self
     }
 }
 
@@ -306,7 +289,7 @@ fn lockstep_node<'a, 'b, A, B, const N: usize>(
                 let j = first_odd(&|o| o.is_seq()).unwrap_or(0);
                 return Err(node_mismatch(t, os[j], j + 1));
             };
-            crate::impls::check_lengths(items.len(), seqs.map(<[Tree<B>]>::len))?;
+            check_lengths(items.len(), seqs.map(<[Tree<B>]>::len))?;
             stack.push(Lock::Seq(items, seqs, 0));
         }
         Node::Map(map) => {
