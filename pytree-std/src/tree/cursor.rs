@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use pytree_core::{Error, KeyEntry};
 
-use super::{Map, Node, Tree};
+use super::node::{Map, Node, Tree};
 
 /// Errors that can be placed at a path as they bubble out of a walk.
 pub(crate) trait AtPath {

@@ -14,7 +14,8 @@ use pytree_core::{
 };
 
 use super::cursor::{Access, Cursor, Event, Mut, Open, Own, Place, Ref, Shape};
-use super::{convert, walk, Map, Tree};
+use super::node::{Map, Tree};
+use super::{convert, walk};
 use crate::Std;
 
 /// What the protocol of [`Sink`], [`Visit`] and [`VisitMut`] (the same
