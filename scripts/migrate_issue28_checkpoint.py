@@ -24,7 +24,8 @@ alone), or in the files named on the command line:
 
 Not idempotent for the `.0`: run it once. Not handled: a `Load` kept in a
 variable whose `.load(p)` is called later, a `Renames` check on a
-variable (the compiler names both). Run `cargo fmt --all` after it.
+variable, an import of `Checkpoint` left unused (the compiler names all
+three). Run `cargo fmt --all` after it.
 """
 import os
 import re
