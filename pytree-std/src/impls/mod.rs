@@ -30,6 +30,7 @@ mod nalgebra;
 mod ndarray;
 
 // For `parallel`.
+#[cfg(feature = "rayon")]
 pub(crate) use pytree_core::__private::all_some;
 
 #[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
