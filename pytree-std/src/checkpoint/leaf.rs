@@ -275,7 +275,7 @@ pub trait TensorLeaf: Leaf<Std> {
 
     /// The leaf `leaf` loaded from the tensor, as a value that replaces it
     /// in a tree rebuilt around its leaves (a
-    /// [`load_into`](fn@super::load_into) that restores static fields): by
+    /// [`load_into`](super::Checkpoint::load_into) that restores static fields): by
     /// default a new leaf read from the tensor with `leaf` as its template
     /// ([`from_tensor`](TensorLeaf::from_tensor)); a leaf that others hold
     /// (a candle `Var`) writes the tensor into itself and returns itself,

@@ -124,7 +124,7 @@ impl Checkpoint {
     /// one from).
     ///
     /// A file without a TreeDef (written by Python's `safetensors` or
-    /// transformers), or any file with [`Load::by_names`], loads by its
+    /// transformers), or any file with [`Load::by_names`](super::Load::by_names), loads by its
     /// names: the type fixes the structure; the names, after the renames,
     /// give each `Vec`'s length (`layers.0.…`, `layers.1.…`) and each
     /// `Option`; the tensors give the shapes. An enum variant, a static
@@ -133,7 +133,7 @@ impl Checkpoint {
     ///
     /// Strict as every load: a tensor the type asks for and the file
     /// lacks is an error; one the type never asks for is an error unless
-    /// [`Load::allow_unused`] is on, and then it is listed in the
+    /// [`Load::allow_unused`](super::Load::allow_unused) is on, and then it is listed in the
     /// [`LoadReport`].
     ///
     /// ```
@@ -223,10 +223,10 @@ impl Checkpoint {
     /// Loads a tree shaped like `like` (equinox's
     /// `tree_deserialise_leaves(path, like)`), and what the load did:
     /// every leaf is read from the tensor of its name, which must have the
-    /// template leaf's dtype and shape (with [`Load::shapes_from_file`],
+    /// template leaf's dtype and shape (with [`Load::shapes_from_file`](super::Load::shapes_from_file),
     /// the dtype only); every problem is listed. A candle tensor goes to
-    /// the template's device. A partial load ([`Load::allow_missing`]:
-    /// the template's value is kept; [`Load::allow_unused`]: a tensor is
+    /// the template's device. A partial load ([`Load::allow_missing`](super::Load::allow_missing):
+    /// the template's value is kept; [`Load::allow_unused`](super::Load::allow_unused): a tensor is
     /// skipped) says in the [`LoadReport`] which leaves kept the template's
     /// value and which tensors it skipped, so it cannot pass for a full
     /// one.
@@ -298,7 +298,7 @@ impl Checkpoint {
     /// that is already there. Everything is checked first; on an error
     /// nothing has changed (except for a device error of candle, or a file
     /// truncated while the load reads it, after the checks, which leave
-    /// the leaves before it loaded). With [`Load::allow_missing`] a leaf
+    /// the leaves before it loaded). With [`Load::allow_missing`](super::Load::allow_missing) a leaf
     /// the file lacks keeps its value and is listed in
     /// [`LoadReport::missing`].
     ///
@@ -521,7 +521,7 @@ impl Checkpoint {
     }
 
     /// [`load`](Checkpoint::load) by the tensors' names (a file without
-    /// a TreeDef, or [`Load::by_names`]); see there.
+    /// a TreeDef, or [`Load::by_names`](super::Load::by_names)); see there.
     fn load_by_names<T>(&self) -> Result<(T, LoadReport), Error>
     where
         T: Unflatten<Std>,

@@ -15,8 +15,16 @@
 //! - **The structure travels with the file.** The [`TreeDef`] (with the
 //!   static fields) is written to the header's `__metadata__` as
 //!   `pytree.treedef`, so [`load`] rebuilds a value from its type alone;
-//!   [`load_like`] reads against a template instead (equinox's `like`), and
-//!   [`load_into`] writes into an existing tree. A TreeDef whose static
+//!   [`Checkpoint::load_like`] reads against a template instead (equinox's
+//!   `like`), and [`Checkpoint::load_into`] writes into an existing tree.
+//! - **One door per capability**: [`save`] or [`Save`] to write; [`load`]
+//!   by type with the default options; every other load is [`Load`] (the
+//!   options), a source ([`Load::open`], [`Load::from_bytes`],
+//!   [`Load::open_mapped`]), then a target of the [`Checkpoint`] it
+//!   opened ([`load`](Checkpoint::load), [`load_like`](Checkpoint::load_like),
+//!   [`load_into`](Checkpoint::load_into), [`load_map`](Checkpoint::load_map)),
+//!   each returning its [`LoadReport`]. [`Checkpoint`] is also how a file
+//!   is inspected. A TreeDef whose static
 //!   fields serde cannot write (a user's enum) is left out, and the file
 //!   loads against a template (see [`Save::require_treedef`]).
 //! - **Loading checks names, dtypes and shapes** (against the template's
@@ -46,7 +54,7 @@
 //!   [`Load::tie`]).
 //! - **Reading is one copy, straight into the destination**: each tensor
 //!   is read from the file with a positioned read into the array being
-//!   built (or, with [`load_into`], the array that is already there),
+//!   built (or, with [`Checkpoint::load_into`], the array that is already there),
 //!   never through a memory map, so a file truncated or rewritten while a
 //!   load reads it is an error naming the tensor, not a crash (SIGBUS).
 //!   [`Load::open_mapped`] maps the files instead, for readers that use
