@@ -55,13 +55,24 @@ fn bench(c: &mut Criterion) {
         b.iter(|| black_box(checkpoint::load::<Gpt2>(&shared).expect("load")))
     });
     g.bench_function("load_like", |b| {
-        b.iter(|| black_box(checkpoint::load_like(&shared, &model).expect("load_like")))
+        b.iter(|| {
+            black_box(
+                checkpoint::Load::new()
+                    .open(&shared)
+                    .expect("load_like")
+                    .load_like(&model)
+                    .expect("load_like")
+                    .0,
+            )
+        })
     });
     let mut target = Gpt2::new(Dims::SMALL, 2, 0.0);
     g.bench_function("load_into", |b| {
         b.iter(|| {
             Load::new()
-                .load_into(&shared, black_box(&mut target))
+                .open(&shared)
+                .expect("load_into")
+                .load_into(black_box(&mut target))
                 .expect("load_into")
         })
     });
@@ -73,7 +84,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             // SAFETY: nothing changes the bench's file while it is mapped.
             let file = unsafe { Load::new().open_mapped(&shared) }.expect("map");
-            black_box(file.load_like(&model).expect("load_like"))
+            black_box(file.load_like(&model).expect("load_like").0)
         })
     });
     g.bench_function("load_into_mapped", |b| {

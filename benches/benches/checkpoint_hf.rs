@@ -20,7 +20,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use pytree_benches::gpt2::{Dims, Gpt2};
 use pytree_std::candle_core::safetensors::MmapedSafetensors;
 use pytree_std::candle_core::{Device, Tensor};
-use pytree_std::checkpoint::{Checkpoint, Load, Save};
+use pytree_std::checkpoint::{Load, Save};
 
 fn dir() -> PathBuf {
     match std::env::var_os("CKPT_DIR") {
@@ -72,13 +72,23 @@ fn bench(c: &mut Criterion) {
             .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
             .collect::<Vec<_>>()
     );
-    assert_eq!(Load::new().load::<Gpt2>(&index).expect("load"), model);
-    let single_names: Vec<String> = Checkpoint::open(&single)
+    assert_eq!(
+        Load::new()
+            .open(&index)
+            .expect("load")
+            .load::<Gpt2>()
+            .expect("load")
+            .0,
+        model
+    );
+    let single_names: Vec<String> = Load::new()
+        .open(&single)
         .expect("open")
         .names()
         .map(String::from)
         .collect();
-    let sharded_names: Vec<String> = Checkpoint::open(&index)
+    let sharded_names: Vec<String> = Load::new()
+        .open(&index)
         .expect("open")
         .names()
         .map(String::from)
@@ -90,13 +100,24 @@ fn bench(c: &mut Criterion) {
         .measurement_time(Duration::from_secs(3));
 
     g.bench_function("single_pytree_load", |b| {
-        b.iter(|| black_box(Load::new().load::<Gpt2>(&single).expect("load")))
+        b.iter(|| {
+            black_box(
+                Load::new()
+                    .open(&single)
+                    .expect("load")
+                    .load::<Gpt2>()
+                    .expect("load")
+                    .0,
+            )
+        })
     });
     let mut target = Gpt2::new(MEDIUM, 2, 0.0);
     g.bench_function("single_pytree_load_into", |b| {
         b.iter(|| {
             Load::new()
-                .load_into(&single, black_box(&mut target))
+                .open(&single)
+                .expect("load_into")
+                .load_into(black_box(&mut target))
                 .expect("load_into")
         })
     });
@@ -108,13 +129,24 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("sharded_pytree_load", |b| {
-        b.iter(|| black_box(Load::new().load::<Gpt2>(&index).expect("load")))
+        b.iter(|| {
+            black_box(
+                Load::new()
+                    .open(&index)
+                    .expect("load")
+                    .load::<Gpt2>()
+                    .expect("load")
+                    .0,
+            )
+        })
     });
     let mut target = Gpt2::new(Dims::SMALL, 2, 0.0);
     g.bench_function("sharded_pytree_load_into", |b| {
         b.iter(|| {
             Load::new()
-                .load_into(&index, black_box(&mut target))
+                .open(&index)
+                .expect("load_into")
+                .load_into(black_box(&mut target))
                 .expect("load_into")
         })
     });

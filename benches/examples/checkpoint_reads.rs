@@ -78,8 +78,8 @@ fn main() {
                 let (c0, w0) = (thread_cpu(), Instant::now());
                 let file = open(&path, mapped);
                 match *name {
-                    "load" => drop(black_box(file.load::<Gpt2>().expect("load"))),
-                    "load_like" => drop(black_box(file.load_like(&model).expect("load_like"))),
+                    "load" => drop(black_box(file.load::<Gpt2>().expect("load").0)),
+                    "load_like" => drop(black_box(file.load_like(&model).expect("load_like").0)),
                     _ => {
                         file.load_into(black_box(&mut target)).expect("load_into");
                     }

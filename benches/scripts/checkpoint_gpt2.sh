@@ -71,8 +71,8 @@ def cell(ms):
 rows = [
     ("save", rust("save"), py["save"]["median_ms"], "`checkpoint::save` / `save_file`"),
     ("load (new arrays)", rust("load"), py["load_rust_file"]["median_ms"], "`checkpoint::load::<Gpt2>` (by type) / `load_file`, same file"),
-    ("load against a template", rust("load_like"), py["load_rust_file"]["median_ms"], "`checkpoint::load_like` / `load_file`"),
-    ("load into the existing arrays", rust("load_into"), None, "`checkpoint::load_into` (no allocation) / no numpy equivalent"),
+    ("load against a template", rust("load_like"), py["load_rust_file"]["median_ms"], "`Checkpoint::load_like` / `load_file`"),
+    ("load into the existing arrays", rust("load_into"), None, "`Checkpoint::load_into` (no allocation) / no numpy equivalent"),
     ("load against a template, memory-mapped", rust("load_like_mapped"), None, "`Load::open_mapped` then `load_like` (every load's path before issue 29)"),
     ("load into the existing arrays, memory-mapped", rust("load_into_mapped"), None, "`Load::open_mapped` then `load_into`"),
     ("load Python's own file", None, py["load_python_file"]["median_ms"], "`load_file` of the file `save_file` wrote"),

@@ -3,7 +3,7 @@
 //! from 1), and rank 0 writes the index `model.safetensors.index.json`
 //! last, the form pytree-std's checkpoints (and transformers) read, so the
 //! directory loads in one process with `pytree_std::checkpoint::load` /
-//! `Checkpoint::open` on the index, and at any number of ranks.
+//! `Load::open` on the index, and at any number of ranks.
 //!
 //! A save is complete when its index is: rank 0 first removes the index
 //! of an earlier save into the same directory, every rank then writes its
@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use pytree_optim::{FloatLeaf, GradientTransformation};
-use pytree_std::checkpoint::{self as ck, Checkpoint, Save, TensorLeaf};
+use pytree_std::checkpoint::{self as ck, Load, Save, TensorLeaf};
 use pytree_std::paths::KeyStr;
 use pytree_std::{Error, Flatten, PyTree, Signature, Std, Unflatten};
 use serde_json::{json, Value};
@@ -90,15 +90,15 @@ where
 /// error on every rank, and no index is written. Every rank must call it.
 ///
 /// ```
-/// use pytree_std::checkpoint::{Checkpoint, Save};
+/// use pytree_std::checkpoint::{Checkpoint, Load, Save};
 /// let dist = pytree_dist::Dist::local();
 /// let dir = std::env::temp_dir().join(format!("pytree-dist-with-{}", std::process::id()));
 /// let mine = std::collections::BTreeMap::from([("rank0.x".to_string(), vec![1.0f32, 2.0])]);
 /// pytree_dist::checkpoint::save_with(&dist, &dir, |path| Save::new().save_part(path, &mine, |_| true))?;
-/// assert_eq!(Checkpoint::open(dir.join(pytree_dist::checkpoint::INDEX))?.len(), 2);
+/// assert_eq!(Load::new().open(dir.join(pytree_dist::checkpoint::INDEX))?.len(), 2);
 /// let err = pytree_dist::checkpoint::save_with(&dist, &dir, |_| Err(pytree_std::Error::custom("disk full"))).unwrap_err();
 /// assert!(err.to_string().contains("rank 0: at <root>: disk full"));
-/// assert!(Checkpoint::open(dir.join(pytree_dist::checkpoint::INDEX)).is_err()); // no index
+/// assert!(Load::new().open(dir.join(pytree_dist::checkpoint::INDEX)).is_err()); // no index
 /// # std::fs::remove_dir_all(&dir).ok();
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
@@ -295,7 +295,7 @@ where
     where
         G::State: Unflatten<Std>,
     {
-        let file = Checkpoint::open(path)?;
+        let file = Load::new().open(path)?;
         let state = self.state_mut();
         let def = file.treedef()?;
         // Check every leaf this rank reads before writing any.

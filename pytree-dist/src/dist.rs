@@ -7,7 +7,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::rc::Rc;
 
 use pytree_optim::Mask;
-use pytree_std::checkpoint::{Checkpoint, Save, TensorLeaf, TensorView};
+use pytree_std::checkpoint::{Load, Save, TensorLeaf, TensorView};
 use pytree_std::{Error, Flatten, Signature, Std, TreeDef, Unflatten};
 
 use crate::agree::{agree, Intent};
@@ -671,7 +671,7 @@ where
             .ok_or_else(|| Error::custom("a tree that is a leaf has one leaf"))?;
         return <T::Leaf as TensorLeaf>::copy_from_tensor(leaf, &view);
     }
-    let file = Checkpoint::from_bytes(bytes)?;
+    let file = Load::new().from_bytes(bytes)?;
     let def = file.treedef()?;
     file.load_into(tree)?;
     if let Some(def) = def.filter(|d| *d != pytree_std::structure(&*tree)) {

@@ -176,7 +176,7 @@ fn driver() -> ExitCode {
             &[("PYTREE_DIST_TEST_DIR", dir.display().to_string())],
         );
         let index = dir.join("killed").join(pytree_dist::checkpoint::INDEX);
-        let complete = pytree_std::checkpoint::Checkpoint::open(&index).is_ok();
+        let complete = pytree_std::checkpoint::Load::new().open(&index).is_ok();
         let said = o.output.contains("rank 1 is killed during the save");
         println!(
             "scenario checkpoint_killed on {ranks} ranks: exit {}, {:.1?}, index {}",

@@ -114,7 +114,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     checkpoint::Save::new()
         .metadata("epochs", epochs.to_string())
         .save(&path, &model)?;
-    let file = checkpoint::Checkpoint::open(&path)?;
+    let file = checkpoint::Load::new().open(&path)?;
     let names: Vec<&str> = file.names().collect();
     println!(
         "\ncheckpoint: {} ({} bytes), tensors {names:?}",
@@ -122,7 +122,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::metadata(&path)?.len()
     );
     let template = Mlp::<f32>::new(&[64, 128, 10], Activation::Relu, "digits-mlp", 0);
-    let reloaded: Mlp<f32> = checkpoint::load_like(&path, &template)?;
+    let reloaded: Mlp<f32> = checkpoint::Load::new().open(&path)?.load_like(&template)?.0;
     let same_params = reloaded == model;
     let same_predictions = reloaded.predict(&test.images)? == model.predict(&test.images)?;
     println!("reloaded: parameters identical: {same_params}, test predictions identical: {same_predictions}");

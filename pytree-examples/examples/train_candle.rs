@@ -119,7 +119,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     checkpoint::Save::new()
         .metadata("epochs", epochs.to_string())
         .save(&path, &model)?;
-    let names: Vec<String> = checkpoint::Checkpoint::open(&path)?
+    let names: Vec<String> = checkpoint::Load::new()
+        .open(&path)?
         .names()
         .map(str::to_string)
         .collect();
@@ -129,9 +130,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         std::fs::metadata(&path)?.len()
     );
     let fresh = Mlp::new(&[64, 128, 10], 0, &device)?;
-    let loaded: Mlp = checkpoint::load_like(&path, &fresh)?;
+    let loaded: Mlp = checkpoint::Load::new().open(&path)?.load_like(&fresh)?.0;
     let mut in_place = fresh;
-    checkpoint::load_into(&path, &mut in_place)?;
+    checkpoint::Load::new()
+        .open(&path)?
+        .load_into(&mut in_place)?;
     let trained = model.predict(&test_x)?;
     let same_loaded = loaded.predict(&test_x)? == trained;
     let same_in_place = in_place.predict(&test_x)? == trained;

@@ -205,7 +205,10 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
     }
     if rank == 0 {
         let template = Mlp::<f32>::new(&[64, 128, 10], Activation::Relu, "digits-mlp", 0);
-        let reloaded = checkpoint::load_like(dir.join(pytree_dist::checkpoint::INDEX), &template)?;
+        let reloaded = checkpoint::Load::new()
+            .open(dir.join(pytree_dist::checkpoint::INDEX))?
+            .load_like(&template)?
+            .0;
         let same =
             reloaded == model && reloaded.predict(&test.images)? == model.predict(&test.images)?;
         println!("reloaded in one process: parameters and test predictions identical: {same}");

@@ -202,7 +202,10 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
     let files = pytree_dist::checkpoint::save(dist, &dir, &model)?;
     if rank == 0 {
         let fresh = Mlp::new(&[64, 128, 10], 0, &device)?;
-        let loaded: Mlp = checkpoint::load_like(dir.join(pytree_dist::checkpoint::INDEX), &fresh)?;
+        let loaded: Mlp = checkpoint::Load::new()
+            .open(dir.join(pytree_dist::checkpoint::INDEX))?
+            .load_like(&fresh)?
+            .0;
         let same = loaded.predict(&test_x)? == model.predict(&test_x)?;
         println!("checkpoint: {} ({files} files); reloaded in one process, test predictions identical: {same}", dir.display());
         if !same {

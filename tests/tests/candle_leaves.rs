@@ -363,16 +363,18 @@ fn variables_are_leaves_with_signatures_summaries_and_paths() {
 
 #[test]
 fn a_checkpoint_loaded_in_place_writes_the_variables_their_holders_see() {
-    use pytree_std::checkpoint::{self, Checkpoint};
+    use pytree_std::checkpoint::{self, Load};
     let trained = var_linear(3.0);
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&trained).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&trained).unwrap())
+        .unwrap();
     let mut model = var_linear(0.0);
     let held = model.w.as_tensor().clone(); // a layer's handle on the variable
     file.load_into(&mut model).unwrap();
     assert_eq!(values(&held), [0.0, 3.0, 6.0, 9.0, 12.0, 15.0]);
     assert!(model.w.is_variable());
     // Loaded by type: new variables on the template's device.
-    let loaded: VarLinear = file.load_like(&var_linear(0.0)).unwrap();
+    let loaded: VarLinear = file.load_like(&var_linear(0.0)).unwrap().0;
     assert!(loaded.b.is_variable());
     assert_eq!(values(&loaded.b), [3.0; 3]);
     // A tensor of another shape in the file is an error naming the path,
@@ -381,7 +383,9 @@ fn a_checkpoint_loaded_in_place_writes_the_variables_their_holders_see() {
         b: pytree_std::candle_core::Var::zeros(5, CandleDType::F32, &Device::Cpu).unwrap(),
         ..var_linear(1.0)
     };
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&wide).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&wide).unwrap())
+        .unwrap();
     let err = file.load_into(&mut model).unwrap_err();
     assert_eq!(
         err.to_string(),

@@ -92,12 +92,24 @@ fn ndarray_mixed_ranks_round_trip_by_type_template_and_in_place() {
     let path = d.join("m.safetensors");
     checkpoint::save(&path, &t).unwrap();
     assert_eq!(checkpoint::load::<Mixed>(&path).unwrap(), t);
-    assert_eq!(checkpoint::load_like(&path, &t).unwrap(), t);
+    assert_eq!(
+        checkpoint::Load::new()
+            .open(&path)
+            .unwrap()
+            .load_like(&t)
+            .unwrap()
+            .0,
+        t
+    );
     let mut zeroed = pytree_std::map(t.clone(), |a| a.mapv(|_| 0.0));
-    let report = checkpoint::load_into(&path, &mut zeroed).unwrap();
+    let report = checkpoint::Load::new()
+        .open(&path)
+        .unwrap()
+        .load_into(&mut zeroed)
+        .unwrap();
     assert_eq!(zeroed, t);
     assert_eq!(report.loaded, ["scalar", "v", "m", "c", "any.0", "any.1"]);
-    let file = Checkpoint::open(&path).unwrap();
+    let file = Load::new().open(&path).unwrap();
     let sigs: Vec<String> = file
         .tensors()
         .map(|t| format!("{}={}", t.name(), t.signature()))
@@ -119,13 +131,13 @@ fn ndarray_mixed_ranks_round_trip_by_type_template_and_in_place() {
 #[test]
 fn a_model_with_static_fields_round_trips_by_type_alone() {
     let m = mlp(&[64, 32, 10]);
-    let bytes = checkpoint::to_bytes(&m).unwrap();
-    let file = Checkpoint::from_bytes(bytes).unwrap();
+    let bytes = checkpoint::Save::new().to_bytes(&m).unwrap();
+    let file = Load::new().from_bytes(bytes).unwrap();
     assert_eq!(
         file.names().collect::<Vec<_>>(),
         ["layers.0.w", "layers.0.b", "layers.1.w", "layers.1.b"]
     );
-    let back: Mlp = file.load().unwrap();
+    let back: Mlp = file.load().unwrap().0;
     assert_eq!(back, m);
     assert_eq!(
         back.name, "mlp",
@@ -141,9 +153,11 @@ fn element_types_round_trip() {
         ArrayD<A>: checkpoint::TensorLeaf,
     {
         let t = (ArrayD::from_shape_vec(IxDyn(&[values.len()]), values).unwrap(),);
-        let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t).unwrap()).unwrap();
-        assert_eq!(file.load::<(ArrayD<A>,)>().unwrap(), t);
-        assert_eq!(file.load_like(&t).unwrap(), t);
+        let file = Load::new()
+            .from_bytes(checkpoint::Save::new().to_bytes(&t).unwrap())
+            .unwrap();
+        assert_eq!(file.load::<(ArrayD<A>,)>().unwrap().0, t);
+        assert_eq!(file.load_like(&t).unwrap().0, t);
     }
     check(vec![true, false, true]);
     check(vec![0u8, 255]);
@@ -160,10 +174,12 @@ fn element_types_round_trip() {
     check(vec![pytree_std::half::bf16::from_f32(-2.0)]);
     // NaN survives bit for bit.
     let t = (ArrayD::from_elem(IxDyn(&[2]), f32::NAN),);
-    let back: (ArrayD<f32>,) = Checkpoint::from_bytes(checkpoint::to_bytes(&t).unwrap())
+    let back: (ArrayD<f32>,) = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&t).unwrap())
         .unwrap()
         .load()
-        .unwrap();
+        .unwrap()
+        .0;
     assert!(back.0.iter().all(|x| x.to_bits() == f32::NAN.to_bits()));
 }
 
@@ -180,18 +196,23 @@ fn scalars_are_zero_d_tensors() {
         beta: (0.9, 0.999),
         by_name: BTreeMap::from([("wd".into(), 0.01)]),
     };
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&h).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&h).unwrap())
+        .unwrap();
     assert_eq!(
         file.names().collect::<Vec<_>>(),
         ["lr", "beta.0", "beta.1", "by_name.wd"]
     );
     assert!(file.tensors().all(|t| t.shape().is_empty()));
-    assert_eq!(file.load::<Hyper>().unwrap(), h);
+    assert_eq!(file.load::<Hyper>().unwrap().0, h);
     // A scalar read from a tensor that is not 0-d is an error at its path.
-    let v = Checkpoint::from_bytes(
-        checkpoint::to_bytes(&(ArrayD::<f64>::zeros(IxDyn(&[2])),)).unwrap(),
-    )
-    .unwrap();
+    let v = Load::new()
+        .from_bytes(
+            checkpoint::Save::new()
+                .to_bytes(&(ArrayD::<f64>::zeros(IxDyn(&[2])),))
+                .unwrap(),
+        )
+        .unwrap();
     let err = v.load::<(f64,)>().unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -233,9 +254,11 @@ fn candle_tensors_of_several_dtypes_round_trip() {
                 .unwrap(),
         ),
     ]);
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t).unwrap()).unwrap();
-    let by_type: BTreeMap<String, Tensor> = file.load().unwrap();
-    let like = file.load_like(&t).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&t).unwrap())
+        .unwrap();
+    let by_type: BTreeMap<String, Tensor> = file.load().unwrap().0;
+    let like = file.load_like(&t).unwrap().0;
     for back in [&by_type, &like] {
         for (k, v) in &t {
             assert_eq!(back[k].dtype(), v.dtype(), "{k}");
@@ -264,7 +287,7 @@ fn candle_tensors_of_several_dtypes_round_trip() {
     // In place: each tensor is replaced by the file's, on the leaf's device.
     let mut zero = pytree_std::map(t.clone(), |x| x.zeros_like().unwrap());
     checkpoint::Load::new()
-        .from_bytes(checkpoint::to_bytes(&t).unwrap())
+        .from_bytes(checkpoint::Save::new().to_bytes(&t).unwrap())
         .unwrap()
         .load_into(&mut zero)
         .unwrap();
@@ -290,7 +313,7 @@ fn candle_tensors_of_several_dtypes_round_trip() {
 
 #[test]
 fn candle_dtypes_the_format_has_but_candle_lacks_are_errors_at_their_path() {
-    let file = Checkpoint::open(fixture()).unwrap();
+    let file = Load::new().open(fixture()).unwrap();
     // `mask` is BOOL, which candle has no dtype for.
     let err = Load::new()
         .allow_unused()
@@ -315,7 +338,9 @@ fn candle_dtypes_the_format_has_but_candle_lacks_are_errors_at_their_path() {
 fn a_non_contiguous_array_is_stored_in_c_order() {
     let a = array![[1.0f32, 2.0, 3.0], [4.0, 5.0, 6.0]];
     let t = (a.t().to_owned(), a.t().as_standard_layout().to_owned());
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&t).unwrap())
+        .unwrap();
     let first = file.tensor("0").unwrap();
     let values: Vec<f32> = first
         .data_in_memory()
@@ -343,10 +368,12 @@ fn a_dynamic_tree_round_trips() {
         "encoder" => { "w" => ArrayD::from_elem(IxDyn(&[2, 2]), 1.0f32) },
         "head" => [ArrayD::from_elem(IxDyn(&[3]), 2.0f32)],
     };
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&t).unwrap())
+        .unwrap();
     assert_eq!(file.names().collect::<Vec<_>>(), ["encoder.w", "head.0"]);
-    assert_eq!(file.load::<Tree<ArrayD<f32>>>().unwrap(), t);
-    assert_eq!(file.load_like(&t).unwrap(), t);
+    assert_eq!(file.load::<Tree<ArrayD<f32>>>().unwrap().0, t);
+    assert_eq!(file.load_like(&t).unwrap().0, t);
 }
 
 // ---------------------------------------------------------------- errors
@@ -354,7 +381,9 @@ fn a_dynamic_tree_round_trips() {
 #[test]
 fn missing_unused_and_mismatched_tensors_are_listed_together() {
     let saved = mlp(&[4, 3, 2]);
-    let file = Checkpoint::from_bytes(Save::new().to_bytes(&saved).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(Save::new().to_bytes(&saved).unwrap())
+        .unwrap();
     // Layer 0 has another shape, layer 1 another dtype-compatible shape
     // for b only, layer 2 is not in the file; the file's layer 1.w is fine.
     let mut want = mlp(&[4, 5, 2, 1]);
@@ -405,7 +434,9 @@ fn missing_unused_and_mismatched_tensors_are_listed_together() {
 
 #[test]
 fn wrong_dtypes_are_errors_by_type_and_by_template() {
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&mlp(&[2, 2])).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&mlp(&[2, 2])).unwrap())
+        .unwrap();
     #[derive(PyTree, Debug)]
     struct Linear64 {
         w: Array2<f64>,
@@ -424,7 +455,7 @@ fn wrong_dtypes_are_errors_by_type_and_by_template() {
     };
     let file2 = Load::new()
         .rename_prefix("layers.0.", "")
-        .from_bytes(checkpoint::to_bytes(&mlp(&[2, 2])).unwrap())
+        .from_bytes(checkpoint::Save::new().to_bytes(&mlp(&[2, 2])).unwrap())
         .unwrap();
     let err = file2.load_like(&like).unwrap_err();
     assert_eq!(
@@ -444,13 +475,15 @@ fn a_rank_that_is_not_the_fields_is_an_error_at_its_path() {
         ArrayD::<f32>::zeros(IxDyn(&[3])),
         ArrayD::<f32>::zeros(IxDyn(&[2, 2])),
     );
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&t).unwrap())
+        .unwrap();
     let err = file.load::<(Array1<f32>, Array1<f32>)>().unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [1]: array rank mismatch: expected a 1-d array, found f32[2,2]"
     );
-    let ok = file.load::<(Array1<f32>, Array2<f32>)>().unwrap();
+    let ok = file.load::<(Array1<f32>, Array2<f32>)>().unwrap().0;
     assert_eq!(ok.1.shape(), [2, 2]);
 }
 
@@ -460,13 +493,13 @@ fn leaves_that_cannot_be_named_are_errors_naming_their_paths() {
     let mut clash: BTreeMap<String, Tree<f32>> = BTreeMap::new();
     clash.insert("a.b".into(), Tree::leaf(1.0));
     clash.insert("a".into(), pytree_std::tree! { "b" => 2.0 });
-    let err = checkpoint::to_bytes(&clash).unwrap_err();
+    let err = checkpoint::Save::new().to_bytes(&clash).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [\"a.b\"]: tensor name `a.b` is also the name of the leaf at [\"a\"][\"b\"]"
     );
     // A leaf at the root.
-    let err = checkpoint::to_bytes(&1.0f32).unwrap_err();
+    let err = checkpoint::Save::new().to_bytes(&1.0f32).unwrap_err();
     assert!(
         err.to_string()
             .starts_with("at <root>: the leaf has no name"),
@@ -475,7 +508,8 @@ fn leaves_that_cannot_be_named_are_errors_naming_their_paths() {
     // ... which a prefix names.
     let bytes = Save::new().prefix("x").to_bytes(&1.0f32).unwrap();
     assert_eq!(
-        Checkpoint::from_bytes(bytes)
+        Load::new()
+            .from_bytes(bytes)
             .unwrap()
             .names()
             .collect::<Vec<_>>(),
@@ -483,7 +517,7 @@ fn leaves_that_cannot_be_named_are_errors_naming_their_paths() {
     );
     // An empty key, and the reserved name, both listed.
     let odd = BTreeMap::from([(String::new(), 1.0f32), ("__metadata__".into(), 2.0)]);
-    let err = checkpoint::to_bytes(&odd).unwrap_err();
+    let err = checkpoint::Save::new().to_bytes(&odd).unwrap_err();
     let ErrorKind::Mismatches(all) = err.kind() else {
         panic!("{err}")
     };
@@ -496,10 +530,12 @@ fn leaves_that_cannot_be_named_are_errors_naming_their_paths() {
     // A flat state dict keeps its dotted names.
     let sd = BTreeMap::from([("enc.0.w".to_string(), 1.0f32)]);
     assert_eq!(
-        Checkpoint::from_bytes(checkpoint::to_bytes(&sd).unwrap())
+        Load::new()
+            .from_bytes(checkpoint::Save::new().to_bytes(&sd).unwrap())
             .unwrap()
             .load::<BTreeMap<String, f32>>()
-            .unwrap(),
+            .unwrap()
+            .0,
         sd
     );
 }
@@ -529,7 +565,9 @@ fn a_static_field_serde_cannot_write_leaves_the_treedef_out() {
         w: array![1.0, 2.0],
         act: Act::Relu,
     };
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&m).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&m).unwrap())
+        .unwrap();
     assert!(file.treedef().unwrap().is_none());
     assert!(file.metadata()[checkpoint::TREEDEF_ERROR_KEY].contains("Act"));
     let err = file.load::<M>().unwrap_err();
@@ -538,13 +576,13 @@ fn a_static_field_serde_cannot_write_leaves_the_treedef_out() {
         "{err}"
     );
     assert!(err.to_string().contains("load_like or load_into"), "{err}");
-    assert_eq!(file.load_like(&m).unwrap(), m);
+    assert_eq!(file.load_like(&m).unwrap().0, m);
     assert!(Save::new().require_treedef().to_bytes(&m).is_err());
 }
 
 #[test]
 fn bad_metadata_is_an_error() {
-    let good = checkpoint::to_bytes(&(1.0f32, 2.0f32)).unwrap();
+    let good = checkpoint::Save::new().to_bytes(&(1.0f32, 2.0f32)).unwrap();
     let header_of = |bytes: &[u8]| {
         let n = u64::from_le_bytes(bytes[..8].try_into().unwrap()) as usize;
         String::from_utf8(bytes[8..8 + n].to_vec()).unwrap()
@@ -555,7 +593,7 @@ fn bad_metadata_is_an_error() {
             r#"{{"__metadata__":{{"pytree.treedef":{}}},"0":{{"dtype":"F32","shape":[],"data_offsets":[0,4]}},"1":{{"dtype":"F32","shape":[],"data_offsets":[4,8]}}}}"#,
             serde_json::to_string(doc).unwrap()
         );
-        Checkpoint::from_bytes(file_of(&h, data)).unwrap()
+        Load::new().from_bytes(file_of(&h, data)).unwrap()
     };
     assert!(header_of(&good).contains("pytree.treedef"));
     // Not JSON.
@@ -612,7 +650,7 @@ fn bad_metadata_is_an_error() {
     );
     // Metadata values must be strings.
     let h = r#"{"__metadata__":{"a":1},"0":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}"#;
-    let err = Checkpoint::from_bytes(file_of(h, &[0; 4])).unwrap_err();
+    let err = Load::new().from_bytes(file_of(h, &[0; 4])).unwrap_err();
     assert!(
         err.to_string()
             .contains("`__metadata__` value of `a` is not a string: a number"),
@@ -624,7 +662,8 @@ fn bad_metadata_is_an_error() {
 #[test]
 fn malformed_files_are_errors() {
     let t = |header: &str, data: &[u8]| {
-        Checkpoint::from_bytes(file_of(header, data))
+        Load::new()
+            .from_bytes(file_of(header, data))
             .unwrap_err()
             .to_string()
     };
@@ -662,37 +701,43 @@ fn malformed_files_are_errors() {
     // Not UTF-8.
     let mut bad = file_of("{\"x\":1}", &[]);
     bad[9] = 0xff;
-    assert!(Checkpoint::from_bytes(bad)
+    assert!(Load::new()
+        .from_bytes(bad)
         .unwrap_err()
         .to_string()
         .contains("not UTF-8"));
     // A header length over the limit, and the length itself lying.
     let mut huge = u64::MAX.to_le_bytes().to_vec();
     huge.extend_from_slice(b"{}");
-    assert!(Checkpoint::from_bytes(huge)
+    assert!(Load::new()
+        .from_bytes(huge)
         .unwrap_err()
         .to_string()
         .contains("over the limit of 100000000"));
     let mut lying = 1000u64.to_le_bytes().to_vec();
     lying.extend_from_slice(b"{}");
-    assert!(Checkpoint::from_bytes(lying)
+    assert!(Load::new()
+        .from_bytes(lying)
         .unwrap_err()
         .to_string()
         .contains("only 2 follow (truncated)"));
     // A bool that is not 0 or 1 is an error when read, not UB.
-    let f = Checkpoint::from_bytes(file_of(
-        r#"{"m":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}}"#,
-        &[1, 2],
-    ))
-    .unwrap();
+    let f = Load::new()
+        .from_bytes(file_of(
+            r#"{"m":{"dtype":"BOOL","shape":[2],"data_offsets":[0,2]}}"#,
+            &[1, 2],
+        ))
+        .unwrap();
     let err = f.load_map::<ArrayD<bool>>().unwrap_err();
     assert!(err.to_string().contains("a bool must be 0 or 1"), "{err}");
     // An empty file and a file that is only the length.
-    assert!(Checkpoint::from_bytes(vec![])
+    assert!(Load::new()
+        .from_bytes(vec![])
         .unwrap_err()
         .to_string()
         .contains("0 bytes"));
-    assert!(Checkpoint::from_bytes(vec![0; 8])
+    assert!(Load::new()
+        .from_bytes(vec![0; 8])
         .unwrap_err()
         .to_string()
         .contains("does not start with"));
@@ -700,23 +745,23 @@ fn malformed_files_are_errors() {
 
 #[test]
 fn every_truncation_of_a_file_is_an_error() {
-    let bytes = checkpoint::to_bytes(&mlp(&[3, 2])).unwrap();
+    let bytes = checkpoint::Save::new().to_bytes(&mlp(&[3, 2])).unwrap();
     for len in 0..bytes.len() {
-        let r = Checkpoint::from_bytes(bytes[..len].to_vec());
+        let r = Load::new().from_bytes(bytes[..len].to_vec());
         assert!(
             r.is_err(),
             "a file cut at {len} of {} bytes was read",
             bytes.len()
         );
     }
-    assert!(Checkpoint::from_bytes(bytes).is_ok());
+    assert!(Load::new().from_bytes(bytes).is_ok());
 }
 
 /// Flipped bytes anywhere in a file: an error or a value, never a panic.
 #[test]
 fn corrupted_files_never_panic() {
     let m = mlp(&[3, 2, 2]);
-    let bytes = checkpoint::to_bytes(&m).unwrap();
+    let bytes = checkpoint::Save::new().to_bytes(&m).unwrap();
     let mut state = 0x2545_f491_4f6c_dd1du64;
     let mut next = || {
         state ^= state << 13;
@@ -731,7 +776,7 @@ fn corrupted_files_never_panic() {
             let i = (next() as usize) % b.len();
             b[i] = next() as u8;
         }
-        if let Ok(file) = Checkpoint::from_bytes(b) {
+        if let Ok(file) = Load::new().from_bytes(b) {
             read += 1;
             let _ = file.load::<Mlp>();
             let _ = file.load_like(&m);
@@ -748,9 +793,9 @@ fn corrupted_files_never_panic() {
 #[test]
 fn a_failed_load_into_of_bools_changed_nothing() {
     let masks = vec![ArrayD::from_elem(IxDyn(&[2]), true); 2];
-    let mut bytes = checkpoint::to_bytes(&masks).unwrap();
+    let mut bytes = checkpoint::Save::new().to_bytes(&masks).unwrap();
     *bytes.last_mut().unwrap() = 2; // in the second tensor
-    let file = Checkpoint::from_bytes(bytes).unwrap();
+    let file = Load::new().from_bytes(bytes).unwrap();
     let zeros = vec![ArrayD::from_elem(IxDyn(&[2]), false); 2];
     let mut tree = zeros.clone();
     let err = file.load_into(&mut tree).unwrap_err();
@@ -759,10 +804,10 @@ fn a_failed_load_into_of_bools_changed_nothing() {
         "at [1]: the tensor's 2 bytes are not a whole number of bool values (a bool must be 0 or 1)"
     );
     assert_eq!(tree, zeros, "nothing changed");
-    let mut bytes = checkpoint::to_bytes(&(true, true)).unwrap();
+    let mut bytes = checkpoint::Save::new().to_bytes(&(true, true)).unwrap();
     *bytes.last_mut().unwrap() = 7;
     let mut scalars = (false, false);
-    let file = Checkpoint::from_bytes(bytes).unwrap();
+    let file = Load::new().from_bytes(bytes).unwrap();
     assert!(file.load_into(&mut scalars).is_err());
     assert_eq!(scalars, (false, false), "nothing changed");
 }
@@ -800,7 +845,9 @@ fn partial_loading_keeps_what_the_file_lacks_and_skips_what_the_tree_lacks() {
     let report = Load::new()
         .rename_prefix("model.", "")
         .allow_missing()
-        .load_into(&path, &mut deeper)
+        .open(&path)
+        .unwrap()
+        .load_into(&mut deeper)
         .unwrap();
     assert_eq!(deeper.layers[..2], base.layers[..]);
     assert_eq!(deeper.layers[2], third);
@@ -816,8 +863,11 @@ fn partial_loading_keeps_what_the_file_lacks_and_skips_what_the_tree_lacks() {
     let got = Load::new()
         .rename_prefix("model.", "")
         .allow_missing()
-        .load_like(&path, &like)
-        .unwrap();
+        .open(&path)
+        .unwrap()
+        .load_like(&like)
+        .unwrap()
+        .0;
     assert_eq!(
         (&got.layers[..2], &got.layers[2]),
         (&base.layers[..], &like.layers[2])
@@ -828,13 +878,18 @@ fn partial_loading_keeps_what_the_file_lacks_and_skips_what_the_tree_lacks() {
     let report = Load::new()
         .rename_prefix("model.", "")
         .allow_unused()
-        .load_into(&path, &mut shallow)
+        .open(&path)
+        .unwrap()
+        .load_into(&mut shallow)
         .unwrap();
     assert_eq!(shallow.layers[0], base.layers[0]);
     assert_eq!(report.unused, ["model.layers.1.w", "model.layers.1.b"]);
 
     // Without the rename, nothing matches: every name is listed.
-    let err = Load::new().load_into(&path, &mut mlp(&[4, 3])).unwrap_err();
+    let err = Load::new()
+        .open(&path)
+        .and_then(|f| f.load_into(&mut mlp(&[4, 3])))
+        .unwrap_err();
     let ErrorKind::Mismatches(all) = err.kind() else {
         panic!("{err}")
     };
@@ -842,7 +897,7 @@ fn partial_loading_keeps_what_the_file_lacks_and_skips_what_the_tree_lacks() {
 
     // Loading by type strips the prefix the file was saved with.
     assert_eq!(checkpoint::load::<Mlp>(&path).unwrap(), base);
-    assert_eq!(Checkpoint::open(&path).unwrap().metadata()["epoch"], "7");
+    assert_eq!(Load::new().open(&path).unwrap().metadata()["epoch"], "7");
     std::fs::remove_dir_all(d).ok();
 }
 
@@ -852,7 +907,7 @@ fn renames_that_collide_are_errors() {
     let file = Load::new()
         .rename_prefix("a.", "")
         .rename_prefix("b.", "")
-        .from_bytes(checkpoint::to_bytes(&t).unwrap())
+        .from_bytes(checkpoint::Save::new().to_bytes(&t).unwrap())
         .unwrap();
     let err = file
         .load_like(&BTreeMap::from([("x".to_string(), 0.0f32)]))
@@ -869,11 +924,11 @@ fn a_file_being_read_is_not_changed_by_saving_over_it() {
     let d = dir("overwrite");
     let path = d.join("c.safetensors");
     checkpoint::save(&path, &(vec![1.0f32; 1000],)).unwrap();
-    let open = Checkpoint::open(&path).unwrap();
+    let open = Load::new().open(&path).unwrap();
     checkpoint::save(&path, &(vec![2.0f32; 10],)).unwrap();
     // The old map still reads the old file; the path holds the new one.
     assert_eq!(open.len(), 1000);
-    assert_eq!(open.load::<(Vec<f32>,)>().unwrap().0[999], 1.0);
+    assert_eq!(open.load::<(Vec<f32>,)>().unwrap().0 .0[999], 1.0);
     assert_eq!(
         checkpoint::load::<(Vec<f32>,)>(&path).unwrap().0,
         vec![2.0; 10]
@@ -887,7 +942,7 @@ fn a_file_being_read_is_not_changed_by_saving_over_it() {
 
 #[test]
 fn the_file_python_wrote_loads() {
-    let file = Checkpoint::open(fixture()).unwrap();
+    let file = Load::new().open(fixture()).unwrap();
     assert_eq!(file.metadata()["format"], "np");
     assert!(file.treedef().unwrap().is_none());
     // The MLP by template, its `model.` prefix renamed away, other
@@ -899,8 +954,11 @@ fn the_file_python_wrote_loads() {
     let m = Load::new()
         .rename_prefix("model.", "")
         .allow_unused()
-        .load_like(fixture(), &like)
-        .unwrap();
+        .open(fixture())
+        .unwrap()
+        .load_like(&like)
+        .unwrap()
+        .0;
     assert_eq!(
         m.layers[0].w,
         Array2::from_shape_fn((2, 3), |(r, c)| (r * 3 + c) as f32 / 4.0)
@@ -918,20 +976,22 @@ fn the_file_python_wrote_loads() {
         step: i64,
     }
     let f = Load::new().allow_unused().open(fixture()).unwrap();
-    assert_eq!(f.load_like(&Step { step: 0 }).unwrap(), Step { step: 7 });
+    assert_eq!(f.load_like(&Step { step: 0 }).unwrap().0, Step { step: 7 });
     let mask = f
         .load_like(&BTreeMap::from([(
             "mask".to_string(),
             ArrayD::<bool>::from_elem(IxDyn(&[3]), false),
         )]))
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(mask["mask"].as_slice().unwrap(), [true, false, true]);
     let half = f
         .load_like(&BTreeMap::from([(
             "half".to_string(),
             Array1::<f16>::zeros(2),
         )]))
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(
         half["half"],
         array![f16::from_f32(1.5), f16::from_f32(-2.0)]
@@ -941,7 +1001,8 @@ fn the_file_python_wrote_loads() {
             "cube".to_string(),
             Array3::<f64>::zeros((2, 3, 4)),
         )]))
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(
         cube["cube"],
         Array3::from_shape_fn((2, 3, 4), |(a, b, c)| (a * 12 + b * 4 + c) as f64)
@@ -1012,7 +1073,7 @@ fn a_file_the_reference_implementation_writes_loads() {
         ),
     ];
     let bytes = safetensors::serialize(views, None).unwrap();
-    let file = Checkpoint::from_bytes(bytes).unwrap();
+    let file = Load::new().from_bytes(bytes).unwrap();
     #[derive(PyTree, Debug, PartialEq)]
     struct Enc {
         w: Array2<f32>,
@@ -1027,6 +1088,7 @@ fn a_file_the_reference_implementation_writes_loads() {
             w: Array2::zeros((2, 2))
         })
         .unwrap()
+        .0
         .w,
         array![[1.0, 2.0], [3.0, 4.0]]
     );
@@ -1092,8 +1154,8 @@ fn load_like_refuses_a_template_with_skipped_fields_and_load_into_keeps_them() {
         head: array![1.0, 2.0],
         layers: vec![cached(3.0, 0), cached(4.0, 0)],
     };
-    let bytes = checkpoint::to_bytes(&saved).unwrap();
-    let file = Checkpoint::from_bytes(bytes).unwrap();
+    let bytes = checkpoint::Save::new().to_bytes(&saved).unwrap();
+    let file = Load::new().from_bytes(bytes).unwrap();
     let template = Stack {
         head: array![0.0, 0.0],
         layers: vec![cached(0.0, 7), cached(0.0, 9)],
@@ -1106,7 +1168,7 @@ fn load_like_refuses_a_template_with_skipped_fields_and_load_into_keeps_them() {
          #[pytree(skip(recomputed))] if the type recomputes it on use, load into the template \
          in place with load_into (which keeps skipped fields), or leave the field out of the type"
     );
-    assert!(file.load_like_with_report(&template).is_err());
+    assert!(file.load_like(&template).is_err());
     let mut into = template.clone();
     assert!(file.load_into(&mut into).unwrap().is_complete());
     assert_eq!(into.head, saved.head);
@@ -1124,13 +1186,16 @@ fn load_like_refuses_a_template_with_skipped_fields_and_load_into_keeps_them() {
         w: array![5.0],
         _m: std::marker::PhantomData,
     };
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&m).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&m).unwrap())
+        .unwrap();
     let back = file
         .load_like(&Marked {
             w: array![0.0],
             _m: std::marker::PhantomData,
         })
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(back, m);
 
     // In an enum variant, at the root.
@@ -1147,7 +1212,9 @@ fn load_like_refuses_a_template_with_skipped_fields_and_load_into_keeps_them() {
         w: array![1.0],
         seen: 3,
     };
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&h).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&h).unwrap())
+        .unwrap();
     let err = file.load_like(&h).unwrap_err();
     assert!(
         err.to_string()
@@ -1155,8 +1222,10 @@ fn load_like_refuses_a_template_with_skipped_fields_and_load_into_keeps_them() {
         "{err}"
     );
     let plain = Head::Plain(array![2.0]);
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&plain).unwrap()).unwrap();
-    assert_eq!(file.load_like(&plain).unwrap(), plain);
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&plain).unwrap())
+        .unwrap();
+    assert_eq!(file.load_like(&plain).unwrap().0, plain);
 }
 
 /// A layer whose running statistic is a static field (kept in the
@@ -1188,8 +1257,8 @@ fn counted(w: f32, steps: u64) -> Counted {
 #[test]
 fn static_fields_the_file_holds_are_loaded_in_place_and_by_template() {
     let saved = (counted(1.5, 10), vec![counted(2.5, 3)]);
-    let bytes = checkpoint::to_bytes(&saved).unwrap();
-    let file = Checkpoint::from_bytes(bytes).unwrap();
+    let bytes = checkpoint::Save::new().to_bytes(&saved).unwrap();
+    let file = Load::new().from_bytes(bytes).unwrap();
     let fresh = (counted(0.0, 0), vec![counted(0.0, 0)]);
 
     let mut into = fresh.clone();
@@ -1201,10 +1270,10 @@ fn static_fields_the_file_holds_are_loaded_in_place_and_by_template() {
     assert_eq!(into.0.norm, None);
     assert_eq!(pytree_std::structure(&into), pytree_std::structure(&saved));
 
-    let like = file.load_like(&fresh).unwrap();
+    let like = file.load_like(&fresh).unwrap().0;
     assert_eq!(pytree_std::structure(&like), pytree_std::structure(&saved));
     assert_eq!((like.0.steps, like.1[0].steps), (10, 3));
-    let by_type: (Counted, Vec<Counted>) = file.load().unwrap();
+    let by_type: (Counted, Vec<Counted>) = file.load().unwrap().0;
     assert_eq!(
         pytree_std::structure(&by_type),
         pytree_std::structure(&like)
@@ -1228,10 +1297,12 @@ fn static_fields_the_file_holds_are_loaded_in_place_and_by_template() {
         w: Array1::zeros(2),
         steps: 0,
     };
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&counted(1.0, 7)).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&counted(1.0, 7)).unwrap())
+        .unwrap();
     let err = Load::new()
         .allow_unused()
-        .from_bytes(checkpoint::to_bytes(&counted(1.0, 7)).unwrap())
+        .from_bytes(checkpoint::Save::new().to_bytes(&counted(1.0, 7)).unwrap())
         .unwrap()
         .load_into(&mut wide)
         .unwrap_err();
@@ -1262,7 +1333,9 @@ fn restoring_static_fields_in_place_refuses_to_lose_a_skipped_field() {
         steps: 4,
         calls: 0,
     };
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&saved).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&saved).unwrap())
+        .unwrap();
     let mut fresh = Layer {
         w: array![0.0, 0.0],
         steps: 0,
@@ -1303,7 +1376,9 @@ fn without_a_treedef_the_templates_static_fields_stay() {
         w: array![1.0],
         act: Act::Gelu,
     };
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&saved).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&saved).unwrap())
+        .unwrap();
     assert!(file.treedef().unwrap().is_none());
     let mut m = M {
         w: array![0.0],
@@ -1328,7 +1403,9 @@ fn restoring_static_fields_keeps_candle_variables() {
         w: Var::new(&[1.0f32, 2.0], &Device::Cpu).unwrap(),
         steps: 5,
     };
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&saved).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&saved).unwrap())
+        .unwrap();
     let mut layer = Layer {
         w: Var::zeros(2, CDType::F32, &Device::Cpu).unwrap(),
         steps: 0,

@@ -13,7 +13,7 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use pytree_std::checkpoint::{self, Checkpoint, Load, Save};
+use pytree_std::checkpoint::{self, Load, Save};
 use pytree_std::ndarray::{Array1, Array2};
 use pytree_std::PyTree;
 use pytree_tests::child;
@@ -72,9 +72,9 @@ fn every_load_refuses(path: &Path, ends: &str) {
         let msg = err.to_string();
         assert!(msg.ends_with(ends), "{what} of {}: {msg}", path.display());
     };
-    check("Checkpoint::open", Checkpoint::open(path).unwrap_err());
+    check("Load::open", Load::new().open(path).unwrap_err());
     check(
-        "Load::open",
+        "Load::open with options",
         Load::new().allow_unused().open(path).unwrap_err(),
     );
     // SAFETY: the map is never made (the path is refused first).
@@ -84,12 +84,18 @@ fn every_load_refuses(path: &Path, ends: &str) {
     check("load", checkpoint::load::<Vec<Linear>>(path).unwrap_err());
     check(
         "load_like",
-        checkpoint::load_like(path, &model(0.0)).unwrap_err(),
+        Load::new()
+            .open(path)
+            .and_then(|f| f.load_like(&model(0.0)))
+            .unwrap_err(),
     );
     let mut into = model(0.0);
     check(
         "load_into",
-        checkpoint::load_into(path, &mut into).unwrap_err(),
+        Load::new()
+            .open(path)
+            .and_then(|f| f.load_into(&mut into))
+            .unwrap_err(),
     );
     assert_eq!(into, model(0.0));
 }
@@ -118,7 +124,7 @@ fn a_fifo_device_or_directory_is_refused_before_it_is_opened() {
         std::fs::remove_file(&second).unwrap();
         mkfifo(&second);
         let index = sharded.join("model.safetensors.index.json");
-        let err = Checkpoint::open(&index).unwrap_err().to_string();
+        let err = Load::new().open(&index).unwrap_err().to_string();
         assert!(
             err.contains(&format!(
                 "sharded checkpoint index {}: shard `{second_name}` listed in the index: at \

@@ -99,7 +99,7 @@ fn a_generic_leaf_type_is_one_leaf_lent_by_reference() {
 /// `#[pytree(bound = "...")]` is needed.
 mod generic_beside_concrete {
     use pytree_optim::{adam, AdamState, GradientTransformation};
-    use pytree_std::checkpoint::{self, Checkpoint};
+    use pytree_std::checkpoint::{self, Load};
     use pytree_std::ndarray::{Array1, Array2, ArrayD};
     use pytree_std::{Flatten, PyTree, Std};
 
@@ -343,7 +343,8 @@ mod generic_beside_concrete {
             };
             checkpoint::save(&path, &ckpt).unwrap();
         }
-        let names: Vec<String> = Checkpoint::open(&path)
+        let names: Vec<String> = Load::new()
+            .open(&path)
             .unwrap()
             .names()
             .map(String::from)

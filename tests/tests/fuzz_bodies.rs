@@ -340,7 +340,11 @@ fn any_array_seeds() -> Vec<Vec<u8>> {
         ("bool".to_string(), AnyArray::from(array![true, false])),
     ]);
     let mut real = vec![0u8];
-    real.extend(pytree_std::checkpoint::to_bytes(&arrays).unwrap());
+    real.extend(
+        pytree_std::checkpoint::Save::new()
+            .to_bytes(&arrays)
+            .unwrap(),
+    );
     // File 0 (the bytes as they are), with convert_floats (4) and allow_unused (8).
     let mut unnamed = vec![4u8 | 8];
     unnamed.extend(file_without_treedef(&[

@@ -38,7 +38,7 @@ fn a_model_generic_over_its_element_type_is_a_pytree() {
 
 #[test]
 fn an_f32_checkpoint_loads_into_the_f16_and_bf16_model_when_asked() {
-    let bytes = checkpoint::to_bytes(&mlp(|v| v)).unwrap();
+    let bytes = checkpoint::Save::new().to_bytes(&mlp(|v| v)).unwrap();
     let like = mlp(|_| f16::ZERO);
     let err = Load::new()
         .from_bytes(bytes.clone())
@@ -52,10 +52,10 @@ fn an_f32_checkpoint_loads_into_the_f16_and_bf16_model_when_asked() {
     );
     let file = Load::new().convert_floats().from_bytes(bytes).unwrap();
     // Every value is exact in both 16-bit formats, so the conversion is too.
-    assert_eq!(file.load_like(&like).unwrap(), mlp(f16::from_f32));
-    let back: Mlp<bf16> = file.load_like(&mlp(|_| bf16::ZERO)).unwrap();
+    assert_eq!(file.load_like(&like).unwrap().0, mlp(f16::from_f32));
+    let back: Mlp<bf16> = file.load_like(&mlp(|_| bf16::ZERO)).unwrap().0;
     assert_eq!(back, mlp(bf16::from_f32));
     // And by type alone (the TreeDef is in the file): f32 to f64.
-    let wide: Mlp<f64> = file.load().unwrap();
+    let wide: Mlp<f64> = file.load().unwrap().0;
     assert_eq!(wide, mlp(f64::from));
 }

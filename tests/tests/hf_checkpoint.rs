@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use pytree_std::candle_core::{DType, Device, Tensor};
-use pytree_std::checkpoint::{Checkpoint, Load, Renames, Save};
+use pytree_std::checkpoint::{Load, Renames, Save};
 use pytree_std::ndarray::ArrayD;
 use pytree_std::{paths::KeyStr, PyTree};
 
@@ -162,11 +162,11 @@ fn load_bert(file: &str, float: DType) -> Bert<Tensor> {
     Load::new()
         .renames(from_hf())
         .shapes_from_file()
-        .load_like(
-            fixtures().join(file),
-            &Bert::template(cpu(float), cpu(DType::I64)),
-        )
+        .open(fixtures().join(file))
         .unwrap()
+        .load_like(&Bert::template(cpu(float), cpu(DType::I64)))
+        .unwrap()
+        .0
 }
 
 /// Every tensor of `written` has the name, dtype, shape and bytes of the
@@ -228,10 +228,8 @@ fn a_strict_load_lists_every_tensor_it_cannot_place() {
     let err = Load::new()
         .renames(Renames::new().prefix("bert.", ""))
         .shapes_from_file()
-        .load_like(
-            fixtures().join("bert.safetensors"),
-            &Bert::template(cpu(DType::F32), cpu(DType::I64)),
-        )
+        .open(fixtures().join("bert.safetensors"))
+        .and_then(|f| f.load_like(&Bert::template(cpu(DType::F32), cpu(DType::I64))))
         .unwrap_err()
         .to_string();
     assert!(
@@ -251,7 +249,8 @@ fn an_integer_buffer_is_never_converted_into_a_float_leaf() {
         .renames(from_hf())
         .shapes_from_file()
         .convert_floats()
-        .load_like(fixtures().join("bert.safetensors"), &like)
+        .open(fixtures().join("bert.safetensors"))
+        .and_then(|f| f.load_like(&like))
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -262,14 +261,17 @@ fn an_integer_buffer_is_never_converted_into_a_float_leaf() {
 #[test]
 fn the_sharded_checkpoint_loads_as_one() {
     let index = fixtures().join("sharded/model.safetensors.index.json");
-    let file = Checkpoint::open(&index).unwrap();
+    let file = Load::new().open(&index).unwrap();
     assert_eq!((file.num_shards(), file.len()), (2, 19));
     assert_eq!(file.metadata()["format"], "pt");
     let sharded: Bert<Tensor> = Load::new()
         .renames(from_hf())
         .shapes_from_file()
-        .load_like(&index, &Bert::template(cpu(DType::F32), cpu(DType::I64)))
-        .unwrap();
+        .open(&index)
+        .unwrap()
+        .load_like(&Bert::template(cpu(DType::F32), cpu(DType::I64)))
+        .unwrap()
+        .0;
     let single = load_bert("bert.safetensors", DType::F32);
     let flat = |b: &Bert<Tensor>| -> Vec<Vec<f32>> {
         pytree_std::leaves(b)
@@ -310,7 +312,7 @@ fn a_shard_disagreeing_with_the_index_is_an_error_naming_both() {
     );
     let bad = d.join("bad.index.json");
     std::fs::write(&bad, serde_json::to_string(&index).unwrap()).unwrap();
-    let err = Checkpoint::open(&bad).unwrap_err().to_string();
+    let err = Load::new().open(&bad).unwrap_err().to_string();
     let origin = bad.display().to_string();
     assert!(
         err.starts_with("tree structures differ (2 mismatches found)"),
@@ -322,14 +324,14 @@ fn a_shard_disagreeing_with_the_index_is_an_error_naming_both() {
     std::fs::remove_file(d.join("model-00002-of-00002.safetensors")).unwrap();
     let index_path = d.join("model.safetensors.index.json");
     std::fs::write(&index_path, &text).unwrap();
-    let err = Checkpoint::open(&index_path).unwrap_err().to_string();
+    let err = Load::new().open(&index_path).unwrap_err().to_string();
     assert!(err.contains(&format!("sharded checkpoint index {}: shard `model-00002-of-00002.safetensors` listed in the index:", index_path.display())), "{err}");
     assert!(err.contains("cannot open"), "{err}");
     // A shard name that leaves the directory is refused before any file
     // is opened.
     let escape = r#"{"metadata": {}, "weight_map": {"a": "../model-00001-of-00002.safetensors"}}"#;
     std::fs::write(&index_path, escape).unwrap();
-    let err = Checkpoint::open(&index_path).unwrap_err().to_string();
+    let err = Load::new().open(&index_path).unwrap_err().to_string();
     assert!(
         err.ends_with(
             "shard `../model-00001-of-00002.safetensors` is not a file name beside the index"
@@ -346,7 +348,11 @@ fn f16_loads_into_f32_leaves_only_when_asked() {
     let like = Bert::template(cpu(DType::F32), cpu(DType::I64));
     let path = fixtures().join("bert_f16.safetensors");
     let strict = Load::new().renames(from_hf()).shapes_from_file();
-    let err = strict.load_like(&path, &like).unwrap_err().to_string();
+    let err = strict
+        .open(&path)
+        .and_then(|f| f.load_like(&like))
+        .unwrap_err()
+        .to_string();
     assert!(
         err.starts_with("tree structures differ (18 mismatches found)"),
         "{err}"
@@ -354,8 +360,11 @@ fn f16_loads_into_f32_leaves_only_when_asked() {
     let converted = strict
         .clone()
         .convert_floats()
-        .load_like(&path, &like)
-        .unwrap();
+        .open(&path)
+        .unwrap()
+        .load_like(&like)
+        .unwrap()
+        .0;
     let single = load_bert("bert.safetensors", DType::F32);
     let (a, b) = (
         &converted.layers[0].attention.output.layer_norm.weight,
@@ -421,8 +430,10 @@ fn files_written_back_have_the_original_names_and_bits() {
         "model-00002-of-00002.safetensors"
     );
     // Read back as one checkpoint, it is the fixture's tensors.
-    let back = Checkpoint::open(&files[2]).unwrap();
-    let fixture = Checkpoint::open(fixtures().join("bert.safetensors")).unwrap();
+    let back = Load::new().open(&files[2]).unwrap();
+    let fixture = Load::new()
+        .open(fixtures().join("bert.safetensors"))
+        .unwrap();
     let mut got: Vec<(String, String, Vec<u8>)> = back
         .tensors()
         .map(|t| {
@@ -475,7 +486,7 @@ fn a_loaded_bert_fine_tunes_with_its_buffer_left_alone() {
         assert!((b - a - 0.1).abs() < 1e-5, "{a} {b}"); // Adam's first step: lr
     }
     let bytes = Save::new().renames(to_hf()).to_bytes(&bert).unwrap();
-    let file = Checkpoint::from_bytes(bytes).unwrap();
+    let file = Load::new().from_bytes(bytes).unwrap();
     assert_eq!(
         file.tensor("bert.embeddings.position_ids")
             .unwrap()
@@ -503,8 +514,11 @@ fn load_any_bert(file: &str, float: AnyArray) -> Bert<AnyArray> {
     Load::new()
         .renames(from_hf())
         .shapes_from_file()
-        .load_like(fixtures().join(file), &Bert::template(float, any::<i64>()))
+        .open(fixtures().join(file))
         .unwrap()
+        .load_like(&Bert::template(float, any::<i64>()))
+        .unwrap()
+        .0
 }
 
 #[test]
@@ -570,7 +584,8 @@ fn an_ndarray_bert_with_an_i64_buffer_is_one_tree() {
         .from_bytes(bytes)
         .unwrap()
         .load()
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(again.embeddings.position_ids, bert.embeddings.position_ids);
 }
 
@@ -588,10 +603,8 @@ fn an_ndarray_bert_in_f16_loads_and_saves_with_its_buffer() {
     let err = Load::new()
         .renames(from_hf())
         .shapes_from_file()
-        .load_like(
-            fixtures().join("bert_f16.safetensors"),
-            &Bert::template(any::<f32>(), any::<i64>()),
-        )
+        .open(fixtures().join("bert_f16.safetensors"))
+        .and_then(|f| f.load_like(&Bert::template(any::<f32>(), any::<i64>())))
         .unwrap_err()
         .to_string();
     assert!(
@@ -651,7 +664,7 @@ fn a_python_written_bert_loads_by_type_alone() {
     let path = fixtures().join("bert.safetensors");
     let file = Load::new().renames(from_hf()).open(&path).unwrap();
     assert!(file.treedef().unwrap().is_none());
-    let (bert, report) = file.load_by_names_with_report::<Bert<AnyArray>>().unwrap();
+    let (bert, report) = file.load::<Bert<AnyArray>>().unwrap();
     assert!(report.is_complete());
     assert_eq!(report.loaded.len(), 19);
     assert_eq!(bert.layers.len(), 2);
@@ -659,7 +672,7 @@ fn a_python_written_bert_loads_by_type_alone() {
     let like = load_any_bert("bert.safetensors", any::<f32>());
     assert_eq!(pytree_std::leaves(&bert), pytree_std::leaves(&like));
     // `load` does the same for a file without a TreeDef; candle too.
-    let tensors: Bert<Tensor> = file.load().unwrap();
+    let tensors: Bert<Tensor> = file.load().unwrap().0;
     assert_eq!(
         tensors.embeddings.position_ids.to_vec2::<i64>().unwrap(),
         [[0, 1, 2, 3, 4, 5]]
@@ -667,8 +680,11 @@ fn a_python_written_bert_loads_by_type_alone() {
     // The sharded checkpoint, by type alone.
     let sharded: Bert<AnyArray> = Load::new()
         .renames(from_hf())
-        .load(fixtures().join("sharded/model.safetensors.index.json"))
-        .unwrap();
+        .open(fixtures().join("sharded/model.safetensors.index.json"))
+        .unwrap()
+        .load()
+        .unwrap()
+        .0;
     assert_eq!(pytree_std::leaves(&sharded), pytree_std::leaves(&like));
 }
 
@@ -678,7 +694,8 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
     // One leaf type for the I64 buffer too: an error at its path.
     let err = Load::new()
         .renames(from_hf())
-        .load::<Bert<ArrayD<f32>>>(&path)
+        .open(&path)
+        .and_then(|f| f.load::<Bert<ArrayD<f32>>>())
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -688,7 +705,9 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
     // their tensors are unused: an error listing them, unless allowed.
     let partial = Load::new().renames(Renames::new().prefix("bert.", ""));
     let err = partial
-        .load::<Bert<AnyArray>>(&path)
+        .open(&path)
+        .unwrap()
+        .load::<Bert<AnyArray>>()
         .unwrap_err()
         .to_string();
     assert!(
@@ -700,7 +719,7 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
         .allow_unused()
         .open(&path)
         .unwrap()
-        .load_by_names_with_report::<Bert<AnyArray>>()
+        .load::<Bert<AnyArray>>()
         .unwrap();
     assert!(bert.layers.is_empty());
     assert!(!report.is_complete());
@@ -714,7 +733,8 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
     let err = Load::new()
         .renames(from_hf())
         .allow_unused()
-        .load::<WithExtra>(&path)
+        .open(&path)
+        .and_then(|f| f.load::<WithExtra>())
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -727,7 +747,8 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
         .pattern("encoder.layer.*", "layers.$1");
     let err = Load::new()
         .renames(gap)
-        .load::<Bert<AnyArray>>(&path)
+        .open(&path)
+        .and_then(|f| f.load::<Bert<AnyArray>>())
         .unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -747,7 +768,8 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
     let err = Load::new()
         .renames(from_hf())
         .allow_unused()
-        .load::<WithHead>(&path)
+        .open(&path)
+        .and_then(|f| f.load::<WithHead>())
         .unwrap_err();
     assert!(
         err.to_string().starts_with(

@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use pytree_std::candle_core::{DType as CandleDType, Device, Tensor};
-use pytree_std::checkpoint::{self, Checkpoint, Load, Save};
+use pytree_std::checkpoint::{self, Load, Save};
 use pytree_std::half::bf16;
 use pytree_std::ndarray::ArrayD;
 use pytree_std::{AnyArray, DType, PyTree};
@@ -255,7 +255,7 @@ fn a_transformers_bert_for_masked_lm_loads_by_type_with_its_ties() {
             "{}",
             path.display()
         );
-        let model: BertForMaskedLM<ArrayD<f32>> = tied().load(&path).unwrap();
+        let model: BertForMaskedLM<ArrayD<f32>> = tied().open(&path).unwrap().load().unwrap().0;
         assert_eq!(model.bert.encoder.layer.len(), 2);
         assert_eq!(model.cls.predictions.decoder.weight.shape(), [32, 8]);
         assert_eq!(
@@ -266,9 +266,7 @@ fn a_transformers_bert_for_masked_lm_loads_by_type_with_its_ties() {
 
         // What the load did: every tensor used, the tied names loaded.
         let file = tied().open(&path).unwrap();
-        let (again, report) = file
-            .load_by_names_with_report::<BertForMaskedLM<ArrayD<f32>>>()
-            .unwrap();
+        let (again, report) = file.load::<BertForMaskedLM<ArrayD<f32>>>().unwrap();
         assert_eq!(again, model);
         assert!(report.is_complete(), "{report:?}");
         assert_eq!(report.loaded.len(), 44);
@@ -276,7 +274,7 @@ fn a_transformers_bert_for_masked_lm_loads_by_type_with_its_ties() {
         assert!(report.loaded.iter().any(|n| n == DECODER_BIAS));
 
         // By template and in place: the same tree, the same report.
-        let (like, like_report) = file.load_like_with_report(&model).unwrap();
+        let (like, like_report) = file.load_like(&model).unwrap();
         assert_eq!(like, model);
         assert!(like_report.is_complete());
         let mut into = pytree_std::map(model.clone(), |a| a * 0.0);
@@ -284,7 +282,7 @@ fn a_transformers_bert_for_masked_lm_loads_by_type_with_its_ties() {
         assert_eq!(into, model);
 
         // candle tensors and AnyArray leaves, by type.
-        let tensors: BertForMaskedLM<Tensor> = file.load().unwrap();
+        let tensors: BertForMaskedLM<Tensor> = file.load().unwrap().0;
         assert_eq!(
             tensors
                 .cls
@@ -301,7 +299,7 @@ fn a_transformers_bert_for_masked_lm_loads_by_type_with_its_ties() {
                 .copied()
                 .collect::<Vec<_>>()
         );
-        let any: BertForMaskedLM<AnyArray> = file.load().unwrap();
+        let any: BertForMaskedLM<AnyArray> = file.load().unwrap().0;
         assert_eq!(
             any.cls.predictions.decoder.weight.view::<f32>().unwrap(),
             model.bert.embeddings.word_embeddings.weight.view()
@@ -315,7 +313,12 @@ fn a_transformers_bert_for_masked_lm_loads_by_type_with_its_ties() {
 /// TreeDef's leaves outnumber the tensors, and the error says why.
 #[test]
 fn a_tie_by_type_through_the_treedef() {
-    let model: BertForMaskedLM<ArrayD<f32>> = tied().load(&f32_checkpoints()[0]).unwrap();
+    let model: BertForMaskedLM<ArrayD<f32>> = tied()
+        .open(&f32_checkpoints()[0])
+        .unwrap()
+        .load()
+        .unwrap()
+        .0;
     let bytes = Save::new()
         .tie(DECODER_WEIGHT, WORD_EMBEDDINGS)
         .tie(DECODER_BIAS, CLS_BIAS)
@@ -324,8 +327,12 @@ fn a_tie_by_type_through_the_treedef() {
     let file = tied().from_bytes(bytes.clone()).unwrap();
     assert!(file.treedef().unwrap().is_some());
     assert_eq!(file.len(), 42);
-    assert_eq!(file.load::<BertForMaskedLM<ArrayD<f32>>>().unwrap(), model);
-    let err = Checkpoint::from_bytes(bytes)
+    assert_eq!(
+        file.load::<BertForMaskedLM<ArrayD<f32>>>().unwrap().0,
+        model
+    );
+    let err = Load::new()
+        .from_bytes(bytes)
         .unwrap()
         .load::<BertForMaskedLM<ArrayD<f32>>>()
         .unwrap_err();
@@ -344,7 +351,7 @@ fn a_tie_by_type_through_the_treedef() {
 fn saved_back_with_its_ties_it_is_the_transformers_file() {
     let d = out_dir("saved");
     let single = &f32_checkpoints()[0];
-    let model: BertForMaskedLM<ArrayD<f32>> = tied().load(single).unwrap();
+    let model: BertForMaskedLM<ArrayD<f32>> = tied().open(single).unwrap().load().unwrap().0;
     let save = Save::new()
         .tie(DECODER_WEIGHT, WORD_EMBEDDINGS)
         .tie(DECODER_BIAS, CLS_BIAS);
@@ -375,15 +382,28 @@ fn saved_back_with_its_ties_it_is_the_transformers_file() {
 fn a_bf16_file_loads_by_type_into_an_f32_model() {
     let path = fixtures().join("bert_mlm_bf16/model.safetensors");
     let err = tied()
-        .load::<BertForMaskedLM<ArrayD<f32>>>(&path)
+        .open(&path)
+        .unwrap()
+        .load::<BertForMaskedLM<ArrayD<f32>>>()
         .unwrap_err();
     assert_eq!(
         err.to_string(),
         "at .bert.embeddings.word_embeddings.weight: tensor `bert.embeddings.word_embeddings.weight`: \
          expected a f32 tensor, found bf16[32,8]"
     );
-    let model: BertForMaskedLM<ArrayD<f32>> = tied().convert_floats().load(&path).unwrap();
-    let f32_model: BertForMaskedLM<ArrayD<f32>> = tied().load(&f32_checkpoints()[0]).unwrap();
+    let model: BertForMaskedLM<ArrayD<f32>> = tied()
+        .convert_floats()
+        .open(&path)
+        .unwrap()
+        .load()
+        .unwrap()
+        .0;
+    let f32_model: BertForMaskedLM<ArrayD<f32>> = tied()
+        .open(&f32_checkpoints()[0])
+        .unwrap()
+        .load()
+        .unwrap()
+        .0;
     let rounded = pytree_std::map(f32_model, |a| a.mapv(|x| bf16::from_f32(x).to_f32()));
     assert_eq!(model, rounded);
     assert_is_the_file(&model, &path);
@@ -391,29 +411,30 @@ fn a_bf16_file_loads_by_type_into_an_f32_model() {
     // Through a TreeDef too: saved by this crate in bf16, loaded by type.
     let half: BertForMaskedLM<ArrayD<bf16>> =
         pytree_std::walk::map_into(model.clone(), |a| a.mapv(bf16::from_f32)).unwrap();
-    let bytes = checkpoint::to_bytes(&half).unwrap();
+    let bytes = checkpoint::Save::new().to_bytes(&half).unwrap();
     let back: BertForMaskedLM<ArrayD<f32>> = Load::new()
         .convert_floats()
         .from_bytes(bytes)
         .unwrap()
         .load()
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!(back, model);
 
     // Dtype-erased leaves: the float target is given.
     let file = tied().convert_floats_to(DType::F32).open(&path).unwrap();
-    let any: BertForMaskedLM<AnyArray> = file.load().unwrap();
+    let any: BertForMaskedLM<AnyArray> = file.load().unwrap().0;
     assert_eq!(any.cls.predictions.bias.dtype(), DType::F32);
     assert_eq!(
         any.cls.predictions.decoder.weight.view::<f32>().unwrap(),
         model.bert.embeddings.word_embeddings.weight.view()
     );
-    let tensors: BertForMaskedLM<Tensor> = file.load().unwrap();
+    let tensors: BertForMaskedLM<Tensor> = file.load().unwrap().0;
     assert_eq!(
         tensors.bert.embeddings.layer_norm.weight.dtype(),
         CandleDType::F32
     );
-    let unconverted: BertForMaskedLM<Tensor> = tied().load(&path).unwrap();
+    let unconverted: BertForMaskedLM<Tensor> = tied().open(&path).unwrap().load().unwrap().0;
     assert_eq!(
         unconverted.bert.embeddings.layer_norm.weight.dtype(),
         CandleDType::BF16
@@ -445,8 +466,9 @@ fn a_bf16_file_loads_by_type_into_an_f32_model() {
 #[test]
 fn a_candle_model_loads_the_shards_by_type() {
     let index = &f32_checkpoints()[1];
-    let model: BertForMaskedLM<Tensor> = tied().load(index).unwrap();
-    let reference_model: BertForMaskedLM<ArrayD<f32>> = tied().load(index).unwrap();
+    let model: BertForMaskedLM<Tensor> = tied().open(index).unwrap().load().unwrap().0;
+    let reference_model: BertForMaskedLM<ArrayD<f32>> =
+        tied().open(index).unwrap().load().unwrap().0;
     for (t, a) in pytree_std::leaves(&model)
         .into_iter()
         .zip(pytree_std::leaves(&reference_model))

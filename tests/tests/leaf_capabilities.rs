@@ -14,7 +14,7 @@ use std::fmt::Debug;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use pytree_optim::{adam, FloatLeaf, GradientTransformation};
-use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
+use pytree_std::checkpoint::{self, Load, TensorLeaf};
 use pytree_std::elements::Ravel;
 use pytree_std::elements::{tree_equal, ApproxEq, Tolerance};
 use pytree_std::ensemble::{stack_leaves, unstack_leaves, Stackable};
@@ -236,9 +236,11 @@ impl Row {
     where
         T::Leaf: TensorLeaf,
     {
-        let file = Checkpoint::from_bytes(checkpoint::to_bytes(a).unwrap()).unwrap();
-        assert!(eq(&file.load::<T>().unwrap(), a));
-        assert!(eq(&file.load_like(b).unwrap(), a));
+        let file = Load::new()
+            .from_bytes(checkpoint::Save::new().to_bytes(a).unwrap())
+            .unwrap();
+        assert!(eq(&file.load::<T>().unwrap().0, a));
+        assert!(eq(&file.load_like(b).unwrap().0, a));
         let mut into = b.clone();
         assert!(file.load_into(&mut into).unwrap().is_complete());
         assert!(eq(&into, a));

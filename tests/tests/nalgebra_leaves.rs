@@ -162,10 +162,18 @@ fn a_numpy_file_loads_by_type_like_and_into_and_saves_back_bit_for_bit() {
     let want = numpy_mlp();
     let by_type: Mlp = checkpoint::load(numpy_fixture()).unwrap();
     assert_eq!(by_type, want);
-    let like = checkpoint::load_like(numpy_fixture(), &want).unwrap();
+    let like = checkpoint::Load::new()
+        .open(numpy_fixture())
+        .unwrap()
+        .load_like(&want)
+        .unwrap()
+        .0;
     assert_eq!(like, want);
     let mut zero = pytree_std::map(want.clone(), |m| m * 0.0);
-    assert!(checkpoint::load_into(numpy_fixture(), &mut zero)
+    assert!(checkpoint::Load::new()
+        .open(numpy_fixture())
+        .unwrap()
+        .load_into(&mut zero)
         .unwrap()
         .is_complete());
     assert_eq!(zero, want);
@@ -202,13 +210,13 @@ fn a_numpy_file_loads_by_type_like_and_into_and_saves_back_bit_for_bit() {
 
 #[test]
 fn bad_tensors_for_a_matrix_are_errors_at_their_paths() {
-    use pytree_std::checkpoint::Checkpoint;
+    use pytree_std::checkpoint::Load;
     use safetensors::tensor::{serialize, TensorView};
     use safetensors::Dtype;
     let file = |name: &str, dtype: Dtype, shape: Vec<usize>, data: &[u8]| {
         let bytes =
             serialize([(name, TensorView::new(dtype, shape, data).unwrap())], None).unwrap();
-        Checkpoint::from_bytes(bytes).unwrap()
+        Load::new().from_bytes(bytes).unwrap()
     };
     #[derive(PyTree, Debug, PartialEq)]
     struct One {
@@ -227,10 +235,12 @@ fn bad_tensors_for_a_matrix_are_errors_at_their_paths() {
     // A 2-d column [n, 1] and a 1-d tensor both load as a column.
     let col = file("m", Dtype::F32, vec![4, 1], &data[..16])
         .load::<One>()
-        .unwrap();
+        .unwrap()
+        .0;
     let flat = file("m", Dtype::F32, vec![4], &data[..16])
         .load::<One>()
-        .unwrap();
+        .unwrap()
+        .0;
     assert_eq!((col.m.shape(), &col), ((4, 1), &flat));
     // In place, another shape is an error and nothing is written.
     let mut two = One {

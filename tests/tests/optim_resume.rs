@@ -13,7 +13,7 @@ use pytree_optim::{
     adam, adamw, chain, clip_by_global_norm, ema, multi_transform, scale, scale_by_schedule,
     set_to_zero, sgd, warmup_cosine_decay_schedule, GradientTransformation, Mask,
 };
-use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
+use pytree_std::checkpoint::{self, Load, TensorLeaf};
 use pytree_std::ndarray::{Array1, Array2, ArrayD};
 use pytree_std::{Flatten, KeyPath, PyTree, Std, Unflatten};
 
@@ -67,9 +67,9 @@ fn bits(p: &Mlp) -> Vec<u32> {
 enum Resume {
     /// `checkpoint::load` by type, from the files alone.
     ByType,
-    /// `checkpoint::load_into` a freshly initialised model and state.
+    /// `Checkpoint::load_into` a freshly initialised model and state.
     Into,
-    /// `checkpoint::load_like` with a freshly initialised template.
+    /// `Checkpoint::load_like` with a freshly initialised template.
     Like,
 }
 
@@ -118,17 +118,35 @@ where
             ),
             Resume::Into => {
                 let (mut p, mut state) = fresh();
-                let report = checkpoint::load_into(&model_path, &mut p).unwrap();
+                let report = checkpoint::Load::new()
+                    .open(&model_path)
+                    .unwrap()
+                    .load_into(&mut p)
+                    .unwrap();
                 assert!(report.is_complete());
-                let report = checkpoint::load_into(&state_path, &mut state).unwrap();
+                let report = checkpoint::Load::new()
+                    .open(&state_path)
+                    .unwrap()
+                    .load_into(&mut state)
+                    .unwrap();
                 assert!(report.is_complete());
                 (p, state)
             }
             Resume::Like => {
                 let (p, state) = fresh();
                 (
-                    checkpoint::load_like(&model_path, &p).unwrap(),
-                    checkpoint::load_like(&state_path, &state).unwrap(),
+                    checkpoint::Load::new()
+                        .open(&model_path)
+                        .unwrap()
+                        .load_like(&p)
+                        .unwrap()
+                        .0,
+                    checkpoint::Load::new()
+                        .open(&state_path)
+                        .unwrap()
+                        .load_like(&state)
+                        .unwrap()
+                        .0,
                 )
             }
         };
@@ -144,7 +162,8 @@ where
         assert_ne!(bits(&p), bits(&model()), "{name}: the run moved");
     }
 
-    let names = Checkpoint::open(&state_path)
+    let names = Load::new()
+        .open(&state_path)
         .unwrap()
         .names()
         .map(String::from)
@@ -223,18 +242,21 @@ fn the_step_count_travels_in_the_metadata() {
         let mut g = grads(&p, t);
         opt.step(&mut p, &mut g, &mut state).unwrap();
     }
-    let bytes = checkpoint::to_bytes(&state).unwrap();
-    let back: pytree_optim::AdamState<Mlp> = Checkpoint::from_bytes(bytes).unwrap().load().unwrap();
+    let bytes = checkpoint::Save::new().to_bytes(&state).unwrap();
+    let back: pytree_optim::AdamState<Mlp> =
+        Load::new().from_bytes(bytes).unwrap().load().unwrap().0;
     assert_eq!((back.0.count, back.1.count), (5, 5));
     assert_eq!((&back.0.mu, &back.0.nu), (&state.0.mu, &state.0.nu));
 
     // In place into a fresh state (the report: `count` stayed 0
     // behind a complete report), and against one as a template.
-    let file = Checkpoint::from_bytes(checkpoint::to_bytes(&state).unwrap()).unwrap();
+    let file = Load::new()
+        .from_bytes(checkpoint::Save::new().to_bytes(&state).unwrap())
+        .unwrap();
     let mut fresh = opt.init(&model()).unwrap();
     assert!(file.load_into(&mut fresh).unwrap().is_complete());
     assert_eq!((fresh.0.count, fresh.1.count), (5, 5));
     assert_eq!((&fresh.0.mu, &fresh.0.nu), (&state.0.mu, &state.0.nu));
-    let like = file.load_like(&opt.init(&model()).unwrap()).unwrap();
+    let like = file.load_like(&opt.init(&model()).unwrap()).unwrap().0;
     assert_eq!((like.0.count, &like.0.mu), (5, &state.0.mu));
 }

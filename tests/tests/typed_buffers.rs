@@ -18,7 +18,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use pytree_optim::{adam, GradientTransformation};
-use pytree_std::checkpoint::{self, Checkpoint, Save};
+use pytree_std::checkpoint::{self, Load, Save};
 use pytree_std::elements::{tree_equal, Tolerance};
 use pytree_std::ndarray::{array, Array1, Array2};
 use pytree_std::{AnyArray, PyTree};
@@ -173,11 +173,20 @@ fn a_transformers_bert_loads_by_type_into_typed_fields_and_saves_back_bit_for_bi
     assert_eq!(meta.metadata().as_ref().unwrap()["format"], "pt");
 
     // The two other load targets: a template and in place.
-    let like = checkpoint::load_like(fixture("model.safetensors"), &bert).unwrap();
+    let like = checkpoint::Load::new()
+        .open(fixture("model.safetensors"))
+        .unwrap()
+        .load_like(&bert)
+        .unwrap()
+        .0;
     assert_eq!(like, bert);
     let mut zeroed = pytree_std::map(bert.clone(), |a| a.map_floats(|_| 0.0));
     pytree_std::for_each_mut(&mut zeroed.embeddings.position_ids, |mut ids| ids.fill(-1));
-    let report = checkpoint::load_into(fixture("model.safetensors"), &mut zeroed).unwrap();
+    let report = checkpoint::Load::new()
+        .open(fixture("model.safetensors"))
+        .unwrap()
+        .load_into(&mut zeroed)
+        .unwrap();
     assert!(report.is_complete());
     assert_eq!(zeroed, bert);
 }
@@ -247,9 +256,9 @@ fn adam_trains_the_floats_as_torch_does_and_leaves_the_buffer_alone() {
     assert_eq!(torch.embeddings.position_ids, bert.embeddings.position_ids);
     assert!(state.0.mu.embeddings.position_ids.iter().all(|&x| x == 0));
     // The state is a Bert too: checkpointed and loaded back by type.
-    let bytes = checkpoint::to_bytes(&state).unwrap();
+    let bytes = checkpoint::Save::new().to_bytes(&state).unwrap();
     let back: pytree_optim::AdamState<Bert> =
-        Checkpoint::from_bytes(bytes).unwrap().load().unwrap();
+        Load::new().from_bytes(bytes).unwrap().load().unwrap().0;
     assert_eq!((back.0.mu, back.0.nu), (state.0.mu, state.0.nu));
 }
 
@@ -271,7 +280,8 @@ fn a_buffer_of_another_dtype_is_an_error_at_its_path() {
         views.push((name, view));
     }
     let i32_file = safetensors::tensor::serialize(views, None).unwrap();
-    let err = Checkpoint::from_bytes(i32_file)
+    let err = Load::new()
+        .from_bytes(i32_file)
         .unwrap()
         .load::<Bert>()
         .unwrap_err();

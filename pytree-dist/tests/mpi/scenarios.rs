@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use pytree_dist::checkpoint::INDEX;
 use pytree_dist::{Dist, Zero1};
 use pytree_optim::{adam, adamw, chain, clip_by_global_norm, GradientTransformation, Mask};
-use pytree_std::checkpoint::{self, Checkpoint};
+use pytree_std::checkpoint::{self, Load};
 use pytree_std::ndarray::{s, Array1, Array2, ArrayD, ShapeBuilder};
 use pytree_std::AnyArray;
 use pytree_std::{Error, KeyPath};
@@ -626,7 +626,7 @@ fn checkpoint_failed(dist: &Dist) -> Result<(), Error> {
     let params = model(100, SIZES);
     pytree_dist::checkpoint::save(dist, &dir, &params)?;
     ensure!(
-        Checkpoint::open(dir.join(INDEX)).is_ok(),
+        Load::new().open(dir.join(INDEX)).is_ok(),
         "the first save is complete"
     );
     // Every rank has read the complete checkpoint before the last one
@@ -648,7 +648,7 @@ fn checkpoint_failed(dist: &Dist) -> Result<(), Error> {
         "{err}"
     );
     ensure!(
-        Checkpoint::open(dir.join(INDEX)).is_err(),
+        Load::new().open(dir.join(INDEX)).is_err(),
         "no index after a failed save"
     );
     Ok(())

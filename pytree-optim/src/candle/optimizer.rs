@@ -53,7 +53,7 @@ use crate::mask::{LeafMask, Mask};
 /// included). The tree is the one given to
 /// [`new`](Optimizer::new): a variable the model replaces afterwards
 /// (`load_like`, or a new `Var` in a field) is not this optimizer's; load
-/// checkpoints into the model in place (`checkpoint::load_into`, which
+/// checkpoints into the model in place (`Checkpoint::load_into`, which
 /// writes each variable with `Var::set`), or build a new optimizer, as with
 /// candle-nn's `AdamW::new(varmap.all_vars(), ..)`.
 pub struct Optimizer<P, T: GradientTransformation<P>> {
@@ -184,8 +184,8 @@ where
         &self.state
     }
 
-    /// The state, to load a checkpoint into (`checkpoint::load_into(path,
-    /// opt.state_mut())`) or replace.
+    /// The state, to load a checkpoint into
+    /// (`Load::new().open(path)?.load_into(opt.state_mut())`) or replace.
     ///
     /// ```
     /// use pytree_optim::{adam, candle, GradientTransformation};

@@ -1,5 +1,6 @@
 //! Loading by type alone from a file that holds no TreeDef (written by
-//! Python's `safetensors`, transformers, candle): the type fixes the
+//! Python's `safetensors`, transformers, candle), or with
+//! [`Load::by_names`](super::Load::by_names): the type fixes the
 //! structure, the file's names (after the renames) give what the type
 //! leaves open, the length of each `Vec` (`layers.0.…`, `layers.1.…`:
 //! two elements) and whether each `Option` is `Some`; each tensor gives
@@ -21,8 +22,8 @@ use std::collections::BTreeMap;
 use pytree_core::{Error, Schema, Source, Static};
 
 use super::leaf::TensorLeaf;
-use super::load::LoadReport;
 use super::naming::combine;
+use super::options::LoadReport;
 use super::reader::Checkpoint;
 
 /// How the children of an open node are named.
@@ -57,7 +58,7 @@ pub(crate) struct NameSource<'c> {
     used: Vec<bool>,
     frames: Vec<Frame>,
     started: bool,
-    /// Why the file has no TreeDef, for the messages.
+    /// Why the load reads names, not a TreeDef, for the messages.
     why: String,
 }
 
@@ -166,7 +167,7 @@ impl<'c> NameSource<'c> {
     /// The error for what a name cannot say.
     fn cannot(&self, what: impl std::fmt::Display) -> Error {
         Error::custom(format!(
-            "the file holds no TreeDef ({}), and {what}, which its tensor names do not say; \
+            "{}, and {what}, which its tensor names do not say; \
              load it against a template with load_like or load_into",
             self.why
         ))

@@ -5,7 +5,7 @@
 
 use pytree_core::{DType, Error};
 
-use super::TensorView;
+use super::leaf::TensorView;
 
 /// True for the float dtypes conversion handles.
 pub(crate) fn is_float(d: DType) -> bool {

@@ -19,7 +19,7 @@ use pytree_core::{DType, Error, Signature};
 use serde::de::{self, DeserializeSeed, MapAccess, Visitor};
 use serde::Deserialize;
 
-use super::storage::Storage;
+use super::storage::{file_error, Storage};
 
 /// Bytes before the header: its length as a little-endian `u64`.
 pub(crate) const N_LEN: usize = 8;
@@ -31,6 +31,35 @@ pub(crate) const N_LEN: usize = 8;
 /// assert_eq!(pytree_std::checkpoint::DEFAULT_MAX_HEADER_BYTES, 100_000_000);
 /// ```
 pub const DEFAULT_MAX_HEADER_BYTES: usize = 100_000_000;
+
+/// The metadata key of the TreeDef (JSON, as `TreeDef`'s serde writes it).
+///
+/// ```
+/// use pytree_std::checkpoint::{self, Checkpoint, Load, TREEDEF_KEY};
+/// let file = Load::new().from_bytes(checkpoint::Save::new().to_bytes(&(1u8,))?)?;
+/// assert!(file.metadata()[TREEDEF_KEY].starts_with("{\"schemas\""));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub const TREEDEF_KEY: &str = "pytree.treedef";
+/// The metadata key saying why the TreeDef was left out (a static field
+/// serde cannot write).
+///
+/// ```
+/// use pytree_std::checkpoint::{self, Checkpoint, Load, TREEDEF_ERROR_KEY};
+/// let file = Load::new().from_bytes(checkpoint::Save::new().to_bytes(&(1u8,))?)?;
+/// assert!(!file.metadata().contains_key(TREEDEF_ERROR_KEY));
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub const TREEDEF_ERROR_KEY: &str = "pytree.treedef_error";
+/// The metadata key of the prefix the names were saved with.
+///
+/// ```
+/// use pytree_std::checkpoint::{Checkpoint, Load, Save, PREFIX_KEY};
+/// let file = Load::new().from_bytes(Save::new().prefix("m.").to_bytes(&(1u8,))?)?;
+/// assert_eq!(file.metadata()[PREFIX_KEY], "m.");
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+pub const PREFIX_KEY: &str = "pytree.prefix";
 
 /// The dtypes of the format: its name for each, bits per element, and the
 /// [`DType`] it is read as (the float formats below 16 bits and `C64` have
@@ -126,12 +155,6 @@ pub(crate) struct Header {
     pub(crate) metadata: BTreeMap<String, String>,
     /// Where the data starts in the file.
     pub(crate) data_start: usize,
-}
-
-/// A file-level error: `origin` is the file's path or `"<bytes>"`.
-#[cold]
-pub(crate) fn file_error(origin: &str, message: impl fmt::Display) -> Error {
-    Error::custom(format!("safetensors file {origin}: {message}"))
 }
 
 /// Reads and checks the header of a whole file (reading only its first

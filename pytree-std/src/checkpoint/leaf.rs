@@ -20,9 +20,9 @@ use crate::Std;
 /// into the destination.
 ///
 /// ```
-/// use pytree_std::checkpoint::{self, Checkpoint};
-/// let bytes = checkpoint::to_bytes(&std::collections::BTreeMap::from([("x", 1.5f32)]))?;
-/// let file = Checkpoint::from_bytes(bytes)?;
+/// use pytree_std::checkpoint::{self, Checkpoint, Load};
+/// let bytes = checkpoint::Save::new().to_bytes(&std::collections::BTreeMap::from([("x", 1.5f32)]))?;
+/// let file = Load::new().from_bytes(bytes)?;
 /// let x = file.tensor("x").unwrap();
 /// assert_eq!((x.name(), x.signature().to_string()), ("x", "f32[]".to_string()));
 /// assert_eq!(&*x.data()?, 1.5f32.to_le_bytes());
@@ -45,7 +45,7 @@ impl<'a> TensorView<'a> {
     /// `bool` byte's value is checked where it is read).
     ///
     /// ```
-    /// use pytree_std::checkpoint::{TensorLeaf, TensorView};
+    /// use pytree_std::checkpoint::{Load, TensorLeaf, TensorView};
     /// use pytree_std::DType;
     /// let bytes = 2.5f32.to_le_bytes();
     /// let t = TensorView::new("x", DType::F32, &[], &bytes)?;
@@ -86,7 +86,7 @@ impl<'a> TensorView<'a> {
     /// The tensor's name in the file.
     ///
     /// ```
-    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8])?)?;
+    /// # let file = pytree_std::checkpoint::Load::new().from_bytes(pytree_std::checkpoint::Save::new().to_bytes(&[1u8])?)?;
     /// assert_eq!(file.tensor("0").unwrap().name(), "0");
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -96,7 +96,7 @@ impl<'a> TensorView<'a> {
     /// The element type.
     ///
     /// ```
-    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8])?)?;
+    /// # let file = pytree_std::checkpoint::Load::new().from_bytes(pytree_std::checkpoint::Save::new().to_bytes(&[1u8])?)?;
     /// assert_eq!(file.tensor("0").unwrap().dtype(), pytree_std::DType::U8);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -106,7 +106,7 @@ impl<'a> TensorView<'a> {
     /// The dimensions, outermost first (empty for a scalar).
     ///
     /// ```
-    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8])?)?;
+    /// # let file = pytree_std::checkpoint::Load::new().from_bytes(pytree_std::checkpoint::Save::new().to_bytes(&[1u8])?)?;
     /// assert!(file.tensor("0").unwrap().shape().is_empty());
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -116,7 +116,7 @@ impl<'a> TensorView<'a> {
     /// The number of bytes of its data.
     ///
     /// ```
-    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1.0f32])?)?;
+    /// # let file = pytree_std::checkpoint::Load::new().from_bytes(pytree_std::checkpoint::Save::new().to_bytes(&[1.0f32])?)?;
     /// assert_eq!(file.tensor("0").unwrap().num_bytes(), 4);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -129,7 +129,7 @@ impl<'a> TensorView<'a> {
     /// longer holds them: truncated since it was opened).
     ///
     /// ```
-    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[7u8])?)?;
+    /// # let file = pytree_std::checkpoint::Load::new().from_bytes(pytree_std::checkpoint::Save::new().to_bytes(&[7u8])?)?;
     /// assert_eq!(&*file.tensor("0").unwrap().data()?, [7]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -142,7 +142,7 @@ impl<'a> TensorView<'a> {
     /// file read with positioned reads.
     ///
     /// ```
-    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[7u8])?)?;
+    /// # let file = pytree_std::checkpoint::Load::new().from_bytes(pytree_std::checkpoint::Save::new().to_bytes(&[7u8])?)?;
     /// assert_eq!(file.tensor("0").unwrap().data_in_memory(), Some(&[7u8][..]));
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -158,7 +158,7 @@ impl<'a> TensorView<'a> {
     /// is an error naming the tensor.
     ///
     /// ```
-    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[2.0f32])?)?;
+    /// # let file = pytree_std::checkpoint::Load::new().from_bytes(pytree_std::checkpoint::Save::new().to_bytes(&[2.0f32])?)?;
     /// let mut dst = [0u8; 4];
     /// file.tensor("0").unwrap().read_into(&mut dst)?;
     /// assert_eq!(f32::from_le_bytes(dst), 2.0);
@@ -187,7 +187,7 @@ impl<'a> TensorView<'a> {
     /// Dtype and shape as a [`Signature`] (`f32[2,3]`).
     ///
     /// ```
-    /// # let file = pytree_std::checkpoint::Checkpoint::from_bytes(pytree_std::checkpoint::to_bytes(&[1u8])?)?;
+    /// # let file = pytree_std::checkpoint::Load::new().from_bytes(pytree_std::checkpoint::Save::new().to_bytes(&[1u8])?)?;
     /// assert_eq!(file.tensor("0").unwrap().signature().to_string(), "u8[]");
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -251,8 +251,8 @@ pub trait TensorLeaf: Leaf<Std> {
     /// a failed read is an error to return.
     ///
     /// ```
-    /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
-    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(2.5f64,))?)?;
+    /// use pytree_std::checkpoint::{self, Checkpoint, Load, TensorLeaf};
+    /// let file = Load::new().from_bytes(checkpoint::Save::new().to_bytes(&(2.5f64,))?)?;
     /// assert_eq!(<f64 as TensorLeaf>::from_tensor(&file.tensor("0").unwrap(), None)?, 2.5);
     /// assert!(<f32 as TensorLeaf>::from_tensor(&file.tensor("0").unwrap(), None).is_err());
     /// # Ok::<(), pytree_std::Error>(())
@@ -264,8 +264,8 @@ pub trait TensorLeaf: Leaf<Std> {
     /// the leaf's memory is the tensor's bytes).
     ///
     /// ```
-    /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
-    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(7i32,))?)?;
+    /// use pytree_std::checkpoint::{self, Checkpoint, Load, TensorLeaf};
+    /// let file = Load::new().from_bytes(checkpoint::Save::new().to_bytes(&(7i32,))?)?;
     /// let mut x = 0i32;
     /// <i32 as TensorLeaf>::copy_from_tensor(&mut x, &file.tensor("0").unwrap())?;
     /// assert_eq!(x, 7);
@@ -275,15 +275,15 @@ pub trait TensorLeaf: Leaf<Std> {
 
     /// The leaf `leaf` loaded from the tensor, as a value that replaces it
     /// in a tree rebuilt around its leaves (a
-    /// [`load_into`](fn@super::load_into) that restores static fields): by
+    /// [`load_into`](super::Checkpoint::load_into) that restores static fields): by
     /// default a new leaf read from the tensor with `leaf` as its template
     /// ([`from_tensor`](TensorLeaf::from_tensor)); a leaf that others hold
     /// (a candle `Var`) writes the tensor into itself and returns itself,
     /// so that its holders see the load.
     ///
     /// ```
-    /// use pytree_std::checkpoint::{self, Checkpoint, TensorLeaf};
-    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(7i32,))?)?;
+    /// use pytree_std::checkpoint::{self, Checkpoint, Load, TensorLeaf};
+    /// let file = Load::new().from_bytes(checkpoint::Save::new().to_bytes(&(7i32,))?)?;
     /// assert_eq!(<i32 as TensorLeaf>::reload(&&0, &file.tensor("0").unwrap())?, 7);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -641,13 +641,13 @@ mod arrays {
     /// order (a transposed view, say).
     ///
     /// ```
-    /// use pytree_std::checkpoint::{self, TensorLeaf};
+    /// use pytree_std::checkpoint::{self, Load, TensorLeaf};
     /// use pytree_std::ndarray::{array, ArrayD};
     /// let a: ArrayD<f32> = array![[1.0, 2.0], [3.0, 4.0]].into_dyn();
     /// assert_eq!(<ArrayD<f32> as TensorLeaf>::tensor_signature(&a.view())?.to_string(), "f32[2,2]");
     /// let t = a.t().to_owned(); // stored in C order of its own shape
-    /// let file = checkpoint::Checkpoint::from_bytes(checkpoint::to_bytes(&(t.clone(),))?)?;
-    /// assert_eq!(file.load::<(ArrayD<f32>,)>()?.0, t);
+    /// let file = checkpoint::Load::new().from_bytes(checkpoint::Save::new().to_bytes(&(t.clone(),))?)?;
+    /// assert_eq!(file.load::<(ArrayD<f32>,)>()?.0.0, t);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     impl<A: Element> TensorLeaf for ArrayD<A> {
@@ -769,13 +769,13 @@ mod arrays {
     /// dtype is an error there, as for typed leaves).
     ///
     /// ```
-    /// use pytree_std::checkpoint::{self, Checkpoint};
+    /// use pytree_std::checkpoint::{self, Checkpoint, Load};
     /// use pytree_std::ndarray::array;
     /// use pytree_std::AnyArray;
     /// let t = (AnyArray::from(array![[1.5f32]]), AnyArray::from(array![7i64, 8]));
-    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t)?)?;
-    /// assert_eq!(file.load::<(AnyArray, AnyArray)>()?, t);
-    /// assert_eq!(file.load_like(&t)?, t);
+    /// let file = Load::new().from_bytes(checkpoint::Save::new().to_bytes(&t)?)?;
+    /// assert_eq!(file.load::<(AnyArray, AnyArray)>()?.0, t);
+    /// assert_eq!(file.load_like(&t)?.0, t);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     impl TensorLeaf for AnyArray {
@@ -866,10 +866,10 @@ mod tensors {
     ///
     /// ```
     /// use pytree_std::candle_core::{Device, Tensor};
-    /// use pytree_std::checkpoint::{self, Checkpoint};
+    /// use pytree_std::checkpoint::{self, Checkpoint, Load};
     /// let t = (Tensor::new(&[[1.0f32, 2.0]], &Device::Cpu)?,);
-    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&t)?)?;
-    /// let back: (Tensor,) = file.load_like(&t)?;
+    /// let file = Load::new().from_bytes(checkpoint::Save::new().to_bytes(&t)?)?;
+    /// let back: (Tensor,) = file.load_like(&t)?.0;
     /// assert_eq!(back.0.to_vec2::<f32>()?, [[1.0, 2.0]]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -991,9 +991,9 @@ mod tensors {
     ///
     /// ```
     /// use pytree_std::candle_core::{Device, Var};
-    /// use pytree_std::checkpoint::{self, Checkpoint};
+    /// use pytree_std::checkpoint::{self, Checkpoint, Load};
     /// let saved = (Var::new(&[1.0f32, 2.0], &Device::Cpu)?,);
-    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&saved)?)?;
+    /// let file = Load::new().from_bytes(checkpoint::Save::new().to_bytes(&saved)?)?;
     /// let mut model = (Var::zeros(2, saved.0.dtype(), &Device::Cpu)?,);
     /// let held = model.0.as_tensor().clone();
     /// file.load_into(&mut model)?;

@@ -1,522 +1,697 @@
-//! Reading options: [`Load`] (renames, partial loading, dtype
-//! conversion, the header limit) and what a load did, [`LoadReport`].
+//! The loads from an opened [`Checkpoint`], its targets: by type
+//! ([`Checkpoint::load`], by the file's TreeDef or by the tensors' names),
+//! against a template ([`Checkpoint::load_like`]), in place
+//! ([`Checkpoint::load_into`]), and every tensor as a flat map
+//! ([`Checkpoint::load_map`]). Each pairs the leaves it wants with the
+//! file's tensors by name, checks them all, lists every problem at once,
+//! and says what it did in a [`LoadReport`] (the map, which takes every
+//! tensor, has nothing to report).
 
-use std::path::Path;
+use std::borrow::Cow;
+use std::collections::HashMap;
 
-use pytree_core::{DType, Error, Flatten, Unflatten};
+use indexmap::IndexMap;
+use pytree_core::{DType, Error, Flatten, KeyPath, NodeView, Signature, TreeDef, Unflatten};
 
-use super::naming::Renames;
+use super::by_names::NameSource;
+use super::convert;
+use super::format::{Entry, PREFIX_KEY, TREEDEF_ERROR_KEY};
+use super::leaf::{self, TensorLeaf};
+use super::naming::{combine, names_of, Renames};
+use super::options::LoadReport;
 use super::reader::Checkpoint;
-use super::shards;
-use super::storage::Storage;
-use super::{TensorLeaf, DEFAULT_MAX_HEADER_BYTES};
+use super::statics;
+use super::storage::{file_error, Storage};
 use crate::Std;
 
-/// Options of loading: renames by prefix, partial loading, the header
-/// limit. The same options serve [`Load::load`], [`Load::load_like`],
-/// [`Load::load_into`] and [`Load::open`].
-///
-/// ```
-/// use pytree_std::checkpoint::{Load, Save, Checkpoint};
-/// // A file of a bigger model: `model.` before every name, and a head.
-/// let full = (vec![1.0f32, 2.0], 9.0f32);
-/// let bytes = Save::new().prefix("model.").to_bytes(&full)?;
-/// // Its backbone, into a tree of our own: `model.0.0` is our `0`.
-/// let mut backbone = (vec![0.0f32, 0.0],);
-/// let file = Load::new().rename_prefix("model.0.", "0.").allow_unused().from_bytes(bytes)?;
-/// let report = file.load_into(&mut backbone)?;
-/// assert_eq!(backbone.0, [1.0, 2.0]);
-/// assert_eq!(report.unused, ["model.1"]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-#[derive(Clone, Debug)]
-pub struct Load {
-    pub(crate) renames: Renames,
-    pub(crate) allow_missing: bool,
-    pub(crate) allow_unused: bool,
-    pub(crate) convert_floats: bool,
-    /// The dtype floats are read as by type where the leaf type leaves
-    /// the dtype open ([`Load::convert_floats_to`]).
-    pub(crate) float_dtype: Option<DType>,
-    pub(crate) shapes_from_file: bool,
-    pub(crate) max_header_bytes: usize,
-    /// (tied name, the name it is read from), the tree's names.
-    pub(crate) ties: Vec<(String, String)>,
+/// A load that builds a new value from a template's TreeDef (`load_like`,
+/// and `load_into` when it restores static fields) would give its
+/// `#[pytree(skip)]` fields `Default`, silently losing the template's
+/// value. Refuses a TreeDef with such a field (`PhantomData` and
+/// `#[pytree(skip(recomputed))]` fields, whose `Default` loses nothing,
+/// are not listed in the schema), naming its place; `why` says which load
+/// rebuilds the value, `instead` what to do.
+fn refuse_skipped_fields(def: &TreeDef, why: &str, instead: &str) -> Result<(), Error> {
+    // One pass over the structure; the place is looked for only on error.
+    let any = def.fold(
+        0..def.num_leaves(),
+        |_| false,
+        |node, kids| {
+            kids.contains(&true)
+                || matches!(node, NodeView::Struct { schema, .. } if !schema.skipped().is_empty())
+        },
+    )?;
+    if !any {
+        return Ok(());
+    }
+    let mut todo = vec![(def.clone(), KeyPath::root())];
+    while let Some((def, path)) = todo.pop() {
+        if let NodeView::Struct { schema, .. } = def.root_node() {
+            if let Some(field) = schema.skipped().first() {
+                let err = Error::custom(format!(
+                    "{}.{field} is #[pytree(skip)]: {why} rebuilds the value with Default \
+                     there, losing the template's value; mark the field \
+                     #[pytree(skip(recomputed))] if the type recomputes it on use, {instead}",
+                    schema.display_name()
+                ));
+                return Err(err.under(&path));
+            }
+        }
+        for (i, entry) in def.entries()?.into_iter().enumerate().rev() {
+            if let Some(child) = def.child(i) {
+                let mut p = path.clone();
+                for e in entry.entries() {
+                    p.push(e.clone());
+                }
+                todo.push((child, p));
+            }
+        }
+    }
+    Ok(())
 }
 
-impl Default for Load {
-    fn default() -> Self {
-        Load {
-            renames: Renames::new(),
-            allow_missing: false,
-            allow_unused: false,
-            convert_floats: false,
-            float_dtype: None,
-            shapes_from_file: false,
-            ties: Vec::new(),
-            max_header_bytes: DEFAULT_MAX_HEADER_BYTES,
+/// One leaf a load asks for.
+struct Want {
+    path: KeyPath,
+    name: String,
+    /// What the tensor must be: a whole signature (a template's leaf), or
+    /// a dtype (a leaf type's, loading by type; `None` for any).
+    expected: Expected,
+}
+
+enum Expected {
+    Signature(Signature),
+    DType(Option<DType>),
+}
+
+impl Expected {
+    fn describe(&self) -> String {
+        match self {
+            Expected::Signature(s) => s.to_string(),
+            Expected::DType(Some(d)) => format!("a {d} tensor"),
+            Expected::DType(None) => "a tensor".into(),
+        }
+    }
+    /// The dtype asked for, if one is.
+    fn dtype(&self) -> Option<DType> {
+        match self {
+            Expected::Signature(s) => Some(s.dtype()),
+            Expected::DType(d) => *d,
+        }
+    }
+    /// True when `found` is what is asked for, or (with `convert`) a
+    /// float of another width that is converted to it.
+    fn accepts(&self, found: &Entry, convert: bool) -> bool {
+        let dtype_ok = |want: DType| {
+            want == found.dtype || (convert && convert::convertible(found.dtype, want))
+        };
+        match self {
+            Expected::Signature(s) => dtype_ok(s.dtype()) && s.shape() == found.shape.as_slice(),
+            Expected::DType(Some(d)) => dtype_ok(*d),
+            Expected::DType(None) => true,
         }
     }
 }
 
-impl Load {
-    /// Strict loading: every leaf must be in the file, every tensor of the
-    /// file must be a leaf, with the same dtype and shape.
+impl Checkpoint {
+    /// Loads a `T` by its type alone, and what the load did. The
+    /// structure (sequence lengths, map keys, static fields) comes from
+    /// the TreeDef in the file's metadata; names and dtypes are checked
+    /// (every problem listed), then the ranks of the fields as the value
+    /// is built. The prefix the file was saved with is stripped (unless
+    /// renames are given). A `#[pytree(skip)]` field is `Default` here
+    /// (the file holds no value for it and there is no template to take
+    /// one from).
     ///
-    /// ```
-    /// let bytes = pytree_std::checkpoint::to_bytes(&(1.0f32, 2.0f32))?;
-    /// let err = pytree_std::checkpoint::Load::new().from_bytes(bytes)?.load_like(&(0.0f32,)).unwrap_err();
-    /// assert_eq!(err.to_string(), "at <root>: tensor `1` (f32[]) of the file is not a leaf of the tree");
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    pub fn new() -> Self {
-        Load::default()
-    }
-
-    /// Renames the file's tensors whose name begins with `from`: that
-    /// prefix becomes `to` (`("model.", "")` reads `model.layers.0.w` as
-    /// `layers.0.w`). A rule of [`Renames`]: rules chain, each applied
-    /// to what the ones before it made. Two tensors renamed to one name
-    /// are an error.
+    /// A file without a TreeDef (written by Python's `safetensors` or
+    /// transformers), or any file with [`Load::by_names`](super::Load::by_names), loads by its
+    /// names: the type fixes the structure; the names, after the renames,
+    /// give each `Vec`'s length (`layers.0.…`, `layers.1.…`) and each
+    /// `Option`; the tensors give the shapes. An enum variant, a static
+    /// field or a map's keys, which names cannot say, are an error naming
+    /// the place.
+    ///
+    /// Strict as every load: a tensor the type asks for and the file
+    /// lacks is an error; one the type never asks for is an error unless
+    /// [`Load::allow_unused`](super::Load::allow_unused) is on, and then it is listed in the
+    /// [`LoadReport`].
     ///
     /// ```
     /// use pytree_std::checkpoint::{Load, Save};
-    /// let bytes = Save::new().prefix("model.").to_bytes(&(1.0f32,))?;
-    /// let file = Load::new().rename_prefix("model.", "").from_bytes(bytes)?;
-    /// assert_eq!(file.load_like(&(0.0f32,))?, (1.0,));
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    #[must_use]
-    pub fn rename_prefix(mut self, from: impl Into<String>, to: impl Into<String>) -> Self {
-        self.renames = self.renames.prefix(from, to);
-        self
-    }
-
-    /// Renames the file's tensors by `renames` (after the rules given so
-    /// far): from the file's names to the tree's.
-    ///
-    /// ```
-    /// use pytree_std::checkpoint::{Load, Renames, Save};
-    /// use std::collections::BTreeMap;
-    /// let hf = BTreeMap::from([("bert.encoder.layer.0.attention.self.query", 1.0f32)]);
-    /// let bytes = Save::new().to_bytes(&hf)?;
-    /// let ours = Renames::new().prefix("bert.", "").pattern("encoder.layer.*.attention.self", "layers.$1.attn");
-    /// let file = Load::new().renames(ours).from_bytes(bytes)?;
-    /// let like = BTreeMap::from([("layers.0.attn.query".to_string(), 0.0f32)]);
-    /// assert_eq!(file.load_like(&like)?["layers.0.attn.query"], 1.0);
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    #[must_use]
-    pub fn renames(mut self, renames: Renames) -> Self {
-        self.renames = self.renames.then(renames);
-        self
-    }
-
-    /// Converts floats on load: a tensor of another float dtype (`f16`,
-    /// `bf16`, `f32`, `f64`) than the leaf's float dtype is converted to
-    /// it (rounded to nearest, ties to even; PyTorch's `.to(dtype)`).
-    /// Integers and bools are never converted, nor a float into an
-    /// integer leaf or back: those stay errors.
-    ///
-    /// ```
-    /// use pytree_std::checkpoint::{Load, to_bytes};
-    /// let bytes = to_bytes(&(1.5f64, 0.25f64))?;
-    /// assert!(Load::new().from_bytes(bytes.clone())?.load_like(&(0.0f32, 0.0f32)).is_err());
-    /// let file = Load::new().convert_floats().from_bytes(bytes)?;
-    /// assert_eq!(file.load_like(&(0.0f32, 0.0f32))?, (1.5, 0.25));
-    /// let ints = Load::new().convert_floats().from_bytes(to_bytes(&(7i64,))?)?;
-    /// assert!(ints.load_like(&(0.0f64,)).is_err()); // an integer into a float: never
-    /// assert!(ints.load_like(&(0i32,)).is_err()); // i64 into i32: never
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    #[must_use]
-    pub fn convert_floats(mut self) -> Self {
-        self.convert_floats = true;
-        self
-    }
-
-    /// [`convert_floats`](Load::convert_floats), and a target for the
-    /// leaves whose type leaves the dtype open ([`AnyArray`](crate::AnyArray),
-    /// candle's `Tensor` and `Var`): loaded by type, every float tensor
-    /// (`f16`, `bf16`, `f32`, `f64`) is read into such a leaf as `dtype`
-    /// (transformers' `from_pretrained(dtype=...)`, the dtype of candle's
-    /// `VarBuilder`). A leaf type of fixed dtype (`ArrayD<f32>`), or a
-    /// template's leaf, keeps converting to its own dtype; integers and
-    /// bools stay as they are. `dtype` must be a float dtype (else opening
-    /// a file is an error).
-    ///
-    /// ```
-    /// use pytree_std::checkpoint::{Load, to_bytes};
-    /// use pytree_std::{AnyArray, DType};
-    /// use pytree_std::ndarray::{array, Array1};
-    /// let bytes = to_bytes(&(AnyArray::from(array![1.5f64]), AnyArray::from(array![7i64])))?;
-    /// let file = Load::new().convert_floats_to(DType::F32).from_bytes(bytes)?;
-    /// let (w, ids): (AnyArray, AnyArray) = file.load()?;
-    /// assert_eq!((w.dtype(), ids.dtype()), (DType::F32, DType::I64));
-    /// assert_eq!(Array1::<f32>::try_from(w)?, array![1.5f32]);
+    /// let file = Load::new().from_bytes(Save::new().to_bytes(&vec![1u8, 2])?)?;
+    /// let (v, report) = file.load::<Vec<u8>>()?;
+    /// assert_eq!((v, report.is_complete()), (vec![1, 2], true));
+    /// let err = file.load::<Vec<u16>>().unwrap_err();
+    /// assert_eq!(err.to_string(), "tree structures differ (2 mismatches found)
+    ///   at [0]: tensor `0`: expected a u16 tensor, found u8[]
+    ///   at [1]: tensor `1`: expected a u16 tensor, found u8[]");
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     ///
-    /// A typed model of `#[pytree(leaf_type = AnyArray)]` (f32 weights
-    /// beside an i64 buffer) has `AnyArray` leaves too, so a 16-bit file
-    /// loads into it by type with this target: [`convert_floats`](Load::convert_floats)
-    /// alone reads each float as the file's dtype, and the `f32` field then
-    /// refuses it, naming its path.
+    /// A file as Python's `safetensors` writes it, by its names:
     ///
     /// ```
-    /// use pytree_std::checkpoint::Load;
-    /// use pytree_std::ndarray::{array, Array1};
-    /// use pytree_std::{half::f16, AnyArray, DType, PyTree};
-    ///
+    /// use pytree_std::checkpoint::{Load, Renames};
+    /// use pytree_std::ndarray::{Array1, Array2};
+    /// use pytree_std::PyTree;
     /// #[derive(PyTree, Debug)]
-    /// #[pytree(leaf_type = AnyArray)]
-    /// struct Embeddings { weight: Array1<f32>, position_ids: Array1<i64> }
-    ///
-    /// // A 16-bit file as Python's `safetensors` writes it (no TreeDef).
-    /// let header = br#"{"position_ids":{"dtype":"I64","shape":[2],"data_offsets":[0,16]},"weight":{"dtype":"F16","shape":[1],"data_offsets":[16,18]}}"#;
+    /// struct Layer { w: Array2<f32>, b: Array1<f32> }
+    /// #[derive(PyTree, Debug)]
+    /// struct Net { layers: Vec<Layer> }
+    /// // Names, no TreeDef.
+    /// let (mut header, mut data) = (Vec::new(), Vec::new());
+    /// for i in 0..3 {
+    ///     for (name, shape, len) in [("w", "[2,4]", 8), ("b", "[4]", 4)] {
+    ///         let start = data.len();
+    ///         data.resize(start + 4 * len, 0u8);
+    ///         header.push(format!(r#""model.layer.{i}.{name}":{{"dtype":"F32","shape":{shape},"data_offsets":[{start},{}]}}"#, data.len()));
+    ///     }
+    /// }
+    /// let header = format!("{{{}}}", header.join(","));
     /// let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
-    /// bytes.extend_from_slice(header);
-    /// bytes.extend(0i64.to_le_bytes().into_iter().chain(1i64.to_le_bytes()));
-    /// bytes.extend(f16::from_f32(0.5).to_le_bytes());
-    /// let err = Load::new().convert_floats().from_bytes(bytes.clone())?.load::<Embeddings>().unwrap_err();
-    /// assert!(err.to_string().contains(".weight"), "{err}");
-    /// let e: Embeddings = Load::new().convert_floats_to(DType::F32).from_bytes(bytes)?.load()?;
-    /// assert_eq!((e.weight, e.position_ids), (array![0.5f32], array![0i64, 1]));
+    /// bytes.extend(header.bytes().chain(data));
+    /// let file = Load::new()
+    ///     .renames(Renames::new().prefix("model.", "").pattern("layer.*", "layers.$1"))
+    ///     .from_bytes(bytes)?;
+    /// let (net, report) = file.load::<Net>()?;
+    /// assert_eq!((net.layers.len(), net.layers[2].w.dim()), (3, (2, 4)));
+    /// assert!(report.is_complete());
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    #[must_use]
-    pub fn convert_floats_to(mut self, dtype: DType) -> Self {
-        self.convert_floats = true;
-        self.float_dtype = Some(dtype);
-        self
-    }
-
-    /// The options' own errors, before a file is read: the renames', and a
-    /// target of [`convert_floats_to`](Load::convert_floats_to) that is not
-    /// a float dtype.
-    pub(crate) fn check(&self) -> Result<(), Error> {
-        self.renames.check()?;
-        match self.float_dtype {
-            Some(d) if !super::convert::is_float(d) => Err(Error::custom(format!(
-                "Load::convert_floats_to({d}): floats are converted to f16, bf16, f32 or f64 only"
-            ))),
-            _ => Ok(()),
+    pub fn load<T>(&self) -> Result<(T, LoadReport), Error>
+    where
+        T: Unflatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let def = if self.options.by_names {
+            None
+        } else {
+            self.treedef()?
+        };
+        let Some(def) = def else {
+            return self.load_by_names();
+        };
+        let paths = self.leaf_paths_of(&def)?;
+        let prefix = self
+            .metadata
+            .get(PREFIX_KEY)
+            .filter(|_| self.options.renames.is_empty());
+        let names = names_of(paths.iter(), "", &Renames::new())?;
+        let wants: Vec<Want> = paths
+            .into_iter()
+            .zip(names)
+            .map(|(path, name)| Want {
+                path,
+                name,
+                expected: Expected::DType(T::Leaf::fixed_dtype()),
+            })
+            .collect();
+        let (pairs, report) = self.pair(&wants, false, prefix.map(String::as_str))?;
+        let mut leaves = Vec::with_capacity(wants.len());
+        for (want, pair) in wants.iter().zip(pairs) {
+            let Some(i) = pair else {
+                return Err(Error::custom("missing tensor").under(&want.path));
+            };
+            let leaf = self.with_view(i, self.dtype_by_type::<T::Leaf>(i), |view| {
+                T::Leaf::from_tensor(view, None)
+            });
+            leaves.push(leaf.map_err(|e| e.under(&want.path))?);
         }
+        crate::unflatten(&def, leaves).map(|tree| (tree, report))
     }
 
-    /// Leaves that the file lacks are not an error: [`load_into`](Load::load_into)
-    /// leaves them as they are, [`load_like`](Load::load_like) copies the
-    /// template's. Loading by type alone still needs every leaf.
+    /// Loads a tree shaped like `like` (equinox's
+    /// `tree_deserialise_leaves(path, like)`), and what the load did:
+    /// every leaf is read from the tensor of its name, which must have the
+    /// template leaf's dtype and shape (with [`Load::shapes_from_file`](super::Load::shapes_from_file),
+    /// the dtype only); every problem is listed. A candle tensor goes to
+    /// the template's device. A partial load ([`Load::allow_missing`](super::Load::allow_missing):
+    /// the template's value is kept; [`Load::allow_unused`](super::Load::allow_unused): a tensor is
+    /// skipped) says in the [`LoadReport`] which leaves kept the template's
+    /// value and which tensors it skipped, so it cannot pass for a full
+    /// one.
+    ///
+    /// Static fields are the file's where its TreeDef holds them (as a
+    /// load by type takes them: an optimizer state's step `count`), else
+    /// the template's; see [`load_into`](Checkpoint::load_into).
+    ///
+    /// A template whose type has a `#[pytree(skip)]` field (other than
+    /// `PhantomData`) is refused, naming the field: the new value would get
+    /// `Default` there, not the template's value. A field marked
+    /// `#[pytree(skip(recomputed))]` is not: its type recomputes it on use,
+    /// as the optimizers' states do with their masks, so an optimizer state
+    /// loads against a template. Use [`load_into`](Checkpoint::load_into)
+    /// on the template instead, which writes the leaves in place and keeps
+    /// skipped fields.
     ///
     /// ```
-    /// use pytree_std::checkpoint::{Load, to_bytes};
-    /// let file = Load::new().allow_missing().from_bytes(to_bytes(&(1.0f32,))?)?;
-    /// assert_eq!(file.load_like(&(0.0f32, 5.0f32))?, (1.0, 5.0));
+    /// use pytree_std::checkpoint::{Load, Save};
+    /// let bytes = Save::new().to_bytes(&(1.5f32, 2.0f32))?;
+    /// let file = Load::new().from_bytes(bytes.clone())?;
+    /// assert_eq!(file.load_like(&(0.0f32, 0.0f32))?.0, (1.5, 2.0));
+    /// let err = file.load_like(&(0.0f64, 0.0f64)).unwrap_err();
+    /// assert_eq!(err.to_string(), "tree structures differ (2 mismatches found)
+    ///   at [0]: tensor `0`: expected f64[], found f32[]
+    ///   at [1]: tensor `1`: expected f64[], found f32[]");
+    /// // A partial load says what it left out.
+    /// let file = Load::new().non_strict().from_bytes(bytes)?;
+    /// let (t, report) = file.load_like(&(0.0f32,))?;
+    /// assert_eq!((t, report.is_complete()), ((1.5,), false));
+    /// assert_eq!(report.unused, ["1"]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    #[must_use]
-    pub fn allow_missing(mut self) -> Self {
-        self.allow_missing = true;
-        self
-    }
-
-    /// Tensors of the file that no leaf asks for are skipped instead of an
-    /// error (and listed in [`LoadReport::unused`]).
-    ///
-    /// ```
-    /// use pytree_std::checkpoint::{Load, to_bytes};
-    /// let file = Load::new().allow_unused().from_bytes(to_bytes(&(1.0f32, 2.0f32))?)?;
-    /// assert_eq!(file.load_like(&(0.0f32,))?, (1.0,));
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    #[must_use]
-    pub fn allow_unused(mut self) -> Self {
-        self.allow_unused = true;
-        self
-    }
-
-    /// Both of the above: PyTorch's `strict=False`. What was left out is
-    /// in the [`LoadReport`] of [`load_into`](Load::load_into) and
-    /// [`load_like_with_report`](Load::load_like_with_report) (check
-    /// [`LoadReport::is_complete`]); plain [`load_like`](Load::load_like)
-    /// returns the tree alone.
-    ///
-    /// ```
-    /// let o = pytree_std::checkpoint::Load::new().non_strict();
-    /// # let _ = o;
-    /// ```
-    #[must_use]
-    pub fn non_strict(self) -> Self {
-        self.allow_missing().allow_unused()
-    }
-
-    /// Reads the leaf `name` from the tensor `to` when the file has no
-    /// tensor `name` (names as the tree has them, after the renames): a
-    /// weight written once for two fields (tied embeddings, see
-    /// [`Save::tie`](super::Save::tie); transformers leaves a tied
-    /// `lm_head` or `cls.predictions.decoder.weight` out of its files) is
-    /// tied again on load. Every load honours it alike: by type (with the
-    /// file's TreeDef, or by names from a file without one), against a
-    /// template, in place. The [`LoadReport`] lists it as loaded.
-    ///
-    /// ```
-    /// use pytree_std::checkpoint::{Load, to_bytes};
-    /// use std::collections::BTreeMap;
-    /// let file = to_bytes(&BTreeMap::from([("embed".to_string(), 1.5f32)]))?;
-    /// let like = BTreeMap::from([("embed".to_string(), 0.0f32), ("head".to_string(), 0.0)]);
-    /// assert!(Load::new().from_bytes(file.clone())?.load_like(&like).is_err());
-    /// let both = Load::new().tie("head", "embed").from_bytes(file)?.load_like(&like)?;
-    /// assert_eq!(both["head"], 1.5);
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    #[must_use]
-    pub fn tie(mut self, name: impl Into<String>, to: impl Into<String>) -> Self {
-        self.ties.push((name.into(), to.into()));
-        self
-    }
-
-    /// [`load_like`](Load::load_like) takes each leaf's shape from the
-    /// file: the template fixes the structure (the fields, the number of
-    /// layers) and the dtypes, and its arrays may be of any size (empty
-    /// ones, say), so a model is loaded without its config. The rank of a
-    /// fixed-rank field (`Array2`) is still checked, at its path.
-    /// [`load_into`](Load::load_into) keeps its arrays and their shapes.
-    ///
-    /// ```
-    /// use pytree_std::checkpoint::{Load, to_bytes};
-    /// use pytree_std::ndarray::{array, Array1, Array2};
-    /// let bytes = to_bytes(&(array![[1.0f32, 2.0]], array![3.0f32]))?;
-    /// let like = (Array2::<f32>::zeros((0, 0)), Array1::<f32>::zeros(0));
-    /// let (w, b) = Load::new().shapes_from_file().from_bytes(bytes)?.load_like(&like)?;
-    /// assert_eq!((w, b), (array![[1.0, 2.0]], array![3.0]));
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    #[must_use]
-    pub fn shapes_from_file(mut self) -> Self {
-        self.shapes_from_file = true;
-        self
-    }
-
-    /// The largest header to read (default [`DEFAULT_MAX_HEADER_BYTES`],
-    /// the format's 100 MB). Reading a header costs memory proportional to
-    /// its size; a longer one is an error before anything is allocated.
-    ///
-    /// ```
-    /// use pytree_std::checkpoint::{Load, to_bytes};
-    /// let bytes = to_bytes(&(1.0f32,))?;
-    /// let err = Load::new().max_header_bytes(16).from_bytes(bytes).unwrap_err();
-    /// assert!(err.to_string().contains("over the limit of 16"));
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    #[must_use]
-    pub fn max_header_bytes(mut self, limit: usize) -> Self {
-        self.max_header_bytes = limit;
-        self
-    }
-
-    /// Opens the file at `path` and checks its header; tensors are read
-    /// when a load asks for them, with positioned reads straight into
-    /// their destination (a new array, or the one a
-    /// [`load_into`](Load::load_into) writes into), so a file truncated or
-    /// rewritten meanwhile is an error naming the tensor. A path ending in
-    /// `.json` is the index of a sharded checkpoint (transformers'
-    /// `model.safetensors.index.json`): every shard it names (beside it)
-    /// is opened, and the checkpoint is their tensors together; a shard
-    /// that is missing, or that holds a tensor the index places elsewhere
-    /// or lacks one it places there, is an error naming the shard and the
-    /// index. A path that is not a regular file (a named pipe, a device, a
-    /// directory) is refused before it is opened.
-    ///
-    /// ```
-    /// let path = std::env::temp_dir().join(format!("pytree-open-{}.safetensors", std::process::id()));
-    /// pytree_std::checkpoint::save(&path, &(1u8,))?;
-    /// let file = pytree_std::checkpoint::Load::new().open(&path)?;
-    /// assert_eq!(file.len(), 1);
-    /// # drop(file); std::fs::remove_file(&path).ok();
-    /// let err = pytree_std::checkpoint::Load::new().open(std::env::temp_dir()).unwrap_err();
-    /// assert!(err.to_string().ends_with("is a directory, not a regular file: a checkpoint is read from regular files only"));
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    pub fn open(&self, path: impl AsRef<Path>) -> Result<Checkpoint, Error> {
-        self.open_with(path.as_ref(), Storage::open)
-    }
-
-    /// [`open`](Load::open), with every file memory-mapped instead: the
-    /// tensors' bytes are then borrowed from the map without a copy
-    /// ([`TensorView::data`](super::TensorView::data) and
-    /// [`data_in_memory`](super::TensorView::data_in_memory) of
-    /// [`Checkpoint::tensor`]), for a reader that uses them in place. A
-    /// load that builds or fills arrays copies them anyway and gains
-    /// nothing from a map: use [`open`](Load::open) for those.
-    ///
-    /// # Safety
-    ///
-    /// The files must not be truncated or changed (by this process or
-    /// another) while the returned [`Checkpoint`] lives: a read of a page
-    /// past the new end of a file kills the process with SIGBUS, and a
-    /// change shows through views already handed out, a `&[u8]` that
-    /// changes under its borrower. This is the contract of every memory
-    /// map (`memmap2::Mmap::map`, which candle's `MmapedSafetensors` and
-    /// the `safetensors` crate's examples rely on); [`save`](fn@super::save)
-    /// writes a new file and renames it over the old one, which does not
-    /// break it.
-    ///
-    /// ```
-    /// let path = std::env::temp_dir().join(format!("pytree-open-mapped-{}.safetensors", std::process::id()));
-    /// pytree_std::checkpoint::save(&path, &(7u8,))?;
-    /// // SAFETY: nothing changes the file while `file` lives.
-    /// let file = unsafe { pytree_std::checkpoint::Load::new().open_mapped(&path)? };
-    /// assert_eq!(file.tensor("0").unwrap().data_in_memory(), Some(&[7u8][..]));
-    /// # drop(file); std::fs::remove_file(&path).ok();
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    pub unsafe fn open_mapped(&self, path: impl AsRef<Path>) -> Result<Checkpoint, Error> {
-        // SAFETY: the caller keeps the files unchanged while the
-        // checkpoint (which owns the maps) lives: this function's contract.
-        self.open_with(path.as_ref(), |path, origin| unsafe {
-            Storage::map(path, origin)
-        })
-    }
-
-    /// Opens `path` (a file, or an index and its shards), each file's
-    /// bytes by `storage`.
-    fn open_with(
-        &self,
-        path: &Path,
-        storage: impl Fn(&Path, &str) -> Result<Storage, Error>,
-    ) -> Result<Checkpoint, Error> {
-        if path.extension().is_some_and(|e| e == "json") {
-            return shards::open_index(self, path, storage);
+    pub fn load_like<T>(&self, like: &T) -> Result<(T, LoadReport), Error>
+    where
+        T: Unflatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let def = crate::structure(like);
+        let def = match self.restore_statics(&def)? {
+            Some((restored, _)) => restored,
+            None => def,
+        };
+        refuse_skipped_fields(
+            &def,
+            "load_like",
+            "load into the template in place with load_into (which keeps skipped fields), \
+             or leave the field out of the type",
+        )?;
+        let leaves = crate::paths::leaves_with_path(like);
+        let wants = self.wants_of::<T::Leaf>(&leaves, self.options.shapes_from_file)?;
+        let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
+        let mut out = Vec::with_capacity(leaves.len());
+        for (((path, leaf), pair), want) in leaves.iter().zip(pairs).zip(&wants) {
+            out.push(match pair {
+                Some(i) => self
+                    .with_view(i, want.expected.dtype(), |view| {
+                        T::Leaf::from_tensor(view, Some(leaf))
+                    })
+                    .map_err(|e| e.under(path))?,
+                None => T::Leaf::to_owned_leaf(leaf),
+            });
         }
-        let origin = path.display().to_string();
-        let storage = storage(path, &origin)?;
-        Checkpoint::new(storage, origin, self.clone())
+        crate::unflatten(&def, out).map(|tree| (tree, report))
     }
 
-    /// Reads a file held in memory.
+    /// Loads into `tree`, in place, and says what the load did: each
+    /// leaf's data is read once, straight from the file into the array
+    /// that is already there. Everything is checked first; on an error
+    /// nothing has changed (except for a device error of candle, or a file
+    /// truncated while the load reads it, after the checks, which leave
+    /// the leaves before it loaded). With [`Load::allow_missing`](super::Load::allow_missing) a leaf
+    /// the file lacks keeps its value and is listed in
+    /// [`LoadReport::missing`].
+    ///
+    /// Static fields are loaded too, as a load by type takes them: where
+    /// the file's TreeDef holds a static field (an optimizer state's step
+    /// `count`) whose value differs from the tree's, the value is rebuilt
+    /// with the file's (static fields are reached only through
+    /// `Unflatten`): each leaf is then read into a new array (a candle
+    /// variable is written in place and kept), and the tree is replaced.
+    /// Its `#[pytree(skip)]` fields would be `Default` then: such a field
+    /// is an error naming it, unless it is `#[pytree(skip(recomputed))]`
+    /// (an optimizer's mask). A static field's value of another type in
+    /// the file is an error naming the field and both values.
     ///
     /// ```
-    /// let bytes = pytree_std::checkpoint::to_bytes(&(1u8,))?;
-    /// assert_eq!(pytree_std::checkpoint::Load::new().from_bytes(bytes)?.len(), 1);
+    /// use pytree_std::checkpoint::{Load, Save};
+    /// let file = Load::new().from_bytes(Save::new().to_bytes(&vec![1.0f32, 2.0])?)?;
+    /// let mut t = vec![0.0f32, 0.0];
+    /// let report = file.load_into(&mut t)?;
+    /// assert_eq!((t, report.loaded), (vec![1.0, 2.0], vec!["0".to_string(), "1".to_string()]));
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    pub fn from_bytes(&self, bytes: Vec<u8>) -> Result<Checkpoint, Error> {
-        Checkpoint::new(Storage::Owned(bytes), "<bytes>".into(), self.clone())
-    }
-
-    /// [`open`](Load::open), then [`Checkpoint::load`].
-    ///
-    /// ```
-    /// let path = std::env::temp_dir().join(format!("pytree-load-{}.safetensors", std::process::id()));
-    /// pytree_std::checkpoint::Save::new().prefix("m.").save(&path, &(1u8,))?;
-    /// let back: (u8,) = pytree_std::checkpoint::Load::new().load(&path)?;
-    /// assert_eq!(back, (1,));
-    /// # std::fs::remove_file(&path).ok();
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    pub fn load<T>(&self, path: impl AsRef<Path>) -> Result<T, Error>
-    where
-        T: Unflatten<Std>,
-        T::Leaf: TensorLeaf,
-    {
-        self.open(path)?.load()
-    }
-
-    /// [`open`](Load::open), then [`Checkpoint::load_like`].
-    ///
-    /// ```
-    /// let path = std::env::temp_dir().join(format!("pytree-like-{}.safetensors", std::process::id()));
-    /// pytree_std::checkpoint::save(&path, &(1u8, 2u8))?;
-    /// let back = pytree_std::checkpoint::Load::new().allow_unused().load_like(&path, &(0u8,))?;
-    /// assert_eq!(back, (1,));
-    /// # std::fs::remove_file(&path).ok();
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    pub fn load_like<T>(&self, path: impl AsRef<Path>, like: &T) -> Result<T, Error>
-    where
-        T: Unflatten<Std>,
-        T::Leaf: TensorLeaf,
-    {
-        self.open(path)?.load_like(like)
-    }
-
-    /// [`open`](Load::open), then [`Checkpoint::load_like_with_report`]:
-    /// the tree and what a partial load left out.
-    ///
-    /// ```
-    /// let path = std::env::temp_dir().join(format!("pytree-like-report-{}.safetensors", std::process::id()));
-    /// pytree_std::checkpoint::save(&path, &(1u8,))?;
-    /// let (t, report) = pytree_std::checkpoint::Load::new().allow_missing().load_like_with_report(&path, &(0u8, 7u8))?;
-    /// assert_eq!((t, report.missing), ((1, 7), vec!["1".to_string()]));
-    /// # std::fs::remove_file(&path).ok();
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    pub fn load_like_with_report<T>(
-        &self,
-        path: impl AsRef<Path>,
-        like: &T,
-    ) -> Result<(T, LoadReport), Error>
-    where
-        T: Unflatten<Std>,
-        T::Leaf: TensorLeaf,
-    {
-        self.open(path)?.load_like_with_report(like)
-    }
-
-    /// [`open`](Load::open), then [`Checkpoint::load_into`].
-    ///
-    /// ```
-    /// let path = std::env::temp_dir().join(format!("pytree-into-{}.safetensors", std::process::id()));
-    /// pytree_std::checkpoint::save(&path, &(1u8,))?;
-    /// let mut t = (0u8, 7u8);
-    /// let report = pytree_std::checkpoint::Load::new().allow_missing().load_into(&path, &mut t)?;
-    /// assert_eq!((t, report.missing), ((1, 7), vec!["1".to_string()]));
-    /// # std::fs::remove_file(&path).ok();
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    pub fn load_into<T>(&self, path: impl AsRef<Path>, tree: &mut T) -> Result<LoadReport, Error>
+    pub fn load_into<T>(&self, tree: &mut T) -> Result<LoadReport, Error>
     where
         T: Flatten<Std> + Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
-        self.open(path)?.load_into(tree)
+        let (pairs, report, wants) = {
+            let leaves = crate::paths::leaves_with_path(&*tree);
+            let wants = self.wants_of::<T::Leaf>(&leaves, false)?;
+            let (pairs, report) = self.pair(&wants, self.options.allow_missing, None)?;
+            (pairs, report, wants)
+        };
+        let paths: Vec<&KeyPath> = wants.iter().map(|w| &w.path).collect();
+        // The data is checked before anything is written, so that on an
+        // error nothing has changed: a `bool` byte must be 0 or 1 (the
+        // only data a leaf whose dtype and shape match can refuse), and
+        // the files must still hold what their headers said.
+        for (pair, path) in pairs.iter().zip(&paths) {
+            if let Some(i) = *pair {
+                let view = self.view(&self.entries[i]);
+                if view.dtype == DType::Bool {
+                    let data = view.data().map_err(|e| e.under(path))?;
+                    if data.iter().any(|&b| b > 1) {
+                        return Err((leaf::bad_data::<bool>(data.len())).under(path));
+                    }
+                }
+            }
+        }
+        self.verify_not_truncated()?;
+        if let Some((def, names)) = self.restore_statics(&crate::structure(&*tree))? {
+            // Static fields are reached only through `Unflatten`: the
+            // value is rebuilt with the file's, around leaves read from the
+            // file (a candle variable is written in place and kept).
+            refuse_skipped_fields(
+                &def,
+                &format!(
+                    "restoring the file's static fields ({}) in place",
+                    names.join(", ")
+                ),
+                "set those fields to the file's values before the load \
+                 (Checkpoint::treedef shows them), or leave the field out of the type",
+            )?;
+            let mut out = Vec::with_capacity(wants.len());
+            for ((leaf, pair), want) in crate::leaves(&*tree).iter().zip(pairs).zip(&wants) {
+                out.push(match pair {
+                    Some(i) => self
+                        .with_view(i, want.expected.dtype(), |view| T::Leaf::reload(leaf, view))
+                        .map_err(|e| e.under(&want.path))?,
+                    None => T::Leaf::to_owned_leaf(leaf),
+                });
+            }
+            *tree = crate::unflatten(&def, out)?;
+            return Ok(report);
+        }
+        for ((slot, pair), want) in crate::leaves_mut(tree).into_iter().zip(pairs).zip(&wants) {
+            if let Some(i) = pair {
+                self.with_view(i, want.expected.dtype(), |view| {
+                    T::Leaf::copy_from_tensor(slot, view)
+                })
+                .map_err(|e| e.under(&want.path))?;
+            }
+        }
+        Ok(report)
+    }
+
+    /// Every tensor of the file (after the renames) as a map from its name
+    /// to a leaf, in the order of the file: a flat state dict, for a file
+    /// that holds no TreeDef (written by Python's `safetensors`, say).
+    /// Every tensor of another dtype than `L`'s is listed in the error.
+    ///
+    /// ```
+    /// use pytree_std::ndarray::ArrayD;
+    /// let bytes = pytree_std::checkpoint::Save::new().to_bytes(&(vec![1.0f32, 2.0], 3.0f32))?;
+    /// let file = pytree_std::checkpoint::Load::new().from_bytes(bytes)?;
+    /// let map = file.load_map::<ArrayD<f32>>()?;
+    /// assert_eq!(map.keys().collect::<Vec<_>>(), ["0.0", "0.1", "1"]);
+    /// assert_eq!(map["1"].shape(), [0usize; 0]);
+    /// let err = file.load_map::<f64>().unwrap_err();
+    /// assert!(err.to_string().starts_with("tree structures differ (3 mismatches found)"));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn load_map<L: TensorLeaf>(&self) -> Result<IndexMap<String, L>, Error> {
+        let renamed = self.renamed(None);
+        let mut problems = Vec::new();
+        let mut out: IndexMap<String, L> = IndexMap::with_capacity(renamed.len());
+        for (entry, name) in self.entries.iter().zip(renamed) {
+            let path = KeyPath::root().key(name.to_string());
+            if out.contains_key(name.as_ref()) {
+                problems.push(
+                    Error::custom(format!(
+                        "two tensors of the file are named `{name}` after renaming"
+                    ))
+                    .under(&path),
+                );
+                continue;
+            }
+            match L::from_tensor(&self.view(entry), None) {
+                Ok(leaf) => {
+                    out.insert(name.into_owned(), leaf);
+                }
+                Err(e) => problems.push(e.under(&path)),
+            }
+        }
+        combine(problems)?;
+        Ok(out)
     }
 }
 
-/// What a load did, by tensor name (PyTorch's `load_state_dict` result).
-///
-/// ```
-/// let bytes = pytree_std::checkpoint::to_bytes(&(1u8, 2u8))?;
-/// let file = pytree_std::checkpoint::Load::new().non_strict().from_bytes(bytes)?;
-/// let mut t = (0u8,);
-/// let report = file.load_into(&mut t)?;
-/// assert_eq!((report.loaded, report.missing, report.unused), (vec!["0".to_string()], vec![], vec!["1".to_string()]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LoadReport {
-    /// The leaves loaded, by name (after renaming), in leaf order.
-    pub loaded: Vec<String>,
-    /// The leaves the file lacks (allowed by [`Load::allow_missing`]), in
-    /// leaf order.
-    pub missing: Vec<String>,
-    /// The file's tensors that no leaf asked for (allowed by
-    /// [`Load::allow_unused`]), by their names in the file, in file order.
-    pub unused: Vec<String>,
-}
+impl Checkpoint {
+    /// Pairs each wanted leaf with an entry of the file, checking dtypes
+    /// and shapes; every problem is listed.
+    fn pair(
+        &self,
+        wants: &[Want],
+        allow_missing: bool,
+        extra_prefix: Option<&str>,
+    ) -> Result<(Vec<Option<usize>>, LoadReport), Error> {
+        let renamed = self.renamed(extra_prefix);
+        let mut problems = Vec::new();
+        let mut index: HashMap<&str, usize> = HashMap::with_capacity(renamed.len());
+        for (i, name) in renamed.iter().enumerate() {
+            if let Some(&j) = index.get(name.as_ref()) {
+                problems.push(Error::custom(format!(
+                    "tensors `{}` and `{}` of the file are both named `{name}` after renaming",
+                    self.entries[j].name, self.entries[i].name
+                )));
+            } else {
+                index.insert(name, i);
+            }
+        }
+        let mut used = vec![false; renamed.len()];
+        let mut pairs = Vec::with_capacity(wants.len());
+        let mut report = LoadReport::default();
+        for want in wants {
+            let found = index.get(want.name.as_str()).copied().or_else(|| {
+                let (_, to) = self
+                    .options
+                    .ties
+                    .iter()
+                    .find(|(name, _)| *name == want.name)?;
+                index.get(to.as_str()).copied()
+            });
+            match found.as_ref() {
+                Some(&i) => {
+                    used[i] = true;
+                    let entry = &self.entries[i];
+                    if want.expected.accepts(entry, self.options.convert_floats) {
+                        report.loaded.push(want.name.clone());
+                        pairs.push(Some(i));
+                    } else {
+                        problems.push(
+                            Error::custom(format!(
+                                "tensor `{}`: expected {}, found {}",
+                                entry.name,
+                                want.expected.describe(),
+                                entry.signature()
+                            ))
+                            .under(&want.path),
+                        );
+                        pairs.push(None);
+                    }
+                }
+                None => {
+                    if !allow_missing {
+                        problems.push(
+                            Error::custom(format!(
+                                "tensor `{}`: expected {}, found nothing in the file",
+                                want.name,
+                                want.expected.describe()
+                            ))
+                            .under(&want.path),
+                        );
+                    }
+                    report.missing.push(want.name.clone());
+                    pairs.push(None);
+                }
+            }
+        }
+        for (i, entry) in self.entries.iter().enumerate() {
+            if used[i] {
+                continue;
+            }
+            if !self.options.allow_unused {
+                let renamed_note = if renamed[i] != entry.name.as_str() {
+                    format!(", renamed `{}`,", renamed[i])
+                } else {
+                    String::new()
+                };
+                problems.push(Error::custom(format!(
+                    "tensor `{}` ({}){renamed_note} of the file is not a leaf of the tree",
+                    entry.name,
+                    entry.signature()
+                )));
+            }
+            report.unused.push(entry.name.clone());
+        }
+        combine(problems)?;
+        Ok((pairs, report))
+    }
 
-impl LoadReport {
-    /// True when every leaf was loaded and every tensor used: what a
-    /// strict load guarantees.
-    ///
-    /// ```
-    /// use pytree_std::checkpoint::{Load, to_bytes};
-    /// let file = Load::new().non_strict().from_bytes(to_bytes(&(1u8,))?)?;
-    /// assert!(file.load_into(&mut (0u8,))?.is_complete());
-    /// assert!(!file.load_into(&mut (0u8, 0u8))?.is_complete());
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    pub fn is_complete(&self) -> bool {
-        self.missing.is_empty() && self.unused.is_empty()
+    /// [`load`](Checkpoint::load) by the tensors' names (a file without
+    /// a TreeDef, or [`Load::by_names`](super::Load::by_names)); see there.
+    fn load_by_names<T>(&self) -> Result<(T, LoadReport), Error>
+    where
+        T: Unflatten<Std>,
+        T::Leaf: TensorLeaf,
+    {
+        let why = match self.metadata.get(TREEDEF_ERROR_KEY) {
+            _ if self.options.by_names => {
+                "the load reads the file by its names (Load::by_names), not by a TreeDef".into()
+            }
+            Some(reason) => {
+                format!("the file holds no TreeDef (it was saved without one: {reason})")
+            }
+            None => "the file holds no TreeDef (it was not written by this crate)".into(),
+        };
+        let prefix = self
+            .metadata
+            .get(PREFIX_KEY)
+            .filter(|_| self.options.renames.is_empty());
+        let names: Vec<String> = self
+            .renamed(prefix.map(String::as_str))
+            .into_iter()
+            .map(Cow::into_owned)
+            .collect();
+        let mut source = NameSource::new(self, names, &self.options.ties, why)?;
+        let tree = T::unflatten_from(&mut source)?;
+        let report = source.finish(self.options.allow_unused)?;
+        Ok((tree, report))
+    }
+
+    /// The leaf paths of a TreeDef read from the file, once it is known to
+    /// fit the file: no more leaves than tensors, and no more key-path
+    /// entries than the tensors' names have characters (each entry is at
+    /// least one), so that the paths cost memory proportional to the
+    /// header.
+    fn leaf_paths_of(&self, def: &TreeDef) -> Result<Vec<KeyPath>, Error> {
+        self.verify_fits(def)?;
+        let budget: usize = self
+            .entries
+            .iter()
+            .map(|e| e.name.len())
+            .chain(self.options.ties.iter().map(|(name, _)| name.len()))
+            .sum();
+        // (leaves below, key-path entries summed over those leaves)
+        let (_, entries) = def.fold(
+            0..def.num_leaves(),
+            |_| (1usize, 0usize),
+            |node, kids| {
+                let step = match node {
+                    NodeView::Struct { schema, .. } if schema.variant().is_some() => 2,
+                    NodeView::Some | NodeView::None | NodeView::Leaf => 0,
+                    _ => 1,
+                };
+                kids.iter().fold((0usize, 0usize), |(l, s), &(kl, ks)| {
+                    (
+                        l.saturating_add(kl),
+                        s.saturating_add(ks).saturating_add(kl.saturating_mul(step)),
+                    )
+                })
+            },
+        )?;
+        if entries > budget {
+            return Err(file_error(
+                &self.origin,
+                "the TreeDef in the metadata names its leaves with more key-path entries than the \
+                 file's tensor names have characters: it does not describe this file",
+            ));
+        }
+        def.leaf_paths()
+    }
+
+    /// An error unless a TreeDef read from the file has no more leaves
+    /// than the file has tensors and the load ties names to them (what
+    /// bounds the work of reading it).
+    fn verify_fits(&self, def: &TreeDef) -> Result<(), Error> {
+        let tensors = self.entries.len();
+        let ties = self.options.ties.len();
+        if def.num_leaves() > tensors.saturating_add(ties) {
+            let tied = if ties > 0 {
+                format!(" and the load ties {ties} names to them")
+            } else {
+                String::new()
+            };
+            return Err(file_error(
+                &self.origin,
+                format!(
+                    "the TreeDef in the metadata has {} leaves, the file holds {tensors} \
+                     tensors{tied} (a file saved with Save::tie loads with the same Load::tie)",
+                    def.num_leaves()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// `def` (a template's structure) with the static fields the file's
+    /// TreeDef holds where they differ, and their names; `None` when the
+    /// file holds none that differs (or no TreeDef: written elsewhere, or
+    /// with a static field serde could not write).
+    fn restore_statics(&self, def: &TreeDef) -> Result<Option<(TreeDef, Vec<String>)>, Error> {
+        if !statics::any(def)? {
+            return Ok(None);
+        }
+        let Some(file_def) = self.treedef()? else {
+            return Ok(None);
+        };
+        self.verify_fits(&file_def)?;
+        let prefix = self.metadata.get(PREFIX_KEY).map_or("", String::as_str);
+        let renames = &self.options.renames;
+        statics::restored(def, &file_def, |name| {
+            let in_file = format!("{prefix}{name}");
+            if renames.is_empty() {
+                in_file
+            } else {
+                renames.apply(&in_file).into_owned()
+            }
+        })
+    }
+
+    /// An error unless every file read with positioned reads still holds
+    /// the bytes its header described (checked before a load in place
+    /// writes anything; a file truncated while the load runs makes the
+    /// read that misses its bytes an error instead).
+    fn verify_not_truncated(&self) -> Result<(), Error> {
+        for shard in &self.shards {
+            if let Storage::File { file, len } = &shard.storage {
+                let now = file
+                    .metadata()
+                    .map_err(|e| {
+                        file_error(&shard.origin, format!("cannot read its metadata: {e}"))
+                    })?
+                    .len();
+                if now < *len {
+                    return Err(file_error(
+                        &shard.origin,
+                        format!(
+                            "{now} bytes now, {len} when it was opened: truncated since, \
+                             nothing was loaded"
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What each leaf of a template asks for: its signature, or with
+    /// `any_shape` its dtype only.
+    fn wants_of<L: TensorLeaf>(
+        &self,
+        leaves: &[(KeyPath, L::Ref<'_>)],
+        any_shape: bool,
+    ) -> Result<Vec<Want>, Error> {
+        let names = names_of(leaves.iter().map(|(p, _)| p), "", &Renames::new())?;
+        let mut problems = Vec::new();
+        let mut wants = Vec::with_capacity(leaves.len());
+        for ((path, leaf), name) in leaves.iter().zip(names) {
+            match L::tensor_signature(leaf) {
+                Ok(sig) => wants.push(Want {
+                    path: path.clone(),
+                    name,
+                    expected: if any_shape {
+                        Expected::DType(Some(sig.dtype()))
+                    } else {
+                        Expected::Signature(sig)
+                    },
+                }),
+                Err(e) => problems.push(e.under(path)),
+            }
+        }
+        combine(problems)?;
+        Ok(wants)
     }
 }

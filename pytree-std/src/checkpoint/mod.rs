@@ -15,8 +15,16 @@
 //! - **The structure travels with the file.** The [`TreeDef`] (with the
 //!   static fields) is written to the header's `__metadata__` as
 //!   `pytree.treedef`, so [`load`] rebuilds a value from its type alone;
-//!   [`load_like`] reads against a template instead (equinox's `like`), and
-//!   [`load_into`] writes into an existing tree. A TreeDef whose static
+//!   [`Checkpoint::load_like`] reads against a template instead (equinox's
+//!   `like`), and [`Checkpoint::load_into`] writes into an existing tree.
+//! - **One door per capability**: [`save`] or [`Save`] to write; [`load`]
+//!   by type with the default options; every other load is [`Load`] (the
+//!   options), a source ([`Load::open`], [`Load::from_bytes`],
+//!   [`Load::open_mapped`]), then a target of the [`Checkpoint`] it
+//!   opened ([`load`](Checkpoint::load), [`load_like`](Checkpoint::load_like),
+//!   [`load_into`](Checkpoint::load_into), [`load_map`](Checkpoint::load_map)),
+//!   each returning its [`LoadReport`]. [`Checkpoint`] is also how a file
+//!   is inspected. A TreeDef whose static
 //!   fields serde cannot write (a user's enum) is left out, and the file
 //!   loads against a template (see [`Save::require_treedef`]).
 //! - **Loading checks names, dtypes and shapes** (against the template's
@@ -46,7 +54,7 @@
 //!   [`Load::tie`]).
 //! - **Reading is one copy, straight into the destination**: each tensor
 //!   is read from the file with a positioned read into the array being
-//!   built (or, with [`load_into`], the array that is already there),
+//!   built (or, with [`Checkpoint::load_into`], the array that is already there),
 //!   never through a memory map, so a file truncated or rewritten while a
 //!   load reads it is an error naming the tensor, not a crash (SIGBUS).
 //!   [`Load::open_mapped`] maps the files instead, for readers that use
@@ -89,14 +97,14 @@
 //!
 //! checkpoint::save(&path, &mlp)?;
 //! let by_type: Mlp = checkpoint::load(&path)?;                 // the TreeDef comes from the file
-//! let by_template = checkpoint::load_like(&path, &mlp)?;        // names, dtypes, shapes checked
+//! let (by_template, _) = Load::new().open(&path)?.load_like(&mlp)?; // names, dtypes, shapes checked
 //! assert_eq!((&by_type, &by_template), (&mlp, &mlp));
-//! let names: Vec<String> = checkpoint::Checkpoint::open(&path)?.names().map(String::from).collect();
+//! let names: Vec<String> = Load::new().open(&path)?.names().map(String::from).collect();
 //! assert_eq!(names, ["layers.0.w", "layers.0.b", "layers.1.w", "layers.1.b"]);
 //!
 //! // A template of another shape: every difference, with its path.
 //! let other = Mlp { layers: vec![layer(4, 3), layer(3, 5), layer(5, 1)], ..mlp.clone() };
-//! let err = checkpoint::load_like(&path, &other).unwrap_err();
+//! let err = Load::new().open(&path)?.load_like(&other).unwrap_err();
 //! assert_eq!(err.to_string(), "\
 //! tree structures differ (4 mismatches found)
 //!   at .layers[1].w: tensor `layers.1.w`: expected f32[3,5], found f32[3,2]
@@ -107,7 +115,7 @@
 //! // Fine-tuning: a deeper model takes the two layers from the file and
 //! // keeps its new third layer as it is.
 //! let mut deeper = Mlp { layers: vec![layer(4, 3), layer(3, 2), layer(2, 1)], ..mlp.clone() };
-//! let report = Load::new().allow_missing().load_into(&path, &mut deeper)?;
+//! let report = Load::new().allow_missing().open(&path)?.load_into(&mut deeper)?;
 //! assert_eq!(report.missing, ["layers.2.w", "layers.2.b"]);
 //! assert_eq!(deeper.layers[1], mlp.layers[1]);
 //! # std::fs::remove_dir_all(&dir).ok();
@@ -119,12 +127,19 @@
 //! [`TreeDef`]: crate::TreeDef
 //! [`ErrorKind::Mismatches`]: crate::ErrorKind::Mismatches
 
+// The layers, from the ground up: where the bytes are (`storage`), the
+// format (`format`), names (`naming`); a leaf as a tensor (`leaf`, with
+// `convert` and `statics`); the options (`options`); the opened file and
+// its inspection (`reader`, `shards`); its sources (`open`); the loads
+// from it (`by_names`, `load`); saving (`save`).
 mod by_names;
 mod convert;
 mod format;
 pub(crate) mod leaf;
 mod load;
 mod naming;
+mod open;
+mod options;
 mod reader;
 mod save;
 mod shards;
@@ -135,43 +150,14 @@ use std::path::Path;
 
 use pytree_core::{Error, Flatten, Unflatten};
 
-pub use self::format::DEFAULT_MAX_HEADER_BYTES;
+pub use self::format::{DEFAULT_MAX_HEADER_BYTES, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
 pub use self::leaf::{Element, TensorLeaf, TensorView};
-pub use self::load::{Load, LoadReport};
 pub use self::naming::Renames;
+pub use self::options::{Load, LoadReport};
 pub use self::reader::Checkpoint;
 pub use self::save::{write_index, Save};
 pub use self::shards::{INDEX_FILE, SINGLE_FILE};
 use crate::Std;
-
-/// The metadata key of the TreeDef (JSON, as `TreeDef`'s serde writes it).
-///
-/// ```
-/// use pytree_std::checkpoint::{self, Checkpoint, TREEDEF_KEY};
-/// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(1u8,))?)?;
-/// assert!(file.metadata()[TREEDEF_KEY].starts_with("{\"schemas\""));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub const TREEDEF_KEY: &str = "pytree.treedef";
-/// The metadata key saying why the TreeDef was left out (a static field
-/// serde cannot write).
-///
-/// ```
-/// use pytree_std::checkpoint::{self, Checkpoint, TREEDEF_ERROR_KEY};
-/// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&(1u8,))?)?;
-/// assert!(!file.metadata().contains_key(TREEDEF_ERROR_KEY));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub const TREEDEF_ERROR_KEY: &str = "pytree.treedef_error";
-/// The metadata key of the prefix the names were saved with.
-///
-/// ```
-/// use pytree_std::checkpoint::{Checkpoint, Save, PREFIX_KEY};
-/// let file = Checkpoint::from_bytes(Save::new().prefix("m.").to_bytes(&(1u8,))?)?;
-/// assert_eq!(file.metadata()[PREFIX_KEY], "m.");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub const PREFIX_KEY: &str = "pytree.prefix";
 
 /// Saves `tree` to `path` with the default [`Save`] options.
 ///
@@ -193,32 +179,14 @@ where
     Save::new().save(path, tree)
 }
 
-/// The bytes of `tree`'s file with the default [`Save`] options.
-///
-/// ```
-/// let bytes = pytree_std::checkpoint::to_bytes(&(1i64, 2i64))?;
-/// let back: (i64, i64) = pytree_std::checkpoint::Checkpoint::from_bytes(bytes)?.load()?;
-/// assert_eq!(back, (1, 2));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn to_bytes<T>(tree: &T) -> Result<Vec<u8>, Error>
-where
-    T: Flatten<Std>,
-    T::Leaf: TensorLeaf,
-{
-    Save::new().to_bytes(tree)
-}
-
-/// Loads a `T` from the file at `path` by its type alone: the structure
-/// (sequence lengths, map keys, static fields) comes from the TreeDef in
-/// the file's metadata; names and dtypes are checked (every problem
-/// listed), then the ranks of the fields as the value is built. A file
-/// without a TreeDef (written by Python's `safetensors` or transformers)
-/// loads too: the type fixes the structure, the tensor names give each
-/// `Vec`'s length and each `Option`, the tensors the shapes; see
-/// [`Checkpoint::load_by_names_with_report`]. A
-/// `#[pytree(skip)]` field is `Default` here (the file holds no value for
-/// it and there is no template to take one from).
+/// Loads a `T` from the file at `path` by its type alone, with the
+/// default (strict) [`Load`] options: [`Checkpoint::load`] of
+/// `Load::new().open(path)`, whose [`LoadReport`] says nothing here (a
+/// strict load that succeeds loaded every leaf from every tensor). The
+/// structure comes from the TreeDef in the file's metadata; a file
+/// without one (written by Python's `safetensors` or transformers) loads
+/// by its tensor names. Other loads (against a template, in place,
+/// partial, renamed) start at [`Load`].
 ///
 /// ```
 /// use pytree_std::ndarray::{Array1, Array2};
@@ -239,77 +207,5 @@ where
     T: Unflatten<Std>,
     T::Leaf: TensorLeaf,
 {
-    Load::new().load(path)
-}
-
-/// Loads a tree shaped like `like` from the file at `path` (equinox's
-/// `tree_deserialise_leaves(path, like)`): every leaf is read from the
-/// tensor of its name, which must have the template leaf's dtype and
-/// shape; every problem is listed. A candle tensor goes to the template's
-/// device.
-///
-/// Static fields are the file's where its TreeDef holds them (as a load
-/// by type takes them: an optimizer state's step `count`), else the
-/// template's; see [`load_into`](fn@load_into).
-///
-/// A template whose type has a `#[pytree(skip)]` field (other than
-/// `PhantomData`) is refused, naming the field: the new value would get
-/// `Default` there, not the template's value. A field marked
-/// `#[pytree(skip(recomputed))]` is not: its type recomputes it on use,
-/// as the optimizers' states do with their masks, so an optimizer state
-/// loads against a template. Use [`load_into`](fn@load_into) on the
-/// template instead, which writes the leaves in place and keeps skipped
-/// fields.
-///
-/// ```
-/// let path = std::env::temp_dir().join(format!("pytree-fn-like-{}.safetensors", std::process::id()));
-/// pytree_std::checkpoint::save(&path, &(1.5f32, 2.0f32))?;
-/// assert_eq!(pytree_std::checkpoint::load_like(&path, &(0.0f32, 0.0f32))?, (1.5, 2.0));
-/// let err = pytree_std::checkpoint::load_like(&path, &(0.0f64, 0.0f64)).unwrap_err();
-/// assert_eq!(err.to_string(), "tree structures differ (2 mismatches found)
-///   at [0]: tensor `0`: expected f64[], found f32[]
-///   at [1]: tensor `1`: expected f64[], found f32[]");
-/// # std::fs::remove_file(&path).ok();
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn load_like<T>(path: impl AsRef<Path>, like: &T) -> Result<T, Error>
-where
-    T: Unflatten<Std>,
-    T::Leaf: TensorLeaf,
-{
-    Load::new().load_like(path, like)
-}
-
-/// Loads the file at `path` into `tree`, in place: each leaf's data is
-/// read once, straight from the file into the array that is already there.
-/// Everything is checked first; on an error nothing has changed (except
-/// for a device error of candle, or a file truncated while the load reads
-/// it, after the checks, which leave the leaves before it loaded).
-///
-/// Static fields are loaded too, as a load by type takes them: where the
-/// file's TreeDef holds a static field (an optimizer state's step
-/// `count`) whose value differs from the tree's, the value is rebuilt
-/// with the file's (static fields are reached only through `Unflatten`):
-/// each leaf is then read into a new array (a candle variable is written
-/// in place and kept), and the tree is replaced. Its `#[pytree(skip)]`
-/// fields would be `Default` then: such a field is an error naming it,
-/// unless it is `#[pytree(skip(recomputed))]` (an optimizer's mask). A
-/// static field's value of another type in the file is an error naming
-/// the field and both values.
-///
-/// ```
-/// let path = std::env::temp_dir().join(format!("pytree-fn-into-{}.safetensors", std::process::id()));
-/// pytree_std::checkpoint::save(&path, &vec![1.0f32, 2.0])?;
-/// let mut t = vec![0.0f32, 0.0];
-/// let report = pytree_std::checkpoint::load_into(&path, &mut t)?;
-/// assert_eq!((t, report.loaded), (vec![1.0, 2.0], vec!["0".to_string(), "1".to_string()]));
-/// # std::fs::remove_file(&path).ok();
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn load_into<T>(path: impl AsRef<Path>, tree: &mut T) -> Result<LoadReport, Error>
-where
-    T: Flatten<Std> + Unflatten<Std>,
-    T::Leaf: TensorLeaf,
-{
-    Load::new().load_into(path, tree)
+    Load::new().open(path)?.load().map(|(tree, _)| tree)
 }

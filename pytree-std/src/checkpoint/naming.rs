@@ -157,7 +157,7 @@ impl Renames {
     /// Adds a rule: every run of whole segments matching `from` (where
     /// `*` is any one segment, captured) becomes `to` (where `$1` ... `$9`
     /// are the captures). A `$n` beyond the pattern's wildcards is
-    /// reported by [`check`](Renames::check), which every load and save
+    /// reported by [`validate`](Renames::validate), which every load and save
     /// calls before using the rules.
     ///
     /// ```
@@ -206,11 +206,11 @@ impl Renames {
     ///
     /// ```
     /// use pytree_std::checkpoint::Renames;
-    /// assert!(Renames::new().pattern("h.*", "b.$1").check().is_ok());
-    /// let err = Renames::new().pattern("h.*", "b.$2").check().unwrap_err();
+    /// assert!(Renames::new().pattern("h.*", "b.$1").validate().is_ok());
+    /// let err = Renames::new().pattern("h.*", "b.$2").validate().unwrap_err();
     /// assert_eq!(err.to_string(), "at <root>: rename pattern `h.*` -> `b.$2`: `$2`, but the pattern has 1 wildcard");
     /// ```
-    pub fn check(&self) -> Result<(), Error> {
+    pub fn validate(&self) -> Result<(), Error> {
         let mut problems = Vec::new();
         for rule in &self.rules {
             let Rule::Pattern { from, to } = rule else {
@@ -397,7 +397,7 @@ mod tests {
         let r = Renames::new().pattern("", "x").pattern("a..b", "x");
         assert_eq!(r.apply("a..b"), "a..b");
         assert_eq!(
-            r.check()
+            r.validate()
                 .unwrap_err()
                 .to_string()
                 .matches("empty segment")

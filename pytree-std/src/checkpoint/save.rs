@@ -10,10 +10,11 @@ use std::path::{Path, PathBuf};
 
 use pytree_core::{Error, Flatten};
 
-use super::format::{self, file_error, Planned};
+use super::format::{self, Planned, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
+use super::leaf::TensorLeaf;
 use super::naming::{combine, names_of, Renames};
 use super::shards;
-use super::{TensorLeaf, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
+use super::storage::file_error;
 use crate::Std;
 
 /// Options of [`save`](fn@super::save): a prefix for every name, rename
@@ -23,12 +24,12 @@ use crate::Std;
 /// `load_state_dict` requires of a safetensors file.
 ///
 /// ```
-/// use pytree_std::checkpoint::{Checkpoint, Save};
+/// use pytree_std::checkpoint::{Checkpoint, Load, Save};
 /// let bytes = Save::new().prefix("model.").metadata("epoch", "3").to_bytes(&vec![1.0f32, 2.0])?;
-/// let file = Checkpoint::from_bytes(bytes)?;
+/// let file = Load::new().from_bytes(bytes)?;
 /// assert_eq!(file.names().collect::<Vec<_>>(), ["model.0", "model.1"]);
 /// assert_eq!(file.metadata()["epoch"], "3");
-/// assert_eq!(file.load::<Vec<f32>>()?, [1.0, 2.0]); // the saved prefix is known
+/// assert_eq!(file.load::<Vec<f32>>()?.0, [1.0, 2.0]); // the saved prefix is known
 /// assert_eq!(file.metadata()["format"], "pt");
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
@@ -63,7 +64,7 @@ impl Save {
     ///
     /// ```
     /// let bytes = pytree_std::checkpoint::Save::new().prefix("enc.").to_bytes(&(1.0f32,))?;
-    /// let file = pytree_std::checkpoint::Checkpoint::from_bytes(bytes)?;
+    /// let file = pytree_std::checkpoint::Load::new().from_bytes(bytes)?;
     /// assert_eq!(file.names().next(), Some("enc.0"));
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -78,10 +79,10 @@ impl Save {
     /// leaves renamed to one name are an error naming both.
     ///
     /// ```
-    /// use pytree_std::checkpoint::{Checkpoint, Renames, Save};
+    /// use pytree_std::checkpoint::{Checkpoint, Load, Renames, Save};
     /// let to_hf = Renames::new().pattern("layers.*", "encoder.layer.$1").prefix("", "bert.");
     /// let bytes = Save::new().renames(to_hf).to_bytes(&std::collections::BTreeMap::from([("layers", vec![1.0f32])]))?;
-    /// let file = Checkpoint::from_bytes(bytes)?;
+    /// let file = Load::new().from_bytes(bytes)?;
     /// assert_eq!(file.names().collect::<Vec<_>>(), ["bert.encoder.layer.0"]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -120,9 +121,9 @@ impl Save {
     /// use std::collections::BTreeMap;
     /// let m = BTreeMap::from([("embed".to_string(), vec![1.0f32, 2.0]), ("head".to_string(), vec![1.0, 2.0])]);
     /// let bytes = Save::new().tie("head.0", "embed.0").tie("head.1", "embed.1").to_bytes(&m)?;
-    /// assert_eq!(Checkpoint::from_bytes(bytes.clone())?.len(), 2); // head is not in the file
+    /// assert_eq!(Load::new().from_bytes(bytes.clone())?.len(), 2); // head is not in the file
     /// let file = Load::new().tie("head.0", "embed.0").tie("head.1", "embed.1").from_bytes(bytes)?;
-    /// assert_eq!(file.load_like(&m)?, m);
+    /// assert_eq!(file.load_like(&m)?.0, m);
     /// let differs = BTreeMap::from([("embed".to_string(), vec![1.0f32]), ("head".to_string(), vec![3.0])]);
     /// let err = Save::new().tie("head.0", "embed.0").to_bytes(&differs).unwrap_err();
     /// assert_eq!(err.to_string(), "at <root>: tensor `head.0` is tied to `embed.0`, but their data differ");
@@ -159,7 +160,7 @@ impl Save {
     /// #[derive(PyTree)]
     /// struct M { w: f32, #[pytree(static)] act: Act }
     /// let m = M { w: 1.0, act: Act::Relu };
-    /// assert!(pytree_std::checkpoint::to_bytes(&m).is_ok());
+    /// assert!(pytree_std::checkpoint::Save::new().to_bytes(&m).is_ok());
     /// let err = pytree_std::checkpoint::Save::new().require_treedef().to_bytes(&m).unwrap_err();
     /// assert!(err.to_string().contains("cannot be serialized"));
     /// ```
@@ -201,15 +202,15 @@ impl Save {
     /// after some shards leaves those shards (and no index).
     ///
     /// ```
-    /// use pytree_std::checkpoint::{Checkpoint, Save};
+    /// use pytree_std::checkpoint::{Checkpoint, Load, Save};
     /// let dir = std::env::temp_dir().join(format!("pytree-sharded-{}", std::process::id()));
     /// let tree = std::collections::BTreeMap::from([("a".to_string(), vec![1.0f32; 4]), ("b".to_string(), vec![2.0f32; 4])]);
     /// let files = Save::new().max_shard_bytes(16).save_sharded(&dir, &tree)?;
     /// let names: Vec<_> = files.iter().map(|p| p.file_name().unwrap().to_str().unwrap()).collect();
     /// assert_eq!(names, ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors", "model.safetensors.index.json"]);
-    /// let back = Checkpoint::open(dir.join("model.safetensors.index.json"))?;
+    /// let back = Load::new().open(dir.join("model.safetensors.index.json"))?;
     /// assert_eq!(back.len(), 8);
-    /// assert_eq!(back.load::<std::collections::BTreeMap<String, Vec<f32>>>()?["b"], [2.0; 4]);
+    /// assert_eq!(back.load::<std::collections::BTreeMap<String, Vec<f32>>>()?.0["b"], [2.0; 4]);
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -269,7 +270,7 @@ impl Save {
     /// not at all; a part with no tensor writes no file.
     ///
     /// ```
-    /// use pytree_std::checkpoint::{self, Checkpoint, Save};
+    /// use pytree_std::checkpoint::{self, Checkpoint, Load, Save};
     /// let dir = std::env::temp_dir().join(format!("pytree-part-{}", std::process::id()));
     /// std::fs::create_dir_all(&dir).unwrap();
     /// let tree = (vec![1.0f32; 2], vec![2.0f32; 3]);
@@ -280,7 +281,7 @@ impl Save {
     ///     .chain(b.iter().map(|(n, _)| (n.clone(), "b.safetensors".to_string())))
     ///     .collect();
     /// let index = checkpoint::write_index(&dir, &map, 20)?;
-    /// assert_eq!(Checkpoint::open(&index)?.load::<(Vec<f32>, Vec<f32>)>()?, tree);
+    /// assert_eq!(Load::new().open(&index)?.load::<(Vec<f32>, Vec<f32>)>()?.0, tree);
     /// # std::fs::remove_dir_all(&dir).ok();
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -349,7 +350,7 @@ impl Save {
                 "metadata key `{key}`: keys beginning with `pytree.` are reserved for this crate"
             )));
         }
-        self.renames.check()?;
+        self.renames.validate()?;
         let leaves = crate::paths::leaves_with_path(tree);
         let names = names_of(leaves.iter().map(|(p, _)| p), &self.prefix, &self.renames)?;
         let mut problems = Vec::new();

@@ -20,8 +20,8 @@ use pytree_core::Error;
 use serde::Deserialize;
 
 use super::format;
-use super::load::Load;
 use super::naming::combine;
+use super::options::Load;
 use super::reader::{Checkpoint, Shard};
 use super::storage::{open_regular, Storage};
 
@@ -102,7 +102,7 @@ pub(crate) fn open_index(
     path: &Path,
     storage: impl Fn(&Path, &str) -> Result<Storage, Error>,
 ) -> Result<Checkpoint, Error> {
-    options.check()?;
+    options.validate()?;
     let origin = path.display().to_string();
     let index_error =
         |message: String| Error::custom(format!("sharded checkpoint index {origin}: {message}"));

@@ -21,6 +21,7 @@
 //! [`TensorView::data`]: super::TensorView::data
 
 use std::borrow::Cow;
+use std::fmt;
 use std::fs::{File, Metadata};
 use std::io;
 use std::mem::MaybeUninit;
@@ -28,7 +29,11 @@ use std::path::Path;
 
 use pytree_core::Error;
 
-use super::format::file_error;
+/// A file-level error: `origin` is the file's path or `"<bytes>"`.
+#[cold]
+pub(crate) fn file_error(origin: &str, message: impl fmt::Display) -> Error {
+    Error::custom(format!("safetensors file {origin}: {message}"))
+}
 
 /// The bytes of one file of a checkpoint.
 pub(crate) enum Storage {
@@ -139,8 +144,9 @@ impl Storage {
     /// by views already handed out.
     pub(crate) unsafe fn map(path: &Path, origin: &str) -> Result<Self, Error> {
         let (file, len) = open_regular(path).map_err(|e| file_error(origin, e))?;
-        if len < super::format::N_LEN as u64 {
-            // An empty file cannot be mapped.
+        if len == 0 {
+            // An empty file cannot be mapped (the header check says what
+            // is wrong with it).
             let mut bytes = vec![0u8; len as usize];
             read_exact_at(&file, 0, &mut bytes)
                 .map_err(|e| file_error(origin, format!("read: {e}")))?;

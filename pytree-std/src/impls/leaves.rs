@@ -9,10 +9,11 @@ pytree_core::impl_leaf!(Std =>
     f32, f64, bool, char, String,
 );
 
-/// Containers that may themselves be the leaves of a [`Tree`](crate::Tree)
+/// Containers that may themselves be the leaves of a runtime-shaped tree
 /// (`stack` of trees gives a `Tree<Vec<L>>`; a partition a
 /// `Tree<Option<L>>`), lent by reference. This says only how such a leaf
-/// is lent: as a typed value, a `Vec<T>` is still a sequence node.
+/// is lent: as a typed value, a `Vec<T>` is still a sequence node. The
+/// tree module gives `Tree<L>` itself the same impl with this macro.
 macro_rules! lent_by_reference {
     ($(<$($p:ident),*> $t:ty),* $(,)?) => {$(
         impl<$($p: 'static),*> pytree_core::Leaf<Std> for $t {
@@ -42,8 +43,9 @@ lent_by_reference!(
     <A, B, C> (A, B, C),
     <K, V> std::collections::BTreeMap<K, V>,
     <K, V> std::collections::HashMap<K, V>,
-    <L> crate::Tree<L>,
     <> pytree_core::Signature,
     <> pytree_core::DType,
     <> pytree_core::KeyPath,
 );
+
+pub(crate) use lent_by_reference;

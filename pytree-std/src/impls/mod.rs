@@ -23,13 +23,15 @@ pub(crate) use candle::candle_error;
 mod half;
 mod indexmap;
 mod leaves;
+pub(crate) use leaves::lent_by_reference;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
 #[cfg(feature = "ndarray")]
 mod ndarray;
 
+// For `parallel`.
+#[cfg(feature = "rayon")]
 pub(crate) use pytree_core::__private::all_some;
-pub(crate) use pytree_core::__private::check_lengths;
 
 #[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
 use pytree_core::{Error, ErrorKind, Signature};

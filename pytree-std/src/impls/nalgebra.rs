@@ -400,7 +400,7 @@ mod tensors {
     /// template's shape.
     ///
     /// ```
-    /// use pytree_std::checkpoint::{self, Checkpoint};
+    /// use pytree_std::checkpoint::{self, Checkpoint, Load};
     /// use pytree_std::nalgebra::{DMatrix, DVector};
     /// use pytree_std::PyTree;
     ///
@@ -408,13 +408,13 @@ mod tensors {
     /// struct Linear { w: DMatrix<f32>, b: DVector<f32> }
     ///
     /// let lin = Linear { w: DMatrix::from_row_slice(2, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), b: DVector::from_vec(vec![7.0, 8.0]) };
-    /// let file = Checkpoint::from_bytes(checkpoint::to_bytes(&lin)?)?;
+    /// let file = Load::new().from_bytes(checkpoint::Save::new().to_bytes(&lin)?)?;
     /// let w = file.tensor("w").unwrap();
     /// assert_eq!(w.signature().to_string(), "f32[2,3]");
     /// assert_eq!(&w.data()?[4..8], 2.0f32.to_le_bytes()); // row-major
     /// assert_eq!(file.tensor("b").unwrap().signature().to_string(), "f32[2]");
-    /// assert_eq!(file.load::<Linear>()?, lin);
-    /// assert_eq!(file.load_like(&lin)?, lin);
+    /// assert_eq!(file.load::<Linear>()?.0, lin);
+    /// assert_eq!(file.load_like(&lin)?.0, lin);
     /// let mut zero = Linear { w: DMatrix::zeros(2, 3), b: DVector::zeros(2) };
     /// file.load_into(&mut zero)?;
     /// assert_eq!(zero, lin);

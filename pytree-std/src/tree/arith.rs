@@ -19,7 +19,8 @@ use pytree_core::{Error, PlainLeaf};
 
 use crate::Std;
 
-use super::{walk, Tree};
+use super::node::Tree;
+use super::walk;
 
 macro_rules! tree_op {
     ($Op:ident, $op:ident, $OpAssign:ident, $op_assign:ident, $try_op:ident, $sym:tt, $doc:literal) => {

@@ -21,7 +21,8 @@ use pytree_core::{
     Unflatten,
 };
 
-use super::{walk, Tree};
+use super::node::Tree;
+use super::walk;
 use crate::Std;
 
 /// How the children of an open container are keyed.

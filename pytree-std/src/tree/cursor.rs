@@ -27,10 +27,26 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use pytree_core::KeyEntry;
+use pytree_core::{Error, KeyEntry};
 
-use super::walk::AtPath;
-use super::{Map, Node, Tree};
+use super::node::{Map, Node, Tree};
+
+/// Errors that can be placed at a path as they bubble out of a walk.
+pub(crate) trait AtPath {
+    fn at_entry(self, entry: KeyEntry) -> Self;
+}
+
+impl AtPath for Error {
+    fn at_entry(self, entry: KeyEntry) -> Self {
+        self.at(entry)
+    }
+}
+
+impl AtPath for std::convert::Infallible {
+    fn at_entry(self, _entry: KeyEntry) -> Self {
+        self
+    }
+}
 
 /// How a walk holds the tree. The associated types are what it hands out;
 /// the step that opens a node is [`Open`] (apart because it needs

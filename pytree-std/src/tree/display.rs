@@ -15,7 +15,7 @@
 use std::fmt::{self, Write};
 
 use super::cursor::{Cursor, Event, Ref, Shape};
-use super::Tree;
+use super::node::Tree;
 
 /// Levels `Display` prints before it writes `…` for deeper subtrees.
 pub(crate) const DEFAULT_DEPTH: usize = 64;
@@ -180,4 +180,22 @@ pub(crate) fn debug<L: fmt::Debug>(root: &Tree<L>, f: &mut fmt::Formatter<'_>) -
         }
     }
     Ok(())
+}
+
+impl<L: fmt::Debug> fmt::Debug for Tree<L> {
+    /// A compact literal: `{"a": 1, "b": [2, None]}` (Python's, with the
+    /// leaves' `Debug`). Iterative.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug(self, f)
+    }
+}
+
+impl<L: fmt::Display> fmt::Display for Tree<L> {
+    /// An ascii tree in treevalue's style, children indented under their
+    /// key; leaves print with their `Display` (a precision such as `{:.2}`
+    /// is passed on to them). Stops below 64 levels (see
+    /// [`Tree::display_depth`]).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        ascii(self, DEFAULT_DEPTH, f)
+    }
 }

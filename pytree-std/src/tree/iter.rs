@@ -8,7 +8,7 @@
 use pytree_core::{KeyEntry, KeyPath};
 
 use super::cursor::{Access, Cursor, Event, Open, Own, Ref};
-use super::Tree;
+use super::node::Tree;
 
 /// A cursor's leaves with their paths: `path` holds the entries of the
 /// open containers below the root.

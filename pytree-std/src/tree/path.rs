@@ -9,7 +9,10 @@ use std::sync::Arc;
 
 use pytree_core::{Error, ErrorKind, KeyEntry, KeyPath};
 
-use super::{convert::key_string, walk, Map, Node, Tree};
+use super::convert::key_string;
+use super::iter::Iter;
+use super::node::{Map, Node, Tree};
+use super::walk;
 
 /// One step of a path into a [`Tree`].
 ///
@@ -35,7 +38,7 @@ pub enum Step<'a> {
 ///   [`KeyPath`].
 /// - [`KeyPath`] and `[KeyEntry]`: fields and variants are map keys (so the
 ///   key paths of a typed pytree address its [`Tree::from_pytree`] tree),
-///   map keys are keys (as [`key_string`](super::key_string) writes them),
+///   map keys are keys (as [`key_string`] writes them),
 ///   indices are sequence indices.
 /// - `[&str]` and `[&str; N]`: one segment per element.
 ///
@@ -179,8 +182,8 @@ impl<L> Tree<L> {
     /// let paths: Vec<String> = t.iter().map(|(p, _)| p.to_string()).collect();
     /// assert_eq!(paths, [r#"["a"]"#, r#"["x"][0]"#]);
     /// ```
-    pub fn iter(&self) -> super::Iter<'_, L> {
-        super::Iter::new(self)
+    pub fn iter(&self) -> Iter<'_, L> {
+        Iter::new(self)
     }
 }
 

@@ -14,7 +14,8 @@ use pytree_core::{
 };
 
 use super::cursor::{Access, Cursor, Event, Mut, Open, Own, Place, Ref, Shape};
-use super::{convert, walk, Map, Tree};
+use super::node::{Map, Tree};
+use super::{convert, walk};
 use crate::Std;
 
 /// What the protocol of [`Sink`], [`Visit`] and [`VisitMut`] (the same
@@ -164,6 +165,10 @@ impl<'a, L: Clone + Leaf<Std>, V: VisitMut<LeafMut<'a, Std, L>>> Report<Mut<'a, 
         self.0.exit();
     }
 }
+
+// A tree is also a leaf of another tree (`Tree<Tree<L>>`), lent by
+// reference as the containers of `impls` are.
+crate::impls::lent_by_reference!(<L> Tree<L>);
 
 impl<L: Clone + Leaf<Std>> Flatten<Std> for Tree<L> {
     type Leaf = L;

@@ -37,7 +37,7 @@ use serde::de::{self, DeserializeSeed, IntoDeserializer, MapAccess, SeqAccess, V
 use serde::ser::{self, SerializeMap, SerializeSeq};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use super::{Node, Tree};
+use super::node::{Node, Tree};
 use pytree_core::{KeyEntry, KeyPath};
 
 /// The deepest tree serde reads or writes: the deepest nesting serde_json

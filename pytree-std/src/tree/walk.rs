@@ -6,11 +6,11 @@
 
 use std::sync::Arc;
 
+use pytree_core::__private::{all_some, check_lengths};
 use pytree_core::{Error, ErrorKind, KeyEntry};
 
-use super::cursor::{Cursor, Event, MapKey, Mut, Open, Own, Place, Ref, Shape};
-use super::{Map, Node, Tree};
-use crate::impls::all_some;
+use super::cursor::{AtPath, Cursor, Event, MapKey, Mut, Open, Own, Place, Ref, Shape};
+use super::node::{Map, Node, Tree};
 
 /// The number of leaves.
 pub(crate) fn num_leaves<L>(root: &Tree<L>) -> usize {
@@ -114,23 +114,6 @@ impl<M> Builder<M> {
             self.close();
         }
         self.done.take().unwrap_or_default()
-    }
-}
-
-/// Errors that can be placed at a path as they bubble out of a walk.
-pub(crate) trait AtPath {
-    fn at_entry(self, entry: KeyEntry) -> Self;
-}
-
-impl AtPath for Error {
-    fn at_entry(self, entry: KeyEntry) -> Self {
-        self.at(entry)
-    }
-}
-
-impl AtPath for std::convert::Infallible {
-    fn at_entry(self, _entry: KeyEntry) -> Self {
-        self
     }
 }
 
@@ -306,7 +289,7 @@ fn lockstep_node<'a, 'b, A, B, const N: usize>(
                 let j = first_odd(&|o| o.is_seq()).unwrap_or(0);
                 return Err(node_mismatch(t, os[j], j + 1));
             };
-            crate::impls::check_lengths(items.len(), seqs.map(<[Tree<B>]>::len))?;
+            check_lengths(items.len(), seqs.map(<[Tree<B>]>::len))?;
             stack.push(Lock::Seq(items, seqs, 0));
         }
         Node::Map(map) => {
@@ -403,3 +386,89 @@ pub(crate) fn drop_iteratively<L>(node: Node<L>) {
         }
     }
 }
+
+// The methods of `Tree` that are these walks.
+
+impl<L> Tree<L> {
+    /// The number of leaves (iterative).
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::tree!{ "a" => 1, "b" => [2, 3], "c" => None }.num_leaves(), 3);
+    /// ```
+    pub fn num_leaves(&self) -> usize {
+        num_leaves(self)
+    }
+
+    /// The number of levels: 0 for a leaf or `None`, 1 + the deepest child
+    /// for a container (iterative).
+    ///
+    /// ```
+    /// assert_eq!(pytree_std::tree!{ "x" => { "c" => 4 } }.depth(), 2);
+    /// ```
+    pub fn depth(&self) -> usize {
+        depth(self)
+    }
+}
+
+impl<L: Clone> Tree<L> {
+    /// Applies `f` to every leaf, keeping the structure; the leaf type may
+    /// change (iterative).
+    ///
+    /// ```
+    /// let t = pytree_std::tree!{ "a" => 1, "b" => [2, 3] };
+    /// let s = t.map(|x| x.to_string() + "!");
+    /// assert_eq!(format!("{s:?}"), r#"{"a": "1!", "b": ["2!", "3!"]}"#);
+    /// ```
+    pub fn map<M>(self, mut f: impl FnMut(L) -> M) -> Tree<M> {
+        match rebuild(self, |x| Ok::<M, std::convert::Infallible>(f(x))) {
+            Ok(t) => t,
+            Err(never) => match never {},
+        }
+    }
+}
+
+impl<L> Tree<L> {
+    /// Applies `f` to every leaf by reference, keeping the structure.
+    ///
+    /// ```
+    /// let t = pytree_std::tree!{ "a" => 1.5f32 };
+    /// assert_eq!(t.map_ref(|x| f64::from(*x)), pytree_std::tree!{ "a" => 1.5f64 });
+    /// ```
+    pub fn map_ref<M>(&self, mut f: impl FnMut(&L) -> M) -> Tree<M> {
+        match rebuild_ref(self, |x| Ok::<M, std::convert::Infallible>(f(x))) {
+            Ok(t) => t,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Applies a fallible `f` to every leaf by reference; the first error
+    /// is returned with the path of its leaf.
+    ///
+    /// ```
+    /// use pytree_std::{tree, Error};
+    /// let t = tree!{ "a" => 1, "b" => -1 };
+    /// let err = t.try_map_ref(|x| if *x < 0 { Err(Error::custom("negative")) } else { Ok(*x as u32) });
+    /// assert_eq!(err.unwrap_err().to_string(), r#"at ["b"]: negative"#);
+    /// ```
+    pub fn try_map_ref<M>(&self, f: impl FnMut(&L) -> Result<M, Error>) -> Result<Tree<M>, Error> {
+        try_rebuild_ref_with_path(self, f)
+    }
+}
+
+impl<L> Drop for Tree<L> {
+    /// Iterative: dropping a tree 100 000 levels deep does not recurse.
+    #[inline]
+    fn drop(&mut self) {
+        drop_iteratively(std::mem::replace(&mut self.node, Node::None));
+    }
+}
+
+impl<L: PartialEq> PartialEq for Tree<L> {
+    /// Structural equality; map entries are matched by key, so insertion
+    /// order does not matter (as for Python dicts). Iterative.
+    fn eq(&self, other: &Self) -> bool {
+        equal(self, other)
+    }
+}
+
+impl<L: Eq> Eq for Tree<L> {}

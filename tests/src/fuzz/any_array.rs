@@ -143,19 +143,19 @@ pub fn any_array(data: &[u8]) {
     let sel = data.last().copied().unwrap_or(0);
     match sel % 4 {
         0 => {
-            if let Ok(v) = file.load::<Vec<AnyArray>>() {
+            if let Ok((v, _)) = file.load::<Vec<AnyArray>>() {
                 v.iter().for_each(|a| array_laws(a, None));
                 saves_and_loads_back(&v);
             }
         }
         1 => {
-            if let Ok(m) = file.load::<BTreeMap<String, AnyArray>>() {
+            if let Ok((m, _)) = file.load::<BTreeMap<String, AnyArray>>() {
                 m.values().for_each(|a| array_laws(a, None));
                 saves_and_loads_back(&m);
             }
         }
         2 => {
-            if let Ok(t) = file.load::<Tree<AnyArray>>() {
+            if let Ok((t, _)) = file.load::<Tree<AnyArray>>() {
                 pytree_std::leaves(&t)
                     .iter()
                     .for_each(|a| array_laws(&a.to_owned(), None));
@@ -166,10 +166,12 @@ pub fn any_array(data: &[u8]) {
             // The map read, as a template: the same arrays again.
             let Ok(map) = map else { return };
             let template: BTreeMap<String, AnyArray> = map.into_iter().collect();
-            if let Ok(again) = file.load_like(&template) {
+            if let Ok((again, _)) = file.load_like(&template) {
                 // Compared as files, so that NaN equals itself.
                 let as_file = |m: &BTreeMap<String, AnyArray>| {
-                    pytree_std::checkpoint::to_bytes(m).expect("a map of arrays saves")
+                    pytree_std::checkpoint::Save::new()
+                        .to_bytes(m)
+                        .expect("a map of arrays saves")
                 };
                 assert!(
                     as_file(&again) == as_file(&template),

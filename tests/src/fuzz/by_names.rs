@@ -1,7 +1,7 @@
 //! Target `load_by_names`: safetensors files that hold no TreeDef (as
 //! Python's `safetensors` and transformers write them), loaded by type
 //! through the tensors' names (`Checkpoint::load`, which reads such a file
-//! by names, and `load_by_names_with_report`).
+//! by names, and the same with `Load::by_names`, which reads any file so).
 //!
 //! The first byte picks how the file is made (its low bit) and the load
 //! options (the other bits):
@@ -21,7 +21,7 @@
 //! loaded by names into a model of optional and repeated layers, a
 //! `Vec` of arrays, a `Vec` of `Vec`s, a tuple, and types names cannot
 //! describe (a static field, an enum, a map, a `Tree`), which must be
-//! errors. Laws: nothing panics; `load` and `load_by_names_with_report`
+//! errors. Laws: nothing panics; `load` and `load` with `Load::by_names`
 //! agree; a value loaded saves, and loads back from its own file to a
 //! value that saves to the same bytes; the report lists every tensor of
 //! the file once, as loaded or unused, and every leaf once, as loaded or
@@ -210,15 +210,16 @@ fn load_options(head: u8) -> Load {
     load
 }
 
-/// Loads a `T` by names; checks the report and the round trip, and (when
-/// `same`: the file holds no TreeDef) that `load` agrees.
-fn by_names<T>(file: &Checkpoint, same: bool)
+/// Loads a `T` by names (from `named`, the file opened with
+/// `Load::by_names`); checks the report and the round trip, and (when
+/// `same`: the file holds no TreeDef) that `load` of `file` agrees.
+fn by_names<T>(file: &Checkpoint, named: &Checkpoint, same: bool)
 where
     T: Unflatten<Std>,
     T::Leaf: TensorLeaf,
 {
     let by_load = same.then(|| file.load::<T>().is_ok());
-    let (value, report): (T, LoadReport) = match file.load_by_names_with_report() {
+    let (value, report): (T, LoadReport) = match named.load() {
         Ok(loaded) => loaded,
         Err(e) => {
             let _ = e.to_string();
@@ -249,13 +250,18 @@ pub fn load_by_names(data: &[u8]) {
     let mut input = Input::new(data);
     let head = input.byte();
     let bytes = file_of(&mut input, data);
-    let file = match load_options(head).from_bytes(bytes) {
+    let file = match load_options(head).from_bytes(bytes.clone()) {
         Ok(file) => file,
         Err(e) => {
             let _ = e.to_string();
             return;
         }
     };
+    // Opening does not depend on `by_names`: what opened once opens again.
+    let named = load_options(head)
+        .by_names()
+        .from_bytes(bytes)
+        .expect("the file opened without by_names");
     inspect(&file);
     match file.treedef() {
         Ok(None) => {}
@@ -266,29 +272,27 @@ pub fn load_by_names(data: &[u8]) {
         Err(e) => {
             let _ = e.to_string();
             assert!(file.load::<Stack>().is_err());
-            by_names::<Stack>(&file, false);
+            by_names::<Stack>(&file, &named, false);
             return;
         }
     }
     let sel = usize::from(data.last().copied().unwrap_or(0));
-    let loads: [fn(&Checkpoint); 8] = [
-        |file| by_names::<Stack>(file, true),
-        |file| by_names::<Vec<ArrayD<f32>>>(file, true),
-        |file| by_names::<Vec<Vec<ArrayD<f64>>>>(file, true),
-        |file| by_names::<(ArrayD<f32>, Vec<Block>)>(file, true),
-        |file| by_names::<Option<Block>>(file, true),
-        |file| by_names::<Net>(file, true),
-        |file| by_names::<Model<ArrayD<f32>>>(file, true),
-        |file| {
+    let loads: [fn(&Checkpoint, &Checkpoint); 8] = [
+        |file, named| by_names::<Stack>(file, named, true),
+        |file, named| by_names::<Vec<ArrayD<f32>>>(file, named, true),
+        |file, named| by_names::<Vec<Vec<ArrayD<f64>>>>(file, named, true),
+        |file, named| by_names::<(ArrayD<f32>, Vec<Block>)>(file, named, true),
+        |file, named| by_names::<Option<Block>>(file, named, true),
+        |file, named| by_names::<Net>(file, named, true),
+        |file, named| by_names::<Model<ArrayD<f32>>>(file, named, true),
+        |_, named| {
             // Names cannot say a map's keys or a dynamic tree's nodes.
-            assert!(file
-                .load_by_names_with_report::<BTreeMap<String, ArrayD<f32>>>()
+            assert!(named
+                .load::<BTreeMap<String, ArrayD<f32>>>()
                 .is_err_and(|e| !e.to_string().is_empty()));
-            assert!(file
-                .load_by_names_with_report::<Tree<ArrayD<f32>>>()
-                .is_err());
+            assert!(named.load::<Tree<ArrayD<f32>>>().is_err());
         },
     ];
-    loads[sel % 8](&file);
-    loads[(sel / 8 + 1 + sel % 8) % 8](&file);
+    loads[sel % 8](&file, &named);
+    loads[(sel / 8 + 1 + sel % 8) % 8](&file, &named);
 }

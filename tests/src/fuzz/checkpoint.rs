@@ -150,16 +150,16 @@ pub fn bases() -> &'static [Vec<u8>] {
     static BASES: std::sync::OnceLock<Vec<Vec<u8>>> = std::sync::OnceLock::new();
     BASES.get_or_init(|| {
         vec![
-            checkpoint::to_bytes(&net()).expect("saves"),
-            checkpoint::to_bytes(&model()).expect("saves"),
-            checkpoint::to_bytes(&arrays()).expect("saves"),
-            checkpoint::to_bytes(&dynamic()).expect("saves"),
+            checkpoint::Save::new().to_bytes(&net()).expect("saves"),
+            checkpoint::Save::new().to_bytes(&model()).expect("saves"),
+            checkpoint::Save::new().to_bytes(&arrays()).expect("saves"),
+            checkpoint::Save::new().to_bytes(&dynamic()).expect("saves"),
             Save::new()
                 .prefix("model.")
                 .metadata("epoch", "3")
                 .to_bytes(&state_dict())
                 .expect("saves"),
-            checkpoint::to_bytes(&masks()).expect("saves"),
+            checkpoint::Save::new().to_bytes(&masks()).expect("saves"),
         ]
     })
 }
@@ -637,7 +637,7 @@ pub fn checkpoint_doc(data: &[u8]) {
     let read = if options & 15 != 0 && options & 8 == 0 {
         let read = load.from_bytes(bytes.clone());
         assert_eq!(
-            Checkpoint::from_bytes(bytes).is_ok(),
+            Load::new().from_bytes(bytes).is_ok(),
             read.is_ok(),
             "the load options change whether the same bytes read"
         );
@@ -731,13 +731,19 @@ where
     T: pytree_std::Unflatten<pytree_std::Std>,
     T::Leaf: TensorLeaf,
 {
-    let bytes = checkpoint::to_bytes(value)
+    let bytes = checkpoint::Save::new()
+        .to_bytes(value)
         .unwrap_or_else(|e| panic!("a value loaded from a checkpoint saves: {e}"));
-    let file = Checkpoint::from_bytes(bytes.clone()).expect("a saved file reads");
+    let file = Load::new()
+        .from_bytes(bytes.clone())
+        .expect("a saved file reads");
     let back: T = file
         .load()
+        .map(|(t, _)| t)
         .unwrap_or_else(|e| panic!("a saved file loads by type: {e}"));
-    let again = checkpoint::to_bytes(&back).expect("and saves again");
+    let again = checkpoint::Save::new()
+        .to_bytes(&back)
+        .expect("and saves again");
     assert!(again == bytes, "save(load(save(v))) != save(v)");
     file
 }
@@ -751,7 +757,7 @@ impl Laws<'_> {
         T: pytree_std::Unflatten<pytree_std::Std>,
         T::Leaf: TensorLeaf,
     {
-        let Ok(value) = self.file.load::<T>() else {
+        let Ok((value, _)) = self.file.load::<T>() else {
             return;
         };
         let saved = saves_and_loads_back(&value);
@@ -829,7 +835,7 @@ impl Laws<'_> {
         T: pytree_std::Unflatten<pytree_std::Std> + Clone,
         T::Leaf: TensorLeaf,
     {
-        if let Ok(value) = self.file.load_like(template) {
+        if let Ok((value, _)) = self.file.load_like(template) {
             saves_and_loads_back(&value);
             // The template's structure, its static fields maybe the file's.
             let (got, want) = (
@@ -851,8 +857,12 @@ impl Laws<'_> {
             Err(e) => {
                 let _ = e.to_string();
                 // Compared as files, so that NaN equals itself.
-                let before = checkpoint::to_bytes(template).expect("the template saves");
-                let after = checkpoint::to_bytes(&tree).expect("the tree saves");
+                let before = checkpoint::Save::new()
+                    .to_bytes(template)
+                    .expect("the template saves");
+                let after = checkpoint::Save::new()
+                    .to_bytes(&tree)
+                    .expect("the tree saves");
                 assert!(before == after, "a failed load_into changed the tree: {e}");
             }
         }

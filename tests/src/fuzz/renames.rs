@@ -123,7 +123,7 @@ pub fn renames(data: &[u8]) {
         .collect();
     let all = rules.iter().fold(Renames::new(), |r, rule| rule.add_to(r));
     let _ = format!("{all:?}");
-    let checked = all.check();
+    let checked = all.validate();
     if let Err(e) = &checked {
         let _ = e.to_string();
     }
@@ -148,7 +148,7 @@ pub fn renames(data: &[u8]) {
                     // (A literal segment holding `$1` would be read as a
                     // capture by the replacement.)
                     let keep = Renames::new().pattern(from.clone(), identity_template(from));
-                    if keep.check().is_ok() && !from.contains('$') {
+                    if keep.validate().is_ok() && !from.contains('$') {
                         assert_eq!(keep.apply(n), n.as_str(), "{from:?} on {n:?}");
                     }
                 }

@@ -248,12 +248,12 @@ pub fn shard_index(data: &[u8]) {
             }
         }
         1 => {
-            if let Ok(v) = file.load::<Stack>() {
+            if let Ok((v, _)) = file.load::<Stack>() {
                 saves_and_loads_back(&v);
             }
         }
         _ => {
-            if let Ok(v) = file.load::<BTreeMap<String, ArrayD<f32>>>() {
+            if let Ok((v, _)) = file.load::<BTreeMap<String, ArrayD<f32>>>() {
                 saves_and_loads_back(&v);
             }
         }
