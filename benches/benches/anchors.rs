@@ -155,6 +155,15 @@ fn t1(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("flatten_with_path", "hand"), |b| {
         b.iter(|| hand::t1::leaves_with_path(black_box(&t)))
     });
+    // `for_each_mut` (T1 only: issue 28's probe), beside its hand loop.
+    let mut params = t.clone();
+    g.bench_function(BenchmarkId::new("for_each_mut", "pytree"), |b| {
+        b.iter(|| pytree_std::for_each_mut(black_box(&mut params), |x| *x += 1.0))
+    });
+    let mut params = t.clone();
+    g.bench_function(BenchmarkId::new("for_each_mut", "hand"), |b| {
+        b.iter(|| hand::t1::for_each_mut(black_box(&mut params), |x| *x += 1.0))
+    });
     g.finish();
 }
 

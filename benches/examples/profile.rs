@@ -4,7 +4,7 @@
 //! and subtract to remove the setup.
 //!
 //! `cargo run --release -p pytree-benches --example profile -- <op> <pytree|hand> <count>`
-//! with `<op>` one of flatten, unflatten, map, map2, sgd, leaves,
+//! with `<op>` one of flatten, unflatten, map, map2, sgd, for_each_mut, leaves,
 //! struct_eq, flatten_with_path, flatten_wide (a `Vec<f64>` of 100 000
 //! leaves: `flatten` of a clone against two `Vec::clone`s).
 
@@ -105,6 +105,10 @@ fn run(op: &str, imp: &str, count: usize, inputs: Inputs) {
                     .expect("same shape")
             }
             ("sgd", "hand") => t1::sgd(black_box(&mut params), &t2, 0.01),
+            ("for_each_mut", "pytree") => {
+                pytree_std::for_each_mut(black_box(&mut params), |x| *x += 1.0)
+            }
+            ("for_each_mut", "hand") => t1::for_each_mut(black_box(&mut params), |x| *x += 1.0),
             ("leaves", "pytree") => drop(black_box(pytree_std::leaves(black_box(&t)))),
             ("leaves", "hand") => drop(black_box(t1::leaves_ref(black_box(&t)))),
             ("leaves", "hand_sized") => drop(black_box(t1::leaves_ref_sized(black_box(&t)))),

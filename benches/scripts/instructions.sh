@@ -15,7 +15,7 @@ ir() { # instructions of the timed loop
         sed -n 's/.*Collected : \([0-9]*\).*/\1/p'
 }
 ops=("$@")
-[ ${#ops[@]} -gt 0 ] || ops=(flatten unflatten map map2 sgd leaves struct_eq flatten_with_path)
+[ ${#ops[@]} -gt 0 ] || ops=(flatten unflatten map map2 sgd for_each_mut leaves struct_eq flatten_with_path)
 printf "%-18s %12s %12s %8s\n" op pytree hand ratio
 for op in "${ops[@]}"; do
     p=$(( $(ir "$bin" "$op" pytree "$n") / n ))

@@ -88,7 +88,8 @@ fn check<
 
 #[test]
 fn repeated_records_equal_the_walked_ones_for_every_length() {
-    for n in 0..6 {
+    // Up to 5 by one, and lengths whose copies double past a power of two.
+    for n in (0..6).chain([8, 9, 17, 48, 100]) {
         check(&model(n));
     }
 }

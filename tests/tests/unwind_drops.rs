@@ -144,3 +144,85 @@ fn without_a_panic_flatten_keeps_every_leaf() {
     drop(leaves);
     assert_eq!(DROPPED.with(Cell::get), MADE.with(Cell::get));
 }
+
+/// A node that says every value has one leaf (`UNIFORM_LEAVES`) but holds
+/// as many as its `Vec`: a wrong impl, which flatten's repeated-element
+/// path (`Sink::repeat_like`) must catch with a panic, dropping every leaf
+/// once and writing none out of bounds.
+struct Liar(Vec<Tracked>);
+
+impl Flatten<pytree_std::Std> for Liar {
+    type Leaf = Tracked;
+    const UNIFORM_LEAVES: Option<usize> = Some(1);
+
+    fn flatten_into<S: Sink<Tracked>>(self, sink: &mut S) {
+        sink.node(pytree_std::NodeRef::Seq(self.0.len()));
+        for x in self.0 {
+            sink.leaf(x);
+        }
+    }
+    fn visit<'a, V: pytree_std::Visit<pytree_std::LeafRef<'a, pytree_std::Std, Tracked>>>(
+        &'a self,
+        visitor: &mut V,
+    ) {
+        Flatten::<pytree_std::Std>::visit(&self.0, visitor);
+    }
+    fn visit_mut<'a, V: pytree_std::VisitMut<pytree_std::LeafMut<'a, pytree_std::Std, Tracked>>>(
+        &'a mut self,
+        visitor: &mut V,
+    ) {
+        Flatten::<pytree_std::Std>::visit_mut(&mut self.0, visitor);
+    }
+}
+
+fn liars(counts: &[u32]) -> Vec<Liar> {
+    counts
+        .iter()
+        .map(|&n| Liar((0..n).map(Tracked::new).collect()))
+        .collect()
+}
+
+#[test]
+fn a_wrong_uniform_count_panics_and_drops_every_leaf_once() {
+    // The first element agrees with the count, so its records are copied
+    // for the rest; a later one has more leaves than were reserved (within
+    // the buffer's capacity, or past it: flatten's first buffer holds 256
+    // of these)...
+    for counts in [&[1, 3][..], &[1, 1, 1, 5], &[1, 2, 1, 1], &[1, 1000]] {
+        every_leaf_dropped_once("more leaves", || {
+            pytree_std::flatten(liars(counts));
+        });
+    }
+    // ... or fewer.
+    every_leaf_dropped_once("fewer leaves", || {
+        pytree_std::flatten(liars(&[1, 0, 1]));
+    });
+}
+
+/// A uniform struct of leaves that count their drops.
+#[derive(PyTree)]
+struct TrackedPair {
+    a: Tracked,
+    b: Tracked,
+}
+
+#[test]
+fn repeated_uniform_elements_keep_every_leaf_once() {
+    MADE.with(|m| m.set(0));
+    DROPPED.with(|d| d.set(0));
+    let pairs: Vec<TrackedPair> = (0..50)
+        .map(|i| TrackedPair {
+            a: Tracked::new(2 * i),
+            b: Tracked::new(2 * i + 1),
+        })
+        .collect();
+    let (leaves, def) = pytree_std::flatten(pairs);
+    assert_eq!(def.num_leaves(), 100);
+    assert_eq!(
+        leaves.iter().map(|x| x.0).collect::<Vec<_>>(),
+        (0..100).collect::<Vec<_>>()
+    );
+    assert_eq!(DROPPED.with(Cell::get), 0);
+    drop(leaves);
+    assert_eq!(DROPPED.with(Cell::get), MADE.with(Cell::get));
+}

@@ -353,6 +353,38 @@ pub fn map2_result(
     })
 }
 
+/// `f` applied to every leaf in place, in declaration order (the floor for
+/// `for_each_mut`).
+///
+/// ```
+/// use pytree_benches::{hand::t1, shapes};
+/// let mut t = shapes::t1();
+/// t1::for_each_mut(&mut t, |x| *x = -*x);
+/// assert_eq!(t.final_ln.b, -771.0);
+/// ```
+pub fn for_each_mut(t: &mut Transformer, mut f: impl FnMut(&mut f64)) {
+    f(&mut t.embed.w);
+    for l in &mut t.layers {
+        for p in [
+            &mut l.attn.q,
+            &mut l.attn.k,
+            &mut l.attn.v,
+            &mut l.attn.o,
+            &mut l.mlp.fc1,
+            &mut l.mlp.fc2,
+        ] {
+            f(&mut p.w);
+            f(&mut p.b);
+        }
+        for n in [&mut l.ln1, &mut l.ln2] {
+            f(&mut n.g);
+            f(&mut n.b);
+        }
+    }
+    f(&mut t.final_ln.g);
+    f(&mut t.final_ln.b);
+}
+
 /// The SGD step in place: `p -= lr * g` for every leaf. Panics if the
 /// layer counts differ (the library returns an error there).
 ///
@@ -462,7 +494,7 @@ mod tests {
     }
 
     #[test]
-    fn hand_written_map_map2_and_sgd_equal_the_librarys() {
+    fn hand_written_map_map2_sgd_and_for_each_mut_equal_the_librarys() {
         assert_eq!(map(t1(), |x| x + 1.0), pytree_std::map(t1(), |x| x + 1.0));
         let (a, b) = (t1(), t1());
         assert_eq!(
@@ -474,6 +506,12 @@ mod tests {
             map2(&a, &b, |x, y| x + y)
         );
         let (mut p, mut q) = (t1(), t1());
+        let mut order = Vec::new();
+        for_each_mut(&mut p, |x| order.push(*x));
+        assert_eq!(order, pytree_std::flatten(t1()).0);
+        for_each_mut(&mut p, |x| *x *= 3.0);
+        pytree_std::for_each_mut(&mut q, |x| *x *= 3.0);
+        assert_eq!(p, q);
         sgd(&mut p, &b, 0.01);
         pytree_std::zip_mut([&mut q], [&b], |[p], [g]| *p -= 0.01 * g).unwrap();
         assert_eq!(p, q);

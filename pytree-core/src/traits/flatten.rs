@@ -226,14 +226,15 @@ pub trait Flatten<Ns>: Sized {
                 if let Some(out) = sink.repeat_like(before, rest, each) {
                     // The records of the rest are written: only their leaves.
                     let start = out.len();
-                    let mut leaves = LeavesOnly { out };
+                    let mut leaves = LeavesOnly::new(out);
                     // Uniform elements have a fixed, finite structure
                     // (no `Option` or sequence that could recurse), so
                     // their drop is shallow: no guard needed here.
                     for item in items.take() {
                         item.flatten_into(&mut leaves);
                     }
-                    let pushed = leaves.out.len() - start;
+                    drop(leaves);
+                    let pushed = out.len() - start;
                     assert!(
                         Some(pushed) == each.checked_mul(rest),
                         "a Flatten impl's UNIFORM_LEAVES is wrong: {rest} elements gave {pushed} leaves, not {each} each"

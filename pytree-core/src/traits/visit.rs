@@ -164,22 +164,84 @@ pub struct Stored {
 }
 
 /// The sink the elements after the first of a repeated sequence go through
-/// ([`Sink::repeat_like`]): it pushes leaves onto the flattening sink's
-/// `Vec` and drops everything else, whose records are already written. Its
-/// type does not depend on the sink it stands in for, so a recursive type
+/// ([`Sink::repeat_like`]): it writes leaves into the spare capacity of
+/// the flattening sink's `Vec` (reserved for all of them by `repeat_like`)
+/// and drops everything else, whose records are already written. Its type
+/// does not depend on the sink it stands in for, so a recursive type
 /// flattened through it instantiates it once, not once per level.
+///
+/// A leaf costs a compare of two counters and a store: the counters stay
+/// in registers, and the one call on the way (when the room is used up) never
+/// returns, so the leaves of an element being moved need not be saved
+/// around it. More leaves than the room (a type whose `UNIFORM_LEAVES`
+/// is wrong) is the panic `flatten_vec`'s count check gives too. The
+/// leaves written are the `Vec`'s when the sink is dropped, also when
+/// unwinding.
 pub(crate) struct LeavesOnly<'s, L> {
-    pub(crate) out: &'s mut Vec<L>,
+    out: &'s mut Vec<L>,
+    /// `out`'s first unused slot (read once: the `Vec`'s own fields would
+    /// be read again after every store of a leaf).
+    spare: *mut L,
+    /// Leaves written from `spare` on.
+    written: usize,
+    /// `out`'s spare capacity when the sink was made.
+    room: usize,
+}
+
+impl<'s, L> LeavesOnly<'s, L> {
+    /// A sink writing after `out`'s leaves, into its spare capacity.
+    #[inline(always)]
+    pub(crate) fn new(out: &'s mut Vec<L>) -> Self {
+        let room = out.capacity() - out.len();
+        let spare = out.spare_capacity_mut().as_mut_ptr().cast::<L>();
+        LeavesOnly {
+            out,
+            spare,
+            written: 0,
+            room,
+        }
+    }
+}
+
+/// A leaf with no room left: the count `repeat_like` reserved for was
+/// wrong. Never returns, so the caller keeps its registers.
+#[cold]
+#[inline(never)]
+fn more_leaves_than_reserved<L>(leaf: L) -> ! {
+    drop(leaf);
+    panic!("a Flatten impl's UNIFORM_LEAVES is wrong: its elements gave more leaves than it says")
+}
+
+impl<L> Drop for LeavesOnly<'_, L> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        let len = self.out.len() + self.written;
+        // SAFETY: `leaf` wrote the `written` slots after the length
+        // (from `spare` on), each once, all within the capacity
+        // (`written <= room`), so `len` leaves are initialized; `out` is
+        // borrowed by this sink alone.
+        unsafe { self.out.set_len(len) }
+    }
 }
 
 impl<L> Sink<L> for LeavesOnly<'_, L> {
     #[inline(always)]
     fn leaf(&mut self, leaf: L) {
-        self.out.push(leaf);
+        if self.written == self.room {
+            more_leaves_than_reserved(leaf);
+        }
+        // SAFETY: `written < room`, so the slot `spare + written` is
+        // inside `out`'s spare capacity (which does not move: `out` is
+        // borrowed by this sink alone) and not yet written (the length
+        // moves only in `drop`).
+        unsafe { self.spare.add(self.written).write(leaf) }
+        self.written += 1;
     }
     #[inline]
-    fn leaf_vec(&mut self, mut leaves: Vec<L>) {
-        self.out.append(&mut leaves);
+    fn leaf_vec(&mut self, leaves: Vec<L>) {
+        for leaf in leaves {
+            self.leaf(leaf);
+        }
     }
 }
 

@@ -249,11 +249,20 @@ impl TreeDefBuilder {
         );
         let per = end - start + usize::from(run > 0);
         self.nodes.reserve_exact(per.saturating_mul(times));
-        for _ in 0..times {
-            if run > 0 {
-                self.nodes.push(Record::Leaves(run).into());
-            }
-            self.nodes.extend_from_within(start..end);
+        if times == 0 {
+            return;
+        }
+        if run > 0 {
+            self.nodes.push(Record::Leaves(run).into());
+        }
+        self.nodes.extend_from_within(start..end);
+        // The other copies by doubling the ones written: a few long copies
+        // (6 for 47 copies), not one short copy per element.
+        let mut done = 1;
+        while done < times {
+            let n = done.min(times - done);
+            self.nodes.extend_from_within(end..end + n * per);
+            done += n;
         }
     }
 
