@@ -409,9 +409,9 @@ fn converted_back<Ns, L: Leaf<Ns>, M: LeafAs<Ns, L>>(leaf: L) -> M {
 #[track_caller]
 fn leaf_type_changed(e: &Error) -> ! {
     panic!(
-        "pytree: the function returned a leaf that the field cannot hold ({}); map/map2/map_n \
-         keep each field's type. Use pytree_std::walk::map_into or try_map (one tree), try_map2 \
-         or try_map_n (several trees), which return this as an error at its path",
+        "pytree: the function returned a leaf that the field cannot hold ({}); map and map_n \
+         keep each field's type. Use pytree_std::walk::map_into (one tree) or map_n with a \
+         closure returning a Result (several trees), which return this as an error at its path",
         e.kind()
     )
 }

@@ -12,7 +12,7 @@
 //! owns the marker). Users depend on `pytree-std`, which fixes the
 //! namespace to `Std`, implements the traits for std types and foreign
 //! tensor types, and documents each operation once, with its signature
-//! (`pytree_std::flatten`, `pytree_std::walk::map2`, ...). The engine
+//! (`pytree_std::flatten`, `pytree_std::walk::map_n`, ...). The engine
 //! functions are public here, in module [`ops`] (one module per family),
 //! for a namespace of your own and for code generic over namespaces:
 //! `pytree_core::ops::basic::flatten::<MyNs, _>(x)`, also reachable as

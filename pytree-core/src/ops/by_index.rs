@@ -85,8 +85,8 @@ impl<M> VisitMut<M> for Nth<M> {
     }
 }
 
-/// `pytree_std::paths::leaf_at` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::paths::get` (by index), for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::by_index::leaf_at::<Ns, ..>(..)`.
 ///
 /// ```
@@ -105,8 +105,8 @@ pub fn leaf_at<Ns, T: Flatten<Ns>>(
     v.result()
 }
 
-/// `pytree_std::paths::leaf_at_mut` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::paths::update` (by index), for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::by_index::leaf_at_mut::<Ns, ..>(..)`.
 ///
 /// ```

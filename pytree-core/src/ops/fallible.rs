@@ -31,8 +31,8 @@ fn failed_at(def: &crate::treedef::TreeDef, i: usize, err: impl IntoLeafFnError)
     }
 }
 
-/// `pytree_std::walk::try_map` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::walk::map_into` (with a closure returning a `Result`), for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_map::<Ns, ..>(..)`.
 ///
 /// ```
@@ -60,8 +60,8 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// `pytree_std::walk::try_map_n` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::walk::map_n` (with a closure returning a `Result`), for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_map_n::<Ns, ..>(..)`.
 ///
 /// ```
@@ -99,8 +99,8 @@ where
     unflatten::<Ns, T, _>(&def, out)
 }
 
-/// `pytree_std::walk::try_zip_mut` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::walk::zip_mut` (with one tree written and a closure returning a `Result`), for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_zip_mut::<Ns, ..>(..)`.
 ///
 /// ```
@@ -144,8 +144,8 @@ where
     }
 }
 
-/// `pytree_std::walk::try_for_each_mut` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::walk::for_each_mut` (with a closure returning a `Result`), for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fallible::try_for_each_mut::<Ns, ..>(..)`.
 ///
 /// ```

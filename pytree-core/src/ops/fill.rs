@@ -64,8 +64,8 @@ where
     Ok((kept.take(), rest))
 }
 
-/// `pytree_std::split::filter_fill` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::split::partition_fill`, for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::fill::filter_fill::<Ns, ..>(..)`.
 ///
 /// ```

@@ -140,8 +140,8 @@ where
     Ok(())
 }
 
-/// `pytree_std::walk::zip_mut_n` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::walk::zip_mut`, for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::zip_mut_n::<Ns, ..>(..)`.
 ///
 /// ```
@@ -173,8 +173,8 @@ where
     })
 }
 
-/// `pytree_std::walk::try_zip_mut_n` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::walk::zip_mut` (with a closure returning a `Result`), for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi::try_zip_mut_n::<Ns, ..>(..)`.
 ///
 /// ```
@@ -234,7 +234,7 @@ where
 /// The error of a leaf function that failed at leaf `index` (in leaf
 /// order) of trees shaped as `first`: `f`'s error at that leaf's key path.
 /// The one place `try_zip_mut_n` and its parallel form
-/// (`pytree_std::parallel::try_par_zip_mut_n`) build it.
+/// (`pytree_std::parallel::par_zip_mut`) build it.
 ///
 /// ```
 /// let err = pytree_core::ops::multi::leaf_fn_failed::<pytree_std::Std, _, _>(Some(&(1, vec![2, 3])), 2, "NaN");

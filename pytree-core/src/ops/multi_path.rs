@@ -79,8 +79,8 @@ fn row<R: Clone, const N: usize>(others: &[Vec<R>; N], i: usize) -> Option<[R; N
     crate::traits::defaults::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
 }
 
-/// `pytree_std::paths::map_with_path_n` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// An engine with no `Std` form (the nearest is `pytree_std::paths::for_each_with_path`), for any
+/// namespace `Ns`; call it with the namespace named:
 /// `pytree_std::generic::multi_path::map_with_path_n::<Ns, ..>(..)`.
 ///
 /// ```
@@ -118,8 +118,8 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// `pytree_std::paths::for_each_with_path_n` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::paths::for_each_with_path`, for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::multi_path::for_each_with_path_n::<Ns, ..>(..)`.
 ///
 /// ```

@@ -242,8 +242,8 @@ where
     unflatten::<Ns, U, _>(&full_def, leaves)
 }
 
-/// `pytree_std::nested::map_prefix` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// An engine with no `Std` form (the nearest is `pytree_std::nested::map_with_prefix`), for any
+/// namespace `Ns`; call it with the namespace named:
 /// `pytree_std::generic::prefix::map_prefix::<Ns, ..>(..)`.
 ///
 /// ```

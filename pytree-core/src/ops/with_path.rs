@@ -215,8 +215,8 @@ where
     tree.visit(&mut visitor);
 }
 
-/// `pytree_std::paths::for_each_mut_with_path` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
+/// The engine of `pytree_std::paths::zip_mut_with_path` (with no other trees), for any namespace `Ns` (documented
+/// there, with the namespace fixed to `Std`); call it with the namespace named:
 /// `pytree_std::generic::with_path::for_each_mut_with_path::<Ns, ..>(..)`.
 ///
 /// ```
