@@ -134,8 +134,8 @@ where
         let mut rs = refs.map(|t| crate::leaves(t).into_iter());
         let mut items = Vec::with_capacity(w.len());
         while let (Some(m), Some(r)) = (
-            crate::impls::all_some(ms.each_mut().map(Iterator::next)),
-            crate::impls::all_some(rs.each_mut().map(Iterator::next)),
+            pytree_core::__private::all_some(ms.each_mut().map(Iterator::next)),
+            pytree_core::__private::all_some(rs.each_mut().map(Iterator::next)),
         ) {
             items.push((items.len(), m, r));
         }

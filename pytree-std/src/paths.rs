@@ -301,7 +301,7 @@ pub fn for_each_with_path<'a, T: Flatten<Std>, const N: usize>(
     if N == 0 {
         // One tree: nothing to check or line up.
         pytree_core::ops::with_path::for_each_with_path::<Std, T, _>(first, |path, x| {
-            if let Some(none) = crate::impls::all_some(core::array::from_fn(|_| None)) {
+            if let Some(none) = pytree_core::__private::all_some(core::array::from_fn(|_| None)) {
                 f(path, x, none);
             }
         });
@@ -346,7 +346,7 @@ pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize>(
     if N == 0 {
         // No others: nothing to check or line up.
         pytree_core::ops::with_path::for_each_mut_with_path::<Std, T, _>(tree, |path, x| {
-            if let Some(none) = crate::impls::all_some(core::array::from_fn(|_| None)) {
+            if let Some(none) = pytree_core::__private::all_some(core::array::from_fn(|_| None)) {
                 f(path, x, none);
             }
         });

@@ -29,10 +29,6 @@ mod nalgebra;
 #[cfg(feature = "ndarray")]
 mod ndarray;
 
-// For `parallel`.
-#[cfg(feature = "rayon")]
-pub(crate) use pytree_core::__private::all_some;
-
 #[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
 use pytree_core::{Error, ErrorKind, Signature};
 
