@@ -6,7 +6,9 @@
 use pytree_std::{Error, PyTree};
 
 use crate::element::Float;
-use crate::gradient_transformation::{GradientTransformation, Tail, Target};
+use crate::gradient_transformation::{
+    step_in_one_pass, update_in_one_pass, GradientTransformation, Tail, Target,
+};
 use crate::leaf::FloatLeaf;
 use crate::op::ElementOp;
 use crate::walk::{same_shape, selected, walk_leaves, zeros, Scalar};
@@ -240,9 +242,7 @@ where
         state: &mut ScaleByAdamState<P>,
         params: &P,
     ) -> Result<(), Error> {
-        self.validate(updates, state, params)?;
-        let target = &mut Target::Updates { updates, params };
-        self.run_fused(target, state, &Tail::scale(1.0)).map(drop)
+        update_in_one_pass(self, updates, state, params)
     }
 
     fn step(
@@ -251,12 +251,7 @@ where
         grads: &mut P,
         state: &mut ScaleByAdamState<P>,
     ) -> Result<(), Error> {
-        self.validate(grads, state, params)?;
-        let target = &mut Target::Params {
-            params,
-            grads: &*grads,
-        };
-        self.run_fused(target, state, &Tail::scale(1.0)).map(drop)
+        step_in_one_pass(self, params, grads, state)
     }
 
     /// One pass over the target, both moments and the other tree: with

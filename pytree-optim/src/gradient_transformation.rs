@@ -428,6 +428,35 @@ impl Tail {
         }
     }
 }
+/// `update` of a transformation whose work is its fused pass
+/// ([`GradientTransformation::run_fused`]): validated, then the pass over
+/// the updates with no tail (`scale_by_adam`, `trace`).
+pub(crate) fn update_in_one_pass<P, T: GradientTransformation<P>>(
+    t: &T,
+    updates: &mut P,
+    state: &mut T::State,
+    params: &P,
+) -> Result<(), Error> {
+    t.validate(updates, state, params)?;
+    let target = &mut Target::Updates { updates, params };
+    t.run_fused(target, state, &Tail::scale(1.0)).map(drop)
+}
+
+/// `step` of a transformation whose work is its fused pass: validated,
+/// then the pass over the parameters, reading the gradients.
+pub(crate) fn step_in_one_pass<P, T: GradientTransformation<P>>(
+    t: &T,
+    params: &mut P,
+    grads: &mut P,
+    state: &mut T::State,
+) -> Result<(), Error> {
+    t.validate(grads, state, params)?;
+    let target = &mut Target::Params {
+        params,
+        grads: &*grads,
+    };
+    t.run_fused(target, state, &Tail::scale(1.0)).map(drop)
+}
 
 /// `first` then `second` (optax's `chain`): the state is the pair of their
 /// states; `update` runs both in order on the same updates, `step` runs
