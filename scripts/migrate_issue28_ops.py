@@ -39,6 +39,24 @@ Removed from pytree-std and kept in the engine, `pytree_std::generic`
 `nested::map_with_prefix` reads better where it fits: see
 changelog.d/issue-28-ops.md).
 
+Second pass (changelog.d/issue-28-ops-2.md), applied after the above:
+- `for_each(t, f)` -> `leaves(t).into_iter().for_each(f)`;
+  `reductions::num_leaves(t)` -> `leaves(t).len()`;
+  `reductions::reduce(t, f)` -> `flatten(t).0.into_iter().reduce(f)`;
+  `split::filter(t, p)` -> `split::partition(t, p).map(|(kept, _)| kept)`;
+- `paths::for_each_with_path(t, [], |p, x, []| ..)` ->
+  `paths::leaves_with_path(t).into_iter().for_each(|(ref p, x)| ..)` (a
+  `let _ =` before it and a `?` / `.unwrap()` / `.expect(..)` after it
+  dropped); with others, `for_each_with_path(a, [b, ..], |p, x, [y, ..]| ..)`
+  -> `zip_mut_with_path([], [a, b, ..], |p, [], [x, y, ..]| ..)`;
+- `paths::zip_mut_with_path(&mut t, others, |p, x, ys| ..)` ->
+  `zip_mut_with_path([&mut t], others, |p, [x], ys| ..)`;
+- to the engine, with `Std` named (TO_ENGINE_2): `walk::check_same_structure`,
+  `reductions::{any, all, count, sum, min, max}`, `paths::leaf_path_at`,
+  `nested::{flatten_one_level, broadcast_prefix, pair_leaves,
+  unpair_leaves, unflatten_pairs}` (the changelog has the one-line
+  std forms, which read better where they fit).
+
 Not handled: a `for_each_with_path` / `zip_mut_with_path` now returning a
 `Result` where a statement ignores it (the compiler warns), and calls
 through a `use` of a moved function (the compiler names them).
@@ -401,6 +419,161 @@ def to_engine(text):
     return text
 
 
+# ---------------------------------------------------------------- pass 2
+# Issue 28's second pass (changelog.d/issue-28-ops-2.md): the family
+# modules cut to one door per capability.
+
+ROOT = r"(?:\bpytree_std|\bcrate|\$crate)"
+
+
+def root_of(name):
+    """`pytree_std`, `crate` or `$crate`: the root a matched path starts with."""
+    return re.match(r"\$?\w+", name).group(0)
+
+
+def fish_parts(tf):
+    """A turbofish's parameters, lifetimes left out."""
+    if not tf:
+        return None
+    parts = [p.strip() for p in split_top(tf[tf.index("<") + 1:tf.rindex(">")])]
+    return [p for p in parts if not p.startswith("'")]
+
+
+# Removed from pytree-std in pass 2, kept in the engine: (module, name,
+# engine path, the std function's type parameters, closures the engine
+# names as parameters).
+TO_ENGINE_2 = [
+    ("walk", "check_same_structure", "multi::check_same_structure", 2, 0),
+    ("reductions", "any", "reduce::any", 1, 1),
+    ("reductions", "all", "reduce::all", 1, 1),
+    ("reductions", "count", "reduce::count", 1, 1),
+    ("reductions", "sum", "reduce::sum", 1, 0),
+    ("reductions", "min", "reduce::min", 1, 0),
+    ("reductions", "max", "reduce::max", 1, 0),
+    ("paths", "leaf_path_at", "by_index::leaf_path_at", 1, 0),
+    ("nested", "flatten_one_level", "prefix::flatten_one_level", 1, 0),
+    ("nested", "broadcast_prefix", "prefix::broadcast_prefix", 2, 0),
+    ("nested", "pair_leaves", "transpose::pair_leaves", 3, 0),
+    ("nested", "unpair_leaves", "transpose::unpair_leaves", 3, 0),
+    ("nested", "unflatten_pairs", "transpose::unflatten_pairs", 4, 0),
+]
+
+
+def to_engine_2(text):
+    for mod, name, engine, arity, closures in TO_ENGINE_2:
+        def fix(found, tf, args, engine=engine, arity=arity, closures=closures):
+            root = root_of(found)
+            parts = fish_parts(tf) or ["_"] * arity
+            return "%s::generic::%s::<%s::Std, %s>(%s)" % (
+                root, engine, root, ", ".join(parts + ["_"] * closures), ",".join(args))
+        text = rewrite_calls(text, r"%s::%s::%s" % (ROOT, mod, name), fix)
+    return text
+
+
+def visits(text):
+    """`for_each(t, f)` -> a loop over `leaves`; `num_leaves(t)` ->
+    `leaves(t).len()`; `reduce(t, f)` -> over `flatten(t).0`;
+    `filter(t, p)` -> `partition(t, p)`'s first half."""
+    def for_each(found, tf, args):
+        if len(args) != 2:
+            return None
+        return "%s::leaves%s(%s).into_iter().for_each(%s)" % (root_of(found), tf, args[0].strip(), args[1].strip())
+    text = rewrite_calls(text, r"%s::(?:walk::)?for_each" % ROOT, for_each)
+
+    def num_leaves(found, tf, args):
+        return "%s::leaves%s(%s).len()" % (root_of(found), tf, args[0].strip())
+    text = rewrite_calls(text, r"%s::reductions::num_leaves" % ROOT, num_leaves)
+
+    def reduce(found, tf, args):
+        if len(args) != 2:
+            return None
+        return "%s::flatten%s(%s).0.into_iter().reduce(%s)" % (root_of(found), tf, args[0].strip(), args[1].strip())
+    text = rewrite_calls(text, r"%s::reductions::reduce" % ROOT, reduce)
+
+    def filter(found, tf, args):
+        return "%s::split::partition%s(%s).map(|(kept, _)| kept)" % (root_of(found), tf, ",".join(args))
+    return rewrite_calls(text, r"%s::split::filter" % ROOT, filter)
+
+
+def bare(param):
+    """A closure parameter without its type annotation."""
+    return split_top(param, ":")[0].strip()
+
+
+def for_each_with_path_2(text):
+    """`for_each_with_path(t, [], |p, x, []| ..)` -> a loop over
+    `leaves_with_path(t)` (a `let _ =` before it and a `?` or `.unwrap()`
+    after it dropped: it cannot fail); with others,
+    `zip_mut_with_path([], [t, others..], |p, [], [x, ys..]| ..)`."""
+    out, pos = [], 0
+    for m in call_sites(text, r"%s::paths::for_each_with_path" % ROOT):
+        if m.start < pos:
+            continue
+        args, close = split_args(text, m.end - 1)
+        if args is None or len(args) != 3:
+            continue
+        first, others, f = (text[a:b] for a, b in args)
+        root = root_of(m.name)
+        start, end = m.start, close + 1
+        if others.strip() == "[]":
+            c = closure(f)
+            if c is not None and len(c[1]) == 3:
+                p, x = bare(c[1][0]), bare(c[1][1])
+                g = "%s|(%s, %s)|%s" % (c[0], p if p == "_" else "ref " + p, x, c[2])
+            else:
+                g = "|(ref p, x)| %s(p, x, [])" % f.strip()
+            new = "%s::paths::leaves_with_path(%s).into_iter().for_each(%s)" % (root, first.strip(), g.strip())
+            before = re.search(r"let\s+_\s*=\s*$", text[pos:start])
+            if before:
+                start = pos + before.start()
+            after = re.match(r"\s*(\?|\.unwrap\(\)|\.expect\((\"[^\"]*\"|[^()]*)\))", text[end:])
+            if after:
+                end += len(after.group(0))
+        else:
+            o = others.strip()
+            if not (o.startswith("[") and o.endswith("]")):
+                continue
+            inner = o[1:-1].strip()
+            refs = "[%s%s]" % (first.strip(), ", " + inner if inner else "")
+
+            def change(params):
+                ys = params[2]
+                if ys.startswith("[") and ys.endswith("]"):
+                    rest = ys[1:-1].strip()
+                    ys = "[%s%s]" % (params[1], ", " + rest if rest else "")
+                elif bare(ys) == "_":
+                    ys = "[%s, ..]" % params[1]
+                else:
+                    ys = "[%s, %s @ ..]" % (params[1], bare(ys))
+                return [params[0], "[]", ys]
+            g = rewrite_closure(f, 3, change, lambda h: "|p, [], [x, ys @ ..]| %s(p, x, ys)" % h)
+            new = "%s::paths::zip_mut_with_path([], %s, %s)" % (root, refs, g.strip())
+        out.append(text[pos:start])
+        out.append(new)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def zip_mut_with_path_2(text):
+    """`zip_mut_with_path(&mut t, others, |p, x, ys| ..)` ->
+    `zip_mut_with_path([&mut t], others, |p, [x], ys| ..)`."""
+    def fix(name, tf, args):
+        if len(args) != 3 or args[0].strip().startswith("["):
+            return None
+        f = rewrite_closure(args[2], 3, lambda p: [p[0], in_array(p[1]), p[2]],
+                            lambda g: "|p, [x], ys| %s(p, x, ys)" % g)
+        return "%s%s([%s], %s, %s)" % (name, tf, args[0].strip(), args[1].strip(), f.strip())
+    return rewrite_calls(text, r"%s::paths::zip_mut_with_path" % ROOT, fix)
+
+
+def pass_2(text):
+    text = to_engine_2(text)
+    text = visits(text)
+    text = zip_mut_with_path_2(text)
+    return for_each_with_path_2(text)
+
+
 def rewrite(text):
     text = re.sub(r"\bLeafFnErr\b", "IntoLeafFnError", text)
     text = move_modules(text)
@@ -412,7 +585,7 @@ def rewrite(text):
     text = gained_r(text)
     text = renames(text)
     text = to_engine(text)
-    return text
+    return pass_2(text)
 
 
 def manual_sites(path, text):
@@ -465,15 +638,15 @@ CASES = [
     ("pytree_std::parallel::par_for_each_mut(&mut t, |x| *x *= 3.0);",
      "pytree_std::parallel::par_zip_mut([&mut t], [], |[x], []| *x *= 3.0);"),
     ("pytree_std::paths::for_each_with_path(&t, |p, _| v.push(p.to_string()));",
-     "pytree_std::paths::for_each_with_path(&t, [], |p, _, []| v.push(p.to_string()));"),
+     "pytree_std::paths::leaves_with_path(&t).into_iter().for_each(|(ref p, _)| v.push(p.to_string()));"),
     ("pytree_std::paths::for_each_mut_with_path(&mut t, |p, x| *x += 1);",
-     "pytree_std::paths::zip_mut_with_path(&mut t, [], |p, x, []| *x += 1);"),
+     "pytree_std::paths::zip_mut_with_path([&mut t], [], |p, [x], []| *x += 1);"),
     ("pytree_std::paths::leaf_at(&t, 2)?", "pytree_std::paths::get(&t, 2)?"),
     ("pytree_std::filter::combine(a, b)?", "pytree_std::split::combine([a, b])?"),
     ("pytree_std::filter::combine_n([a, b, c])?", "pytree_std::split::combine([a, b, c])?"),
     ("pytree_std::filter::filter_fill(t, |_, x| *x > 0, |_, _| 0)",
      "pytree_std::split::partition_fill(t, |_, x| *x > 0, |_, _| 0).map(|(kept, _)| kept)"),
-    ("pytree_std::reduce::reduce(t, f)", "pytree_std::reductions::reduce(t, f)"),
+    ("pytree_std::reduce::reduce(t, f)", "pytree_std::flatten(t).0.into_iter().reduce(f)"),
     ("E: pytree_std::LeafFnErr, F: pytree_std::LeafFnError", "E: pytree_std::IntoLeafFnError, F: pytree_std::LeafFnError"),
     ("pytree_std::prefix::map_prefix::<_, _, i32, Tree<i32>>(a, b, f)",
      "pytree_std::generic::prefix::map_prefix::<pytree_std::Std, _, _, i32, Tree<i32>, _>(a, b, f)"),
@@ -488,6 +661,38 @@ CASES = [
      "pytree_std::generic::multi::map_n::<Ns, _, 1, _>(a, [b], f)"),
     ('pytree_std::multi::map2(&a, &b, |x, y| format!("{x}, {y}"))',
      'pytree_std::walk::map_n(&a, [&b], |x, [y]| format!("{x}, {y}"))'),
+    # Pass 2.
+    ("pytree_std::for_each(&t, |x| n += *x);", "pytree_std::leaves(&t).into_iter().for_each(|x| n += *x);"),
+    ("crate::walk::for_each(tree, f)", "crate::leaves(tree).into_iter().for_each(f)"),
+    ("pytree_std::walk::check_same_structure(&a, &b)?",
+     "pytree_std::generic::multi::check_same_structure::<pytree_std::Std, _, _>(&a, &b)?"),
+    ("pytree_std::reductions::any(&t, |x| x.is_nan())",
+     "pytree_std::generic::reduce::any::<pytree_std::Std, _, _>(&t, |x| x.is_nan())"),
+    ("pytree_std::reductions::max::<Vec<f32>>(&t)", "pytree_std::generic::reduce::max::<pytree_std::Std, Vec<f32>>(&t)"),
+    ("pytree_std::reductions::num_leaves(&(1, 2))", "pytree_std::leaves(&(1, 2)).len()"),
+    ("crate::reductions::num_leaves(tree)", "crate::leaves(tree).len()"),
+    ("pytree_std::reductions::reduce((1, vec![2]), |a, b| a + b)",
+     "pytree_std::flatten((1, vec![2])).0.into_iter().reduce(|a, b| a + b)"),
+    ("pytree_std::split::filter::<_, Vec<Option<i32>>>(t, |_, x| *x > 1)?",
+     "pytree_std::split::partition::<_, Vec<Option<i32>>>(t, |_, x| *x > 1).map(|(kept, _)| kept)?"),
+    ("pytree_std::paths::leaf_path_at(&t, 2)?",
+     "pytree_std::generic::by_index::leaf_path_at::<pytree_std::Std, _>(&t, 2)?"),
+    ("pytree_std::nested::unpair_leaves::<_, Tree<i32>, Tree<i32>>(z)",
+     "pytree_std::generic::transpose::unpair_leaves::<pytree_std::Std, _, Tree<i32>, Tree<i32>>(z)"),
+    ("pytree_std::nested::broadcast_prefix(&7, &t)?",
+     "pytree_std::generic::prefix::broadcast_prefix::<pytree_std::Std, _, _>(&7, &t)?"),
+    ("let _ = pytree_std::paths::for_each_with_path(tree, [], |path, _, []| bits.push(f(path)));",
+     "pytree_std::paths::leaves_with_path(tree).into_iter().for_each(|(ref path, _)| bits.push(f(path)));"),
+    ("pytree_std::paths::for_each_with_path(&t, [], |path: &KeyPath, x: &f32, []| g(path, x))?;",
+     "pytree_std::paths::leaves_with_path(&t).into_iter().for_each(|(ref path, x)| g(path, x));"),
+    ("pytree_std::paths::for_each_with_path(&t, [], visit).unwrap();",
+     "pytree_std::paths::leaves_with_path(&t).into_iter().for_each(|(ref p, x)| visit(p, x, []));"),
+    ("pytree_std::paths::for_each_with_path(&a, [&b], |path, x, [y]| d.push((x, y)))?;",
+     "pytree_std::paths::zip_mut_with_path([], [&a, &b], |path, [], [x, y]| d.push((x, y)))?;"),
+    ("pytree_std::paths::for_each_with_path(&a, [&b, &c], |_, _, _| n += 1)",
+     "pytree_std::paths::zip_mut_with_path([], [&a, &b, &c], |_, [], [_, ..]| n += 1)"),
+    ("pytree_std::paths::zip_mut_with_path(&mut p, [&g], |path, p, [g]| *p -= g)?",
+     "pytree_std::paths::zip_mut_with_path([&mut p], [&g], |path, [p], [g]| *p -= g)?"),
 ]
 
 

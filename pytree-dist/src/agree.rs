@@ -42,20 +42,21 @@ impl Intent {
         let mut leaves = Vec::new();
         let mut error = None;
         let mut i = 0;
-        // One tree, no others to check against: this cannot fail.
-        let _ = pytree_std::paths::for_each_with_path(tree, [], |path, leaf, []| {
-            let sig = match <T::Leaf as TensorLeaf>::tensor_signature(&leaf) {
-                Ok(s) => s.to_string(),
-                Err(e) => {
-                    if error.is_none() {
-                        error = Some(format!("at {path}: {}", e.kind()));
+        pytree_std::paths::leaves_with_path(tree)
+            .into_iter()
+            .for_each(|(ref path, leaf)| {
+                let sig = match <T::Leaf as TensorLeaf>::tensor_signature(&leaf) {
+                    Ok(s) => s.to_string(),
+                    Err(e) => {
+                        if error.is_none() {
+                            error = Some(format!("at {path}: {}", e.kind()));
+                        }
+                        "?".to_string()
                     }
-                    "?".to_string()
-                }
-            };
-            leaves.push((path.clone(), sig, sent(i)));
-            i += 1;
-        });
+                };
+                leaves.push((path.clone(), sig, sent(i)));
+                i += 1;
+            });
         Intent {
             op,
             def: with_def.then(|| pytree_std::structure(tree)),

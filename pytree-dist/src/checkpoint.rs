@@ -301,33 +301,36 @@ where
         // Check every leaf this rank reads before writing any.
         let mut wanted = Vec::new();
         let mut problems = Vec::new();
-        pytree_std::paths::for_each_with_path(&*state, [], |path, leaf, []| {
-            let Ok(sig) = <<G::State as Flatten<Std>>::Leaf as TensorLeaf>::tensor_signature(&leaf)
-            else {
-                problems.push(format!("at {path}: no signature"));
-                wanted.push(None);
-                return;
-            };
-            if sig.num_elements() == 0 && !sig.shape().is_empty() {
-                wanted.push(None); // another rank's leaf
-                return;
-            }
-            let name = path.keystr(KeyStr::SIMPLE);
-            match file.tensor(&name) {
-                Some(t) if t.signature() == sig => wanted.push(Some(name)),
-                Some(t) => {
-                    problems.push(format!(
-                        "at {path}: tensor `{name}`: expected {sig}, found {}",
-                        t.signature()
-                    ));
+        pytree_std::paths::leaves_with_path(&*state)
+            .into_iter()
+            .for_each(|(ref path, leaf)| {
+                let Ok(sig) =
+                    <<G::State as Flatten<Std>>::Leaf as TensorLeaf>::tensor_signature(&leaf)
+                else {
+                    problems.push(format!("at {path}: no signature"));
                     wanted.push(None);
+                    return;
+                };
+                if sig.num_elements() == 0 && !sig.shape().is_empty() {
+                    wanted.push(None); // another rank's leaf
+                    return;
                 }
-                None => {
-                    problems.push(format!("at {path}: tensor `{name}`: not in the checkpoint"));
-                    wanted.push(None);
+                let name = path.keystr(KeyStr::SIMPLE);
+                match file.tensor(&name) {
+                    Some(t) if t.signature() == sig => wanted.push(Some(name)),
+                    Some(t) => {
+                        problems.push(format!(
+                            "at {path}: tensor `{name}`: expected {sig}, found {}",
+                            t.signature()
+                        ));
+                        wanted.push(None);
+                    }
+                    None => {
+                        problems.push(format!("at {path}: tensor `{name}`: not in the checkpoint"));
+                        wanted.push(None);
+                    }
                 }
-            }
-        })?;
+            });
         if !problems.is_empty() {
             return Err(Error::custom(format!(
                 "zero1 load_state: {}",

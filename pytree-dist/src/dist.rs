@@ -434,7 +434,7 @@ impl Dist {
         let def = pytree_std::structure(tree);
         let mut signatures = Vec::new();
         let mut failed = false;
-        pytree_std::for_each(tree, |leaf| {
+        pytree_std::leaves(tree).into_iter().for_each(|leaf| {
             match <T::Leaf as TensorLeaf>::tensor_signature(&leaf) {
                 Ok(s) => signatures.push(s),
                 Err(_) => failed = true,
@@ -594,7 +594,7 @@ impl Dist {
         pytree_std::structure(tree).hash(&mut h);
         hashes.extend_from_slice(&h.finish().to_le_bytes());
         let mut error = None;
-        pytree_std::for_each(tree, |leaf| {
+        pytree_std::leaves(tree).into_iter().for_each(|leaf| {
             let mut h = DefaultHasher::new();
             match <T::Leaf as TensorLeaf>::tensor_bytes(&leaf) {
                 Ok(b) => b.hash(&mut h),

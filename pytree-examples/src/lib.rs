@@ -11,7 +11,7 @@
 //! let (train, _test) = Digits::bundled()?.split(0.2, 0);
 //! let model = Mlp::<f32>::new(&[64, 16, 10], Activation::Relu, "tiny", 0);
 //! let (loss, grad) = model.loss_and_grad(&train.images, &train.labels)?;
-//! assert!(loss > 0.0 && pytree_std::reductions::num_leaves(&grad) == 4);
+//! assert!(loss > 0.0 && pytree_std::leaves(&grad).len() == 4);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 

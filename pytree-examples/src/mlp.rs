@@ -49,7 +49,7 @@ impl Activation {
 /// use pytree_examples::mlp::Linear;
 /// use pytree_std::ndarray::{Array1, Array2};
 /// let l = Linear { w: Array2::<f32>::zeros((3, 2)), b: Array1::zeros(2) };
-/// assert_eq!(pytree_std::reductions::num_leaves(&l), 2);
+/// assert_eq!(pytree_std::leaves(&l).len(), 2);
 /// ```
 #[derive(PyTree, Clone, Debug, PartialEq)]
 #[pytree(bound = "F: NdFloat")]
@@ -242,7 +242,7 @@ impl<F: NdFloat> Mlp<F> {
     /// let m = pytree_examples::mlp::Mlp::<f64>::new(&[4, 5, 3], pytree_examples::mlp::Activation::Tanh, "m", 0);
     /// let (loss, grad) = m.loss_and_grad(&Array2::ones((2, 4)), &[0, 2])?;
     /// assert!(loss > 0.0);
-    /// pytree_std::walk::check_same_structure(&m, &grad)?; // same structure, statics included
+    /// assert_eq!(pytree_std::structure(&m), pytree_std::structure(&grad)); // same structure, statics included
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn loss_and_grad(&self, x: &Array2<F>, labels: &[usize]) -> Result<(F, Mlp<F>), Error> {

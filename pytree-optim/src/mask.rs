@@ -133,7 +133,7 @@ impl Mask {
     /// assert_eq!((bits.len(), bits.get(0), bits.get(1)), (2, true, false));
     /// ```
     pub fn on<P: Flatten<Std>>(&self, tree: &P) -> LeafMask {
-        let n = pytree_std::reductions::num_leaves(tree);
+        let n = pytree_std::leaves(tree).len();
         if let Rule::All = self.0 {
             return LeafMask {
                 len: n,
@@ -142,10 +142,9 @@ impl Mask {
             };
         }
         let mut bits = Vec::with_capacity(n);
-        // One tree, no others to check against: this cannot fail.
-        let _ = pytree_std::paths::for_each_with_path(tree, [], |path, _, []| {
-            bits.push(self.holds(path))
-        });
+        pytree_std::paths::leaves_with_path(tree)
+            .into_iter()
+            .for_each(|(ref path, _)| bits.push(self.holds(path)));
         if bits.iter().all(|&b| b) {
             return LeafMask {
                 len: n,
@@ -306,7 +305,7 @@ impl LeafMask {
     ///     "at <root>: optimizer state mismatch: the state was built by init for a tree of 2 leaves, this tree has 1");
     /// ```
     pub fn ensure_fits<P: Flatten<Std>>(&self, tree: &P) -> Result<(), Error> {
-        let n = pytree_std::reductions::num_leaves(tree);
+        let n = pytree_std::leaves(tree).len();
         if self.pending {
             Err(Error::custom(
                 "optimizer state mismatch: the mask was not evaluated (a state loaded from a checkpoint: pass it to the transformation's update or step)",

@@ -25,7 +25,7 @@ use crate::walk::{same_shape, selected, sum_squares, walk, NoOff, Scalar};
 /// ```
 /// use pytree_optim::GradientTransformation;
 /// let s = pytree_optim::clip_by_global_norm(1.0).init(&vec![0.0f32; 3])?;
-/// assert_eq!(pytree_std::reductions::num_leaves(&s), 0);
+/// assert_eq!(pytree_std::leaves(&s).len(), 0);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 #[derive(PyTree, Clone, Debug, PartialEq)]

@@ -36,8 +36,8 @@
 //! At the root, what most code needs:
 //! - the operations users call most, fixed to the standard namespace
 //!   [`Std`]: [`flatten`], [`unflatten`], [`structure`], [`leaves`],
-//!   [`leaves_mut`], [`map`], [`map_n`], [`zip_mut`], [`for_each`],
-//!   [`for_each_mut`], [`flatten_with_path`], [`map_with_path`];
+//!   [`leaves_mut`], [`map`], [`map_n`], [`zip_mut`], [`for_each_mut`],
+//!   [`flatten_with_path`], [`map_with_path`];
 //! - the traits [`PyTree`] (the bound to write), [`Flatten`],
 //!   [`Unflatten`], [`Leaf`] (how a leaf is lent: [`LeafRef`],
 //!   [`LeafMut`]), `#[derive(PyTree)]` (see `pytree-derive` for its
@@ -56,24 +56,24 @@
 //! a leaf is found by key path or by index alike
 //! ([`LeafAddress`](paths::LeafAddress)):
 //! - [`walk`]: the root's walks and [`map_into`](walk::map_into) (another
-//!   leaf type), [`drop_deep`](walk::drop_deep),
-//!   [`check_same_structure`](walk::check_same_structure);
+//!   leaf type), [`drop_deep`](walk::drop_deep);
 //! - [`paths`]: key paths, one `*_with_path` form per walk (over one tree
-//!   or several), a leaf read, updated or replaced at its path or index
+//!   or several: [`zip_mut_with_path`](paths::zip_mut_with_path)), a leaf
+//!   read, updated or replaced at its path or index
 //!   ([`get`](paths::get), [`update`](paths::update), [`set`](paths::set)),
 //!   a subtree replaced ([`set_subtree`](paths::set_subtree));
 //!   [`KeyStr`](paths::KeyStr) writes a path in JAX's `keystr` styles,
 //!   [`paths::KeyEntry`] is one step of a path;
-//! - [`reductions`]: [`fold`](reductions::fold), [`sum`](reductions::sum),
-//!   [`max`](reductions::max), [`num_leaves`](reductions::num_leaves), ...;
-//! - [`split`]: [`partition`](split::partition), [`filter`](split::filter),
+//! - [`reductions`]: [`fold`](reductions::fold), and a table of the
+//!   reductions written with it (sum, max, all, any, ...);
+//! - [`split`]: [`partition`](split::partition),
 //!   [`combine`](split::combine), with fill values
 //!   [`partition_fill`](split::partition_fill), and
 //!   [`replace_nones`](split::replace_nones);
 //! - [`nested`]: a tree as an outer tree of inner trees, prefix trees
 //!   (JAX's `in_axes`, [`Subtree`](nested::Subtree)) and transposes
 //!   ([`transpose`](nested::transpose), [`subside`](nested::subside) /
-//!   [`rise`](nested::rise), ...);
+//!   [`rise`](nested::rise));
 //! - [`treelize`]: [`Treelize`](treelize::Treelize), a function of leaves
 //!   applied to trees, with treevalue's [`mode`](treelize::mode)s;
 //! - `parallel` (feature `rayon`): `par_zip_mut` (the arguments of
@@ -152,7 +152,7 @@ pub use pytree_core::ops as generic;
 // module of its family).
 pub use paths::{flatten_with_path, map_with_path};
 pub use walk::{
-    flatten, for_each, for_each_mut, leaves, leaves_mut, map, map_n, structure, unflatten, zip_mut,
+    flatten, for_each_mut, leaves, leaves_mut, map, map_n, structure, unflatten, zip_mut,
 };
 
 pub use pytree_core::TreeDefLimits;

@@ -3,15 +3,43 @@
 //!
 //! - Prefix trees (JAX's `in_axes`): a prefix's leaves each stand for a
 //!   whole subtree of a fuller tree, reached as a [`Subtree`]:
-//!   [`flatten_up_to`], [`broadcast_prefix`], [`broadcast`],
-//!   [`map_with_prefix`], [`broadcast_common`], [`flatten_one_level`].
+//!   [`flatten_up_to`], [`broadcast`], [`map_with_prefix`],
+//!   [`broadcast_common`].
 //! - Transposes, the outer and inner trees swapped: JAX's general
 //!   [`transpose`]; treevalue's pair [`subside`] (trees to one tree of
-//!   `Vec` leaves) and [`rise`] (its inverse); [`pair_leaves`] (two trees
-//!   to one tree of pairs) and [`unpair_leaves`] (its inverse);
-//!   [`unflatten_pairs`] (one pair of values, possibly subtrees, per leaf
-//!   of a TreeDef, to a pair of trees). Stacking arrays along a new axis is
-//!   another thing: see the ensembles (feature `ndarray`).
+//!   `Vec` leaves) and [`rise`] (its inverse). Stacking arrays along a new
+//!   axis is another thing: see the ensembles (feature `ndarray`).
+//!
+//! The rest are these with one argument fixed:
+//!
+//! | to do | write |
+//! | --- | --- |
+//! | the root's children as subtrees (JAX's `flatten_one_level`) | `flatten_up_to(&structure(&t).one_level(), t)` |
+//! | the prefix's leaves, one per leaf of `full` (optree's `broadcast_prefix`) | `leaves(&broadcast::<_, _, U>(&prefix, &full)?)` |
+//! | two trees to one tree of pairs (was `pair_leaves`) | `transpose(&structure(&(0, 0)), &structure(&a), (a, b))` |
+//! | a tree of pairs to two trees (was `unpair_leaves`) | `transpose(&outer, &structure(&(0, 0)), t)` |
+//!
+//! The engine keeps `flatten_one_level`, `broadcast_prefix`, `pair_leaves`,
+//! `unpair_leaves` (which finds `outer` itself) and `unflatten_pairs` (one
+//! pair of subtrees per leaf of a TreeDef, to a pair of trees) as
+//! functions for any namespace, in `pytree_core::ops::prefix` and
+//! `transpose` (reachable as [`generic`](crate::generic), called with
+//! [`Std`] named: `pytree_std::generic::transpose::unpair_leaves::<pytree_std::Std, _, _, _>(t)`).
+//!
+//! ```
+//! use pytree_std::{leaves, structure, nested::{broadcast, flatten_up_to, transpose}};
+//! let t = (1, vec![2, 3]);
+//! let children = flatten_up_to(&structure(&t).one_level(), t.clone())?;
+//! assert_eq!(children[1].leaves(), [2, 3]);
+//! let b: (u8, Vec<u8>) = broadcast(&7u8, &t)?;
+//! assert_eq!(leaves(&b), [&7, &7, &7]);
+//! let (a, b) = (vec![1, 2], vec![10, 20]);
+//! let pairs: Vec<(i32, i32)> = transpose(&structure(&(0, 0)), &structure(&a), (a, b))?;
+//! assert_eq!(pairs, [(1, 10), (2, 20)]);
+//! let back: (Vec<i32>, Vec<i32>) = transpose(&structure(&vec![0, 0]), &structure(&(0, 0)), pairs)?;
+//! assert_eq!(back, (vec![1, 2], vec![10, 20]));
+//! # Ok::<(), pytree_std::Error>(())
+//! ```
 //!
 //! Each function is fixed to [`Std`]; its body is one call to the engine in
 //! `pytree_core::ops::prefix` or `pytree_core::ops::transpose`.
@@ -39,22 +67,6 @@ pub fn flatten_up_to<T: Flatten<Std>>(
     tree: T,
 ) -> Result<Vec<Subtree<T::Leaf>>, Error> {
     pytree_core::ops::prefix::flatten_up_to::<Std, T>(prefix, tree)
-}
-
-/// The prefix's leaves, one per leaf of `full` (optree's
-/// `broadcast_prefix`).
-///
-/// Engine (any namespace): [`pytree_core::ops::prefix::broadcast_prefix`](crate::generic::prefix::broadcast_prefix).
-///
-/// ```
-/// assert_eq!(pytree_std::nested::broadcast_prefix(&7, &(1, vec![2, 3]))?, [&7, &7, &7]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn broadcast_prefix<'p, P: Flatten<Std>, T: Flatten<Std>>(
-    prefix: &'p P,
-    full: &T,
-) -> Result<Vec<LeafRef<'p, Std, P::Leaf>>, Error> {
-    pytree_core::ops::prefix::broadcast_prefix::<Std, P, T>(prefix, full)
 }
 
 /// The prefix spelled out to `full`'s structure, as a `U` (optree's
@@ -137,30 +149,6 @@ where
     pytree_core::ops::prefix::broadcast_common::<Std, A, B, UA, UB>(a, b)
 }
 
-/// The children of the root of `tree`, each as a [`Subtree`] (its TreeDef
-/// and leaves), and the root's one-level structure (JAX's
-/// `flatten_one_level`). A leaf has no level to flatten: an error.
-///
-/// Engine (any namespace): [`pytree_core::ops::prefix::flatten_one_level`](crate::generic::prefix::flatten_one_level).
-///
-/// ```
-/// use pytree_std::{tree, Tree};
-/// let t: Tree<i32> = tree! { "a" => 1, "x" => { "c" => 2, "d" => 3 } };
-/// let (children, one) = pytree_std::nested::flatten_one_level(t)?;
-/// assert_eq!(one.to_string(), r#"{"a": *, "x": *}"#);
-/// let (def, leaves) = children[1].clone().into_parts();
-/// let x: Tree<i32> = pytree_std::unflatten(&def, leaves)?;
-/// assert_eq!(format!("{x:?}"), r#"{"c": 2, "d": 3}"#);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-#[allow(clippy::type_complexity)]
-// The pair JAX's `flatten_one_level` returns, spelled out.
-pub fn flatten_one_level<T: Flatten<Std>>(
-    tree: T,
-) -> Result<(Vec<Subtree<T::Leaf>>, TreeDef), Error> {
-    pytree_core::ops::prefix::flatten_one_level::<Std, T>(tree)
-}
-
 /// Turns a tree of structure `outer.compose(inner)` into one of structure
 /// `inner.compose(outer)` (JAX's `tree.transpose`), checking the whole
 /// structure.
@@ -211,69 +199,4 @@ pub fn rise<U: Flatten<Std>, T: Unflatten<Std, Leaf = U::Leaf>>(
     stacked: U,
 ) -> Result<Vec<T>, Error> {
     pytree_core::ops::transpose::rise::<Std, U, T>(stacked)
-}
-
-/// Pairs two trees of one structure into one tree whose leaves are pairs
-/// (`(a's leaf, b's leaf)` at each place).
-///
-/// Engine (any namespace): [`pytree_core::ops::transpose::pair_leaves`](crate::generic::transpose::pair_leaves).
-///
-/// ```
-/// let z: Vec<(i32, i32)> = pytree_std::nested::pair_leaves(vec![1, 2], vec![10, 20])?;
-/// assert_eq!(z, [(1, 10), (2, 20)]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn pair_leaves<A, B, U>(a: A, b: B) -> Result<U, Error>
-where
-    A: Flatten<Std>,
-    B: Flatten<Std, Leaf = A::Leaf>,
-    U: Unflatten<Std, Leaf = A::Leaf>,
-{
-    pytree_core::ops::transpose::pair_leaves::<Std, A, B, U>(a, b)
-}
-
-/// Splits a tree of pairs into a pair of trees (the inverse of [`pair_leaves`]).
-///
-/// Engine (any namespace): [`pytree_core::ops::transpose::unpair_leaves`](crate::generic::transpose::unpair_leaves).
-///
-/// ```
-/// let (a, b): (Vec<i32>, Vec<i32>) = pytree_std::nested::unpair_leaves(vec![(1, 10), (2, 20)])?;
-/// assert_eq!((a, b), (vec![1, 2], vec![10, 20]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn unpair_leaves<U, A, B>(tree: U) -> Result<(A, B), Error>
-where
-    U: Flatten<Std>,
-    A: Unflatten<Std, Leaf = U::Leaf>,
-    B: Unflatten<Std, Leaf = U::Leaf>,
-{
-    pytree_core::ops::transpose::unpair_leaves::<Std, U, A, B>(tree)
-}
-
-/// Builds a pair of trees of structure `def` from one pair of values per
-/// leaf: [`unflatten`](crate::unflatten) for pairs (treevalue's `rise` of
-/// a tree of pairs). The halves may be subtrees (an `Option`, a tuple),
-/// which take the place of their leaf.
-///
-/// Engine (any namespace): [`pytree_core::ops::transpose::unflatten_pairs`](crate::generic::transpose::unflatten_pairs).
-///
-/// ```
-/// let def = pytree_std::structure(&(0, 0));
-/// let (found, count): ((Option<usize>, Option<usize>), (usize, usize)) =
-///     pytree_std::nested::unflatten_pairs(&def, [(Some(1usize), 3usize), (None, 0)])?;
-/// assert_eq!(found, (Some(1), None));
-/// assert_eq!(count, (3, 0));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn unflatten_pairs<VA, VB, A, B>(
-    def: &TreeDef,
-    pairs: impl IntoIterator<Item = (VA, VB)>,
-) -> Result<(A, B), Error>
-where
-    VA: Flatten<Std>,
-    VB: Flatten<Std>,
-    A: Unflatten<Std, Leaf = VA::Leaf>,
-    B: Unflatten<Std, Leaf = VB::Leaf>,
-{
-    pytree_core::ops::transpose::unflatten_pairs::<Std, VA, VB, A, B>(def, pairs)
 }

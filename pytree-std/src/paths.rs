@@ -1,12 +1,13 @@
 //! Key paths: every leaf with its [`KeyPath`] (JAX's `*_with_path`
 //! functions), one form per walk: [`flatten_with_path`],
-//! [`leaves_with_path`], [`map_with_path`], and over one tree or several
-//! [`for_each_with_path`] (by reference) and [`zip_mut_with_path`] (in
-//! place); a leaf found by its address ([`LeafAddress`]: its key path or
-//! its position in leaf order) to read ([`get`]), update ([`update`]) or
+//! [`leaves_with_path`] (a one-tree visit is a loop over it),
+//! [`map_with_path`], and over several trees in step, read or updated in
+//! place, [`zip_mut_with_path`] (the arguments of [`zip_mut`](crate::zip_mut));
+//! a leaf found by its address ([`LeafAddress`]: its key path or its
+//! position in leaf order) to read ([`get`]), update ([`update`]) or
 //! replace ([`set`]) in place (equinox's `tree_at`), a subtree replaced
-//! ([`set_subtree`]), the path (with its kind) of the leaf at an index
-//! ([`leaf_path_at`]). Every error names the path.
+//! ([`set_subtree`]). The path of the leaf at an index is
+//! `structure(&t).leaf_path(i)`. Every error names the path.
 //!
 //! Each function is fixed to [`Std`]; its body calls the engine in
 //! `pytree_core::ops::with_path`, `multi_path`, `at_path` or `by_index`.
@@ -117,27 +118,12 @@ where
     pytree_core::ops::at_path::set_subtree::<Std, T, S>(tree, path, subtree)
 }
 
-/// The key path (with its kind) of the leaf at position `index` in leaf
-/// order, without flattening. From a TreeDef:
-/// [`TreeDef::leaf_path`](crate::TreeDef::leaf_path) (optree's
-/// `treespec.paths()[i]`).
-///
-/// Engine (any namespace): [`pytree_core::ops::by_index::leaf_path_at`](crate::generic::by_index::leaf_path_at).
-///
-/// ```
-/// let t = (1, vec![2, 3]);
-/// assert_eq!(pytree_std::paths::leaf_path_at(&t, 2)?.to_string(), "[1][1]");
-/// assert_eq!(pytree_std::structure(&t).leaf_path(2), Some(pytree_std::paths::leaf_path_at(&t, 2)?));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn leaf_path_at<T: Flatten<Std>>(tree: &T, index: usize) -> Result<KeyPath, Error> {
-    pytree_core::ops::by_index::leaf_path_at::<Std, T>(tree, index)
-}
-
 /// Where a leaf is, for [`get`], [`update`] and [`set`]: its key path
 /// (`&KeyPath`) or its position in leaf order (`usize`, pre-order, as in
-/// [`leaves`](crate::leaves)). The path of the leaf at an index:
-/// [`leaf_path_at`].
+/// [`leaves`](crate::leaves)). The path of the leaf at an index is its
+/// TreeDef's [`leaf_path`](crate::TreeDef::leaf_path) (optree's
+/// `treespec.paths()[i]`; the engine's `by_index::leaf_path_at` finds it
+/// without building the TreeDef).
 ///
 /// ```
 /// use pytree_std::KeyPath;
@@ -145,7 +131,7 @@ pub fn leaf_path_at<T: Flatten<Std>>(tree: &T, index: usize) -> Result<KeyPath, 
 /// let path = KeyPath::root().index(1).index(1);
 /// let (by_path, by_index) = (pytree_std::paths::get(&t, &path)?, pytree_std::paths::get(&t, 2)?);
 /// assert_eq!(by_path, by_index);
-/// assert_eq!(pytree_std::paths::leaf_path_at(&t, 2)?, path);
+/// assert_eq!(pytree_std::structure(&t).leaf_path(2), Some(path));
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub trait LeafAddress {
@@ -259,27 +245,60 @@ pub fn map_with_path<T: Flatten<Std>, U: Unflatten<Std>>(
     pytree_core::ops::with_path::map_with_path::<Std, T, U, _>(tree, f)
 }
 
-/// Calls `f(path, leaf, [leaf of each other])` on `first` and `N` more
-/// trees of the same type, in `first`'s leaf order, leaves lent by
-/// reference ([`LeafRef`]): `for_each_with_path(&t, [], |path, x, []| ..)`
-/// for one tree. The others are checked as [`map_n`](crate::map_n) checks
-/// them (array leaves: their signatures too; on a mismatch `f` is never
-/// called and the error lists every difference); the dynamic tree's maps
-/// pair by key, whatever their order. A map over several trees with paths
-/// (JAX's `tree_map_with_path(f, tree, *rest)`) collects `f`'s results and
-/// [`unflatten`](crate::unflatten)s them with `first`'s
-/// [`structure`](crate::structure).
+/// Walks `N` trees updated in place and `M` more read, leaf by leaf, with
+/// the key path: `f(path, [leaf of each mutable tree], [leaf of each other
+/// tree])` (the path-aware [`zip_mut`](crate::zip_mut), with its
+/// arguments; JAX's `tree_map_with_path(f, tree, *rest)` and optree's
+/// in-place `tree_map_with_path_`). The mutable trees' leaves are lent as
+/// [`LeafMut`], the others' as [`LeafRef`]. Every tree is checked against
+/// the first before `f` is first called (structures and array signatures,
+/// as [`map_n`](crate::map_n) checks them): on a mismatch nothing changes
+/// and the error lists every difference; a dynamic tree read beside the
+/// first ([`Tree`](crate::Tree)) pairs its maps' entries by key, whatever
+/// their order.
 ///
-/// Engine (any namespace): [`pytree_core::ops::with_path::for_each_with_path`](crate::generic::with_path::for_each_with_path)
-/// (one tree), [`pytree_core::ops::multi_path::for_each_with_path_n`](crate::generic::multi_path::for_each_with_path_n).
+/// - `zip_mut_with_path([&mut t], [], |path, [x], []| ..)`: an in-place
+///   update that can depend on where, or of which kind, the leaf is;
+/// - `zip_mut_with_path([], [&a, &b], |path, [], [x, y]| ..)`: trees read
+///   in step (a map over several trees with paths collects `f`'s results
+///   and [`unflatten`](crate::unflatten)s them with the first's
+///   [`structure`](crate::structure));
+/// - one tree read: a loop over [`leaves_with_path`], which cannot fail
+///   (it clones each leaf's path); `zip_mut_with_path([], [&t], |path, [],
+///   [x]| ..)` allocates nothing per leaf (and returns `Ok`).
+///
+/// Engine (any namespace): [`pytree_core::ops::multi_path::zip_mut_with_path`](crate::generic::multi_path::zip_mut_with_path)
+/// (one mutable tree), [`pytree_core::ops::multi_path::for_each_with_path_n`](crate::generic::multi_path::for_each_with_path_n)
+/// and [`pytree_core::ops::with_path::for_each_with_path`](crate::generic::with_path::for_each_with_path)
+/// (none).
 ///
 /// ```
-/// let mut paths = Vec::new();
-/// pytree_std::paths::for_each_with_path(&vec![(1, 2)], [], |path, _, []| paths.push(path.to_string()))?;
-/// assert_eq!(paths, ["[0][0]", "[0][1]"]);
+/// use pytree_std::PyTree;
+/// #[derive(PyTree, Debug, PartialEq)]
+/// struct Layer { w: f32, #[pytree(kind = "state")] steps: f32 }
+/// let mut p = Layer { w: 1.0, steps: 0.0 };
+/// let g = Layer { w: 0.5, steps: 1.0 };
+/// pytree_std::paths::zip_mut_with_path([&mut p], [&g], |path, [x], [dx]| match path.kind() {
+///     "state" => *x += dx,
+///     _ => *x -= 0.1 * dx,
+/// })?;
+/// assert_eq!(p, Layer { w: 0.95, steps: 1.0 });
 ///
+/// let mut t = (1.0f32, vec![1.0f32, 1.0]);
+/// pytree_std::paths::zip_mut_with_path([&mut t], [], |path, [x], []| *x *= path.len() as f32)?;
+/// assert_eq!(t, (1.0, vec![2.0, 2.0]));
+///
+/// // Two trees updated from a third.
+/// let (mut p, mut m) = (vec![1.0f32, 2.0], vec![0.0f32; 2]);
+/// pytree_std::paths::zip_mut_with_path([&mut p, &mut m], [&vec![1.0f32, 1.0]], |path, [p, m], [g]| {
+///     *m += g * path.len() as f32;
+///     *p -= *m;
+/// })?;
+/// assert_eq!((p, m), (vec![0.0, 1.0], vec![1.0, 1.0]));
+///
+/// // Trees read in step: where they differ.
 /// let mut diffs = Vec::new();
-/// pytree_std::paths::for_each_with_path(&vec![1.0f32, 2.0], [&vec![1.0f32, 2.5]], |path, x, [y]| {
+/// pytree_std::paths::zip_mut_with_path([], [&vec![1.0f32, 2.0], &vec![1.0f32, 2.5]], |path, [], [x, y]| {
 ///     if x != y { diffs.push(path.to_string()) }
 /// })?;
 /// assert_eq!(diffs, ["[1]"]);
@@ -288,69 +307,92 @@ pub fn map_with_path<T: Flatten<Std>, U: Unflatten<Std>>(
 /// let a: Tree<i32> = tree! { "w" => 1, "b" => [2, 3] };
 /// let b: Tree<i32> = tree! { "b" => [20, 30], "w" => 10 }; // other order: paired by key
 /// let mut out = Vec::new();
-/// pytree_std::paths::for_each_with_path(&a, [&b], |path, x, [y]| out.push(format!("{path}={}", x + y)))?;
+/// pytree_std::paths::zip_mut_with_path([], [&a, &b], |path, [], [x, y]| out.push(format!("{path}={}", x + y)))?;
 /// let t: Tree<String> = pytree_std::unflatten(&pytree_std::structure(&a), out)?;
 /// assert_eq!(format!("{t:?}"), r#"{"w": "[\"w\"]=11", "b": ["[\"b\"][0]=22", "[\"b\"][1]=33"]}"#);
+///
+/// // One tree read: its leaves with their paths.
+/// let mut paths = Vec::new();
+/// for (path, _) in pytree_std::paths::leaves_with_path(&vec![(1, 2)]) {
+///     paths.push(path.to_string());
+/// }
+/// assert_eq!(paths, ["[0][0]", "[0][1]"]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
-pub fn for_each_with_path<'a, T: Flatten<Std>, const N: usize>(
-    first: &'a T,
-    others: [&'a T; N],
-    mut f: impl FnMut(&KeyPath, LeafRef<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]),
+pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize, const M: usize>(
+    muts: [&'a mut T; N],
+    refs: [&'a T; M],
+    mut f: impl FnMut(&KeyPath, [LeafMut<'a, Std, T::Leaf>; N], [LeafRef<'a, Std, T::Leaf>; M]),
 ) -> Result<(), Error> {
     if N == 0 {
-        // One tree: nothing to check or line up.
-        pytree_core::ops::with_path::for_each_with_path::<Std, T, _>(first, |path, x| {
-            if let Some(none) = pytree_core::__private::all_some(core::array::from_fn(|_| None)) {
-                f(path, x, none);
-            }
-        });
-        return Ok(());
+        // Trees read in step: the first is walked beside all of them
+        // (itself included, which lines up trivially).
+        let Some(&first) = refs.first() else {
+            return Ok(());
+        };
+        if M == 1 {
+            // One tree: nothing to check or line up, nothing allocated.
+            pytree_core::ops::with_path::for_each_with_path::<Std, T, _>(first, |path, x| {
+                if let Some(none) = pytree_core::__private::all_some(core::array::from_fn(|_| None))
+                {
+                    f(path, none, crate::walk::one(x));
+                }
+            });
+            return Ok(());
+        }
+        return pytree_core::ops::multi_path::for_each_with_path_n::<Std, T, M, _>(
+            first,
+            refs,
+            |path, _, ys| {
+                if let Some(none) = pytree_core::__private::all_some(core::array::from_fn(|_| None))
+                {
+                    f(path, none, ys);
+                }
+            },
+        );
     }
-    pytree_core::ops::multi_path::for_each_with_path_n::<Std, T, N, _>(first, others, f)
-}
-
-/// Updates `tree` in place from `N` other trees of the same type, leaf by
-/// leaf, with paths: `f(path, leaf, [leaf of each other])`, the leaf of
-/// `tree` lent as [`LeafMut`] (the path-aware [`zip_mut`](crate::zip_mut)
-/// of one mutable tree; `zip_mut_with_path(&mut t, [], |path, x, []| ..)`
-/// is an in-place update that can depend on where, or of which kind, the
-/// leaf is). Checked before the first update: on a mismatch `tree` is
-/// unchanged and the error lists every difference.
-///
-/// Engine (any namespace): [`pytree_core::ops::with_path::for_each_mut_with_path`](crate::generic::with_path::for_each_mut_with_path)
-/// (no others), [`pytree_core::ops::multi_path::zip_mut_with_path`](crate::generic::multi_path::zip_mut_with_path).
-///
-/// ```
-/// use pytree_std::PyTree;
-/// #[derive(PyTree, Debug, PartialEq)]
-/// struct Layer { w: f32, #[pytree(kind = "state")] steps: f32 }
-/// let mut p = Layer { w: 1.0, steps: 0.0 };
-/// let g = Layer { w: 0.5, steps: 1.0 };
-/// pytree_std::paths::zip_mut_with_path(&mut p, [&g], |path, x, [dx]| match path.kind() {
-///     "state" => *x += dx,
-///     _ => *x -= 0.1 * dx,
-/// })?;
-/// assert_eq!(p, Layer { w: 0.95, steps: 1.0 });
-///
-/// let mut t = (1.0f32, vec![1.0f32, 1.0]);
-/// pytree_std::paths::zip_mut_with_path(&mut t, [], |path, x, []| *x *= path.len() as f32)?;
-/// assert_eq!(t, (1.0, vec![2.0, 2.0]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize>(
-    tree: &'a mut T,
-    others: [&'a T; N],
-    mut f: impl FnMut(&KeyPath, LeafMut<'a, Std, T::Leaf>, [LeafRef<'a, Std, T::Leaf>; N]),
-) -> Result<(), Error> {
-    if N == 0 {
-        // No others: nothing to check or line up.
-        pytree_core::ops::with_path::for_each_mut_with_path::<Std, T, _>(tree, |path, x| {
-            if let Some(none) = pytree_core::__private::all_some(core::array::from_fn(|_| None)) {
-                f(path, x, none);
-            }
-        });
-        return Ok(());
+    if N == 1 {
+        let Some(tree) = muts.into_iter().next() else {
+            return Ok(());
+        };
+        if M == 0 {
+            // Nothing to check or line up.
+            pytree_core::ops::with_path::for_each_mut_with_path::<Std, T, _>(tree, |path, x| {
+                if let Some(none) = pytree_core::__private::all_some(core::array::from_fn(|_| None))
+                {
+                    f(path, crate::walk::one(x), none);
+                }
+            });
+            return Ok(());
+        }
+        return pytree_core::ops::multi_path::zip_mut_with_path::<Std, T, M, _>(
+            tree,
+            refs,
+            |path, x, ys| f(path, crate::walk::one(x), ys),
+        );
     }
-    pytree_core::ops::multi_path::zip_mut_with_path::<Std, T, N, _>(tree, others, f)
+    // Several mutable trees: checked as `zip_mut` checks them, then walked
+    // in step in leaf order, the paths read off the first's TreeDef.
+    pytree_core::ops::multi::check_all::<Std, T>(
+        muts.iter()
+            .map(|t| &**t)
+            .chain(refs.iter().copied())
+            .collect(),
+    )?;
+    let paths = match muts.first() {
+        Some(first) => crate::structure(&**first).leaf_paths()?,
+        None => Vec::new(),
+    };
+    let mut ms = muts.map(|t| crate::leaves_mut(t).into_iter());
+    let mut rs = refs.map(|t| crate::leaves(t).into_iter());
+    for path in &paths {
+        match (
+            pytree_core::__private::all_some(ms.each_mut().map(Iterator::next)),
+            pytree_core::__private::all_some(rs.each_mut().map(Iterator::next)),
+        ) {
+            (Some(xs), Some(ys)) => f(path, xs, ys),
+            _ => break,
+        }
+    }
+    Ok(())
 }

@@ -1,8 +1,9 @@
 //! A tree split into parts and put back together (equinox's `filter` /
 //! `partition` / `combine`, PAX's parameters versus state): a `T` is split
 //! into trees of the same structure with `Option` leaves, `None` where a
-//! leaf was left out ([`partition`], [`filter`]; put back together by
-//! [`combine`]); with fill values instead of `None` holes,
+//! leaf was left out ([`partition`]; equinox's `filter` is its first half,
+//! `partition(t, pred).map(|(kept, _)| kept)`), put back together by
+//! [`combine`]; with fill values instead of `None` holes,
 //! [`partition_fill`] (its first half is equinox's `filter(tree, spec,
 //! replace=..)`); and [`replace_nones`].
 //!
@@ -30,6 +31,10 @@ use crate::{Error, Flatten, KeyPath, Std, Unflatten};
 ///     pytree_std::split::partition(Counter { count: 1.0, bias: 0.5 }, |path, _| path.kind() == "param")?;
 /// assert_eq!(params, Counter { count: None, bias: Some(0.5) });
 /// assert_eq!(state, Counter { count: Some(1.0), bias: None });
+///
+/// // One half alone (equinox's `filter`):
+/// let big: Vec<Option<i32>> = pytree_std::split::partition(vec![1, 20, 3], |_, x| *x > 10).map(|(kept, _)| kept)?;
+/// assert_eq!(big, [None, Some(20), None]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn partition<T: Flatten<Std>, U: Unflatten<Std, Leaf = T::Leaf>>(
@@ -37,23 +42,6 @@ pub fn partition<T: Flatten<Std>, U: Unflatten<Std, Leaf = T::Leaf>>(
     pred: impl FnMut(&KeyPath, &T::Leaf) -> bool,
 ) -> Result<(U, U), Error> {
     pytree_core::ops::partition::partition::<Std, T, U, _>(tree, pred)
-}
-
-/// Keeps the leaves for which `pred(path, leaf)` holds, with `None` holes
-/// for the others (equinox's `filter`).
-///
-/// Engine (any namespace): [`pytree_core::ops::partition::filter`](crate::generic::partition::filter).
-///
-/// ```
-/// let big: Vec<Option<i32>> = pytree_std::split::filter(vec![1, 20, 3], |_, x| *x > 10)?;
-/// assert_eq!(big, [None, Some(20), None]);
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn filter<T: Flatten<Std>, U: Unflatten<Std, Leaf = T::Leaf>>(
-    tree: T,
-    pred: impl FnMut(&KeyPath, &T::Leaf) -> bool,
-) -> Result<U, Error> {
-    pytree_core::ops::partition::filter::<Std, T, U, _>(tree, pred)
 }
 
 /// Puts `N` trees of `Option` leaves back together (equinox's

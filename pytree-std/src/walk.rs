@@ -1,9 +1,27 @@
 //! The walks: a tree taken apart and rebuilt ([`flatten`], [`unflatten`],
 //! [`structure`], [`leaves`], [`leaves_mut`], [`drop_deep`]), its leaves
-//! mapped ([`map`], [`map_into`], over several trees [`map_n`]), visited
-//! ([`for_each`]) and updated in place ([`for_each_mut`], from other
-//! trees [`zip_mut`]), and [`check_same_structure`]. "zip" always means
-//! walking trees in step.
+//! mapped ([`map`], [`map_into`], over several trees [`map_n`]) and
+//! updated in place ([`for_each_mut`], from other trees [`zip_mut`]).
+//! "zip" always means walking trees in step.
+//!
+//! A visit that only reads is a loop over [`leaves`] (or a
+//! [`fold`](crate::reductions::fold), which builds no `Vec`); the structure
+//! of two trees is compared through their TreeDefs:
+//!
+//! | to do | write |
+//! | --- | --- |
+//! | call `f` on every leaf (was `for_each`) | `leaves(&t).into_iter().for_each(f)` |
+//! | with its key path | `paths::leaves_with_path(&t)` |
+//! | same structure? (was `check_same_structure`) | `structure(&a).diff(&structure(&b)).is_empty()` |
+//!
+//! ```
+//! let mut seen = Vec::new();
+//! pytree_std::leaves(&(1, vec![2, 3])).into_iter().for_each(|x| seen.push(*x));
+//! assert_eq!(seen, [1, 2, 3]);
+//! let (a, b) = (pytree_std::structure(&(1.0, vec![2.0])), pytree_std::structure(&(0u8, vec![0u8, 1])));
+//! let diff: Vec<String> = a.diff(&b).iter().map(|e| e.to_string()).collect();
+//! assert_eq!(diff, ["at [1]: sequence length mismatch: expected 1, found 2"]);
+//! ```
 //!
 //! One function per walk, learned once:
 //! - **Several trees** are one form: `map_n(&a, [&b, &c], |x, [y, z]| ..)`
@@ -352,19 +370,6 @@ pub fn drop_deep<T: Flatten<Std>>(tree: T) {
     pytree_core::ops::basic::drop_deep::<Std, T>(tree)
 }
 
-/// Calls `f` on every leaf by reference ([`LeafRef`]).
-///
-/// Engine (any namespace): [`pytree_core::ops::basic::for_each`](crate::generic::basic::for_each).
-///
-/// ```
-/// let mut n = 0;
-/// pytree_std::for_each(&vec![(1, 2)], |_| n += 1);
-/// assert_eq!(n, 2);
-/// ```
-pub fn for_each<'a, T: Flatten<Std>>(tree: &'a T, f: impl FnMut(LeafRef<'a, Std, T::Leaf>)) {
-    pytree_core::ops::basic::for_each::<Std, T, _>(tree, f)
-}
-
 /// Calls `f` on every leaf by mutable reference ([`LeafMut`]): an
 /// in-place update. `f` may fail ([`LeafFnOutput`]): then the walk stops
 /// at its first error, which names the leaf's path, and the result is a
@@ -455,32 +460,11 @@ pub fn zip_mut<T: Flatten<Std>, const N: usize, const M: usize, R: LeafFnOutput<
     })
 }
 
-/// `[x]` as an array of length `N`, for `N == 1` (the one caller,
-/// [`zip_mut`], branches on it; the check folds away).
+/// `[x]` as an array of length `N`, for `N == 1` (the callers,
+/// [`zip_mut`] and `paths::zip_mut_with_path`, branch on it; the check
+/// folds away).
 #[inline(always)]
-fn one<X, const N: usize>(x: X) -> [X; N] {
+pub(crate) fn one<X, const N: usize>(x: X) -> [X; N] {
     let mut x = Some(x);
-    core::array::from_fn(|_| x.take().expect("zip_mut calls this with N == 1"))
-}
-
-/// Checks that two trees (of any types, any leaf types) have the same
-/// structure; otherwise the error lists every place where `b` differs from
-/// `a` (dm-tree's `assert_same_structure`, as a value).
-///
-/// Engine (any namespace): [`pytree_core::ops::multi::check_same_structure`](crate::generic::multi::check_same_structure).
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// let a = BTreeMap::from([("a", vec![1.0f32, 2.0]), ("b", vec![3.0])]);
-/// let b = BTreeMap::from([("a", vec![0u8]), ("c", vec![0u8])]);
-/// pytree_std::walk::check_same_structure(&a, &a.clone())?;
-/// let err = pytree_std::walk::check_same_structure(&a, &b).unwrap_err();
-/// assert_eq!(err.to_string(), "tree structures differ (2 mismatches found)\
-///     \n  tree 1 at <root>: map key mismatch; expected key(s): [\"a\", \"b\"], got key(s): [\"a\", \"c\"], \
-///         missing key(s): [\"b\"], extra key(s): [\"c\"]\
-///     \n  tree 1 at [\"a\"]: sequence length mismatch: expected 2, found 1");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-pub fn check_same_structure<A: Flatten<Std>, B: Flatten<Std>>(a: &A, b: &B) -> Result<(), Error> {
-    pytree_core::ops::multi::check_same_structure::<Std, A, B>(a, b)
+    core::array::from_fn(|_| x.take().expect("called with N == 1"))
 }

@@ -340,10 +340,13 @@ fn all_readers(def: &TreeDef, sel: u8) {
     }
     let _ = pytree_std::nested::flatten_up_to(def, models()[1].clone());
     let _ = pytree_std::nested::flatten_up_to(def, vec![1u32, 2, 3]);
-    let _ = pytree_std::nested::unflatten_pairs::<u32, u32, Tree<u32>, Tree<u32>>(
-        def,
-        (0..n as u32).map(|i| (i, i)),
-    );
+    let _ = pytree_std::generic::transpose::unflatten_pairs::<
+        pytree_std::Std,
+        u32,
+        u32,
+        Tree<u32>,
+        Tree<u32>,
+    >(def, (0..n as u32).map(|i| (i, i)));
     let _ = Tree::leaf(1u32).to_pytree::<Vec<u32>>(def);
     let _ = Tree::seq((0..3).map(Tree::leaf)).to_pytree::<Tree<u32>>(def);
     node_readers(def, sel);
@@ -803,7 +806,7 @@ fn same_structure_maps(a: &Tree<i32>, b: &Tree<i32>) {
         pytree_std::walk::map_n(a, [a], |x, [y]| add(x, y)).expect("a tree zips with itself");
     assert_eq!(twice, a.map_ref(|x| x.wrapping_mul(2)));
     let sum = pytree_std::walk::map_n(a, [b], |x, [y]| add(x, y));
-    if pytree_std::walk::check_same_structure(a, b).is_ok() {
+    if pytree_std::generic::multi::check_same_structure::<pytree_std::Std, _, _>(a, b).is_ok() {
         assert!(sum.is_ok(), "equal structures zip");
     }
     let _ = pytree_std::map_n(a, [b, a], |x, [y, z]| x.wrapping_add(*y).wrapping_sub(*z));
@@ -830,7 +833,7 @@ fn structures_and_prefixes(a: &Tree<i32>, b: &Tree<i32>) {
         pytree_std::nested::flatten_up_to(&sa, b.clone()).is_ok(),
         prefix
     );
-    let _ = pytree_std::nested::broadcast_prefix(a, b);
+    let _ = pytree_std::generic::prefix::broadcast_prefix::<pytree_std::Std, _, _>(a, b);
     let _ = pytree_std::nested::broadcast::<_, _, Tree<i32>>(a, b);
     let _ = pytree_std::generic::prefix::map_prefix::<pytree_std::Std, _, _, i32, Tree<i32>, _>(
         a,
@@ -893,8 +896,16 @@ fn transposes(a: &Tree<i32>, b: &Tree<i32>) {
     }
     // A tree of pairs as a `Tree` holds sequences of two (it has no
     // tuples), which `unpair_leaves` does not take for pairs: no law here.
-    if let Ok(z) = pytree_std::nested::pair_leaves::<_, _, Tree<i32>>(a.clone(), b.clone()) {
-        let _ = pytree_std::nested::unpair_leaves::<_, Tree<i32>, Tree<i32>>(z);
+    if let Ok(z) = pytree_std::generic::transpose::pair_leaves::<pytree_std::Std, _, _, Tree<i32>>(
+        a.clone(),
+        b.clone(),
+    ) {
+        let _ = pytree_std::generic::transpose::unpair_leaves::<
+            pytree_std::Std,
+            _,
+            Tree<i32>,
+            Tree<i32>,
+        >(z);
     }
     let _ = pytree_std::nested::transpose::<_, Tree<i32>>(&sa, &sb, b.clone());
     if let Ok(composed) = sa.compose(&sb) {

@@ -57,7 +57,7 @@ fn the_path_of_leaf_i_agrees_with_the_walk_and_the_structure() {
     let paths = def.leaf_paths().unwrap();
     assert_eq!(paths.len(), walked.len());
     for (i, (path, leaf)) in walked.iter().enumerate() {
-        let at = pytree_std::paths::leaf_path_at(&b, i).unwrap();
+        let at = pytree_std::generic::by_index::leaf_path_at::<pytree_std::Std, _>(&b, i).unwrap();
         assert_eq!(&at, path);
         assert_eq!(at.kind(), path.kind());
         assert_eq!(def.leaf_path(i).as_ref(), Some(path));
@@ -66,14 +66,18 @@ fn the_path_of_leaf_i_agrees_with_the_walk_and_the_structure() {
         assert_eq!(pytree_std::paths::get(&b, &paths[i]).unwrap(), *leaf);
     }
     assert_eq!(
-        pytree_std::paths::leaf_path_at(&b, 6).unwrap().kind(),
+        pytree_std::generic::by_index::leaf_path_at::<pytree_std::Std, _>(&b, 6)
+            .unwrap()
+            .kind(),
         "state"
     );
     assert_eq!(
-        pytree_std::paths::leaf_path_at(&b, 6).unwrap().to_string(),
+        pytree_std::generic::by_index::leaf_path_at::<pytree_std::Std, _>(&b, 6)
+            .unwrap()
+            .to_string(),
         r#".stats["var"]"#
     );
-    assert!(pytree_std::paths::leaf_path_at(&b, 7).is_err());
+    assert!(pytree_std::generic::by_index::leaf_path_at::<pytree_std::Std, _>(&b, 7).is_err());
 }
 
 #[test]
@@ -95,7 +99,9 @@ fn dynamic_trees_are_indexed_in_insertion_order() {
     let mut t: Tree<i32> = tree! { "b" => [1, None, 2], "a" => { "y" => 3, "x" => 4 } };
     assert_eq!(pytree_std::paths::get(&t, 2).unwrap(), &3);
     assert_eq!(
-        pytree_std::paths::leaf_path_at(&t, 1).unwrap().to_string(),
+        pytree_std::generic::by_index::leaf_path_at::<pytree_std::Std, _>(&t, 1)
+            .unwrap()
+            .to_string(),
         r#"["b"][2]"#
     );
     assert_eq!(

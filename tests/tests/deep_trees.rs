@@ -89,7 +89,7 @@ fn a_100_000_level_chain_is_walked_by_reference_and_in_place() {
     assert_eq!(pytree_std::leaves(&c).len(), LEVELS);
     assert_eq!(pytree_std::structure(&c).num_leaves(), LEVELS);
     let mut sum = 0.0;
-    pytree_std::for_each(&c, |x| sum += x);
+    pytree_std::leaves(&c).into_iter().for_each(|x| sum += x);
     assert_eq!(sum, counting(LEVELS).iter().sum::<f64>());
     pytree_std::for_each_mut(&mut c, |x| *x *= 2.0);
     let doubled: Vec<f64> = counting(LEVELS).iter().map(|x| x * 2.0).collect();
@@ -236,7 +236,7 @@ fn a_100_000_level_chain_through_arc_is_walked_and_mapped() {
     pytree_std::for_each_mut(&mut c, |x| *x += 1.0);
     let c = pytree_std::map(c, |x| x * 10.0);
     let mut total = 0.0;
-    pytree_std::for_each(&c, |x| total += x);
+    pytree_std::leaves(&c).into_iter().for_each(|x| total += x);
     assert_eq!(total, 10.0 + 20.0 * (LEVELS - 1) as f64);
     // Take it apart level by level: each `Arc` is the only handle.
     let mut next = c.next;

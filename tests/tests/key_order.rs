@@ -112,7 +112,8 @@ fn broadcast_places_each_prefix_leaf_under_its_own_key() {
     let full: Tree<i32> = tree! { "b" => [10, 20], "a" => [30] };
     // One value per leaf of `full`, in `full`'s order.
     assert_eq!(
-        pytree_std::nested::broadcast_prefix(&prefix, &full).unwrap(),
+        pytree_std::generic::prefix::broadcast_prefix::<pytree_std::Std, _, _>(&prefix, &full)
+            .unwrap(),
         [&2, &2, &1]
     );
     let spelled: Tree<u8> = pytree_std::nested::broadcast(&prefix, &full).unwrap();

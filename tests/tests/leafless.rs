@@ -82,11 +82,16 @@ fn transpose_keeps_whichever_structure_is_left() {
 
 #[test]
 fn pair_leaves_and_unpair_leaves_of_leafless_trees_give_the_structure_back() {
-    let z: Zipped = pytree_std::nested::pair_leaves(empty(), empty()).unwrap();
+    let z: Zipped =
+        pytree_std::generic::transpose::pair_leaves::<pytree_std::Std, _, _, _>(empty(), empty())
+            .unwrap();
     assert_eq!(z, (vec![], None));
-    let (a, b): (Empty, Empty) = pytree_std::nested::unpair_leaves(z).unwrap();
+    let (a, b): (Empty, Empty) =
+        pytree_std::generic::transpose::unpair_leaves::<pytree_std::Std, _, _, _>(z).unwrap();
     assert_eq!((a, b), (empty(), empty()));
-    let (a, b): (Tree<f32>, Tree<f32>) = pytree_std::nested::unpair_leaves(empty_tree()).unwrap();
+    let (a, b): (Tree<f32>, Tree<f32>) =
+        pytree_std::generic::transpose::unpair_leaves::<pytree_std::Std, _, _, _>(empty_tree())
+            .unwrap();
     assert_eq!((a, b), (empty_tree(), empty_tree()));
 }
 
@@ -141,18 +146,40 @@ fn treelize_of_leafless_trees_is_the_merged_structure() {
 
 #[test]
 fn reductions_of_no_leaves_are_their_identities() {
-    assert_eq!(pytree_std::reductions::reduce(empty(), |a, b| a + b), None);
+    assert_eq!(
+        pytree_std::flatten(empty())
+            .0
+            .into_iter()
+            .reduce(|a, b| a + b),
+        None
+    );
     assert_eq!(pytree_std::reductions::fold(&empty(), 7, |n, _| n + 1), 7);
-    assert_eq!(pytree_std::reductions::sum(&empty()), 0.0);
-    assert_eq!(pytree_std::reductions::max(&empty()), None);
-    assert!(pytree_std::reductions::all(&empty(), |_| false));
-    assert!(!pytree_std::reductions::any(&empty_tree(), |_| true));
+    assert_eq!(
+        pytree_std::generic::reduce::sum::<pytree_std::Std, _>(&empty()),
+        0.0
+    );
+    assert_eq!(
+        pytree_std::generic::reduce::max::<pytree_std::Std, _>(&empty()),
+        None
+    );
+    assert!(pytree_std::generic::reduce::all::<pytree_std::Std, _, _>(
+        &empty(),
+        |_| false
+    ));
+    assert!(!pytree_std::generic::reduce::any::<pytree_std::Std, _, _>(
+        &empty_tree(),
+        |_| true
+    ));
 }
 
 #[test]
 fn a_prefix_leaf_may_stand_for_a_leafless_subtree() {
     let full = (1.0f32, BTreeMap::<String, f32>::new(), None::<f32>);
-    let b = pytree_std::nested::broadcast_prefix(&(0u8, 1u8, 2u8), &full).unwrap();
+    let b = pytree_std::generic::prefix::broadcast_prefix::<pytree_std::Std, _, _>(
+        &(0u8, 1u8, 2u8),
+        &full,
+    )
+    .unwrap();
     assert_eq!(b, [&0u8]); // 1 and 2 stand for subtrees with no leaves
     let subs =
         pytree_std::nested::flatten_up_to(&TreeDef::tuple(vec![TreeDef::leaf(); 3]), full).unwrap();

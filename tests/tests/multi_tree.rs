@@ -135,12 +135,12 @@ fn equal_structures_have_an_empty_diff() {
     // Leaf types do not matter to the structure.
     let t1 = (1.0f32, BTreeMap::from([("k", vec![1.0f32])]));
     let t2 = (1u8, BTreeMap::from([("k", vec![1u8])]));
-    pytree_std::walk::check_same_structure(&t1, &t2).unwrap();
+    pytree_std::generic::multi::check_same_structure::<pytree_std::Std, _, _>(&t1, &t2).unwrap();
 }
 
 #[test]
 fn check_same_structure_lists_every_difference() {
-    let err = pytree_std::walk::check_same_structure(
+    let err = pytree_std::generic::multi::check_same_structure::<pytree_std::Std, _, _>(
         &(1, vec![1, 2], Some(1)),
         &(1, vec![1], None::<i32>),
     )

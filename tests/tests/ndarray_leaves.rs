@@ -116,7 +116,9 @@ fn leaves_mut_and_for_each_mut_write_through_views() {
     pytree_std::for_each_mut(&mut m, |mut x| x *= 3.0);
     assert_eq!(m.layers[0].b, array![3.0, 3.0, 3.0]);
     let mut total = 0.0;
-    pytree_std::for_each(&m, |x| total += x.sum());
+    pytree_std::leaves(&m)
+        .into_iter()
+        .for_each(|x| total += x.sum());
     assert_eq!(total, 3.0 * (9.0 + 3.0) * 2.0);
 }
 

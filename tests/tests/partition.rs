@@ -115,7 +115,9 @@ fn partition_into_a_type_without_option_leaves_is_an_error_with_the_path() {
 
 #[test]
 fn filter_keeps_one_side() {
-    let small: Mlp<Option<f32>> = pytree_std::split::filter(mlp(), |_, x| *x < 2.5).unwrap();
+    let small: Mlp<Option<f32>> = pytree_std::split::partition(mlp(), |_, x| *x < 2.5)
+        .map(|(kept, _)| kept)
+        .unwrap();
     assert_eq!(
         small.layers,
         [
@@ -379,7 +381,9 @@ fn counters_nested_in_a_model_keep_their_kinds() {
         scale: 3.0,
     };
     let params: Model<Option<f64>> =
-        pytree_std::split::filter(m.clone(), |path, _| path.kind() == "param").unwrap();
+        pytree_std::split::partition(m.clone(), |path, _| path.kind() == "param")
+            .map(|(kept, _)| kept)
+            .unwrap();
     let shown: Vec<String> = pytree_std::paths::leaves_with_path(&params)
         .into_iter()
         .map(|(p, x)| format!("{p}={x}"))

@@ -61,11 +61,11 @@ fn layers(n: usize) -> Vec<Linear> {
 }
 
 #[test]
-fn for_each_with_path_allocates_nothing_per_leaf() {
+fn zip_mut_with_path_of_one_tree_read_allocates_nothing_per_leaf() {
     let big = vec![1.0f32; 10_000];
     let (n, seen) = allocations(|| {
         let mut seen = 0;
-        pytree_std::paths::for_each_with_path(&big, [], |_, _, []| seen += 1).unwrap();
+        pytree_std::paths::zip_mut_with_path([], [&big], |_, [], [_]| seen += 1).unwrap();
         seen
     });
     assert_eq!(seen, 10_000);
@@ -74,7 +74,7 @@ fn for_each_with_path_allocates_nothing_per_leaf() {
     let nested = layers(1_000);
     let (n, states) = allocations(|| {
         let mut states = 0;
-        pytree_std::paths::for_each_with_path(&nested, [], |path, _, []| {
+        pytree_std::paths::zip_mut_with_path([], [&nested], |path, [], [_]| {
             states += usize::from(path.kind() == "state")
         })
         .unwrap();
@@ -115,10 +115,10 @@ fn reductions_allocate_nothing() {
     let nested = layers(1_000);
     let (n, total) = allocations(|| {
         (
-            pytree_std::reductions::sum(&nested),
-            pytree_std::reductions::max(&nested).copied(),
-            pytree_std::reductions::count(&nested, |x| *x > 10.0),
-            pytree_std::reductions::num_leaves(&nested),
+            pytree_std::generic::reduce::sum::<pytree_std::Std, _>(&nested),
+            pytree_std::generic::reduce::max::<pytree_std::Std, _>(&nested).copied(),
+            pytree_std::generic::reduce::count::<pytree_std::Std, _, _>(&nested, |x| *x > 10.0),
+            pytree_std::reductions::fold(&nested, 0, |n, _| n + 1),
         )
     });
     assert_eq!(n, 0);

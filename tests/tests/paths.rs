@@ -135,10 +135,9 @@ fn every_path_from_a_walk_leads_back_to_its_leaf_through_get() {
 #[test]
 fn for_each_with_path_visits_in_pre_order() {
     let mut seen = Vec::new();
-    pytree_std::paths::for_each_with_path(&mlp(), [], |path, x, []| {
-        seen.push(format!("{path}:{x}"))
-    })
-    .unwrap();
+    pytree_std::paths::leaves_with_path(&mlp())
+        .into_iter()
+        .for_each(|(ref path, x)| seen.push(format!("{path}:{x}")));
     assert_eq!(
         seen,
         [
@@ -153,7 +152,7 @@ fn for_each_with_path_visits_in_pre_order() {
 #[test]
 fn for_each_mut_with_path_updates_only_the_leaves_it_picks() {
     let mut m = mlp();
-    pytree_std::paths::zip_mut_with_path(&mut m, [], |path, b, []| {
+    pytree_std::paths::zip_mut_with_path([&mut m], [], |path, [b], []| {
         if path.entries().last() == Some(&KeyEntry::Field("b")) {
             *b = 0.0;
         }
@@ -550,7 +549,7 @@ fn the_by_value_and_mutable_walks_report_the_same_kinds() {
     let by_value: Vec<&str> = pairs.iter().map(|(p, _)| p.kind()).collect();
     let mut by_mut = Vec::new();
     let mut n = net();
-    pytree_std::paths::zip_mut_with_path(&mut n, [], |p, _, []| by_mut.push(p.kind())).unwrap();
+    pytree_std::paths::zip_mut_with_path([&mut n], [], |p, [_], []| by_mut.push(p.kind())).unwrap();
     assert_eq!(by_value, by_mut);
     assert_eq!(
         by_value,

@@ -58,7 +58,7 @@ fn map_with_path_n_hands_f_the_first_trees_path_and_every_trees_leaf() {
 fn the_paths_carry_their_kind() {
     let (a, b) = (mlp(0.0), mlp(1.0));
     let mut kinds = Vec::new();
-    pytree_std::paths::for_each_with_path(&a, [&b], |path, _, _| {
+    pytree_std::paths::zip_mut_with_path([], [&a, &b], |path, [], [_, ..]| {
         kinds.push((path.to_string(), path.kind()))
     })
     .unwrap();
@@ -70,7 +70,7 @@ fn the_paths_carry_their_kind() {
 fn zip_mut_with_path_updates_in_place_and_can_skip_by_kind() {
     let mut params = mlp(1.0);
     let grads = mlp(10.0);
-    pytree_std::paths::zip_mut_with_path(&mut params, [&grads], |path, p, [g]| {
+    pytree_std::paths::zip_mut_with_path([&mut params], [&grads], |path, [p], [g]| {
         if path.kind() == "param" {
             *p -= 0.5 * g
         }
@@ -87,7 +87,8 @@ fn a_mismatch_is_reported_as_map_n_reports_it_and_nothing_is_called_or_changed()
     b.layers.pop();
     b.name = "other".into();
     let mut calls = 0;
-    let err = pytree_std::paths::for_each_with_path(&a, [&b], |_, _, _| calls += 1).unwrap_err();
+    let err = pytree_std::paths::zip_mut_with_path([], [&a, &b], |_, [], [_, ..]| calls += 1)
+        .unwrap_err();
     let want = pytree_std::map_n(&a, [&b], |x, _| *x).unwrap_err();
     assert_eq!(err, want);
     assert_eq!(calls, 0);
@@ -97,8 +98,8 @@ fn a_mismatch_is_reported_as_map_n_reports_it_and_nothing_is_called_or_changed()
     assert_eq!(all.len(), 2);
     let mut target = mlp(5.0);
     let before = target.clone();
-    let err =
-        pytree_std::paths::zip_mut_with_path(&mut target, [&b], |_, p, [_]| *p = 0.0).unwrap_err();
+    let err = pytree_std::paths::zip_mut_with_path([&mut target], [&b], |_, [p], [_]| *p = 0.0)
+        .unwrap_err();
     assert_eq!(err.tree_index(), None); // several mismatches: one error listing them
     assert_eq!(target, before);
 }
@@ -162,7 +163,7 @@ fn dynamic_trees_pair_by_key_whatever_the_order_of_their_entries() {
         r#"{"w": "[\"w\"]=111", "x": {"c": "[\"x\"][\"c\"]=222", "d": "[\"x\"][\"d\"]=333"}}"#
     );
     let mut t = a.clone();
-    pytree_std::paths::zip_mut_with_path(&mut t, [&b], |path, x, [y]| {
+    pytree_std::paths::zip_mut_with_path([&mut t], [&b], |path, [x], [y]| {
         if path.len() == 2 {
             *x += y
         }
@@ -170,7 +171,8 @@ fn dynamic_trees_pair_by_key_whatever_the_order_of_their_entries() {
     .unwrap();
     assert_eq!(t, tree! { "w" => 1, "x" => { "c" => 22, "d" => 33 } });
     let missing: Tree<i64> = tree! { "w" => 10, "x" => { "c" => 20 } };
-    let err = pytree_std::paths::for_each_with_path(&a, [&missing], |_, _, _| {}).unwrap_err();
+    let err =
+        pytree_std::paths::zip_mut_with_path([], [&a, &missing], |_, [], [_, ..]| {}).unwrap_err();
     assert!(matches!(err.kind(), ErrorKind::KeyMismatch { .. }), "{err}");
     assert_eq!(err.path().to_string(), "[\"x\"]");
     assert_eq!(err.tree_index(), Some(1));
@@ -199,7 +201,8 @@ fn array_leaves_of_another_shape_are_a_signature_mismatch_before_any_call() {
         b: v(&[1.0, 1.0]),
     };
     let mut calls = 0;
-    let err = pytree_std::paths::for_each_with_path(&a, [&wide], |_, _, _| calls += 1).unwrap_err();
+    let err = pytree_std::paths::zip_mut_with_path([], [&a, &wide], |_, [], [_, ..]| calls += 1)
+        .unwrap_err();
     assert_eq!(calls, 0);
     assert_eq!(
         err.to_string(),

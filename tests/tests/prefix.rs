@@ -51,7 +51,8 @@ fn a_single_leaf_is_a_prefix_of_the_whole_argument_tuple() {
     let b: SpelledAxes = pytree_std::nested::broadcast(&Mapped(0), &args()).unwrap();
     assert_eq!(b, spelled(Mapped(0), Mapped(0), Mapped(0)));
     assert_eq!(
-        pytree_std::nested::broadcast_prefix(&Mapped(0), &args()).unwrap(),
+        pytree_std::generic::prefix::broadcast_prefix::<pytree_std::Std, _, _>(&Mapped(0), &args())
+            .unwrap(),
         [&Mapped(0); 3]
     );
 }
@@ -77,7 +78,9 @@ fn none_is_a_prefix_only_of_none() {
     // With `Option` as the axis type, `None` is structure: it does not
     // stand for a leaf (equinox PR 753), and `Some(_)` is not a leaf either.
     let in_axes: (Option<usize>, Option<usize>) = (None, Some(0));
-    let err = pytree_std::nested::broadcast_prefix(&in_axes, &args()).unwrap_err();
+    let err =
+        pytree_std::generic::prefix::broadcast_prefix::<pytree_std::Std, _, _>(&in_axes, &args())
+            .unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree structures differ (2 mismatches found)\n  \
@@ -118,7 +121,8 @@ fn broadcast_spells_a_prefix_out_to_the_full_structure() {
         pytree_std::nested::broadcast(&prefix, &full).unwrap();
     assert_eq!(b, ((1, 1), BTreeMap::from([("x", vec![2, 2])])));
     assert_eq!(
-        pytree_std::nested::broadcast_prefix(&prefix, &full).unwrap(),
+        pytree_std::generic::prefix::broadcast_prefix::<pytree_std::Std, _, _>(&prefix, &full)
+            .unwrap(),
         [&1, &1, &2, &2]
     );
 }

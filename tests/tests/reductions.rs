@@ -54,7 +54,10 @@ fn reduce_combines_leaves_by_value_left_to_right() {
         vec![String::from("b"), String::from("c")],
     );
     assert_eq!(
-        pytree_std::reductions::reduce(words, |a, b| format!("({a}{b})")),
+        pytree_std::flatten(words)
+            .0
+            .into_iter()
+            .reduce(|a, b| format!("({a}{b})")),
         Some("((ab)c)".to_string())
     );
 }
@@ -62,11 +65,17 @@ fn reduce_combines_leaves_by_value_left_to_right() {
 #[test]
 fn reduce_of_one_leaf_is_that_leaf_and_of_none_is_none() {
     assert_eq!(
-        pytree_std::reductions::reduce(Some(4), |a, b| a + b),
+        pytree_std::flatten(Some(4))
+            .0
+            .into_iter()
+            .reduce(|a, b| a + b),
         Some(4)
     );
     assert_eq!(
-        pytree_std::reductions::reduce(Vec::<i32>::new(), |a, b| a + b),
+        pytree_std::flatten(Vec::<i32>::new())
+            .0
+            .into_iter()
+            .reduce(|a, b| a + b),
         None
     );
 }
@@ -74,49 +83,85 @@ fn reduce_of_one_leaf_is_that_leaf_and_of_none_is_none() {
 #[test]
 fn all_any_and_count_test_every_leaf() {
     let m = mlp();
-    assert!(pytree_std::reductions::all(&m, |x| x.is_finite()));
-    assert!(!pytree_std::reductions::all(&m, |x| *x > 0.0));
-    assert!(pytree_std::reductions::any(&m, |x| *x < 0.0));
-    assert!(!pytree_std::reductions::any(&m, |x| *x > 10.0));
-    assert_eq!(pytree_std::reductions::count(&m, |x| *x > 0.0), 3);
+    assert!(pytree_std::generic::reduce::all::<pytree_std::Std, _, _>(
+        &m,
+        |x| x.is_finite()
+    ));
+    assert!(!pytree_std::generic::reduce::all::<pytree_std::Std, _, _>(
+        &m,
+        |x| *x > 0.0
+    ));
+    assert!(pytree_std::generic::reduce::any::<pytree_std::Std, _, _>(
+        &m,
+        |x| *x < 0.0
+    ));
+    assert!(!pytree_std::generic::reduce::any::<pytree_std::Std, _, _>(
+        &m,
+        |x| *x > 10.0
+    ));
+    assert_eq!(
+        pytree_std::generic::reduce::count::<pytree_std::Std, _, _>(&m, |x| *x > 0.0),
+        3
+    );
 }
 
 #[test]
 fn all_is_true_and_any_false_for_a_tree_without_leaves() {
     let empty: BTreeMap<String, f32> = BTreeMap::new();
-    assert!(pytree_std::reductions::all(&empty, |_| false));
-    assert!(!pytree_std::reductions::any(&empty, |_| true));
-    assert_eq!(pytree_std::reductions::count(&empty, |_| true), 0);
+    assert!(pytree_std::generic::reduce::all::<pytree_std::Std, _, _>(
+        &empty,
+        |_| false
+    ));
+    assert!(!pytree_std::generic::reduce::any::<pytree_std::Std, _, _>(
+        &empty,
+        |_| true
+    ));
+    assert_eq!(
+        pytree_std::generic::reduce::count::<pytree_std::Std, _, _>(&empty, |_| true),
+        0
+    );
 }
 
 #[test]
 fn all_stops_asking_after_the_first_false() {
     let mut asked = 0;
-    assert!(!pytree_std::reductions::all(&vec![1i32, -1, 2, 3], |x| {
-        asked += 1;
-        *x > 0
-    }));
+    assert!(!pytree_std::generic::reduce::all::<pytree_std::Std, _, _>(
+        &vec![1i32, -1, 2, 3],
+        |x| {
+            asked += 1;
+            *x > 0
+        }
+    ));
     assert_eq!(asked, 2);
 }
 
 #[test]
 fn num_leaves_counts_leaves_not_nodes() {
-    assert_eq!(pytree_std::reductions::num_leaves(&mlp()), 4);
+    assert_eq!(pytree_std::leaves(&mlp()).len(), 4);
     assert_eq!(
-        pytree_std::reductions::num_leaves(&(None::<f32>, vec![1.0f32; 1000])),
+        pytree_std::leaves(&(None::<f32>, vec![1.0f32; 1000])).len(),
         1000
     );
     assert_eq!(
-        pytree_std::reductions::num_leaves(&mlp()),
+        pytree_std::leaves(&mlp()).len(),
         pytree_std::structure(&mlp()).num_leaves()
     );
 }
 
 #[test]
 fn sum_adds_leaves_and_an_empty_tree_sums_to_zero() {
-    assert_eq!(pytree_std::reductions::sum(&mlp()), 6.0);
-    assert_eq!(pytree_std::reductions::sum(&(1u64, [2u64, 3])), 6);
-    assert_eq!(pytree_std::reductions::sum(&Vec::<f64>::new()), 0.0);
+    assert_eq!(
+        pytree_std::generic::reduce::sum::<pytree_std::Std, _>(&mlp()),
+        6.0
+    );
+    assert_eq!(
+        pytree_std::generic::reduce::sum::<pytree_std::Std, _>(&(1u64, [2u64, 3])),
+        6
+    );
+    assert_eq!(
+        pytree_std::generic::reduce::sum::<pytree_std::Std, _>(&Vec::<f64>::new()),
+        0.0
+    );
 }
 
 #[test]
@@ -136,30 +181,55 @@ fn sum_works_for_a_leaf_type_that_adds_by_reference() {
         }
     }
     let wallet = vec![Money(5), Money(7)];
-    assert_eq!(pytree_std::reductions::sum(&wallet), Money(12));
+    assert_eq!(
+        pytree_std::generic::reduce::sum::<pytree_std::Std, _>(&wallet),
+        Money(12)
+    );
 }
 
 #[test]
 fn min_and_max_find_the_extreme_leaves() {
-    assert_eq!(pytree_std::reductions::min(&mlp()), Some(&-2.0));
-    assert_eq!(pytree_std::reductions::max(&mlp()), Some(&4.0));
     assert_eq!(
-        pytree_std::reductions::max(&(String::from("b"), [String::from("c")])).map(String::as_str),
+        pytree_std::generic::reduce::min::<pytree_std::Std, _>(&mlp()),
+        Some(&-2.0)
+    );
+    assert_eq!(
+        pytree_std::generic::reduce::max::<pytree_std::Std, _>(&mlp()),
+        Some(&4.0)
+    );
+    assert_eq!(
+        pytree_std::generic::reduce::max::<pytree_std::Std, _>(&(
+            String::from("b"),
+            [String::from("c")]
+        ))
+        .map(String::as_str),
         Some("c")
     );
 }
 
 #[test]
 fn min_and_max_of_a_tree_without_leaves_are_none() {
-    assert_eq!(pytree_std::reductions::min(&Vec::<f32>::new()), None);
-    assert_eq!(pytree_std::reductions::max(&None::<u8>), None);
+    assert_eq!(
+        pytree_std::generic::reduce::min::<pytree_std::Std, _>(&Vec::<f32>::new()),
+        None
+    );
+    assert_eq!(
+        pytree_std::generic::reduce::max::<pytree_std::Std, _>(&None::<u8>),
+        None
+    );
 }
 
 #[test]
 fn min_and_max_return_the_first_of_equal_leaves() {
     let t = (1.0f32, 1.0f32);
-    assert!(std::ptr::eq(pytree_std::reductions::min(&t).unwrap(), &t.0));
-    assert!(std::ptr::eq(pytree_std::reductions::max(&t).unwrap(), &t.0));
+    assert!(std::ptr::eq(
+        pytree_std::generic::reduce::min::<pytree_std::Std, _>(&t).unwrap(),
+        &t.0
+    ));
+    assert!(std::ptr::eq(
+        pytree_std::generic::reduce::max::<pytree_std::Std, _>(&t).unwrap(),
+        &t.0
+    ));
 }
 
 #[test]
@@ -169,15 +239,25 @@ fn a_nan_leaf_makes_min_and_max_nan_wherever_it_is() {
         vec![1.0, f64::NAN, 2.0],
         vec![1.0, 2.0, f64::NAN],
     ] {
-        assert!(pytree_std::reductions::min(&t).unwrap().is_nan(), "{t:?}");
-        assert!(pytree_std::reductions::max(&t).unwrap().is_nan(), "{t:?}");
+        assert!(
+            pytree_std::generic::reduce::min::<pytree_std::Std, _>(&t)
+                .unwrap()
+                .is_nan(),
+            "{t:?}"
+        );
+        assert!(
+            pytree_std::generic::reduce::max::<pytree_std::Std, _>(&t)
+                .unwrap()
+                .is_nan(),
+            "{t:?}"
+        );
     }
 }
 
 #[test]
 fn with_several_nans_min_returns_the_first_one() {
     let t = (2.0f32, f32::NAN, -f32::NAN);
-    let found = pytree_std::reductions::min(&t).unwrap();
+    let found = pytree_std::generic::reduce::min::<pytree_std::Std, _>(&t).unwrap();
     assert!(std::ptr::eq(found, &t.1));
     assert!(found.is_sign_positive());
 }
@@ -185,8 +265,14 @@ fn with_several_nans_min_returns_the_first_one() {
 #[test]
 fn infinities_are_ordinary_extremes() {
     let t = vec![1.0, f64::NEG_INFINITY, f64::INFINITY];
-    assert_eq!(pytree_std::reductions::min(&t), Some(&f64::NEG_INFINITY));
-    assert_eq!(pytree_std::reductions::max(&t), Some(&f64::INFINITY));
+    assert_eq!(
+        pytree_std::generic::reduce::min::<pytree_std::Std, _>(&t),
+        Some(&f64::NEG_INFINITY)
+    );
+    assert_eq!(
+        pytree_std::generic::reduce::max::<pytree_std::Std, _>(&t),
+        Some(&f64::INFINITY)
+    );
 }
 
 // ---- tree_equal ----

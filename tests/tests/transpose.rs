@@ -52,7 +52,10 @@ fn the_seed_check_example_subsides_then_rises() {
         .map(|column| check(&column.leaves().iter().collect::<Vec<_>>(), |x| x % 2 == 0));
     // unflatten_pairs: one tree of (position, count) pairs becomes two trees
     let (tr1, tr2): (Seed<Option<usize>>, Seed<usize>) =
-        pytree_std::nested::unflatten_pairs(&def, results).unwrap();
+        pytree_std::generic::transpose::unflatten_pairs::<pytree_std::Std, _, _, _, _>(
+            &def, results,
+        )
+        .unwrap();
     assert_eq!(
         tr1,
         Seed {
@@ -123,16 +126,26 @@ fn rising_a_tree_that_is_not_subsided_names_the_place() {
 fn pair_leaves_and_unpair_leaves_are_inverse() {
     let a = seed(1, 2, 3, 4);
     let b = seed(10, 20, 30, 40);
-    let z: Seed<(i32, i32)> = pytree_std::nested::pair_leaves(a.clone(), b.clone()).unwrap();
+    let z: Seed<(i32, i32)> =
+        pytree_std::generic::transpose::pair_leaves::<pytree_std::Std, _, _, _>(
+            a.clone(),
+            b.clone(),
+        )
+        .unwrap();
     assert_eq!(z.x["d"], (4, 40));
-    let (a2, b2): (Seed<i32>, Seed<i32>) = pytree_std::nested::unpair_leaves(z).unwrap();
+    let (a2, b2): (Seed<i32>, Seed<i32>) =
+        pytree_std::generic::transpose::unpair_leaves::<pytree_std::Std, _, _, _>(z).unwrap();
     assert_eq!((a2, b2), (a, b));
 }
 
 #[test]
 fn zipping_trees_of_different_structures_is_an_error() {
     let err =
-        pytree_std::nested::pair_leaves::<_, _, Vec<(i32, i32)>>(vec![1, 2], vec![1]).unwrap_err();
+        pytree_std::generic::transpose::pair_leaves::<pytree_std::Std, _, _, Vec<(i32, i32)>>(
+            vec![1, 2],
+            vec![1],
+        )
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "tree 1 at <root>: sequence length mismatch: expected 2, found 1"
@@ -142,7 +155,10 @@ fn zipping_trees_of_different_structures_is_an_error() {
 #[test]
 fn unpair_leaves_needs_every_leaf_in_a_pair_of_leaves() {
     let err =
-        pytree_std::nested::unpair_leaves::<_, Vec<i32>, Vec<i32>>(vec![(1, vec![2])]).unwrap_err();
+        pytree_std::generic::transpose::unpair_leaves::<pytree_std::Std, _, Vec<i32>, Vec<i32>>(
+            vec![(1, vec![2])],
+        )
+        .unwrap_err();
     assert_eq!(
         err.to_string(),
         "at [0][0]: node mismatch: expected a pair of leaves, found a leaf"

@@ -258,7 +258,8 @@ fn transform_rewrites_nodes_and_leaves_with_their_paths() {
 
 #[test]
 fn flatten_one_level_gives_the_children_as_subtrees() {
-    let (children, one) = pytree_std::nested::flatten_one_level(linear()).unwrap();
+    let (children, one) =
+        pytree_std::generic::prefix::flatten_one_level::<pytree_std::Std, _>(linear()).unwrap();
     assert_eq!(one.to_string(), r#"Linear { w: *, b: *, name: "l" }"#);
     assert_eq!(children.len(), 2);
     assert!(children[0].is_leaf());
@@ -271,11 +272,13 @@ fn flatten_one_level_gives_the_children_as_subtrees() {
     let whole = one.compose(&TreeDef::leaf()).unwrap();
     assert_eq!(whole, one);
     let t: Tree<f32> = tree! { "w" => 1.0, "b" => [2.0, 3.0], "n" => None };
-    let (children, one) = pytree_std::nested::flatten_one_level(t).unwrap();
+    let (children, one) =
+        pytree_std::generic::prefix::flatten_one_level::<pytree_std::Std, _>(t).unwrap();
     assert_eq!(one.to_string(), r#"{"w": *, "b": *, "n": *}"#);
     assert_eq!(children[2].def().to_string(), "None");
     assert!(children[2].leaves().is_empty());
-    let err = pytree_std::nested::flatten_one_level(1.0f32).unwrap_err();
+    let err =
+        pytree_std::generic::prefix::flatten_one_level::<pytree_std::Std, _>(1.0f32).unwrap_err();
     assert_eq!(
         err.to_string(),
         "at <root>: node mismatch: expected a node, found a leaf"

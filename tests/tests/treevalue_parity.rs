@@ -312,7 +312,10 @@ fn check_subsides_a_list_of_trees_and_rises_a_pair_of_trees() {
         .map(|column| check(column.leaves(), |x| x % 2 == 0));
     // unflatten_pairs: the (position, count) pairs become two trees
     let (tr1, tr2): (Tree<usize>, Tree<usize>) =
-        pytree_std::nested::unflatten_pairs(&def, results).unwrap();
+        pytree_std::generic::transpose::unflatten_pairs::<pytree_std::Std, _, _, _, _>(
+            &def, results,
+        )
+        .unwrap();
     assert_eq!(
         tr1.to_string(),
         "├── a --> 0\n\

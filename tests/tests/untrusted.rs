@@ -163,10 +163,18 @@ fn every_reader_of_a_huge_treedef_is_cheap_or_says_no() {
     ))
     .is_err());
     assert!(cheap("to_pytree", || tree!([1u8, 2]).to_pytree::<Vec<u8>>(&def)).is_err());
-    assert!(cheap("rise", || {
-        pytree_std::nested::unflatten_pairs::<u8, u8, Vec<u8>, Vec<u8>>(&def, [(1u8, 2u8)])
-    })
-    .is_err());
+    assert!(
+        cheap("rise", || {
+            pytree_std::generic::transpose::unflatten_pairs::<
+                pytree_std::Std,
+                u8,
+                u8,
+                Vec<u8>,
+                Vec<u8>,
+            >(&def, [(1u8, 2u8)])
+        })
+        .is_err()
+    );
     assert!(cheap("serialize", || serde_json::to_string(&def)).is_ok());
     // The node-by-node readers.
     assert_eq!(cheap("num_children", || def.num_children()), n);
@@ -730,7 +738,12 @@ fn the_transposes_answer_to_the_tree_they_hold_not_to_the_output_budget() {
     // ... but the transposes build that structure for a tree whose leaves
     // they hold, so they are bounded by it.
     let zipped: Vec<(u32, u32)> = tight
-        .scope(|| pytree_std::nested::pair_leaves(vec![1u32; n], vec![2u32; n]))
+        .scope(|| {
+            pytree_std::generic::transpose::pair_leaves::<pytree_std::Std, _, _, _>(
+                vec![1u32; n],
+                vec![2u32; n],
+            )
+        })
         .unwrap();
     assert_eq!(zipped.len(), n);
     assert_eq!(zipped[n - 1], (1, 2));

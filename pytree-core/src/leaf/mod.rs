@@ -146,7 +146,7 @@ pub type LeafMut<'a, Ns, L> = <L as Leaf<Ns>>::Mut<'a>;
 ///     P::Leaf: PlainLeaf<Std> + PartialOrd,
 /// {
 ///     let mut best: Option<&P::Leaf> = None;
-///     pytree_std::for_each(tree, |x| {
+///     pytree_std::leaves(tree).into_iter().for_each(|x| {
 ///         if best.is_none_or(|b| x > b) {
 ///             best = Some(x);
 ///         }

@@ -39,7 +39,7 @@ use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
 /// use pytree_std::{Flatten, Std};
 /// let t = (1.0f32, vec![2.0f32, 3.0]);
 /// let mut n = 0;
-/// pytree_std::for_each(&t, |_| n += 1);
+/// pytree_std::leaves(&t).into_iter().for_each(|_| n += 1);
 /// assert_eq!(n, 3);
 /// fn leaf_type<T: Flatten<Std, Leaf = f32>>(_: &T) {}
 /// leaf_type(&t);

@@ -12,7 +12,7 @@
 //! entries pair by key: two maps with the same keys in different orders
 //! zip, and the result has the first map's order. Their TreeDefs still
 //! differ (the order is part of the structure), so `tree_equal` and
-//! `check_same_structure` tell them apart, as they do for `Tree`s.
+//! `TreeDef::diff` tell them apart, as they do for `Tree`s.
 //!
 //! Always available: pytree-std depends on indexmap for `Tree`, so a
 //! feature gate would save nothing. The impls are pytree-core's (its

@@ -7,7 +7,7 @@
 //! `ArrayD<f32>`, and every operation works on it.
 //!
 //! - The walks by reference lend each array as a view of its own shape:
-//!   [`ArrayViewD<'a, A>`] (`leaves`, `for_each`, `map_n`'s arguments) and
+//!   [`ArrayViewD<'a, A>`] (`leaves`, `fold`, `map_n`'s arguments) and
 //!   [`ArrayViewMutD<'a, A>`] (`for_each_mut`, `leaves_mut`, `zip_mut`),
 //!   whatever the field's rank. Nothing is copied.
 //! - The consuming walks move the data: `flatten` gives `ArrayD<A>`s
