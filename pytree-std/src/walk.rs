@@ -16,7 +16,7 @@
 //!
 //! ```
 //! let mut seen = Vec::new();
-//! pytree_std::leaves(&(1, vec![2, 3])).into_iter().for_each(|x| seen.push(*x));
+//! pytree_std::leaves(&(1i32, vec![2i32, 3])).into_iter().for_each(|x| seen.push(*x));
 //! assert_eq!(seen, [1, 2, 3]);
 //! let (a, b) = (pytree_std::structure(&(1.0, vec![2.0])), pytree_std::structure(&(0u8, vec![0u8, 1])));
 //! let diff: Vec<String> = a.diff(&b).iter().map(|e| e.to_string()).collect();
