@@ -7,7 +7,9 @@
 //! position in leaf order) to read ([`get`]), update ([`update`]) or
 //! replace ([`set`]) in place (equinox's `tree_at`), a subtree replaced
 //! ([`set_subtree`]). The path of the leaf at an index is
-//! `structure(&t).leaf_path(i)`. Every error names the path.
+//! `structure(&t).leaf_path(i)` (with its kind:
+//! `generic::by_index::leaf_path_at::<Std, _>(&t, i)`). Every error names
+//! the path.
 //!
 //! Each function is fixed to [`Std`]; its body calls the engine in
 //! `pytree_core::ops::with_path`, `multi_path`, `at_path` or `by_index`.
@@ -122,8 +124,9 @@ where
 /// (`&KeyPath`) or its position in leaf order (`usize`, pre-order, as in
 /// [`leaves`](crate::leaves)). The path of the leaf at an index is its
 /// TreeDef's [`leaf_path`](crate::TreeDef::leaf_path) (optree's
-/// `treespec.paths()[i]`; the engine's `by_index::leaf_path_at` finds it
-/// without building the TreeDef).
+/// `treespec.paths()[i]`, without the field's kind); the engine's
+/// `by_index::leaf_path_at` finds it with its kind, without building the
+/// TreeDef.
 ///
 /// ```
 /// use pytree_std::KeyPath;
@@ -325,8 +328,6 @@ pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize, const M: usize>(
     mut f: impl FnMut(&KeyPath, [LeafMut<'a, Std, T::Leaf>; N], [LeafRef<'a, Std, T::Leaf>; M]),
 ) -> Result<(), Error> {
     if N == 0 {
-        // Trees read in step: the first is walked beside all of them
-        // (itself included, which lines up trivially).
         let Some(&first) = refs.first() else {
             return Ok(());
         };
@@ -340,6 +341,11 @@ pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize, const M: usize>(
             });
             return Ok(());
         }
+        // Trees read in step: checked first, numbered as `zip_mut` numbers
+        // them; then the first is walked beside all of them (itself
+        // included, which lines up trivially: the engine takes the first
+        // and the others apart, and `M - 1` cannot be written here).
+        pytree_core::ops::multi::check_all::<Std, T>(refs.to_vec())?;
         return pytree_core::ops::multi_path::for_each_with_path_n::<Std, T, M, _>(
             first,
             refs,
@@ -372,15 +378,19 @@ pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize, const M: usize>(
         );
     }
     // Several mutable trees: checked as `zip_mut` checks them, then walked
-    // in step in leaf order, the paths read off the first's TreeDef.
+    // in step in leaf order, with the first's paths.
     pytree_core::ops::multi::check_all::<Std, T>(
         muts.iter()
             .map(|t| &**t)
             .chain(refs.iter().copied())
             .collect(),
     )?;
-    let paths = match muts.first() {
-        Some(first) => crate::structure(&**first).leaf_paths()?,
+    let paths: Vec<KeyPath> = match muts.first() {
+        // The walk's paths, which carry their kind (a TreeDef's do not).
+        Some(first) => leaves_with_path(&**first)
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect(),
         None => Vec::new(),
     };
     let mut ms = muts.map(|t| crate::leaves_mut(t).into_iter());

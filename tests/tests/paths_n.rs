@@ -1,6 +1,7 @@
 //! Many trees with paths (JAX's `tree_map_with_path(f, t1, t2, ...)`):
-//! `map_with_path_n`, `for_each_with_path_n`, `zip_mut_with_path`, on typed
-//! trees and on `Tree<L>`, with the structure check of `map_n`.
+//! `map_with_path_n` and `zip_mut_with_path` (trees read, one or several
+//! updated in place), on typed trees and on `Tree<L>`, with the structure
+//! check of `map_n`.
 
 mod shaped;
 
@@ -102,6 +103,55 @@ fn a_mismatch_is_reported_as_map_n_reports_it_and_nothing_is_called_or_changed()
         .unwrap_err();
     assert_eq!(err.tree_index(), None); // several mismatches: one error listing them
     assert_eq!(target, before);
+}
+
+#[test]
+fn several_trees_updated_in_place_get_the_first_trees_paths_after_the_check() {
+    // An optimizer's step over parameters and a state tree, by kind.
+    let (mut params, mut moments) = (mlp(1.0), mlp(0.0));
+    let grads = mlp(10.0);
+    let mut seen = Vec::new();
+    pytree_std::paths::zip_mut_with_path(
+        [&mut params, &mut moments],
+        [&grads],
+        |path, [p, m], [g]| {
+            seen.push(path.to_string());
+            if path.kind() == "param" {
+                *m += g;
+                *p -= 0.5 * *m;
+            }
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        seen,
+        [
+            ".layers[0].w",
+            ".layers[0].b",
+            ".layers[1].w",
+            ".layers[1].b",
+            ".steps"
+        ]
+    );
+    assert_eq!(params.layers[0], Linear { w: -4.0, b: -4.0 });
+    assert_eq!(moments.layers[1], Linear { w: 14.0, b: 16.0 });
+    assert_eq!((params.steps, moments.steps), (5.0, 4.0));
+
+    // A mismatch in any tree: nothing is called, nothing changes.
+    let mut other = mlp(0.0);
+    other.layers.pop();
+    let (before_p, before_o) = (params.clone(), other.clone());
+    let mut calls = 0;
+    let err =
+        pytree_std::paths::zip_mut_with_path([&mut params, &mut other], [&grads], |_, _, _| {
+            calls += 1
+        })
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "tree 1 at .layers: sequence length mismatch: expected 2, found 1"
+    );
+    assert_eq!((calls, params, other), (0, before_p, before_o));
 }
 
 #[test]
