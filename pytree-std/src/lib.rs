@@ -66,7 +66,7 @@
 //!   [`paths::KeyEntry`] is one step of a path;
 //! - [`reductions`]: [`fold`](reductions::fold), and a table of the
 //!   reductions written with it (sum, max, all, any, ...);
-//! - [`split`]: [`partition`](split::partition),
+//! - [`split`]: [`partition`](split::partition) and
 //!   [`combine`](split::combine), with fill values
 //!   [`partition_fill`](split::partition_fill), and
 //!   [`replace_nones`](split::replace_nones);
