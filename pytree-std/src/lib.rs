@@ -181,6 +181,10 @@ pub use pytree_core as __core;
 pub use pytree_core::__private;
 #[doc(hidden)]
 pub use pytree_core::KeyEntry;
+// For pytree-optim's tests: candle's device path run on CPU tensors.
+#[cfg(feature = "candle")]
+#[doc(hidden)]
+pub use impls::force_tensor_ops as __force_tensor_ops;
 
 /// The `candle-core` crate (feature `candle`), re-exported so that a user's
 /// `Tensor` is the one this crate implements the traits for.

@@ -16,9 +16,8 @@ mod by_reference;
 
 #[cfg(feature = "candle")]
 mod candle;
-// Used by the checkpoints of candle tensors.
-#[cfg(all(feature = "candle", feature = "safetensors"))]
-pub(crate) use candle::candle_error;
+#[cfg(feature = "candle")]
+pub use candle::force_tensor_ops;
 #[cfg(feature = "half")]
 mod half;
 mod indexmap;
