@@ -27,6 +27,8 @@ pub(crate) use leaves::lent_by_reference;
 mod nalgebra;
 #[cfg(feature = "ndarray")]
 mod ndarray;
+#[cfg(feature = "ndarray")]
+pub use ndarray::any_array;
 
 #[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
 use pytree_core::{Error, ErrorKind, Signature};

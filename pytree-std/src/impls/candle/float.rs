@@ -16,7 +16,8 @@ use std::cell::Cell;
 
 use candle_core::{DType, Tensor, Var};
 
-use super::{candle_error as candle_err, device, fused};
+use super::fused::{self, same_storage};
+use super::{candle_error as candle_err, device};
 use crate::elements::{sum_slice, zip_slices, ElementOp, Exec, FloatLeaf};
 use crate::{Error, Flatten, Leaf, LeafMut, LeafRef, Std};
 
@@ -31,19 +32,6 @@ fn float_dtype(t: &Tensor) -> Result<DType, Error> {
             t.dims()
         )))
     }
-}
-
-/// Whether two tensors are views of one storage (candle's own
-/// `same_storage` is crate-private): the addresses of their storages,
-/// each read under its read lock, taken one after the other.
-pub(crate) fn same_storage(a: &Tensor, b: &Tensor) -> bool {
-    storage_address(a) == storage_address(b)
-}
-
-/// The address of a tensor's storage (stable: it lives behind an `Arc`).
-fn storage_address(t: &Tensor) -> usize {
-    let (guard, _) = t.storage_and_layout();
-    std::ptr::from_ref::<candle_core::Storage>(&guard).addr()
 }
 
 thread_local! {

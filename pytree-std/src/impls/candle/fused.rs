@@ -12,6 +12,19 @@ use candle_core::{self as candle, CpuStorage, InplaceOp1, Layout, Storage, Tenso
 use crate::elements::ElementOp;
 use crate::elements::{sum_slice, zip_slices, Exec};
 
+/// Whether two tensors are views of one storage (candle's own
+/// `same_storage` is crate-private): the addresses of their storages,
+/// each read under its read lock, taken one after the other.
+pub(crate) fn same_storage(a: &Tensor, b: &Tensor) -> bool {
+    storage_address(a) == storage_address(b)
+}
+
+/// The address of a tensor's storage (stable: it lives behind an `Arc`).
+fn storage_address(t: &Tensor) -> usize {
+    let (guard, _) = t.storage_and_layout();
+    std::ptr::from_ref::<candle_core::Storage>(&guard).addr()
+}
+
 /// Elements converted to `f64` at a time (fits in L1 for a handful of
 /// tensors).
 const CHUNK: usize = 256;
@@ -138,7 +151,7 @@ where
         if muts[i + 1..]
             .iter()
             .chain(refs.iter())
-            .any(|b| super::float::same_storage(a, b))
+            .any(|b| same_storage(a, b))
         {
             return None;
         }

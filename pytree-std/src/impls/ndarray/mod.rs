@@ -69,6 +69,7 @@ use pytree_core::{
     Error, Flatten, Leaf, LeafMut, LeafRef, Signature, Sink, Source, Unflatten, Visit, VisitMut,
 };
 
+pub mod any_array;
 #[cfg(feature = "safetensors")]
 mod checkpoint;
 mod float;
