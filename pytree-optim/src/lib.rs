@@ -72,7 +72,7 @@
 //!   and `AnyArray` (feature `ndarray`), nalgebra's `DMatrix<T>` (feature
 //!   `nalgebra`) and candle's `Tensor` and `Var` (feature `candle`); its
 //!   element loops ([`zip_slices`], [`sum_slice`]) run on one thread or,
-//!   with feature `rayon` and [`Exec::Parallel`], split across threads.
+//!   with feature `rayon` and `Exec::Parallel`, split across threads.
 //!   Defined in pytree-std (`pytree_std::elements`), beside each foreign
 //!   leaf type's other impls, and re-exported here.
 //! - `candle` (feature `candle`): candle tensors and variables updated in

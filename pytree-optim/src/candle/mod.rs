@@ -31,7 +31,7 @@
 //!   tensors across rayon's threads as it splits arrays;
 //! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update as
 //!   candle tensor operations with `f64` scalars on the tensors' device
-//!   ([`ElementOp`]), computed in `f32` (`f64` for `f64`
+//!   ([`ElementOp`](crate::ElementOp)), computed in `f32` (`f64` for `f64`
 //!   tensors). `clip_by_global_norm` keeps the norm and the clip factor
 //!   as tensors on the device. Nothing is copied to the host.
 //!
