@@ -19,6 +19,12 @@ alone):
   `ensure_fits`; `FloatLeaf::clip_by_global_norm` is `clip_on_device`
   (which returns whether it clipped: see the CHANGELOG).
 - `MaskState` is `EmptyState`.
+- `FloatLeaf::clip_on_device` takes the selected leaves as a function of
+  the leaf index (`&dyn Fn(usize) -> bool`) instead of a `&LeafMask`: a
+  call `clip_on_device(p, u, &mask, n)` becomes `clip_on_device(p, u,
+  &|i| mask.get(i), n)`, and an impl's parameter `mask: &LeafMask`
+  becomes `mask: &dyn Fn(usize) -> bool` (its body's `mask.get(i)` is
+  then `mask(i)`: the compiler names it).
 
 Not rewritten (the compiler names each): the states' fields (`state.count`
 is `state.0.count` for adam, sgd and adamw, whose state is the chain's
@@ -95,6 +101,10 @@ def rewrite(text, in_pytree_optim):
     text = re.sub(r"\bGradientTransformation::check\b", "GradientTransformation::validate", text)
     text = re.sub(r"\bLeafMask::check\b", "LeafMask::ensure_fits", text)
     text = re.sub(r"\bfn clip_by_global_norm<P>\(", "fn clip_on_device<P>(", text)
+    text = re.sub(r"(\bclip_on_device\(\s*[^,()]+,\s*[^,()]+,\s*)&(\w+),",
+                  r"\1&|i| \2.get(i),", text)
+    text = re.sub(r"(\bfn clip_on_device<P>\([^)]*?\b\w+: )&LeafMask\b",
+                  r"\1&dyn Fn(usize) -> bool", text)
     if "GradientTransformation" in text:
         text = re.sub(r"(impl\b[^{]*GradientTransformation[^{]*\{.*?)\bfn check\(", r"\1fn validate(",
                       text, flags=re.S)

@@ -5,13 +5,13 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::element::Float;
 use crate::gradient_transformation::{
     step_in_one_pass, update_in_one_pass, GradientTransformation, Tail, Target,
 };
-use crate::leaf::FloatLeaf;
-use crate::op::ElementOp;
 use crate::walk::{same_shape, selected, walk_leaves, zeros, Scalar};
+use pytree_std::elements::ElementOp;
+use pytree_std::elements::Float;
+use pytree_std::elements::FloatLeaf;
 
 /// Rescales the updates by Adam's moments (optax's `scale_by_adam`):
 /// `m = b1 m + (1 - b1) g`, `v = b2 v + (1 - b2) g²`, bias-corrected, and

@@ -11,15 +11,15 @@
 
 use pytree_std::{Error, Leaf, PyTree};
 
-use crate::element::Float;
 use crate::gradient_transformation::GradientTransformation;
-use crate::kernel::Exec;
-use crate::leaf::FloatLeaf;
 use crate::mask::{LeafMask, Mask};
-use crate::op::ElementOp;
 use crate::walk::{
     first_occurrences, same_shape, walk, with_exec, with_selection, zeros, NoOff, Scalar,
 };
+use pytree_std::elements::ElementOp;
+use pytree_std::elements::Exec;
+use pytree_std::elements::Float;
+use pytree_std::elements::FloatLeaf;
 
 /// An exponential moving average of a tree of parameters: after each
 /// training step, `average = decay * average + (1 - decay) * params`

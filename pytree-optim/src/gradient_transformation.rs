@@ -5,11 +5,11 @@
 
 use pytree_std::{Error, Flatten, PyTree, Std};
 
-use crate::element::Float;
-use crate::leaf::FloatLeaf;
 use crate::mask::LeafMask;
-use crate::op::ElementOp;
 use crate::walk::{walk, NoOff, Scalar};
+use pytree_std::elements::ElementOp;
+use pytree_std::elements::Float;
+use pytree_std::elements::FloatLeaf;
 
 /// A gradient transformation (optax's `GradientTransformation`): `init`
 /// builds the state for a tree of parameters, `update` turns gradients

@@ -7,11 +7,11 @@ use std::sync::Arc;
 use pytree_std::{Error, KeyPath, PyTree};
 
 use crate::gradient_transformation::{apply_updates, GradientTransformation};
-use crate::leaf::FloatLeaf;
 use crate::mask::Mask;
-use crate::op::ElementOp;
 use crate::walk::{copy_tree, walk, with_selection, NoOff};
 use crate::wrappers::{Masked, Wrap};
+use pytree_std::elements::ElementOp;
+use pytree_std::elements::FloatLeaf;
 
 /// The labeller of a [`multi_transform`].
 type Labeller = Arc<dyn Fn(&KeyPath) -> &'static str + Send + Sync>;

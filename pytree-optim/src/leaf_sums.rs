@@ -61,7 +61,6 @@ impl Drop for Restore {
 }
 
 /// Whether a reduction is set on this thread.
-#[cfg(feature = "candle")]
 pub(crate) fn active() -> bool {
     CURRENT.with(|c| c.get().is_some())
 }

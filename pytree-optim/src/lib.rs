@@ -70,9 +70,11 @@
 //! - [`FloatLeaf`]: the one trait a leaf type implements, for `f32`,
 //!   `f64`, `half`'s `f16`/`bf16` (feature `half`), ndarray's `ArrayD<A>`
 //!   and `AnyArray` (feature `ndarray`), nalgebra's `DMatrix<T>` (feature
-//!   `nalgebra`, `nalgebra.rs`) and candle's `Tensor` (feature `candle`); its
+//!   `nalgebra`) and candle's `Tensor` and `Var` (feature `candle`); its
 //!   element loops ([`zip_slices`], [`sum_slice`]) run on one thread or,
-//!   with feature `rayon` and [`Exec::Parallel`], split across threads.
+//!   with feature `rayon` and `Exec::Parallel`, split across threads.
+//!   Defined in pytree-std (`pytree_std::elements`), beside each foreign
+//!   leaf type's other impls, and re-exported here.
 //! - `candle` (feature `candle`): candle tensors and variables updated in
 //!   place, gradient trees from candle's autograd (`value_and_grad`), and
 //!   `candle::Optimizer`, stepped by `backward_step(&loss)` as candle-nn's
@@ -88,17 +90,11 @@ mod adam;
 mod alias;
 #[cfg(feature = "candle")]
 pub mod candle;
-mod element;
 mod ema;
 mod gradient_transformation;
 mod groups;
-mod kernel;
-mod leaf;
 mod leaf_sums;
 mod mask;
-#[cfg(feature = "nalgebra")]
-mod nalgebra;
-mod op;
 mod schedule;
 mod trace;
 mod transform;
@@ -107,17 +103,13 @@ mod wrappers;
 
 pub use adam::{scale_by_adam, ScaleByAdam, ScaleByAdamState};
 pub use alias::{adam, adamw, sgd, Adam, AdamState, AdamW, AdamWState, Sgd, SgdState};
-pub use element::{Float, FloatElement};
 pub use ema::{ema, EmaOfParams, EmaOfUpdates, EmaState};
 pub use gradient_transformation::{
     apply_updates, chain, global_norm, Chain, GradientTransformation, Tail, Target,
 };
 pub use groups::{multi_transform, Group, GroupList, GroupState, Groups, MultiTransform};
-pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
-pub use leaf::FloatLeaf;
 pub use leaf_sums::with_leaf_sums;
 pub use mask::{LeafMask, Mask};
-pub use op::ElementOp;
 pub use schedule::{
     constant_schedule, cosine_decay_schedule, linear_schedule, warmup_cosine_decay_schedule,
     ConstantSchedule, CosineDecaySchedule, LinearSchedule, Schedule, WarmupCosineDecaySchedule,
@@ -129,3 +121,10 @@ pub use transform::{
     ScaleBySchedule, ScheduleState, SetToZero,
 };
 pub use wrappers::{masked, Masked, MaskedState, Outside, WithExec, Wrap};
+
+// The optimizer arithmetic: pytree-std's (`elements`), where the orphan
+// rule lets every foreign leaf type implement it in one file per crate.
+pub use pytree_std::elements::{
+    avx2_dispatch, sum_slice, zip_slices, ElementOp, Exec, Float, FloatElement, FloatLeaf,
+    DISPATCH_MIN, GRAIN,
+};

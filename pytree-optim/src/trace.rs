@@ -5,13 +5,13 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::element::Float;
 use crate::gradient_transformation::{
     step_in_one_pass, update_in_one_pass, GradientTransformation, Tail, Target,
 };
-use crate::leaf::FloatLeaf;
-use crate::op::ElementOp;
 use crate::walk::{same_shape, selected, walk_leaves, zeros, Scalar};
+use pytree_std::elements::ElementOp;
+use pytree_std::elements::Float;
+use pytree_std::elements::FloatLeaf;
 
 /// Momentum (optax's `trace`): a trace `t = g + decay * t` is kept and the
 /// update is `t` (or, with `nesterov`, `g + decay * t`). Followed by

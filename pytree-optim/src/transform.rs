@@ -8,12 +8,12 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::element::Float;
 use crate::gradient_transformation::{GradientTransformation, Tail, Target};
-use crate::leaf::FloatLeaf;
-use crate::op::ElementOp;
 use crate::schedule::Schedule;
 use crate::walk::{same_shape, selected, sum_squares, walk, NoOff, Scalar};
+use pytree_std::elements::ElementOp;
+use pytree_std::elements::Float;
+use pytree_std::elements::FloatLeaf;
 
 /// The state of a transformation that keeps nothing (optax's
 /// `EmptyState`).
@@ -429,7 +429,11 @@ where
 
     fn update(&self, updates: &mut P, _: &mut EmptyState<P>, params: &P) -> Result<(), Error> {
         let mask = selected(params)?;
-        if P::Leaf::clip_on_device(params, updates, &mask, self.max_norm)? {
+        // A norm over leaves of several processes is summed per leaf on
+        // the host.
+        if !crate::leaf_sums::active()
+            && P::Leaf::clip_on_device(params, updates, &|i| mask.get(i), self.max_norm)?
+        {
             return Ok(());
         }
         // The norm pass also checks the updates against the parameters,

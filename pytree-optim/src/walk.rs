@@ -9,10 +9,10 @@ use std::cell::{Cell, RefCell};
 
 use pytree_std::{Error, Flatten, PyTree, Std};
 
-use crate::kernel::Exec;
-use crate::leaf::FloatLeaf;
 use crate::mask::LeafMask;
-use crate::op::ElementOp;
+use pytree_std::elements::ElementOp;
+use pytree_std::elements::Exec;
+use pytree_std::elements::FloatLeaf;
 
 /// The element type a tree of leaves `P::Leaf` computes in.
 pub(crate) type Scalar<P> = <<P as Flatten<Std>>::Leaf as FloatLeaf>::Scalar;
@@ -188,7 +188,7 @@ where
 {
     let exec = current_exec();
     let sq = |v: Scalar<P>| {
-        let v = crate::element::Float::to_f64(v);
+        let v = pytree_std::elements::Float::to_f64(v);
         v * v
     };
     // With `with_leaf_sums`, leaves held by other processes too: each

@@ -6,13 +6,13 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::element::Float;
 use crate::gradient_transformation::{apply_updates, GradientTransformation, Tail, Target};
-use crate::kernel::Exec;
-use crate::leaf::FloatLeaf;
 use crate::mask::{LeafMask, Mask};
-use crate::op::ElementOp;
 use crate::walk::{first_occurrences, walk, with_exec, with_selection, NoOff, Scalar};
+use pytree_std::elements::ElementOp;
+use pytree_std::elements::Exec;
+use pytree_std::elements::Float;
+use pytree_std::elements::FloatLeaf;
 
 /// `inner` where `mask` holds (optax's `masked`): elsewhere the updates
 /// pass through unchanged (so `step` adds the gradients there), and the

@@ -181,7 +181,13 @@ pub use pytree_core as __core;
 pub use pytree_core::__private;
 #[doc(hidden)]
 pub use pytree_core::KeyEntry;
+// For pytree-optim's tests: candle's device path run on CPU tensors.
+#[cfg(feature = "candle")]
+#[doc(hidden)]
+pub use impls::force_tensor_ops as __force_tensor_ops;
 
+#[cfg(feature = "ndarray")]
+pub use any_array::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
 /// The `candle-core` crate (feature `candle`), re-exported so that a user's
 /// `Tensor` is the one this crate implements the traits for.
 #[cfg(feature = "candle")]
@@ -191,6 +197,8 @@ pub use candle_core;
 /// leaves.
 #[cfg(any(feature = "half", feature = "ndarray"))]
 pub use half;
+#[cfg(feature = "ndarray")]
+pub use impls::any_array;
 /// The `indexmap` crate, re-exported: `IndexMap` is an insertion-ordered
 /// map node (always available; `Tree` is built on it).
 pub use indexmap;
@@ -198,10 +206,6 @@ pub use indexmap;
 /// matrices are the ones this crate implements the traits for.
 #[cfg(feature = "nalgebra")]
 pub use nalgebra;
-#[cfg(feature = "ndarray")]
-pub mod any_array;
-#[cfg(feature = "ndarray")]
-pub use any_array::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
 /// The `ndarray` crate (feature `ndarray`), re-exported so that a user's
 /// arrays are the ones this crate implements the traits for.
 #[cfg(feature = "ndarray")]

@@ -31,7 +31,7 @@
 //!   tensors across rayon's threads as it splits arrays;
 //! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update as
 //!   candle tensor operations with `f64` scalars on the tensors' device
-//!   ([`ElementOp`]), computed in `f32` (`f64` for `f64`
+//!   ([`ElementOp`](crate::ElementOp)), computed in `f32` (`f64` for `f64`
 //!   tensors). `clip_by_global_norm` keeps the norm and the clip factor
 //!   as tensors on the device. Nothing is copied to the host.
 //!
@@ -77,407 +77,19 @@
 //!
 //! [`GradientTransformation::step`]: crate::GradientTransformation::step
 
-mod device;
-mod fused;
 mod optimizer;
 
 pub use optimizer::Optimizer;
 
-use pytree_std::candle_core::{self as candle_core, backprop::GradStore, DType, Tensor, Var};
-use pytree_std::{Error, Flatten, LeafMut, LeafRef, PyTree, Std};
+use pytree_std::candle_core::{self as candle_core, backprop::GradStore, Tensor, Var};
+use pytree_std::elements::FloatLeaf;
+use pytree_std::{Error, LeafMut, LeafRef, PyTree, Std};
 
-use crate::kernel::{sum_slice, zip_slices, Exec};
-use crate::leaf::FloatLeaf;
 use crate::mask::{LeafMask, Mask};
-use crate::op::ElementOp;
 
 #[cold]
 fn candle_err(e: candle_core::Error) -> Error {
     Error::custom(format!("candle: {e}"))
-}
-
-fn float_dtype(t: &Tensor) -> Result<DType, Error> {
-    let d = t.dtype();
-    if d.is_float() {
-        Ok(d)
-    } else {
-        Err(Error::custom(format!(
-            "expected a float tensor, found dtype {} with shape {:?}",
-            d.as_str(),
-            t.dims()
-        )))
-    }
-}
-
-/// Whether two tensors are views of one storage (candle's own
-/// `same_storage` is crate-private): the addresses of their storages,
-/// each read under its read lock, taken one after the other.
-pub(crate) fn same_storage(a: &Tensor, b: &Tensor) -> bool {
-    storage_address(a) == storage_address(b)
-}
-
-/// The address of a tensor's storage (stable: it lives behind an `Arc`).
-fn storage_address(t: &Tensor) -> usize {
-    let (guard, _) = t.storage_and_layout();
-    std::ptr::from_ref::<candle_core::Storage>(&guard).addr()
-}
-
-#[cfg(test)]
-thread_local! {
-    /// Set by the unit tests to run the device path on CPU tensors.
-    static FORCE_TENSOR_OPS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Whether the tensor-operation path is forced (only in unit tests).
-#[inline]
-fn tensor_ops_forced() -> bool {
-    #[cfg(test)]
-    return FORCE_TENSOR_OPS.with(std::cell::Cell::get);
-    #[cfg(not(test))]
-    false
-}
-
-/// Checks that the tensors have one shape and float dtypes.
-fn ensure_one_float_shape<const N: usize, const M: usize>(
-    muts: &[&Tensor; N],
-    refs: &[&Tensor; M],
-) -> Result<(), Error> {
-    let Some(first) = muts.first().or(refs.first()) else {
-        return Ok(());
-    };
-    for t in muts.iter().chain(refs.iter()) {
-        if t.dims() != first.dims() {
-            return Err(Error::custom(format!(
-                "tensor shape mismatch: expected {:?}, found {:?}",
-                first.dims(),
-                t.dims()
-            )));
-        }
-        float_dtype(t)?;
-    }
-    Ok(())
-}
-
-/// The tensor's elements as `f64`s on the host (C order): only for
-/// `zip_elements` / `sum_elements` called directly on tensors the fused
-/// path cannot reach (the optimizers name their update, and take the
-/// device path instead).
-fn host(t: &Tensor) -> Result<Vec<f64>, Error> {
-    t.flatten_all()
-        .and_then(|t| t.to_dtype(DType::F64))
-        .and_then(|t| t.to_vec1::<f64>())
-        .map_err(candle_err)
-}
-
-/// The update of `N` written and `M` read tensors: in place on the CPU,
-/// else as tensor operations (with `op`) or, without `op`, through the
-/// host. Checked first: on an error nothing has changed.
-fn zip<const N: usize, const M: usize, F>(
-    muts: [&Tensor; N],
-    refs: [&Tensor; M],
-    exec: Exec,
-    f: &F,
-    op: Option<&ElementOp>,
-) -> Result<(), Error>
-where
-    F: Fn([&mut f64; N], [f64; M]) + Sync,
-{
-    // Integer and bool tensors (a model's buffers, such as Hugging Face's
-    // I64 `position_ids`) are not optimized: an update that writes only
-    // such tensors leaves them alone.
-    if N > 0 && muts.iter().all(|m| !m.dtype().is_float()) {
-        return Ok(());
-    }
-    ensure_one_float_shape(&muts, &refs)?;
-    if !tensor_ops_forced() {
-        if let Some(r) = fused::try_zip(muts, refs, exec, f, op) {
-            return r.map_err(candle_err);
-        }
-    }
-    if let Some(t) = muts.iter().find(|t| !t.is_contiguous()) {
-        return Err(Error::custom(format!(
-            "a tensor of shape {:?} that is not contiguous cannot be updated in place",
-            t.dims()
-        )));
-    }
-    let new = match op {
-        Some(op) => device::new_values(op, muts, refs).map_err(candle_err)?,
-        None => {
-            let mut mv = Vec::with_capacity(N);
-            for m in muts.iter() {
-                mv.push(host(m)?);
-            }
-            let mut rv = Vec::with_capacity(M);
-            for r in refs.iter() {
-                rv.push(host(r)?);
-            }
-            let mut mi = mv.iter_mut();
-            let ms: [&mut [f64]; N] = core::array::from_fn(|_| match mi.next() {
-                Some(v) => &mut v[..],
-                None => &mut [],
-            });
-            let mut ri = rv.iter();
-            let rs: [&[f64]; M] = core::array::from_fn(|_| match ri.next() {
-                Some(v) => &v[..],
-                None => &[],
-            });
-            zip_slices(ms, rs, exec, f);
-            let mut new = Vec::with_capacity(N);
-            for (i, (m, v)) in muts.iter().zip(mv).enumerate() {
-                let t = Tensor::from_vec(v, m.dims(), m.device()).map_err(candle_err)?;
-                new.push((i, t));
-            }
-            new
-        }
-    };
-    for (i, value) in new {
-        device::write(muts[i], &value).map_err(candle_err)?;
-    }
-    Ok(())
-}
-
-/// The sum of `f(element)`: read in place on the CPU, else through the host.
-/// Integer and bool tensors add nothing.
-fn sum<F: Fn(f64) -> f64 + Sync>(t: &Tensor, exec: Exec, f: &F) -> Result<f64, Error> {
-    if !t.dtype().is_float() {
-        return Ok(0.0);
-    }
-    match fused::try_sum(t, f) {
-        Some(s) => Ok(s),
-        None => Ok(sum_slice(&host(t)?, exec, f)),
-    }
-}
-
-/// `clip_by_global_norm` with the norm and the factor as tensors on the
-/// device (one `sum_all` per leaf, the sums added on the first leaf's
-/// device, the factor `max / max(norm, max)` multiplied in place): the
-/// clip never waits for a device-to-host copy. Trees whose masked leaves
-/// all sit in contiguous CPU memory take the host path, which reads them
-/// in place.
-fn clip<P>(params: &P, updates: &mut P, mask: &LeafMask, max_norm: f64) -> Result<bool, Error>
-where
-    P: Flatten<Std>,
-    P::Leaf: CandleLeaf,
-{
-    mask.ensure_fits(params)?;
-    let on_cpu = pytree_std::leaves(&*updates)
-        .into_iter()
-        .enumerate()
-        .all(|(i, u)| {
-            let u = P::Leaf::tensor(u);
-            !mask.get(i) || (u.device().is_cpu() && u.is_contiguous())
-        });
-    // A norm over leaves of several processes is summed per leaf on the host.
-    if (on_cpu && !tensor_ops_forced()) || crate::leaf_sums::active() {
-        return Ok(false);
-    }
-    let mut total: Option<Tensor> = None;
-    let mut i = 0;
-    pytree_std::walk::zip_mut::<P, 0, 2, Result<(), String>>(
-        [],
-        [params, &*updates],
-        |[], [_, x]| {
-            let x = P::Leaf::tensor(x);
-            // Integer and bool tensors (buffers) add nothing to the norm.
-            if mask.get(i) && x.dtype().is_float() {
-                let dt = if x.dtype() == DType::F64 {
-                    DType::F64
-                } else {
-                    DType::F32
-                };
-                let s = x
-                    .to_dtype(dt)
-                    .and_then(|x| x.sqr())
-                    .and_then(|x| x.sum_all())
-                    .map_err(|e| format!("candle: {e}"))?;
-                total = Some(match total.take() {
-                    None => s,
-                    Some(t) => s
-                        .to_device(t.device())
-                        .and_then(|s| s.to_dtype(t.dtype()))
-                        .and_then(|s| t + s)
-                        .map_err(|e| format!("candle: {e}"))?,
-                });
-            }
-            i += 1;
-            Ok(())
-        },
-    )?;
-    let Some(total) = total else { return Ok(true) };
-    let factor = total
-        .sqrt()
-        .and_then(|n| n.maximum(max_norm))
-        .and_then(|n| n.recip())
-        .and_then(|r| r.affine(max_norm, 0.0))
-        .map_err(candle_err)?;
-    let mut i = 0;
-    pytree_std::walk::for_each_mut(updates, |u| {
-        let u = P::Leaf::tensor_mut(u);
-        let r = if mask.get(i) && u.dtype().is_float() {
-            let cd = device::compute_dtype([u]);
-            u.to_dtype(cd)
-                .and_then(|x| {
-                    let f = factor.to_device(x.device())?.to_dtype(cd)?;
-                    x.broadcast_mul(&f)
-                })
-                .and_then(|v| device::write(u, &v))
-                .map_err(|e| format!("candle: {e}"))
-        } else {
-            Ok(())
-        };
-        i += 1;
-        r
-    })?;
-    Ok(true)
-}
-
-/// Tensors of any float dtype on any device, updated in place (see the
-/// [module](self)): variables keep being variables. A tensor that is not
-/// a variable has no gradient from candle's autograd; it is updated in
-/// place too (every clone of it sees the update).
-impl FloatLeaf for Tensor {
-    type Scalar = f64;
-    const MAY_SHARE_MEMORY: bool = true;
-
-    fn zip_elements<const N: usize, const M: usize, F>(
-        muts: [&mut Tensor; N],
-        refs: [&Tensor; M],
-        exec: Exec,
-        f: &F,
-    ) -> Result<(), Error>
-    where
-        F: Fn([&mut f64; N], [f64; M]) + Sync,
-    {
-        zip(muts.map(|m| &*m), refs, exec, f, None)
-    }
-
-    fn zip_op<const N: usize, const M: usize, F>(
-        muts: [&mut Tensor; N],
-        refs: [&Tensor; M],
-        exec: Exec,
-        f: &F,
-        op: &ElementOp,
-    ) -> Result<(), Error>
-    where
-        F: Fn([&mut f64; N], [f64; M]) + Sync,
-    {
-        zip(muts.map(|m| &*m), refs, exec, f, Some(op))
-    }
-
-    fn sum_elements<F>(leaf: &Tensor, exec: Exec, f: &F) -> Result<f64, Error>
-    where
-        F: Fn(f64) -> f64 + Sync,
-    {
-        sum(leaf, exec, f)
-    }
-
-    /// Zeros of the tensor's own dtype, integer and bool tensors
-    /// included (their state, never updated).
-    fn zeros_like(leaf: &Tensor) -> Result<Tensor, Error> {
-        leaf.zeros_like().map_err(candle_err)
-    }
-
-    fn clip_on_device<P>(
-        params: &P,
-        updates: &mut P,
-        mask: &LeafMask,
-        max_norm: f64,
-    ) -> Result<bool, Error>
-    where
-        P: Flatten<Std, Leaf = Self>,
-    {
-        clip(params, updates, mask, max_norm)
-    }
-
-    fn shares_memory(a: &Tensor, b: &Tensor) -> bool {
-        same_storage(a, b)
-    }
-
-    /// Replaces the tensor with a copy of its own storage (`Tensor::copy`).
-    fn unshare(leaf: &mut Tensor) -> Result<(), Error> {
-        *leaf = leaf.copy().map_err(candle_err)?;
-        Ok(())
-    }
-}
-
-/// Variables of any float dtype on any device, written with `Var::set`
-/// (see the [module](self)).
-impl FloatLeaf for Var {
-    type Scalar = f64;
-    const MAY_SHARE_MEMORY: bool = true;
-
-    fn zip_elements<const N: usize, const M: usize, F>(
-        muts: [&mut Var; N],
-        refs: [&Var; M],
-        exec: Exec,
-        f: &F,
-    ) -> Result<(), Error>
-    where
-        F: Fn([&mut f64; N], [f64; M]) + Sync,
-    {
-        zip(
-            muts.map(|m| m.as_tensor()),
-            refs.map(Var::as_tensor),
-            exec,
-            f,
-            None,
-        )
-    }
-
-    fn zip_op<const N: usize, const M: usize, F>(
-        muts: [&mut Var; N],
-        refs: [&Var; M],
-        exec: Exec,
-        f: &F,
-        op: &ElementOp,
-    ) -> Result<(), Error>
-    where
-        F: Fn([&mut f64; N], [f64; M]) + Sync,
-    {
-        zip(
-            muts.map(|m| m.as_tensor()),
-            refs.map(Var::as_tensor),
-            exec,
-            f,
-            Some(op),
-        )
-    }
-
-    fn sum_elements<F>(leaf: &Var, exec: Exec, f: &F) -> Result<f64, Error>
-    where
-        F: Fn(f64) -> f64 + Sync,
-    {
-        sum(leaf.as_tensor(), exec, f)
-    }
-
-    /// Zeros of the variable's own dtype, integer and bool ones included
-    /// (their state, never updated).
-    fn zeros_like(leaf: &Var) -> Result<Var, Error> {
-        Var::zeros(leaf.shape(), leaf.dtype(), leaf.device()).map_err(candle_err)
-    }
-
-    fn clip_on_device<P>(
-        params: &P,
-        updates: &mut P,
-        mask: &LeafMask,
-        max_norm: f64,
-    ) -> Result<bool, Error>
-    where
-        P: Flatten<Std, Leaf = Self>,
-    {
-        clip(params, updates, mask, max_norm)
-    }
-
-    fn shares_memory(a: &Var, b: &Var) -> bool {
-        same_storage(a, b)
-    }
-
-    /// Replaces the variable with a new variable holding a copy of its
-    /// values.
-    fn unshare(leaf: &mut Var) -> Result<(), Error> {
-        *leaf = Var::from_tensor(&leaf.as_tensor().detach()).map_err(candle_err)?;
-        Ok(())
-    }
 }
 
 /// A candle leaf, [`Tensor`] (a variable's tensor, or any tensor) or
@@ -623,7 +235,7 @@ where
     let mut i = 0;
     pytree_std::walk::map_n(params, [], |x, []| {
         let t = <P::Leaf as CandleLeaf>::tensor(x);
-        let tied = tensors[..i].iter().any(|e| same_storage(e, t));
+        let tied = tensors[..i].iter().any(|e| Tensor::shares_memory(e, t));
         let on = mask.get(i);
         i += 1;
         let g = match store.get(t) {
@@ -708,7 +320,7 @@ mod tests {
     use crate::gradient_transformation::{apply_updates, chain, GradientTransformation};
     use crate::transform::{add_decayed_weights, clip_by_global_norm, scale, scale_by_schedule};
     use crate::wrappers::{masked, Wrap};
-    use pytree_std::candle_core::Device;
+    use pytree_std::candle_core::{DType, Device};
 
     /// A variable's tensor, a plain tensor, a scalar tensor.
     type Tree = Vec<Tensor>;
@@ -745,9 +357,9 @@ mod tests {
     /// tensor path, and compares what `run` returns.
     fn both_ways(what: &str, run: impl Fn() -> Vec<f64>) {
         let fused = run();
-        FORCE_TENSOR_OPS.with(|f| f.set(true));
+        pytree_std::__force_tensor_ops(true);
         let ops = run();
-        FORCE_TENSOR_OPS.with(|f| f.set(false));
+        pytree_std::__force_tensor_ops(false);
         assert_eq!(fused.len(), ops.len());
         for (i, (a, b)) in fused.iter().zip(&ops).enumerate() {
             assert!(
@@ -870,9 +482,9 @@ mod tests {
             values(&vec![p[0].as_tensor().clone()])
         };
         let fused = run();
-        FORCE_TENSOR_OPS.with(|f| f.set(true));
+        pytree_std::__force_tensor_ops(true);
         let ops = run();
-        FORCE_TENSOR_OPS.with(|f| f.set(false));
+        pytree_std::__force_tensor_ops(false);
         for (a, b) in fused.iter().zip(&ops) {
             assert!(
                 (a - b).abs() <= 1e-5 * (1.0 + a.abs()),

@@ -10,6 +10,10 @@
 //!   shape, JAX's `eval_shape` output) and [`summary`] (a [`Summary`]
 //!   table of every leaf and subtree with element and byte counts, as
 //!   flax's `tabulate` and torchinfo print).
+//! - Optimizer arithmetic: [`FloatLeaf`] (what pytree-optim's optimizers
+//!   update, re-exported there), its numbers [`Float`] and
+//!   [`FloatElement`], its element loops [`zip_slices`] and [`sum_slice`]
+//!   (run as [`Exec`] says), and [`ElementOp`].
 //!
 //! ```
 //! use pytree_std::elements::{ravel, tree_equal, Tolerance};
@@ -23,10 +27,17 @@
 //! ```
 
 mod approx;
+mod float;
 mod ravel;
 mod summary;
 
 pub use approx::{tree_equal, ApproxEq, Tolerance};
+#[cfg(any(feature = "ndarray", feature = "nalgebra"))]
+pub(crate) use float::{all_some, common_shape, zip_element_iters};
+pub use float::{
+    avx2_dispatch, sum_slice, zip_slices, ElementOp, Exec, Float, FloatElement, FloatLeaf,
+    DISPATCH_MIN, GRAIN,
+};
 #[cfg(feature = "half")]
 pub(crate) use ravel::ravel_scalars;
 pub use ravel::{ravel, Ravel, Unravel};

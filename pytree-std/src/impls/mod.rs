@@ -16,9 +16,8 @@ mod by_reference;
 
 #[cfg(feature = "candle")]
 mod candle;
-// Used by the checkpoints of candle tensors.
-#[cfg(all(feature = "candle", feature = "safetensors"))]
-pub(crate) use candle::candle_error;
+#[cfg(feature = "candle")]
+pub use candle::force_tensor_ops;
 #[cfg(feature = "half")]
 mod half;
 mod indexmap;
@@ -28,6 +27,8 @@ pub(crate) use leaves::lent_by_reference;
 mod nalgebra;
 #[cfg(feature = "ndarray")]
 mod ndarray;
+#[cfg(feature = "ndarray")]
+pub use ndarray::any_array;
 
 #[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
 use pytree_core::{Error, ErrorKind, Signature};

@@ -19,6 +19,14 @@ use pytree_core::{DType, Error, Signature};
 
 use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
+#[cfg(feature = "safetensors")]
+mod checkpoint;
+mod device;
+mod float;
+mod fused;
+
+pub use float::force_tensor_ops;
+
 leaf_by_reference!(shaped Tensor, signature = tensor_signature, same = same_signature);
 leaf_by_reference!(shaped Var, signature = var_signature, same = same_var_signature);
 
@@ -229,6 +237,74 @@ fn tensors_close(a: &Tensor, b: &Tensor, tol: Tolerance) -> candle_core::Result<
             x.iter().zip(&y).all(|(x, y)| tol.close(*x, *y))
         }
     })
+}
+
+// Ensembles: stacking along a new leading axis.
+
+/// A candle error of an ensemble operation (`"stack_leaves: candle: ..."`).
+#[cold]
+fn ensemble_error(op: &str, e: candle_core::Error) -> Error {
+    Error::custom(format!("{op}: {}", candle_error(e)))
+}
+
+/// `Tensor::stack(members, 0)`, in storage of its own even for one
+/// member (where candle would return a view of it), so that writing
+/// the stacked tensor in place (an optimizer step) leaves the members
+/// as they were.
+fn stack_tensors(members: &[&Tensor]) -> Result<Tensor, Error> {
+    let stacked = Tensor::stack(members, 0).map_err(|e| ensemble_error("stack_leaves", e))?;
+    if members.len() == 1 {
+        return stacked
+            .force_contiguous()
+            .map_err(|e| ensemble_error("stack_leaves", e));
+    }
+    Ok(stacked)
+}
+
+/// `narrow(0, i, 1)` and `squeeze(0)`: slice `i`, a view.
+fn slice(leaf: &Tensor, i: usize) -> Result<Tensor, Error> {
+    leaf.narrow(0, i, 1)
+        .and_then(|t| t.squeeze(0))
+        .map_err(|e| ensemble_error("unstack_leaves", e))
+}
+
+/// Stacked with `Tensor::stack` along dim 0, on the members' device
+/// and in their dtype; the operations are recorded, so gradients flow
+/// from the stacked tensor back to the members (and from a member to
+/// the stacked tensor). A member is `narrow(0, i, 1)` + `squeeze(0)`,
+/// copied into storage of its own (`force_contiguous`).
+impl crate::ensemble::Stackable for Tensor {
+    fn stack(members: &[&Tensor]) -> Result<Self, Error> {
+        stack_tensors(members)
+    }
+    fn shape<'a>(leaf: &'a &Tensor) -> &'a [usize] {
+        leaf.dims()
+    }
+    fn index(leaf: &&Tensor, i: usize) -> Result<Self, Error> {
+        slice(leaf, i)?
+            .force_contiguous()
+            .map_err(|e| ensemble_error("unstack_leaves", e))
+    }
+}
+
+/// Variables stack into a new variable (`Var::from_tensor` of the
+/// stacked tensor) and unstack into new variables, each in storage of
+/// its own: `Var::set` on one leaves the others as they were.
+impl crate::ensemble::Stackable for Var {
+    fn stack(members: &[&Var]) -> Result<Self, Error> {
+        let tensors: Vec<&Tensor> = members.iter().map(|v| v.as_tensor()).collect();
+        // `Tensor::stack` of variables is not a variable, so
+        // `from_tensor` copies it into one (even for one member).
+        let stacked = Tensor::stack(&tensors, 0).map_err(|e| ensemble_error("stack_leaves", e))?;
+        Var::from_tensor(&stacked).map_err(|e| ensemble_error("stack_leaves", e))
+    }
+    fn shape<'a>(leaf: &'a &Var) -> &'a [usize] {
+        leaf.as_tensor().dims()
+    }
+    fn index(leaf: &&Var, i: usize) -> Result<Self, Error> {
+        Var::from_tensor(&slice(leaf.as_tensor(), i)?)
+            .map_err(|e| ensemble_error("unstack_leaves", e))
+    }
 }
 
 #[cfg(test)]

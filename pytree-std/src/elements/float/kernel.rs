@@ -22,12 +22,13 @@
 //! build script checks the compiler's version), a CPU with AVX-512F runs
 //! a third copy, 16 `f32` wide, with the same bits again.
 
-use crate::element::FloatElement;
+use super::element::shortest;
+use crate::elements::FloatElement;
 
 /// How a transformation runs its element loops.
 ///
 /// ```
-/// use pytree_optim::Exec;
+/// use pytree_std::elements::Exec;
 /// assert_eq!(Exec::default(), Exec::Sequential);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -50,7 +51,7 @@ pub const GRAIN: usize = 1 << 15;
 /// (shorter ones run inline, where a call would cost more than it saves).
 ///
 /// ```
-/// assert_eq!(pytree_optim::DISPATCH_MIN, 64);
+/// assert_eq!(pytree_std::elements::DISPATCH_MIN, 64);
 /// ```
 pub const DISPATCH_MIN: usize = 64;
 
@@ -60,7 +61,7 @@ pub const DISPATCH_MIN: usize = 64;
 /// one loop already uses them).
 ///
 /// ```
-/// let fast = pytree_optim::avx2_dispatch();
+/// let fast = pytree_std::elements::avx2_dispatch();
 /// # let _ = fast;
 /// ```
 #[inline]
@@ -88,7 +89,7 @@ pub fn avx2_dispatch() -> bool {
 ///
 /// ```
 /// let (mut p, g) = (vec![1.0f32, 2.0], vec![0.5f32, 0.5]);
-/// pytree_optim::zip_slices([&mut p[..]], [&g[..]], pytree_optim::Exec::Sequential,
+/// pytree_std::elements::zip_slices([&mut p[..]], [&g[..]], pytree_std::elements::Exec::Sequential,
 ///     &|[p], [g]| *p -= g);
 /// assert_eq!(p, [0.5, 1.5]);
 /// ```
@@ -102,25 +103,13 @@ pub fn zip_slices<E, const N: usize, const M: usize, F>(
     E: FloatElement,
     F: Fn([&mut E::Compute; N], [E::Compute; M]) + Sync,
 {
-    let len = common_len(&muts, &refs);
+    let len = shortest(&muts, &refs);
     let muts = muts.map(|s| &mut s[..len]);
     let refs = refs.map(|s| &s[..len]);
     match exec {
         Exec::Sequential => zip_seq(muts, refs, f),
         #[cfg(feature = "rayon")]
         Exec::Parallel => zip_par(muts, refs, f),
-    }
-}
-
-/// The shortest length among the slices (0 for none).
-#[inline(always)]
-fn common_len<E, const N: usize, const M: usize>(muts: &[&mut [E]; N], refs: &[&[E]; M]) -> usize {
-    let a = muts.iter().map(|s| s.len()).min();
-    let b = refs.iter().map(|s| s.len()).min();
-    match (a, b) {
-        (Some(a), Some(b)) => a.min(b),
-        (Some(x), None) | (None, Some(x)) => x,
-        (None, None) => 0,
     }
 }
 
@@ -137,7 +126,7 @@ where
         target_arch = "x86_64",
         not(all(target_feature = "avx2", target_feature = "fma"))
     ))]
-    if common_len(&muts, &refs) >= DISPATCH_MIN {
+    if shortest(&muts, &refs) >= DISPATCH_MIN {
         #[cfg(all(pytree_avx512, not(target_feature = "avx512f")))]
         if avx512_dispatch() {
             // SAFETY: `avx512_dispatch()` just returned true, so
@@ -174,7 +163,7 @@ macro_rules! feature_loops {
     ($(#[$attr:meta])* mod $name:ident = $features:literal) => {
         $(#[$attr])*
         mod $name {
-            use crate::element::FloatElement;
+            use crate::elements::FloatElement;
 
             /// [`FloatElement::zip_run`] (and `f`, inlined into it)
             /// compiled for these features.
@@ -190,14 +179,14 @@ macro_rules! feature_loops {
                 E::zip_run(muts, refs, f)
             }
 
-            /// [`sum_block`](crate::kernel::sum_block) compiled for these features.
+            /// [`sum_block`](crate::elements::float::kernel::sum_block) compiled for these features.
             #[target_feature(enable = $features)]
             pub(super) fn sum<E, F>(s: &[E], f: &F) -> f64
             where
                 E: FloatElement,
                 F: Fn(E::Compute) -> f64,
             {
-                crate::kernel::sum_block_inline(s, f)
+                crate::elements::float::kernel::sum_block_inline(s, f)
             }
         }
     };
@@ -244,7 +233,7 @@ where
     E: FloatElement,
     F: Fn([&mut E::Compute; N], [E::Compute; M]) + Sync,
 {
-    let len = common_len(&muts, &refs);
+    let len = shortest(&muts, &refs);
     if len <= GRAIN {
         return zip_seq(muts, refs, f);
     }
@@ -268,7 +257,7 @@ fn split_point(len: usize) -> usize {
 ///
 /// ```
 /// let s = [3.0f32, 4.0];
-/// let n = pytree_optim::sum_slice(&s, pytree_optim::Exec::Sequential, &|x| f64::from(x * x));
+/// let n = pytree_std::elements::sum_slice(&s, pytree_std::elements::Exec::Sequential, &|x| f64::from(x * x));
 /// assert_eq!(n, 25.0);
 /// ```
 #[inline]

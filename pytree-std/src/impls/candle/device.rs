@@ -4,9 +4,9 @@
 //! (`f64` when a tensor is `f64`), and the results written into the
 //! tensors in place. Nothing is copied to the host.
 
-use pytree_std::candle_core::{self as candle, DType, Tensor, Var};
+use candle_core::{self as candle, DType, Tensor, Var};
 
-use crate::op::ElementOp;
+use crate::elements::ElementOp;
 
 /// The dtype the tensor path computes in: `f64` if any tensor is `f64`,
 /// else `f32` (16-bit floats are widened).

@@ -7,12 +7,23 @@
 
 use std::cell::RefCell;
 
-use pytree_std::candle_core::{
-    self as candle, CpuStorage, InplaceOp1, Layout, Storage, Tensor, WithDType,
-};
+use candle_core::{self as candle, CpuStorage, InplaceOp1, Layout, Storage, Tensor, WithDType};
 
-use crate::kernel::{sum_slice, zip_slices, Exec};
-use crate::op::ElementOp;
+use crate::elements::ElementOp;
+use crate::elements::{sum_slice, zip_slices, Exec};
+
+/// Whether two tensors are views of one storage (candle's own
+/// `same_storage` is crate-private): the addresses of their storages,
+/// each read under its read lock, taken one after the other.
+pub(crate) fn same_storage(a: &Tensor, b: &Tensor) -> bool {
+    storage_address(a) == storage_address(b)
+}
+
+/// The address of a tensor's storage (stable: it lives behind an `Arc`).
+fn storage_address(t: &Tensor) -> usize {
+    let (guard, _) = t.storage_and_layout();
+    std::ptr::from_ref::<candle_core::Storage>(&guard).addr()
+}
 
 /// Elements converted to `f64` at a time (fits in L1 for a handful of
 /// tensors).
@@ -140,7 +151,7 @@ where
         if muts[i + 1..]
             .iter()
             .chain(refs.iter())
-            .any(|b| super::same_storage(a, b))
+            .any(|b| same_storage(a, b))
         {
             return None;
         }
@@ -321,7 +332,7 @@ fn adam_f32(op: &ElementOp, ms: Vec<&mut [f32]>, rs: Vec<&[f32]>) -> bool {
 }
 
 /// [`zip_widened`] on one thread, or (with `Exec::Parallel`) split in
-/// halves at multiples of [`GRAIN`](crate::kernel::GRAIN) across rayon's threads,
+/// halves at multiples of [`GRAIN`](crate::elements::GRAIN) across rayon's threads,
 /// as `zip_slices` splits (the results do not depend on the split).
 fn zip_widened_exec<const N: usize, const M: usize, F>(
     ms: [&mut [f32]; N],
@@ -339,8 +350,8 @@ fn zip_widened_exec<const N: usize, const M: usize, F>(
             .chain(rs.iter().map(|s| s.len()))
             .min()
             .unwrap_or(0);
-        if n > crate::kernel::GRAIN {
-            let mid = n.div_ceil(crate::kernel::GRAIN) / 2 * crate::kernel::GRAIN;
+        if n > crate::elements::GRAIN {
+            let mid = n.div_ceil(crate::elements::GRAIN) / 2 * crate::elements::GRAIN;
             let mut lo_m: [&mut [f32]; N] = core::array::from_fn(|_| Default::default());
             let mut hi_m: [&mut [f32]; N] = core::array::from_fn(|_| Default::default());
             for ((s, lo), hi) in ms.into_iter().zip(lo_m.iter_mut()).zip(hi_m.iter_mut()) {

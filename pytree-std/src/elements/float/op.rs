@@ -5,13 +5,13 @@
 
 /// One element-wise update of the optimizers, by name and constants: the
 /// same computation as the element closure it is passed with (see
-/// [`FloatLeaf::zip_op`](crate::FloatLeaf::zip_op)). `muts[i]` are the
+/// [`FloatLeaf::zip_op`](crate::elements::FloatLeaf::zip_op)). `muts[i]` are the
 /// leaves written, `refs[j]` the leaves read, in the order each variant
 /// names. Leaf types whose elements the host can reach (scalars, ndarray
 /// arrays, candle tensors in CPU memory) ignore it and run the closure.
 ///
 /// ```
-/// use pytree_optim::{ElementOp, Exec, FloatLeaf};
+/// use pytree_std::elements::{ElementOp, Exec, FloatLeaf};
 /// // `muts[0] = a * muts[0] + b * refs[0]`, as a closure and by name:
 /// let (mut y, x) = (1.0f64, 2.0f64);
 /// let op = ElementOp::Axpby { a: 0.5, b: 0.25 };

@@ -11,7 +11,7 @@ use core::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 /// [`from_f64`](Float::from_f64).
 ///
 /// ```
-/// use pytree_optim::Float;
+/// use pytree_std::elements::Float;
 /// fn half_of<S: Float>(x: S) -> S { x * S::from_f64(0.5) }
 /// assert_eq!(half_of(3.0f32), 1.5);
 /// assert_eq!(half_of(3.0f64).sqrt(), 1.5f64.sqrt());
@@ -69,7 +69,7 @@ float!(f32, f64);
 /// and `bf16` (feature `half`) compute in `f32` and round on the way back.
 ///
 /// ```
-/// use pytree_optim::FloatElement;
+/// use pytree_std::elements::FloatElement;
 /// assert_eq!(<f32 as FloatElement>::load(1.5), 1.5f32);
 /// assert_eq!(<f64 as FloatElement>::store(2.0), 2.0f64);
 /// ```
@@ -81,7 +81,7 @@ pub trait FloatElement: Copy + Send + Sync + 'static {
     /// Writes a computed value back as an element (rounding if narrower).
     fn store(x: Self::Compute) -> Self;
 
-    /// The element loop of [`zip_slices`](crate::zip_slices): `f` on the
+    /// The element loop of [`zip_slices`](crate::elements::zip_slices): `f` on the
     /// elements at each index of slices of one length (the shortest
     /// decides). The default loads each element into a temporary and
     /// stores it back after `f`; `f32` and `f64` lend `f` the elements
@@ -89,7 +89,7 @@ pub trait FloatElement: Copy + Send + Sync + 'static {
     /// written by hand.
     ///
     /// ```
-    /// use pytree_optim::FloatElement;
+    /// use pytree_std::elements::FloatElement;
     /// let (mut a, b) = ([1.0f32, 2.0], [10.0f32, 20.0]);
     /// f32::zip_run([&mut a[..]], [&b[..]], &|[a], [b]| *a += b);
     /// assert_eq!(a, [11.0, 22.0]);
@@ -115,7 +115,10 @@ pub trait FloatElement: Copy + Send + Sync + 'static {
 
 /// The length of the shortest slice (0 for none).
 #[inline(always)]
-fn shortest<E, const N: usize, const M: usize>(muts: &[&mut [E]; N], refs: &[&[E]; M]) -> usize {
+pub(super) fn shortest<E, const N: usize, const M: usize>(
+    muts: &[&mut [E]; N],
+    refs: &[&[E]; M],
+) -> usize {
     let a = muts.iter().map(|s| s.len()).min();
     let b = refs.iter().map(|s| s.len()).min();
     match (a, b) {
@@ -158,7 +161,7 @@ identity_element!(f32, f64);
 #[cfg(any(feature = "half", feature = "ndarray"))]
 mod half_elements {
     use super::FloatElement;
-    use pytree_std::half::{bf16, f16};
+    use crate::half::{bf16, f16};
 
     macro_rules! half_element {
         ($($t:ty),*) => {$(

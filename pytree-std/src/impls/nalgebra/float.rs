@@ -1,10 +1,7 @@
-//! [`FloatLeaf`] for nalgebra's dynamic matrices (feature `nalgebra`):
+//! Optimizer arithmetic: [`FloatLeaf`] for nalgebra's dynamic matrices:
 //! `DMatrix<T>` is the leaf type of every `DMatrix<T>` and `DVector<T>`
 //! field, of `f32`, `f64` and (with feature `half`) `f16` / `bf16`
-//! elements. The impl lives here, not beside nalgebra's other impls in
-//! pytree-std (`impls/nalgebra.rs`), because the orphan rule allows an
-//! impl of a trait for another crate's type only in the trait's crate
-//! (E0117: `FloatLeaf` and `DMatrix` would both be foreign there).
+//! elements.
 //!
 //! A matrix held by a model is one slice of memory in nalgebra's column
 //! order, and the parameters, gradients and moments of an update all are,
@@ -15,30 +12,23 @@
 //! strides is walked element by element in column order.
 //!
 //! ```
-//! use pytree_optim::{adam, GradientTransformation};
-//! use pytree_std::nalgebra::{DMatrix, DVector};
-//! use pytree_std::PyTree;
+//! use pytree_std::elements::{Exec, FloatLeaf};
+//! use pytree_std::nalgebra::DMatrix;
 //!
-//! #[derive(PyTree, Clone, Debug)]
-//! struct Linear { w: DMatrix<f64>, b: DVector<f64> }
-//!
-//! let mut p = Linear { w: DMatrix::from_element(2, 3, 1.0), b: DVector::zeros(2) };
-//! let opt = adam(0.1);
-//! let mut state = opt.init(&p)?;
-//! let mut g = Linear { w: DMatrix::from_element(2, 3, 0.5), b: DVector::from_element(2, -1.0) };
-//! opt.step(&mut p, &mut g, &mut state)?;
-//! assert!((p.w[(1, 2)] - 0.9).abs() < 1e-6 && (p.b[0] - 0.1).abs() < 1e-6);
+//! let mut p = DMatrix::from_element(2, 3, 1.0f64);
+//! let g = DMatrix::from_element(2, 3, 0.5f64);
+//! let step = |[p]: [&mut f64; 1], [g]: [f64; 1]| *p -= 0.2 * g;
+//! DMatrix::zip_elements([p.as_view_mut()], [g.as_view()], Exec::Sequential, &step)?;
+//! assert_eq!(p[(1, 2)], 0.9);
 //! # Ok::<(), pytree_std::Error>(())
 //! ```
 
-use pytree_std::nalgebra::{
-    DMatrix, DMatrixView, DMatrixViewMut, RawStorage, RawStorageMut, Scalar,
-};
-use pytree_std::Error;
+use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut, RawStorage, RawStorageMut, Scalar};
 
-use crate::element::FloatElement;
-use crate::kernel::{sum_slice, zip_slices, Exec};
-use crate::leaf::{all_some, common_shape, zip_element_iters, FloatLeaf};
+use crate::elements::{
+    all_some, common_shape, sum_slice, zip_element_iters, zip_slices, Exec, FloatElement, FloatLeaf,
+};
+use crate::Error;
 
 /// The elements of a view whose memory is one run in column order, as a
 /// slice; `None` for a view with other strides.
@@ -124,8 +114,6 @@ impl<T: FloatElement + Scalar + Default> FloatLeaf for DMatrix<T> {
 
 #[cfg(test)]
 mod tests {
-    use pytree_std::nalgebra::DMatrix;
-
     use super::*;
 
     /// A view of part of a matrix (column stride 3, 2 rows) is walked

@@ -15,12 +15,10 @@
 //! are not covered: their shapes are types, and one leaf type for all of
 //! them would need the same dynamic erasure.
 //!
-//! Everything a leaf type provides for nalgebra is in this file, but
-//! pytree-optim's `FloatLeaf` (pytree-optim's `nalgebra.rs`: the orphan
-//! rule puts an impl of a trait for another crate's type in the trait's
-//! crate): `Leaf`, `Flatten` / `Unflatten`, `Ravel` (C order),
-//! `ApproxEq`, and with `safetensors` the checkpoint's `TensorLeaf` (C
-//! order, a column as a 1-d tensor). Not ensembles: a stacked leaf has a
+//! Everything a leaf type provides for nalgebra is in this folder:
+//! `Leaf`, `Flatten` / `Unflatten`, `Ravel` (C order), `ApproxEq`, the
+//! optimizer arithmetic `FloatLeaf` (`float.rs`) and with `safetensors`
+//! the checkpoint's `TensorLeaf` (C order, a column as a 1-d tensor). Not ensembles: a stacked leaf has a
 //! member axis on top of a matrix's two, nalgebra has no 3-d matrix to
 //! hold it, and `stack_leaves` returns a tree of the members' own type.
 //!
@@ -49,6 +47,8 @@ use nalgebra::{
 use pytree_core::{
     Error, Flatten, Leaf, LeafMut, LeafRef, Signature, Sink, Source, Unflatten, Visit, VisitMut,
 };
+
+mod float;
 
 use super::{check_same_signature, dtype_of, signature_error};
 use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance, Std};

@@ -62,11 +62,17 @@
 //! ```
 
 use ndarray::{
-    ArcArray, Array, ArrayBase, ArrayD, ArrayViewD, ArrayViewMutD, Data, Dimension, IxDyn, Zip,
+    ArcArray, Array, ArrayBase, ArrayD, ArrayViewD, ArrayViewMutD, Axis, Data, Dimension, IxDyn,
+    Zip,
 };
 use pytree_core::{
     Error, Flatten, Leaf, LeafMut, LeafRef, Signature, Sink, Source, Unflatten, Visit, VisitMut,
 };
+
+pub mod any_array;
+#[cfg(feature = "safetensors")]
+mod checkpoint;
+mod float;
 
 use super::{check_same_signature, dtype_of, signature_error};
 use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance, Std};
@@ -377,6 +383,20 @@ where
 {
     fn approx_eq(&self, other: &Self, tol: Tolerance) -> bool {
         self.shape() == other.shape() && Zip::from(self).and(other).all(|a, b| a.approx_eq(b, tol))
+    }
+}
+
+/// Ensembles (feature `ndarray`): `ndarray::stack` along axis 0; a member
+/// is `index_axis(Axis(0), i)` copied into an array of its own.
+impl<A: Clone + 'static> crate::ensemble::Stackable for ArrayD<A> {
+    fn stack(members: &[ArrayViewD<'_, A>]) -> Result<Self, Error> {
+        ndarray::stack(Axis(0), members).map_err(|e| Error::custom(format!("stack_leaves: {e}")))
+    }
+    fn shape<'a>(leaf: &'a ArrayViewD<'_, A>) -> &'a [usize] {
+        leaf.shape()
+    }
+    fn index(leaf: &ArrayViewD<'_, A>, i: usize) -> Result<Self, Error> {
+        Ok(leaf.index_axis(Axis(0), i).to_owned())
     }
 }
 
