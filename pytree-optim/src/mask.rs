@@ -133,31 +133,20 @@ impl Mask {
     /// assert_eq!((bits.len(), bits.get(0), bits.get(1)), (2, true, false));
     /// ```
     pub fn on<P: Flatten<Std>>(&self, tree: &P) -> LeafMask {
-        let n = pytree_std::reductions::num_leaves(tree);
+        let every = LeafMask {
+            len: pytree_std::reductions::num_leaves(tree),
+            bits: None,
+            pending: false,
+        };
         if let Rule::All = self.0 {
-            return LeafMask {
-                len: n,
-                bits: None,
-                pending: false,
-            };
+            return every;
         }
-        let mut bits = Vec::with_capacity(n);
+        let mut bits = Vec::with_capacity(every.len);
         // One tree, no others to check against: this cannot fail.
         let _ = pytree_std::paths::for_each_with_path(tree, [], |path, _, []| {
             bits.push(self.holds(path))
         });
-        if bits.iter().all(|&b| b) {
-            return LeafMask {
-                len: n,
-                bits: None,
-                pending: false,
-            };
-        }
-        LeafMask {
-            len: bits.len(),
-            bits: Some(bits.into()),
-            pending: false,
-        }
+        every.map_bits(|i| bits[i])
     }
 }
 
