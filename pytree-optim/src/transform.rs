@@ -122,7 +122,7 @@ macro_rules! leafless_state_transformation {
 /// its initial state, its `tail_at(&state)` and how a step advances the
 /// state.
 macro_rules! tail_transformation {
-    ($ty:ty, $state:ident, [$($g:tt)*], $init:expr, |$s:ident| $advance:expr) => {
+    ($ty:ty, $state:ident, [$($g:tt)*], $init:expr, |$s:ident| $advance:block) => {
         leafless_state_transformation!($ty, $state, [$($g)*], $init, {
             fn step_is_fused(&self) -> bool {
                 true
@@ -136,9 +136,7 @@ macro_rules! tail_transformation {
                 Some(self.tail_at(state))
             }
 
-            fn advance(&self, $s: &mut $state<P>, _params: &P) {
-                $advance;
-            }
+            fn advance(&self, $s: &mut $state<P>, _params: &P) $advance
 
             fn run_fused(
                 &self,
@@ -194,7 +192,7 @@ impl Scale {
     }
 }
 
-tail_transformation!(Scale, EmptyState, [], EmptyState::default(), |_s| ());
+tail_transformation!(Scale, EmptyState, [], EmptyState::default(), |_s| {});
 
 /// Multiplies the updates by `schedule(count)`, `count` the number of
 /// updates done before (optax's `scale_by_schedule`).
@@ -232,7 +230,7 @@ impl<S: Schedule> ScaleBySchedule<S> {
     }
 }
 
-tail_transformation!(ScaleBySchedule<S>, ScheduleState, [S: Schedule], ScheduleState::new(), |s| s.count += 1);
+tail_transformation!(ScaleBySchedule<S>, ScheduleState, [S: Schedule], ScheduleState::new(), |s| { s.count += 1 });
 
 /// Multiplies the updates by minus the learning rate (optax's
 /// `scale_by_learning_rate`, whose `flip_sign` is always on here: the
@@ -270,7 +268,7 @@ impl<S: Schedule> ScaleByLearningRate<S> {
     }
 }
 
-tail_transformation!(ScaleByLearningRate<S>, ScheduleState, [S: Schedule], ScheduleState::new(), |s| s.count += 1);
+tail_transformation!(ScaleByLearningRate<S>, ScheduleState, [S: Schedule], ScheduleState::new(), |s| { s.count += 1 });
 
 /// Adds `weight_decay * p` to each update (optax's `add_decayed_weights`;
 /// before a learning-rate scaling this is decoupled weight decay, which
@@ -315,7 +313,7 @@ tail_transformation!(
     EmptyState,
     [],
     EmptyState::default(),
-    |_s| ()
+    |_s| {}
 );
 
 /// Sets the updates to zero (optax's `set_to_zero`): a frozen group in a
