@@ -25,6 +25,10 @@ alone):
   &|i| mask.get(i), n)`, and an impl's parameter `mask: &LeafMask`
   becomes `mask: &dyn Fn(usize) -> bool` (its body's `mask.get(i)` is
   then `mask(i)`: the compiler names it).
+- (issue 28, second pass) `GroupList::update_all(u, o, s, p)` is
+  `update_each(u, o, s, p, true)` and `update_copies(u, o, s, p)` is
+  `update_each(u, o, s, p, false)` (calls, in files that name
+  `GroupList`; an impl of the trait writes the one method by hand).
 
 Not rewritten (the compiler names each): the states' fields (`state.count`
 is `state.0.count` for adam, sgd and adamw, whose state is the chain's
@@ -88,6 +92,23 @@ def add_import(text, name):
     return text
 
 
+def group_list_calls(text):
+    """`.update_all(..)` / `.update_copies(..)` -> `.update_each(.., true/false)`."""
+    for name, last_in_place in (("update_all", "true"), ("update_copies", "false")):
+        pos = 0
+        while True:
+            m = re.compile(r"\.%s\(" % name).search(text, pos)
+            if not m:
+                break
+            end = call_end(text, m.end() - 1)
+            if end < 0:
+                break
+            args = text[m.end():end - 1].rstrip().rstrip(",")
+            text = text[:m.start()] + ".update_each(%s, %s)" % (args, last_in_place) + text[end:]
+            pos = m.start() + 1
+    return text
+
+
 def rewrite(text, in_pytree_optim):
     if "pytree_optim" not in text and not in_pytree_optim:
         return text
@@ -109,6 +130,8 @@ def rewrite(text, in_pytree_optim):
         text = re.sub(r"(impl\b[^{]*GradientTransformation[^{]*\{.*?)\bfn check\(", r"\1fn validate(",
                       text, flags=re.S)
         text = re.sub(r"(\w)\.check\((&?\w+, &(?:mut )?\w+, &\w+)\)", r"\1.validate(\2)", text)
+    if "GroupList" in text:
+        text = group_list_calls(text)
     if re.search(r"\.(mask|exec)\(|\.parallel\(\)", text) and not in_pytree_optim:
         text = add_import(text, "Wrap")
     return text

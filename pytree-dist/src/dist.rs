@@ -243,6 +243,18 @@ impl Dist {
         self.backend.size()
     }
 
+    /// An error unless `root` is a rank of this world (`what`: the
+    /// operation, as "broadcast from").
+    fn ensure_rank(&self, root: usize, what: &str) -> Result<(), Error> {
+        let size = self.size();
+        if root >= size {
+            return Err(Error::custom(format!(
+                "{what} rank {root}, but the world has {size} ranks"
+            )));
+        }
+        Ok(())
+    }
+
     /// The backend.
     ///
     /// ```
@@ -362,11 +374,7 @@ impl Dist {
         T::Leaf: TensorLeaf,
     {
         let size = self.size();
-        if root >= size {
-            return Err(Error::custom(format!(
-                "reduce to rank {root}, but the world has {size} ranks"
-            )));
-        }
+        self.ensure_rank(root, "reduce to")?;
         let op = format!("reduce_mean to rank {root}");
         let plan = self.agreed_plan(op, &*tree, true, |_| true, |_| root)?;
         let divisor = (size > 1).then_some(size);
@@ -540,12 +548,7 @@ impl Dist {
         T: Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
-        let size = self.size();
-        if root >= size {
-            return Err(Error::custom(format!(
-                "broadcast from rank {root}, but the world has {size} ranks"
-            )));
-        }
+        self.ensure_rank(root, "broadcast from")?;
         let rank = self.rank();
         let op = format!("broadcast from rank {root}");
         // Static data travels when serde can write it; otherwise it must

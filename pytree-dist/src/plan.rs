@@ -84,6 +84,16 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// What is sent of leaf `leaf`, which a segment names, and the size of
+    /// one of its elements in bytes.
+    fn sent(&self, leaf: usize) -> (&LeafSpec, usize) {
+        let spec = self.specs[leaf]
+            .as_ref()
+            .expect("segments are of sent leaves");
+        let size = spec.dtype.size_in_bytes();
+        (spec, size.expect("float dtypes have a size"))
+    }
+
     /// Lays out the leaves of `specs`: those of at least `in_place_bytes`
     /// whose elements are the wire's in buckets of their own, in place;
     /// the others into packed buckets; every bucket of at most
@@ -255,13 +265,7 @@ where
     fn fill(&mut self, k: usize, mut buf: BufMut<'_>) -> Result<(), Error> {
         let leaves = pytree_std::leaves(&*self.tree);
         for seg in &self.plan.segments[k] {
-            let spec = self.plan.specs[seg.leaf]
-                .as_ref()
-                .expect("segments are of sent leaves");
-            let size = spec
-                .dtype
-                .size_in_bytes()
-                .expect("float dtypes have a size");
+            let (spec, size) = self.plan.sent(seg.leaf);
             let range = seg.start * size..(seg.start + seg.len) * size;
             let cached = matches!(&self.read_cache, Some((i, _)) if *i == seg.leaf);
             let bytes: Cow<'_, [u8]> = if cached {
@@ -299,13 +303,7 @@ where
             .into_iter()
             .enumerate();
         for seg in &self.plan.segments[k] {
-            let spec = self.plan.specs[seg.leaf]
-                .as_ref()
-                .expect("segments are of sent leaves");
-            let size = spec
-                .dtype
-                .size_in_bytes()
-                .expect("float dtypes have a size");
+            let (spec, size) = self.plan.sent(seg.leaf);
             let Some((_, mut leaf)) = leaves.by_ref().find(|(i, _)| *i == seg.leaf) else {
                 return Err(Error::custom(format!("the tree has no leaf {}", seg.leaf)));
             };
@@ -357,95 +355,98 @@ where
                 )))
             }
         };
-        let spec = self.plan.specs[seg.leaf]
-            .as_ref()
-            .expect("segments are of sent leaves");
-        let size = spec.wire.bytes();
+        match self.plan.sent(seg.leaf).0.wire {
+            Wire::F32 => self.reduce_piece::<f32>(k, seg, result, collective),
+            Wire::F64 => self.reduce_piece::<f64>(k, seg, result, collective),
+        }
+    }
+}
+
+impl<T> TreeBuckets<'_, T>
+where
+    T: Flatten<Std>,
+    T::Leaf: TensorLeaf,
+{
+    /// [`Buckets::in_place`] for the one piece `seg` of a leaf whose
+    /// elements travel as `X`: in the leaf's own memory where it lends it
+    /// (its elements in C order), else through a copy, as a packed bucket.
+    fn reduce_piece<X: WireElement>(
+        &mut self,
+        k: usize,
+        seg: Segment,
+        result: bool,
+        collective: &mut dyn FnMut(BufMut<'_>) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        let (spec, size) = self.plan.sent(seg.leaf);
         let range = seg.start * size..(seg.start + seg.len) * size;
         {
             let mut leaves = pytree_std::leaves_mut(&mut *self.tree);
             let Some(leaf) = leaves.get_mut(seg.leaf) else {
                 return Err(Error::custom(format!("the tree has no leaf {}", seg.leaf)));
             };
-            // The leaf's own memory, where it is its elements in C order.
-            if let Some(mem) = <T::Leaf as TensorLeaf>::tensor_bytes_mut(leaf)
+            let lent = <T::Leaf as TensorLeaf>::tensor_bytes_mut(leaf)
                 .filter(|mem| mem.len() == spec.elements * size)
-            {
-                let piece = &mut mem[range];
-                match spec.wire {
-                    Wire::F32 => {
-                        if let Some(xs) = f32::cast_mut(piece) {
-                            collective(BufMut::F32(&mut *xs))?;
-                            let divisor = self.divisor.filter(|_| result);
-                            if let Some(d) = divisor.map(|d| d as f32) {
-                                xs.iter_mut().for_each(|x| *x /= d);
-                            }
-                            return Ok(());
-                        }
-                    }
-                    Wire::F64 => {
-                        if let Some(xs) = f64::cast_mut(piece) {
-                            collective(BufMut::F64(&mut *xs))?;
-                            let divisor = self.divisor.filter(|_| result);
-                            if let Some(d) = divisor.map(|d| d as f64) {
-                                xs.iter_mut().for_each(|x| *x /= d);
-                            }
-                            return Ok(());
-                        }
-                    }
+                .and_then(|mem| cast_mut::<X>(&mut mem[range]));
+            if let Some(xs) = lent {
+                collective(X::buf_mut(&mut *xs))?;
+                if let Some(d) = self.divisor.filter(|_| result) {
+                    let d = X::from_count(d);
+                    xs.iter_mut().for_each(|x| *x /= d);
                 }
+                return Ok(());
             }
         }
         // Not lendable on this rank: through a copy, as a packed bucket.
-        match spec.wire {
-            Wire::F32 => {
-                let mut buf = vec![0.0f32; seg.len];
-                self.fill(k, BufMut::F32(&mut buf))?;
-                collective(BufMut::F32(&mut buf))?;
-                if result {
-                    self.drain(k, BufRef::F32(&buf))?;
-                }
-            }
-            Wire::F64 => {
-                let mut buf = vec![0.0f64; seg.len];
-                self.fill(k, BufMut::F64(&mut buf))?;
-                collective(BufMut::F64(&mut buf))?;
-                if result {
-                    self.drain(k, BufRef::F64(&buf))?;
-                }
-            }
+        let mut buf = vec![X::default(); seg.len];
+        self.fill(k, X::buf_mut(&mut buf))?;
+        collective(X::buf_mut(&mut buf))?;
+        if result {
+            self.drain(k, X::buf_ref(&buf))?;
         }
         Ok(())
     }
 }
 
-/// A wire's element type seen in a leaf's bytes.
-trait WireElement: Sized {
-    /// `bytes` (a leaf's little-endian elements, which
-    /// `tensor_bytes_mut` lends only on a little-endian machine) as
-    /// elements, where they are aligned for them (else `None`).
-    fn cast_mut(bytes: &mut [u8]) -> Option<&mut [Self]>;
+/// A wire's element type: `f32` or `f64` (the only impls), for which
+/// every bit pattern is a value.
+trait WireElement: Copy + Default + std::ops::DivAssign {
+    /// `n` as an element (a divisor).
+    fn from_count(n: usize) -> Self;
+    /// `xs` as a bucket's buffer.
+    fn buf_mut(xs: &mut [Self]) -> BufMut<'_>;
+    /// `xs` as a bucket's result.
+    fn buf_ref(xs: &[Self]) -> BufRef<'_>;
 }
 
-impl WireElement for f32 {
-    fn cast_mut(bytes: &mut [u8]) -> Option<&mut [f32]> {
-        // SAFETY: every bit pattern of 4 bytes is an f32 (and every f32's
-        // bytes are u8s), so the middle part `align_to_mut` returns may be
-        // read and written as f32s; it covers the same memory as `bytes`,
-        // whose borrow it keeps. It is all of `bytes` only when the head
-        // and tail are empty, which is checked.
-        let (head, xs, tail) = unsafe { bytes.align_to_mut::<f32>() };
-        (head.is_empty() && tail.is_empty()).then_some(xs)
-    }
+macro_rules! wire_element {
+    ($($t:ident: $wire:ident),*) => {$(
+        impl WireElement for $t {
+            fn from_count(n: usize) -> $t {
+                n as $t
+            }
+            fn buf_mut(xs: &mut [$t]) -> BufMut<'_> {
+                BufMut::$wire(xs)
+            }
+            fn buf_ref(xs: &[$t]) -> BufRef<'_> {
+                BufRef::$wire(xs)
+            }
+        }
+    )*};
 }
 
-impl WireElement for f64 {
-    fn cast_mut(bytes: &mut [u8]) -> Option<&mut [f64]> {
-        // SAFETY: as for f32: every bit pattern of 8 bytes is an f64; the
-        // whole of `bytes` only when head and tail are empty (checked).
-        let (head, xs, tail) = unsafe { bytes.align_to_mut::<f64>() };
-        (head.is_empty() && tail.is_empty()).then_some(xs)
-    }
+wire_element!(f32: F32, f64: F64);
+
+/// `bytes` (a leaf's little-endian elements, which `tensor_bytes_mut`
+/// lends only on a little-endian machine) as elements of `X`, where they
+/// are aligned for them (else `None`).
+fn cast_mut<X: WireElement>(bytes: &mut [u8]) -> Option<&mut [X]> {
+    // SAFETY: `X` is `f32` or `f64`, for which every bit pattern is a
+    // value (and every element's bytes are u8s), so the middle part
+    // `align_to_mut` returns may be read and written as `X`s; it covers
+    // the same memory as `bytes`, whose borrow it keeps. It is all of
+    // `bytes` only when the head and tail are empty, which is checked.
+    let (head, xs, tail) = unsafe { bytes.align_to_mut::<X>() };
+    (head.is_empty() && tail.is_empty()).then_some(xs)
 }
 
 #[cfg(test)]

@@ -236,22 +236,12 @@ where
         true
     }
 
-    fn update(
-        &self,
-        updates: &mut P,
-        state: &mut ScaleByAdamState<P>,
-        params: &P,
-    ) -> Result<(), Error> {
-        update_in_one_pass(self, updates, state, params)
+    fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
+        update_in_one_pass(self, updates, state, params).map(drop)
     }
 
-    fn step(
-        &self,
-        params: &mut P,
-        grads: &mut P,
-        state: &mut ScaleByAdamState<P>,
-    ) -> Result<(), Error> {
-        step_in_one_pass(self, params, grads, state)
+    fn step(&self, params: &mut P, grads: &mut P, state: &mut Self::State) -> Result<(), Error> {
+        step_in_one_pass(self, params, grads, state).map(drop)
     }
 
     /// One pass over the target, both moments and the other tree: with

@@ -164,47 +164,31 @@ impl<S> Sgd<S> {
     }
 }
 
+/// Setters of the first stage's hyperparameters, each with its doc and
+/// example: `name: "what it is", example value`.
+macro_rules! first_stage_setters {
+    ($($name:ident: $what:literal, $value:literal;)*) => {$(
+        #[doc = concat!("Sets ", $what, " ([`ScaleByAdam::", stringify!($name), "`]).")]
+        ///
+        /// ```
+        #[doc = concat!("let opt = pytree_optim::adam(1e-3).", stringify!($name), "(", $value, ");")]
+        #[doc = concat!("assert_eq!(opt.first.", stringify!($name), ", ", $value, ");")]
+        /// ```
+        #[must_use]
+        pub fn $name(self, $name: f64) -> Self {
+            chain(self.first.$name($name), self.second)
+        }
+    )*};
+}
+
 /// The hyperparameters of [`adam`] and [`adamw`], set on their first
 /// stage.
 impl<T> Chain<ScaleByAdam, T> {
-    /// Sets the decay of the first moment (default 0.9).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::adam(1e-3).b1(0.8).first.b1, 0.8);
-    /// ```
-    #[must_use]
-    pub fn b1(self, b1: f64) -> Self {
-        chain(self.first.b1(b1), self.second)
-    }
-
-    /// Sets the decay of the second moment (default 0.999).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::adam(1e-3).b2(0.99).first.b2, 0.99);
-    /// ```
-    #[must_use]
-    pub fn b2(self, b2: f64) -> Self {
-        chain(self.first.b2(b2), self.second)
-    }
-
-    /// Sets `eps`, added to the root (default 1e-8).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::adam(1e-3).eps(1e-6).first.eps, 1e-6);
-    /// ```
-    #[must_use]
-    pub fn eps(self, eps: f64) -> Self {
-        chain(self.first.eps(eps), self.second)
-    }
-
-    /// Sets `eps_root`, added under the root (default 0).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::adam(1e-3).eps_root(1e-12).first.eps_root, 1e-12);
-    /// ```
-    #[must_use]
-    pub fn eps_root(self, eps_root: f64) -> Self {
-        chain(self.first.eps_root(eps_root), self.second)
+    first_stage_setters! {
+        b1: "the decay of the first moment (default 0.9)", "0.8";
+        b2: "the decay of the second moment (default 0.999)", "0.99";
+        eps: "`eps`, added to the root (default 1e-8)", "1e-6";
+        eps_root: "`eps_root`, added under the root (default 0)", "1e-12";
     }
 }
 

@@ -5,9 +5,7 @@
 //! `get_ema_multi_avg_fn(decay)`, timm's `ModelEma`), and [`ema`], optax's
 //! `ema(decay, debias)` under optax's name, a transformation of the
 //! *updates* ([`EmaOfUpdates`]) whose average starts at zero, with optional
-//! bias correction. (Until issue 27 the first was called `Ema`, and code
-//! ported from optax picked it for `optax.ema` and got other numbers;
-//! `scripts/migrate_issue27.py` renames it.)
+//! bias correction.
 
 use pytree_std::{Error, Leaf, PyTree};
 

@@ -428,34 +428,34 @@ impl Tail {
         }
     }
 }
-/// `update` of a transformation whose work is its fused pass
-/// ([`GradientTransformation::run_fused`]): validated, then the pass over
-/// the updates with no tail (`scale_by_adam`, `trace`).
+/// `update` in one pass ([`GradientTransformation::run_fused`], no
+/// tail), validated first: `Ok(false)`, having changed nothing, if `t` has
+/// no such pass. All of `update` for `scale_by_adam` and `trace`.
 pub(crate) fn update_in_one_pass<P, T: GradientTransformation<P>>(
     t: &T,
     updates: &mut P,
     state: &mut T::State,
     params: &P,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     t.validate(updates, state, params)?;
     let target = &mut Target::Updates { updates, params };
-    t.run_fused(target, state, &Tail::scale(1.0)).map(drop)
+    t.run_fused(target, state, &Tail::scale(1.0))
 }
 
-/// `step` of a transformation whose work is its fused pass: validated,
-/// then the pass over the parameters, reading the gradients.
+/// `step` in one pass over the parameters, reading the gradients; see
+/// [`update_in_one_pass`].
 pub(crate) fn step_in_one_pass<P, T: GradientTransformation<P>>(
     t: &T,
     params: &mut P,
     grads: &mut P,
     state: &mut T::State,
-) -> Result<(), Error> {
+) -> Result<bool, Error> {
     t.validate(grads, state, params)?;
     let target = &mut Target::Params {
         params,
         grads: &*grads,
     };
-    t.run_fused(target, state, &Tail::scale(1.0)).map(drop)
+    t.run_fused(target, state, &Tail::scale(1.0))
 }
 
 /// `first` then `second` (optax's `chain`): the state is the pair of their
@@ -578,12 +578,7 @@ where
     }
 
     fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
-        self.validate(updates, state, params)?;
-        let mut target = Target::Updates {
-            updates: &mut *updates,
-            params,
-        };
-        if self.run_fused(&mut target, state, &Tail::scale(1.0))? {
+        if update_in_one_pass(self, updates, state, params)? {
             return Ok(());
         }
         self.first.update(updates, &mut state.0, params)?;
@@ -595,12 +590,7 @@ where
         P: PyTree,
         P::Leaf: FloatLeaf,
     {
-        self.validate(grads, state, params)?;
-        let mut target = Target::Params {
-            params: &mut *params,
-            grads: &*grads,
-        };
-        if self.run_fused(&mut target, state, &Tail::scale(1.0))? {
+        if step_in_one_pass(self, params, grads, state)? {
             return Ok(());
         }
         self.first.update(grads, &mut state.0, params)?;

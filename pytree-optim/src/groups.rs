@@ -219,7 +219,8 @@ impl<G: Groups, T> Groups for (G, Group<T>) {
 }
 
 /// How [`MultiTransform`] runs its list of groups (implemented for one
-/// [`Group`] and for pairs `(earlier groups, Group)`).
+/// [`Group`] and for pairs `(earlier groups, Group)`): each method is each
+/// group's, in turn.
 ///
 /// ```
 /// use pytree_optim::{adam, multi_transform, GradientTransformation};
@@ -234,63 +235,23 @@ pub trait GroupList<P>: Groups {
     /// Each group's `init`.
     fn init_each(&self, params: &P) -> Result<Self::State, Error>;
     /// Each group's `validate`.
-    fn validate_each(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error>;
+    fn validate_each(&self, updates: &P, s: &Self::State, params: &P) -> Result<(), Error>;
     /// Whether every group's `step` is fused.
     fn all_fused(&self) -> bool;
     /// Each group's `step`, one after the other (all fused).
-    fn step_each(
-        &self,
-        params: &mut P,
-        grads: &mut P,
-        state: &mut Self::State,
-    ) -> Result<(), Error>;
-    /// The last group updates `updates` in place; every other group
-    /// updates a copy of `original` (the gradients) and its leaves are
-    /// copied into `updates`.
-    fn update_all(
+    fn step_each(&self, params: &mut P, grads: &mut P, s: &mut Self::State) -> Result<(), Error>;
+    /// Each group's `update`: the last group's on `updates` in place if
+    /// `last_in_place`; every other group's on a copy of `original` (the
+    /// gradients), whose leaves in the group are then copied into
+    /// `updates`.
+    fn update_each(
         &self,
         updates: &mut P,
         original: &P,
-        state: &mut Self::State,
+        s: &mut Self::State,
         params: &P,
+        last_in_place: bool,
     ) -> Result<(), Error>;
-    /// Every group updates a copy of `original`, copied into `updates` at
-    /// its leaves.
-    fn update_copies(
-        &self,
-        updates: &mut P,
-        original: &P,
-        state: &mut Self::State,
-        params: &P,
-    ) -> Result<(), Error>;
-}
-
-impl<T> Group<T> {
-    /// Runs `transform.update` on a copy of `original` and copies the
-    /// result into `updates` at this group's leaves.
-    fn update_copy<P>(
-        &self,
-        updates: &mut P,
-        original: &P,
-        state: &mut <Masked<T> as GradientTransformation<P>>::State,
-        params: &P,
-    ) -> Result<(), Error>
-    where
-        P: PyTree + Clone,
-        P::Leaf: FloatLeaf,
-        T: GradientTransformation<P>,
-    {
-        let mut mine = copy_tree(original)?;
-        self.transform.update(&mut mine, state, params)?;
-        with_selection(&self.where_.on(params), || {
-            walk(
-                [updates],
-                [&mine],
-                (&|[u], [m]| *u = m, &ElementOp::Copy),
-                None::<(&NoOff<P, 1, 1>, &ElementOp)>,
-            )
-        })
-    }
 }
 
 impl<P, T> GroupList<P> for Group<T>
@@ -305,41 +266,39 @@ where
         self.transform.init(params)
     }
 
-    fn validate_each(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
-        self.transform.validate(updates, state, params)
+    fn validate_each(&self, updates: &P, s: &Self::State, params: &P) -> Result<(), Error> {
+        self.transform.validate(updates, s, params)
     }
 
     fn all_fused(&self) -> bool {
         self.transform.step_is_fused()
     }
 
-    fn step_each(
-        &self,
-        params: &mut P,
-        grads: &mut P,
-        state: &mut Self::State,
-    ) -> Result<(), Error> {
-        self.transform.step(params, grads, state)
+    fn step_each(&self, params: &mut P, grads: &mut P, s: &mut Self::State) -> Result<(), Error> {
+        self.transform.step(params, grads, s)
     }
 
-    fn update_all(
-        &self,
-        updates: &mut P,
-        _original: &P,
-        state: &mut Self::State,
-        params: &P,
-    ) -> Result<(), Error> {
-        self.transform.update(updates, state, params)
-    }
-
-    fn update_copies(
+    fn update_each(
         &self,
         updates: &mut P,
         original: &P,
-        state: &mut Self::State,
+        s: &mut Self::State,
         params: &P,
+        in_place: bool,
     ) -> Result<(), Error> {
-        self.update_copy(updates, original, state, params)
+        if in_place {
+            return self.transform.update(updates, s, params);
+        }
+        let mut mine = copy_tree(original)?;
+        self.transform.update(&mut mine, s, params)?;
+        with_selection(&self.where_.on(params), || {
+            walk(
+                [updates],
+                [&mine],
+                (&|[u], [m]| *u = m, &ElementOp::Copy),
+                None::<(&NoOff<P, 1, 1>, &ElementOp)>,
+            )
+        })
     }
 }
 
@@ -353,52 +312,37 @@ where
     type State = (G::State, GroupState<P, T>);
 
     fn init_each(&self, params: &P) -> Result<Self::State, Error> {
-        Ok((self.0.init_each(params)?, self.1.transform.init(params)?))
+        Ok((self.0.init_each(params)?, self.1.init_each(params)?))
     }
 
-    fn validate_each(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
-        self.0.validate_each(updates, &state.0, params)?;
-        self.1.transform.validate(updates, &state.1, params)
+    fn validate_each(&self, updates: &P, s: &Self::State, params: &P) -> Result<(), Error> {
+        self.0.validate_each(updates, &s.0, params)?;
+        self.1.validate_each(updates, &s.1, params)
     }
 
     fn all_fused(&self) -> bool {
-        self.0.all_fused() && self.1.transform.step_is_fused()
+        self.0.all_fused() && self.1.all_fused()
     }
 
-    fn step_each(
-        &self,
-        params: &mut P,
-        grads: &mut P,
-        state: &mut Self::State,
-    ) -> Result<(), Error> {
-        self.0.step_each(params, grads, &mut state.0)?;
-        self.1.transform.step(params, grads, &mut state.1)
+    fn step_each(&self, params: &mut P, grads: &mut P, s: &mut Self::State) -> Result<(), Error> {
+        self.0.step_each(params, grads, &mut s.0)?;
+        self.1.step_each(params, grads, &mut s.1)
     }
 
-    fn update_all(
+    fn update_each(
         &self,
         updates: &mut P,
         original: &P,
-        state: &mut Self::State,
+        s: &mut Self::State,
         params: &P,
+        last_in_place: bool,
     ) -> Result<(), Error> {
-        // The last group in place first (outside its leaves it may zero
+        // The last group first (in place, outside its leaves it may zero
         // the updates), then the others from copies, over their leaves.
-        self.1.transform.update(updates, &mut state.1, params)?;
+        self.1
+            .update_each(updates, original, &mut s.1, params, last_in_place)?;
         self.0
-            .update_copies(updates, original, &mut state.0, params)
-    }
-
-    fn update_copies(
-        &self,
-        updates: &mut P,
-        original: &P,
-        state: &mut Self::State,
-        params: &P,
-    ) -> Result<(), Error> {
-        self.0
-            .update_copies(updates, original, &mut state.0, params)?;
-        self.1.update_copy(updates, original, &mut state.1, params)
+            .update_each(updates, original, &mut s.0, params, false)
     }
 }
 
@@ -417,16 +361,11 @@ impl<G: Groups> MultiTransform<G> {
             });
         match missing {
             None => Ok(()),
-            Some((path, l)) => {
-                let mut err = Error::custom(format!(
-                    "multi_transform: the label `{l}` has no group (the groups are `{}`)",
-                    labels.join("`, `")
-                ));
-                for entry in path.entries().iter().rev() {
-                    err = err.at(entry.clone());
-                }
-                Err(err)
-            }
+            Some((path, l)) => Err(Error::custom(format!(
+                "multi_transform: the label `{l}` has no group (the groups are `{}`)",
+                labels.join("`, `")
+            ))
+            .under(&path)),
         }
     }
 }
@@ -455,7 +394,8 @@ where
     fn update(&self, updates: &mut P, state: &mut G::State, params: &P) -> Result<(), Error> {
         self.groups.validate_each(updates, state, params)?;
         let original = copy_tree(&*updates)?;
-        self.groups.update_all(updates, &original, state, params)
+        self.groups
+            .update_each(updates, &original, state, params, true)
     }
 
     fn step(&self, params: &mut P, grads: &mut P, state: &mut G::State) -> Result<(), Error> {
@@ -464,7 +404,8 @@ where
             self.groups.step_each(params, grads, state)
         } else {
             let original = copy_tree(&*grads)?;
-            self.groups.update_all(grads, &original, state, params)?;
+            self.groups
+                .update_each(grads, &original, state, params, true)?;
             apply_updates(params, grads)
         }
     }

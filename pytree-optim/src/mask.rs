@@ -133,30 +133,19 @@ impl Mask {
     /// assert_eq!((bits.len(), bits.get(0), bits.get(1)), (2, true, false));
     /// ```
     pub fn on<P: Flatten<Std>>(&self, tree: &P) -> LeafMask {
-        let n = pytree_std::leaves(tree).len();
-        if let Rule::All = self.0 {
-            return LeafMask {
-                len: n,
-                bits: None,
-                pending: false,
-            };
-        }
-        let mut bits = Vec::with_capacity(n);
-        pytree_std::paths::leaves_with_path(tree)
-            .into_iter()
-            .for_each(|(ref path, _)| bits.push(self.holds(path)));
-        if bits.iter().all(|&b| b) {
-            return LeafMask {
-                len: n,
-                bits: None,
-                pending: false,
-            };
-        }
-        LeafMask {
-            len: bits.len(),
-            bits: Some(bits.into()),
+        let every = LeafMask {
+            len: pytree_std::leaves(tree).len(),
+            bits: None,
             pending: false,
+        };
+        if let Rule::All = self.0 {
+            return every;
         }
+        let bits: Vec<bool> = pytree_std::paths::leaves_with_path(tree)
+            .iter()
+            .map(|(path, _)| self.holds(path))
+            .collect();
+        every.map_bits(|i| bits[i])
     }
 }
 

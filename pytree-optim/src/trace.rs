@@ -109,11 +109,11 @@ where
     }
 
     fn update(&self, updates: &mut P, state: &mut TraceState<P>, params: &P) -> Result<(), Error> {
-        update_in_one_pass(self, updates, state, params)
+        update_in_one_pass(self, updates, state, params).map(drop)
     }
 
     fn step(&self, params: &mut P, grads: &mut P, state: &mut TraceState<P>) -> Result<(), Error> {
-        step_in_one_pass(self, params, grads, state)
+        step_in_one_pass(self, params, grads, state).map(drop)
     }
 
     /// One pass: `p += factor * d` reading the gradients, or

@@ -60,6 +60,16 @@ pub struct ScheduleState<P> {
     none: Option<P>,
 }
 
+impl<P> ScheduleState<P> {
+    /// Count 0.
+    fn new() -> Self {
+        ScheduleState {
+            count: 0,
+            none: None,
+        }
+    }
+}
+
 /// A tail transformation's `update`, `step` and `run_fused`: its
 /// [`Tail`] (then `incoming`) in one pass into `target`, then its state
 /// advanced.
@@ -83,10 +93,11 @@ where
     Ok(true)
 }
 
-/// The `GradientTransformation` impl of a [`Tail`] transformation, from
-/// its `init`, `tail` and `advance`.
-macro_rules! tail_transformation {
-    ($ty:ty, $state:ident, [$($g:tt)*]) => {
+/// The `GradientTransformation` impl of a transformation whose state
+/// `$state<P>` has no leaves (it is `$init`): `validate` checks the
+/// updates against the parameters; the other methods are given.
+macro_rules! leafless_state_transformation {
+    ($ty:ty, $state:ident, [$($g:tt)*], $init:expr, { $($methods:tt)* }) => {
         impl<P, $($g)*> GradientTransformation<P> for $ty
         where
             P: PyTree,
@@ -94,15 +105,25 @@ macro_rules! tail_transformation {
         {
             type State = $state<P>;
 
-            fn init(&self, params: &P) -> Result<$state<P>, Error> {
-                let _ = params;
-                Ok(Self::initial())
+            fn init(&self, _params: &P) -> Result<$state<P>, Error> {
+                Ok($init)
             }
 
             fn validate(&self, updates: &P, _: &$state<P>, params: &P) -> Result<(), Error> {
                 same_shape(params, updates)
             }
 
+            $($methods)*
+        }
+    };
+}
+
+/// The `GradientTransformation` impl of a [`Tail`] transformation, from
+/// its initial state, its `tail_at(&state)` and how a step advances the
+/// state.
+macro_rules! tail_transformation {
+    ($ty:ty, $state:ident, [$($g:tt)*], $init:expr, |$s:ident| $advance:block) => {
+        leafless_state_transformation!($ty, $state, [$($g)*], $init, {
             fn step_is_fused(&self) -> bool {
                 true
             }
@@ -115,9 +136,7 @@ macro_rules! tail_transformation {
                 Some(self.tail_at(state))
             }
 
-            fn advance(&self, state: &mut $state<P>, _params: &P) {
-                Self::advance_state(state);
-            }
+            fn advance(&self, $s: &mut $state<P>, _params: &P) $advance
 
             fn run_fused(
                 &self,
@@ -137,7 +156,7 @@ macro_rules! tail_transformation {
                 let target = &mut Target::Params { params, grads: &*grads };
                 run_as_tail(self, target, state, &Tail::scale(1.0)).map(drop)
             }
-        }
+        });
     };
 }
 
@@ -168,16 +187,12 @@ pub struct Scale {
 }
 
 impl Scale {
-    fn initial<P>() -> EmptyState<P> {
-        EmptyState::default()
-    }
     fn tail_at<P>(&self, _: &EmptyState<P>) -> Tail {
         Tail::scale(self.factor)
     }
-    fn advance_state<P>(_: &mut EmptyState<P>) {}
 }
 
-tail_transformation!(Scale, EmptyState, []);
+tail_transformation!(Scale, EmptyState, [], EmptyState::default(), |_s| {});
 
 /// Multiplies the updates by `schedule(count)`, `count` the number of
 /// updates done before (optax's `scale_by_schedule`).
@@ -210,21 +225,12 @@ pub struct ScaleBySchedule<S> {
 }
 
 impl<S: Schedule> ScaleBySchedule<S> {
-    fn initial<P>() -> ScheduleState<P> {
-        ScheduleState {
-            count: 0,
-            none: None,
-        }
-    }
     fn tail_at<P>(&self, state: &ScheduleState<P>) -> Tail {
         Tail::scale(self.schedule.value(state.count))
     }
-    fn advance_state<P>(state: &mut ScheduleState<P>) {
-        state.count += 1;
-    }
 }
 
-tail_transformation!(ScaleBySchedule<S>, ScheduleState, [S: Schedule]);
+tail_transformation!(ScaleBySchedule<S>, ScheduleState, [S: Schedule], ScheduleState::new(), |s| { s.count += 1 });
 
 /// Multiplies the updates by minus the learning rate (optax's
 /// `scale_by_learning_rate`, whose `flip_sign` is always on here: the
@@ -257,18 +263,12 @@ pub struct ScaleByLearningRate<S> {
 }
 
 impl<S: Schedule> ScaleByLearningRate<S> {
-    fn initial<P>() -> ScheduleState<P> {
-        ScaleBySchedule::<S>::initial()
-    }
     fn tail_at<P>(&self, state: &ScheduleState<P>) -> Tail {
         Tail::scale(-self.learning_rate.value(state.count))
     }
-    fn advance_state<P>(state: &mut ScheduleState<P>) {
-        state.count += 1;
-    }
 }
 
-tail_transformation!(ScaleByLearningRate<S>, ScheduleState, [S: Schedule]);
+tail_transformation!(ScaleByLearningRate<S>, ScheduleState, [S: Schedule], ScheduleState::new(), |s| { s.count += 1 });
 
 /// Adds `weight_decay * p` to each update (optax's `add_decayed_weights`;
 /// before a learning-rate scaling this is decoupled weight decay, which
@@ -300,19 +300,21 @@ pub struct AddDecayedWeights {
 }
 
 impl AddDecayedWeights {
-    fn initial<P>() -> EmptyState<P> {
-        EmptyState::default()
-    }
     fn tail_at<P>(&self, _: &EmptyState<P>) -> Tail {
         Tail {
             weight_decay: self.weight_decay,
             ..Tail::scale(1.0)
         }
     }
-    fn advance_state<P>(_: &mut EmptyState<P>) {}
 }
 
-tail_transformation!(AddDecayedWeights, EmptyState, []);
+tail_transformation!(
+    AddDecayedWeights,
+    EmptyState,
+    [],
+    EmptyState::default(),
+    |_s| {}
+);
 
 /// Sets the updates to zero (optax's `set_to_zero`): a frozen group in a
 /// [`multi_transform`](crate::multi_transform). Its `step` changes
@@ -342,21 +344,7 @@ pub fn set_to_zero() -> SetToZero {
 #[derive(Clone, Copy, Debug)]
 pub struct SetToZero;
 
-impl<P> GradientTransformation<P> for SetToZero
-where
-    P: PyTree,
-    P::Leaf: FloatLeaf,
-{
-    type State = EmptyState<P>;
-
-    fn init(&self, _params: &P) -> Result<EmptyState<P>, Error> {
-        Ok(EmptyState::default())
-    }
-
-    fn validate(&self, updates: &P, _: &EmptyState<P>, params: &P) -> Result<(), Error> {
-        same_shape(params, updates)
-    }
-
+leafless_state_transformation!(SetToZero, EmptyState, [], EmptyState::default(), {
     fn step_is_fused(&self) -> bool {
         true
     }
@@ -376,7 +364,7 @@ where
         same_shape(params, grads)?;
         selected(&*params).map(drop)
     }
-}
+});
 
 /// Scales the updates so that their global L2 norm is at most `max_norm`
 /// (optax's `clip_by_global_norm`: when the norm `n` is `max_norm` or
@@ -412,21 +400,7 @@ pub struct ClipByGlobalNorm {
     pub max_norm: f64,
 }
 
-impl<P> GradientTransformation<P> for ClipByGlobalNorm
-where
-    P: PyTree,
-    P::Leaf: FloatLeaf,
-{
-    type State = EmptyState<P>;
-
-    fn init(&self, _params: &P) -> Result<EmptyState<P>, Error> {
-        Ok(EmptyState::default())
-    }
-
-    fn validate(&self, updates: &P, _: &EmptyState<P>, params: &P) -> Result<(), Error> {
-        same_shape(params, updates)
-    }
-
+leafless_state_transformation!(ClipByGlobalNorm, EmptyState, [], EmptyState::default(), {
     fn update(&self, updates: &mut P, _: &mut EmptyState<P>, params: &P) -> Result<(), Error> {
         let mask = selected(params)?;
         // A norm over leaves of several processes is summed per leaf on
@@ -452,4 +426,4 @@ where
             None::<(&NoOff<P, 1, 0>, &ElementOp)>,
         )
     }
-}
+});
