@@ -2,18 +2,14 @@
 //! `map_with_path_n`, `for_each_with_path_n`, `zip_mut_with_path`, on typed
 //! trees and on `Tree<L>`, with the structure check of `map_n`.
 
+mod models;
 mod shaped;
 
 use std::collections::{BTreeMap, HashMap};
 
+use models::Linear;
 use pytree_std::{tree, ErrorKind, KeyPath, PyTree, Tree};
 use shaped::{v, Vector};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear<T> {
-    w: T,
-    b: T,
-}
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Mlp<T> {
