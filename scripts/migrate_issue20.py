@@ -14,8 +14,8 @@ without its crate path (the compiler finds those). Run `cargo fmt --all`
 after it.
 """
 import re
-import subprocess
-import sys
+
+from migrate_common import rewrite_checkout
 
 # pytree-std functions: rewritten where not followed by `::name` (a module
 # of the same name, as `pytree_std::reductions::reduce`, is left alone).
@@ -203,21 +203,5 @@ def rewrite(text, in_pytree_std):
     return text
 
 
-def main():
-    files = subprocess.check_output(["git", "ls-files", "*.rs", "*.md"]).decode().split()
-    changed = 0
-    for f in files:
-        if f in ("CHANGELOG.md", "BENCHMARKS.md") or f.startswith("changelog.d/"):
-            continue
-        with open(f) as fh:
-            old = fh.read()
-        new = rewrite(old, f.startswith("pytree-std/src/"))
-        if new != old:
-            with open(f, "w") as fh:
-                fh.write(new)
-            changed += 1
-    print(f"{changed} files rewritten", file=sys.stderr)
-
-
 if __name__ == "__main__":
-    main()
+    rewrite_checkout(lambda path, text: rewrite(text, path.startswith("pytree-std/src/")))

@@ -15,8 +15,8 @@ Idempotent. Not handled: a re-export under another path (the compiler
 names it). Run `cargo fmt --all` after it.
 """
 import re
-import subprocess
-import sys
+
+from migrate_common import rewrite_checkout
 
 RENAMED = {"Ema": "EmaOfParams"}
 
@@ -40,21 +40,5 @@ def rewrite(text, in_pytree_optim):
     return text
 
 
-def main():
-    files = subprocess.check_output(["git", "ls-files", "*.rs", "*.md"]).decode().split()
-    changed = 0
-    for f in files:
-        if f in ("CHANGELOG.md", "BENCHMARKS.md") or f.startswith("changelog.d/"):
-            continue
-        with open(f) as fh:
-            old = fh.read()
-        new = rewrite(old, f.startswith("pytree-optim/src/"))
-        if new != old:
-            with open(f, "w") as fh:
-                fh.write(new)
-            changed += 1
-    print(f"{changed} files rewritten", file=sys.stderr)
-
-
 if __name__ == "__main__":
-    main()
+    rewrite_checkout(lambda path, text: rewrite(text, path.startswith("pytree-optim/src/")))

@@ -27,10 +27,10 @@ variable whose `.load(p)` is called later, a `Renames` check on a
 variable, an import of `Checkpoint` left unused (the compiler names all
 three). Run `cargo fmt --all` after it.
 """
-import os
 import re
-import subprocess
 import sys
+
+from migrate_common import rewrite_checkout
 
 LOAD_TARGETS = ("load_like_with_report", "load_by_names_with_report", "load_like", "load_into", "load")
 METHOD = re.compile(r"\.(%s)\b(::<)?" % "|".join(LOAD_TARGETS))
@@ -188,30 +188,45 @@ def opened(text, after, path, call, drop):
     return new, after
 
 
-def rewrite_loads(text, in_checkpoint_file):
+def splice(text, matches, fix):
+    """`text` with each match of `matches` that `fix(m)` rewrites (it returns
+    the replacement and where it ends, or None) put in place; a match inside
+    an earlier replacement is skipped."""
     out = []
     pos = 0
-    for m in METHOD.finditer(text):
+    for m in matches:
         if m.start() < pos:
             continue
+        fixed = fix(m)
+        if fixed is None:
+            continue
+        out.append(text[pos:m.start()])
+        out.append(fixed[0])
+        pos = fixed[1]
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def rewrite_loads(text, in_checkpoint_file):
+    def fix(m):
         name = m.group(1)
         turbo = ""
         j = m.end()
         if m.group(2):
             k = matching(text, j - 1)
             if k < 0:
-                continue
+                return None
             turbo = text[m.end(1):k + 1]
             j = k + 1
         if j >= len(text) or text[j] != "(":
-            continue
+            return None
         close = matching(text, j)
         if close < 0:
-            continue
+            return None
         if "//" in text[j + 1:close]:
-            continue  # a call in prose, across doc-comment lines
+            return None  # a call in prose, across doc-comment lines
         if text.endswith("|f| f", 0, m.start()):
-            continue  # a rewrite's own call
+            return None  # a rewrite's own call
         args = split_args(text[j + 1:close])
         recv = receiver(text, m.start())
         on_load = re.search(r"\bLoad::new\(\)", recv) is not None
@@ -237,40 +252,29 @@ def rewrite_loads(text, in_checkpoint_file):
             replacement = text[m.start():after]
             drop = True
         if replacement is None:
-            continue
+            return None
         if drop:
             after, suffix = drop_report(text, after)
             replacement += suffix
-        out.append(text[pos:m.start()])
-        out.append(replacement)
-        pos = after
-    out.append(text[pos:])
-    return "".join(out)
+        return replacement, after
+    return splice(text, METHOD.finditer(text), fix)
 
 
 def rewrite_free(text):
     """`checkpoint::load_like(p, t)` / `checkpoint::load_into(p, t)`."""
-    out = []
-    pos = 0
-    for m in re.finditer(r"\bcheckpoint::(load_like|load_into)\(", text):
-        if m.start() < pos:
-            continue
+    def fix(m):
         open_ = m.end() - 1
         close = matching(text, open_)
         if close < 0:
-            continue
+            return None
         if "//" in text[open_ + 1:close]:
-            continue  # a call in prose, across doc-comment lines
+            return None  # a call in prose, across doc-comment lines
         args = split_args(text[open_ + 1:close])
         if len(args) != 2:
-            continue
+            return None
         tail, after = opened(text, close + 1, args[0], "%s(%s)" % (m.group(1), args[1]), m.group(1) == "load_like")
-        new = "checkpoint::Load::new()" + tail
-        out.append(text[pos:m.start()])
-        out.append(new)
-        pos = after
-    out.append(text[pos:])
-    return "".join(out)
+        return "checkpoint::Load::new()" + tail, after
+    return splice(text, re.finditer(r"\bcheckpoint::(load_like|load_into)\(", text), fix)
 
 
 def fix_imports(text):
@@ -313,23 +317,5 @@ def rewrite(text):
     return text.replace(MARK, "")
 
 
-def main():
-    files = sys.argv[1:] or subprocess.check_output(["git", "ls-files", "*.rs", "*.md"]).decode().split()
-    changed = 0
-    for f in files:
-        if f in ("CHANGELOG.md", "BENCHMARKS.md") or f.startswith("changelog.d/"):
-            continue
-        if os.path.islink(f):
-            continue  # a crate's README is the top one: rewritten once
-        with open(f) as fh:
-            old = fh.read()
-        new = rewrite(old)
-        if new != old:
-            with open(f, "w") as fh:
-                fh.write(new)
-            changed += 1
-    print(f"{changed} files rewritten", file=sys.stderr)
-
-
 if __name__ == "__main__":
-    main()
+    rewrite_checkout(lambda path, text: rewrite(text), files=sys.argv[1:] or None)

@@ -65,10 +65,10 @@ Idempotent: a call already in its new form is not matched again. Run
 `cargo fmt --all` after it. `python3 scripts/migrate_issue28_ops.py
 --self-test` runs its tests.
 """
-import os
 import re
-import subprocess
 import sys
+
+from migrate_common import rewrite_checkout, tracked
 
 MODULES = {
     "basic": "walk",
@@ -595,27 +595,11 @@ def manual_sites(path, text):
             print("%s:%d: %s: rewrite by hand (changelog.d/issue-28-ops.md)" % (path, line, name), file=sys.stderr)
 
 
-SKIP = ("CHANGELOG.md", "BENCHMARKS.md", "docs/migration-issue-20.md", "scripts/migrate_issue28_ops.py")
+SKIP = ("docs/migration-issue-20.md", "scripts/migrate_issue28_ops.py")
 
 
 def main(argv):
-    files = subprocess.check_output(["git", "ls-files", "*.rs", "*.md"] + argv).decode().split()
-    changed = 0
-    for f in files:
-        if f in SKIP or f.startswith("changelog.d/") or not os.path.exists(f):
-            continue
-        try:
-            with open(f, encoding="utf-8") as fh:
-                old = fh.read()
-        except UnicodeDecodeError:
-            continue  # not text (a fuzz seed named *.rs)
-        new = rewrite(old)
-        manual_sites(f, new)
-        if new != old:
-            with open(f, "w") as fh:
-                fh.write(new)
-            changed += 1
-    print(f"{changed} files rewritten", file=sys.stderr)
+    rewrite_checkout(lambda path, text: rewrite(text), files=tracked(argv), skip=SKIP, after=manual_sites)
 
 
 CASES = [

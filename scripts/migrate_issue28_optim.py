@@ -37,8 +37,8 @@ pair), and the default mask: transformations act on every leaf now, add
 Idempotent. Run `cargo fmt --all` after it.
 """
 import re
-import subprocess
-import sys
+
+from migrate_common import rewrite_checkout
 
 PASS_THROUGH = ("scale", "scale_by_schedule", "clip_by_global_norm", "add_decayed_weights", "ema")
 
@@ -137,21 +137,5 @@ def rewrite(text, in_pytree_optim):
     return text
 
 
-def main():
-    files = subprocess.check_output(["git", "ls-files", "*.rs", "*.md"]).decode().split()
-    changed = 0
-    for f in files:
-        if f in ("CHANGELOG.md", "BENCHMARKS.md") or f.startswith("changelog.d/"):
-            continue
-        with open(f) as fh:
-            old = fh.read()
-        new = rewrite(old, f.startswith("pytree-optim/src/"))
-        if new != old:
-            with open(f, "w") as fh:
-                fh.write(new)
-            changed += 1
-    print(f"{changed} files rewritten", file=sys.stderr)
-
-
 if __name__ == "__main__":
-    main()
+    rewrite_checkout(lambda path, text: rewrite(text, path.startswith("pytree-optim/src/")))

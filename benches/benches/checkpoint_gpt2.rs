@@ -15,24 +15,15 @@
 //! loads.
 
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use pytree_benches::gpt2::{Dims, Gpt2};
+use pytree_benches::gpt2::{checkpoint_dir, Dims, Gpt2};
 use pytree_std::checkpoint::{self, Load, Save};
-
-fn dir() -> PathBuf {
-    match std::env::var_os("CKPT_DIR") {
-        Some(d) => PathBuf::from(d),
-        None if std::path::Path::new("/dev/shm").is_dir() => PathBuf::from("/dev/shm"),
-        None => std::env::temp_dir(),
-    }
-}
 
 fn bench(c: &mut Criterion) {
     let model = Gpt2::new(Dims::SMALL, 1, 0.02);
-    let dir = dir();
+    let dir = checkpoint_dir();
     let shared = dir.join("pytree-gpt2.safetensors");
     let scratch = dir.join("pytree-gpt2-save.safetensors");
     let raw = dir.join("pytree-gpt2-raw.bin");

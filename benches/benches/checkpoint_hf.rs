@@ -16,19 +16,12 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion};
-use pytree_benches::gpt2::{Dims, Gpt2};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
+use pytree_benches::gpt2::{checkpoint_dir, Dims, Gpt2};
 use pytree_std::candle_core::safetensors::MmapedSafetensors;
 use pytree_std::candle_core::{Device, Tensor};
 use pytree_std::checkpoint::{Load, Save};
-
-fn dir() -> PathBuf {
-    match std::env::var_os("CKPT_DIR") {
-        Some(d) => PathBuf::from(d),
-        None if Path::new("/dev/shm").is_dir() => PathBuf::from("/dev/shm"),
-        None => std::env::temp_dir(),
-    }
-}
 
 /// A GPT-2-shaped model of about 100 MB (4 blocks of width 512, a 32,000
 /// token vocabulary).
@@ -47,8 +40,50 @@ fn candle_load(st: &MmapedSafetensors, names: &[String]) -> Vec<Tensor> {
         .collect()
 }
 
+/// The file's model, loaded by type.
+fn load(file: &Path) -> Gpt2 {
+    Load::new()
+        .open(file)
+        .expect("load")
+        .load::<Gpt2>()
+        .expect("load")
+        .0
+}
+
+/// The names of the file's tensors.
+fn names(file: &Path) -> Vec<String> {
+    Load::new()
+        .open(file)
+        .expect("open")
+        .names()
+        .map(String::from)
+        .collect()
+}
+
+/// pytree's two loads of `file`: by type (`<prefix>_pytree_load`) and into
+/// `target`'s arrays (`<prefix>_pytree_load_into`).
+fn bench_pytree_loads(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    prefix: &str,
+    file: &Path,
+    target: &mut Gpt2,
+) {
+    g.bench_function(format!("{prefix}_pytree_load"), |b| {
+        b.iter(|| black_box(load(file)))
+    });
+    g.bench_function(format!("{prefix}_pytree_load_into"), |b| {
+        b.iter(|| {
+            Load::new()
+                .open(file)
+                .expect("load_into")
+                .load_into(black_box(&mut *target))
+                .expect("load_into")
+        })
+    });
+}
+
 fn bench(c: &mut Criterion) {
-    let dir = dir().join("pytree-hf-bench");
+    let dir = checkpoint_dir().join("pytree-hf-bench");
     std::fs::create_dir_all(&dir).expect("the bench directory");
     let single_model = Gpt2::new(MEDIUM, 1, 0.02);
     let single = dir.join("single.safetensors");
@@ -72,55 +107,16 @@ fn bench(c: &mut Criterion) {
             .map(|p| std::fs::metadata(p).map(|m| m.len()).unwrap_or(0))
             .collect::<Vec<_>>()
     );
-    assert_eq!(
-        Load::new()
-            .open(&index)
-            .expect("load")
-            .load::<Gpt2>()
-            .expect("load")
-            .0,
-        model
-    );
-    let single_names: Vec<String> = Load::new()
-        .open(&single)
-        .expect("open")
-        .names()
-        .map(String::from)
-        .collect();
-    let sharded_names: Vec<String> = Load::new()
-        .open(&index)
-        .expect("open")
-        .names()
-        .map(String::from)
-        .collect();
+    assert_eq!(load(&index), model);
+    let single_names = names(&single);
+    let sharded_names = names(&index);
 
     let mut g = c.benchmark_group("checkpoint_hf");
     g.sample_size(10)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
 
-    g.bench_function("single_pytree_load", |b| {
-        b.iter(|| {
-            black_box(
-                Load::new()
-                    .open(&single)
-                    .expect("load")
-                    .load::<Gpt2>()
-                    .expect("load")
-                    .0,
-            )
-        })
-    });
-    let mut target = Gpt2::new(MEDIUM, 2, 0.0);
-    g.bench_function("single_pytree_load_into", |b| {
-        b.iter(|| {
-            Load::new()
-                .open(&single)
-                .expect("load_into")
-                .load_into(black_box(&mut target))
-                .expect("load_into")
-        })
-    });
+    bench_pytree_loads(&mut g, "single", &single, &mut Gpt2::new(MEDIUM, 2, 0.0));
     g.bench_function("single_candle", |b| {
         b.iter(|| {
             // SAFETY: the bench's own file, not changed while mapped.
@@ -128,28 +124,8 @@ fn bench(c: &mut Criterion) {
             black_box(candle_load(&st, &single_names))
         })
     });
-    g.bench_function("sharded_pytree_load", |b| {
-        b.iter(|| {
-            black_box(
-                Load::new()
-                    .open(&index)
-                    .expect("load")
-                    .load::<Gpt2>()
-                    .expect("load")
-                    .0,
-            )
-        })
-    });
     let mut target = Gpt2::new(Dims::SMALL, 2, 0.0);
-    g.bench_function("sharded_pytree_load_into", |b| {
-        b.iter(|| {
-            Load::new()
-                .open(&index)
-                .expect("load_into")
-                .load_into(black_box(&mut target))
-                .expect("load_into")
-        })
-    });
+    bench_pytree_loads(&mut g, "sharded", &index, &mut target);
     g.bench_function("sharded_candle_multi", |b| {
         b.iter(|| {
             // SAFETY: the bench's own files, not changed while mapped.

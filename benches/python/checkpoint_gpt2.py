@@ -1,6 +1,6 @@
 """Issue 10's checkpoint figures, the Python side: GPT-2 small's parameters
 (148 float32 arrays, 124,439,808 parameters; the shapes of
-benches/anchors/adam_gpt2.py, copied below) saved and loaded with the
+benches/anchors/adam_gpt2.py) saved and loaded with the
 `safetensors` package's numpy API, as a Python user does:
 
 - load: `safetensors.numpy.load_file(path)` of the file the Rust bench
@@ -22,28 +22,23 @@ import safetensors
 from safetensors.numpy import load_file, save_file
 
 
-def shapes():
-    d, v, ctx, L = 768, 50257, 1024, 12
-    out = [("wte", (v, d)), ("wpe", (ctx, d))]
-    for i in range(L):
-        h = f"h.{i}."
-        out += [(h + "ln_1.g", (d,)), (h + "ln_1.b", (d,)),
-                (h + "attn.c_attn.w", (d, 3 * d)), (h + "attn.c_attn.b", (3 * d,)),
-                (h + "attn.c_proj.w", (d, d)), (h + "attn.c_proj.b", (d,)),
-                (h + "ln_2.g", (d,)), (h + "ln_2.b", (d,)),
-                (h + "mlp.c_fc.w", (d, 4 * d)), (h + "mlp.c_fc.b", (4 * d,)),
-                (h + "mlp.c_proj.w", (4 * d, d)), (h + "mlp.c_proj.b", (d,))]
-    out += [("ln_f.g", (d,)), ("ln_f.b", (d,))]
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "anchors"))
+from adam_gpt2 import shapes  # noqa: E402
 
 
-def median_ms(fn, rounds):
-    fn()  # warm-up
+def times_ms(fn, rounds):
+    """The times of `rounds` calls of `fn` after one warm-up call, in ms."""
+    fn()
     ts = []
     for _ in range(rounds):
         t = time.perf_counter()
         fn()
         ts.append((time.perf_counter() - t) * 1e3)
+    return ts
+
+
+def median_ms(fn, rounds):
+    ts = times_ms(fn, rounds)
     return {"median_ms": statistics.median(ts), "min_ms": min(ts), "max_ms": max(ts)}
 
 

@@ -10,21 +10,16 @@ import json
 import os
 import statistics
 import sys
-import time
 
 import numpy as np
 import safetensors
 from safetensors.numpy import load_file
 
+from checkpoint_gpt2 import times_ms
+
 
 def median_ms(fn, rounds):
-    fn()  # warm-up
-    times = []
-    for _ in range(rounds):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return {"median_ms": statistics.median(times), "rounds": rounds}
+    return {"median_ms": statistics.median(times_ms(fn, rounds)), "rounds": rounds}
 
 
 def load_sharded(index_path):

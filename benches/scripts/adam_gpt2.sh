@@ -19,38 +19,23 @@
 #   OPTIM_VENV        the venv for jax/optax (default $CARGO_TARGET_DIR/optim-venv,
 #                     created on first use from benches/python/requirements.txt);
 #   OUT               where the run's files go (default $CARGO_TARGET_DIR/adam_gpt2).
-set -euo pipefail
-
-repo="$(cd "$(dirname "$0")/../.." && pwd)"
-target="${CARGO_TARGET_DIR:-$repo/target}"
-export CARGO_TARGET_DIR="$target"
+. "$(dirname "$0")/common.sh"
 venv="${OPTIM_VENV:-$target/optim-venv}"
 out="${OUT:-$target/adam_gpt2}"
 mkdir -p "$out"
-log() { echo "# $*" >&2; }
-
-if [ ! -x "$venv/bin/python" ]; then
-    log "creating $venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --upgrade pip
-    "$venv/bin/pip" install -q -r "$repo/benches/python/requirements.txt"
-fi
+ensure_venv "$venv" "$repo/benches/python/requirements.txt" --upgrade-pip
 
 log "building the bench"
 (cd "$repo" && cargo bench -q -p pytree-benches --bench adam_gpt2 --no-run)
 rm -rf "$target/criterion/adam_gpt2"
-log "load before Rust: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "load before Rust: $(loadavg)"
 (cd "$repo" && cargo bench -q -p pytree-benches --bench adam_gpt2) > "$out/criterion.log" 2>&1
-log "load after Rust: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "load after Rust: $(loadavg)"
 
-pin1=()
-if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then
-    pin1=(taskset -c 1)
-fi
-JAX_PLATFORMS=cpu "${pin1[@]}" "$venv/bin/python" "$repo/benches/anchors/adam_gpt2.py" > "$out/python_1core.json"
-log "load after Python (1 core): $(cut -d' ' -f1-3 /proc/loadavg)"
+JAX_PLATFORMS=cpu "${pin[@]}" "$venv/bin/python" "$repo/benches/anchors/adam_gpt2.py" > "$out/python_1core.json"
+log "load after Python (1 core): $(loadavg)"
 JAX_PLATFORMS=cpu "$venv/bin/python" "$repo/benches/anchors/adam_gpt2.py" > "$out/python_all.json"
-log "load after Python (all cores): $(cut -d' ' -f1-3 /proc/loadavg)"
+log "load after Python (all cores): $(loadavg)"
 # torch's fused CPU Adam (issue 19), if torch is in the venv: it is not in
 # requirements.txt (the PyPI wheel pulls several GB of CUDA libraries,
 # which its import needs even on the CPU): `pip install torch` there first.
@@ -58,16 +43,13 @@ torch_json=()
 if "$venv/bin/python" -c 'import torch' 2>/dev/null; then
     "$venv/bin/python" "$repo/benches/python/adam_torch.py" 1 "$(nproc)" > "$out/python_torch.json"
     torch_json=("$out/python_torch.json")
-    log "load after torch: $(cut -d' ' -f1-3 /proc/loadavg)"
+    log "load after torch: $(loadavg)"
 else
     log "no torch in $venv: the torch rows are left out"
 fi
 
 {
-    echo "Run: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
-        "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)," \
-        "rustc $(rustc --version | cut -d' ' -f2), $("$venv/bin/python" --version)," \
-        "commit $(git -C "$repo" rev-parse --short HEAD)"
+    run_header "$venv/bin/python" "commit $(git -C "$repo" rev-parse --short HEAD)"
     echo
     python3 "$repo/benches/scripts/adam_gpt2_table.py" "$target/criterion/adam_gpt2" "$out/python_1core.json" "$out/python_all.json" "${torch_json[@]}"
 } | tee "$out/table.md"

@@ -21,11 +21,7 @@
 #   CARGO_TARGET_DIR  where cargo builds;
 #   OUT               where the runs' JSON lines go (default
 #                     $CARGO_TARGET_DIR/allreduce_gpt2).
-set -euo pipefail
-
-repo="$(cd "$(dirname "$0")/../.." && pwd)"
-target="${CARGO_TARGET_DIR:-$repo/target}"
-export CARGO_TARGET_DIR="$target"
+. "$(dirname "$0")/common.sh"
 python="${TORCH_PYTHON:-python3}"
 pairs="${1:-3}"
 rounds="${2:-5}"
@@ -33,7 +29,6 @@ out="${OUT:-$target/allreduce_gpt2}"
 mkdir -p "$out"
 runs="$out/runs.jsonl"
 : >"$runs"
-log() { echo "# $*" >&2; }
 # mpirun as root, and more ranks than cores if need be.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 

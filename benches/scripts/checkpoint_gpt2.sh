@@ -19,45 +19,26 @@
 #                     benches/python/checkpoint_requirements.txt);
 #   CKPT_DIR          where the files go (default /dev/shm);
 #   OUT               where the run's files go (default $CARGO_TARGET_DIR/checkpoint_gpt2).
-set -euo pipefail
-
-repo="$(cd "$(dirname "$0")/../.." && pwd)"
-target="${CARGO_TARGET_DIR:-$repo/target}"
-export CARGO_TARGET_DIR="$target"
+. "$(dirname "$0")/common.sh"
 venv="${CKPT_VENV:-$target/ckpt-venv}"
 out="${OUT:-$target/checkpoint_gpt2}"
-ckpt_dir="${CKPT_DIR:-/dev/shm}"
-[ -d "$ckpt_dir" ] || ckpt_dir="${TMPDIR:-/tmp}"
+ckpt_dir="$(ckpt_dir)"
 export CKPT_DIR="$ckpt_dir"
 mkdir -p "$out"
-log() { echo "# $*" >&2; }
-
-if [ ! -x "$venv/bin/python" ]; then
-    log "creating $venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q -r "$repo/benches/python/checkpoint_requirements.txt"
-fi
-
-pin=()
-if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then
-    pin=(taskset -c 1)
-fi
+ensure_venv "$venv" "$repo/benches/python/checkpoint_requirements.txt"
 
 log "building the bench"
 (cd "$repo" && cargo bench -q -p pytree-benches --bench checkpoint_gpt2 --no-run)
 rm -rf "$target/criterion/checkpoint_gpt2"
-log "load before Rust: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "load before Rust: $(loadavg)"
 (cd "$repo" && "${pin[@]}" cargo bench -q -p pytree-benches --bench checkpoint_gpt2) > "$out/criterion.log" 2>&1
-log "load after Rust: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "load after Rust: $(loadavg)"
 "${pin[@]}" "$venv/bin/python" "$repo/benches/python/checkpoint_gpt2.py" "$ckpt_dir/pytree-gpt2.safetensors" > "$out/python.json"
-log "load after Python: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "load after Python: $(loadavg)"
 rm -f "$ckpt_dir/pytree-gpt2.safetensors"
 
 {
-    echo "Run: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
-        "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)," \
-        "rustc $(rustc --version | cut -d' ' -f2), $("$venv/bin/python" --version)," \
-        "commit $(git -C "$repo" rev-parse --short HEAD), files in $ckpt_dir"
+    run_header "$venv/bin/python" "commit $(git -C "$repo" rev-parse --short HEAD)" "files in $ckpt_dir"
     echo
     python3 - "$target/criterion/checkpoint_gpt2" "$out/python.json" <<'PY'
 import json, os, sys

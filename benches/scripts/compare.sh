@@ -19,11 +19,7 @@
 # Both runs are pinned to CPU 1 with taskset when it is available, as the
 # anchors were; the load average before and after is printed: other builds
 # on the machine move every figure.
-set -euo pipefail
-
-repo="$(cd "$(dirname "$0")/../.." && pwd)"
-target="${CARGO_TARGET_DIR:-$repo/target}"
-export CARGO_TARGET_DIR="$target"
+. "$(dirname "$0")/common.sh"
 anchors="${ANCHORS:-$repo/benches/anchors}"
 venv="${ANCHORS_VENV:-$target/anchors-venv}"
 out="${OUT:-$target/compare}"
@@ -36,20 +32,8 @@ if [ "${1:-}" = "--quick" ]; then
     py_args=(--target 0.01 --rounds 7)
 fi
 
-pin=()
-if command -v taskset >/dev/null && [ "$(nproc)" -gt 1 ]; then
-    pin=(taskset -c 1)
-fi
-
-log() { echo "# $*" >&2; }
-
 # 1. Python libraries, in a venv of their own.
-if [ ! -x "$venv/bin/python" ]; then
-    log "creating $venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --upgrade pip
-    "$venv/bin/pip" install -q -r "$anchors/requirements-lock.txt"
-fi
+ensure_venv "$venv" "$anchors/requirements-lock.txt" --upgrade-pip
 
 # 2. Rust: build first (not timed), then run with fresh criterion results.
 log "building the benches"
@@ -57,23 +41,21 @@ log "building the benches"
 cargo run -q --release --manifest-path "$repo/Cargo.toml" -p pytree-benches \
     --example treedef_stats > "$out/treedef_stats.md"
 rm -rf "$target/criterion"
-log "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "load before: $(loadavg)"
 log "running the Rust benches (about 3 minutes)"
 (cd "$repo" && "${pin[@]}" cargo bench -q -p pytree-benches --bench anchors -- \
     "${crit_args[@]}") > "$out/criterion.log" 2>&1
-log "load after Rust: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "load after Rust: $(loadavg)"
 
 # 3. Python anchors, same machine, same session.
 log "running the Python anchors (about 1-2 minutes)"
 JAX_PLATFORMS=cpu "${pin[@]}" "$venv/bin/python" "$anchors/bench_anchors.py" \
     "${py_args[@]}" > "$out/anchors.tsv" 2> "$out/anchors.log"
-log "load after Python: $(cut -d' ' -f1-3 /proc/loadavg)"
+log "load after Python: $(loadavg)"
 
 # 4. One table.
 {
-    echo "Run: $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
-        "$(sed -n 's/^model name\s*: //p' /proc/cpuinfo | head -1)," \
-        "rustc $(rustc --version | cut -d' ' -f2), $("$venv/bin/python" --version)"
+    run_header "$venv/bin/python"
     echo
     python3 "$repo/benches/scripts/compare.py" "$target/criterion" "$out/anchors.tsv"
     echo

@@ -177,6 +177,17 @@ impl Gpt2 {
     }
 }
 
+/// Where the checkpoint benches write their files: `$CKPT_DIR`, else
+/// `/dev/shm` where it exists (memory, so that the figures measure the
+/// libraries, not the disk), else the temporary folder.
+pub fn checkpoint_dir() -> std::path::PathBuf {
+    match std::env::var_os("CKPT_DIR") {
+        Some(d) => d.into(),
+        None if std::path::Path::new("/dev/shm").is_dir() => "/dev/shm".into(),
+        None => std::env::temp_dir(),
+    }
+}
+
 /// Adam's constants for one step, computed as `pytree-optim` computes them
 /// (`f64`, then rounded to `f32`).
 #[derive(Clone, Copy, Debug)]

@@ -50,6 +50,22 @@ struct Outcome {
     output: String,
 }
 
+impl Outcome {
+    /// Prints whether scenario run `label` passed, adds its output to
+    /// `failures` where it did not, and returns whether it passed.
+    fn report(&self, label: &str, failures: &mut Vec<String>) -> bool {
+        println!(
+            "scenario {label}: {} in {:.1?}",
+            if self.ok { "ok" } else { "FAILED" },
+            self.took
+        );
+        if !self.ok {
+            failures.push(format!("{label}:\n{}", self.output));
+        }
+        self.ok
+    }
+}
+
 /// Runs scenario `name` on `ranks` processes (`None`: started directly,
 /// a world of one), killing it after [`TIME_LIMIT`].
 fn launch(name: &str, ranks: Option<usize>) -> Outcome {
@@ -124,16 +140,8 @@ fn driver() -> ExitCode {
     let mut failures = Vec::new();
     for &name in scenarios::PASSING {
         for ranks in [None, Some(2), Some(3)] {
-            let o = launch(name, ranks);
             let how = ranks.map_or("alone".to_string(), |n| format!("on {n} ranks"));
-            println!(
-                "scenario {name} {how}: {} in {:.1?}",
-                if o.ok { "ok" } else { "FAILED" },
-                o.took
-            );
-            if !o.ok {
-                failures.push(format!("{name} {how}:\n{}", o.output));
-            }
+            launch(name, ranks).report(&format!("{name} {how}"), &mut failures);
         }
     }
     // Checkpoints: saved at N ranks, resumed at M (alone: one process).
@@ -145,26 +153,13 @@ fn driver() -> ExitCode {
             ("PYTREE_DIST_SAVED_RANKS", saved.to_string()),
         ];
         let o = launch_with("checkpoint_save", Some(saved), &env);
-        println!(
-            "scenario checkpoint_save on {saved} ranks: {} in {:.1?}",
-            if o.ok { "ok" } else { "FAILED" },
-            o.took
-        );
-        if !o.ok {
-            failures.push(format!("checkpoint_save on {saved} ranks:\n{}", o.output));
+        if !o.report(&format!("checkpoint_save on {saved} ranks"), &mut failures) {
             continue;
         }
         for ranks in resumed.into_iter().take(if saved == 3 { 1 } else { 2 }) {
             let how = ranks.map_or("alone".to_string(), |n| format!("on {n} ranks"));
-            let o = launch_with("checkpoint_resume", ranks, &env);
-            println!(
-                "scenario checkpoint_resume (saved on {saved}) {how}: {} in {:.1?}",
-                if o.ok { "ok" } else { "FAILED" },
-                o.took
-            );
-            if !o.ok {
-                failures.push(format!("checkpoint_resume {how}:\n{}", o.output));
-            }
+            let label = format!("checkpoint_resume (saved on {saved}) {how}");
+            launch_with("checkpoint_resume", ranks, &env).report(&label, &mut failures);
         }
     }
     // A rank killed during a save: no index is left.

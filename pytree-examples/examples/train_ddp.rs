@@ -29,10 +29,12 @@
 //! Options: `--epochs N` (default 30), `--out DIR` (default
 //! `target/train_ddp`), `--zero1`.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::ExitCode;
 use std::time::Instant;
 
+use common::{Options, BATCH};
 use pytree_dist::Dist;
 use pytree_examples::digits::{Digits, Rng};
 use pytree_examples::mlp::{Activation, Mlp};
@@ -40,14 +42,11 @@ use pytree_optim::{adamw, chain, clip_by_global_norm, GradientTransformation};
 use pytree_std::checkpoint;
 use pytree_std::ndarray::Array2;
 
-/// What the README promises: the test accuracy reached in 30 epochs.
-const TARGET_ACCURACY: f64 = 0.95;
 /// The largest difference allowed between a step's loss here and in the
 /// single-process run on the same global batch: the gradients are summed
 /// in another order (per share, then across ranks), so they differ in the
 /// last bits of `f32`, and Adam carries that through the steps.
 const LOSS_TOLERANCE: f32 = 1e-5;
-const BATCH: usize = 32;
 
 fn main() -> ExitCode {
     pytree_dist::run(train)
@@ -56,26 +55,8 @@ fn main() -> ExitCode {
 fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
     let started = Instant::now();
     let (rank, ranks) = (dist.rank(), dist.size());
-    let mut epochs = 30usize;
-    let mut zero1 = false;
-    let mut out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/train_ddp");
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--epochs" => epochs = args.next().ok_or("--epochs N")?.parse()?,
-            "--out" => out = PathBuf::from(args.next().ok_or("--out DIR")?),
-            "--zero1" => zero1 = true,
-            _ => {
-                return Err(format!(
-                    "unknown argument {arg:?}; use --epochs N, --out DIR or --zero1"
-                )
-                .into())
-            }
-        }
-    }
-    if ranks > BATCH {
-        return Err(format!("{ranks} ranks for batches of {BATCH}: at most {BATCH}").into());
-    }
+    let Options { epochs, out, zero1 } = Options::parse("train_ddp", true)?;
+    common::check_ranks(ranks)?;
     let say = |line: String| {
         if rank == 0 {
             println!("{line}");
@@ -119,9 +100,8 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
         let batches = order.chunks(BATCH);
         let count = batches.len();
         for rows in batches {
-            // This rank's share: rows [rank * n / N, (rank + 1) * n / N).
             let n = rows.len();
-            let share = &rows[rank * n / ranks..(rank + 1) * n / ranks];
+            let share = common::share(rows, rank, ranks);
             let batch = train.select(share);
             let (loss, mut grads) = model.loss_and_grad(&batch.images, &batch.labels)?;
             // Weighted by the share's size, the mean over ranks is the
@@ -160,10 +140,10 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
             steps += 1;
         }
         accuracy = model.accuracy(&test.images, &test.labels)?;
-        say(format!(
-            "epoch {epoch:>2}: loss {:.4}, test accuracy {:.2}%",
+        say(common::epoch_line(
+            epoch,
             epoch_loss / count as f64,
-            accuracy * 100.0
+            accuracy,
         ));
     }
     if let Some((ref_model, _)) = &reference {
@@ -177,11 +157,7 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
             "\nevery rank held identical parameters after each of {steps} steps; the loss of every step was within {worst:.2e} of the single-process run (tolerance {LOSS_TOLERANCE:.0e}); largest weight difference at the end {drift:.2e}"
         ));
     }
-    say(format!(
-        "final test accuracy: {:.2}% (the README states >= {:.0}%)",
-        accuracy * 100.0,
-        TARGET_ACCURACY * 100.0
-    ));
+    say(common::final_line(accuracy));
 
     // A checkpoint written by every rank: each its share of the tensors,
     // rank 0 the index last.
@@ -217,15 +193,7 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
         }
         println!("done in {:.1} s", started.elapsed().as_secs_f64());
     }
-    if accuracy < TARGET_ACCURACY {
-        return Err(format!(
-            "test accuracy {:.2}% is below {:.0}%",
-            accuracy * 100.0,
-            TARGET_ACCURACY * 100.0
-        )
-        .into());
-    }
-    Ok(())
+    common::check_target(accuracy)
 }
 
 /// The largest element-wise difference of two arrays.

@@ -23,9 +23,11 @@
 //! Options: `--epochs N` (default 30), `--out DIR` (default
 //! `target/train_ddp_candle`), `--zero1`.
 
-use std::path::PathBuf;
+mod common;
+
 use std::process::ExitCode;
 
+use common::{Options, BATCH};
 use pytree_dist::{Dist, Zero1};
 use pytree_examples::candle_mlp::{accuracy, tensors, Linear, Mlp};
 use pytree_examples::digits::{Digits, Rng};
@@ -33,8 +35,6 @@ use pytree_optim::{adamw, candle, chain, clip_by_global_norm, GradientTransforma
 use pytree_std::candle_core::{Device, Result as CResult, Var};
 use pytree_std::checkpoint;
 
-/// What the README promises: the test accuracy reached in 30 epochs.
-const TARGET_ACCURACY: f64 = 0.95;
 /// The largest difference allowed between an epoch's mean loss here and
 /// in the single-process run on the same global batches. candle's matrix
 /// products over a share and over the whole batch round differently, and
@@ -45,7 +45,6 @@ const TARGET_ACCURACY: f64 = 0.95;
 /// and 3 ranks; on 1 rank the two runs are equal bit for bit), while the
 /// epochs' mean losses agree to 4 digits.
 const LOSS_TOLERANCE: f64 = 1e-3;
-const BATCH: usize = 32;
 
 /// A copy of the model in variables of its own.
 fn copy(model: &Mlp) -> CResult<Mlp> {
@@ -68,26 +67,8 @@ fn main() -> ExitCode {
 
 fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
     let (rank, ranks) = (dist.rank(), dist.size());
-    let mut epochs = 30usize;
-    let mut zero1 = false;
-    let mut out = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/train_ddp_candle");
-    let mut args = std::env::args().skip(1);
-    while let Some(arg) = args.next() {
-        match arg.as_str() {
-            "--epochs" => epochs = args.next().ok_or("--epochs N")?.parse()?,
-            "--out" => out = PathBuf::from(args.next().ok_or("--out DIR")?),
-            "--zero1" => zero1 = true,
-            _ => {
-                return Err(format!(
-                    "unknown argument {arg:?}; use --epochs N, --out DIR or --zero1"
-                )
-                .into())
-            }
-        }
-    }
-    if ranks > BATCH {
-        return Err(format!("{ranks} ranks for batches of {BATCH}: at most {BATCH}").into());
-    }
+    let Options { epochs, out, zero1 } = Options::parse("train_ddp_candle", true)?;
+    common::check_ranks(ranks)?;
     let say = |line: String| {
         if rank == 0 {
             println!("{line}");
@@ -130,7 +111,7 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
         let count = order.len().div_ceil(BATCH);
         for rows in order.chunks(BATCH) {
             let n = rows.len();
-            let share = &rows[rank * n / ranks..(rank + 1) * n / ranks];
+            let share = common::share(rows, rank, ranks);
             let (x, y) = tensors(&train.select(share), &device)?;
             // The share's mean loss weighted by its size: the mean over
             // ranks of the gradients is the whole batch's.
@@ -166,11 +147,7 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
         }
         worst_epoch = worst_epoch.max(diff);
         acc = accuracy(&model, &test_x, &test_y)?;
-        say(format!(
-            "epoch {epoch:>2}: loss {:.4}, test accuracy {:.2}%",
-            epoch_loss / count as f64,
-            acc * 100.0
-        ));
+        say(common::epoch_line(epoch, epoch_loss / count as f64, acc));
     }
     let still_variables =
         held.to_vec2::<f32>()? == model.layers[0].w.as_tensor().to_vec2::<f32>()?;
@@ -192,11 +169,7 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
             "ZeRO-1: Adam's first moment on rank 0: {mine} of {whole} bytes"
         ));
     }
-    say(format!(
-        "final test accuracy: {:.2}% (the README states >= {:.0}%)",
-        acc * 100.0,
-        TARGET_ACCURACY * 100.0
-    ));
+    say(common::final_line(acc));
 
     let dir = out.join(format!("digits-mlp-candle-{ranks}-ranks"));
     let files = pytree_dist::checkpoint::save(dist, &dir, &model)?;
@@ -212,13 +185,5 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
             return Err("the reloaded model predicts differently".into());
         }
     }
-    if acc < TARGET_ACCURACY {
-        return Err(format!(
-            "test accuracy {:.2}% is below {:.0}%",
-            acc * 100.0,
-            TARGET_ACCURACY * 100.0
-        )
-        .into());
-    }
-    Ok(())
+    common::check_target(acc)
 }

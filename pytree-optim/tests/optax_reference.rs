@@ -331,13 +331,13 @@ mod arrays {
     use pytree_std::ndarray::{Array0, Array1, Array2, ShapeBuilder};
 
     #[derive(PyTree, Clone, Debug, PartialEq)]
-    struct Small {
-        b: Array1<f32>,
-        s: Array0<f32>,
-        w: Array2<f32>,
+    pub(super) struct Small {
+        pub(super) b: Array1<f32>,
+        pub(super) s: Array0<f32>,
+        pub(super) w: Array2<f32>,
     }
 
-    fn small(v: &Value) -> Small {
+    pub(super) fn small(v: &Value) -> Small {
         let (ws, w) = leaf(v, "w");
         Small {
             b: Array1::from(leaf(v, "b").1),
@@ -468,12 +468,13 @@ mod typed_with_a_buffer {
         ids: Array1<i64>,
     }
 
+    /// [`arrays::small`](super::arrays::small)'s floats and the buffer.
     fn small(v: &Value) -> Small {
-        let (ws, w) = leaf(v, "w");
+        let super::arrays::Small { b, s, w } = super::arrays::small(v);
         Small {
-            b: Array1::from(leaf(v, "b").1),
-            s: Array0::from_elem((), leaf(v, "s").1[0]),
-            w: Array2::from_shape_vec((ws[0], ws[1]), w).unwrap(),
+            b,
+            s,
+            w,
             ids: array![0, 1, 2, i64::MAX],
         }
     }

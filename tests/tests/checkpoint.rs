@@ -7,6 +7,8 @@
 //! exchanged with the reference Rust implementation (the `safetensors`
 //! crate).
 
+mod models;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -16,18 +18,7 @@ use pytree_std::half::f16;
 use pytree_std::ndarray::{arr0, array, Array1, Array2, Array3, ArrayD, IxDyn};
 use pytree_std::{ErrorKind, PyTree, Tree};
 
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear {
-    w: Array2<f32>,
-    b: Array1<f32>,
-}
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Mlp {
-    layers: Vec<Linear>,
-    #[pytree(static)]
-    name: String,
-}
+use models::arrays::{Linear, Mlp};
 
 fn linear(i: usize, o: usize, seed: f32) -> Linear {
     Linear {

@@ -2,6 +2,8 @@
 //! whose types are associated types of a parameter (a backend's tensor, as
 //! burn and candle models are written), and generic leaf types.
 
+mod models;
+
 use pytree_std::{Flatten, PyTree, Std};
 
 /// A backend names its tensor type, as burn's `Backend` does.
@@ -103,11 +105,7 @@ mod generic_beside_concrete {
     use pytree_std::ndarray::{Array1, Array2, ArrayD};
     use pytree_std::{Flatten, PyTree, Std};
 
-    #[derive(PyTree, Clone, Debug, PartialEq)]
-    pub struct Linear {
-        pub w: Array2<f32>,
-        pub b: Array1<f32>,
-    }
+    use super::models::arrays::Linear;
 
     #[derive(PyTree, Clone, Debug, PartialEq)]
     pub struct Mlp {

@@ -2,9 +2,12 @@
 //! variant kind, generics (types, lifetimes, const), where-clauses,
 //! recursive types, skipped fields, user namespaces and re-exported crates.
 
+mod models;
+
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
+use models::Shape;
 use pytree_std::{paths::KeyEntry, ErrorKind, PyTree};
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
@@ -33,20 +36,9 @@ fn a_recursive_type_flattens_and_unflattens() {
     assert_eq!(back, list);
 }
 
-#[derive(PyTree, Clone, Debug, PartialEq)]
-enum Shape {
-    Circle { r: f64 },
-    Rect(f64, f64),
-    Empty,
-}
-
 #[test]
 fn an_enum_records_its_variant_in_the_treedef() {
-    let shapes = vec![
-        Shape::Circle { r: 1.0 },
-        Shape::Rect(2.0, 3.0),
-        Shape::Empty,
-    ];
+    let shapes = models::shapes();
     let (leaves, def) = pytree_std::flatten(shapes.clone());
     assert_eq!(leaves, [1.0, 2.0, 3.0]);
     assert_eq!(

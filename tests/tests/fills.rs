@@ -2,16 +2,12 @@
 //! `partition(.., replace=)` / `filter(.., replace=)`) and `replace_nones`
 //! (optree's `tree_replace_nones`), on typed trees and on `Tree<L>`.
 
+mod models;
 mod shaped;
 
+use models::Linear;
 use pytree_std::{tree, ErrorKind, PyTree, Tree};
 use shaped::{v, Vector};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear<T> {
-    w: T,
-    b: T,
-}
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Model<T> {

@@ -3,6 +3,9 @@
 //! views; every operation works on it, shapes are compared before
 //! anything changes, and a wrong rank is an error at its path.
 
+mod models;
+
+use models::arrays::{Linear, Mlp};
 use pytree_std::ndarray::{
     arr0, array, ArcArray1, Array1, Array2, Array3, ArrayD, ArrayViewD, IxDyn,
 };
@@ -10,19 +13,6 @@ use pytree_std::{
     elements::Tolerance, treelize::mode, treelize::Treelize, DType, ErrorKind, KeyPath, Leaf,
     PyTree, Signature, Std, Tree, TreeDef, Unflatten,
 };
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear {
-    w: Array2<f32>,
-    b: Array1<f32>,
-}
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Mlp {
-    layers: Vec<Linear>,
-    #[pytree(static)]
-    name: String,
-}
 
 /// Generic halves for `partition` / `combine`.
 #[derive(PyTree, Clone, Debug, PartialEq)]

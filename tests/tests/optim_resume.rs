@@ -9,6 +9,9 @@
 //! `load_into` kept the fresh state's 0 and reported a complete load, and
 //! `load_like` refused the states' `#[pytree(skip)]` masks).
 
+mod models;
+
+use models::arrays::Linear;
 use pytree_optim::{
     adam, adamw, chain, clip_by_global_norm, ema, multi_transform, scale, scale_by_schedule,
     set_to_zero, sgd, warmup_cosine_decay_schedule, GradientTransformation, Mask,
@@ -16,12 +19,6 @@ use pytree_optim::{
 use pytree_std::checkpoint::{self, Load, TensorLeaf};
 use pytree_std::ndarray::{Array1, Array2, ArrayD};
 use pytree_std::{Flatten, KeyPath, PyTree, Std, Unflatten};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear {
-    w: Array2<f32>,
-    b: Array1<f32>,
-}
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Mlp {

@@ -2,29 +2,12 @@
 //! and state by field kind (seed 003: `Counter` with `count` = state and
 //! `bias` = parameter).
 
+mod models;
+
 use std::collections::BTreeMap;
 
+use models::{mlp, Linear, Mlp};
 use pytree_std::{ErrorKind, KeyPath, PyTree};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear<T> {
-    w: T,
-    b: T,
-}
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Mlp<T> {
-    layers: Vec<Linear<T>>,
-    #[pytree(static)]
-    name: String,
-}
-
-fn mlp() -> Mlp<f32> {
-    Mlp {
-        layers: vec![Linear { w: 1.0, b: 2.0 }, Linear { w: 3.0, b: 4.0 }],
-        name: "mlp".into(),
-    }
-}
 
 fn is_bias(path: &KeyPath) -> bool {
     path.to_string().ends_with(".b")

@@ -4,29 +4,12 @@
 //! `set`, `set_subtree`) with errors that name the path, and the field kinds
 //! that paths expose.
 
+mod models;
+
 use std::collections::{BTreeMap, HashMap};
 
+use models::{mlp, Linear, Mlp};
 use pytree_std::{paths::KeyEntry, ErrorKind, KeyPath, PyTree};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear<T> {
-    w: T,
-    b: T,
-}
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Mlp<T> {
-    layers: Vec<Linear<T>>,
-    #[pytree(static)]
-    name: String,
-}
-
-fn mlp() -> Mlp<f32> {
-    Mlp {
-        layers: vec![Linear { w: 1.0, b: 2.0 }, Linear { w: 3.0, b: 4.0 }],
-        name: "mlp".into(),
-    }
-}
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 enum Shape {

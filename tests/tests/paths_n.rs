@@ -3,18 +3,14 @@
 //! updated in place), on typed trees and on `Tree<L>`, with the structure
 //! check of `map_n`.
 
+mod models;
 mod shaped;
 
 use std::collections::{BTreeMap, HashMap};
 
+use models::Linear;
 use pytree_std::{tree, ErrorKind, KeyPath, PyTree, Tree};
 use shaped::{v, Vector};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear<T> {
-    w: T,
-    b: T,
-}
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Mlp<T> {

@@ -3,8 +3,11 @@
 //! leaf there; in typed Rust an axis is a leaf type of its own (`Axis`),
 //! because `Option` is structure (`None` is a prefix only of `None`).
 
+mod models;
+
 use std::collections::BTreeMap;
 
+use models::Linear;
 use pytree_std::{ErrorKind, PyTree, TreeDef};
 
 /// An `in_axes` entry: map over this axis, or do not map.
@@ -194,12 +197,6 @@ fn is_prefix_of_follows_jax_rules() {
 #[derive(PyTree, Clone, Debug, PartialEq)]
 #[pytree(leaf)]
 struct Tensor(Vec<f32>);
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear<T> {
-    w: T,
-    b: T,
-}
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Model<T> {

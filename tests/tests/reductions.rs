@@ -1,23 +1,13 @@
 //! Reductions and queries (`fold`, `reduce`, `all`, `any`, `count`,
 //! `num_leaves`, `sum`, `min`, `max`) and `tree_equal` with a tolerance.
 
+mod models;
+
 use std::collections::BTreeMap;
 use std::ops::Add;
 
+use models::{Linear, Mlp};
 use pytree_std::{elements::ApproxEq, elements::Tolerance, PyTree};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear<T> {
-    w: T,
-    b: T,
-}
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Mlp<T> {
-    layers: Vec<Linear<T>>,
-    #[pytree(static)]
-    name: String,
-}
 
 fn mlp() -> Mlp<f32> {
     Mlp {

@@ -2,15 +2,12 @@
 //! becomes a tree a user can inspect or edit, and a tree (say, loaded from
 //! a checkpoint) becomes the typed model given its TreeDef.
 
+mod models;
+
 use std::collections::HashMap;
 
+use models::{two_layers, Linear, Shape};
 use pytree_std::{tree, ErrorKind, PyTree, Tree, TreeDef};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear<T> {
-    w: T,
-    b: T,
-}
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Mlp<T> {
@@ -22,7 +19,7 @@ struct Mlp<T> {
 
 fn mlp() -> Mlp<f32> {
     Mlp {
-        layers: vec![Linear { w: 1.0, b: 2.0 }, Linear { w: 3.0, b: 4.0 }],
+        layers: two_layers(),
         name: "mlp".into(),
         head: Some(5.0),
     }
@@ -124,20 +121,9 @@ fn a_wrong_length_or_kind_is_an_error_with_the_path() {
     );
 }
 
-#[derive(PyTree, Clone, Debug, PartialEq)]
-enum Shape {
-    Circle { r: f64 },
-    Rect(f64, f64),
-    Empty,
-}
-
 #[test]
 fn enum_variants_become_one_entry_maps_and_tuple_fields_are_numbered() {
-    let shapes = vec![
-        Shape::Circle { r: 1.0 },
-        Shape::Rect(2.0, 3.0),
-        Shape::Empty,
-    ];
+    let shapes = models::shapes();
     let t = Tree::from_pytree(shapes.clone()).unwrap();
     assert_eq!(
         format!("{t:?}"),

@@ -1,17 +1,14 @@
 //! TreeDef as a value: equality, hashing, cloning across threads, counts,
 //! children, memory per node, and its printed form (pinned with insta).
 
+mod models;
+
 use std::collections::hash_map::DefaultHasher;
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
+use models::Linear;
 use pytree_std::{NodeView, PyTree, TreeDef};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Linear<T> {
-    w: T,
-    b: T,
-}
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 enum Activation {

@@ -4,16 +4,12 @@
 //! tests read each TreeDef twice or more and require the same values and
 //! the same errors on every read.
 
+mod models;
+
 use std::collections::BTreeMap;
 
+use models::Shape;
 use pytree_std::{tree, PyTree, Tree, TreeDef};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-enum Shape {
-    Circle { r: f64 },
-    Rect(f64, f64),
-    Empty,
-}
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Inner {

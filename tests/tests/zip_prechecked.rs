@@ -2,17 +2,13 @@
 //! the prechecked passes never panic when called without the check (a part
 //! that differs is replaced by `self`'s, or left alone in place).
 
+mod models;
+
 use std::collections::{BTreeMap, HashMap};
 
+use models::Shape;
 use pytree_std::Unflatten;
 use pytree_std::{tree, Flatten, PyTree, Std, Tree};
-
-#[derive(PyTree, Clone, Debug, PartialEq)]
-enum Shape {
-    Circle { r: f64 },
-    Rect(f64, f64),
-    Empty,
-}
 
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Tagged {

@@ -40,23 +40,7 @@ pub fn leaves_owned(t: Transformer) -> Vec<f64> {
 /// assert_eq!(t1::leaves_ref(&t), pytree_std::leaves(&t));
 /// ```
 pub fn leaves_ref(t: &Transformer) -> Vec<&f64> {
-    let mut out = Vec::new();
-    out.push(&t.embed.w);
-    for l in &t.layers {
-        for p in [
-            &l.attn.q, &l.attn.k, &l.attn.v, &l.attn.o, &l.mlp.fc1, &l.mlp.fc2,
-        ] {
-            out.push(&p.w);
-            out.push(&p.b);
-        }
-        for n in [&l.ln1, &l.ln2] {
-            out.push(&n.g);
-            out.push(&n.b);
-        }
-    }
-    out.push(&t.final_ln.g);
-    out.push(&t.final_ln.b);
-    out
+    push_leaves_ref(t, Vec::new())
 }
 
 /// References to the leaves, in declaration order, in a `Vec` sized up
@@ -68,7 +52,13 @@ pub fn leaves_ref(t: &Transformer) -> Vec<&f64> {
 /// assert_eq!(t1::leaves_ref_sized(&t), pytree_std::leaves(&t));
 /// ```
 pub fn leaves_ref_sized(t: &Transformer) -> Vec<&f64> {
-    let mut out = Vec::with_capacity(1 + 16 * t.layers.len() + 2);
+    push_leaves_ref(t, Vec::with_capacity(1 + 16 * t.layers.len() + 2))
+}
+
+/// [`leaves_ref`]'s loop, pushing onto `out` (inlined into each caller, so
+/// that each measures the loop as written there).
+#[inline(always)]
+fn push_leaves_ref<'a>(t: &'a Transformer, mut out: Vec<&'a f64>) -> Vec<&'a f64> {
     out.push(&t.embed.w);
     for l in &t.layers {
         for p in [

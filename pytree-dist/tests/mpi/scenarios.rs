@@ -61,35 +61,16 @@ fn collectives(dist: &Dist) -> Result<(), Error> {
     for bucket in [pytree_dist::DEFAULT_BUCKET_BYTES, 20] {
         let dist = dist.with_bucket_bytes(bucket);
         for step in 0..2 {
-            let mut g = model(r, SIZES);
-            dist.all_reduce_mean(&mut g)?;
-            let want = expected(n, r, false);
-            ensure!(
-                g == want,
-                "{bucket} B buckets, step {step}: mean: {g:?} != {want:?}"
-            );
-            ensure!(
-                g.ids == model(r, SIZES).ids,
-                "integer leaves are left alone"
-            );
-            let mut s = model(r, SIZES);
-            dist.all_reduce_sum(&mut s)?;
-            ensure!(s == expected(n, r, true), "sum");
+            let at = format!("{bucket} B buckets, step {step}");
+            check_all_reduce(&dist, |r| model(r, SIZES), &at)?;
         }
     }
     // A reduce onto the last rank only.
-    let mut g = model(r, SIZES);
-    dist.with_bucket_bytes(40).reduce_mean(&mut g, n - 1)?;
-    let want = if r == n - 1 {
-        expected(n, r, false)
-    } else {
-        model(r, SIZES)
-    };
-    ensure!(
-        g == want,
-        "reduce_mean to rank {}: {g:?} != {want:?}",
-        n - 1
-    );
+    check_reduce_to_last(
+        &dist.with_bucket_bytes(40),
+        |r| model(r, SIZES),
+        "40 B buckets",
+    )?;
     // Only the `.layers[1]` leaves are sent.
     let mask = Mask::new(|p: &KeyPath| p.to_string().starts_with(".layers[1]"));
     let mut g = model(r, SIZES);
@@ -103,6 +84,44 @@ fn collectives(dist: &Dist) -> Result<(), Error> {
     ensure!(
         g.layers[0] == model(r, SIZES).layers[0] && g.scale == model(r, SIZES).scale,
         "masked-out leaves kept"
+    );
+    Ok(())
+}
+
+/// `all_reduce_mean` and `all_reduce_sum` of `tree(rank)` on every rank:
+/// the mean and the sum over the ranks of [`model`], integer leaves left
+/// alone. `at` names the case in the errors.
+fn check_all_reduce(dist: &Dist, tree: impl Fn(usize) -> Model, at: &str) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    let mut g = tree(r);
+    dist.all_reduce_mean(&mut g)?;
+    let want = expected(n, r, false);
+    ensure!(g == want, "{at}: mean: {g:?} != {want:?}");
+    ensure!(
+        g.ids == model(r, SIZES).ids,
+        "{at}: integer leaves are left alone"
+    );
+    let mut s = tree(r);
+    dist.all_reduce_sum(&mut s)?;
+    ensure!(s == expected(n, r, true), "{at}: sum");
+    Ok(())
+}
+
+/// `reduce_mean` of `tree(rank)` onto the last rank: the mean there, every
+/// other rank's tree as it was ([`model`]'s values).
+fn check_reduce_to_last(dist: &Dist, tree: impl Fn(usize) -> Model, at: &str) -> Result<(), Error> {
+    let (r, n) = (dist.rank(), dist.size());
+    let mut g = tree(r);
+    dist.reduce_mean(&mut g, n - 1)?;
+    let want = if r == n - 1 {
+        expected(n, r, false)
+    } else {
+        model(r, SIZES)
+    };
+    ensure!(
+        g == want,
+        "{at}, reduce_mean to rank {}: {g:?} != {want:?}",
+        n - 1
     );
     Ok(())
 }
@@ -168,23 +187,8 @@ fn in_place(dist: &Dist) -> Result<(), Error> {
     ] {
         let dist = dist.with_sizes(bucket, from);
         for step in 0..2 {
-            let mut g = mine(r);
-            dist.all_reduce_mean(&mut g)?;
-            let want = expected(n, r, false);
-            ensure!(
-                g == want,
-                "buckets {bucket}, in place from {from}, step {step}: mean: {g:?} != {want:?}"
-            );
-            ensure!(
-                g.ids == model(r, SIZES).ids,
-                "integer leaves are left alone"
-            );
-            let mut s = mine(r);
-            dist.all_reduce_sum(&mut s)?;
-            ensure!(
-                s == expected(n, r, true),
-                "buckets {bucket}, in place from {from}: sum"
-            );
+            let at = format!("buckets {bucket}, in place from {from}, step {step}");
+            check_all_reduce(&dist, mine, &at)?;
         }
         // Only `.layers[1]` is sent (its w in place from <= 60 bytes).
         let mask = Mask::new(|p: &KeyPath| p.to_string().starts_with(".layers[1]"));
@@ -199,18 +203,7 @@ fn in_place(dist: &Dist) -> Result<(), Error> {
             "in place from {from}, masked: {g:?}"
         );
         // Onto the last rank only: the others keep their tree.
-        let mut g = mine(r);
-        dist.reduce_mean(&mut g, n - 1)?;
-        let want = if r == n - 1 {
-            expected(n, r, false)
-        } else {
-            model(r, SIZES)
-        };
-        ensure!(
-            g == want,
-            "in place from {from}, reduce_mean to rank {}: {g:?} != {want:?}",
-            n - 1
-        );
+        check_reduce_to_last(&dist, mine, &format!("in place from {from}"))?;
     }
     // At the default sizes: a 1.2 MB f32 leaf in place, a 2.4 MB f64
     // one, a small f32 one packed.
@@ -249,6 +242,11 @@ fn in_place(dist: &Dist) -> Result<(), Error> {
     Ok(())
 }
 
+/// The error's message, or "" for a success.
+fn error_text<T>(res: Result<T, Error>) -> String {
+    res.err().map(|e| e.to_string()).unwrap_or_default()
+}
+
 /// A rank whose tree differs: an error on every rank naming the ranks and
 /// the first differing key path, nothing sent; then the job goes on.
 fn disagreements(dist: &Dist) -> Result<(), Error> {
@@ -260,11 +258,7 @@ fn disagreements(dist: &Dist) -> Result<(), Error> {
     // A shape.
     let sizes: &[usize] = if r == last { &[6, 4, 3] } else { SIZES };
     let mut g = model(r, sizes);
-    let err = dist
-        .all_reduce_mean(&mut g)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let err = error_text(dist.all_reduce_mean(&mut g));
     ensure!(
         err.contains(&format!("rank {last} differs from rank 0 at .layers[0].w: f32[6,5] on rank 0, f32[6,4] on rank {last}")),
         "shape: {err}"
@@ -278,22 +272,14 @@ fn disagreements(dist: &Dist) -> Result<(), Error> {
     if r == last {
         g.name = "other".into();
     }
-    let err = dist
-        .all_reduce_mean(&mut g)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let err = error_text(dist.all_reduce_mean(&mut g));
     ensure!(
         err.contains(&format!("rank {last} differs from rank 0")) && err.contains(".name"),
         "static: {err}"
     );
     // A leaf more.
     let mut v = vec![1.0f32; if r == last { 3 } else { 2 }];
-    let err = dist
-        .all_reduce_mean(&mut v)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let err = error_text(dist.all_reduce_mean(&mut v));
     ensure!(
         err.contains(&format!("rank 0 has 2 leaves, rank {last} has 3")),
         "length: {err}"
@@ -305,11 +291,7 @@ fn disagreements(dist: &Dist) -> Result<(), Error> {
         Mask::new(|p: &KeyPath| p.to_string() != ".scale")
     };
     let mut g = model(r, SIZES);
-    let err = dist
-        .all_reduce_mean_masked(&mut g, &mask)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let err = error_text(dist.all_reduce_mean_masked(&mut g, &mask));
     ensure!(
         err.contains("at .scale: rank 0 leaves it out (masked)"),
         "mask: {err}"
@@ -321,7 +303,7 @@ fn disagreements(dist: &Dist) -> Result<(), Error> {
     } else {
         dist.all_reduce_mean(&mut v)
     };
-    let err = res.err().map(|e| e.to_string()).unwrap_or_default();
+    let err = error_text(res);
     ensure!(
         err.contains(&format!("rank {last} called broadcast from rank 0")),
         "op: {err}"
@@ -329,20 +311,12 @@ fn disagreements(dist: &Dist) -> Result<(), Error> {
     // Bucket sizes are part of the agreement.
     let other = dist.with_bucket_bytes(if r == last { 64 } else { 128 });
     let mut v = vec![1.0f32, 2.0];
-    let err = other
-        .all_reduce_mean(&mut v)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let err = error_text(other.all_reduce_mean(&mut v));
     ensure!(err.contains("byte buckets"), "bucket size: {err}");
     // So are in-place sizes.
     let other = dist.with_sizes(64, if r == last { 0 } else { 8 });
     let mut v = vec![1.0f32, 2.0];
-    let err = other
-        .all_reduce_mean(&mut v)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let err = error_text(other.all_reduce_mean(&mut v));
     ensure!(
         err.contains("in place from 0 bytes") && err.contains("in place from 8 bytes"),
         "in-place size: {err}"
@@ -383,11 +357,7 @@ fn broadcast(dist: &Dist) -> Result<(), Error> {
     }
     if n > 1 {
         let mut v = vec![0.0f32; if r == 1 { 3 } else { 2 }];
-        let err = dist
-            .broadcast(&mut v, 0)
-            .err()
-            .map(|e| e.to_string())
-            .unwrap_or_default();
+        let err = error_text(dist.broadcast(&mut v, 0));
         ensure!(
             err.contains("rank 0 has 2 leaves"),
             "broadcast of another tree: {err}"
@@ -408,7 +378,7 @@ fn replicas(dist: &Dist) -> Result<(), Error> {
     }
     let res = dist.check_replicated(&m);
     if n > 1 {
-        let err = res.err().map(|e| e.to_string()).unwrap_or_default();
+        let err = error_text(res);
         ensure!(
             err.contains(&format!(
                 "rank {} differs from rank 0 at .layers[1].b",
@@ -538,11 +508,7 @@ fn zero1(dist: &Dist) -> Result<(), Error> {
     }
     // A tree of another shape is refused before anything is sent.
     let mut other = model(100, &[6, 4, 3]);
-    let err = zero
-        .step(&mut other, &mut model(0, &[6, 4, 3]))
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let err = error_text(zero.step(&mut other, &mut model(0, &[6, 4, 3])));
     ensure!(
         err.contains("zero1: the tree differs") || err.contains("zero1: at .layers[0].w"),
         "{err}"
@@ -639,10 +605,7 @@ fn checkpoint_failed(dist: &Dist) -> Result<(), Error> {
             .map_err(|e| Error::custom(e.to_string()))?;
     }
     dist.check_replicated(&params)?; // and every rank waits for that
-    let err = pytree_dist::checkpoint::save(dist, &dir, &params)
-        .err()
-        .map(|e| e.to_string())
-        .unwrap_or_default();
+    let err = error_text(pytree_dist::checkpoint::save(dist, &dir, &params));
     ensure!(
         err.contains("while writing the shards") && err.contains(&format!("rank {}", n - 1)),
         "{err}"

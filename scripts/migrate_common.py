@@ -1,0 +1,47 @@
+"""What the call-site rewrite scripts (`scripts/migrate_issue*.py`) share:
+the walk that rewrites a checkout's tracked *.rs and *.md files in place.
+
+A script defines `rewrite(text)` (or one that also takes the file's path)
+and ends with `rewrite_checkout(...)`; the walk leaves CHANGELOG.md,
+BENCHMARKS.md and changelog.d/ alone (their entries name the old forms on
+purpose), as well as links (a crate's README is the top one: rewritten
+once), files missing from the working tree and files that are not UTF-8
+text (a fuzz seed named *.rs).
+"""
+import os
+import subprocess
+import sys
+
+ALWAYS_SKIPPED = ("CHANGELOG.md", "BENCHMARKS.md")
+
+
+def tracked(pathspecs=()):
+    """The tracked *.rs and *.md files, limited to `pathspecs` if any."""
+    return subprocess.check_output(["git", "ls-files", "*.rs", "*.md", *pathspecs]).decode().split()
+
+
+def rewrite_checkout(rewrite, files=None, skip=(), after=None):
+    """Rewrites each of `files` (default: every tracked *.rs and *.md file)
+    with `rewrite(path, text)`, writing back those that changed, and prints
+    how many did. `skip` names more files to leave alone; `after(path,
+    new_text)`, if given, sees every file read (to point at what a script
+    leaves to be rewritten by hand)."""
+    changed = 0
+    for f in tracked() if files is None else files:
+        if f in ALWAYS_SKIPPED or f in skip or f.startswith("changelog.d/"):
+            continue
+        if os.path.islink(f) or not os.path.exists(f):
+            continue
+        try:
+            with open(f, encoding="utf-8") as fh:
+                old = fh.read()
+        except UnicodeDecodeError:
+            continue
+        new = rewrite(f, old)
+        if after is not None:
+            after(f, new)
+        if new != old:
+            with open(f, "w", encoding="utf-8") as fh:
+                fh.write(new)
+            changed += 1
+    print(f"{changed} files rewritten", file=sys.stderr)
