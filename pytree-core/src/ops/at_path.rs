@@ -15,6 +15,7 @@ use alloc::vec::Vec;
 use crate::error::signature_mismatch;
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{Leaf, LeafMut, LeafRef};
+use crate::ops::tracker::follow_path;
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::{KeyEntry, KeyPath, KeyRef};
 use crate::signature::Signature;
@@ -156,14 +157,7 @@ impl<R> Visit<R> for FindLeaf<'_, R> {
             self.found = leaves.nth(i);
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.matcher.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.matcher.exit();
-    }
+    follow_path!(matcher);
 }
 
 /// Builds the TreeDef of the wanted subtree.
@@ -198,14 +192,7 @@ impl<R> Visit<R> for RegionDef<'_> {
             self.def.map_keys(keys());
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.matcher.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.matcher.exit();
-    }
+    follow_path!(matcher);
 }
 
 /// The TreeDef of the subtree at `path`, or the error naming the path.
@@ -238,9 +225,8 @@ fn not_a_leaf<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Error {
     }
 }
 
-/// `pytree_std::paths::get` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::at_path::get::<Ns, ..>(..)`.
+/// `pytree_std::paths::get` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::{KeyPath, PyTree};
@@ -291,19 +277,11 @@ impl<M, F: FnOnce(M) -> R, R> VisitMut<M> for UpdateLeaf<'_, F, R> {
             }
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.matcher.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.matcher.exit();
-    }
+    follow_path!(matcher);
 }
 
-/// `pytree_std::paths::update` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::at_path::update::<Ns, ..>(..)`.
+/// `pytree_std::paths::update` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::KeyPath;
@@ -338,9 +316,8 @@ where
     })
 }
 
-/// `pytree_std::paths::set` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::at_path::set::<Ns, ..>(..)`.
+/// `pytree_std::paths::set` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::KeyPath;
@@ -404,19 +381,11 @@ impl<'t, Ns, L: Leaf<Ns>, I: Iterator<Item = L>> VisitMut<L::Mut<'t>>
             SliceRegion::Nothing => {}
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.matcher.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.matcher.exit();
-    }
+    follow_path!(matcher);
 }
 
-/// `pytree_std::paths::set_subtree` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::at_path::set_subtree::<Ns, ..>(..)`.
+/// `pytree_std::paths::set_subtree` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -483,14 +452,7 @@ impl<'t, Ns, L: Leaf<Ns>> Visit<L::Ref<'t>> for RegionSignatures<'_, Ns, L> {
             SliceRegion::Nothing => {}
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.matcher.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.matcher.exit();
-    }
+    follow_path!(matcher);
 }
 
 /// Checks, before anything is replaced, that each new leaf has the

@@ -1,7 +1,6 @@
 //! The traits a pytree implements and the callbacks its walks call.
 //!
 //! - `flatten`: [`Flatten`](crate::Flatten), [`Unflatten`](crate::Unflatten).
-//! - `source`: [`Source`](crate::Source), what `Unflatten` reads from.
 //! - `visit`: [`Sink`](crate::Sink), [`Visit`](crate::Visit),
 //!   [`VisitMut`](crate::VisitMut).
 //! - `defaults`: the provided `zip_check`, `zip_mut_prechecked`,
@@ -25,6 +24,6 @@ pub(crate) mod defaults;
 pub(crate) mod elements;
 pub(crate) mod flatten;
 pub(crate) mod leaf_as;
-pub(crate) mod source;
 pub(crate) mod unwind;
 pub(crate) mod visit;
+pub(crate) mod walks;

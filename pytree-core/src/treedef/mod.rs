@@ -37,7 +37,7 @@ pub(crate) use checked::type_key;
 use checked::CheckedFor;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
 pub(crate) use decode::{Decoder, Item, StaticsRange};
-pub(crate) use display::{describe, describe_node};
+pub(crate) use display::{describe, describe_node, describe_view};
 pub use limits::TreeDefLimits;
 pub(crate) use nodes::view_of;
 pub(crate) use relations::common_suffix_plan;
