@@ -130,14 +130,6 @@ impl<'p> PathMatcher<'p> {
     }
 }
 
-/// Places an error at `path` (the error's own path comes after it).
-fn error_at(mut err: Error, path: &KeyPath) -> Error {
-    for entry in path.entries().iter().rev() {
-        err = err.at(entry.clone());
-    }
-    err
-}
-
 /// Finds the leaf at the wanted place.
 struct FindLeaf<'p, R> {
     matcher: PathMatcher<'p>,
@@ -205,7 +197,7 @@ fn region_def<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Result<TreeDef, E
     if v.matcher.found() {
         Ok(v.def.build())
     } else {
-        Err(error_at(v.matcher.not_found(), path))
+        Err(v.matcher.not_found().under(path))
     }
 }
 
@@ -214,13 +206,11 @@ fn region_def<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Result<TreeDef, E
 #[cold]
 fn not_a_leaf<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Error {
     match region_def::<Ns, T>(tree, path) {
-        Ok(def) => error_at(
-            Error::new(ErrorKind::NodeMismatch {
-                expected: "a leaf".to_string(),
-                found: def.to_string(),
-            }),
-            path,
-        ),
+        Ok(def) => Error::new(ErrorKind::NodeMismatch {
+            expected: "a leaf".to_string(),
+            found: def.to_string(),
+        })
+        .under(path),
         Err(err) => err,
     }
 }
@@ -248,7 +238,7 @@ pub fn get<'a, Ns, T: Flatten<Ns>>(
     tree.visit(&mut v);
     match v.found {
         Some(leaf) => Ok(leaf),
-        None if !v.matcher.found() => Err(error_at(v.matcher.not_found(), path)),
+        None if !v.matcher.found() => Err(v.matcher.not_found().under(path)),
         None => Err(not_a_leaf::<Ns, T>(tree, path)),
     }
 }
@@ -309,10 +299,7 @@ where
     };
     tree.visit_mut(&mut v);
     v.out.ok_or_else(|| {
-        error_at(
-            Error::custom("the leaf was found by reference but not by mutable reference"),
-            path,
-        )
+        Error::custom("the leaf was found by reference but not by mutable reference").under(path)
     })
 }
 
@@ -333,7 +320,7 @@ pub fn set<Ns, T: Flatten<Ns>>(
     leaf: T::Leaf,
 ) -> Result<T::Leaf, Error> {
     update::<Ns, T, _>(tree, path, |slot| T::Leaf::assign(slot, leaf))?
-        .map_err(|err| error_at(err, path))
+        .map_err(|err| err.under(path))
 }
 
 /// Swaps the leaves of the wanted subtree, in order, for new ones
@@ -404,13 +391,11 @@ where
     let def = region_def::<Ns, T>(tree, path)?;
     let (leaves, new_def) = flatten::<Ns, S>(subtree);
     if new_def != def {
-        return Err(error_at(
-            Error::new(ErrorKind::NodeMismatch {
-                expected: def.to_string(),
-                found: new_def.to_string(),
-            }),
-            path,
-        ));
+        return Err(Error::new(ErrorKind::NodeMismatch {
+            expected: def.to_string(),
+            found: new_def.to_string(),
+        })
+        .under(path));
     }
     check_region_signatures::<Ns, T>(tree, path, &leaves)?;
     let mut v = ReplaceRegion {
@@ -422,9 +407,9 @@ where
     };
     tree.visit_mut(&mut v);
     if let Some(err) = v.failed {
-        return Err(error_at(err, path));
+        return Err(err.under(path));
     }
-    unflatten::<Ns, S, _>(&def, v.old).map_err(|err| error_at(err, path))
+    unflatten::<Ns, S, _>(&def, v.old).map_err(|err| err.under(path))
 }
 
 /// Collects the signatures of the leaves of the wanted subtree.
@@ -472,7 +457,7 @@ fn check_region_signatures<Ns, T: Flatten<Ns>>(
     for (i, (old, leaf)) in v.out.iter().zip(new).enumerate() {
         let new = T::Leaf::signature(&leaf.lend());
         if let Some(err) = signature_mismatch(old.as_ref(), new.as_ref()) {
-            return Err(error_at(err, &region_leaf_path::<Ns, T>(tree, path, i)));
+            return Err(err.under(&region_leaf_path::<Ns, T>(tree, path, i)));
         }
     }
     Ok(())

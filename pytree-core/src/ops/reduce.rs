@@ -57,6 +57,22 @@ struct Extreme<R, F> {
     replaces: F,
 }
 
+/// The leaf of `tree` that `replaces(best, candidate)` prefers, NaN first:
+/// `min` and `max`.
+fn extreme<'a, Ns, T, F>(tree: &'a T, replaces: F) -> Option<LeafRef<'a, Ns, T::Leaf>>
+where
+    T: Flatten<Ns>,
+    LeafRef<'a, Ns, T::Leaf>: PartialOrd,
+    F: FnMut(&LeafRef<'a, Ns, T::Leaf>, &LeafRef<'a, Ns, T::Leaf>) -> bool,
+{
+    let mut v = Extreme {
+        best: None,
+        replaces,
+    };
+    tree.visit(&mut v);
+    v.best
+}
+
 /// True for a leaf that is not comparable with itself: a NaN.
 #[inline]
 #[allow(clippy::eq_op)]
@@ -195,12 +211,7 @@ where
     T: Flatten<Ns>,
     LeafRef<'a, Ns, T::Leaf>: PartialOrd,
 {
-    let mut v = Extreme {
-        best: None,
-        replaces: |best: &LeafRef<'a, Ns, T::Leaf>, x: &LeafRef<'a, Ns, T::Leaf>| x < best,
-    };
-    tree.visit(&mut v);
-    v.best
+    extreme::<Ns, T, _>(tree, |best, x| x < best)
 }
 
 /// `pytree_std::reductions::max` for any namespace `Ns` (documented there;
@@ -214,10 +225,5 @@ where
     T: Flatten<Ns>,
     LeafRef<'a, Ns, T::Leaf>: PartialOrd,
 {
-    let mut v = Extreme {
-        best: None,
-        replaces: |best: &LeafRef<'a, Ns, T::Leaf>, x: &LeafRef<'a, Ns, T::Leaf>| x > best,
-    };
-    tree.visit(&mut v);
-    v.best
+    extreme::<Ns, T, _>(tree, |best, x| x > best)
 }
