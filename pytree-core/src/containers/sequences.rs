@@ -72,7 +72,7 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Vec<T> {
         }
         ensure_stack(|| {
             let done = Vec::with_capacity(self.len());
-            map_elements_held::<Ns, T, _, _, F>(self, done, Vec::push, f)
+            map_elements_held::<Ns, T, _, _, _, F>(self, done, Vec::push, f)
         })
     }
     #[inline]
@@ -143,7 +143,7 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
             return self.into_iter().map(|x| x.map_leaves(f)).collect();
         }
         let done = VecDeque::with_capacity(self.len());
-        map_elements_held::<Ns, T, _, _, F>(self, done, VecDeque::push_back, f)
+        map_elements_held::<Ns, T, _, _, _, F>(self, done, VecDeque::push_back, f)
     }
     fn zip_with_prechecked<'a, const N: usize, F>(
         &'a self,
@@ -173,15 +173,18 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
 /// `done`; both are held in guards, so that a panic in `f` drops deep
 /// elements with a walk (`unwind.rs`). The iterator is held (not the
 /// collection): what it has not yet yielded is what a panic leaves to drop.
-fn map_elements_held<Ns, T, I, C, F>(items: I, done: C, push: fn(&mut C, T), f: &mut F) -> C
+#[inline]
+fn map_elements_held<Ns, T, I, C, P, F>(items: I, done: C, mut push: P, f: &mut F) -> C
 where
     T: Unflatten<Ns>,
     I: IntoIterator<Item = T>,
     C: IntoIterator<Item = T>,
+    P: FnMut(&mut C, T),
     F: FnMut(T::Leaf) -> T::Leaf,
 {
     let mut done = Unwinding::elements::<Ns>(done);
-    let mut rest = Unwinding::elements::<Ns>(items.into_iter());
+    let iter = items.into_iter();
+    let mut rest = Unwinding::elements::<Ns>(iter);
     while let Some(x) = rest.get_mut().next() {
         let y = x.map_leaves(f);
         push(done.get_mut(), y);
@@ -265,7 +268,8 @@ impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; 
         }
         // The mapped elements in a `Vec` of exactly `N`, then moved into
         // the array.
-        let done = map_elements_held::<Ns, T, _, _, F>(self, Vec::with_capacity(N), Vec::push, f);
+        let done =
+            map_elements_held::<Ns, T, _, _, _, F>(self, Vec::with_capacity(N), Vec::push, f);
         match <[T; N]>::try_from(done) {
             Ok(mapped) => mapped,
             Err(_) => unreachable!("an array's iterator yields N elements"),

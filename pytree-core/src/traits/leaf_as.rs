@@ -29,8 +29,12 @@ use crate::treedef::schema::Schema;
 /// `'a`, when they are lent).
 pub(crate) struct As<'t, 'a, Ns, L, M, T> {
     inner: &'t mut T,
-    of: PhantomData<fn(&'a ()) -> (Ns, L, M)>,
+    of: Of<'a, Ns, L, M>,
 }
+
+/// What an [`As`] is for: leaves of type `M` (lent for `'a`) handed on as
+/// `L`s of namespace `Ns`.
+type Of<'a, Ns, L, M> = PhantomData<fn(&'a ()) -> (Ns, L, M)>;
 
 impl<'t, Ns, L, M, T> As<'t, '_, Ns, L, M, T> {
     #[inline(always)]
