@@ -4,10 +4,10 @@
 //! primitive leaves.
 //!
 //! `Ns` is the *namespace*: a marker type that says which registry of impls
-//! is meant (optree's namespaces). It also makes the std impls legal in
-//! `pytree-std` under the orphan rule: `impl<T> Flatten<Std> for Vec<T>` is
-//! allowed there because `Std`, its std namespace marker, is local to that
-//! crate.
+//! is meant (optree's namespaces). It also makes impls for foreign types
+//! legal in `pytree-std` under the orphan rule: `impl Flatten<Std> for
+//! half::f16` is allowed there because `Std`, its std namespace marker, is
+//! local to that crate.
 
 use alloc::vec::Vec;
 
