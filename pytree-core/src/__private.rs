@@ -9,10 +9,10 @@ use crate::leaf::leaf_as::LeafAs;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::{ErasableKey, KeyEntry};
 use crate::signature::{DType, Signature};
+use crate::sources::source::Source;
 use crate::static_data::Static;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::leaf_as::{SinkAs, SourceAs, VisitAs, VisitMutAs};
-use crate::traits::source::Source;
+use crate::traits::leaf_as::As;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 
 pub use crate::ops::multi::check_all;
@@ -285,17 +285,15 @@ where
     }
     #[inline(always)]
     fn flatten_field<S: Sink<L>>(self, sink: &mut S) {
-        ensure_stack_for::<Ns, T, _>(|| self.flatten_into(&mut SinkAs::<Ns, L, S>::new(sink)))
+        ensure_stack_for::<Ns, T, _>(|| self.flatten_into(&mut As::<Ns, L, T::Leaf, S>::new(sink)))
     }
     #[inline(always)]
     fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V) {
-        ensure_stack_for::<Ns, T, _>(|| self.visit(&mut VisitAs::<Ns, L, T::Leaf, V>::new(visitor)))
+        ensure_stack_for::<Ns, T, _>(|| self.visit(&mut As::<Ns, L, T::Leaf, V>::new(visitor)))
     }
     #[inline(always)]
     fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V) {
-        ensure_stack_for::<Ns, T, _>(|| {
-            self.visit_mut(&mut VisitMutAs::<Ns, L, T::Leaf, V>::new(visitor))
-        })
+        ensure_stack_for::<Ns, T, _>(|| self.visit_mut(&mut As::<Ns, L, T::Leaf, V>::new(visitor)))
     }
     #[inline(always)]
     fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
@@ -362,7 +360,9 @@ where
 {
     #[inline(always)]
     fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error> {
-        ensure_stack_for::<Ns, T, _>(|| T::unflatten_from(&mut SourceAs::<Ns, L, S>::new(source)))
+        ensure_stack_for::<Ns, T, _>(|| {
+            T::unflatten_from(&mut As::<Ns, L, T::Leaf, S>::new(source))
+        })
     }
     #[inline(always)]
     #[track_caller]

@@ -214,8 +214,14 @@ impl Error {
     /// ```
     #[must_use]
     #[cold]
-    pub fn under(mut self, path: &KeyPath) -> Self {
-        for entry in path.entries().iter().rev() {
+    pub fn under(self, path: &KeyPath) -> Self {
+        self.under_entries(path.entries())
+    }
+
+    /// [`under`](Error::under), for a path given as its entries.
+    #[cold]
+    pub(crate) fn under_entries(mut self, entries: &[KeyEntry]) -> Self {
+        for entry in entries.iter().rev() {
             self = self.at(entry.clone());
         }
         self

@@ -10,8 +10,9 @@
 //! (optree's namespaces; a marker type that says which registry of impls
 //! is meant, and that makes impls for foreign types legal in the crate that
 //! owns the marker). Users depend on `pytree-std`, which fixes the
-//! namespace to `Std`, implements the traits for std types and foreign
-//! tensor types, and documents each operation once, with its signature
+//! namespace to its std namespace marker `pytree_std::Std`, implements
+//! the traits for std types and foreign tensor types, and documents each
+//! operation once, with its signature
 //! (`pytree_std::flatten`, `pytree_std::walk::map_n`, ...). The engine
 //! functions are public here, in module [`ops`] (one module per family),
 //! for a namespace of your own and for code generic over namespaces:
@@ -44,20 +45,22 @@
 //!    records about a struct, [`Schema`], [`FieldSchema`], [`FieldStyle`]
 //!    (`schema.rs`); how a TreeDef and its nodes read in text
 //!    (`display.rs`).
-//! 3. **The traits** (`traits/`): [`Flatten`] and [`Unflatten`]
-//!    (`flatten.rs`); [`Source`], what `Unflatten` reads from
-//!    (`source.rs`); the walk callbacks [`Sink`], [`Visit`], [`VisitMut`]
-//!    (`visit.rs`); what the provided methods are built with
-//!    (`defaults.rs`, `elements.rs`); walks that continue on a
+//! 3. **Reading a TreeDef back** (`sources/`): [`Source`], what
+//!    `Unflatten` reads from (`source.rs`); [`DefSource`] checks every
+//!    record (`def_source.rs`); a TreeDef that passed those checks for a
+//!    type remembers it and is read again as that type without them
+//!    (`trusted.rs`).
+//! 4. **The traits** (`traits/`): [`Flatten`] and [`Unflatten`]
+//!    (`flatten.rs`); the walk callbacks [`Sink`], [`Visit`], [`VisitMut`]
+//!    (`visit.rs`); the walks that the provided methods and every
+//!    operation are built from (`walks.rs`: flatten, unflatten, structure,
+//!    leaves, num_leaves); the provided methods (`defaults.rs`,
+//!    `elements.rs`); walks that continue on a
 //!    heap-allocated stack segment when the stack runs low, with the `std`
 //!    feature (`deep_recursion.rs`), and what a walk stopped by a panic or
 //!    an error holds, dropped by a walk too (`unwind.rs`); `Box<T>` for
 //!    every namespace (`boxed.rs`); the callbacks through which a field's
 //!    leaves stand as the struct's `leaf_type` (`leaf_as.rs`).
-//! 4. **Reading a TreeDef back** (`sources/`): [`DefSource`] checks every
-//!    record (`def_source.rs`); a TreeDef that passed those checks for a
-//!    type remembers it and is read again as that type without them
-//!    (`trusted.rs`).
 //! 5. **The operations** ([`ops`]), one public module per family:
 //!    `basic` (flatten, unflatten, structure, leaves, map, for_each),
 //!    `fallible` (the `try_` forms), `with_path`, `at_path`, `by_index`,
@@ -74,13 +77,6 @@
 //!    the `serde` feature, `Serialize`/`Deserialize` for [`TreeDef`]
 //!    (`serde_impl/`; needs `std` for its table of deserialized schemas);
 //!    `__private`, what the derive's code and `impl_leaf!` name.
-//!
-//! One import runs down to up: the provided methods of `Flatten` and
-//! `Unflatten` (`traits/defaults.rs`) are built from the basic operations
-//! (`flatten`, `unflatten`, `structure`, `leaves`, `num_leaves`, and the
-//! signature report of `multi`). A provided method's body must be written
-//! in the trait, and rebuilding a value needs the reader of layer 4, which
-//! implements layer 3's `Source`.
 #![no_std]
 #![warn(missing_docs)]
 
@@ -98,11 +94,11 @@ mod static_data;
 // 2. The TreeDef.
 mod treedef;
 
-// 3. The traits.
-mod traits;
-
-// 4. Reading a TreeDef back.
+// 3. Reading a TreeDef back.
 mod sources;
+
+// 4. The traits.
+mod traits;
 
 // 5. The operations.
 pub mod ops;
@@ -130,14 +126,14 @@ pub use treedef::schema::{FieldSchema, FieldStyle, Schema};
 pub use treedef::{TreeDef, TreeDefBuilder, TreeDefLimits};
 
 // 3.
+pub use sources::def_source::DefSource;
+pub use sources::source::Source;
+
+// 4.
 pub use traits::flatten::{Flatten, Unflatten};
-pub use traits::source::Source;
 #[doc(hidden)]
 pub use traits::visit::Stored;
 pub use traits::visit::{Sink, Visit, VisitMut};
-
-// 4.
-pub use sources::def_source::DefSource;
 
 // 5.
 pub use ops::partition::CombineSource;

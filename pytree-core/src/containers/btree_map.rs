@@ -7,7 +7,7 @@
 use alloc::collections::btree_map::{BTreeMap, Values};
 use alloc::vec::Vec;
 
-use super::maps::{check_sorted, key_mismatch, keyed_map_impls, KeyedMap};
+use super::maps::{check_sorted, key_mismatch, keyed_map_impls, walked_in_own_order, KeyedMap};
 use crate::error::Error;
 use crate::static_data::{Static, StaticValue};
 
@@ -17,41 +17,7 @@ impl<K: Static + Ord, V> KeyedMap for BTreeMap<K, V> {
     const POSITIONAL: bool = true;
     const CHECK_UNORDERED_FIRST: bool = false;
 
-    #[inline]
-    fn len(&self) -> usize {
-        BTreeMap::len(self)
-    }
-    #[inline]
-    fn into_entries(self) -> impl Iterator<Item = (K, V)> {
-        self.into_iter()
-    }
-    type Entries<'a>
-        = &'a Self
-    where
-        Self: 'a;
-    #[inline]
-    fn entries(&self) -> &Self {
-        self
-    }
-    #[inline]
-    fn iter<'s, 'a: 's>(entries: &'s &'a Self) -> impl ExactSizeIterator<Item = (&'a K, &'a V)> + 's
-    where
-        Self: 'a,
-    {
-        entries.iter()
-    }
-    #[inline]
-    fn entries_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
-        self.iter_mut()
-    }
-    #[inline]
-    fn unordered(&self) -> impl Iterator<Item = (&K, &V)> {
-        self.iter()
-    }
-    #[inline]
-    fn get(&self, key: &K) -> Option<&V> {
-        BTreeMap::get(self, key)
-    }
+    walked_in_own_order!(BTreeMap);
     type Cursor<'a>
         = Values<'a, K, V>
     where

@@ -8,7 +8,7 @@ use alloc::vec::Vec;
 use core::hash::BuildHasher;
 use std::collections::HashMap;
 
-use super::maps::{check_sorted, key_mismatch, keyed_map_impls, KeyedMap};
+use super::maps::{check_sorted, key_mismatch, keyed_map_impls, paired_by_key, KeyedMap};
 use crate::error::Error;
 use crate::static_data::{Static, StaticValue};
 
@@ -66,21 +66,7 @@ impl<K: Static + Ord, V, H: BuildHasher + Default> KeyedMap for HashMap<K, V, H>
     fn get(&self, key: &K) -> Option<&V> {
         HashMap::get(self, key)
     }
-    type Cursor<'a>
-        = &'a Self
-    where
-        Self: 'a;
-    #[inline]
-    fn cursor(other: &Self) -> &Self {
-        other
-    }
-    #[inline]
-    fn partner<'a>(cursor: &mut &'a Self, key: &K) -> Option<&'a V>
-    where
-        Self: 'a,
-    {
-        cursor.get(key)
-    }
+    paired_by_key!();
     fn check_keys<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         for (j, other) in others.iter().enumerate() {
             if other.len() != self.len() || !self.keys().all(|k| other.contains_key(k)) {
@@ -115,10 +101,6 @@ impl<K: Static + Ord, V, H: BuildHasher + Default> KeyedMap for HashMap<K, V, H>
             None => Ok(()),
             Some(old) => Err((Error::custom("a map key repeats"), old)),
         }
-    }
-    #[inline]
-    fn finish(builder: Self) -> Self {
-        builder
     }
 }
 

@@ -29,7 +29,7 @@ use core::hash::BuildHasher;
 use indexmap::map::Entry;
 use indexmap::IndexMap;
 
-use super::maps::{key_mismatch, keyed_map_impls, KeyedMap};
+use super::maps::{key_mismatch, keyed_map_impls, paired_by_key, walked_in_own_order, KeyedMap};
 use crate::error::Error;
 use crate::paths::key_path::KeyEntry;
 use crate::static_data::{Static, StaticValue};
@@ -48,56 +48,8 @@ impl<K: Static, V, S: BuildHasher + Default> KeyedMap for IndexMap<K, V, S> {
     const POSITIONAL: bool = false;
     const CHECK_UNORDERED_FIRST: bool = false;
 
-    #[inline]
-    fn len(&self) -> usize {
-        IndexMap::len(self)
-    }
-    #[inline]
-    fn into_entries(self) -> impl Iterator<Item = (K, V)> {
-        self.into_iter()
-    }
-    type Entries<'a>
-        = &'a Self
-    where
-        Self: 'a;
-    #[inline]
-    fn entries(&self) -> &Self {
-        self
-    }
-    #[inline]
-    fn iter<'s, 'a: 's>(entries: &'s &'a Self) -> impl ExactSizeIterator<Item = (&'a K, &'a V)> + 's
-    where
-        Self: 'a,
-    {
-        entries.iter()
-    }
-    #[inline]
-    fn entries_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
-        self.iter_mut()
-    }
-    #[inline]
-    fn unordered(&self) -> impl Iterator<Item = (&K, &V)> {
-        self.iter()
-    }
-    #[inline]
-    fn get(&self, key: &K) -> Option<&V> {
-        IndexMap::get(self, key)
-    }
-    type Cursor<'a>
-        = &'a Self
-    where
-        Self: 'a;
-    #[inline]
-    fn cursor(other: &Self) -> &Self {
-        other
-    }
-    #[inline]
-    fn partner<'a>(cursor: &mut &'a Self, key: &K) -> Option<&'a V>
-    where
-        Self: 'a,
-    {
-        cursor.get(key)
-    }
+    walked_in_own_order!(IndexMap);
+    paired_by_key!();
     /// Every other map has exactly the first map's keys, in any order.
     fn check_keys<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         for (j, other) in others.iter().enumerate() {
@@ -135,10 +87,6 @@ impl<K: Static, V, S: BuildHasher + Default> KeyedMap for IndexMap<K, V, S> {
             }
             Entry::Occupied(slot) => Err((repeated_key(slot.key()), value)),
         }
-    }
-    #[inline]
-    fn finish(builder: Self) -> Self {
-        builder
     }
 }
 

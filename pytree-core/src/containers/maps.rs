@@ -20,10 +20,10 @@ use crate::__private::elements_hint;
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
+use crate::sources::source::Source;
 use crate::static_data::{Static, StaticValue};
 use crate::traits::defaults::all_some;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::source::Source;
 use crate::traits::unwind::{drop_deep, Unwinding};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
@@ -467,3 +467,78 @@ macro_rules! keyed_map_impls {
     };
 }
 pub(super) use keyed_map_impls;
+
+/// The [`KeyedMap`] methods of a map walked in its own order (`BTreeMap`'s
+/// sorted keys, `IndexMap`'s insertion order), which lends itself as its
+/// entries; `$map` names the type, whose own methods they call.
+macro_rules! walked_in_own_order {
+    ($map:ident) => {
+        #[inline]
+        fn len(&self) -> usize {
+            $map::len(self)
+        }
+        #[inline]
+        fn into_entries(self) -> impl Iterator<Item = (K, V)> {
+            self.into_iter()
+        }
+        type Entries<'a>
+            = &'a Self
+        where
+            Self: 'a;
+        #[inline]
+        fn entries(&self) -> &Self {
+            self
+        }
+        #[inline]
+        fn iter<'s, 'a: 's>(
+            entries: &'s &'a Self,
+        ) -> impl ExactSizeIterator<Item = (&'a K, &'a V)> + 's
+        where
+            Self: 'a,
+        {
+            entries.iter()
+        }
+        #[inline]
+        fn entries_mut(&mut self) -> impl Iterator<Item = (&K, &mut V)> {
+            self.iter_mut()
+        }
+        #[inline]
+        fn unordered(&self) -> impl Iterator<Item = (&K, &V)> {
+            self.iter()
+        }
+        #[inline]
+        fn get(&self, key: &K) -> Option<&V> {
+            $map::get(self, key)
+        }
+    };
+}
+pub(super) use walked_in_own_order;
+
+/// The [`KeyedMap`] methods of a map whose values pair with another map's
+/// by key (`HashMap`, `IndexMap`), built in place (its own `Builder`).
+#[cfg(any(feature = "std", feature = "indexmap"))]
+macro_rules! paired_by_key {
+    () => {
+        type Cursor<'a>
+            = &'a Self
+        where
+            Self: 'a;
+        #[inline]
+        fn cursor(other: &Self) -> &Self {
+            other
+        }
+        #[inline]
+        fn partner<'a>(cursor: &mut &'a Self, key: &K) -> Option<&'a V>
+        where
+            Self: 'a,
+        {
+            cursor.get(key)
+        }
+        #[inline]
+        fn finish(builder: Self) -> Self {
+            builder
+        }
+    };
+}
+#[cfg(any(feature = "std", feature = "indexmap"))]
+pub(super) use paired_by_key;

@@ -16,9 +16,9 @@ use crate::__private::{
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
+use crate::sources::source::Source;
 use crate::traits::deep_recursion::ensure_stack;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::source::Source;
 use crate::traits::unwind::Unwinding;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
@@ -70,21 +70,9 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Vec<T> {
         if !::core::mem::needs_drop::<T>() {
             return ensure_stack(|| self.into_iter().map(|x| x.map_leaves(f)).collect());
         }
-        // Elements to map and elements mapped are held in guards, so
-        // that a panic in `f` drops deep elements with a walk
-        // (`unwind.rs`).
         ensure_stack(|| {
-            let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(self.len()));
-            // The iterator is held (not the collection): what it has not yet
-            // yielded is what a panic leaves to drop.
-            let iter = self.into_iter();
-            let mut rest = Unwinding::elements::<Ns>(iter);
-            while let Some(x) = rest.get_mut().next() {
-                let y = x.map_leaves(f);
-                done.get_mut().push(y);
-            }
-            drop(rest.take());
-            done.take()
+            let done = Vec::with_capacity(self.len());
+            map_elements_held::<Ns, T, _, _, _, F>(self, done, Vec::push, f)
         })
     }
     #[inline]
@@ -154,19 +142,8 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
         if !::core::mem::needs_drop::<T>() {
             return self.into_iter().map(|x| x.map_leaves(f)).collect();
         }
-        // Held in guards as `Vec`'s are (a panic in `f` drops deep
-        // elements with a walk).
-        let mut done = Unwinding::elements::<Ns>(VecDeque::with_capacity(self.len()));
-        // The iterator is held (not the collection): what it has not yet
-        // yielded is what a panic leaves to drop.
-        let iter = self.into_iter();
-        let mut rest = Unwinding::elements::<Ns>(iter);
-        while let Some(x) = rest.get_mut().next() {
-            let y = x.map_leaves(f);
-            done.get_mut().push_back(y);
-        }
-        drop(rest.take());
-        done.take()
+        let done = VecDeque::with_capacity(self.len());
+        map_elements_held::<Ns, T, _, _, _, F>(self, done, VecDeque::push_back, f)
     }
     fn zip_with_prechecked<'a, const N: usize, F>(
         &'a self,
@@ -190,6 +167,30 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
         }
         done.take()
     }
+}
+
+/// `f` mapped over the leaves of each of `items`, the results pushed into
+/// `done`; both are held in guards, so that a panic in `f` drops deep
+/// elements with a walk (`unwind.rs`). The iterator is held (not the
+/// collection): what it has not yet yielded is what a panic leaves to drop.
+#[inline]
+fn map_elements_held<Ns, T, I, C, P, F>(items: I, done: C, mut push: P, f: &mut F) -> C
+where
+    T: Unflatten<Ns>,
+    I: IntoIterator<Item = T>,
+    C: IntoIterator<Item = T>,
+    P: FnMut(&mut C, T),
+    F: FnMut(T::Leaf) -> T::Leaf,
+{
+    let mut done = Unwinding::elements::<Ns>(done);
+    let iter = items.into_iter();
+    let mut rest = Unwinding::elements::<Ns>(iter);
+    while let Some(x) = rest.get_mut().next() {
+        let y = x.map_leaves(f);
+        push(done.get_mut(), y);
+    }
+    drop(rest.take());
+    done.take()
 }
 
 /// Turns a `Vec` of exactly `N` elements into an array.
@@ -265,20 +266,11 @@ impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; 
         if !::core::mem::needs_drop::<T>() {
             return self.map(|x| x.map_leaves(f));
         }
-        // Held in guards as `Vec`'s are (a panic in `f` drops deep
-        // elements with a walk): the mapped elements in a `Vec` of
-        // exactly `N`, then moved into the array.
-        let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(N));
-        // The iterator is held (not the collection): what it has not yet
-        // yielded is what a panic leaves to drop.
-        let iter = self.into_iter();
-        let mut rest = Unwinding::elements::<Ns>(iter);
-        while let Some(x) = rest.get_mut().next() {
-            let y = x.map_leaves(f);
-            done.get_mut().push(y);
-        }
-        drop(rest.take());
-        match <[T; N]>::try_from(done.take()) {
+        // The mapped elements in a `Vec` of exactly `N`, then moved into
+        // the array.
+        let done =
+            map_elements_held::<Ns, T, _, _, _, F>(self, Vec::with_capacity(N), Vec::push, f);
+        match <[T; N]>::try_from(done) {
             Ok(mapped) => mapped,
             Err(_) => unreachable!("an array's iterator yields N elements"),
         }

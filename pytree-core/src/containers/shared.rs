@@ -10,9 +10,9 @@ use alloc::sync::Arc;
 use super::StdContainers;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
+use crate::sources::source::Source;
 use crate::traits::deep_recursion::ensure_stack;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::source::Source;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 
 /// The impls for one shared pointer type, `Rc` or `Arc`, for every

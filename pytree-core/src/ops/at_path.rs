@@ -15,6 +15,7 @@ use alloc::vec::Vec;
 use crate::error::signature_mismatch;
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{Leaf, LeafMut, LeafRef};
+use crate::ops::tracker::follow_path;
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::{KeyEntry, KeyPath, KeyRef};
 use crate::signature::Signature;
@@ -129,14 +130,6 @@ impl<'p> PathMatcher<'p> {
     }
 }
 
-/// Places an error at `path` (the error's own path comes after it).
-fn error_at(mut err: Error, path: &KeyPath) -> Error {
-    for entry in path.entries().iter().rev() {
-        err = err.at(entry.clone());
-    }
-    err
-}
-
 /// Finds the leaf at the wanted place.
 struct FindLeaf<'p, R> {
     matcher: PathMatcher<'p>,
@@ -156,14 +149,7 @@ impl<R> Visit<R> for FindLeaf<'_, R> {
             self.found = leaves.nth(i);
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.matcher.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.matcher.exit();
-    }
+    follow_path!(matcher);
 }
 
 /// Builds the TreeDef of the wanted subtree.
@@ -198,14 +184,7 @@ impl<R> Visit<R> for RegionDef<'_> {
             self.def.map_keys(keys());
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.matcher.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.matcher.exit();
-    }
+    follow_path!(matcher);
 }
 
 /// The TreeDef of the subtree at `path`, or the error naming the path.
@@ -218,7 +197,7 @@ fn region_def<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Result<TreeDef, E
     if v.matcher.found() {
         Ok(v.def.build())
     } else {
-        Err(error_at(v.matcher.not_found(), path))
+        Err(v.matcher.not_found().under(path))
     }
 }
 
@@ -227,20 +206,17 @@ fn region_def<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Result<TreeDef, E
 #[cold]
 fn not_a_leaf<Ns, T: Flatten<Ns>>(tree: &T, path: &KeyPath) -> Error {
     match region_def::<Ns, T>(tree, path) {
-        Ok(def) => error_at(
-            Error::new(ErrorKind::NodeMismatch {
-                expected: "a leaf".to_string(),
-                found: def.to_string(),
-            }),
-            path,
-        ),
+        Ok(def) => Error::new(ErrorKind::NodeMismatch {
+            expected: "a leaf".to_string(),
+            found: def.to_string(),
+        })
+        .under(path),
         Err(err) => err,
     }
 }
 
-/// `pytree_std::paths::get` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::at_path::get::<Ns, ..>(..)`.
+/// `pytree_std::paths::get` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::{KeyPath, PyTree};
@@ -262,7 +238,7 @@ pub fn get<'a, Ns, T: Flatten<Ns>>(
     tree.visit(&mut v);
     match v.found {
         Some(leaf) => Ok(leaf),
-        None if !v.matcher.found() => Err(error_at(v.matcher.not_found(), path)),
+        None if !v.matcher.found() => Err(v.matcher.not_found().under(path)),
         None => Err(not_a_leaf::<Ns, T>(tree, path)),
     }
 }
@@ -291,19 +267,11 @@ impl<M, F: FnOnce(M) -> R, R> VisitMut<M> for UpdateLeaf<'_, F, R> {
             }
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.matcher.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.matcher.exit();
-    }
+    follow_path!(matcher);
 }
 
-/// `pytree_std::paths::update` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::at_path::update::<Ns, ..>(..)`.
+/// `pytree_std::paths::update` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::KeyPath;
@@ -331,16 +299,12 @@ where
     };
     tree.visit_mut(&mut v);
     v.out.ok_or_else(|| {
-        error_at(
-            Error::custom("the leaf was found by reference but not by mutable reference"),
-            path,
-        )
+        Error::custom("the leaf was found by reference but not by mutable reference").under(path)
     })
 }
 
-/// `pytree_std::paths::set` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::at_path::set::<Ns, ..>(..)`.
+/// `pytree_std::paths::set` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::KeyPath;
@@ -356,7 +320,7 @@ pub fn set<Ns, T: Flatten<Ns>>(
     leaf: T::Leaf,
 ) -> Result<T::Leaf, Error> {
     update::<Ns, T, _>(tree, path, |slot| T::Leaf::assign(slot, leaf))?
-        .map_err(|err| error_at(err, path))
+        .map_err(|err| err.under(path))
 }
 
 /// Swaps the leaves of the wanted subtree, in order, for new ones
@@ -404,19 +368,11 @@ impl<'t, Ns, L: Leaf<Ns>, I: Iterator<Item = L>> VisitMut<L::Mut<'t>>
             SliceRegion::Nothing => {}
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.matcher.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.matcher.exit();
-    }
+    follow_path!(matcher);
 }
 
-/// `pytree_std::paths::set_subtree` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::at_path::set_subtree::<Ns, ..>(..)`.
+/// `pytree_std::paths::set_subtree` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -435,13 +391,11 @@ where
     let def = region_def::<Ns, T>(tree, path)?;
     let (leaves, new_def) = flatten::<Ns, S>(subtree);
     if new_def != def {
-        return Err(error_at(
-            Error::new(ErrorKind::NodeMismatch {
-                expected: def.to_string(),
-                found: new_def.to_string(),
-            }),
-            path,
-        ));
+        return Err(Error::new(ErrorKind::NodeMismatch {
+            expected: def.to_string(),
+            found: new_def.to_string(),
+        })
+        .under(path));
     }
     check_region_signatures::<Ns, T>(tree, path, &leaves)?;
     let mut v = ReplaceRegion {
@@ -453,9 +407,9 @@ where
     };
     tree.visit_mut(&mut v);
     if let Some(err) = v.failed {
-        return Err(error_at(err, path));
+        return Err(err.under(path));
     }
-    unflatten::<Ns, S, _>(&def, v.old).map_err(|err| error_at(err, path))
+    unflatten::<Ns, S, _>(&def, v.old).map_err(|err| err.under(path))
 }
 
 /// Collects the signatures of the leaves of the wanted subtree.
@@ -483,14 +437,7 @@ impl<'t, Ns, L: Leaf<Ns>> Visit<L::Ref<'t>> for RegionSignatures<'_, Ns, L> {
             SliceRegion::Nothing => {}
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.matcher.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.matcher.exit();
-    }
+    follow_path!(matcher);
 }
 
 /// Checks, before anything is replaced, that each new leaf has the
@@ -510,7 +457,7 @@ fn check_region_signatures<Ns, T: Flatten<Ns>>(
     for (i, (old, leaf)) in v.out.iter().zip(new).enumerate() {
         let new = T::Leaf::signature(&leaf.lend());
         if let Some(err) = signature_mismatch(old.as_ref(), new.as_ref()) {
-            return Err(error_at(err, &region_leaf_path::<Ns, T>(tree, path, i)));
+            return Err(err.under(&region_leaf_path::<Ns, T>(tree, path, i)));
         }
     }
     Ok(())

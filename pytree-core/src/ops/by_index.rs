@@ -10,8 +10,9 @@ use alloc::format;
 
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
+use crate::ops::tracker::follow_path;
 use crate::ops::tracker::PathTracker;
-use crate::paths::key_path::{KeyPath, KeyRef};
+use crate::paths::key_path::KeyPath;
 use crate::traits::flatten::Flatten;
 use crate::traits::visit::{Visit, VisitMut};
 use crate::treedef::node::NodeRef;
@@ -85,9 +86,8 @@ impl<M> VisitMut<M> for Nth<M> {
     }
 }
 
-/// The engine of `pytree_std::paths::get` (by index), for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::by_index::leaf_at::<Ns, ..>(..)`.
+/// The engine of `pytree_std::paths::get` (by index), for any namespace `Ns`
+/// (documented there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::{tree, Tree};
@@ -105,9 +105,8 @@ pub fn leaf_at<Ns, T: Flatten<Ns>>(
     v.result()
 }
 
-/// The engine of `pytree_std::paths::update` (by index), for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::by_index::leaf_at_mut::<Ns, ..>(..)`.
+/// The engine of `pytree_std::paths::update` (by index), for any namespace `Ns`
+/// (documented there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let mut t = (1.0f32, vec![2.0f32, 3.0]);
@@ -152,19 +151,11 @@ impl<R> Visit<R> for NthPath {
     fn node(&mut self, node: NodeRef<'_>) {
         self.tracker.node(&node);
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.tracker.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.tracker.exit();
-    }
+    follow_path!(tracker);
 }
 
-/// `pytree_std::paths::leaf_path_at` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::by_index::leaf_path_at::<Ns, ..>(..)`.
+/// `pytree_std::paths::leaf_path_at` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let t = (1, vec![2, 3]);

@@ -31,9 +31,9 @@ fn failed_at(def: &crate::treedef::TreeDef, i: usize, err: impl IntoLeafFnError)
     }
 }
 
-/// The engine of `pytree_std::walk::map_into` (with a closure returning a `Result`), for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::fallible::try_map::<Ns, ..>(..)`.
+/// The engine of `pytree_std::walk::map_into` (with a closure returning a
+/// `Result`), for any namespace `Ns` (documented there; [`ops`](crate::ops)
+/// says how to name `Ns`).
 ///
 /// ```
 /// let t: (u8, Vec<u8>) = pytree_core::ops::fallible::try_map::<pytree_std::Std, _, _, _, _>((1i32, vec![2i32]), u8::try_from)?;
@@ -60,9 +60,9 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// The engine of `pytree_std::walk::map_n` (with a closure returning a `Result`), for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::fallible::try_map_n::<Ns, ..>(..)`.
+/// The engine of `pytree_std::walk::map_n` (with a closure returning a
+/// `Result`), for any namespace `Ns` (documented there; [`ops`](crate::ops)
+/// says how to name `Ns`).
 ///
 /// ```
 /// let t = pytree_core::ops::fallible::try_map_n::<pytree_std::Std, _, _, _, _>(&vec![1u8, 2], [&vec![3u8, 4], &vec![5u8, 250]], |a, [b, c]| {
@@ -99,9 +99,9 @@ where
     unflatten::<Ns, T, _>(&def, out)
 }
 
-/// The engine of `pytree_std::walk::zip_mut` (with one tree written and a closure returning a `Result`), for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::fallible::try_zip_mut::<Ns, ..>(..)`.
+/// The engine of `pytree_std::walk::zip_mut` (with one tree written and a
+/// closure returning a `Result`), for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let mut p = vec![1.0f64, 2.0, 3.0];
@@ -144,9 +144,9 @@ where
     }
 }
 
-/// The engine of `pytree_std::walk::for_each_mut` (with a closure returning a `Result`), for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::fallible::try_for_each_mut::<Ns, ..>(..)`.
+/// The engine of `pytree_std::walk::for_each_mut` (with a closure returning a
+/// `Result`), for any namespace `Ns` (documented there; [`ops`](crate::ops)
+/// says how to name `Ns`).
 ///
 /// ```
 /// let mut t = (1u8, vec![200u8, 3]);

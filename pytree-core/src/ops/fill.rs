@@ -15,16 +15,16 @@ use crate::ops::with_path::flatten_walk;
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::KeyPath;
 use crate::sources::def_source::DefSource;
+use crate::sources::source::Source;
 use crate::static_data::Static;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::source::Source;
 use crate::traits::unwind::Unwinding;
+use crate::treedef::describe_view;
 use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
 
-/// `pytree_std::split::partition_fill` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::fill::partition_fill::<Ns, ..>(..)`.
+/// `pytree_std::split::partition_fill` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::PyTree;
@@ -64,9 +64,8 @@ where
     Ok((kept.take(), rest))
 }
 
-/// The engine of `pytree_std::split::partition_fill`, for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::fill::filter_fill::<Ns, ..>(..)`.
+/// The engine of `pytree_std::split::partition_fill`, for any namespace `Ns`
+/// (documented there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::{tree, Tree};
@@ -112,20 +111,6 @@ struct FillSource<S, G> {
     next: Next,
 }
 
-/// How messages name a node.
-fn describe(view: &NodeView) -> alloc::string::String {
-    use alloc::format;
-    match view {
-        NodeView::Leaf => "a leaf".into(),
-        NodeView::Struct { schema, .. } => format!("{}", schema.display_name()),
-        NodeView::Seq(n) => format!("a sequence of length {n}"),
-        NodeView::Tuple(n) => format!("a tuple of arity {n}"),
-        NodeView::Map { len, .. } => format!("a map of {len} entries"),
-        NodeView::Some => "Some(_)".into(),
-        NodeView::None => "None".into(),
-    }
-}
-
 impl<L, S: Source<L>, G: FnMut() -> L> Source<L> for FillSource<S, G> {
     fn leaf(&mut self) -> Result<L, Error> {
         match core::mem::replace(&mut self.next, Next::Unread) {
@@ -137,7 +122,7 @@ impl<L, S: Source<L>, G: FnMut() -> L> Source<L> for FillSource<S, G> {
                 NodeView::None => Ok((self.fill)()),
                 other => Err(Error::new(ErrorKind::NodeMismatch {
                     expected: "a leaf, Some(leaf) or None".into(),
-                    found: describe(&other),
+                    found: describe_view(&other),
                 })),
             },
         }
@@ -180,9 +165,8 @@ impl<L, S: Source<L>, G: FnMut() -> L> Source<L> for FillSource<S, G> {
     }
 }
 
-/// `pytree_std::split::replace_nones` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::fill::replace_nones::<Ns, ..>(..)`.
+/// `pytree_std::split::replace_nones` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::{tree, PyTree, Tree};

@@ -1,7 +1,7 @@
 //! The engine of every operation, generic over the namespace `Ns`: each
 //! function here is `pytree_std`'s function of the same name (documented
-//! there, with the namespace fixed to `Std`) for any namespace. Call one
-//! with the namespace named, e.g.
+//! there, with `Ns` the std namespace marker `pytree_std::Std`) for any
+//! namespace. Call one with the namespace named, e.g.
 //! `pytree_core::ops::basic::flatten::<MyNs, _>(tree)`; `pytree_std`
 //! re-exports this module as `pytree_std::generic`, so a user of a
 //! namespace of their own needs no dependency on this crate.
@@ -12,20 +12,14 @@
 //! assert_eq!(def.to_string(), "[*, *]");
 //! ```
 //!
-//! One module per family, most named as `pytree_std`'s modules are:
-//! - [`basic`]: flatten, unflatten, structure, leaves, map, for_each
-//!   (`pytree_std::basic`);
-//! - [`fallible`]: the `try_` forms of one tree and `try_map_n`,
-//!   `try_zip_mut` (`pytree_std::basic` and `pytree_std::multi`);
-//! - [`multi`]: several trees of one type, every mismatch reported,
-//!   `map_n`, `zip_mut_n` (`pytree_std::multi`);
-//! - [`with_path`], [`multi_path`], [`at_path`], [`by_index`]: key paths
-//!   (`pytree_std::paths`);
-//! - [`reduce`] (`pytree_std::reductions::reduce`);
-//! - [`partition`] and [`fill`] (`pytree_std::split::filter`);
-//! - [`prefix`]: prefix trees and [`Subtree`](crate::Subtree)
-//!   (`pytree_std::prefix`);
-//! - [`transpose`] (`pytree_std::nested::transpose`);
+//! One module per family (`pytree_std`'s families, `walk`, `paths`,
+//! `reductions`, `split`, `nested`, each take from several of them):
+//! - [`basic`]: flatten, unflatten, structure, leaves, map, for_each;
+//! - [`fallible`]: the forms whose closure returns a `Result`;
+//! - [`multi`]: several trees of one type, every mismatch reported;
+//! - [`with_path`], [`multi_path`], [`at_path`], [`by_index`]: key paths;
+//! - [`reduce`]; [`partition`] and [`fill`]; [`transpose`];
+//! - [`prefix`]: prefix trees and [`Subtree`](crate::Subtree);
 //! - `graft` (internal): results that are subtrees take the place of
 //!   leaves; `tracker` (internal): the path a walk is at, kept as it goes.
 

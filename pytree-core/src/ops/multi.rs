@@ -91,9 +91,8 @@ pub(crate) fn signature_mismatches<Ns, T: Flatten<Ns>>(
     }
 }
 
-/// `pytree_std::walk::map_n` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::multi::map_n::<Ns, ..>(..)`.
+/// `pytree_std::walk::map_n` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let t = pytree_core::ops::multi::map_n::<pytree_std::Std, _, _, _>(&(1, 2), [&(10, 20), &(100, 200)], |a, [b, c]| a + b + c)?;
@@ -114,9 +113,8 @@ where
         .map_err(|e| explain::<Ns, T, N>(first, others, e))
 }
 
-/// `pytree_std::walk::zip_mut` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::multi::zip_mut::<Ns, ..>(..)`.
+/// `pytree_std::walk::zip_mut` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let mut params = vec![1.0f64, 2.0];
@@ -140,9 +138,8 @@ where
     Ok(())
 }
 
-/// The engine of `pytree_std::walk::zip_mut`, for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::multi::zip_mut_n::<Ns, ..>(..)`.
+/// The engine of `pytree_std::walk::zip_mut`, for any namespace `Ns`
+/// (documented there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::PyTree;
@@ -173,9 +170,9 @@ where
     })
 }
 
-/// The engine of `pytree_std::walk::zip_mut` (with a closure returning a `Result`), for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::multi::try_zip_mut_n::<Ns, ..>(..)`.
+/// The engine of `pytree_std::walk::zip_mut` (with a closure returning a
+/// `Result`), for any namespace `Ns` (documented there; [`ops`](crate::ops)
+/// says how to name `Ns`).
 ///
 /// ```
 /// let (mut p, mut v) = (vec![1.0f64, 2.0], vec![0.0f64, 0.0]);
@@ -301,9 +298,8 @@ pub(crate) fn explain_all<Ns, T: Flatten<Ns>>(first: &T, rest: &[&T], err: Error
     }
 }
 
-/// `pytree_std::walk::check_same_structure` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::multi::check_same_structure::<Ns, ..>(..)`.
+/// `pytree_std::walk::check_same_structure` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use std::collections::BTreeMap;

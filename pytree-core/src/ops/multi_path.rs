@@ -79,9 +79,9 @@ fn row<R: Clone, const N: usize>(others: &[Vec<R>; N], i: usize) -> Option<[R; N
     crate::traits::defaults::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
 }
 
-/// An engine with no `Std` form (the nearest is `pytree_std::paths::for_each_with_path`), for any
-/// namespace `Ns`; call it with the namespace named:
-/// `pytree_std::generic::multi_path::map_with_path_n::<Ns, ..>(..)`.
+/// An engine with no `pytree_std` form (the nearest is
+/// `pytree_std::paths::for_each_with_path`), for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::{tree, KeyPath, Tree};
@@ -118,9 +118,8 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// The engine of `pytree_std::paths::for_each_with_path`, for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::multi_path::for_each_with_path_n::<Ns, ..>(..)`.
+/// The engine of `pytree_std::paths::for_each_with_path`, for any namespace
+/// `Ns` (documented there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let mut diffs = Vec::new();
@@ -157,9 +156,8 @@ where
     Ok(())
 }
 
-/// `pytree_std::paths::zip_mut_with_path` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::multi_path::zip_mut_with_path::<Ns, ..>(..)`.
+/// `pytree_std::paths::zip_mut_with_path` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::PyTree;

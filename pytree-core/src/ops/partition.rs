@@ -16,15 +16,17 @@ use alloc::format;
 use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
+use crate::ops::tracker::follow_path;
 use crate::ops::tracker::PathTracker;
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::{KeyPath, KeyRef};
 use crate::sources::def_source::DefSource;
+use crate::sources::source::Source;
 use crate::static_data::{Static, StaticValue};
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::source::Source;
 use crate::traits::unwind::Unwinding;
 use crate::traits::visit::Sink;
+use crate::treedef::describe_view;
 use crate::treedef::node::NodeRef;
 use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
@@ -91,14 +93,7 @@ impl<L, F: FnMut(&KeyPath, &L) -> bool, const N: usize> Sink<L> for SplitSink<L,
             side.def.map_keys(keys.clone());
         }
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.tracker.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.tracker.exit();
-    }
+    follow_path!(tracker);
 }
 
 /// Splits `tree` into `N` sides and rebuilds each as a `U`.
@@ -127,9 +122,8 @@ where
     <[U; N]>::try_from(out.take()).map_err(|_| Error::custom("a side was not rebuilt"))
 }
 
-/// `pytree_std::split::partition` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::partition::partition::<Ns, ..>(..)`.
+/// `pytree_std::split::partition` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::PyTree;
@@ -155,9 +149,8 @@ where
     Ok((kept, rest))
 }
 
-/// `pytree_std::split::filter` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::partition::filter::<Ns, ..>(..)`.
+/// `pytree_std::split::filter` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let big: Vec<Option<i32>> = pytree_core::ops::partition::filter::<pytree_std::Std, _, _, _>(vec![1, 20, 3], |_, x| *x > 10)?;
@@ -240,19 +233,6 @@ impl<S, const N: usize> CombineSource<S, N> {
             }
         }
         first.ok_or_else(|| Error::custom("combine needs at least one tree"))
-    }
-}
-
-/// How a combine error names a node read by `any_node`.
-fn describe_view(view: &NodeView) -> alloc::string::String {
-    match view {
-        NodeView::Leaf => "a leaf".into(),
-        NodeView::Struct { schema, .. } => format!("{}", schema.display_name()),
-        NodeView::Seq(n) => format!("a sequence of length {n}"),
-        NodeView::Tuple(n) => format!("a tuple of arity {n}"),
-        NodeView::Map { len, .. } => format!("a map of {len} entries"),
-        NodeView::Some => "Some(_)".into(),
-        NodeView::None => "None".into(),
     }
 }
 
@@ -440,9 +420,8 @@ impl<L, S: Source<L>, const N: usize> Source<L> for CombineSource<S, N> {
     }
 }
 
-/// `pytree_std::split::combine` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::partition::combine::<Ns, ..>(..)`.
+/// `pytree_std::split::combine` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let t: (i32, i32) = pytree_core::ops::partition::combine::<pytree_std::Std, _, _, 2>([(Some(1), None), (None, Some(2))])?;

@@ -130,9 +130,8 @@ fn split_by_spans<L>(spans: Vec<Span>, leaves: Vec<L>) -> Result<Vec<Subtree<L>>
         .collect()
 }
 
-/// `pytree_std::nested::flatten_up_to` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::prefix::flatten_up_to::<Ns, ..>(..)`.
+/// `pytree_std::nested::flatten_up_to` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -174,9 +173,8 @@ fn prefix_plan(
     align(&[prefix, full], policy).map_err(Error::from_mismatches)
 }
 
-/// `pytree_std::nested::broadcast_prefix` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::prefix::broadcast_prefix::<Ns, ..>(..)`.
+/// `pytree_std::nested::broadcast_prefix` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::prefix::broadcast_prefix::<pytree_std::Std, _, _>(&7, &(1, vec![2, 3]))?, [&7, &7, &7]);
@@ -209,9 +207,8 @@ where
     out.into_iter().map(|x| x.ok_or_else(lost_leaf)).collect()
 }
 
-/// `pytree_std::nested::broadcast` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::prefix::broadcast::<Ns, ..>(..)`.
+/// `pytree_std::nested::broadcast` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let b: (u8, Vec<u8>) = pytree_core::ops::prefix::broadcast::<pytree_std::Std, _, _, _>(&(0u8, 1u8), &(1.0f32, vec![2.0f32, 3.0]))?;
@@ -242,9 +239,9 @@ where
     unflatten::<Ns, U, _>(&full_def, leaves)
 }
 
-/// An engine with no `Std` form (the nearest is `pytree_std::nested::map_with_prefix`), for any
-/// namespace `Ns`; call it with the namespace named:
-/// `pytree_std::generic::prefix::map_prefix::<Ns, ..>(..)`.
+/// An engine with no `pytree_std` form (the nearest is
+/// `pytree_std::nested::map_with_prefix`), for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let sums: (i32, i32) = pytree_core::ops::prefix::map_prefix::<pytree_std::Std, _, _, _, _, _>(&(1, 2), &(vec![3, 4], 5), |p, sub| {
@@ -276,9 +273,8 @@ where
     unflatten::<Ns, U, _>(&def, leaves)
 }
 
-/// `pytree_std::nested::map_with_prefix` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::prefix::map_with_prefix::<Ns, ..>(..)`.
+/// `pytree_std::nested::map_with_prefix` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let scaled: (f32, Vec<f32>) = pytree_core::ops::prefix::map_with_prefix::<pytree_std::Std, _, _, _, _, _>(
@@ -318,9 +314,8 @@ where
     unflatten::<Ns, U, _>(&def, leaves)
 }
 
-/// `pytree_std::nested::flatten_one_level` for any namespace `Ns`
-/// (documented there, with the namespace fixed to `Std`); call it with the
-/// namespace named: `pytree_std::generic::prefix::flatten_one_level::<Ns, _>(..)`.
+/// `pytree_std::nested::flatten_one_level` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let (children, one) = pytree_core::ops::prefix::flatten_one_level::<pytree_std::Std, _>((1, vec![2, 3]))?;
@@ -379,9 +374,8 @@ fn picks_of(plan: &crate::treedef::Alignment, k: usize) -> Result<Vec<usize>, Er
         .collect()
 }
 
-/// `pytree_std::nested::broadcast_common` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::prefix::broadcast_common::<Ns, ..>(..)`.
+/// `pytree_std::nested::broadcast_common` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::{tree, Tree};

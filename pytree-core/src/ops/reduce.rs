@@ -10,6 +10,8 @@ use crate::leaf::LeafRef;
 use crate::traits::flatten::Flatten;
 use crate::traits::visit::{Sink, Visit};
 
+pub use crate::traits::walks::num_leaves;
+
 /// Folds leaf references into an accumulator.
 struct Fold<A, F> {
     acc: Option<A>,
@@ -49,24 +51,26 @@ impl<L, F: FnMut(L, L) -> L> Sink<L> for Reduce<L, F> {
     }
 }
 
-/// Counts leaves.
-struct Count(usize);
-
-impl<R> Visit<R> for Count {
-    #[inline]
-    fn leaf(&mut self, _leaf: R) {
-        self.0 += 1;
-    }
-    #[inline]
-    fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
-        self.0 += leaves.len();
-    }
-}
-
 /// Keeps the leaf that `replaces(best, candidate)` prefers, NaN first.
 struct Extreme<R, F> {
     best: Option<R>,
     replaces: F,
+}
+
+/// The leaf of `tree` that `replaces(best, candidate)` prefers, NaN first:
+/// `min` and `max`.
+fn extreme<'a, Ns, T, F>(tree: &'a T, replaces: F) -> Option<LeafRef<'a, Ns, T::Leaf>>
+where
+    T: Flatten<Ns>,
+    LeafRef<'a, Ns, T::Leaf>: PartialOrd,
+    F: FnMut(&LeafRef<'a, Ns, T::Leaf>, &LeafRef<'a, Ns, T::Leaf>) -> bool,
+{
+    let mut v = Extreme {
+        best: None,
+        replaces,
+    };
+    tree.visit(&mut v);
+    v.best
 }
 
 /// True for a leaf that is not comparable with itself: a NaN.
@@ -95,9 +99,8 @@ impl<R: PartialOrd, F: FnMut(&R, &R) -> bool> Visit<R> for Extreme<R, F> {
     }
 }
 
-/// `pytree_std::reductions::fold` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::reduce::fold::<Ns, ..>(..)`.
+/// `pytree_std::reductions::fold` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let norm2 = pytree_core::ops::reduce::fold::<pytree_std::Std, _, _, _>(&(3.0f32, vec![4.0f32]), 0.0, |acc, x| acc + x * x);
@@ -122,9 +125,8 @@ fn unreachable_accumulator() -> ! {
     unreachable!("the fold accumulator is restored after every leaf")
 }
 
-/// `pytree_std::reductions::reduce` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::reduce::reduce::<Ns, ..>(..)`.
+/// `pytree_std::reductions::reduce` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::reduce::<pytree_std::Std, _, _>((1, vec![2, 3]), |a, b| a * 10 + b), Some(123));
@@ -139,9 +141,8 @@ where
     sink.acc
 }
 
-/// `pytree_std::reductions::all` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::reduce::all::<Ns, ..>(..)`.
+/// `pytree_std::reductions::all` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert!(pytree_core::ops::reduce::all::<pytree_std::Std, _, _>(&vec![1.0f64, 2.0], |x| x.is_finite()));
@@ -155,9 +156,8 @@ where
     fold::<Ns, T, _, _>(tree, true, |acc, x| acc && pred(x))
 }
 
-/// `pytree_std::reductions::any` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::reduce::any::<Ns, ..>(..)`.
+/// `pytree_std::reductions::any` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert!(pytree_core::ops::reduce::any::<pytree_std::Std, _, _>(&(1.0f64, f64::NAN), |x| x.is_nan()));
@@ -170,9 +170,8 @@ where
     fold::<Ns, T, _, _>(tree, false, |acc, x| acc || pred(x))
 }
 
-/// `pytree_std::reductions::count` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::reduce::count::<Ns, ..>(..)`.
+/// `pytree_std::reductions::count` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::count::<pytree_std::Std, _, _>(&(0i32, [1i32, 0, 2]), |x| *x == 0), 2);
@@ -185,22 +184,8 @@ where
     fold::<Ns, T, _, _>(tree, 0, |n, x| n + usize::from(pred(x)))
 }
 
-/// `pytree_std::reductions::num_leaves` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::reduce::num_leaves::<Ns, ..>(..)`.
-///
-/// ```
-/// assert_eq!(pytree_core::ops::reduce::num_leaves::<pytree_std::Std, _>(&(1, vec![2, 3], None::<i32>)), 3);
-/// ```
-pub fn num_leaves<Ns, T: Flatten<Ns>>(tree: &T) -> usize {
-    let mut v = Count(0);
-    tree.visit(&mut v);
-    v.0
-}
-
-/// `pytree_std::reductions::sum` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::reduce::sum::<Ns, ..>(..)`.
+/// `pytree_std::reductions::sum` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::sum::<pytree_std::Std, _>(&(1, vec![2, 3])), 6);
@@ -214,9 +199,8 @@ where
     fold::<Ns, T, _, _>(tree, zero, |acc, x| acc + x)
 }
 
-/// `pytree_std::reductions::min` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::reduce::min::<Ns, ..>(..)`.
+/// `pytree_std::reductions::min` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::min::<pytree_std::Std, _>(&(2.0, [1.0, 3.0])), Some(&1.0));
@@ -227,17 +211,11 @@ where
     T: Flatten<Ns>,
     LeafRef<'a, Ns, T::Leaf>: PartialOrd,
 {
-    let mut v = Extreme {
-        best: None,
-        replaces: |best: &LeafRef<'a, Ns, T::Leaf>, x: &LeafRef<'a, Ns, T::Leaf>| x < best,
-    };
-    tree.visit(&mut v);
-    v.best
+    extreme::<Ns, T, _>(tree, |best, x| x < best)
 }
 
-/// `pytree_std::reductions::max` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::reduce::max::<Ns, ..>(..)`.
+/// `pytree_std::reductions::max` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::max::<pytree_std::Std, _>(&(2, [1, 3])), Some(&3));
@@ -247,10 +225,5 @@ where
     T: Flatten<Ns>,
     LeafRef<'a, Ns, T::Leaf>: PartialOrd,
 {
-    let mut v = Extreme {
-        best: None,
-        replaces: |best: &LeafRef<'a, Ns, T::Leaf>, x: &LeafRef<'a, Ns, T::Leaf>| x > best,
-    };
-    tree.visit(&mut v);
-    v.best
+    extreme::<Ns, T, _>(tree, |best, x| x > best)
 }

@@ -1,6 +1,7 @@
 //! [`PathTracker`]: the key path (and kind) of the place a walk is at. The
 //! path-aware visitors (`flatten_with_path`, `partition`, ...) own one and
-//! forward `node`, `enter` and `exit` to it.
+//! forward `node`, `enter` and `exit` to it (`enter` and `exit` written by
+//! [`follow_path!`], which at_path's matcher uses too).
 //!
 //! The kind of a place is the `#[pytree(kind = "...")]` of the innermost
 //! tagged field on its path. The tracker learns it from the
@@ -14,6 +15,22 @@ use alloc::vec::Vec;
 use crate::paths::key_path::{KeyPath, KeyRef};
 use crate::treedef::node::NodeRef;
 use crate::treedef::schema::Schema;
+
+/// A visitor's `enter` and `exit`, which move the field `$place` (a
+/// [`PathTracker`], or at_path's matcher) along the walk.
+macro_rules! follow_path {
+    ($place:ident) => {
+        #[inline]
+        fn enter(&mut self, key: $crate::paths::key_path::KeyRef<'_>) {
+            self.$place.enter(key);
+        }
+        #[inline]
+        fn exit(&mut self) {
+            self.$place.exit();
+        }
+    };
+}
+pub(crate) use follow_path;
 
 /// What one level of the walk remembers.
 #[derive(Clone, Copy)]

@@ -43,9 +43,8 @@ fn transpose_leaves<L>(mut leaves: Vec<L>, rows: usize, cols: usize) -> Vec<L> {
     out
 }
 
-/// `pytree_std::nested::transpose` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::transpose::transpose::<Ns, ..>(..)`.
+/// `pytree_std::nested::transpose` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let outer = pytree_std::structure(&(0, 0));
@@ -95,9 +94,8 @@ where
     unflatten::<Ns, U, _>(&result, leaves)
 }
 
-/// `pytree_std::nested::subside` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::transpose::subside::<Ns, ..>(..)`.
+/// `pytree_std::nested::subside` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let s: (Vec<i32>, Vec<i32>) = pytree_core::ops::transpose::subside::<pytree_std::Std, _, _>([(1, 2), (3, 4), (5, 6)])?;
@@ -156,9 +154,8 @@ fn in_order_of<L>(first: &TreeDef, def: &TreeDef, leaves: Vec<L>) -> Result<Vec<
         .collect()
 }
 
-/// `pytree_std::nested::rise` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::transpose::rise::<Ns, ..>(..)`.
+/// `pytree_std::nested::rise` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let trees: Vec<(i32, i32)> = pytree_core::ops::transpose::rise::<pytree_std::Std, _, _>((vec![1, 3, 5], vec![2, 4, 6]))?;
@@ -187,9 +184,8 @@ where
         .collect()
 }
 
-/// `pytree_std::nested::pair_leaves` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::transpose::pair_leaves::<Ns, ..>(..)`.
+/// `pytree_std::nested::pair_leaves` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let z: Vec<(i32, i32)> = pytree_core::ops::transpose::pair_leaves::<pytree_std::Std, _, _, _>(vec![1, 2], vec![10, 20])?;
@@ -219,9 +215,8 @@ where
     )
 }
 
-/// `pytree_std::nested::unpair_leaves` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::transpose::unpair_leaves::<Ns, ..>(..)`.
+/// `pytree_std::nested::unpair_leaves` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let (a, b): (Vec<i32>, Vec<i32>) = pytree_core::ops::transpose::unpair_leaves::<pytree_std::Std, _, _, _>(vec![(1, 10), (2, 20)])?;
@@ -247,9 +242,8 @@ where
     Ok((a.take(), b))
 }
 
-/// `pytree_std::nested::unflatten_pairs` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::transpose::unflatten_pairs::<Ns, ..>(..)`.
+/// `pytree_std::nested::unflatten_pairs` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let def = pytree_std::structure(&(0, 0));

@@ -13,12 +13,14 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
+use crate::ops::tracker::follow_path;
 use crate::ops::tracker::PathTracker;
 use crate::ops::unflatten;
-use crate::paths::key_path::{KeyPath, KeyRef};
+use crate::paths::key_path::KeyPath;
 use crate::static_data::StaticValue;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::visit::{Sink, Visit, VisitMut};
+use crate::traits::visit::visit_either;
+use crate::traits::visit::Sink;
 use crate::treedef::node::NodeRef;
 use crate::treedef::{TreeDef, TreeDefBuilder};
 
@@ -51,14 +53,7 @@ impl<L, F: FnMut(&KeyPath, L)> Sink<L> for PathSink<F> {
     fn map_keys<K: FnOnce() -> StaticValue>(&mut self, keys: K) {
         self.def.map_keys(keys());
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.tracker.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.tracker.exit();
-    }
+    follow_path!(tracker);
 }
 
 /// Walks a tree by value, calling `f(path, leaf)` in pre-order; returns the
@@ -83,7 +78,7 @@ struct PathVisitor<F> {
     f: F,
 }
 
-impl<R, F: FnMut(&KeyPath, R)> Visit<R> for PathVisitor<F> {
+visit_either!(impl<R, F: FnMut(&KeyPath, R)> for PathVisitor<F> {
     #[inline]
     fn leaf(&mut self, leaf: R) {
         (self.f)(self.tracker.path(), leaf);
@@ -99,45 +94,11 @@ impl<R, F: FnMut(&KeyPath, R)> Visit<R> for PathVisitor<F> {
     fn node(&mut self, node: NodeRef<'_>) {
         self.tracker.node(&node);
     }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.tracker.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.tracker.exit();
-    }
-}
+    follow_path!(tracker);
+});
 
-impl<M, F: FnMut(&KeyPath, M)> VisitMut<M> for PathVisitor<F> {
-    #[inline]
-    fn leaf(&mut self, leaf: M) {
-        (self.f)(self.tracker.path(), leaf);
-    }
-    #[inline]
-    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
-        for (i, leaf) in leaves.enumerate() {
-            let f = &mut self.f;
-            self.tracker.with_index(i, |path| f(path, leaf));
-        }
-    }
-    #[inline]
-    fn node(&mut self, node: NodeRef<'_>) {
-        self.tracker.node(&node);
-    }
-    #[inline]
-    fn enter(&mut self, key: KeyRef<'_>) {
-        self.tracker.enter(key);
-    }
-    #[inline]
-    fn exit(&mut self) {
-        self.tracker.exit();
-    }
-}
-
-/// `pytree_std::paths::flatten_with_path` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::with_path::flatten_with_path::<Ns, ..>(..)`.
+/// `pytree_std::paths::flatten_with_path` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::PyTree;
@@ -154,9 +115,8 @@ pub fn flatten_with_path<Ns, T: Flatten<Ns>>(tree: T) -> (Vec<(KeyPath, T::Leaf)
     (out, def)
 }
 
-/// `pytree_std::paths::leaves_with_path` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::with_path::leaves_with_path::<Ns, ..>(..)`.
+/// `pytree_std::paths::leaves_with_path` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let t = (1, Some(2));
@@ -172,9 +132,8 @@ pub fn leaves_with_path<Ns, T: Flatten<Ns>>(tree: &T) -> Vec<(KeyPath, LeafRef<'
     out
 }
 
-/// `pytree_std::paths::map_with_path` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::with_path::map_with_path::<Ns, ..>(..)`.
+/// `pytree_std::paths::map_with_path` for any namespace `Ns` (documented there;
+/// [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use pytree_std::KeyPath;
@@ -194,9 +153,8 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// `pytree_std::paths::for_each_with_path` for any namespace `Ns` (documented there, with
-/// the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::with_path::for_each_with_path::<Ns, ..>(..)`.
+/// `pytree_std::paths::for_each_with_path` for any namespace `Ns` (documented
+/// there; [`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let mut paths = Vec::new();
@@ -215,9 +173,9 @@ where
     tree.visit(&mut visitor);
 }
 
-/// The engine of `pytree_std::paths::zip_mut_with_path` (with no other trees), for any namespace `Ns` (documented
-/// there, with the namespace fixed to `Std`); call it with the namespace named:
-/// `pytree_std::generic::with_path::for_each_mut_with_path::<Ns, ..>(..)`.
+/// The engine of `pytree_std::paths::zip_mut_with_path` (with no other trees),
+/// for any namespace `Ns` (documented there; [`ops`](crate::ops) says how to
+/// name `Ns`).
 ///
 /// ```
 /// let mut t = (1.0f32, vec![1.0f32, 1.0]);

@@ -7,8 +7,8 @@ use alloc::vec::Vec;
 
 use crate::error::{Error, ErrorKind};
 use crate::paths::key_path::KeyEntry;
+use crate::sources::source::Source;
 use crate::static_data::{Static, StaticValue};
-use crate::traits::source::Source;
 use crate::treedef::node::NodeView;
 use crate::treedef::schema::Schema;
 use crate::treedef::{

@@ -8,9 +8,9 @@ use core::mem::MaybeUninit;
 
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
+use crate::sources::source::Source;
 use crate::traits::deep_recursion::ensure_stack;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::source::Source;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 
 impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {

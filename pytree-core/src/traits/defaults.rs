@@ -11,14 +11,12 @@
 
 use alloc::vec::Vec;
 
-use crate::error::Error;
+use crate::error::{signature_mismatch, Error};
 use crate::leaf::{Leaf, LeafMut, LeafRef};
-use crate::ops::basic::{flatten, leaves, structure, unflatten};
-use crate::ops::multi::signature_mismatches;
-use crate::ops::reduce::num_leaves;
 use crate::signature::Signature;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::VisitMut;
+use crate::traits::walks::{flatten, leaves, num_leaves, structure, unflatten};
 use crate::treedef::TreeDef;
 
 /// The default [`Flatten::zip_check`]: each other tree's structure must
@@ -51,15 +49,18 @@ pub(crate) fn zip_check<Ns, T: Flatten<Ns>, const N: usize>(
     if !<T::Leaf as Leaf<Ns>>::HAS_SHAPE {
         return Ok(());
     }
-    // Compared as plain lists first (no key paths built on success); the
-    // error, with its key path, from the multi-tree operations' own report.
+    // The structures are equal, so the leaves line up one to one; the key
+    // path is built for the first mismatch only.
     let expected = signatures::<Ns, T>(tree);
     for (i, other) in others.iter().enumerate() {
-        if signatures::<Ns, T>(other) != expected {
-            let mut found = Vec::new();
-            signature_mismatches::<Ns, T>(tree, other, i + 1, &mut found);
-            if !found.is_empty() {
-                return Err(found.swap_remove(0));
+        let found = signatures::<Ns, T>(other);
+        for (leaf, (e, f)) in expected.iter().zip(&found).enumerate() {
+            if let Some(error) = signature_mismatch(e.as_ref(), f.as_ref()) {
+                let error = match def.leaf_path(leaf) {
+                    Some(path) => error.under(&path),
+                    None => error,
+                };
+                return Err(error.in_tree(i + 1));
             }
         }
     }

@@ -5,8 +5,8 @@ use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::paths::key_path::KeyEntry;
+use crate::sources::source::Source;
 use crate::traits::flatten::Unflatten;
-use crate::traits::source::Source;
 use crate::traits::unwind::Unwinding;
 
 /// At most this many elements are reserved before any is read (a TreeDef

@@ -4,16 +4,17 @@
 //! primitive leaves.
 //!
 //! `Ns` is the *namespace*: a marker type that says which registry of impls
-//! is meant (optree's namespaces). It also makes the std impls legal in
-//! `pytree-std` under the orphan rule: `impl<T> Flatten<Std> for Vec<T>` is
-//! allowed there because `Std` is local to that crate.
+//! is meant (optree's namespaces). It also makes impls for foreign types
+//! legal in `pytree-std` under the orphan rule: `impl Flatten<Std> for
+//! half::f16` is allowed there because `Std`, its std namespace marker, is
+//! local to that crate.
 
 use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::{ErasableKey, KeyRef};
-use crate::traits::source::Source;
+use crate::sources::source::Source;
 use crate::traits::unwind::Unwinding;
 use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
 
@@ -435,7 +436,7 @@ pub trait Unflatten<Ns>: Flatten<Ns> {
     }
 
     /// Rebuilds the `len` elements of a sequence, each written straight
-    /// into the `Vec` (`sources/elements.rs`).
+    /// into the `Vec` (`traits/elements.rs`).
     /// Leaf types override it to take the leaves at once.
     #[doc(hidden)]
     #[inline]

@@ -496,3 +496,18 @@ pub trait VisitMut<M> {
     /// ```
     fn exit(&mut self) {}
 }
+
+/// Implements [`Visit`] and [`VisitMut`] with one body, for a visitor that
+/// does the same with a leaf however it is lent:
+/// `visit_either!(impl<R, F: FnMut(R)> for ForEach<F> { fn leaf(..) .. })`.
+macro_rules! visit_either {
+    (impl<$r:ident $(, $g:ident: $bound:path)*> for $ty:ty { $($body:tt)* }) => {
+        impl<$r $(, $g: $bound)*> $crate::traits::visit::Visit<$r> for $ty {
+            $($body)*
+        }
+        impl<$r $(, $g: $bound)*> $crate::traits::visit::VisitMut<$r> for $ty {
+            $($body)*
+        }
+    };
+}
+pub(crate) use visit_either;

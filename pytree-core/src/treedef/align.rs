@@ -609,29 +609,16 @@ impl<'d> Aligner<'d> {
                     usize::from(is_some),
                 ))
             }
-            Record::Struct(schema) => {
+            Record::Struct(_) | Record::Seq(_) | Record::Tuple(_) => {
                 if let Some(b) = &mut self.builder {
                     b.raw(rnode, rstatics);
                 }
                 self.consume_records(&nodes);
-                Some(frame(
-                    pos,
-                    Children::InOrder,
-                    ChildKeys::fields(schema),
-                    rnode.arity(),
-                ))
-            }
-            Record::Seq(_) | Record::Tuple(_) => {
-                if let Some(b) = &mut self.builder {
-                    b.raw(rnode, rstatics);
-                }
-                self.consume_records(&nodes);
-                Some(frame(
-                    pos,
-                    Children::InOrder,
-                    ChildKeys::Index,
-                    rnode.arity(),
-                ))
+                let keys = match rnode {
+                    Record::Struct(schema) => ChildKeys::fields(schema),
+                    _ => ChildKeys::Index,
+                };
+                Some(frame(pos, Children::InOrder, keys, rnode.arity()))
             }
             Record::Leaves(_) => None,
         }

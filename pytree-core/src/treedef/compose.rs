@@ -42,20 +42,8 @@ impl TreeDef {
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn compose(&self, inner: &TreeDef) -> Result<TreeDef, Error> {
-        self.composed_counts(inner).ok_or_else(|| {
-            Error::custom(alloc::format!(
-                "cannot compose: {} leaves each replaced by {} nodes make more nodes than a usize counts",
-                self.num_leaves(),
-                inner.num_nodes()
-            ))
-        })?;
-        if inner.is_leaf() {
-            return Ok(self.clone());
-        }
-        if self.num_leaves() > 0 && inner.nodes().is_empty() {
-            return Err(Error::custom(
-                "cannot compose with the empty TreeDef: its leaves would be replaced by nothing",
-            ));
+        if let Some(composed) = self.compose_trivially(inner)? {
+            return Ok(composed);
         }
         // The result's records: `self`'s, and `inner`'s once per leaf (at
         // most; runs of leaves may merge), with `inner`'s statics too.
@@ -68,11 +56,10 @@ impl TreeDef {
         self.compose_within_a_tree(inner)
     }
 
-    /// `compose` without the output budget, for callers whose result is
-    /// the structure of a tree they hold (the transposes: the leaves are
-    /// in memory, and the result has no more nodes than about twice the
-    /// tree's).
-    pub(crate) fn compose_within_a_tree(&self, inner: &TreeDef) -> Result<TreeDef, Error> {
+    /// The checks both composes begin with (counts that fit a `usize`, no
+    /// empty `inner` for leaves to become), and the result where `inner`
+    /// is one leaf: `self`.
+    fn compose_trivially(&self, inner: &TreeDef) -> Result<Option<TreeDef>, Error> {
         self.composed_counts(inner).ok_or_else(|| {
             Error::custom(alloc::format!(
                 "cannot compose: {} leaves each replaced by {} nodes make more nodes than a usize counts",
@@ -81,12 +68,23 @@ impl TreeDef {
             ))
         })?;
         if inner.is_leaf() {
-            return Ok(self.clone());
+            return Ok(Some(self.clone()));
         }
         if self.num_leaves() > 0 && inner.nodes().is_empty() {
             return Err(Error::custom(
                 "cannot compose with the empty TreeDef: its leaves would be replaced by nothing",
             ));
+        }
+        Ok(None)
+    }
+
+    /// `compose` without the output budget, for callers whose result is
+    /// the structure of a tree they hold (the transposes: the leaves are
+    /// in memory, and the result has no more nodes than about twice the
+    /// tree's).
+    pub(crate) fn compose_within_a_tree(&self, inner: &TreeDef) -> Result<TreeDef, Error> {
+        if let Some(composed) = self.compose_trivially(inner)? {
+            return Ok(composed);
         }
         // Room for the result's records (at most `self`'s and `inner`'s
         // once per leaf; fewer where runs of leaves merge), so that it

@@ -321,6 +321,22 @@ pub(crate) fn describe(item: Option<Item<'_>>) -> String {
     }
 }
 
+/// How messages name a node that a reader owns (`Source::any_node`'s), as
+/// [`describe_node`] does.
+pub(crate) fn describe_view(view: &crate::treedef::node::NodeView) -> String {
+    use crate::treedef::node::NodeView;
+    describe_node(match view {
+        NodeView::Leaf => Record::Leaves(1),
+        NodeView::Struct { schema, .. } => Record::Struct(schema),
+        NodeView::Seq(n) => Record::Seq(*n),
+        NodeView::Tuple(n) => Record::Tuple(*n),
+        NodeView::Map { len, .. } => Record::Map(*len),
+        NodeView::Some => Record::Some,
+        NodeView::None => Record::None,
+    })
+}
+
+/// How messages name a node.
 pub(crate) fn describe_node(node: Record) -> String {
     match node {
         Record::Leaves(_) => "a leaf".to_string(),

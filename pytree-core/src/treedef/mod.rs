@@ -37,7 +37,7 @@ pub(crate) use checked::type_key;
 use checked::CheckedFor;
 pub(crate) use compose::{pair_of_leaves, seq_of_leaves};
 pub(crate) use decode::{Decoder, Item, StaticsRange};
-pub(crate) use display::{describe, describe_node};
+pub(crate) use display::{describe, describe_node, describe_view};
 pub use limits::TreeDefLimits;
 pub(crate) use nodes::view_of;
 pub(crate) use relations::common_suffix_plan;
@@ -550,68 +550,28 @@ mod tests {
 
     #[test]
     fn encodings_with_equal_words_are_equal_and_any_differing_record_makes_them_unequal() {
-        let a = def_of(&[
+        let base = [
             Record::Tuple(3),
             Record::Some,
             Record::Leaves(1),
             Record::None,
             Record::Struct(&A),
-        ]);
-        let same = def_of(&[
-            Record::Tuple(3),
-            Record::Some,
-            Record::Leaves(1),
-            Record::None,
-            Record::Struct(&A),
-        ]);
-        assert!(a == same);
-        for changed in [
-            [
-                Record::Tuple(3),
-                Record::None,
-                Record::Leaves(1),
-                Record::None,
-                Record::Struct(&A),
-            ],
-            [
-                Record::Tuple(3),
-                Record::Some,
-                Record::Leaves(2),
-                Record::None,
-                Record::Struct(&A),
-            ],
-            [
-                Record::Tuple(3),
-                Record::Some,
-                Record::Leaves(1),
-                Record::Some,
-                Record::Struct(&A),
-            ],
-            [
-                Record::Tuple(3),
-                Record::Some,
-                Record::Leaves(1),
-                Record::None,
-                Record::Struct(&B),
-            ],
-            [
-                Record::Seq(3),
-                Record::Some,
-                Record::Leaves(1),
-                Record::None,
-                Record::Struct(&A),
-            ],
-        ] {
+        ];
+        let a = def_of(&base);
+        assert!(a == def_of(&base));
+        let changes = [
+            (1, Record::None),
+            (2, Record::Leaves(2)),
+            (3, Record::Some),
+            (4, Record::Struct(&B)),
+            (0, Record::Seq(3)),
+        ];
+        for (i, record) in changes {
+            let mut changed = base;
+            changed[i] = record;
             assert!(a != def_of(&changed), "{changed:?}");
         }
-        assert!(
-            a != def_of(&[
-                Record::Tuple(3),
-                Record::Some,
-                Record::Leaves(1),
-                Record::None
-            ])
-        );
+        assert!(a != def_of(&base[..4]));
     }
 
     #[test]

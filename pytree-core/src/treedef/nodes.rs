@@ -70,14 +70,6 @@ fn repeated_key<K: Static>(key: &K) -> Error {
     Error::custom(format!("the key {key:?} appears twice")).at(KeyEntry::key(key.clone()))
 }
 
-/// Places an error at `path` (the error's own path after it).
-fn at_path(mut err: Error, path: &[KeyEntry]) -> Error {
-    for entry in path.iter().rev() {
-        err = err.at(entry.clone());
-    }
-    err
-}
-
 impl TreeDef {
     /// The TreeDef of `None` (optree's `treespec_none`): a node without
     /// children, not a leaf.
@@ -505,7 +497,7 @@ impl TreeDef {
             found: used,
         });
         match self.leaf_path(used) {
-            Some(path) => at_path(err, path.entries()),
+            Some(path) => err.under(&path),
             None => err,
         }
     }
@@ -584,26 +576,20 @@ impl TreeDef {
                            stack: &mut Vec<Open>|
          -> Result<(), Error> {
             match decoder.next_item() {
-                None => Err(at_path(
-                    Error::custom("the TreeDef ended early"),
-                    path.entries(),
-                )),
+                None => Err(Error::custom("the TreeDef ended early").under(path)),
                 Some(Item::Leaf) => {
                     copy_into(out, &f_leaf(path));
                     Ok(())
                 }
                 Some(Item::Node(node, statics)) => {
                     let one = one_level_of(node, statics);
-                    let new = f_node(path, &one).map_err(|e| at_path(e, path.entries()))?;
+                    let new = f_node(path, &one).map_err(|e| e.under(path))?;
                     if new.num_leaves() != node.arity() {
-                        return Err(at_path(
-                            Error::custom(format!(
+                        return Err(Error::custom(format!(
                                 "the transformed node must have {} leaves (one per child of {one}), found {}: {new}",
                                 node.arity(),
                                 new.num_leaves()
-                            )),
-                            path.entries(),
-                        ));
+                            )).under(path));
                     }
                     stack.push(Open {
                         template: Template::of(&new),
@@ -626,7 +612,7 @@ impl TreeDef {
                 .saturating_add(stack.len().saturating_mul(core::mem::size_of::<Open>()));
             if held > budget {
                 let err = super::budget::over_budget(self, "this transform", Some(held));
-                return Err(at_path(err, path.entries()));
+                return Err(err.under(&path));
             }
             let top = match stack.last_mut() {
                 Some(top) => top,

@@ -14,14 +14,6 @@ use crate::error::Error;
 use crate::paths::key_path::{KeyEntry, KeyPath};
 use crate::paths::key_str::KeyStr;
 
-/// Places an error at `entries`.
-fn at(mut err: Error, entries: &[KeyEntry]) -> Error {
-    for entry in entries.iter().rev() {
-        err = err.at(entry.clone());
-    }
-    err
-}
-
 /// True when `rest` (what follows an entry) can start the next entry, or
 /// is the end.
 fn boundary(rest: &str, style: KeyStr<'_>) -> bool {
@@ -109,12 +101,10 @@ impl TreeDef {
             let (node, statics) = match decoder.next_item() {
                 Some(Item::Node(node, statics)) => (node, statics),
                 Some(Item::Leaf) | None => {
-                    return Err(at(
-                        Error::custom(format!(
-                            "cannot read {rest:?} as a key path here: a leaf has no children"
-                        )),
-                        &entries,
+                    return Err(Error::custom(format!(
+                        "cannot read {rest:?} as a key path here: a leaf has no children"
                     ))
+                    .under_entries(&entries))
                 }
             };
             let keys = ChildKeys::of(node, statics);
@@ -151,10 +141,9 @@ impl TreeDef {
                 }
             }
             let Some((j, child, len)) = found else {
-                return Err(at(
-                    self.no_child(body.unwrap_or(rest), &keys, node.arity(), style),
-                    &entries,
-                ));
+                return Err(self
+                    .no_child(body.unwrap_or(rest), &keys, node.arity(), style)
+                    .under_entries(&entries));
             };
             decoder.skip_subtrees(j);
             entries.extend(child);

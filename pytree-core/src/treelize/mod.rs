@@ -235,9 +235,7 @@ fn check_row(def: &TreeDef, row: usize, sigs: &[Option<Signature>]) -> Result<()
 #[cold]
 fn shape_error(def: &TreeDef, row: usize, tree: usize, mut err: Error) -> Error {
     if let Some(path) = def.leaf_path(row) {
-        for entry in path.entries().iter().rev() {
-            err = err.at(entry.clone());
-        }
+        err = err.under(&path);
     }
     err.in_tree(tree)
 }
