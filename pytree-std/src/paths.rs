@@ -16,7 +16,8 @@
 
 pub use pytree_core::{KeyEntry, KeyStr};
 
-use crate::{Error, Flatten, KeyPath, Leaf, LeafMut, LeafRef, Std, TreeDef, Unflatten};
+use crate::std_namespace::Std;
+use pytree_core::{Error, Flatten, KeyPath, Leaf, LeafMut, LeafRef, TreeDef, Unflatten};
 
 /// The leaf at `at`, a key path or a position in leaf order
 /// ([`LeafAddress`]), lent by reference ([`LeafRef`]); an error naming
@@ -393,8 +394,8 @@ pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize, const M: usize>(
             .collect(),
         None => Vec::new(),
     };
-    let mut ms = muts.map(|t| crate::leaves_mut(t).into_iter());
-    let mut rs = refs.map(|t| crate::leaves(t).into_iter());
+    let mut ms = muts.map(|t| crate::walk::leaves_mut(t).into_iter());
+    let mut rs = refs.map(|t| crate::walk::leaves(t).into_iter());
     for path in &paths {
         match (
             pytree_core::__private::all_some(ms.each_mut().map(Iterator::next)),

@@ -45,7 +45,8 @@
 
 use core::convert::Infallible;
 
-use crate::{Error, Flatten, IntoLeafFnError, Leaf, LeafMut, LeafRef, Std, TreeDef, Unflatten};
+use crate::std_namespace::Std;
+use pytree_core::{Error, Flatten, IntoLeafFnError, Leaf, LeafMut, LeafRef, TreeDef, Unflatten};
 
 /// What a leaf function may return: the value itself (a leaf `L`, or `()`
 /// for an in-place update), or `Result<L, E>`, which makes the walk

@@ -63,8 +63,8 @@ pub fn drop_deep<Ns, T: Flatten<Ns>>(tree: T) {
     crate::traits::unwind::drop_deep::<Ns, T>(tree)
 }
 
-/// `pytree_std::walk::for_each` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// Calls `f` on each leaf by reference, in leaf order, for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let mut n = 0;

@@ -154,8 +154,8 @@ impl<R> Visit<R> for NthPath {
     follow_path!(tracker);
 }
 
-/// `pytree_std::paths::leaf_path_at` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// The key path of the leaf at flat index `i`, for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let t = (1, vec![2, 3]);

@@ -298,8 +298,8 @@ pub(crate) fn explain_all<Ns, T: Flatten<Ns>>(first: &T, rest: &[&T], err: Error
     }
 }
 
-/// `pytree_std::walk::check_same_structure` for any namespace `Ns` (documented
-/// there; [`ops`](crate::ops) says how to name `Ns`).
+/// Checks that every tree has the first one's structure, for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// use std::collections::BTreeMap;

@@ -79,9 +79,10 @@ fn row<R: Clone, const N: usize>(others: &[Vec<R>; N], i: usize) -> Option<[R; N
     crate::traits::defaults::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
 }
 
-/// An engine with no `pytree_std` form (the nearest is
-/// `pytree_std::paths::for_each_with_path`), for any namespace `Ns` (documented
-/// there; [`ops`](crate::ops) says how to name `Ns`).
+/// Maps several trees in step with each leaf's key path, for any
+/// namespace `Ns` (no pytree-std door; the nearest is
+/// `pytree_std::paths::zip_mut_with_path`; [`ops`](crate::ops) says how to
+/// name `Ns`).
 ///
 /// ```
 /// use pytree_std::{tree, KeyPath, Tree};
@@ -118,8 +119,8 @@ where
     unflatten::<Ns, U, _>(&def, out)
 }
 
-/// The engine of `pytree_std::paths::for_each_with_path`, for any namespace
-/// `Ns` (documented there; [`ops`](crate::ops) says how to name `Ns`).
+/// Calls `f` on each leaf of several trees with its key path, for any
+/// namespace `Ns` ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let mut diffs = Vec::new();

@@ -149,8 +149,8 @@ where
     Ok((kept, rest))
 }
 
-/// `pytree_std::split::filter` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// The leaves kept by `pred`, the others `None` (`partition`'s first half), for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let big: Vec<Option<i32>> = pytree_core::ops::partition::filter::<pytree_std::Std, _, _, _>(vec![1, 20, 3], |_, x| *x > 10)?;

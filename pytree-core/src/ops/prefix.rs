@@ -173,8 +173,8 @@ fn prefix_plan(
     align(&[prefix, full], policy).map_err(Error::from_mismatches)
 }
 
-/// `pytree_std::nested::broadcast_prefix` for any namespace `Ns` (documented
-/// there; [`ops`](crate::ops) says how to name `Ns`).
+/// The leaves of a prefix tree broadcast over a full tree's structure, for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::prefix::broadcast_prefix::<pytree_std::Std, _, _>(&7, &(1, vec![2, 3]))?, [&7, &7, &7]);
@@ -314,8 +314,8 @@ where
     unflatten::<Ns, U, _>(&def, leaves)
 }
 
-/// `pytree_std::nested::flatten_one_level` for any namespace `Ns` (documented
-/// there; [`ops`](crate::ops) says how to name `Ns`).
+/// The root's children and its one-level structure, for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let (children, one) = pytree_core::ops::prefix::flatten_one_level::<pytree_std::Std, _>((1, vec![2, 3]))?;

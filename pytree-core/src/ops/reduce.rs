@@ -125,8 +125,8 @@ fn unreachable_accumulator() -> ! {
     unreachable!("the fold accumulator is restored after every leaf")
 }
 
-/// `pytree_std::reductions::reduce` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// Folds the leaves with `f`, first leaf as the start (`None` with no leaves), for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::reduce::<pytree_std::Std, _, _>((1, vec![2, 3]), |a, b| a * 10 + b), Some(123));
@@ -141,8 +141,8 @@ where
     sink.acc
 }
 
-/// `pytree_std::reductions::all` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// Whether `pred` holds for every leaf (true with no leaves), for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert!(pytree_core::ops::reduce::all::<pytree_std::Std, _, _>(&vec![1.0f64, 2.0], |x| x.is_finite()));
@@ -156,8 +156,8 @@ where
     fold::<Ns, T, _, _>(tree, true, |acc, x| acc && pred(x))
 }
 
-/// `pytree_std::reductions::any` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// Whether `pred` holds for some leaf (false with no leaves), for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert!(pytree_core::ops::reduce::any::<pytree_std::Std, _, _>(&(1.0f64, f64::NAN), |x| x.is_nan()));
@@ -170,8 +170,8 @@ where
     fold::<Ns, T, _, _>(tree, false, |acc, x| acc || pred(x))
 }
 
-/// `pytree_std::reductions::count` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// How many leaves satisfy `pred`, for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::count::<pytree_std::Std, _, _>(&(0i32, [1i32, 0, 2]), |x| *x == 0), 2);
@@ -184,8 +184,8 @@ where
     fold::<Ns, T, _, _>(tree, 0, |n, x| n + usize::from(pred(x)))
 }
 
-/// `pytree_std::reductions::sum` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// The sum of the leaves, for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::sum::<pytree_std::Std, _>(&(1, vec![2, 3])), 6);
@@ -199,8 +199,8 @@ where
     fold::<Ns, T, _, _>(tree, zero, |acc, x| acc + x)
 }
 
-/// `pytree_std::reductions::min` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// The smallest leaf (the first NaN wins), for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::min::<pytree_std::Std, _>(&(2.0, [1.0, 3.0])), Some(&1.0));
@@ -214,8 +214,8 @@ where
     extreme::<Ns, T, _>(tree, |best, x| x < best)
 }
 
-/// `pytree_std::reductions::max` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// The largest leaf (the first NaN wins), for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::max::<pytree_std::Std, _>(&(2, [1, 3])), Some(&3));

@@ -184,8 +184,8 @@ where
         .collect()
 }
 
-/// `pytree_std::nested::pair_leaves` for any namespace `Ns` (documented there;
-/// [`ops`](crate::ops) says how to name `Ns`).
+/// A tree of pairs from a pair of trees (`transpose` with `(*, *)` inside), for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let z: Vec<(i32, i32)> = pytree_core::ops::transpose::pair_leaves::<pytree_std::Std, _, _, _>(vec![1, 2], vec![10, 20])?;
@@ -215,8 +215,8 @@ where
     )
 }
 
-/// `pytree_std::nested::unpair_leaves` for any namespace `Ns` (documented
-/// there; [`ops`](crate::ops) says how to name `Ns`).
+/// A pair of trees from a tree of pairs (`transpose` with `(*, *)` outside), for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let (a, b): (Vec<i32>, Vec<i32>) = pytree_core::ops::transpose::unpair_leaves::<pytree_std::Std, _, _, _>(vec![(1, 10), (2, 20)])?;
@@ -242,8 +242,8 @@ where
     Ok((a.take(), b))
 }
 
-/// `pytree_std::nested::unflatten_pairs` for any namespace `Ns` (documented
-/// there; [`ops`](crate::ops) says how to name `Ns`).
+/// Unflattens pairs of leaves into a pair of trees, for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// let def = pytree_std::structure(&(0, 0));

@@ -347,8 +347,8 @@ pub fn leaves_mut<Ns, T: Flatten<Ns>>(tree: &mut T) -> Vec<LeafMut<'_, Ns, T::Le
     v.out
 }
 
-/// `pytree_std::reductions::num_leaves` for any namespace `Ns` (documented
-/// there; [`ops`](crate::ops) says how to name `Ns`).
+/// The number of leaves, for any namespace `Ns`
+/// ([`ops`](crate::ops) says how to name `Ns`).
 ///
 /// ```
 /// assert_eq!(pytree_core::ops::reduce::num_leaves::<pytree_std::Std, _>(&(1, vec![2, 3], None::<i32>)), 3);
