@@ -442,12 +442,12 @@ impl Dist {
         let def = pytree_std::structure(tree);
         let mut signatures = Vec::new();
         let mut failed = false;
-        pytree_std::leaves(tree).into_iter().for_each(|leaf| {
+        for leaf in pytree_std::leaves(tree) {
             match <T::Leaf as TensorLeaf>::tensor_signature(&leaf) {
                 Ok(s) => signatures.push(s),
                 Err(_) => failed = true,
             };
-        });
+        }
         let flags: Vec<bool> = (0..signatures.len()).map(&sent).collect();
         let hit = (!failed)
             .then(|| {
@@ -597,14 +597,14 @@ impl Dist {
         pytree_std::structure(tree).hash(&mut h);
         hashes.extend_from_slice(&h.finish().to_le_bytes());
         let mut error = None;
-        pytree_std::leaves(tree).into_iter().for_each(|leaf| {
+        for leaf in pytree_std::leaves(tree) {
             let mut h = DefaultHasher::new();
             match <T::Leaf as TensorLeaf>::tensor_bytes(&leaf) {
                 Ok(b) => b.hash(&mut h),
-                Err(e) => error = error.take().or(Some(e)),
+                Err(e) => error = error.or(Some(e)),
             }
             hashes.extend_from_slice(&h.finish().to_le_bytes());
-        });
+        }
         if let Some(e) = error {
             hashes.clear();
             hashes.extend_from_slice(e.to_string().as_bytes());

@@ -134,7 +134,7 @@ impl Mask {
     /// ```
     pub fn on<P: Flatten<Std>>(&self, tree: &P) -> LeafMask {
         let every = LeafMask {
-            len: pytree_std::leaves(tree).len(),
+            len: pytree_std::generic::reduce::num_leaves::<Std, P>(tree),
             bits: None,
             pending: false,
         };
@@ -294,7 +294,7 @@ impl LeafMask {
     ///     "at <root>: optimizer state mismatch: the state was built by init for a tree of 2 leaves, this tree has 1");
     /// ```
     pub fn ensure_fits<P: Flatten<Std>>(&self, tree: &P) -> Result<(), Error> {
-        let n = pytree_std::leaves(tree).len();
+        let n = pytree_std::generic::reduce::num_leaves::<Std, P>(tree);
         if self.pending {
             Err(Error::custom(
                 "optimizer state mismatch: the mask was not evaluated (a state loaded from a checkpoint: pass it to the transformation's update or step)",

@@ -10,7 +10,7 @@
 //! | a count | `fold(&t, 0, \|n, x\| n + usize::from(p(x)))` |
 //! | `tree_sum` | `fold(&t, 0.0, \|s, x\| s + x)`, `leaves(&t).into_iter().sum::<f64>()` |
 //! | `tree_max` / `tree_min` | `leaves(&t).into_iter().reduce(\|a, b\| if b > a { b } else { a })` |
-//! | number of leaves | `leaves(&t).len()`, `structure(&t).num_leaves()` |
+//! | number of leaves | `fold(&t, 0, \|n, _\| n + 1)` (allocates nothing), `leaves(&t).len()` |
 //!
 //! ```
 //! use pytree_std::{flatten, leaves, reductions::fold};
