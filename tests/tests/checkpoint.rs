@@ -587,58 +587,49 @@ fn bad_metadata_is_an_error() {
         Load::new().from_bytes(file_of(&h, data)).unwrap()
     };
     assert!(header_of(&good).contains("pytree.treedef"));
-    // Not JSON.
-    let err = with_treedef("{nope").load::<(f32, f32)>().unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("metadata `pytree.treedef` is not a TreeDef"),
-        "{err}"
-    );
-    // A TreeDef of another structure: unflatten says where.
-    let err = with_treedef(r#"{"schemas":[],"nodes":[{"seq":2},{"leaves":2}]}"#)
-        .load::<(f32, f32)>()
-        .unwrap_err();
-    assert!(err.to_string().contains("node mismatch"), "{err}");
-    // More leaves than the file has tensors.
-    let err = with_treedef(r#"{"schemas":[],"nodes":[{"seq":3},{"leaves":3}]}"#)
-        .load::<Vec<f32>>()
-        .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("has 3 leaves, the file holds 2 tensors"),
-        "{err}"
-    );
-    // A bomb: 10^18 leaves, past the TreeDef reader's bound (2^32).
-    let err = with_treedef(
-        r#"{"schemas":[],"nodes":[{"seq":1000000000000000000},{"leaves":1000000000000000000}]}"#,
-    )
-    .load::<Vec<f32>>()
-    .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("is not a TreeDef: TreeDef record 1: more than 4294967296 leaves"),
-        "{err}"
-    );
-    // Within that bound, 4 * 10^9 leaves against 2 tensors: the checkpoint's
-    // own count check, before anything is allocated per leaf.
-    let err = with_treedef(r#"{"schemas":[],"nodes":[{"seq":4000000000},{"leaves":4000000000}]}"#)
-        .load::<Vec<f32>>()
-        .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("has 4000000000 leaves, the file holds 2 tensors"),
-        "{err}"
-    );
+    let pair = |doc: &str| with_treedef(doc).load::<(f32, f32)>().map(drop);
+    let seq = |doc: &str| with_treedef(doc).load::<Vec<f32>>().map(drop);
     // Deep paths whose names would be longer than the file's names.
     let deep = format!(
         r#"{{"schemas":[],"nodes":[{}{{"tuple":2}},{{"leaves":2}}]}}"#,
         r#"{"seq":1},"#.repeat(50)
     );
-    let err = with_treedef(&deep).load::<Tree<f32>>().unwrap_err();
-    assert!(
-        err.to_string().contains("does not describe this file"),
-        "{err}"
-    );
+    let cases = [
+        // Not JSON.
+        (pair("{nope"), "metadata `pytree.treedef` is not a TreeDef"),
+        // A TreeDef of another structure: unflatten says where.
+        (
+            pair(r#"{"schemas":[],"nodes":[{"seq":2},{"leaves":2}]}"#),
+            "node mismatch",
+        ),
+        // More leaves than the file has tensors.
+        (
+            seq(r#"{"schemas":[],"nodes":[{"seq":3},{"leaves":3}]}"#),
+            "has 3 leaves, the file holds 2 tensors",
+        ),
+        // A bomb: 10^18 leaves, past the TreeDef reader's bound (2^32).
+        (
+            seq(
+                r#"{"schemas":[],"nodes":[{"seq":1000000000000000000},{"leaves":1000000000000000000}]}"#,
+            ),
+            "is not a TreeDef: TreeDef record 1: more than 4294967296 leaves",
+        ),
+        // Within that bound, 4 * 10^9 leaves against 2 tensors: the
+        // checkpoint's own count check, before anything is allocated per
+        // leaf.
+        (
+            seq(r#"{"schemas":[],"nodes":[{"seq":4000000000},{"leaves":4000000000}]}"#),
+            "has 4000000000 leaves, the file holds 2 tensors",
+        ),
+        (
+            with_treedef(&deep).load::<Tree<f32>>().map(drop),
+            "does not describe this file",
+        ),
+    ];
+    for (result, want) in cases {
+        let err = result.unwrap_err().to_string();
+        assert!(err.contains(want), "{err}");
+    }
     // Metadata values must be strings.
     let h = r#"{"__metadata__":{"a":1},"0":{"dtype":"F32","shape":[],"data_offsets":[0,4]}}"#;
     let err = Load::new().from_bytes(file_of(h, &[0; 4])).unwrap_err();

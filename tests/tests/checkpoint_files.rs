@@ -50,19 +50,7 @@ fn mkfifo(path: &Path) {
 /// Runs `case` of `test` in a child (4 GiB, 60 s) and checks that it
 /// exited normally, having printed `done`.
 fn in_child(test: &str, case: &str) {
-    let out = child::run_case_timed(test, case, 4 << 30, Duration::from_secs(60));
-    assert!(
-        !out.timed_out && out.status.success() && out.stdout.contains("done"),
-        "{case}: {:?}{}\nstdout: {}\nstderr: {}",
-        out.status,
-        if out.timed_out {
-            " (killed after 60 s)"
-        } else {
-            ""
-        },
-        out.stdout,
-        out.stderr
-    );
+    child::run_case_timed(test, case, 4 << 30, Duration::from_secs(60)).assert_done(case);
 }
 
 /// Every way to load from `path` is an error whose message ends with

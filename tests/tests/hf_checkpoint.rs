@@ -16,6 +16,8 @@ use pytree_std::checkpoint::{Load, Renames, Save};
 use pytree_std::ndarray::ArrayD;
 use pytree_std::{paths::KeyStr, PyTree};
 
+mod models;
+
 #[derive(PyTree, Clone, Debug)]
 struct Linear<T> {
     weight: T,
@@ -173,22 +175,7 @@ fn load_bert(file: &str, float: DType) -> Bert<Tensor> {
 /// fixture's, checked with the reference implementation of the format,
 /// and the metadata says `"format": "pt"`.
 fn assert_same_tensors(written: &[u8], fixture: &Path) {
-    let fixture = std::fs::read(fixture).unwrap();
-    let want = safetensors::SafeTensors::deserialize(&fixture).unwrap();
-    let have = safetensors::SafeTensors::deserialize(written).unwrap();
-    let mut names = have.names();
-    names.sort();
-    let mut want_names = want.names();
-    want_names.sort();
-    assert_eq!(names, want_names);
-    for name in want_names {
-        let (a, b) = (have.tensor(name).unwrap(), want.tensor(name).unwrap());
-        assert_eq!(
-            (a.dtype(), a.shape(), a.data()),
-            (b.dtype(), b.shape(), b.data()),
-            "{name}"
-        );
-    }
+    models::assert_same_safetensors(written, &std::fs::read(fixture).unwrap());
     let (_, meta) = safetensors::SafeTensors::read_metadata(written).unwrap();
     assert_eq!(meta.metadata().as_ref().unwrap()["format"], "pt");
 }
@@ -274,17 +261,8 @@ fn the_sharded_checkpoint_loads_as_one() {
         .0;
     let single = load_bert("bert.safetensors", DType::F32);
     let flat = |b: &Bert<Tensor>| -> Vec<Vec<f32>> {
-        pytree_std::leaves(b)
-            .into_iter()
-            .map(|t| {
-                t.to_dtype(DType::F32)
-                    .unwrap()
-                    .flatten_all()
-                    .unwrap()
-                    .to_vec1()
-                    .unwrap()
-            })
-            .collect()
+        let leaves = pytree_std::leaves(b).into_iter();
+        leaves.map(models::tensor_values).collect()
     };
     assert_eq!(flat(&sharded), flat(&single));
 }
@@ -434,29 +412,21 @@ fn files_written_back_have_the_original_names_and_bits() {
     let fixture = Load::new()
         .open(fixtures().join("bert.safetensors"))
         .unwrap();
-    let mut got: Vec<(String, String, Vec<u8>)> = back
-        .tensors()
-        .map(|t| {
-            (
-                t.name().to_string(),
-                t.signature().to_string(),
-                t.data().unwrap().to_vec(),
-            )
-        })
-        .collect();
-    let mut want: Vec<(String, String, Vec<u8>)> = fixture
-        .tensors()
-        .map(|t| {
-            (
-                t.name().to_string(),
-                t.signature().to_string(),
-                t.data().unwrap().to_vec(),
-            )
-        })
-        .collect();
-    got.sort();
-    want.sort();
-    assert_eq!(got, want);
+    let sorted = |c: &pytree_std::checkpoint::Checkpoint| {
+        let mut t: Vec<(String, String, Vec<u8>)> = c
+            .tensors()
+            .map(|t| {
+                (
+                    t.name().into(),
+                    t.signature().to_string(),
+                    t.data().unwrap().to_vec(),
+                )
+            })
+            .collect();
+        t.sort();
+        t
+    };
+    assert_eq!(sorted(&back), sorted(&fixture));
     if std::env::var_os("PYTREE_HF_OUT").is_none() {
         std::fs::remove_dir_all(d).ok();
     }

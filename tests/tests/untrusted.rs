@@ -525,18 +525,8 @@ fn documents_the_default_limits_accept_do_not_make_any_reader_exhaust_memory() {
     }
     // Before the budget each of these ran out of 4 GiB within seconds.
     for case in ["leaf_limit", "billion", "nested"] {
-        let out = child::run_case(
-            "documents_the_default_limits_accept_do_not_make_any_reader_exhaust_memory",
-            case,
-            1 << 30,
-        );
-        assert!(
-            out.status.success() && out.stdout.contains("done"),
-            "{case}: {:?}\n{}\n{}",
-            out.status,
-            out.stdout,
-            out.stderr
-        );
+        let test = "documents_the_default_limits_accept_do_not_make_any_reader_exhaust_memory";
+        child::run_case(test, case, 1 << 30).assert_done(case);
     }
 }
 
@@ -894,18 +884,8 @@ fn every_reader_of_a_large_document_holds_a_small_multiple_of_it() {
     if child::case().as_deref() != Some("readers") {
         // In a child under a 1 GiB address-space cap (a reader that ran
         // away would fail there, not exhaust the machine).
-        let out = child::run_case(
-            "every_reader_of_a_large_document_holds_a_small_multiple_of_it",
-            "readers",
-            1 << 30,
-        );
-        assert!(
-            out.status.success() && out.stdout.contains("done"),
-            "{:?}\n{}\n{}",
-            out.status,
-            out.stdout,
-            out.stderr
-        );
+        let test = "every_reader_of_a_large_document_holds_a_small_multiple_of_it";
+        child::run_case(test, "readers", 1 << 30).assert_done("readers");
         return;
     }
     // Without the allowance, so that the budget is the multiple of the
