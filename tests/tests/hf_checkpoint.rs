@@ -658,17 +658,22 @@ fn a_python_written_bert_loads_by_type_alone() {
     assert_eq!(pytree_std::leaves(&sharded), pytree_std::leaves(&like));
 }
 
+/// The error of loading a `T` from the file at `path`.
+fn load_err<T: pytree_std::Unflatten<pytree_std::Std>>(load: Load, path: &Path) -> String
+where
+    T::Leaf: pytree_std::checkpoint::TensorLeaf,
+{
+    let loaded = load.open(path).and_then(|f| f.load::<T>());
+    loaded.map(drop).unwrap_err().to_string()
+}
+
 #[test]
 fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
     let path = fixtures().join("bert.safetensors");
     // One leaf type for the I64 buffer too: an error at its path.
-    let err = Load::new()
-        .renames(from_hf())
-        .open(&path)
-        .and_then(|f| f.load::<Bert<ArrayD<f32>>>())
-        .unwrap_err();
+    let err = load_err::<Bert<ArrayD<f32>>>(Load::new().renames(from_hf()), &path);
     assert_eq!(
-        err.to_string(),
+        err,
         "at .embeddings.position_ids: tensor `bert.embeddings.position_ids`: expected a f32 tensor, found i64[1,6]"
     );
     // Without the layer pattern the type finds no layers (length 0), and
@@ -700,14 +705,9 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
         embeddings: Embeddings<AnyArray>,
         extra: AnyArray,
     }
-    let err = Load::new()
-        .renames(from_hf())
-        .allow_unused()
-        .open(&path)
-        .and_then(|f| f.load::<WithExtra>())
-        .unwrap_err();
+    let err = load_err::<WithExtra>(Load::new().renames(from_hf()).allow_unused(), &path);
     assert_eq!(
-        err.to_string(),
+        err,
         "at .extra: tensor `extra`: expected a tensor, found nothing in the file"
     );
     // A gap in a sequence's numbers.
@@ -715,13 +715,9 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
         .prefix("bert.", "")
         .pattern("encoder.layer.1", "layers.2")
         .pattern("encoder.layer.*", "layers.$1");
-    let err = Load::new()
-        .renames(gap)
-        .open(&path)
-        .and_then(|f| f.load::<Bert<AnyArray>>())
-        .unwrap_err();
+    let err = load_err::<Bert<AnyArray>>(Load::new().renames(gap), &path);
     assert_eq!(
-        err.to_string(),
+        err,
         "at .layers: the file names layers.2 but nothing under `layers.1`: a sequence's \
          elements are numbered from 0 without gaps"
     );
@@ -735,14 +731,9 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
     struct WithHead {
         pooler: Head,
     }
-    let err = Load::new()
-        .renames(from_hf())
-        .allow_unused()
-        .open(&path)
-        .and_then(|f| f.load::<WithHead>())
-        .unwrap_err();
+    let err = load_err::<WithHead>(Load::new().renames(from_hf()).allow_unused(), &path);
     assert!(
-        err.to_string().starts_with(
+        err.starts_with(
             "at .pooler: the file holds no TreeDef (it was not written by this crate), and the \
              enum variant (Head::Pooler or Head::Nothing) is not in the names"
         ),

@@ -88,15 +88,10 @@ pub fn shapes() -> Vec<Shape> {
 
 /// The same MLP with ndarray arrays as leaves.
 pub mod arrays {
-    use pytree_std::ndarray::{Array1, Array2};
     use pytree_std::PyTree;
 
-    /// A dense layer: weights and bias.
-    #[derive(PyTree, Clone, Debug, PartialEq)]
-    pub struct Linear {
-        pub w: Array2<f32>,
-        pub b: Array1<f32>,
-    }
+    /// A dense layer: weights and biases (the fuzz targets' layer).
+    pub use pytree_tests::fuzz::checkpoint::Linear;
 
     /// Layers and a static name.
     #[derive(PyTree, Clone, Debug, PartialEq)]
