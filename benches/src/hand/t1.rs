@@ -417,6 +417,12 @@ pub fn sgd(params: &mut Transformer, grads: &Transformer, lr: f64) {
 pub fn leaves_with_path(t: &Transformer) -> Vec<(KeyPath, &f64)> {
     use KeyEntry::{Field, Index};
     let path = |entries: &[KeyEntry]| KeyPath::from_entries(entries.to_vec());
+    // The path of field `leaf` under `at`.
+    let under = |at: &[KeyEntry], leaf| {
+        let mut v = at.to_vec();
+        v.push(Field(leaf));
+        KeyPath::from_entries(v)
+    };
     let mut out = Vec::new();
     out.push((path(&[Field("embed"), Field("w")]), &t.embed.w));
     for (i, l) in t.layers.iter().enumerate() {
@@ -430,23 +436,13 @@ pub fn leaves_with_path(t: &Transformer) -> Vec<(KeyPath, &f64)> {
         ];
         for (block, name, p) in params {
             let at = [Field("layers"), Index(i), Field(block), Field(name)];
-            let with = |leaf| {
-                let mut v = at.to_vec();
-                v.push(Field(leaf));
-                KeyPath::from_entries(v)
-            };
-            out.push((with("w"), &p.w));
-            out.push((with("b"), &p.b));
+            out.push((under(&at, "w"), &p.w));
+            out.push((under(&at, "b"), &p.b));
         }
         for (name, n) in [("ln1", &l.ln1), ("ln2", &l.ln2)] {
             let at = [Field("layers"), Index(i), Field(name)];
-            let with = |leaf| {
-                let mut v = at.to_vec();
-                v.push(Field(leaf));
-                KeyPath::from_entries(v)
-            };
-            out.push((with("g"), &n.g));
-            out.push((with("b"), &n.b));
+            out.push((under(&at, "g"), &n.g));
+            out.push((under(&at, "b"), &n.b));
         }
     }
     out.push((path(&[Field("final_ln"), Field("g")]), &t.final_ln.g));
