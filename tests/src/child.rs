@@ -47,15 +47,16 @@ impl Outcome {
     }
 }
 
-/// Case `case` of test `test`, in a child with `address_space` bytes (see
-/// [`run_case`]): in the child, runs `body` and prints `done`; in the
-/// test, runs the child and asserts it did so ([`Outcome::assert_done`]).
-pub fn in_child(test: &str, case: &str, address_space: u64, body: impl FnOnce()) {
+/// Case `case` of test `test`, in a child with `address_space` bytes and
+/// `limit` of time (see [`run_case_timed`]): in the child, runs `body` and
+/// prints `done`; in the test, runs the child and asserts it did so
+/// ([`Outcome::assert_done`]).
+pub fn in_child(test: &str, case: &str, address_space: u64, limit: Duration, body: impl FnOnce()) {
     if self::case().as_deref() == Some(case) {
         body();
         println!("done");
     } else {
-        run_case(test, case, address_space).assert_done(case);
+        run_case_timed(test, case, address_space, limit).assert_done(case);
     }
 }
 

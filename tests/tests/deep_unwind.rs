@@ -61,9 +61,10 @@ fn panics_at(at: usize) -> impl FnMut(f64) -> f64 {
 }
 
 /// Runs `body` as case `case` of test `test` in a child (4 GiB of address
-/// space), which must exit normally.
+/// space, 10 minutes), which must exit normally.
 fn in_child(test: &str, case: &str, body: impl FnOnce()) {
-    child::in_child(test, case, 4 << 30, body);
+    let limit = std::time::Duration::from_secs(600);
+    child::in_child(test, case, 4 << 30, limit, body);
 }
 
 #[test]
