@@ -160,15 +160,16 @@ fn expected(name: &str, n: usize) -> Vec<f32> {
     (0..n).map(|k| k as f32 / 8.0 + name.len() as f32).collect()
 }
 
+/// The fixture `file` opened with the Hugging Face renames and the
+/// shapes taken from the file.
+fn hf_file(file: &str) -> pytree_std::checkpoint::Checkpoint {
+    let load = Load::new().renames(from_hf()).shapes_from_file();
+    load.open(fixtures().join(file)).unwrap()
+}
+
 fn load_bert(file: &str, float: DType) -> Bert<Tensor> {
-    Load::new()
-        .renames(from_hf())
-        .shapes_from_file()
-        .open(fixtures().join(file))
-        .unwrap()
-        .load_like(&Bert::template(cpu(float), cpu(DType::I64)))
-        .unwrap()
-        .0
+    let template = Bert::template(cpu(float), cpu(DType::I64));
+    hf_file(file).load_like(&template).unwrap().0
 }
 
 /// Every tensor of `written` has the name, dtype, shape and bytes of the
@@ -481,14 +482,8 @@ fn any<A: pytree_std::AnyElement + Default>() -> AnyArray {
 }
 
 fn load_any_bert(file: &str, float: AnyArray) -> Bert<AnyArray> {
-    Load::new()
-        .renames(from_hf())
-        .shapes_from_file()
-        .open(fixtures().join(file))
-        .unwrap()
-        .load_like(&Bert::template(float, any::<i64>()))
-        .unwrap()
-        .0
+    let template = Bert::template(float, any::<i64>());
+    hf_file(file).load_like(&template).unwrap().0
 }
 
 #[test]
@@ -679,12 +674,7 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
     // Without the layer pattern the type finds no layers (length 0), and
     // their tensors are unused: an error listing them, unless allowed.
     let partial = Load::new().renames(Renames::new().prefix("bert.", ""));
-    let err = partial
-        .open(&path)
-        .unwrap()
-        .load::<Bert<AnyArray>>()
-        .unwrap_err()
-        .to_string();
+    let err = load_err::<Bert<AnyArray>>(partial.clone(), &path);
     assert!(
         err.starts_with("tree structures differ (12 mismatches found)"),
         "{err}"
