@@ -440,27 +440,29 @@ def fish_parts(tf):
 
 
 # Removed from pytree-std in pass 2, kept in the engine: (module, name,
-# engine path, the std function's type parameters, closures the engine
-# names as parameters).
-TO_ENGINE_2 = [
-    ("walk", "check_same_structure", "multi::check_same_structure", 2, 0),
-    ("reductions", "any", "reduce::any", 1, 1),
-    ("reductions", "all", "reduce::all", 1, 1),
-    ("reductions", "count", "reduce::count", 1, 1),
-    ("reductions", "sum", "reduce::sum", 1, 0),
-    ("reductions", "min", "reduce::min", 1, 0),
-    ("reductions", "max", "reduce::max", 1, 0),
-    ("paths", "leaf_path_at", "by_index::leaf_path_at", 1, 0),
-    ("nested", "flatten_one_level", "prefix::flatten_one_level", 1, 0),
-    ("nested", "broadcast_prefix", "prefix::broadcast_prefix", 2, 0),
-    ("nested", "pair_leaves", "transpose::pair_leaves", 3, 0),
-    ("nested", "unpair_leaves", "transpose::unpair_leaves", 3, 0),
-    ("nested", "unflatten_pairs", "transpose::unflatten_pairs", 4, 0),
-]
+# engine module, the std function's type parameters, closures the engine
+# names as parameters); the engine's function has the same name.
+TO_ENGINE_2 = [(m, n, e, int(a), int(c)) for m, n, e, a, c in map(str.split, """
+    walk check_same_structure multi 2 0
+    reductions any reduce 1 1
+    reductions all reduce 1 1
+    reductions count reduce 1 1
+    reductions sum reduce 1 0
+    reductions min reduce 1 0
+    reductions max reduce 1 0
+    paths leaf_path_at by_index 1 0
+    nested flatten_one_level prefix 1 0
+    nested broadcast_prefix prefix 2 0
+    nested pair_leaves transpose 3 0
+    nested unpair_leaves transpose 3 0
+    nested unflatten_pairs transpose 4 0
+""".strip().splitlines())]
 
 
 def to_engine_2(text):
-    for mod, name, engine, arity, closures in TO_ENGINE_2:
+    for mod, name, engine_mod, arity, closures in TO_ENGINE_2:
+        engine = "%s::%s" % (engine_mod, name)
+
         def fix(found, tf, args, engine=engine, arity=arity, closures=closures):
             root = root_of(found)
             parts = fish_parts(tf) or ["_"] * arity
@@ -474,21 +476,21 @@ def visits(text):
     """`for_each(t, f)` -> a loop over `leaves`; `num_leaves(t)` ->
     `leaves(t).len()`; `reduce(t, f)` -> over `flatten(t).0`;
     `filter(t, p)` -> `partition(t, p)`'s first half."""
-    def for_each(found, tf, args):
-        if len(args) != 2:
-            return None
-        return "%s::leaves%s(%s).into_iter().for_each(%s)" % (root_of(found), tf, args[0].strip(), args[1].strip())
-    text = rewrite_calls(text, r"%s::(?:walk::)?for_each" % ROOT, for_each)
+    def tree_and_closure(template):
+        """`f(t, g)` -> `template` % (root, turbofish, t, g)."""
+        def fix(found, tf, args):
+            if len(args) != 2:
+                return None
+            return template % (root_of(found), tf, args[0].strip(), args[1].strip())
+        return fix
+    text = rewrite_calls(text, r"%s::(?:walk::)?for_each" % ROOT,
+                         tree_and_closure("%s::leaves%s(%s).into_iter().for_each(%s)"))
+    text = rewrite_calls(text, r"%s::reductions::reduce" % ROOT,
+                         tree_and_closure("%s::flatten%s(%s).0.into_iter().reduce(%s)"))
 
     def num_leaves(found, tf, args):
         return "%s::leaves%s(%s).len()" % (root_of(found), tf, args[0].strip())
     text = rewrite_calls(text, r"%s::reductions::num_leaves" % ROOT, num_leaves)
-
-    def reduce(found, tf, args):
-        if len(args) != 2:
-            return None
-        return "%s::flatten%s(%s).0.into_iter().reduce(%s)" % (root_of(found), tf, args[0].strip(), args[1].strip())
-    text = rewrite_calls(text, r"%s::reductions::reduce" % ROOT, reduce)
 
     def filter(found, tf, args):
         return "%s::split::partition%s(%s).map(|(kept, _)| kept)" % (root_of(found), tf, ",".join(args))

@@ -79,10 +79,10 @@ where
 /// batches). `$unflatten` rebuilds a tree from what `flatten` kept and the
 /// leaves.
 macro_rules! hand_ops {
-    ($g:expr, $tree:ident, $build:expr, $batch:expr, $unflatten:expr) => {{
+    ($g:expr, $tree:ident, $batch:expr, $unflatten:expr) => {{
         let g: &mut BenchmarkGroup<'_, WallTime> = $g;
         let batch: BatchSize = $batch;
-        let (t, t2) = ($build(), $build());
+        let (t, t2) = (shapes::$tree(), shapes::$tree());
         let (leaves, kept) = hand::$tree::flatten(t.clone());
         let unflatten = $unflatten;
         assert!(unflatten(&kept, &leaves) == t);
@@ -109,6 +109,17 @@ macro_rules! hand_ops {
         g.bench_function(BenchmarkId::new("flatten_with_path", "hand"), |b| {
             b.iter_batched(|| t.clone(), hand::$tree::flatten_with_path, batch)
         });
+    }};
+}
+
+/// The benchmark group `$name` of tree `shapes::$tree()`: [`library_ops`]
+/// and [`hand_ops!`] (whose arguments follow).
+macro_rules! anchor_group {
+    ($c:expr, $name:expr, $tree:ident, $batch:expr, $unflatten:expr) => {{
+        let mut g = $c.benchmark_group($name);
+        library_ops(&mut g, shapes::$tree, $batch);
+        hand_ops!(&mut g, $tree, $batch, $unflatten);
+        g.finish();
     }};
 }
 
@@ -222,55 +233,40 @@ fn t2(c: &mut Criterion) {
 }
 
 fn t3(c: &mut Criterion) {
-    let mut g = c.benchmark_group("T3_deep");
-    let batch = BatchSize::NumIterations(2);
-    library_ops(&mut g, shapes::t3, batch);
-    hand_ops!(
-        &mut g,
+    anchor_group!(
+        c,
+        "T3_deep",
         t3,
-        shapes::t3,
-        batch,
-        |depth: &usize, leaves: &[f64]| { hand::t3::unflatten(*depth, leaves) }
+        BatchSize::NumIterations(2),
+        |depth: &usize, leaves: &[f64]| hand::t3::unflatten(*depth, leaves)
     );
-    g.finish();
 }
 
 fn t4(c: &mut Criterion) {
-    let mut g = c.benchmark_group("T4_dict10k");
-    library_ops(&mut g, shapes::t4, BatchSize::PerIteration);
-    hand_ops!(
-        &mut g,
+    anchor_group!(
+        c,
+        "T4_dict10k",
         t4,
-        shapes::t4,
         BatchSize::PerIteration,
-        |keys: &Vec<String>, leaves: &[f64]| { hand::t4::unflatten(keys, leaves.iter().copied()) }
+        |keys: &Vec<String>, leaves: &[f64]| hand::t4::unflatten(keys, leaves.iter().copied())
     );
-    g.finish();
-    let mut g = c.benchmark_group("T4_hashmap10k");
-    library_ops(&mut g, shapes::t4_hash, BatchSize::PerIteration);
-    hand_ops!(
-        &mut g,
+    anchor_group!(
+        c,
+        "T4_hashmap10k",
         t4_hash,
-        shapes::t4_hash,
         BatchSize::PerIteration,
-        |keys: &Vec<String>, leaves: &[f64]| {
-            hand::t4_hash::unflatten(keys, leaves.iter().copied())
-        }
+        |keys: &Vec<String>, leaves: &[f64]| hand::t4_hash::unflatten(keys, leaves.iter().copied())
     );
-    g.finish();
 }
 
 fn t5(c: &mut Criterion) {
-    let mut g = c.benchmark_group("T5_small");
-    library_ops(&mut g, shapes::t5, BatchSize::SmallInput);
-    hand_ops!(
-        &mut g,
+    anchor_group!(
+        c,
+        "T5_small",
         t5,
-        shapes::t5,
         BatchSize::SmallInput,
-        |b_len: &usize, leaves: &[f64]| { hand::t5::unflatten(*b_len, leaves.iter().copied()) }
+        |b_len: &usize, leaves: &[f64]| hand::t5::unflatten(*b_len, leaves.iter().copied())
     );
-    g.finish();
 }
 
 criterion_group! {

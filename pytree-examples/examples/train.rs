@@ -75,21 +75,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let accuracy = model.accuracy(&test.images, &test.labels)?;
         accuracies.push(accuracy);
-        let line = common::epoch_line(epoch, epoch_loss / steps_per_epoch as f64, accuracy);
-        bar.set_message(format!("{:.2}%", accuracy * 100.0));
-        bar.suspend(|| println!("{line}"));
+        common::epoch_done(&bar, epoch, epoch_loss / steps_per_epoch as f64, accuracy);
     }
-    bar.finish_and_clear();
-    let accuracy = accuracies.last().copied().unwrap_or(0.0);
-    println!("\n{}", common::final_line(accuracy));
+    let accuracy = common::training_done(&bar, &accuracies);
 
     // Checkpoint: save, load against a fresh model of the same shape, and
     // check that the reloaded model predicts exactly as the trained one.
     let path = out.join("digits-mlp.safetensors");
-    checkpoint::Save::new()
-        .metadata("epochs", epochs.to_string())
-        .save(&path, &model)?;
-    println!("\n{}", common::checkpoint_line(&path)?);
+    common::save_checkpoint(&path, epochs, &model)?;
     let template = Mlp::<f32>::new(&[64, 128, 10], Activation::Relu, "digits-mlp", 0);
     let reloaded: Mlp<f32> = checkpoint::Load::new().open(&path)?.load_like(&template)?.0;
     let same_params = reloaded == model;

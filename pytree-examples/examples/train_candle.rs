@@ -80,21 +80,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         let acc = accuracy(&model, &test_x, &test_y)?;
         accuracies.push(acc);
-        let line = common::epoch_line(epoch, epoch_loss / steps_per_epoch as f64, acc);
-        bar.set_message(format!("{:.2}%", acc * 100.0));
-        bar.suspend(|| println!("{line}"));
+        common::epoch_done(&bar, epoch, epoch_loss / steps_per_epoch as f64, acc);
     }
-    bar.finish_and_clear();
-    let acc = accuracies.last().copied().unwrap_or(0.0);
-    println!("\n{}", common::final_line(acc));
+    let acc = common::training_done(&bar, &accuracies);
 
     // Checkpoint: save; load by type (new variables) and in place (into
     // the variables of a fresh model); both predict as the trained model.
     let path = out.join("digits-mlp-candle.safetensors");
-    checkpoint::Save::new()
-        .metadata("epochs", epochs.to_string())
-        .save(&path, &model)?;
-    println!("\n{}", common::checkpoint_line(&path)?);
+    common::save_checkpoint(&path, epochs, &model)?;
     let fresh = Mlp::new(&[64, 128, 10], 0, &device)?;
     let loaded: Mlp = checkpoint::Load::new().open(&path)?.load_like(&fresh)?.0;
     let mut in_place = fresh;

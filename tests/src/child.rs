@@ -32,6 +32,34 @@ pub struct Outcome {
     pub timed_out: bool,
 }
 
+impl Outcome {
+    /// Asserts that the child (of `case`) exited normally, in time, having
+    /// printed `done`.
+    pub fn assert_done(&self, case: &str) {
+        assert!(
+            !self.timed_out && self.status.success() && self.stdout.contains("done"),
+            "{case}: {:?}{}\nstdout: {}\nstderr: {}",
+            self.status,
+            if self.timed_out { " (killed)" } else { "" },
+            self.stdout,
+            self.stderr
+        );
+    }
+}
+
+/// Case `case` of test `test`, in a child with `address_space` bytes and
+/// `limit` of time (see [`run_case_timed`]): in the child, runs `body` and
+/// prints `done`; in the test, runs the child and asserts it did so
+/// ([`Outcome::assert_done`]).
+pub fn in_child(test: &str, case: &str, address_space: u64, limit: Duration, body: impl FnOnce()) {
+    if self::case().as_deref() == Some(case) {
+        body();
+        println!("done");
+    } else {
+        run_case_timed(test, case, address_space, limit).assert_done(case);
+    }
+}
+
 /// Runs test `test` (its full name, as libtest prints it) of this binary
 /// again in a child process with `case()` = `case`, its address space
 /// limited to `address_space` bytes (`RLIMIT_AS`, on Linux; elsewhere

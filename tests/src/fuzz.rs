@@ -847,30 +847,23 @@ fn structures_and_prefixes(a: &Tree<i32>, b: &Tree<i32>) {
 
 /// Treelize: every mode, with `inherit` as given and a missing value.
 fn modes(a: &Tree<i32>, b: &Tree<i32>, inherit: bool) {
-    let f = |x: &i32, y: &i32| x.wrapping_add(*y);
-    let _: Result<Tree<i32>, _> = Treelize::new(f)
-        .mode(mode::Strict)
-        .inherit(inherit)
-        .call2(a, b);
-    let same: Result<Tree<i32>, _> = Treelize::new(f)
-        .mode(mode::Strict)
-        .inherit(inherit)
-        .call2(a, a);
+    // `f` on `a` and `$b`, in the mode and with the missing value given.
+    macro_rules! add {
+        ($b:expr, $mode:expr $(, $missing:ident($value:expr))?) => {{
+            let f = |x: &i32, y: &i32| x.wrapping_add(*y);
+            Treelize::new(f)
+                .mode($mode)
+                .inherit(inherit)
+                $(.$missing($value))?
+                .call2::<_, _, _, Tree<i32>>(a, $b)
+        }};
+    }
+    let _ = add!(b, mode::Strict);
+    let same = add!(a, mode::Strict);
     assert!(same.is_ok(), "strict mode lines a tree up with itself");
-    let _: Result<Tree<i32>, _> = Treelize::new(f)
-        .mode(mode::Inner)
-        .inherit(inherit)
-        .call2(a, b);
-    let _: Result<Tree<i32>, _> = Treelize::new(f)
-        .mode(mode::Outer)
-        .inherit(inherit)
-        .missing(0)
-        .call2(a, b);
-    let _: Result<Tree<i32>, _> = Treelize::new(f)
-        .mode(mode::Left)
-        .inherit(inherit)
-        .missing_with(|| 7)
-        .call2(a, b);
+    let _ = add!(b, mode::Inner);
+    let _ = add!(b, mode::Outer, missing(0));
+    let _ = add!(b, mode::Left, missing_with(|| 7));
     let _: Result<Tree<i32>, _> = Treelize::new(|x: &i32| x.wrapping_neg())
         .mode(mode::Outer)
         .inherit(inherit)

@@ -47,22 +47,10 @@ fn mkfifo(path: &Path) {
     assert_eq!(rc, 0, "mkfifo {}", path.display());
 }
 
-/// Runs `case` of `test` in a child (4 GiB, 60 s) and checks that it
-/// exited normally, having printed `done`.
-fn in_child(test: &str, case: &str) {
-    let out = child::run_case_timed(test, case, 4 << 30, Duration::from_secs(60));
-    assert!(
-        !out.timed_out && out.status.success() && out.stdout.contains("done"),
-        "{case}: {:?}{}\nstdout: {}\nstderr: {}",
-        out.status,
-        if out.timed_out {
-            " (killed after 60 s)"
-        } else {
-            ""
-        },
-        out.stdout,
-        out.stderr
-    );
+/// Runs `body` as case `case` of `test` in a child (4 GiB, 60 s), which
+/// must exit normally.
+fn in_child(test: &str, case: &str, body: impl FnOnce()) {
+    child::in_child(test, case, 4 << 30, Duration::from_secs(60), body);
 }
 
 /// Every way to load from `path` is an error whose message ends with
@@ -102,153 +90,149 @@ fn every_load_refuses(path: &Path, ends: &str) {
 
 #[test]
 fn a_fifo_device_or_directory_is_refused_before_it_is_opened() {
-    if child::case().as_deref() == Some("fifo") {
-        let d = dir("fifo");
-        let fifo_message = "is a named pipe (FIFO), not a regular file: a checkpoint is read \
-                            from regular files only";
-        // A checkpoint that is a FIFO.
-        let fifo = d.join("model.safetensors");
-        mkfifo(&fifo);
-        every_load_refuses(&fifo, fifo_message);
-        // The second shard of a sharded checkpoint, as the issue found it.
-        let sharded = d.join("sharded");
-        let files = Save::new()
-            .max_shard_bytes(1 << 20)
-            .save_sharded(&sharded, &model(1.0))
-            .unwrap();
-        // Four shards (1 MiB at most: a weight alone, its bias, ...) and
-        // the index.
-        assert_eq!(files.len(), 5);
-        let second = files[1].clone();
-        let second_name = second.file_name().unwrap().to_str().unwrap().to_string();
-        std::fs::remove_file(&second).unwrap();
-        mkfifo(&second);
-        let index = sharded.join("model.safetensors.index.json");
-        let err = Load::new().open(&index).unwrap_err().to_string();
-        assert!(
-            err.contains(&format!(
-                "sharded checkpoint index {}: shard `{second_name}` listed in the index: at \
-                 <root>: safetensors file {}: {fifo_message}",
-                index.display(),
-                second.display()
-            )),
-            "{err}"
-        );
-        every_load_refuses(&index, fifo_message);
-        // The index itself.
-        let fifo_index = d.join("fifo.index.json");
-        mkfifo(&fifo_index);
-        every_load_refuses(&fifo_index, fifo_message);
-        // A character device and a directory.
-        every_load_refuses(
-            Path::new("/dev/null"),
-            "is a character device, not a regular file: a checkpoint is read from regular \
-             files only",
-        );
-        every_load_refuses(
-            &d,
-            "is a directory, not a regular file: a checkpoint is read from regular files only",
-        );
-        std::fs::remove_dir_all(&d).ok();
-        println!("done");
-        return;
-    }
     in_child(
         "a_fifo_device_or_directory_is_refused_before_it_is_opened",
         "fifo",
+        || {
+            let d = dir("fifo");
+            let fifo_message = "is a named pipe (FIFO), not a regular file: a checkpoint is read \
+                            from regular files only";
+            // A checkpoint that is a FIFO.
+            let fifo = d.join("model.safetensors");
+            mkfifo(&fifo);
+            every_load_refuses(&fifo, fifo_message);
+            // The second shard of a sharded checkpoint, as the issue found it.
+            let sharded = d.join("sharded");
+            let files = Save::new()
+                .max_shard_bytes(1 << 20)
+                .save_sharded(&sharded, &model(1.0))
+                .unwrap();
+            // Four shards (1 MiB at most: a weight alone, its bias, ...) and
+            // the index.
+            assert_eq!(files.len(), 5);
+            let second = files[1].clone();
+            let second_name = second.file_name().unwrap().to_str().unwrap().to_string();
+            std::fs::remove_file(&second).unwrap();
+            mkfifo(&second);
+            let index = sharded.join("model.safetensors.index.json");
+            let err = Load::new().open(&index).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!(
+                    "sharded checkpoint index {}: shard `{second_name}` listed in the index: at \
+                 <root>: safetensors file {}: {fifo_message}",
+                    index.display(),
+                    second.display()
+                )),
+                "{err}"
+            );
+            every_load_refuses(&index, fifo_message);
+            // The index itself.
+            let fifo_index = d.join("fifo.index.json");
+            mkfifo(&fifo_index);
+            every_load_refuses(&fifo_index, fifo_message);
+            // A character device and a directory.
+            every_load_refuses(
+                Path::new("/dev/null"),
+                "is a character device, not a regular file: a checkpoint is read from regular \
+             files only",
+            );
+            every_load_refuses(
+                &d,
+                "is a directory, not a regular file: a checkpoint is read from regular files only",
+            );
+            std::fs::remove_dir_all(&d).ok();
+        },
     );
 }
 
 #[test]
 fn a_file_truncated_after_it_was_opened_is_an_error_naming_the_tensor() {
-    if child::case().as_deref() == Some("truncated") {
-        let d = dir("truncated");
-        let path = d.join("model.safetensors");
-        let saved = model(1.0);
-        checkpoint::save(&path, &saved).unwrap();
-        let full = std::fs::metadata(&path).unwrap().len();
-        // The tensors are stored in leaf order (all f32): cut the second
-        // layer off, its weight and bias.
-        let cut = full - 4 * (512 * 512 + 512);
-        // Every way of loading, from a file opened whole and then truncated
-        // (by another program, as it were).
-        let truncate = || {
-            let file = Load::new().open(&path).unwrap();
-            std::fs::OpenOptions::new()
-                .write(true)
-                .open(&path)
-                .unwrap()
-                .set_len(cut)
-                .unwrap();
-            file
-        };
-        let restore = || checkpoint::save(&path, &saved).unwrap();
-
-        let missing = "tensor `1.w` (f32[512,512]): cannot read its 1048576 bytes at offset";
-        let file = truncate();
-        let err = file.load::<Vec<Linear>>().unwrap_err().to_string();
-        assert!(
-            err.starts_with("at [1].w: ") && err.contains(missing),
-            "{err}"
-        );
-        assert!(
-            err.ends_with(
-                "the file ends before them: it was truncated or rewritten after it was opened"
-            ),
-            "{err}"
-        );
-        let err = file.load_like(&model(0.0)).unwrap_err().to_string();
-        assert!(
-            err.starts_with("at [1].w: ") && err.contains(missing),
-            "{err}"
-        );
-        let err = file
-            .load_map::<pytree_std::ndarray::ArrayD<f32>>()
-            .unwrap_err();
-        assert!(err.to_string().contains(missing), "{err}");
-        let t = file.tensor("1.w").unwrap();
-        assert!(t.data().unwrap_err().to_string().contains(missing));
-        assert!(t.read_into(&mut vec![0u8; t.num_bytes()]).is_err());
-        // In place: refused before anything is written.
-        let mut into = model(0.0);
-        let err = file.load_into(&mut into).unwrap_err().to_string();
-        assert!(
-            err.ends_with(&format!(
-                "{cut} bytes now, {full} when it was opened: truncated since, nothing was loaded"
-            )),
-            "{err}"
-        );
-        assert_eq!(into, model(0.0));
-        drop(file);
-        restore();
-
-        // A shard of a sharded checkpoint, by type and by names alike.
-        let sharded = d.join("sharded");
-        let files = Save::new()
-            .max_shard_bytes(1 << 20)
-            .save_sharded(&sharded, &saved)
-            .unwrap();
-        let index = &files[files.len() - 1];
-        let file = Load::new().open(index).unwrap();
-        let last = &files[files.len() - 2];
-        std::fs::OpenOptions::new()
-            .write(true)
-            .open(last)
-            .unwrap()
-            .set_len(64)
-            .unwrap();
-        let err = file.load::<Vec<Linear>>().unwrap_err().to_string();
-        assert!(
-            err.contains(&format!("of {}: the file ends before them", last.display())),
-            "{err}"
-        );
-        std::fs::remove_dir_all(&d).ok();
-        println!("done");
-        return;
-    }
     in_child(
         "a_file_truncated_after_it_was_opened_is_an_error_naming_the_tensor",
         "truncated",
+        || {
+            let d = dir("truncated");
+            let path = d.join("model.safetensors");
+            let saved = model(1.0);
+            checkpoint::save(&path, &saved).unwrap();
+            let full = std::fs::metadata(&path).unwrap().len();
+            // The tensors are stored in leaf order (all f32): cut the second
+            // layer off, its weight and bias.
+            let cut = full - 4 * (512 * 512 + 512);
+            // Every way of loading, from a file opened whole and then truncated
+            // (by another program, as it were).
+            let truncate = || {
+                let file = Load::new().open(&path).unwrap();
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&path)
+                    .unwrap()
+                    .set_len(cut)
+                    .unwrap();
+                file
+            };
+            let restore = || checkpoint::save(&path, &saved).unwrap();
+
+            let missing = "tensor `1.w` (f32[512,512]): cannot read its 1048576 bytes at offset";
+            let file = truncate();
+            let err = file.load::<Vec<Linear>>().unwrap_err().to_string();
+            assert!(
+                err.starts_with("at [1].w: ") && err.contains(missing),
+                "{err}"
+            );
+            assert!(
+                err.ends_with(
+                    "the file ends before them: it was truncated or rewritten after it was opened"
+                ),
+                "{err}"
+            );
+            let err = file.load_like(&model(0.0)).unwrap_err().to_string();
+            assert!(
+                err.starts_with("at [1].w: ") && err.contains(missing),
+                "{err}"
+            );
+            let err = file
+                .load_map::<pytree_std::ndarray::ArrayD<f32>>()
+                .unwrap_err();
+            assert!(err.to_string().contains(missing), "{err}");
+            let t = file.tensor("1.w").unwrap();
+            assert!(t.data().unwrap_err().to_string().contains(missing));
+            assert!(t.read_into(&mut vec![0u8; t.num_bytes()]).is_err());
+            // In place: refused before anything is written.
+            let mut into = model(0.0);
+            let err = file.load_into(&mut into).unwrap_err().to_string();
+            assert!(
+                err.ends_with(&format!(
+                "{cut} bytes now, {full} when it was opened: truncated since, nothing was loaded"
+            )),
+                "{err}"
+            );
+            assert_eq!(into, model(0.0));
+            drop(file);
+            restore();
+
+            // A shard of a sharded checkpoint, by type and by names alike.
+            let sharded = d.join("sharded");
+            let files = Save::new()
+                .max_shard_bytes(1 << 20)
+                .save_sharded(&sharded, &saved)
+                .unwrap();
+            let index = &files[files.len() - 1];
+            let file = Load::new().open(index).unwrap();
+            let last = &files[files.len() - 2];
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(last)
+                .unwrap()
+                .set_len(64)
+                .unwrap();
+            let err = file.load::<Vec<Linear>>().unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("of {}: the file ends before them", last.display())),
+                "{err}"
+            );
+            std::fs::remove_dir_all(&d).ok();
+        },
     );
 }
 

@@ -26,13 +26,13 @@
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::io::Write;
 use std::mem::{forget, ManuallyDrop};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::Arc;
 
 use pytree_std::indexmap::IndexMap;
-use pytree_std::{ErrorKind, PyTree, Sink, Std, Unflatten};
+use pytree_std::{ErrorKind, PyTree, Std, Unflatten};
 use pytree_tests::child;
+use pytree_tests::unwind::{panic_message, panics_at, PanickingSink};
 
 /// A recursive value through one container: a leaf, or three values (a
 /// leaf, the next level, a leaf).
@@ -108,48 +108,6 @@ fn case(name: &str) {
     std::io::stdout().flush().unwrap();
     if std::env::var("PYTREE_DEEP_STOP").as_deref() == Ok(name) {
         std::process::exit(0);
-    }
-}
-
-/// A closure that panics at leaf `at` (counting from 0).
-fn panics_at<A, R>(at: usize, mut f: impl FnMut(A) -> R) -> impl FnMut(A) -> R {
-    let mut seen = 0;
-    move |x| {
-        seen += 1;
-        if seen == at + 1 {
-            panic!("leaf {at}");
-        }
-        f(x)
-    }
-}
-
-/// Runs `f`, which must panic with the panic coming back here; returns
-/// its message.
-fn panic_message<R>(f: impl FnOnce() -> R) -> String {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => {
-            forget(r);
-            panic!("no panic")
-        }
-        Err(payload) => payload
-            .downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_default(),
-    }
-}
-
-/// A sink that panics at leaf `at`.
-struct PanickingSink {
-    seen: usize,
-    at: usize,
-}
-
-impl Sink<i64> for PanickingSink {
-    fn leaf(&mut self, _leaf: i64) {
-        self.seen += 1;
-        if self.seen == self.at + 1 {
-            panic!("leaf {}", self.at);
-        }
     }
 }
 
@@ -253,7 +211,7 @@ fn grid<T: Deep>() {
     );
     case("flatten_into a sink panicking with the rest to come");
     assert_eq!(
-        panic_message(|| fresh().flatten_into(&mut PanickingSink { seen: 0, at: first })),
+        panic_message(|| fresh().flatten_into(&mut PanickingSink::new(first))),
         format!("leaf {first}")
     );
     case("zip_mut, panicking halfway down");

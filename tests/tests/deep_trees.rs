@@ -43,20 +43,21 @@ fn chain(levels: usize) -> Chain {
 
 /// The leaves, read with a loop.
 fn values(c: &Chain) -> Vec<f64> {
-    let mut out = Vec::new();
-    let mut cur = Some(c);
-    while let Some(level) = cur {
-        out.push(level.v);
-        cur = level.next.as_deref();
-    }
-    out
+    let levels = std::iter::successors(Some(c), |level| level.next.as_deref());
+    levels.map(|level| level.v).collect()
 }
 
 /// Drops a chain level by level (std's drop would recurse once per level).
 fn dismantle(mut c: Chain) {
-    let mut next = c.next.take();
-    while let Some(mut level) = next {
-        next = level.next.take();
+    unlink(c.next.take(), |level| level.next.take());
+}
+
+/// Drops the levels from `first` down one by one, `next` taking each
+/// level's next out of it.
+fn unlink<L>(first: Option<L>, next: impl Fn(&mut L) -> Option<L>) {
+    let mut level = first;
+    while let Some(mut this) = level {
+        level = next(&mut this);
     }
 }
 
@@ -183,21 +184,14 @@ fn vine(levels: usize) -> Tree {
     t
 }
 
+/// The leaves, read with a loop.
 fn vine_values(t: &Tree) -> Vec<f64> {
-    let mut out = Vec::new();
-    let mut cur = Some(t);
-    while let Some(level) = cur {
-        out.push(level.v);
-        cur = level.children.first();
-    }
-    out
+    let levels = std::iter::successors(Some(t), |level| level.children.first());
+    levels.map(|level| level.v).collect()
 }
 
 fn dismantle_vine(mut t: Tree) {
-    let mut next = t.children.pop();
-    while let Some(mut level) = next {
-        next = level.children.pop();
-    }
+    unlink(t.children.pop(), |level| level.children.pop());
 }
 
 #[test]

@@ -23,30 +23,35 @@ fn chain(values: &[f32]) -> Option<Box<Node>> {
         .fold(None, |next, &v| Some(Box::new(Node { v, next })))
 }
 
+/// `t` flattens to `leaves` and a TreeDef shown as `def`, and unflattens
+/// back to itself.
+fn round_trip<T>(t: T, leaves: &[T::Leaf], def: &str)
+where
+    T: PyTree + Clone + PartialEq + std::fmt::Debug,
+    T::Leaf: PartialEq + std::fmt::Debug,
+{
+    let (flat, treedef) = pytree_std::flatten(t.clone());
+    assert_eq!(flat, leaves);
+    assert_eq!(treedef.to_string(), def);
+    assert_eq!(pytree_std::unflatten::<T>(&treedef, flat).unwrap(), t);
+}
+
 #[test]
 fn a_recursive_type_flattens_and_unflattens() {
-    let list = chain(&[1.0, 2.0, 3.0]).unwrap();
-    let (leaves, def) = pytree_std::flatten(list.clone());
-    assert_eq!(leaves, [1.0, 2.0, 3.0]);
-    assert_eq!(
-        def.to_string(),
-        "Node { v: *, next: Some(Node { v: *, next: Some(Node { v: *, next: None }) }) }"
+    round_trip(
+        chain(&[1.0, 2.0, 3.0]).unwrap(),
+        &[1.0, 2.0, 3.0],
+        "Node { v: *, next: Some(Node { v: *, next: Some(Node { v: *, next: None }) }) }",
     );
-    let back: Box<Node> = pytree_std::unflatten(&def, leaves).unwrap();
-    assert_eq!(back, list);
 }
 
 #[test]
 fn an_enum_records_its_variant_in_the_treedef() {
-    let shapes = models::shapes();
-    let (leaves, def) = pytree_std::flatten(shapes.clone());
-    assert_eq!(leaves, [1.0, 2.0, 3.0]);
-    assert_eq!(
-        def.to_string(),
-        "[Shape::Circle { r: * }, Shape::Rect(*, *), Shape::Empty]"
+    round_trip(
+        models::shapes(),
+        &[1.0, 2.0, 3.0],
+        "[Shape::Circle { r: * }, Shape::Rect(*, *), Shape::Empty]",
     );
-    let back: Vec<Shape> = pytree_std::unflatten(&def, leaves).unwrap();
-    assert_eq!(back, shapes);
 }
 
 #[test]

@@ -13,23 +13,18 @@ use pytree_std::candle_core::{DType, Device, Tensor, Var, D};
 use pytree_std::ensemble::{stack_leaves, unstack_leaves};
 use pytree_std::PyTree;
 
-#[derive(PyTree, Clone, Debug)]
-struct Linear {
-    w: Tensor,
-    b: Tensor,
-}
+mod models;
+
+use models::Linear as Layer;
+
+/// A dense layer of tensors.
+type Linear = Layer<Tensor>;
 
 #[derive(PyTree, Clone, Debug)]
 struct Mlp<L> {
     layers: Vec<Layer<L>>,
     #[pytree(static)]
     name: &'static str,
-}
-
-#[derive(PyTree, Clone, Debug)]
-struct Layer<L> {
-    w: L,
-    b: L,
 }
 
 fn t(values: &[f32], shape: &[usize]) -> Tensor {
@@ -332,24 +327,23 @@ fn mlp(seed: u32) -> Mlp<Tensor> {
     }
 }
 
+/// An input batch `x`, `x` broadcast to the 3 members of an ensemble, and
+/// the target.
+fn batch() -> (Tensor, Tensor, Tensor) {
+    let x = filled(99, &[5, 4]);
+    let xs = x.unsqueeze(0).unwrap().broadcast_as((3, 5, 4)).unwrap();
+    (x, xs.contiguous().unwrap(), filled(98, &[5, 2]))
+}
+
 #[test]
 fn an_ensemble_of_three_mlps_runs_as_one_batched_forward() {
     let members: Vec<Mlp<Tensor>> = (1..=3).map(mlp).collect();
     let stacked = stack_leaves(&members).unwrap();
     assert_eq!(stacked.name, "mlp");
     assert_eq!(stacked.layers[1].w.dims(), [3, 8, 8]);
-    let x = filled(99, &[5, 4]);
-    let target = filled(98, &[5, 2]);
-
     // One batched forward for the whole ensemble: the input broadcast over
     // the member axis, one batched matmul per layer.
-    let xs = x
-        .unsqueeze(0)
-        .unwrap()
-        .broadcast_as((3, 5, 4))
-        .unwrap()
-        .contiguous()
-        .unwrap();
+    let (x, xs, target) = batch();
     let ys = forward(&stacked, &xs);
     assert_eq!(ys.dims(), [3, 5, 2]);
     for (k, m) in members.iter().enumerate() {
@@ -401,15 +395,7 @@ fn vars(m: &Mlp<Tensor>) -> Mlp<Var> {
 #[test]
 fn a_stacked_ensemble_of_variables_trains_with_adam_like_its_members_alone() {
     use pytree_optim::{adam, candle};
-    let x = filled(99, &[5, 4]);
-    let target = filled(98, &[5, 2]);
-    let xs = x
-        .unsqueeze(0)
-        .unwrap()
-        .broadcast_as((3, 5, 4))
-        .unwrap()
-        .contiguous()
-        .unwrap();
+    let (x, xs, target) = batch();
     let members: Vec<Mlp<Var>> = (1..=3).map(|s| vars(&mlp(s))).collect();
     let opt = adam(0.01);
 

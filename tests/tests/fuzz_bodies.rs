@@ -362,84 +362,38 @@ fn any_array_seeds() -> Vec<Vec<u8>> {
     ]
 }
 
-#[test]
-fn treedef_doc() {
-    let n = run("treedef_doc", 1, treedef_seeds(), fuzz::treedef_doc);
-    eprintln!("treedef_doc: {n} inputs");
-    assert!(n >= 200);
+/// One test per fuzz target: its body on the regressions, the seeds and
+/// mutated inputs ([`run`], from the generator seed given), at least 200
+/// of them; and [`targets`], each target with its built-in seeds.
+macro_rules! targets {
+    ($($target:ident: $seed:literal, $seeds:ident;)*) => {
+        $(
+            #[test]
+            fn $target() {
+                let n = run(stringify!($target), $seed, $seeds(), fuzz::$target);
+                eprintln!("{}: {n} inputs", stringify!($target));
+                assert!(n >= 200);
+            }
+        )*
+
+        /// Every fuzz target with its built-in seeds.
+        fn targets() -> Vec<(&'static str, Vec<Vec<u8>>)> {
+            vec![$((stringify!($target), $seeds())),*]
+        }
+    };
 }
 
-#[test]
-fn mutated_treedef() {
-    let n = run("mutated_treedef", 2, byte_seeds(), fuzz::mutated_treedef);
-    eprintln!("mutated_treedef: {n} inputs");
-    assert!(n >= 200);
-}
-
-#[test]
-fn tree_doc() {
-    let n = run("tree_doc", 3, tree_seeds(), fuzz::tree_doc);
-    eprintln!("tree_doc: {n} inputs");
-    assert!(n >= 200);
-}
-
-#[test]
-fn serialized_doc() {
-    let n = run(
-        "serialized_doc",
-        4,
-        serialized_seeds(),
-        fuzz::serialized_doc,
-    );
-    eprintln!("serialized_doc: {n} inputs");
-    assert!(n >= 200);
-}
-
-#[test]
-fn multi_tree() {
-    let n = run("multi_tree", 5, byte_seeds(), fuzz::multi_tree);
-    eprintln!("multi_tree: {n} inputs");
-    assert!(n >= 200);
-}
-
-#[test]
-fn checkpoint_doc() {
-    let n = run(
-        "checkpoint_doc",
-        6,
-        checkpoint_seeds(),
-        fuzz::checkpoint_doc,
-    );
-    eprintln!("checkpoint_doc: {n} inputs");
-    assert!(n >= 200);
-}
-
-#[test]
-fn load_by_names() {
-    let n = run("load_by_names", 7, by_names_seeds(), fuzz::load_by_names);
-    eprintln!("load_by_names: {n} inputs");
-    assert!(n >= 200);
-}
-
-#[test]
-fn renames() {
-    let n = run("renames", 8, renames_seeds(), fuzz::renames);
-    eprintln!("renames: {n} inputs");
-    assert!(n >= 200);
-}
-
-#[test]
-fn shard_index() {
-    let n = run("shard_index", 9, shard_seeds(), fuzz::shard_index);
-    eprintln!("shard_index: {n} inputs");
-    assert!(n >= 200);
-}
-
-#[test]
-fn any_array() {
-    let n = run("any_array", 10, any_array_seeds(), fuzz::any_array);
-    eprintln!("any_array: {n} inputs");
-    assert!(n >= 200);
+targets! {
+    treedef_doc: 1, treedef_seeds;
+    mutated_treedef: 2, byte_seeds;
+    tree_doc: 3, tree_seeds;
+    serialized_doc: 4, serialized_seeds;
+    multi_tree: 5, byte_seeds;
+    checkpoint_doc: 6, checkpoint_seeds;
+    load_by_names: 7, by_names_seeds;
+    renames: 8, renames_seeds;
+    shard_index: 9, shard_seeds;
+    any_array: 10, any_array_seeds;
 }
 
 /// Writes the seed files of `fuzz/seeds/` (the fuzz script copies them
@@ -447,19 +401,7 @@ fn any_array() {
 #[test]
 #[ignore]
 fn write_fuzz_seeds() {
-    let sets = [
-        ("treedef_doc", treedef_seeds()),
-        ("mutated_treedef", byte_seeds()),
-        ("tree_doc", tree_seeds()),
-        ("serialized_doc", serialized_seeds()),
-        ("multi_tree", byte_seeds()),
-        ("checkpoint_doc", checkpoint_seeds()),
-        ("load_by_names", by_names_seeds()),
-        ("renames", renames_seeds()),
-        ("shard_index", shard_seeds()),
-        ("any_array", any_array_seeds()),
-    ];
-    for (target, seeds) in sets {
+    for (target, seeds) in targets() {
         let dir = fuzz_dir("seeds", target);
         std::fs::create_dir_all(&dir).unwrap();
         for (i, seed) in seeds.iter().enumerate() {

@@ -16,6 +16,8 @@ use pytree_std::checkpoint::{Load, Renames, Save};
 use pytree_std::ndarray::ArrayD;
 use pytree_std::{paths::KeyStr, PyTree};
 
+mod models;
+
 #[derive(PyTree, Clone, Debug)]
 struct Linear<T> {
     weight: T,
@@ -158,37 +160,23 @@ fn expected(name: &str, n: usize) -> Vec<f32> {
     (0..n).map(|k| k as f32 / 8.0 + name.len() as f32).collect()
 }
 
+/// The fixture `file` opened with the Hugging Face renames and the
+/// shapes taken from the file.
+fn hf_file(file: &str) -> pytree_std::checkpoint::Checkpoint {
+    let load = Load::new().renames(from_hf()).shapes_from_file();
+    load.open(fixtures().join(file)).unwrap()
+}
+
 fn load_bert(file: &str, float: DType) -> Bert<Tensor> {
-    Load::new()
-        .renames(from_hf())
-        .shapes_from_file()
-        .open(fixtures().join(file))
-        .unwrap()
-        .load_like(&Bert::template(cpu(float), cpu(DType::I64)))
-        .unwrap()
-        .0
+    let template = Bert::template(cpu(float), cpu(DType::I64));
+    hf_file(file).load_like(&template).unwrap().0
 }
 
 /// Every tensor of `written` has the name, dtype, shape and bytes of the
 /// fixture's, checked with the reference implementation of the format,
 /// and the metadata says `"format": "pt"`.
 fn assert_same_tensors(written: &[u8], fixture: &Path) {
-    let fixture = std::fs::read(fixture).unwrap();
-    let want = safetensors::SafeTensors::deserialize(&fixture).unwrap();
-    let have = safetensors::SafeTensors::deserialize(written).unwrap();
-    let mut names = have.names();
-    names.sort();
-    let mut want_names = want.names();
-    want_names.sort();
-    assert_eq!(names, want_names);
-    for name in want_names {
-        let (a, b) = (have.tensor(name).unwrap(), want.tensor(name).unwrap());
-        assert_eq!(
-            (a.dtype(), a.shape(), a.data()),
-            (b.dtype(), b.shape(), b.data()),
-            "{name}"
-        );
-    }
+    models::assert_same_safetensors(written, &std::fs::read(fixture).unwrap());
     let (_, meta) = safetensors::SafeTensors::read_metadata(written).unwrap();
     assert_eq!(meta.metadata().as_ref().unwrap()["format"], "pt");
 }
@@ -274,17 +262,8 @@ fn the_sharded_checkpoint_loads_as_one() {
         .0;
     let single = load_bert("bert.safetensors", DType::F32);
     let flat = |b: &Bert<Tensor>| -> Vec<Vec<f32>> {
-        pytree_std::leaves(b)
-            .into_iter()
-            .map(|t| {
-                t.to_dtype(DType::F32)
-                    .unwrap()
-                    .flatten_all()
-                    .unwrap()
-                    .to_vec1()
-                    .unwrap()
-            })
-            .collect()
+        let leaves = pytree_std::leaves(b).into_iter();
+        leaves.map(models::tensor_values).collect()
     };
     assert_eq!(flat(&sharded), flat(&single));
 }
@@ -434,29 +413,21 @@ fn files_written_back_have_the_original_names_and_bits() {
     let fixture = Load::new()
         .open(fixtures().join("bert.safetensors"))
         .unwrap();
-    let mut got: Vec<(String, String, Vec<u8>)> = back
-        .tensors()
-        .map(|t| {
-            (
-                t.name().to_string(),
-                t.signature().to_string(),
-                t.data().unwrap().to_vec(),
-            )
-        })
-        .collect();
-    let mut want: Vec<(String, String, Vec<u8>)> = fixture
-        .tensors()
-        .map(|t| {
-            (
-                t.name().to_string(),
-                t.signature().to_string(),
-                t.data().unwrap().to_vec(),
-            )
-        })
-        .collect();
-    got.sort();
-    want.sort();
-    assert_eq!(got, want);
+    let sorted = |c: &pytree_std::checkpoint::Checkpoint| {
+        let mut t: Vec<(String, String, Vec<u8>)> = c
+            .tensors()
+            .map(|t| {
+                (
+                    t.name().into(),
+                    t.signature().to_string(),
+                    t.data().unwrap().to_vec(),
+                )
+            })
+            .collect();
+        t.sort();
+        t
+    };
+    assert_eq!(sorted(&back), sorted(&fixture));
     if std::env::var_os("PYTREE_HF_OUT").is_none() {
         std::fs::remove_dir_all(d).ok();
     }
@@ -511,14 +482,8 @@ fn any<A: pytree_std::AnyElement + Default>() -> AnyArray {
 }
 
 fn load_any_bert(file: &str, float: AnyArray) -> Bert<AnyArray> {
-    Load::new()
-        .renames(from_hf())
-        .shapes_from_file()
-        .open(fixtures().join(file))
-        .unwrap()
-        .load_like(&Bert::template(float, any::<i64>()))
-        .unwrap()
-        .0
+    let template = Bert::template(float, any::<i64>());
+    hf_file(file).load_like(&template).unwrap().0
 }
 
 #[test]
@@ -688,28 +653,28 @@ fn a_python_written_bert_loads_by_type_alone() {
     assert_eq!(pytree_std::leaves(&sharded), pytree_std::leaves(&like));
 }
 
+/// The error of loading a `T` from the file at `path`.
+fn load_err<T: pytree_std::Unflatten<pytree_std::Std>>(load: Load, path: &Path) -> String
+where
+    T::Leaf: pytree_std::checkpoint::TensorLeaf,
+{
+    let loaded = load.open(path).and_then(|f| f.load::<T>());
+    loaded.map(drop).unwrap_err().to_string()
+}
+
 #[test]
 fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
     let path = fixtures().join("bert.safetensors");
     // One leaf type for the I64 buffer too: an error at its path.
-    let err = Load::new()
-        .renames(from_hf())
-        .open(&path)
-        .and_then(|f| f.load::<Bert<ArrayD<f32>>>())
-        .unwrap_err();
+    let err = load_err::<Bert<ArrayD<f32>>>(Load::new().renames(from_hf()), &path);
     assert_eq!(
-        err.to_string(),
+        err,
         "at .embeddings.position_ids: tensor `bert.embeddings.position_ids`: expected a f32 tensor, found i64[1,6]"
     );
     // Without the layer pattern the type finds no layers (length 0), and
     // their tensors are unused: an error listing them, unless allowed.
     let partial = Load::new().renames(Renames::new().prefix("bert.", ""));
-    let err = partial
-        .open(&path)
-        .unwrap()
-        .load::<Bert<AnyArray>>()
-        .unwrap_err()
-        .to_string();
+    let err = load_err::<Bert<AnyArray>>(partial.clone(), &path);
     assert!(
         err.starts_with("tree structures differ (12 mismatches found)"),
         "{err}"
@@ -730,14 +695,9 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
         embeddings: Embeddings<AnyArray>,
         extra: AnyArray,
     }
-    let err = Load::new()
-        .renames(from_hf())
-        .allow_unused()
-        .open(&path)
-        .and_then(|f| f.load::<WithExtra>())
-        .unwrap_err();
+    let err = load_err::<WithExtra>(Load::new().renames(from_hf()).allow_unused(), &path);
     assert_eq!(
-        err.to_string(),
+        err,
         "at .extra: tensor `extra`: expected a tensor, found nothing in the file"
     );
     // A gap in a sequence's numbers.
@@ -745,13 +705,9 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
         .prefix("bert.", "")
         .pattern("encoder.layer.1", "layers.2")
         .pattern("encoder.layer.*", "layers.$1");
-    let err = Load::new()
-        .renames(gap)
-        .open(&path)
-        .and_then(|f| f.load::<Bert<AnyArray>>())
-        .unwrap_err();
+    let err = load_err::<Bert<AnyArray>>(Load::new().renames(gap), &path);
     assert_eq!(
-        err.to_string(),
+        err,
         "at .layers: the file names layers.2 but nothing under `layers.1`: a sequence's \
          elements are numbered from 0 without gaps"
     );
@@ -765,14 +721,9 @@ fn a_type_alone_load_is_strict_and_names_what_names_cannot_say() {
     struct WithHead {
         pooler: Head,
     }
-    let err = Load::new()
-        .renames(from_hf())
-        .allow_unused()
-        .open(&path)
-        .and_then(|f| f.load::<WithHead>())
-        .unwrap_err();
+    let err = load_err::<WithHead>(Load::new().renames(from_hf()).allow_unused(), &path);
     assert!(
-        err.to_string().starts_with(
+        err.starts_with(
             "at .pooler: the file holds no TreeDef (it was not written by this crate), and the \
              enum variant (Head::Pooler or Head::Nothing) is not in the names"
         ),

@@ -118,6 +118,12 @@ fn tied() -> Load {
         .tie(DECODER_BIAS, CLS_BIAS)
 }
 
+/// The first f32 checkpoint, loaded by type with the ties.
+fn tied_f32_model() -> BertForMaskedLM<ArrayD<f32>> {
+    let file = tied().open(&f32_checkpoints()[0]).unwrap();
+    file.load().unwrap().0
+}
+
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hf")
 }
@@ -313,12 +319,7 @@ fn a_transformers_bert_for_masked_lm_loads_by_type_with_its_ties() {
 /// TreeDef's leaves outnumber the tensors, and the error says why.
 #[test]
 fn a_tie_by_type_through_the_treedef() {
-    let model: BertForMaskedLM<ArrayD<f32>> = tied()
-        .open(&f32_checkpoints()[0])
-        .unwrap()
-        .load()
-        .unwrap()
-        .0;
+    let model = tied_f32_model();
     let bytes = Save::new()
         .tie(DECODER_WEIGHT, WORD_EMBEDDINGS)
         .tie(DECODER_BIAS, CLS_BIAS)
@@ -398,12 +399,7 @@ fn a_bf16_file_loads_by_type_into_an_f32_model() {
         .load()
         .unwrap()
         .0;
-    let f32_model: BertForMaskedLM<ArrayD<f32>> = tied()
-        .open(&f32_checkpoints()[0])
-        .unwrap()
-        .load()
-        .unwrap()
-        .0;
+    let f32_model = tied_f32_model();
     let rounded = pytree_std::map(f32_model, |a| a.mapv(|x| bf16::from_f32(x).to_f32()));
     assert_eq!(model, rounded);
     assert_is_the_file(&model, &path);

@@ -1,11 +1,11 @@
 //! Every leaf type the README lists, against every capability the README
 //! claims for it: the table "What each leaf type supports" (README.md) is
-//! read here and must be [`TABLE`], cell for cell, and each "yes" of
-//! [`TABLE`] is run below for that leaf type. A leaf type that lacks a
-//! capability its row claims does not compile here (the capability's
-//! trait is the bound of its function); a row of the README this test
-//! does not run, or runs otherwise, fails
-//! `the_readme_table_is_the_table_this_test_runs`.
+//! read here: its rows must be [`ROWS`], and each row's test runs exactly
+//! the capabilities its cells say "yes" to ([`Row::done`]). A leaf type
+//! that lacks a capability its row claims does not compile here (the
+//! capability's trait is the bound of its function); a row of the README
+//! this test does not run fails `the_readme_table_is_the_table_this_test_runs`,
+//! a row it runs otherwise fails that row's test.
 //!
 //! Each row runs on two values `a`, `b` of one model type with leaves of
 //! that type (same structure, other values).
@@ -20,6 +20,8 @@ use pytree_std::elements::{tree_equal, ApproxEq, Tolerance};
 use pytree_std::ensemble::{stack_leaves, unstack_leaves, Stackable};
 use pytree_std::{LeafMut, LeafRef, PyTree, Std};
 
+mod models;
+
 /// The capabilities, in the README's column order.
 const CAPABILITIES: [&str; 8] = [
     "flatten, map, zip",
@@ -32,58 +34,31 @@ const CAPABILITIES: [&str; 8] = [
     "ensembles",
 ];
 
-const Y: bool = true;
-const N: bool = false;
-
-/// The README's table: leaf type, feature, and a yes (`Y`) or a "—" (`N`)
-/// per capability.
-const TABLE: &[(&str, &str, [bool; 8])] = &[
-    ("`f32`, `f64`", "", [Y, Y, Y, Y, Y, Y, Y, N]),
-    (
-        "`i8` .. `i64`, `u8` .. `u64`, `bool`",
-        "",
-        [Y, Y, Y, Y, Y, Y, N, N],
-    ),
-    (
-        "`i128`, `u128`, `isize`, `usize`, `char`, `String`",
-        "",
-        [Y, Y, Y, N, Y, N, N, N],
-    ),
-    (
-        "`half::f16`, `half::bf16`",
-        "`half`",
-        [Y, Y, Y, Y, Y, Y, Y, N],
-    ),
-    (
-        "`ArrayD<A>` (every `Array<A, D>`, `ArcArray<A, D>`), `A` = `f32`, `f64`, `f16`, `bf16`",
-        "`ndarray` (`f16`, `bf16`: with `half`)",
-        [Y, Y, Y, Y, Y, Y, Y, Y],
-    ),
+/// The README's rows (leaf type, feature), each run by one test below,
+/// which checks the row's cells against what it ran ([`Row::done`]).
+const ROWS: [(&str, &str); 10] = [
+    ("`f32`, `f64`", ""),
+    ("`i8` .. `i64`, `u8` .. `u64`, `bool`", ""),
+    ("`i128`, `u128`, `isize`, `usize`, `char`, `String`", ""),
+    ("`half::f16`, `half::bf16`", "`half`"),
+    (FLOAT_ARRAYS, "`ndarray` (`f16`, `bf16`: with `half`)"),
     (
         "`ArrayD<A>`, `A` = integers of 8 to 64 bits, `bool`",
         "`ndarray`",
-        [Y, Y, Y, Y, Y, Y, N, Y],
     ),
-    (
-        "`AnyArray` (and typed arrays in a `leaf_type = AnyArray` struct)",
-        "`ndarray`",
-        [Y, Y, Y, Y, Y, Y, Y, Y],
-    ),
-    (
-        "`DMatrix<T>` (every `DMatrix<T>`, `DVector<T>`), `T` = `f32`, `f64`",
-        "`nalgebra`",
-        [Y, Y, Y, Y, Y, Y, Y, N],
-    ),
-    (
-        "`candle_core::Tensor`",
-        "`candle`",
-        [Y, Y, Y, Y, Y, Y, Y, Y],
-    ),
-    ("`candle_core::Var`", "`candle`", [Y, Y, Y, Y, Y, Y, Y, Y]),
+    (ANY_ARRAYS, "`ndarray`"),
+    (MATRICES, "`nalgebra`"),
+    ("`candle_core::Tensor`", "`candle`"),
+    ("`candle_core::Var`", "`candle`"),
 ];
+const FLOAT_ARRAYS: &str =
+    "`ArrayD<A>` (every `Array<A, D>`, `ArcArray<A, D>`), `A` = `f32`, `f64`, `f16`, `bf16`";
+const ANY_ARRAYS: &str = "`AnyArray` (and typed arrays in a `leaf_type = AnyArray` struct)";
+const MATRICES: &str = "`DMatrix<T>` (every `DMatrix<T>`, `DVector<T>`), `T` = `f32`, `f64`";
 
-/// The README's table as (leaf type, feature, one cell per capability).
-fn readme_table() -> Vec<(String, String, Vec<String>)> {
+/// The README's table as (leaf type, feature, whether it claims each
+/// capability: a cell is "yes" or "— (why)").
+fn readme_table() -> Vec<(String, String, Vec<bool>)> {
     let readme = include_str!("../../README.md");
     let start = readme
         .find("### What each leaf type supports")
@@ -94,13 +69,19 @@ fn readme_table() -> Vec<(String, String, Vec<String>)> {
     let header: Vec<String> = cells(lines.next().expect("the table's header"));
     assert_eq!(header[..2], ["leaf type", "feature"]);
     assert_eq!(header[2..], CAPABILITIES, "the README's capability columns");
+    let claimed = |leaf: &str, (cell, capability): (&String, &str)| match cell.as_str() {
+        "yes" => true,
+        c if c.starts_with('—') => false,
+        c => panic!("{leaf}, {capability}: a cell is `yes` or `— (why)`, not `{c}`"),
+    };
     lines
         .skip(1) // | --- |
         .take_while(|l| l.starts_with('|'))
         .map(|l| {
-            let mut c = cells(l);
-            let rest = c.split_off(2);
-            (c[0].clone(), c[1].clone(), rest)
+            let c = cells(l);
+            let flags = c[2..].iter().zip(CAPABILITIES);
+            let flags = flags.map(|cell| claimed(&c[0], cell)).collect();
+            (c[0].clone(), c[1].clone(), flags)
         })
         .collect()
 }
@@ -121,28 +102,12 @@ fn the_readme_table_is_the_table_this_test_runs() {
         .iter()
         .map(|(t, f, _)| (t.as_str(), f.as_str()))
         .collect();
-    let ours: Vec<(&str, &str)> = TABLE.iter().map(|(t, f, _)| (*t, *f)).collect();
-    assert_eq!(rows, ours, "the README's leaf types");
-    for ((leaf, _, cells), (_, _, flags)) in readme.iter().zip(TABLE) {
-        for ((cell, flag), capability) in cells.iter().zip(flags).zip(CAPABILITIES) {
-            let claimed = match cell.as_str() {
-                "yes" => true,
-                c if c.starts_with('—') => false,
-                c => panic!("{leaf}, {capability}: a cell is `yes` or `— (why)`, not `{c}`"),
-            };
-            assert_eq!(
-                claimed,
-                *flag,
-                "{leaf}, {capability}: the README says `{cell}`, this test runs {}",
-                if *flag { "it" } else { "nothing" }
-            );
-        }
-    }
+    assert_eq!(rows, ROWS, "the README's leaf types");
 }
 
-/// The capabilities run for one row of [`TABLE`]; [`Row::done`] checks
-/// them against the row (so a row that runs more, or less, than the
-/// table says fails).
+/// The capabilities run for one row of [`ROWS`]; [`Row::done`] checks
+/// them against the README's row (so a row that runs more, or less, than
+/// the README says fails).
 struct Row {
     leaf: &'static str,
     ran: [bool; 8],
@@ -150,6 +115,10 @@ struct Row {
 
 impl Row {
     fn new(leaf: &'static str) -> Row {
+        assert!(
+            ROWS.iter().any(|(t, _)| *t == leaf),
+            "no row {leaf} in ROWS"
+        );
         Row {
             leaf,
             ran: [false; 8],
@@ -161,15 +130,34 @@ impl Row {
     }
 
     fn done(self) {
-        let row = TABLE
-            .iter()
+        let (_, _, claimed) = readme_table()
+            .into_iter()
             .find(|(t, _, _)| *t == self.leaf)
-            .unwrap_or_else(|| panic!("no row {} in TABLE", self.leaf));
-        assert_eq!(
-            self.ran, row.2,
-            "{}: the capabilities run are the row's",
-            self.leaf
-        );
+            .unwrap_or_else(|| panic!("no row {} in the README", self.leaf));
+        for ((ran, claimed), capability) in self.ran.iter().zip(claimed).zip(CAPABILITIES) {
+            assert_eq!(
+                *ran,
+                claimed,
+                "{}, {capability}: the README says {}, this test runs {}",
+                self.leaf,
+                if claimed { "yes" } else { "—" },
+                if *ran { "it" } else { "nothing" }
+            );
+        }
+    }
+
+    /// The capabilities every leaf type has: [`Row::pytree_ops`],
+    /// [`Row::summary`] (`described`: the leaves give their signature),
+    /// [`Row::tree_equal`] and [`Row::parallel`].
+    fn common<T: PyTree + Clone>(&mut self, a: &T, b: &T, eq: Eq<T>, described: bool)
+    where
+        for<'x> LeafRef<'x, Std, T::Leaf>: ApproxEq + Send,
+        for<'x> LeafMut<'x, Std, T::Leaf>: Send,
+    {
+        self.pytree_ops(a, b, eq);
+        self.summary(a, described);
+        self.tree_equal(a, b);
+        self.parallel(a);
     }
 
     /// flatten / unflatten, map, zip_mut (structure and signatures
@@ -189,7 +177,7 @@ impl Row {
         self.ran(0);
     }
 
-    /// One summary row per leaf; `described` leaves give their signature.
+    /// One summary row per leaf.
     fn summary<T: PyTree>(&mut self, a: &T, described: bool) {
         let s = pytree_std::elements::summary(a);
         let leaves: Vec<_> = s.rows().iter().filter(|r| r.is_leaf).collect();
@@ -295,79 +283,68 @@ fn model<W, B>(w: W, b: B, c: B) -> Model<W, B> {
     Model { w, b: vec![b, c] }
 }
 
+/// A row of scalars `S` (from six values): every capability but the
+/// optimizers and ensembles; returns the models run.
+fn scalars<S>(row: &mut Row, x: [S; 6]) -> (Model<S, S>, Model<S, S>)
+where
+    S: Copy + Debug + PartialEq + TensorLeaf + Ravel<S>,
+    Model<S, S>: PyTree<Leaf = S>,
+    for<'x> LeafRef<'x, Std, S>: ApproxEq + Send,
+    for<'x> LeafMut<'x, Std, S>: Send,
+{
+    let (a, b) = (model(x[0], x[1], x[2]), model(x[3], x[4], x[5]));
+    row.common(&a, &b, partial_eq, true);
+    row.ravel::<_, S>(&a, partial_eq);
+    row.checkpoint(&a, &b, partial_eq);
+    (a, b)
+}
+
+/// [`scalars`] and the optimizers.
+fn floats<F>(row: &mut Row, x: [F; 6])
+where
+    F: Copy + Debug + PartialEq + TensorLeaf + FloatLeaf + Ravel<F>,
+    Model<F, F>: PyTree<Leaf = F>,
+    for<'x> LeafRef<'x, Std, F>: ApproxEq + Send,
+    for<'x> LeafMut<'x, Std, F>: Send,
+{
+    let (a, b) = scalars(row, x);
+    row.optimizers(|| a.clone(), &b, partial_eq);
+}
+
 #[test]
 fn float_scalars() {
-    fn run<F>(row: &mut Row, x: [F; 6])
-    where
-        F: Copy + Debug + PartialEq + TensorLeaf + FloatLeaf + Ravel<F>,
-        Model<F, F>: PyTree<Leaf = F>,
-        for<'x> LeafRef<'x, Std, F>: ApproxEq,
-        for<'x> LeafMut<'x, Std, F>: Send,
-        for<'x> LeafRef<'x, Std, F>: Send,
-    {
-        let (a, b) = (model(x[0], x[1], x[2]), model(x[3], x[4], x[5]));
-        row.pytree_ops(&a, &b, partial_eq);
-        row.summary(&a, true);
-        row.tree_equal(&a, &b);
-        row.ravel::<_, F>(&a, partial_eq);
-        row.parallel(&a);
-        row.checkpoint(&a, &b, partial_eq);
-        row.optimizers(|| a.clone(), &b, partial_eq);
-    }
     let mut row = Row::new("`f32`, `f64`");
-    run::<f32>(&mut row, [1.5, -2.0, 0.25, 0.5, 3.0, -1.0]);
-    run::<f64>(&mut row, [1.5, -2.0, 0.25, 0.5, 3.0, -1.0]);
+    floats::<f32>(&mut row, [1.5, -2.0, 0.25, 0.5, 3.0, -1.0]);
+    floats::<f64>(&mut row, [1.5, -2.0, 0.25, 0.5, 3.0, -1.0]);
     row.done();
 }
 
 #[test]
 fn integer_and_bool_scalars() {
-    fn run<I>(row: &mut Row, x: [I; 6])
-    where
-        I: Copy + Debug + PartialEq + TensorLeaf + Ravel<I>,
-        Model<I, I>: PyTree<Leaf = I>,
-        for<'x> LeafRef<'x, Std, I>: ApproxEq,
-        for<'x> LeafMut<'x, Std, I>: Send,
-        for<'x> LeafRef<'x, Std, I>: Send,
-    {
-        let (a, b) = (model(x[0], x[1], x[2]), model(x[3], x[4], x[5]));
-        row.pytree_ops(&a, &b, partial_eq);
-        row.summary(&a, true);
-        row.tree_equal(&a, &b);
-        row.ravel::<_, I>(&a, partial_eq);
-        row.parallel(&a);
-        row.checkpoint(&a, &b, partial_eq);
-    }
     let mut row = Row::new("`i8` .. `i64`, `u8` .. `u64`, `bool`");
-    run::<i8>(&mut row, [1, -2, 3, 4, 5, -6]);
-    run::<i16>(&mut row, [1, -2, 3, 4, 5, -6]);
-    run::<i32>(&mut row, [1, -2, 3, 4, 5, -6]);
-    run::<i64>(&mut row, [1, -2, 3, i64::MAX, 5, -6]);
-    run::<u8>(&mut row, [1, 2, 3, 4, 5, 6]);
-    run::<u16>(&mut row, [1, 2, 3, 4, 5, 6]);
-    run::<u32>(&mut row, [1, 2, 3, 4, 5, 6]);
-    run::<u64>(&mut row, [1, 2, 3, u64::MAX, 5, 6]);
-    run::<bool>(&mut row, [true, false, true, false, true, false]);
+    scalars::<i8>(&mut row, [1, -2, 3, 4, 5, -6]);
+    scalars::<i16>(&mut row, [1, -2, 3, 4, 5, -6]);
+    scalars::<i32>(&mut row, [1, -2, 3, 4, 5, -6]);
+    scalars::<i64>(&mut row, [1, -2, 3, i64::MAX, 5, -6]);
+    scalars::<u8>(&mut row, [1, 2, 3, 4, 5, 6]);
+    scalars::<u16>(&mut row, [1, 2, 3, 4, 5, 6]);
+    scalars::<u32>(&mut row, [1, 2, 3, 4, 5, 6]);
+    scalars::<u64>(&mut row, [1, 2, 3, u64::MAX, 5, 6]);
+    scalars::<bool>(&mut row, [true, false, true, false, true, false]);
     row.done();
 }
 
 #[test]
 fn other_primitives() {
-    fn run<P>(row: &mut Row, x: [P; 6])
+    fn run<P>(row: &mut Row, [a0, a1, a2, b0, b1, b2]: [P; 6])
     where
         P: Clone + Debug + PartialEq + pytree_std::Leaf<Std>,
         Model<P, P>: PyTree<Leaf = P>,
-        for<'x> LeafRef<'x, Std, P>: ApproxEq,
+        for<'x> LeafRef<'x, Std, P>: ApproxEq + Send,
         for<'x> LeafMut<'x, Std, P>: Send,
-        for<'x> LeafRef<'x, Std, P>: Send,
     {
-        let [a0, a1, a2, b0, b1, b2] = x;
-        let (a, b) = (model(a0, a1, a2), model(b0, b1, b2));
-        row.pytree_ops(&a, &b, partial_eq);
-        // Listed, without a dtype (the format has none for them).
-        row.summary(&a, false);
-        row.tree_equal(&a, &b);
-        row.parallel(&a);
+        // Listed in the summary, without a dtype (the format has none).
+        row.common(&model(a0, a1, a2), &model(b0, b1, b2), partial_eq, false);
     }
     let mut row = Row::new("`i128`, `u128`, `isize`, `usize`, `char`, `String`");
     run::<i128>(&mut row, [1, -2, 3, i128::MAX, 5, 6]);
@@ -383,28 +360,10 @@ fn other_primitives() {
 #[test]
 fn half_floats() {
     use pytree_std::half::{bf16, f16};
-    fn run<F>(row: &mut Row, x: [f32; 6], from: fn(f32) -> F)
-    where
-        F: Copy + Debug + PartialEq + TensorLeaf + FloatLeaf + Ravel<F>,
-        Model<F, F>: PyTree<Leaf = F>,
-        for<'x> LeafRef<'x, Std, F>: ApproxEq,
-        for<'x> LeafMut<'x, Std, F>: Send,
-        for<'x> LeafRef<'x, Std, F>: Send,
-    {
-        let x = x.map(from);
-        let (a, b) = (model(x[0], x[1], x[2]), model(x[3], x[4], x[5]));
-        row.pytree_ops(&a, &b, partial_eq);
-        row.summary(&a, true);
-        row.tree_equal(&a, &b);
-        row.ravel::<_, F>(&a, partial_eq);
-        row.parallel(&a);
-        row.checkpoint(&a, &b, partial_eq);
-        row.optimizers(|| a.clone(), &b, partial_eq);
-    }
     let mut row = Row::new("`half::f16`, `half::bf16`");
     let x = [1.5, -2.0, 0.25, 0.5, 3.0, -1.0];
-    run::<f16>(&mut row, x, f16::from_f32);
-    run::<bf16>(&mut row, x, bf16::from_f32);
+    floats(&mut row, x.map(f16::from_f32));
+    floats(&mut row, x.map(bf16::from_f32));
     row.done();
 }
 
@@ -436,11 +395,8 @@ mod arrays {
     macro_rules! arrays {
         ($row:expr, $a:ty, $x:expr) => {{
             let [(a, ea), (b, eb)] = samples::<$a>($x);
-            $row.pytree_ops(&a, &b, partial_eq);
-            $row.summary(&a, true);
-            $row.tree_equal(&a, &b);
+            $row.common(&a, &b, partial_eq, true);
             $row.ravel::<_, $a>(&a, partial_eq);
-            $row.parallel(&a);
             $row.checkpoint(&a, &b, partial_eq);
             $row.ensembles(&ea, &eb, partial_eq);
             (a, b)
@@ -449,9 +405,7 @@ mod arrays {
 
     #[test]
     fn float_arrays() {
-        let mut row = Row::new(
-            "`ArrayD<A>` (every `Array<A, D>`, `ArcArray<A, D>`), `A` = `f32`, `f64`, `f16`, `bf16`",
-        );
+        let mut row = Row::new(FLOAT_ARRAYS);
         let x = [1.5, -2.0, 0.25, 0.5, 3.0, -1.0];
         let (a, b) = arrays!(row, f32, x);
         row.optimizers(|| a.clone(), &b, partial_eq);
@@ -513,13 +467,10 @@ mod arrays {
             any: AnyArray::from(Array1::from_elem(2, s > 1.0)),
         };
         let (a, b) = (typed(1.5), typed(-0.5));
-        let mut row = Row::new("`AnyArray` (and typed arrays in a `leaf_type = AnyArray` struct)");
-        row.pytree_ops(&a, &b, partial_eq);
-        row.summary(&a, true);
-        row.tree_equal(&a, &b);
+        let mut row = Row::new(ANY_ARRAYS);
+        row.common(&a, &b, partial_eq, true);
         row.ravel::<_, f64>(&a, partial_eq);
         row.ravel::<_, f32>(&a, partial_eq);
-        row.parallel(&a);
         row.checkpoint(&a, &b, partial_eq);
         row.optimizers(|| a.clone(), &b, partial_eq);
         row.ensembles(&dynamic(1.5), &dynamic(0.5), partial_eq);
@@ -543,11 +494,8 @@ mod matrices {
                 )
             };
             let (a, b) = (one(0), one(3));
-            $row.pytree_ops(&a, &b, partial_eq);
-            $row.summary(&a, true);
-            $row.tree_equal(&a, &b);
+            $row.common(&a, &b, partial_eq, true);
             $row.ravel::<_, $t>(&a, partial_eq);
-            $row.parallel(&a);
             $row.checkpoint(&a, &b, partial_eq);
             $row.optimizers(|| a.clone(), &b, partial_eq);
         }};
@@ -555,8 +503,7 @@ mod matrices {
 
     #[test]
     fn float_matrices() {
-        let mut row =
-            Row::new("`DMatrix<T>` (every `DMatrix<T>`, `DVector<T>`), `T` = `f32`, `f64`");
+        let mut row = Row::new(MATRICES);
         let x = [1.5, -2.0, 0.25, 0.5, 3.0, -1.0];
         matrices!(row, f32, x);
         matrices!(row, f64, x.map(f64::from));
@@ -568,15 +515,7 @@ mod tensors {
     use pytree_std::candle_core::{DType, Device, Tensor, Var};
 
     use super::*;
-
-    fn values(t: &Tensor) -> Vec<f32> {
-        t.to_dtype(DType::F32)
-            .unwrap()
-            .flatten_all()
-            .unwrap()
-            .to_vec1()
-            .unwrap()
-    }
+    use crate::models::tensor_values as values;
 
     fn same_tensors(a: &Model<Tensor, Tensor>, b: &Model<Tensor, Tensor>) -> bool {
         let (x, y) = (pytree_std::leaves(a), pytree_std::leaves(b));
@@ -606,13 +545,10 @@ mod tensors {
         let mut row = Row::new("`candle_core::Tensor`");
         for dtype in [DType::F32, DType::F64, DType::F16, DType::BF16] {
             let (a, b) = (tensor_model(1.5, dtype), tensor_model(-0.5, dtype));
-            row.pytree_ops(&a, &b, same_tensors);
-            row.summary(&a, true);
-            row.tree_equal(&a, &b);
+            row.common(&a, &b, same_tensors, true);
             if dtype == DType::F32 {
                 row.ravel::<_, f32>(&a, same_tensors);
             }
-            row.parallel(&a);
             row.checkpoint(&a, &b, same_tensors);
             row.optimizers(|| tensor_model(1.5, dtype), &b, same_tensors);
             row.ensembles(&a, &b, same_tensors);
@@ -637,11 +573,8 @@ mod tensors {
     fn candle_vars() {
         let mut row = Row::new("`candle_core::Var`");
         let (a, b) = (var_model(1.5), var_model(-0.5));
-        row.pytree_ops(&a, &b, same_vars);
-        row.summary(&a, true);
-        row.tree_equal(&a, &b);
+        row.common(&a, &b, same_vars, true);
         row.ravel::<_, f32>(&a, same_vars);
-        row.parallel(&a);
         // Loads into fresh variables: `a` is written in place by none of them.
         row.checkpoint(&a, &var_model(-0.5), same_vars);
         row.optimizers(|| var_model(1.5), &b, same_vars);

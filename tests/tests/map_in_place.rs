@@ -39,6 +39,14 @@ fn tracked_entries(n: u32) -> impl Iterator<Item = (String, Tracked)> {
     (0..n).map(|i| (format!("k{i}"), Tracked(i)))
 }
 
+/// Maps `t` with [`replace_or_panic_at`] `panic_at`, which must panic.
+fn map_panics_at<T: pytree_std::Unflatten<pytree_std::Std, Leaf = Tracked>>(t: T, panic_at: u32) {
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        pytree_std::map(t, replace_or_panic_at(panic_at))
+    }));
+    assert!(result.is_err());
+}
+
 /// The map `f` for the tests: drops the old leaf and returns one with
 /// id + 100; panics on the leaf with id `panic_at`.
 fn replace_or_panic_at(panic_at: u32) -> impl FnMut(Tracked) -> Tracked {
@@ -107,10 +115,7 @@ fn map_over_maps_drops_every_old_leaf_once_and_keeps_every_new_one() {
 fn a_btreemap_map_that_panics_midway_leaks_the_map_and_drops_nothing_twice() {
     take_dropped();
     let b: BTreeMap<String, Tracked> = tracked_entries(5).collect();
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        pytree_std::map(b, replace_or_panic_at(2))
-    }));
-    assert!(result.is_err());
+    map_panics_at(b, 2);
     // 0 and 1 were replaced (the old ones dropped by `f`), 2 was dropped
     // by the unwind out of `f`; the map, holding 100, 101, the moved-out
     // slot of 2, then 3 and 4, is leaked: nothing else is dropped, and 2
@@ -122,10 +127,7 @@ fn a_btreemap_map_that_panics_midway_leaks_the_map_and_drops_nothing_twice() {
 fn a_hashmap_map_that_panics_midway_leaks_the_map_and_drops_nothing_twice() {
     take_dropped();
     let h: HashMap<String, Tracked> = tracked_entries(8).collect();
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        pytree_std::map(h, replace_or_panic_at(5))
-    }));
-    assert!(result.is_err());
+    map_panics_at(h, 5);
     // In sorted key order whatever the table's order: 0..=4 replaced, 5
     // dropped by the unwind, the rest leaked with the map.
     assert_eq!(take_dropped(), [0, 1, 2, 3, 4, 5]);
@@ -139,10 +141,7 @@ fn a_panic_inside_a_nested_value_of_a_map_drops_nothing_twice() {
         (1, vec![Tracked(2), Tracked(3), Tracked(4)]),
     ]
     .into();
-    let result = catch_unwind(AssertUnwindSafe(|| {
-        pytree_std::map(b, replace_or_panic_at(3))
-    }));
-    assert!(result.is_err());
+    map_panics_at(b, 3);
     let mut dropped = take_dropped();
     // Inside the `Vec` being mapped, the unwind drops what that `Vec`'s
     // own `map_leaves` holds (102, and 4 not yet mapped); the first value

@@ -38,14 +38,23 @@ fn t2() -> Tree {
     ])
 }
 
+/// gcd of `$a` and `$b` (references) as a [`Tree`], by a `Treelize` set
+/// up by the calls `$with`.
+macro_rules! gcd_of {
+    ($a:expr, $b:expr $(, $($with:tt)*)?) => {
+        Treelize::new(|a: &u64, b: &u64| gcd(*a, *b))
+            $($($with)*)?
+            .call2::<_, _, _, Tree>($a, $b)
+            .unwrap()
+    };
+}
+
 #[test]
 fn strict_mode_applies_the_function_to_matching_leaves() {
     let full1 = tree([("a", vec![("v", 2)]), ("x", vec![("c", 4), ("d", 9)])]);
     let full2 = tree([("a", vec![("v", 4)]), ("x", vec![("c", 6), ("d", 54)])]);
-    let mut tgcd = Treelize::new(|a: &u64, b: &u64| gcd(*a, *b));
-    let r: Tree = tgcd.call2(&full1, &full2).unwrap();
     assert_eq!(
-        r,
+        gcd_of!(&full1, &full2),
         tree([("a", vec![("v", 2)]), ("x", vec![("c", 2), ("d", 9)])])
     );
 }
@@ -61,20 +70,17 @@ fn strict_mode_reports_every_missing_key_with_its_path() {
 #[test]
 fn inner_mode_keeps_only_keys_present_in_every_tree() {
     // Figure 3: t1.x.c and t2.b are dropped.
-    let mut tgcd = Treelize::new(|a: &u64, b: &u64| gcd(*a, *b)).mode(mode::Inner);
-    let r: Tree = tgcd.call2(&t1(), &t2()).unwrap();
-    assert_eq!(r, tree([("a", vec![("v", 2)]), ("x", vec![("d", 9)])]));
+    assert_eq!(
+        gcd_of!(&t1(), &t2(), .mode(mode::Inner)),
+        tree([("a", vec![("v", 2)]), ("x", vec![("d", 9)])])
+    );
 }
 
 #[test]
 fn outer_mode_fills_absent_leaves_with_the_missing_value() {
     // Figure 4: t1.b.v and t2.x.c become 1.
-    let mut tgcd = Treelize::new(|a: &u64, b: &u64| gcd(*a, *b))
-        .mode(mode::Outer)
-        .missing(1);
-    let r: Tree = tgcd.call2(&t1(), &t2()).unwrap();
     assert_eq!(
-        r,
+        gcd_of!(&t1(), &t2(), .mode(mode::Outer).missing(1)),
         tree([
             ("a", vec![("v", 2)]),
             ("b", vec![("v", 1)]),
@@ -172,10 +178,8 @@ fn outer_mode_sums_three_trees_with_zero_for_absent_keys() {
 #[test]
 fn inherit_applies_a_plain_value_to_every_leaf_of_a_tree() {
     // Figure 8: gcd(100, t1).
-    let mut tgcd = Treelize::new(|a: &u64, b: &u64| gcd(*a, *b));
-    let r: Tree = tgcd.call2(&100u64, &t1()).unwrap();
     assert_eq!(
-        r,
+        gcd_of!(&100u64, &t1()),
         tree([("a", vec![("v", 2)]), ("x", vec![("c", 4), ("d", 1)])])
     );
 }
@@ -184,10 +188,8 @@ fn inherit_applies_a_plain_value_to_every_leaf_of_a_tree() {
 fn inherit_applies_a_leaf_of_one_tree_to_a_subtree_of_another() {
     // Figure 7: t2.x is the value 6 where t1.x is a subtree.
     let t2: BTreeMap<&str, u64> = BTreeMap::from([("a", 4), ("x", 6)]);
-    let mut tgcd = Treelize::new(|a: &u64, b: &u64| gcd(*a, *b));
-    let r: Tree = tgcd.call2(&t1(), &t2).unwrap();
     assert_eq!(
-        r,
+        gcd_of!(&t1(), &t2),
         tree([("a", vec![("v", 2)]), ("x", vec![("c", 2), ("d", 3)])])
     );
 }

@@ -8,6 +8,8 @@ use pytree_std::nalgebra::{DMatrix, DVector};
 use pytree_std::Unflatten;
 use pytree_std::{elements::Tolerance, KeyPath, Leaf, PyTree, Std};
 
+mod models;
+
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear {
     w: DMatrix<f64>,
@@ -187,25 +189,8 @@ fn a_numpy_file_loads_by_type_like_and_into_and_saves_back_bit_for_bit() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("mlp_nalgebra.safetensors");
     Save::new().save(&out, &want).unwrap();
-    let (written, fixture) = (
-        std::fs::read(&out).unwrap(),
-        std::fs::read(numpy_fixture()).unwrap(),
-    );
-    let written = safetensors::SafeTensors::deserialize(&written).unwrap();
-    let fixture = safetensors::SafeTensors::deserialize(&fixture).unwrap();
-    let mut names = written.names();
-    names.sort();
-    let mut want_names = fixture.names();
-    want_names.sort();
-    assert_eq!(names, want_names);
-    for name in want_names {
-        let (a, b) = (written.tensor(name).unwrap(), fixture.tensor(name).unwrap());
-        assert_eq!(
-            (a.dtype(), a.shape(), a.data()),
-            (b.dtype(), b.shape(), b.data()),
-            "{name}"
-        );
-    }
+    let (written, fixture) = (std::fs::read(&out), std::fs::read(numpy_fixture()));
+    models::assert_same_safetensors(&written.unwrap(), &fixture.unwrap());
 }
 
 #[test]

@@ -115,18 +115,12 @@ where
             ),
             Resume::Into => {
                 let (mut p, mut state) = fresh();
-                let report = checkpoint::Load::new()
-                    .open(&model_path)
-                    .unwrap()
-                    .load_into(&mut p)
-                    .unwrap();
-                assert!(report.is_complete());
-                let report = checkpoint::Load::new()
-                    .open(&state_path)
-                    .unwrap()
+                let file = |path: &std::path::Path| checkpoint::Load::new().open(path).unwrap();
+                assert!(file(&model_path).load_into(&mut p).unwrap().is_complete());
+                assert!(file(&state_path)
                     .load_into(&mut state)
-                    .unwrap();
-                assert!(report.is_complete());
+                    .unwrap()
+                    .is_complete());
                 (p, state)
             }
             Resume::Like => {

@@ -186,25 +186,18 @@ fn combine_of_three_parts_names_every_holder_in_a_conflict() {
     assert_eq!(ok, (1, 3));
 }
 
+/// An MLP named `name` of halves of layers: (`w`, `b`) each maybe held.
+fn halves(layers: &[(Option<f32>, Option<f32>)], name: &str) -> Mlp<Option<f32>> {
+    Mlp {
+        layers: layers.iter().map(|&(w, b)| Linear { w, b }).collect(),
+        name: name.into(),
+    }
+}
+
 #[test]
 fn combine_of_trees_with_other_lengths_names_the_tree_and_the_path() {
-    let a = Mlp {
-        layers: vec![Linear {
-            w: Some(1.0f32),
-            b: None,
-        }],
-        name: "mlp".into(),
-    };
-    let b = Mlp {
-        layers: vec![
-            Linear {
-                w: None,
-                b: Some(2.0f32),
-            },
-            Linear { w: None, b: None },
-        ],
-        name: "mlp".into(),
-    };
+    let a = halves(&[(Some(1.0), None)], "mlp");
+    let b = halves(&[(None, Some(2.0)), (None, None)], "mlp");
     let err = pytree_std::split::combine::<_, Mlp<f32>, 2>([a, b]).unwrap_err();
     assert_eq!(
         err.to_string(),
@@ -214,20 +207,8 @@ fn combine_of_trees_with_other_lengths_names_the_tree_and_the_path() {
 
 #[test]
 fn combine_of_trees_with_other_static_data_names_the_field() {
-    let a = Mlp {
-        layers: vec![Linear {
-            w: Some(1.0f32),
-            b: None,
-        }],
-        name: "a".into(),
-    };
-    let b = Mlp {
-        layers: vec![Linear {
-            w: None,
-            b: Some(2.0f32),
-        }],
-        name: "b".into(),
-    };
+    let a = halves(&[(Some(1.0), None)], "a");
+    let b = halves(&[(None, Some(2.0))], "b");
     let err = pytree_std::split::combine::<_, Mlp<f32>, 2>([a, b]).unwrap_err();
     assert_eq!(
         err.to_string(),

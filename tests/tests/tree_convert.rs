@@ -82,39 +82,36 @@ fn a_round_trip_through_a_tree_gives_the_model_back() {
     assert_eq!(t.to_pytree::<Mlp<f32>>(&def).unwrap(), mlp());
 }
 
+/// The error of converting [`mlp`]'s tree, edited by `edit`, back to an
+/// `Mlp`.
+fn edited_mlp_err(edit: impl FnOnce(&mut Tree<f32>)) -> pytree_std::Error {
+    let mut t = Tree::from_pytree(mlp()).unwrap();
+    edit(&mut t);
+    t.to_pytree::<Mlp<f32>>(&pytree_std::structure(&mlp()))
+        .unwrap_err()
+}
+
 #[test]
 fn a_missing_or_extra_key_is_an_error_with_the_path() {
-    let def = pytree_std::structure(&mlp());
-    let mut t = Tree::from_pytree(mlp()).unwrap();
-    t.remove("layers/1/b");
-    let err = t.to_pytree::<Mlp<f32>>(&def).unwrap_err();
+    let err = edited_mlp_err(|t| drop(t.remove("layers/1/b")));
     assert_eq!(err.path().to_string(), r#"["layers"][1]"#);
     assert!(matches!(err.kind(), ErrorKind::KeyMismatch { .. }));
     assert_eq!(
         err.to_string(),
         r#"at ["layers"][1]: map key mismatch; expected key(s): ["w", "b"], got key(s): ["w"], missing key(s): ["b"]"#
     );
-
-    let mut extra = Tree::from_pytree(mlp()).unwrap();
-    extra.insert("layers/0/bias2", 0.0).unwrap();
-    let err = extra.to_pytree::<Mlp<f32>>(&def).unwrap_err();
+    let err = edited_mlp_err(|t| drop(t.insert("layers/0/bias2", 0.0).unwrap()));
     assert_eq!(err.path().to_string(), r#"["layers"][0]"#);
 }
 
 #[test]
 fn a_wrong_length_or_kind_is_an_error_with_the_path() {
-    let def = pytree_std::structure(&mlp());
-    let mut short = Tree::from_pytree(mlp()).unwrap();
-    short.remove("layers/1");
-    let err = short.to_pytree::<Mlp<f32>>(&def).unwrap_err();
+    let err = edited_mlp_err(|t| drop(t.remove("layers/1")));
     assert_eq!(
         err.to_string(),
         r#"at ["layers"]: sequence length mismatch: expected 2, found 1"#
     );
-
-    let mut none_head = Tree::from_pytree(mlp()).unwrap();
-    none_head.insert("head", Tree::none()).unwrap();
-    let err = none_head.to_pytree::<Mlp<f32>>(&def).unwrap_err();
+    let err = edited_mlp_err(|t| drop(t.insert("head", Tree::none()).unwrap()));
     assert_eq!(
         err.to_string(),
         r#"at ["head"]: node mismatch: expected a leaf, found None"#

@@ -104,6 +104,18 @@ fn entries_pair_by_key_whatever_their_order() {
     );
 }
 
+/// gcd of trees `$a` and `$b` by a `Treelize` set up by the calls `$with`,
+/// as text.
+macro_rules! gcd_in {
+    ($a:expr, $b:expr, $($with:tt)*) => {
+        Treelize::new(|a: &i64, b: &i64| gcd(*a, *b))
+            $($with)*
+            .call2::<_, _, _, Tree<i64>>(&$a, &$b)
+            .unwrap()
+            .to_string()
+    };
+}
+
 #[test]
 fn strict_mode_names_the_missing_keys_of_figure_two() {
     let mut tgcd = Treelize::new(|a: &i64, b: &i64| gcd(*a, *b)).mode(mode::Strict);
@@ -117,10 +129,8 @@ fn strict_mode_names_the_missing_keys_of_figure_two() {
 #[test]
 fn inner_mode_drops_the_keys_one_tree_lacks_as_in_figure_three() {
     // t1.x.c and t2.b are ignored because t2.x.c and t1.b are missing.
-    let mut tgcd = Treelize::new(|a: &i64, b: &i64| gcd(*a, *b)).mode(mode::Inner);
-    let r: Tree<i64> = tgcd.call2(&fig2_t1(), &fig2_t2()).unwrap();
     assert_eq!(
-        r.to_string(),
+        gcd_in!(fig2_t1(), fig2_t2(), .mode(mode::Inner)),
         "├── a --> 2\n\
          └── x\n    \
              └── d --> 9"
@@ -130,13 +140,9 @@ fn inner_mode_drops_the_keys_one_tree_lacks_as_in_figure_three() {
 #[test]
 fn outer_mode_fills_the_missing_keys_with_one() {
     // t1.b and t2.x.c are missing: the default value 1 stands in.
-    let mut tgcd = Treelize::new(|a: &i64, b: &i64| gcd(*a, *b))
-        .mode(mode::Outer)
-        .missing(1);
-    let r: Tree<i64> = tgcd.call2(&fig2_t1(), &fig2_t2()).unwrap();
     // First tree's keys, then `b`, which only the second tree has.
     assert_eq!(
-        r.to_string(),
+        gcd_in!(fig2_t1(), fig2_t2(), .mode(mode::Outer).missing(1)),
         "├── a --> 2\n\
          ├── x\n\
          │   ├── c --> 1\n\
@@ -148,12 +154,8 @@ fn outer_mode_fills_the_missing_keys_with_one() {
 #[test]
 fn left_mode_follows_the_first_tree_as_in_figure_five() {
     // gcd(t1, t2): t2.b is ignored (t1 has no b), t2.x.c takes the value 1.
-    let mut tgcd = Treelize::new(|a: &i64, b: &i64| gcd(*a, *b))
-        .mode(mode::Left)
-        .missing(1);
-    let r: Tree<i64> = tgcd.call2(&fig2_t1(), &fig2_t2()).unwrap();
     assert_eq!(
-        r.to_string(),
+        gcd_in!(fig2_t1(), fig2_t2(), .mode(mode::Left).missing(1)),
         "├── a --> 2\n\
          └── x\n    \
              ├── c --> 1\n    \
@@ -164,12 +166,8 @@ fn left_mode_follows_the_first_tree_as_in_figure_five() {
 #[test]
 fn left_mode_follows_the_first_tree_as_in_figure_six() {
     // gcd(t2, t1): t1.x.c is ignored (t2 has no x.c), t1.b takes the value 1.
-    let mut tgcd = Treelize::new(|a: &i64, b: &i64| gcd(*a, *b))
-        .mode(mode::Left)
-        .missing(1);
-    let r: Tree<i64> = tgcd.call2(&fig2_t2(), &fig2_t1()).unwrap();
     assert_eq!(
-        r.to_string(),
+        gcd_in!(fig2_t2(), fig2_t1(), .mode(mode::Left).missing(1)),
         "├── a --> 2\n\
          ├── b --> 1\n\
          └── x\n    \

@@ -103,11 +103,7 @@ fn a_document_claiming_more_leaves_than_the_limits_is_refused() {
     assert!(read(max).is_err());
     // Even without limits, a count that overflows a usize is an error.
     let err = TreeDefLimits::UNLIMITED.scope(|| read(max)).unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("more nodes than a usize can count"),
-        "{err}"
-    );
+    pytree_tests::assert_mentions(&err, "more nodes than a usize can count");
 }
 
 #[test]
@@ -525,18 +521,8 @@ fn documents_the_default_limits_accept_do_not_make_any_reader_exhaust_memory() {
     }
     // Before the budget each of these ran out of 4 GiB within seconds.
     for case in ["leaf_limit", "billion", "nested"] {
-        let out = child::run_case(
-            "documents_the_default_limits_accept_do_not_make_any_reader_exhaust_memory",
-            case,
-            1 << 30,
-        );
-        assert!(
-            out.status.success() && out.stdout.contains("done"),
-            "{case}: {:?}\n{}\n{}",
-            out.status,
-            out.stdout,
-            out.stderr
-        );
+        let test = "documents_the_default_limits_accept_do_not_make_any_reader_exhaust_memory";
+        child::run_case(test, case, 1 << 30).assert_done(case);
     }
 }
 
@@ -760,6 +746,17 @@ fn the_transposes_answer_to_the_tree_they_hold_not_to_the_output_budget() {
 /// The 66-byte document of issue 29: a sequence of 10^9 leaves.
 const BILLION: &str = r#"{"schemas":[],"nodes":[{"seq":1000000000},{"leaves":1000000000}]}"#;
 
+/// `def` transformed into itself, with the number of calls to `f_leaf`.
+fn identity_transform(def: &TreeDef) -> (usize, Result<TreeDef, pytree_std::Error>) {
+    let mut calls = 0usize;
+    let leaf = |_: &_| {
+        calls += 1;
+        TreeDef::leaf()
+    };
+    let out = def.transform(|_, node| Ok(node.clone()), leaf);
+    (calls, out)
+}
+
 #[test]
 fn a_transform_takes_no_more_steps_than_the_work_budget() {
     // Each of these took minutes of CPU (217 s for the 66-byte one): one
@@ -771,18 +768,9 @@ fn a_transform_takes_no_more_steps_than_the_work_budget() {
         nested_at_the_limits(),
     ] {
         let def = read(&doc).unwrap();
-        let mut calls = 0usize;
         let start = thread_cpu_time();
-        let err = def
-            .transform(
-                |_, node| Ok(node.clone()),
-                |_| {
-                    calls += 1;
-                    TreeDef::leaf()
-                },
-            )
-            .unwrap_err()
-            .to_string();
+        let (calls, err) = identity_transform(&def);
+        let err = err.unwrap_err().to_string();
         let took = thread_cpu_time() - start;
         assert!(
             err.contains("this transform would take") && err.contains("more than the work budget"),
@@ -795,17 +783,8 @@ fn a_transform_takes_no_more_steps_than_the_work_budget() {
     // calls `f_leaf` once per leaf, and the work budget is the output
     // budget's: raising one raises the other.
     let def = read(r#"{"schemas":[],"nodes":[{"seq":100000},{"leaves":100000}]}"#).unwrap();
-    let mut calls = 0usize;
-    let same = def
-        .transform(
-            |_, node| Ok(node.clone()),
-            |_| {
-                calls += 1;
-                TreeDef::leaf()
-            },
-        )
-        .unwrap();
-    assert!(same == def);
+    let (calls, same) = identity_transform(&def);
+    assert!(same.unwrap() == def);
     assert_eq!(calls, 100_000);
     let mut tight = TreeDefLimits::DEFAULT;
     tight.output_allowance = 0;
@@ -889,23 +868,33 @@ fn large_documents() -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Runs reader `what` of the `d`-byte document `shape`, which must take
+/// work in proportion to the document (far less than a millisecond of CPU
+/// per kilobyte, even unoptimized); prints and returns the bytes it held
+/// at once, and its result.
+fn measured<R>(shape: &str, what: &str, d: usize, f: impl FnOnce() -> R) -> (usize, R) {
+    let start = thread_cpu_time();
+    let (_, held, r) = allocations(f);
+    let took = thread_cpu_time() - start;
+    assert!(
+        took.as_secs_f64() < d as f64 * 1e-6,
+        "{shape}: {what} took {took:?}"
+    );
+    println!(
+        "{shape:6} {what:26} held {:5.2} times the document, {:4.1} ms",
+        held as f64 / d as f64,
+        took.as_secs_f64() * 1e3
+    );
+    (held, r)
+}
+
 #[test]
 fn every_reader_of_a_large_document_holds_a_small_multiple_of_it() {
     if child::case().as_deref() != Some("readers") {
         // In a child under a 1 GiB address-space cap (a reader that ran
         // away would fail there, not exhaust the machine).
-        let out = child::run_case(
-            "every_reader_of_a_large_document_holds_a_small_multiple_of_it",
-            "readers",
-            1 << 30,
-        );
-        assert!(
-            out.status.success() && out.stdout.contains("done"),
-            "{:?}\n{}\n{}",
-            out.status,
-            out.stdout,
-            out.stderr
-        );
+        let test = "every_reader_of_a_large_document_holds_a_small_multiple_of_it";
+        child::run_case(test, "readers", 1 << 30).assert_done("readers");
         return;
     }
     // Without the allowance, so that the budget is the multiple of the
@@ -922,28 +911,17 @@ fn every_reader_of_a_large_document_holds_a_small_multiple_of_it() {
         assert_eq!(budget, 2 * e);
         // One reader: what it held at once, within the budget, or an error
         // naming a budget.
-        let within = |what: &str, f: &dyn Fn() -> Result<usize, pytree_std::Error>| {
-            let start = thread_cpu_time();
-            let (_, held, r) = allocations(|| tight.scope(f));
-            let took = thread_cpu_time() - start;
-            match r {
-                Ok(_) => assert!(
-                    held <= budget,
-                    "{shape}: {what} held {held} bytes, the budget is {budget} ({d}-byte document)"
-                ),
-                Err(e) => assert!(e.to_string().contains("budget"), "{shape}: {what}: {e}"),
-            }
-            // Work in proportion to the document: far less than a
-            // millisecond of CPU per kilobyte, even unoptimized.
-            assert!(
-                took.as_secs_f64() < d as f64 * 1e-6,
-                "{shape}: {what} took {took:?}"
-            );
-            println!(
-                "{shape:6} {what:26} held {:5.2} times the document, {:4.1} ms",
-                held as f64 / d as f64,
-                took.as_secs_f64() * 1e3
-            );
+        let within = |what: &str, f: &dyn Fn() -> Result<usize, pytree_std::Error>| match measured(
+            shape,
+            what,
+            d,
+            || tight.scope(f),
+        ) {
+            (held, Ok(_)) => assert!(
+                held <= budget,
+                "{shape}: {what} held {held} bytes, the budget is {budget} ({d}-byte document)"
+            ),
+            (_, Err(e)) => assert!(e.to_string().contains("budget"), "{shape}: {what}: {e}"),
         };
         within("children", &|| def.children().map(|c| c.len()));
         within("entries", &|| def.entries().map(|c| c.len()));
@@ -969,21 +947,10 @@ fn every_reader_of_a_large_document_holds_a_small_multiple_of_it() {
         let other = read(&other_doc).unwrap();
         let two = 3 * (e + other.encoded_bytes());
         let pair_of = |what: &str, f: &dyn Fn() -> usize| {
-            let start = thread_cpu_time();
-            let (_, held, _) = allocations(f);
-            let took = thread_cpu_time() - start;
+            let (held, _) = measured(shape, what, d, f);
             assert!(
                 held <= two,
                 "{shape}: {what} held {held} bytes, more than {two}"
-            );
-            assert!(
-                took.as_secs_f64() < d as f64 * 1e-6,
-                "{shape}: {what} took {took:?}"
-            );
-            println!(
-                "{shape:6} {what:26} held {:5.2} times the document, {:4.1} ms",
-                held as f64 / d as f64,
-                took.as_secs_f64() * 1e3
             );
         };
         pair_of("diff", &|| def.diff(&other).len());

@@ -62,14 +62,7 @@ fn every_leaf_dropped_once(what: &str, f: impl FnOnce()) {
 
 /// A closure that panics at leaf `at`, else makes a new leaf.
 fn panics_at(at: usize) -> impl FnMut(Tracked) -> Tracked {
-    let mut seen = 0;
-    move |x| {
-        seen += 1;
-        if seen == at + 1 {
-            panic!("leaf {at}");
-        }
-        Tracked::new(x.0 + 1)
-    }
+    pytree_tests::unwind::panics_at(at, |x: Tracked| Tracked::new(x.0 + 1))
 }
 
 /// A sink that keeps the leaves it is given and panics at leaf `at`.

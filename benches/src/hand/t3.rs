@@ -213,40 +213,19 @@ mod tests {
     use super::*;
     use crate::shapes::{deep, t3, T3_DEPTH, T3_LEAVES};
 
+    flatten_leaves_and_paths_test!(t3, Deep);
+
     #[test]
-    fn hand_written_flatten_and_unflatten_equal_the_librarys() {
-        let (lib, def) = pytree_std::flatten(t3());
+    fn hand_written_flatten_keeps_the_depth_for_unflatten() {
         let (leaves, depth) = flatten(t3());
-        assert_eq!((&leaves, depth), (&lib, T3_DEPTH));
-        let rebuilt: Deep = pytree_std::unflatten(&def, lib.iter().copied()).unwrap();
-        assert_eq!(unflatten(depth, &leaves), rebuilt);
-        assert_eq!(rebuilt, t3());
-    }
-
-    #[test]
-    fn hand_written_map_map2_and_sgd_equal_the_librarys() {
-        assert_eq!(map(t3(), |x| x * 3.0), pytree_std::map(t3(), |x| x * 3.0));
-        let (a, b) = (t3(), pytree_std::map(t3(), |x| x + 1.0));
-        assert_eq!(
-            map2(&a, &b, |x, y| x - y),
-            pytree_std::walk::map_n(&a, [&b], |x, [y]| x - y).unwrap()
-        );
-        let (mut p, mut q) = (t3(), t3());
-        sgd(&mut p, &b, 0.01);
-        pytree_std::zip_mut([&mut q], [&b], |[p], [g]| *p -= 0.01 * g).unwrap();
-        assert_eq!(p, q);
-        assert_ne!(p, t3());
-    }
-
-    #[test]
-    fn hand_written_leaves_and_paths_equal_the_librarys() {
-        let t = t3();
-        assert_eq!(leaves(&t), pytree_std::leaves(&t));
+        assert_eq!(depth, T3_DEPTH);
+        assert_eq!(unflatten(depth, &leaves), t3());
         let paths = flatten_with_path(t3());
         assert_eq!(paths.len(), T3_LEAVES);
-        assert_eq!(paths, pytree_std::flatten_with_path(t3()).0);
         assert_eq!(paths[T3_DEPTH].0.len(), 2 * T3_DEPTH + 2);
     }
+
+    map_map2_and_sgd_test!(t3);
 
     #[test]
     fn hand_written_loops_take_a_hundred_thousand_levels() {

@@ -20,9 +20,16 @@ use pytree_std::{paths::KeyEntry, KeyPath};
 /// assert_eq!(keys[42], "k00042");
 /// ```
 pub fn flatten(t: BTreeMap<String, f64>) -> (Vec<f64>, Vec<String>) {
-    let mut leaves = Vec::with_capacity(t.len());
-    let mut keys = Vec::with_capacity(t.len());
-    for (k, v) in t {
+    split(t.into_iter())
+}
+
+/// [`flatten`] of the entries in their order (`t4_hash` sorts them first).
+pub(super) fn split(
+    entries: impl ExactSizeIterator<Item = (String, f64)>,
+) -> (Vec<f64>, Vec<String>) {
+    let mut leaves = Vec::with_capacity(entries.len());
+    let mut keys = Vec::with_capacity(entries.len());
+    for (k, v) in entries {
         keys.push(k);
         leaves.push(v);
     }
@@ -123,9 +130,14 @@ pub fn leaves(t: &BTreeMap<String, f64>) -> Vec<&f64> {
 /// assert_eq!(paths[42].0.to_string(), r#"["k00042"]"#);
 /// ```
 pub fn flatten_with_path(t: BTreeMap<String, f64>) -> Vec<(KeyPath, f64)> {
-    t.into_iter()
-        .map(|(k, v)| (KeyPath::from_entries(vec![KeyEntry::key(k)]), v))
-        .collect()
+    with_paths(t)
+}
+
+/// [`flatten_with_path`] of the entries in their order (`t4_hash` sorts
+/// them first).
+pub(super) fn with_paths(entries: impl IntoIterator<Item = (String, f64)>) -> Vec<(KeyPath, f64)> {
+    let path = |k| KeyPath::from_entries(vec![KeyEntry::key(k)]);
+    entries.into_iter().map(|(k, v)| (path(k), v)).collect()
 }
 
 #[cfg(test)]
@@ -133,41 +145,17 @@ mod tests {
     use super::*;
     use crate::shapes::{t4, T4_LEAVES};
 
+    flatten_leaves_and_paths_test!(t4, BTreeMap<String, f64>);
+
     #[test]
-    fn hand_written_flatten_and_unflatten_equal_the_librarys() {
-        let (lib, def) = pytree_std::flatten(t4());
+    fn hand_written_flatten_keeps_the_keys_for_unflatten() {
         let (leaves, keys) = flatten(t4());
-        assert_eq!(leaves, lib);
         assert_eq!(keys.len(), T4_LEAVES);
-        let rebuilt: BTreeMap<String, f64> =
-            pytree_std::unflatten(&def, lib.iter().copied()).unwrap();
-        assert_eq!(unflatten(&keys, leaves.iter().copied()), rebuilt);
-        assert_eq!(rebuilt, t4());
+        assert_eq!(unflatten(&keys, leaves), t4());
+        assert_eq!(flatten_with_path(t4()).len(), T4_LEAVES);
     }
 
-    #[test]
-    fn hand_written_map_map2_and_sgd_equal_the_librarys() {
-        assert_eq!(map(t4(), |x| x + 1.0), pytree_std::map(t4(), |x| x + 1.0));
-        let (a, b) = (t4(), pytree_std::map(t4(), |x| x * 2.0));
-        assert_eq!(
-            map2(&a, &b, |x, y| x - y),
-            pytree_std::walk::map_n(&a, [&b], |x, [y]| x - y).unwrap()
-        );
-        let (mut p, mut q) = (t4(), t4());
-        sgd(&mut p, &b, 0.01);
-        pytree_std::zip_mut([&mut q], [&b], |[p], [g]| *p -= 0.01 * g).unwrap();
-        assert_eq!(p, q);
-        assert_ne!(p, t4());
-    }
-
-    #[test]
-    fn hand_written_leaves_and_paths_equal_the_librarys() {
-        let t = t4();
-        assert_eq!(leaves(&t), pytree_std::leaves(&t));
-        let paths = flatten_with_path(t4());
-        assert_eq!(paths.len(), T4_LEAVES);
-        assert_eq!(paths, pytree_std::flatten_with_path(t4()).0);
-    }
+    map_map2_and_sgd_test!(t4);
 
     #[test]
     #[should_panic(expected = "keys differ")]

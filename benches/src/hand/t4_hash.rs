@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use pytree_std::{paths::KeyEntry, KeyPath};
+use pytree_std::KeyPath;
 
 /// The entries sorted by key, moved out of the map.
 fn sorted(t: HashMap<String, f64>) -> Vec<(String, f64)> {
@@ -30,14 +30,7 @@ fn sorted(t: HashMap<String, f64>) -> Vec<(String, f64)> {
 /// assert_eq!(keys[42], "k00042");
 /// ```
 pub fn flatten(t: HashMap<String, f64>) -> (Vec<f64>, Vec<String>) {
-    let entries = sorted(t);
-    let mut leaves = Vec::with_capacity(entries.len());
-    let mut keys = Vec::with_capacity(entries.len());
-    for (k, v) in entries {
-        keys.push(k);
-        leaves.push(v);
-    }
-    (leaves, keys)
+    super::t4::split(sorted(t).into_iter())
 }
 
 /// Builds the map from the kept keys (cloned, so they can be used again)
@@ -136,10 +129,7 @@ pub fn leaves(t: &HashMap<String, f64>) -> Vec<&f64> {
 /// assert_eq!(paths[42].0.to_string(), r#"["k00042"]"#);
 /// ```
 pub fn flatten_with_path(t: HashMap<String, f64>) -> Vec<(KeyPath, f64)> {
-    sorted(t)
-        .into_iter()
-        .map(|(k, v)| (KeyPath::from_entries(vec![KeyEntry::key(k)]), v))
-        .collect()
+    super::t4::with_paths(sorted(t))
 }
 
 #[cfg(test)]
@@ -147,44 +137,22 @@ mod tests {
     use super::*;
     use crate::shapes::{t4_hash, T4_LEAVES};
 
+    flatten_leaves_and_paths_test!(t4_hash, HashMap<String, f64>);
+
     #[test]
-    fn hand_written_flatten_and_unflatten_equal_the_librarys() {
-        let (lib, def) = pytree_std::flatten(t4_hash());
-        let (leaves, keys) = flatten(t4_hash());
-        assert_eq!(leaves, lib);
+    fn hand_written_flatten_keeps_the_sorted_keys_for_unflatten() {
+        let (values, keys) = flatten(t4_hash());
         assert!(keys.windows(2).all(|w| w[0] < w[1]));
-        let rebuilt: HashMap<String, f64> =
-            pytree_std::unflatten(&def, lib.iter().copied()).unwrap();
-        assert_eq!(unflatten(&keys, leaves.iter().copied()), rebuilt);
-        assert_eq!(rebuilt, t4_hash());
-    }
-
-    #[test]
-    fn hand_written_map_map2_and_sgd_equal_the_librarys() {
-        let t = t4_hash;
-        assert_eq!(map(t(), |x| x + 1.0), pytree_std::map(t(), |x| x + 1.0));
-        let (a, b) = (t(), pytree_std::map(t(), |x| x * 2.0));
-        assert_eq!(
-            map2(&a, &b, |x, y| x - y),
-            pytree_std::walk::map_n(&a, [&b], |x, [y]| x - y).unwrap()
-        );
-        let (mut p, mut q) = (t(), t());
-        sgd(&mut p, &b, 0.01);
-        pytree_std::zip_mut([&mut q], [&b], |[p], [g]| *p -= 0.01 * g).unwrap();
-        assert_eq!(p, q);
-        assert_ne!(p, t());
-    }
-
-    #[test]
-    fn hand_written_leaves_and_paths_equal_the_librarys_in_sorted_order() {
+        assert_eq!(unflatten(&keys, values), t4_hash());
         let t = t4_hash();
-        let refs = leaves(&t);
-        assert_eq!(refs, pytree_std::leaves(&t));
         let expected: Vec<f64> = (0..T4_LEAVES).map(|i| i as f64).collect();
-        assert_eq!(refs.into_iter().copied().collect::<Vec<_>>(), expected);
-        let paths = flatten_with_path(t4_hash());
-        assert_eq!(paths, pytree_std::flatten_with_path(t4_hash()).0);
+        assert_eq!(
+            leaves(&t).into_iter().copied().collect::<Vec<_>>(),
+            expected
+        );
     }
+
+    map_map2_and_sgd_test!(t4_hash);
 
     #[test]
     #[should_panic(expected = "keys differ")]

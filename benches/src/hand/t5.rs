@@ -135,40 +135,19 @@ mod tests {
     use super::*;
     use crate::shapes::t5;
 
+    flatten_leaves_and_paths_test!(t5, T5);
+
     #[test]
-    fn hand_written_flatten_and_unflatten_equal_the_librarys() {
-        let (lib, def) = pytree_std::flatten(t5());
+    fn hand_written_flatten_keeps_the_length_of_b_for_unflatten() {
         let (leaves, b_len) = flatten(t5());
-        assert_eq!((&leaves, b_len), (&lib, 2));
-        let rebuilt: T5 = pytree_std::unflatten(&def, lib.iter().copied()).unwrap();
-        assert_eq!(unflatten(b_len, leaves), rebuilt);
-        assert_eq!(rebuilt, t5());
-    }
-
-    #[test]
-    fn hand_written_map_map2_and_sgd_equal_the_librarys() {
-        assert_eq!(map(t5(), |x| x + 1.0), pytree_std::map(t5(), |x| x + 1.0));
-        let (a, b) = (t5(), pytree_std::map(t5(), |x| x * 3.0));
-        assert_eq!(
-            map2(&a, &b, |x, y| x - y),
-            pytree_std::walk::map_n(&a, [&b], |x, [y]| x - y).unwrap()
-        );
-        let (mut p, mut q) = (t5(), t5());
-        sgd(&mut p, &b, 0.01);
-        pytree_std::zip_mut([&mut q], [&b], |[p], [g]| *p -= 0.01 * g).unwrap();
-        assert_eq!(p, q);
-        assert_ne!(p, t5());
-    }
-
-    #[test]
-    fn hand_written_leaves_and_paths_equal_the_librarys() {
-        let t = t5();
-        assert_eq!(leaves(&t), pytree_std::leaves(&t));
+        assert_eq!(b_len, 2);
+        assert_eq!(unflatten(b_len, leaves), t5());
         let paths = flatten_with_path(t5());
         let shown: Vec<String> = paths.iter().map(|(p, x)| format!("{p}={x}")).collect();
         assert_eq!(shown, ["[0].a=1", "[0].b[0]=2", "[0].b[1]=3", "[1]=4"]);
-        assert_eq!(paths, pytree_std::flatten_with_path(t5()).0);
     }
+
+    map_map2_and_sgd_test!(t5);
 
     #[test]
     #[should_panic(expected = "too few leaves")]

@@ -80,6 +80,23 @@ pub fn epoch_line(epoch: usize, mean_loss: f64, accuracy: f64) -> String {
     )
 }
 
+/// An epoch done on the bar: its line printed above the bar, its
+/// accuracy the bar's message.
+pub fn epoch_done(bar: &ProgressBar, epoch: usize, mean_loss: f64, accuracy: f64) {
+    let line = epoch_line(epoch, mean_loss, accuracy);
+    bar.set_message(format!("{:.2}%", accuracy * 100.0));
+    bar.suspend(|| println!("{line}"));
+}
+
+/// The training done: the bar cleared, the [`final_line`] of the last
+/// epoch's accuracy printed and returned.
+pub fn training_done(bar: &ProgressBar, accuracies: &[f64]) -> f64 {
+    bar.finish_and_clear();
+    let accuracy = accuracies.last().copied().unwrap_or(0.0);
+    println!("\n{}", final_line(accuracy));
+    accuracy
+}
+
 /// The final accuracy beside the README's promise.
 pub fn final_line(accuracy: f64) -> String {
     format!(
@@ -99,6 +116,20 @@ pub fn check_target(accuracy: f64) -> Result<(), Box<dyn Error>> {
         )
         .into());
     }
+    Ok(())
+}
+
+/// Saves `tree` to `path` with the epoch count in its metadata, and
+/// prints the file's [`checkpoint_line`].
+pub fn save_checkpoint<T>(path: &Path, epochs: usize, tree: &T) -> Result<(), Box<dyn Error>>
+where
+    T: pytree_std::PyTree,
+    T::Leaf: checkpoint::TensorLeaf,
+{
+    checkpoint::Save::new()
+        .metadata("epochs", epochs.to_string())
+        .save(path, tree)?;
+    println!("\n{}", checkpoint_line(path)?);
     Ok(())
 }
 

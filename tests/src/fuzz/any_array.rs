@@ -27,7 +27,7 @@ use pytree_std::ndarray::{ArrayD, IxDyn};
 use pytree_std::{AnyArray, AnyElement, DType, Tree};
 
 use super::by_names::tensors_file;
-use super::checkpoint::{file_of, inspect, saves_and_loads_back};
+use super::checkpoint::{file_of, inspect, saves_and_loads_back, with_options};
 use super::Input;
 
 /// Whether `a` holds `A`s: its view, its typed array and back.
@@ -115,16 +115,7 @@ pub fn any_array(data: &[u8]) {
         1 => tensors_file(&mut input),
         _ => file_of(data.get(1..).unwrap_or(&[])).0,
     };
-    let mut load = Load::new();
-    if head & 4 != 0 {
-        load = load.convert_floats();
-    }
-    if head & 8 != 0 {
-        load = load.allow_unused();
-    }
-    if head & 16 != 0 {
-        load = load.allow_missing();
-    }
+    let load = with_options(Load::new(), head, [4, 16, 8]);
     let file: Checkpoint = match load.from_bytes(bytes) {
         Ok(file) => file,
         Err(e) => {

@@ -34,7 +34,7 @@ use pytree_std::ndarray::{Array0, Array1, Array2, ArrayD};
 use pytree_std::{PyTree, Std, Tree, Unflatten};
 use serde_json::{json, Map, Value};
 
-use super::checkpoint::{inspect, saves_and_loads_back, Net};
+use super::checkpoint::{inspect, saves_and_loads_back, with_options, Net};
 use super::{Input, Model};
 
 /// A block: a weight of any rank and an optional bias.
@@ -195,15 +195,7 @@ fn load_options(head: u8) -> Load {
                 .pattern("weight", "w"),
         ),
     };
-    if head & 8 != 0 {
-        load = load.convert_floats();
-    }
-    if head & 16 != 0 {
-        load = load.allow_missing();
-    }
-    if head & 32 != 0 {
-        load = load.allow_unused();
-    }
+    load = with_options(load, head, [8, 16, 32]);
     if head & 64 != 0 {
         load = load.shapes_from_file();
     }

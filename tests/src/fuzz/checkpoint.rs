@@ -589,6 +589,21 @@ impl Parts {
     }
 }
 
+/// `load` with the options whose bit (of `[convert_floats, allow_missing,
+/// allow_unused]`, 0 for never) is set in `head`.
+pub(crate) fn with_options(mut load: Load, head: u8, [convert, missing, unused]: [u8; 3]) -> Load {
+    if head & convert != 0 {
+        load = load.convert_floats();
+    }
+    if head & missing != 0 {
+        load = load.allow_missing();
+    }
+    if head & unused != 0 {
+        load = load.allow_unused();
+    }
+    load
+}
+
 /// The file made from the fuzz input, and the load options: see the
 /// module docs.
 pub fn file_of(data: &[u8]) -> (Vec<u8>, u8) {

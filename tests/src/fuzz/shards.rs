@@ -28,7 +28,7 @@ use pytree_std::ndarray::{Array1, Array2, ArrayD};
 use serde_json::{json, Value};
 
 use super::by_names::Stack;
-use super::checkpoint::{inspect, saves_and_loads_back};
+use super::checkpoint::{inspect, saves_and_loads_back, with_options};
 use super::Input;
 
 /// The model the shards hold: three layers, a norm, an embedding.
@@ -212,13 +212,8 @@ pub fn shard_index(data: &[u8]) {
     };
     let index = dir.join("model.safetensors.index.json");
     std::fs::write(&index, &text).expect("the index is written");
-    let mut load = Load::new();
-    if head & 2 != 0 {
-        load = load.allow_missing();
-    }
-    if head & 4 != 0 {
-        load = load.allow_unused();
-    }
+    // No float conversion (bit 0: none).
+    let mut load = with_options(Load::new(), head, [0, 2, 4]);
     if head & 8 != 0 {
         load = load.renames(Renames::new().pattern("layers.*", "blocks.$1"));
     }

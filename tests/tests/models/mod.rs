@@ -1,7 +1,8 @@
 //! The small models several test files share (each includes this module
 //! with `mod models;`): an MLP of scalar leaves (`Linear<T>`, `Mlp<T>`,
 //! [`mlp`]), an enum of each variant form ([`Shape`]) and an MLP of
-//! ndarray arrays ([`arrays`]).
+//! ndarray arrays ([`arrays`]); [`tensor_values`] reads a candle tensor,
+//! [`assert_same_safetensors`] compares two files.
 
 // Each test file uses a part of this module.
 #![allow(dead_code)]
@@ -36,6 +37,37 @@ pub fn mlp() -> Mlp<f32> {
     }
 }
 
+/// A candle tensor's values (any dtype and rank) as `f32`s, in row-major
+/// order.
+pub fn tensor_values(t: &pytree_std::candle_core::Tensor) -> Vec<f32> {
+    let t = t.to_dtype(pytree_std::candle_core::DType::F32).unwrap();
+    t.flatten_all().unwrap().to_vec1().unwrap()
+}
+
+/// The two safetensors files hold the same tensors (names, dtypes, shapes
+/// and bytes), read with the reference implementation of the format.
+pub fn assert_same_safetensors(have: &[u8], want: &[u8]) {
+    use safetensors::SafeTensors;
+    let (have, want) = (
+        SafeTensors::deserialize(have),
+        SafeTensors::deserialize(want),
+    );
+    let (have, want) = (have.unwrap(), want.unwrap());
+    let sorted = |s: &SafeTensors| {
+        let mut names: Vec<String> = s.names().into_iter().map(|n| n.to_string()).collect();
+        names.sort();
+        names
+    };
+    assert_eq!(sorted(&have), sorted(&want));
+    for name in sorted(&want) {
+        let (a, b) = (have.tensor(&name).unwrap(), want.tensor(&name).unwrap());
+        let dtype_shape_data = |t: &safetensors::tensor::TensorView| {
+            (t.dtype(), t.shape().to_vec(), t.data().to_vec())
+        };
+        assert_eq!(dtype_shape_data(&a), dtype_shape_data(&b), "{name}");
+    }
+}
+
 /// An enum of each variant form: named fields, a tuple, none.
 #[derive(PyTree, Clone, Debug, PartialEq)]
 pub enum Shape {
@@ -56,15 +88,10 @@ pub fn shapes() -> Vec<Shape> {
 
 /// The same MLP with ndarray arrays as leaves.
 pub mod arrays {
-    use pytree_std::ndarray::{Array1, Array2};
     use pytree_std::PyTree;
 
-    /// A dense layer: weights and bias.
-    #[derive(PyTree, Clone, Debug, PartialEq)]
-    pub struct Linear {
-        pub w: Array2<f32>,
-        pub b: Array1<f32>,
-    }
+    /// A dense layer: weights and biases (the fuzz targets' layer).
+    pub use pytree_tests::fuzz::checkpoint::Linear;
 
     /// Layers and a static name.
     #[derive(PyTree, Clone, Debug, PartialEq)]
