@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 
 use pytree_core::{Error, ErrorKind, Flatten, Leaf, Signature, TreeDef, Unflatten};
 
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// A leaf type whose elements can be laid out in a flat buffer of `A`s.
 ///
@@ -147,8 +147,8 @@ where
     T: Flatten<Std>,
     T::Leaf: Ravel<A>,
 {
-    let def = crate::structure(tree);
-    let leaves = crate::leaves(tree);
+    let def = crate::walk::structure(tree);
+    let leaves = crate::walk::leaves(tree);
     let mut signatures = Vec::with_capacity(leaves.len());
     let mut offsets = Vec::with_capacity(leaves.len() + 1);
     let mut total = 0usize;
@@ -270,11 +270,11 @@ where
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn ravel_into(&self, tree: &T, out: &mut Vec<A>) -> Result<(), Error> {
-        let def = crate::structure(tree);
+        let def = crate::walk::structure(tree);
         if def != self.def {
             return Err(Error::from_mismatches(self.def.diff(&def)));
         }
-        let leaves = crate::leaves(tree);
+        let leaves = crate::walk::leaves(tree);
         for (i, leaf) in leaves.iter().enumerate() {
             if let Some(sig) = T::Leaf::signature(leaf) {
                 if sig != self.signatures[i] {
@@ -319,6 +319,6 @@ where
             let data = &flat[self.offsets[i]..self.offsets[i + 1]];
             leaves.push(T::Leaf::unravel_from(sig, data).map_err(|e| self.at_leaf(i, e))?);
         }
-        crate::unflatten(&self.def, leaves)
+        crate::walk::unflatten(&self.def, leaves)
     }
 }

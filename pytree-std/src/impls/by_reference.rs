@@ -13,17 +13,7 @@
 
 macro_rules! leaf_by_reference {
     (scalar $t:ty => $dtype:expr) => {
-        impl pytree_core::Leaf<$crate::Std> for $t {
-            type Ref<'a> = &'a $t;
-            type Mut<'a> = &'a mut $t;
-            #[inline(always)]
-            fn lend(&self) -> &Self {
-                self
-            }
-            #[inline(always)]
-            fn lend_mut(&mut self) -> &mut Self {
-                self
-            }
+        $crate::std_namespace::lent_by_reference!(@impl <> $t {
             #[inline]
             fn signature(_leaf: &&Self) -> Option<pytree_core::Signature> {
                 Some(pytree_core::Signature::scalar($dtype))
@@ -32,23 +22,13 @@ macro_rules! leaf_by_reference {
             fn assign(slot: &mut Self, value: Self) -> Result<Self, pytree_core::Error> {
                 Ok(std::mem::replace(slot, value))
             }
-        }
+        });
         leaf_by_reference!(@walks $t, uniform = Some(1), check = |_leaf: &$t, _others| Ok(()),
             same = |_: &$t, _: &$t| true);
     };
     (shaped $t:ty, signature = $signature:path, same = $same:path) => {
-        impl pytree_core::Leaf<$crate::Std> for $t {
-            type Ref<'a> = &'a $t;
-            type Mut<'a> = &'a mut $t;
+        $crate::std_namespace::lent_by_reference!(@impl <> $t {
             const HAS_SHAPE: bool = true;
-            #[inline(always)]
-            fn lend(&self) -> &Self {
-                self
-            }
-            #[inline(always)]
-            fn lend_mut(&mut self) -> &mut Self {
-                self
-            }
             #[inline]
             fn signature(leaf: &&Self) -> Option<pytree_core::Signature> {
                 Some($signature(leaf))
@@ -65,13 +45,13 @@ macro_rules! leaf_by_reference {
                 }
                 Ok(std::mem::replace(slot, value))
             }
-        }
+        });
         leaf_by_reference!(@walks $t, uniform = None, check = |leaf: &$t, others| {
             $crate::impls::check_same_signature(leaf, others, $same, $signature)
         }, same = $same);
     };
     (@walks $t:ty, uniform = $uniform:expr, check = $check:expr, same = $same:expr) => {
-        impl pytree_core::Flatten<$crate::Std> for $t {
+        impl pytree_core::Flatten<$crate::std_namespace::Std> for $t {
             type Leaf = $t;
             // Scalars: `Some(1)`. Shaped leaves: `None`, their signatures
             // can differ, so containers must run their `zip_check`.
@@ -123,7 +103,7 @@ macro_rules! leaf_by_reference {
                 visitor.leaf_run(items.iter_mut())
             }
         }
-        impl pytree_core::Unflatten<$crate::Std> for $t {
+        impl pytree_core::Unflatten<$crate::std_namespace::Std> for $t {
             #[inline]
             fn unflatten_from<S: pytree_core::Source<Self>>(source: &mut S) -> Result<Self, pytree_core::Error> {
                 source.leaf()

@@ -22,7 +22,6 @@ pub use candle::force_tensor_ops;
 mod half;
 mod indexmap;
 mod leaves;
-pub(crate) use leaves::lent_by_reference;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
 #[cfg(feature = "ndarray")]
@@ -110,7 +109,7 @@ macro_rules! std_containers {
     };
 }
 
-std_containers!(crate::Std);
+std_containers!(crate::std_namespace::Std);
 
 /// Declares a namespace of your own: the marker type, every std container
 /// ([`std_containers!`](crate::std_containers)) and your leaf types

@@ -16,7 +16,7 @@ use pytree_core::{
 use super::cursor::{Access, Cursor, Event, Mut, Open, Own, Place, Ref, Shape};
 use super::node::{Map, Tree};
 use super::{convert, walk};
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// What the protocol of [`Sink`], [`Visit`] and [`VisitMut`] (the same
 /// calls, three traits) needs from a walk with [`Cursor`]: the calls, and
@@ -168,7 +168,7 @@ impl<'a, L: Clone + Leaf<Std>, V: VisitMut<LeafMut<'a, Std, L>>> Report<Mut<'a, 
 
 // A tree is also a leaf of another tree (`Tree<Tree<L>>`), lent by
 // reference as the containers of `impls` are.
-crate::impls::lent_by_reference!(<L> Tree<L>);
+crate::std_namespace::lent_by_reference!(<L> Tree<L>);
 
 impl<L: Clone + Leaf<Std>> Flatten<Std> for Tree<L> {
     type Leaf = L;

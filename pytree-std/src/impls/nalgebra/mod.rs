@@ -51,7 +51,8 @@ use pytree_core::{
 mod float;
 
 use super::{check_same_signature, dtype_of, signature_error};
-use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance, Std};
+use crate::std_namespace::Std;
+use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
 /// The signature of a `rows x cols` matrix of `T`s.
 fn matrix_signature<T: 'static>(shape: (usize, usize)) -> Signature {

@@ -88,7 +88,7 @@ use pytree_core::{
 
 use crate::elements::Ravel;
 use crate::elements::{ApproxEq, Tolerance};
-use crate::Std;
+use crate::std_namespace::Std;
 
 mod sealed {
     pub trait Sealed {}

@@ -32,9 +32,9 @@
 //! return, and the old array is gone (it was moved into the function), so
 //! these operations **panic**, naming the path-checked alternatives, which
 //! rebuild through the TreeDef and return the rank error at its path:
-//! [`map_into`](crate::walk::map_into) for one tree, [`map_n`](crate::map_n)
+//! [`map_into`](crate::walk::map_into) for one tree, [`map_n`](crate::walk::map_n)
 //! with a function that returns a `Result` for several (or `flatten` then
-//! [`unflatten`](crate::unflatten)); or an
+//! [`unflatten`](crate::walk::unflatten)); or an
 //! `ArrayD` field, which takes any rank. The shape may change freely within the rank
 //! (`Array2` `[3, 3]` to `[2, 16]`).
 //!
@@ -75,7 +75,8 @@ mod checkpoint;
 mod float;
 
 use super::{check_same_signature, dtype_of, signature_error};
-use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance, Std};
+use crate::std_namespace::Std;
+use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
 /// The signature of an array of `A`s of this shape.
 fn array_signature<A: 'static>(shape: &[usize]) -> Signature {
