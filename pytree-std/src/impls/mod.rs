@@ -29,13 +29,23 @@ mod ndarray;
 #[cfg(feature = "ndarray")]
 pub use ndarray::any_array;
 
-#[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
+#[cfg(any(
+    feature = "ndarray",
+    feature = "candle",
+    feature = "nalgebra",
+    feature = "half"
+))]
 use pytree_core::{Error, ErrorKind, Signature};
 
 /// The error for two leaves whose signatures (shape, dtype, device)
 /// differ: `expected` is the first tree's (or the slot's), `found` the
 /// other's.
-#[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
+#[cfg(any(
+    feature = "ndarray",
+    feature = "candle",
+    feature = "nalgebra",
+    feature = "half"
+))]
 #[cold]
 pub(crate) fn signature_error(expected: Signature, found: Signature) -> Error {
     Error::new(ErrorKind::SignatureMismatch { expected, found })
@@ -44,7 +54,12 @@ pub(crate) fn signature_error(expected: Signature, found: Signature) -> Error {
 /// For `zip_check` of leaves with shapes: `same` compares two leaves
 /// without allocating; only on a mismatch are both signatures built, for
 /// the error about the first other tree (1-based) that differs.
-#[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
+#[cfg(any(
+    feature = "ndarray",
+    feature = "candle",
+    feature = "nalgebra",
+    feature = "half"
+))]
 #[inline]
 pub(crate) fn check_same_signature<L: ?Sized, const N: usize>(
     leaf: &L,
@@ -57,6 +72,157 @@ pub(crate) fn check_same_signature<L: ?Sized, const N: usize>(
         Some(j) => Err(signature_error(signature(leaf), signature(others[j])).in_tree(j + 1)),
     }
 }
+
+/// `Flatten` and `Unflatten` for a type that is one leaf with a shape (an
+/// array, a matrix, an `AnyArray`, a candle tensor): `lend` / `lend_mut`
+/// lend `$x` as its leaf type's views, `same` compares two values without
+/// allocating and `signature` describes one for `zip_check`'s error;
+/// `into_leaf`, `from_leaf` (for `unflatten`, fallible) and
+/// `from_leaf_or_panic` (for the infallible walks, which have nothing to
+/// build: see the ndarray and nalgebra module docs) convert between it and
+/// its leaf type. `leaf_is_self` adds the leaf runs of a type that is its
+/// own leaf; `uniform` sets `UNIFORM_LEAVES` (a scalar: `Some(1)`). A value
+/// of another signature than the first tree's (the check was skipped) is
+/// left as it is by `zip_mut_prechecked` and replaced by the first tree's
+/// in `zip_with_prechecked`: `f` never sees signatures that differ.
+#[cfg(any(
+    feature = "ndarray",
+    feature = "nalgebra",
+    feature = "candle",
+    feature = "half"
+))]
+macro_rules! one_leaf_pytree {
+    (
+        $(#[$doc:meta])*
+        [$($gen:tt)*] $ty:ty => $leaf:ty,
+        lend = |$x:ident| $lend:expr, lend_mut = |$y:ident| $lend_mut:expr,
+        same = $same:expr, signature = $signature:expr,
+        into_leaf = $into_leaf:expr, from_leaf = $from_leaf:expr,
+        from_leaf_or_panic = $or_panic:expr
+        $(, uniform = $uniform:expr)? $(, leaf_is_self = $self_leaf:tt)? $(,)?
+    ) => {
+        $(#[$doc])*
+        impl<$($gen)*> pytree_core::Flatten<$crate::std_namespace::Std> for $ty {
+            type Leaf = $leaf;
+            $(const UNIFORM_LEAVES: Option<usize> = $uniform;)?
+            #[inline]
+            fn flatten_into<S: pytree_core::Sink<$leaf>>(self, sink: &mut S) {
+                let into_leaf: fn(Self) -> $leaf = $into_leaf;
+                sink.leaf(into_leaf(self))
+            }
+            /// One leaf (not uniform unless said: shapes can differ).
+            #[inline]
+            fn leaf_count_hint(&self) -> usize {
+                1
+            }
+            #[inline]
+            fn visit<'a, V>(&'a self, visitor: &mut V)
+            where
+                V: pytree_core::Visit<pytree_core::LeafRef<'a, $crate::std_namespace::Std, $leaf>>,
+            {
+                let $x = self;
+                visitor.leaf($lend)
+            }
+            #[inline]
+            fn visit_mut<'a, V>(&'a mut self, visitor: &mut V)
+            where
+                V: pytree_core::VisitMut<pytree_core::LeafMut<'a, $crate::std_namespace::Std, $leaf>>,
+            {
+                let $y = self;
+                visitor.leaf($lend_mut)
+            }
+            #[inline]
+            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), pytree_core::Error> {
+                let same: fn(&Self, &Self) -> bool = $same;
+                let signature: fn(&Self) -> pytree_core::Signature = $signature;
+                $crate::impls::check_same_signature(self, others, same, signature)
+            }
+            #[inline]
+            fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
+            where
+                F: FnMut(
+                    pytree_core::LeafMut<'a, $crate::std_namespace::Std, $leaf>,
+                    [pytree_core::LeafRef<'a, $crate::std_namespace::Std, $leaf>; N],
+                ),
+            {
+                let same: fn(&Self, &Self) -> bool = $same;
+                if others.iter().all(|o| same(self, o)) {
+                    let $y = self;
+                    f($lend_mut, others.map(|$x| $lend))
+                }
+            }
+            #[inline]
+            fn visit_slice<'a, V>(items: &'a [Self], visitor: &mut V)
+            where
+                V: pytree_core::Visit<pytree_core::LeafRef<'a, $crate::std_namespace::Std, $leaf>>,
+            {
+                visitor.leaf_run(items.iter().map(|$x| $lend))
+            }
+            #[inline]
+            fn visit_slice_mut<'a, V>(items: &'a mut [Self], visitor: &mut V)
+            where
+                V: pytree_core::VisitMut<pytree_core::LeafMut<'a, $crate::std_namespace::Std, $leaf>>,
+            {
+                visitor.leaf_run(items.iter_mut().map(|$y| $lend_mut))
+            }
+            $(
+                #[inline]
+                fn flatten_vec<S: pytree_core::Sink<Self>>(items: Vec<Self>, sink: &mut S) {
+                    let _ = $self_leaf;
+                    sink.leaf_vec(items)
+                }
+            )?
+        }
+
+        $(#[$doc])*
+        impl<$($gen)*> pytree_core::Unflatten<$crate::std_namespace::Std> for $ty {
+            #[inline]
+            fn unflatten_from<S: pytree_core::Source<$leaf>>(source: &mut S) -> Result<Self, pytree_core::Error> {
+                let from_leaf: fn($leaf) -> Result<Self, pytree_core::Error> = $from_leaf;
+                from_leaf(source.leaf()?)
+            }
+            #[inline]
+            #[track_caller]
+            fn map_leaves<F: FnMut($leaf) -> $leaf>(self, f: &mut F) -> Self {
+                let into_leaf: fn(Self) -> $leaf = $into_leaf;
+                let or_panic: fn($leaf) -> Self = $or_panic;
+                or_panic(f(into_leaf(self)))
+            }
+            #[inline]
+            #[track_caller]
+            fn zip_with_prechecked<'a, const N: usize, F>(&'a self, others: [&'a Self; N], f: &mut F) -> Self
+            where
+                F: FnMut(
+                    pytree_core::LeafRef<'a, $crate::std_namespace::Std, $leaf>,
+                    [pytree_core::LeafRef<'a, $crate::std_namespace::Std, $leaf>; N],
+                ) -> $leaf,
+            {
+                let same: fn(&Self, &Self) -> bool = $same;
+                let or_panic: fn($leaf) -> Self = $or_panic;
+                let others = others.map(|o| if same(self, o) { o } else { self });
+                let $x = self;
+                or_panic(f($lend, others.map(|$x| $lend)))
+            }
+            $(
+                #[inline]
+                fn unflatten_vec<S: pytree_core::Source<Self>>(
+                    len: usize,
+                    source: &mut S,
+                ) -> Result<Vec<Self>, pytree_core::Error> {
+                    let _ = $self_leaf;
+                    source.leaf_vec(len)
+                }
+            )?
+        }
+    };
+}
+#[cfg(any(
+    feature = "ndarray",
+    feature = "nalgebra",
+    feature = "candle",
+    feature = "half"
+))]
+pub(crate) use one_leaf_pytree;
 
 /// The dtype of an element type: a Rust primitive ([`DType::of`]), with
 /// the `half` feature `f16` / `bf16`, else [`DType::Other`] with the

@@ -44,13 +44,11 @@
 use nalgebra::{
     DMatrix, DMatrixView, DMatrixViewMut, DVector, Dim, Dyn, Matrix, RawStorage, Scalar, U1,
 };
-use pytree_core::{
-    Error, Flatten, Leaf, LeafMut, LeafRef, Signature, Sink, Source, Unflatten, Visit, VisitMut,
-};
+use pytree_core::{Error, Leaf, Signature};
 
 mod float;
 
-use super::{check_same_signature, dtype_of, signature_error};
+use super::{dtype_of, signature_error};
 use crate::std_namespace::Std;
 use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
@@ -147,108 +145,7 @@ fn vector_leaf<T: Scalar>(v: DVector<T>) -> DMatrix<T> {
     v.reshape_generic(Dyn(n), Dyn(1))
 }
 
-/// `Flatten` and `Unflatten` for a matrix type whose leaf is `DMatrix<T>`.
-macro_rules! matrix_pytree {
-    (
-        $(#[$doc:meta])*
-        $ty:ty,
-        into_leaf = $into_leaf:expr,
-        from_leaf = $from_leaf:expr,
-        from_leaf_or_panic = $from_leaf_or_panic:expr
-    ) => {
-        $(#[$doc])*
-        impl<T: Scalar> Flatten<Std> for $ty {
-            type Leaf = DMatrix<T>;
-
-            #[inline]
-            fn flatten_into<S: Sink<DMatrix<T>>>(self, sink: &mut S) {
-                sink.leaf(($into_leaf)(self))
-            }
-            /// One leaf (not uniform: shapes can differ between values).
-            #[inline]
-            fn leaf_count_hint(&self) -> usize {
-                1
-            }
-            #[inline]
-            fn visit<'a, V: Visit<LeafRef<'a, Std, DMatrix<T>>>>(&'a self, visitor: &mut V) {
-                visitor.leaf(self.as_view())
-            }
-            #[inline]
-            fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, DMatrix<T>>>>(&'a mut self, visitor: &mut V) {
-                visitor.leaf(self.as_view_mut())
-            }
-            #[inline]
-            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-                check_same_signature(
-                    self,
-                    others,
-                    |a, b| a.shape() == b.shape(),
-                    |a| matrix_signature::<T>(a.shape()),
-                )
-            }
-            #[inline]
-            fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-            where
-                F: FnMut(LeafMut<'a, Std, DMatrix<T>>, [LeafRef<'a, Std, DMatrix<T>>; N]),
-            {
-                // A matrix of another shape (the check was skipped): left
-                // as it is.
-                if others.iter().any(|o| o.shape() != self.shape()) {
-                    return;
-                }
-                f(self.as_view_mut(), others.map(|o| o.as_view()))
-            }
-            #[inline]
-            fn visit_slice<'a, V: Visit<LeafRef<'a, Std, DMatrix<T>>>>(items: &'a [Self], visitor: &mut V) {
-                visitor.leaf_run(items.iter().map(|m| m.as_view()))
-            }
-            #[inline]
-            fn visit_slice_mut<'a, V: VisitMut<LeafMut<'a, Std, DMatrix<T>>>>(
-                items: &'a mut [Self],
-                visitor: &mut V,
-            ) {
-                visitor.leaf_run(items.iter_mut().map(|m| m.as_view_mut()))
-            }
-        }
-
-        $(#[$doc])*
-        impl<T: Scalar> Unflatten<Std> for $ty {
-            #[inline]
-            fn unflatten_from<S: Source<DMatrix<T>>>(source: &mut S) -> Result<Self, Error> {
-                ($from_leaf)(source.leaf()?)
-            }
-            /// # Panics
-            ///
-            /// For a vector, if `f` returns a matrix of more than one
-            /// column (see the module docs).
-            #[inline]
-            #[track_caller]
-            fn map_leaves<F: FnMut(DMatrix<T>) -> DMatrix<T>>(self, f: &mut F) -> Self {
-                ($from_leaf_or_panic)(f(($into_leaf)(self)))
-            }
-            /// # Panics
-            ///
-            /// As [`map_leaves`](Unflatten::map_leaves).
-            #[inline]
-            #[track_caller]
-            fn zip_with_prechecked<'a, const N: usize, F>(
-                &'a self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) -> Self
-            where
-                F: FnMut(LeafRef<'a, Std, DMatrix<T>>, [LeafRef<'a, Std, DMatrix<T>>; N]) -> DMatrix<T>,
-            {
-                // A matrix of another shape (the check was skipped) is
-                // replaced by `self`'s: `f` never sees shapes that differ.
-                let others = others.map(|o| if o.shape() == self.shape() { o } else { self });
-                ($from_leaf_or_panic)(f(self.as_view(), others.map(|o| o.as_view())))
-            }
-        }
-    };
-}
-
-matrix_pytree!(
+super::one_leaf_pytree!(
     /// A dynamic matrix is one leaf, itself.
     ///
     /// ```
@@ -259,13 +156,13 @@ matrix_pytree!(
     /// assert_eq!(pytree_std::unflatten::<Vec<DMatrix<u8>>>(&def, leaves)?, m);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    DMatrix<T>,
-    into_leaf = |m: DMatrix<T>| m,
-    from_leaf = |m: DMatrix<T>| Ok::<_, Error>(m),
-    from_leaf_or_panic = |m: DMatrix<T>| m
+    [T: Scalar] DMatrix<T> => DMatrix<T>,
+    lend = |m| m.as_view(), lend_mut = |m| m.as_view_mut(),
+    same = |a, b| a.shape() == b.shape(), signature = |m| matrix_signature::<T>(m.shape()),
+    into_leaf = |m| m, from_leaf = Ok, from_leaf_or_panic = |m| m,
 );
 
-matrix_pytree!(
+super::one_leaf_pytree!(
     /// A dynamic vector is one leaf of type `DMatrix<T>`, an `n x 1`
     /// matrix (moved, not copied); unflattening one from a matrix of more
     /// than one column is an error.
@@ -279,10 +176,11 @@ matrix_pytree!(
     /// assert!(pytree_std::unflatten::<DVector<f32>>(&def, [DMatrix::zeros(3, 2)]).is_err());
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    DVector<T>,
-    into_leaf = vector_leaf::<T>,
-    from_leaf = to_vector::<T>,
-    from_leaf_or_panic = to_vector_or_panic::<T>
+    [T: Scalar] DVector<T> => DMatrix<T>,
+    lend = |m| m.as_view(), lend_mut = |m| m.as_view_mut(),
+    same = |a, b| a.shape() == b.shape(), signature = |m| matrix_signature::<T>(m.shape()),
+    into_leaf = vector_leaf::<T>, from_leaf = to_vector::<T>,
+    from_leaf_or_panic = to_vector_or_panic::<T>,
 );
 
 /// A matrix's elements in C (row-major) order, as every leaf ravels

@@ -65,16 +65,14 @@ use ndarray::{
     ArcArray, Array, ArrayBase, ArrayD, ArrayViewD, ArrayViewMutD, Axis, Data, Dimension, IxDyn,
     Zip,
 };
-use pytree_core::{
-    Error, Flatten, Leaf, LeafMut, LeafRef, Signature, Sink, Source, Unflatten, Visit, VisitMut,
-};
+use pytree_core::{Error, Leaf, Signature};
 
 pub mod any_array;
 #[cfg(feature = "safetensors")]
 mod checkpoint;
 mod float;
 
-use super::{check_same_signature, dtype_of, signature_error};
+use super::{dtype_of, signature_error};
 use crate::std_namespace::Std;
 use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
@@ -186,110 +184,7 @@ fn to_rank_or_panic<A: 'static, D: Dimension>(leaf: ArrayD<A>) -> Array<A, D> {
     }
 }
 
-/// `Flatten` and `Unflatten` for an owned array type whose leaf is
-/// `ArrayD<A>`: `$into_leaf` turns the array into its leaf, `$from_array`
-/// turns an `Array<A, D>` (the leaf at the right rank) into the array type.
-macro_rules! array_pytree {
-    ($(#[$doc:meta])* [$($bounds:tt)*] $array:ty, into_leaf = $into_leaf:expr, from_array = $from_array:expr) => {
-        $(#[$doc])*
-        impl<A: $($bounds)*, D: Dimension> Flatten<Std> for $array {
-            type Leaf = ArrayD<A>;
-
-            #[inline]
-            fn flatten_into<S: Sink<ArrayD<A>>>(self, sink: &mut S) {
-                sink.leaf(($into_leaf)(self))
-            }
-            /// One leaf (not uniform: shapes can differ between values).
-            #[inline]
-            fn leaf_count_hint(&self) -> usize {
-                1
-            }
-            #[inline]
-            fn visit<'a, V: Visit<LeafRef<'a, Std, ArrayD<A>>>>(&'a self, visitor: &mut V) {
-                visitor.leaf(self.view().into_dyn())
-            }
-            #[inline]
-            fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, ArrayD<A>>>>(&'a mut self, visitor: &mut V) {
-                visitor.leaf(self.view_mut().into_dyn())
-            }
-            #[inline]
-            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-                check_same_signature(
-                    self,
-                    others,
-                    |a, b| a.shape() == b.shape(),
-                    |a| array_signature::<A>(a.shape()),
-                )
-            }
-            #[inline]
-            fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-            where
-                F: FnMut(LeafMut<'a, Std, ArrayD<A>>, [LeafRef<'a, Std, ArrayD<A>>; N]),
-            {
-                // An array of another shape (the check was skipped): the
-                // leaf is left as it is, as the trait asks (`f` never sees
-                // shapes that differ).
-                if others.iter().any(|o| o.shape() != self.shape()) {
-                    return;
-                }
-                f(self.view_mut().into_dyn(), others.map(|o| o.view().into_dyn()))
-            }
-            #[inline]
-            fn visit_slice<'a, V: Visit<LeafRef<'a, Std, ArrayD<A>>>>(items: &'a [Self], visitor: &mut V) {
-                visitor.leaf_run(items.iter().map(|a| a.view().into_dyn()))
-            }
-            #[inline]
-            fn visit_slice_mut<'a, V: VisitMut<LeafMut<'a, Std, ArrayD<A>>>>(
-                items: &'a mut [Self],
-                visitor: &mut V,
-            ) {
-                visitor.leaf_run(items.iter_mut().map(|a| a.view_mut().into_dyn()))
-            }
-        }
-
-        $(#[$doc])*
-        impl<A: $($bounds)*, D: Dimension> Unflatten<Std> for $array {
-            /// Reads one `ArrayD<A>` leaf and converts it to rank `D`; a
-            /// leaf of another rank is an error.
-            #[inline]
-            fn unflatten_from<S: Source<ArrayD<A>>>(source: &mut S) -> Result<Self, Error> {
-                to_rank::<A, D>(source.leaf()?).map($from_array)
-            }
-            /// # Panics
-            ///
-            /// If `f` returns an array of another rank than `D` (see the
-            /// module docs; `map_into` returns that as an error).
-            #[inline]
-            #[track_caller]
-            fn map_leaves<F: FnMut(ArrayD<A>) -> ArrayD<A>>(self, f: &mut F) -> Self {
-                ($from_array)(to_rank_or_panic::<A, D>(f(($into_leaf)(self))))
-            }
-            /// # Panics
-            ///
-            /// If `f` returns an array of another rank than `D` (see the
-            /// module docs).
-            #[inline]
-            #[track_caller]
-            fn zip_with_prechecked<'a, const N: usize, F>(
-                &'a self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) -> Self
-            where
-                F: FnMut(LeafRef<'a, Std, ArrayD<A>>, [LeafRef<'a, Std, ArrayD<A>>; N]) -> ArrayD<A>,
-            {
-                // An array of another shape (the check was skipped) is
-                // replaced by `self`'s, as the trait asks: `f` never sees
-                // shapes that differ.
-                let others = others.map(|o| if o.shape() == self.shape() { o } else { self });
-                let out = f(self.view().into_dyn(), others.map(|o| o.view().into_dyn()));
-                ($from_array)(to_rank_or_panic::<A, D>(out))
-            }
-        }
-    };
-}
-
-array_pytree!(
+super::one_leaf_pytree!(
     /// An owned array of any dimension is one leaf of type `ArrayD<A>`,
     /// moved in and out without copying its data.
     ///
@@ -302,12 +197,14 @@ array_pytree!(
     /// assert_eq!(back, a);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    ['static] Array<A, D>,
-    into_leaf = |a: Array<A, D>| a.into_dyn(),
-    from_array = |a: Array<A, D>| a
+    [A: 'static, D: Dimension] Array<A, D> => ArrayD<A>,
+    lend = |a| a.view().into_dyn(), lend_mut = |a| a.view_mut().into_dyn(),
+    same = |a, b| a.shape() == b.shape(), signature = |a| array_signature::<A>(a.shape()),
+    into_leaf = |a| a.into_dyn(), from_leaf = to_rank::<A, D>,
+    from_leaf_or_panic = to_rank_or_panic::<A, D>,
 );
 
-array_pytree!(
+super::one_leaf_pytree!(
     /// A shared (copy-on-write) array of any dimension is one leaf of type
     /// `ArrayD<A>`, so `ArcArray` and `Array` fields mix in one struct. The
     /// walks by reference lend views; a mutable view of a shared array
@@ -325,9 +222,12 @@ array_pytree!(
     /// assert_eq!(e.table, array![2.0, 3.0]);
     /// assert_eq!(shared, array![1.0, 2.0]); // copied on write
     /// ```
-    [Clone + 'static] ArcArray<A, D>,
-    into_leaf = |a: ArcArray<A, D>| a.into_owned().into_dyn(),
-    from_array = |a: Array<A, D>| a.into_shared()
+    [A: Clone + 'static, D: Dimension] ArcArray<A, D> => ArrayD<A>,
+    lend = |a| a.view().into_dyn(), lend_mut = |a| a.view_mut().into_dyn(),
+    same = |a, b| a.shape() == b.shape(), signature = |a| array_signature::<A>(a.shape()),
+    into_leaf = |a| a.into_owned().into_dyn(),
+    from_leaf = |a| to_rank::<A, D>(a).map(Array::into_shared),
+    from_leaf_or_panic = |a| to_rank_or_panic::<A, D>(a).into_shared(),
 );
 
 /// An array's elements in C (row-major) order, whatever its memory
