@@ -124,9 +124,7 @@ fn signature_of<L: Leaf<Std>>(
     L::signature(leaf).ok_or_else(|| {
         let mut err = Error::custom("the leaf has no signature, so it cannot be raveled");
         if let Some(path) = def.leaf_path(i) {
-            for entry in path.entries().iter().rev() {
-                err = err.at(entry.clone());
-            }
+            err = err.under(&path);
         }
         err
     })
@@ -251,9 +249,7 @@ where
     #[cold]
     fn at_leaf(&self, i: usize, mut err: Error) -> Error {
         if let Some(path) = self.def.leaf_path(i) {
-            for entry in path.entries().iter().rev() {
-                err = err.at(entry.clone());
-            }
+            err = err.under(&path);
         }
         err
     }

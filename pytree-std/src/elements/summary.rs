@@ -39,9 +39,7 @@ pub fn signatures<T: Flatten<Std>>(tree: &T) -> Result<Tree<Signature>, Error> {
                     std::any::type_name::<T::Leaf>()
                 ));
                 if let Some(path) = def.leaf_path(i) {
-                    for entry in path.entries().iter().rev() {
-                        err = err.at(entry.clone());
-                    }
+                    err = err.under(&path);
                 }
                 return Err(err);
             }

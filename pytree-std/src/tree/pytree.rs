@@ -118,6 +118,14 @@ impl<L: Clone, S: Sink<L>> Report<Own<L>> for SinkReport<'_, S> {
     }
 }
 
+/// The key a walk enters a child by.
+fn key_ref<'k>(place: &Place<&'k String>) -> KeyRef<'k> {
+    match place.key {
+        Some(k) => KeyRef::Key(k),
+        None => KeyRef::Index(place.index),
+    }
+}
+
 /// The walk by reference; a map's keys are cloned only if asked for.
 struct VisitReport<'v, V>(&'v mut V);
 
@@ -129,10 +137,7 @@ impl<'a, L: Leaf<Std>, V: Visit<LeafRef<'a, Std, L>>> Report<Ref<'a, L>> for Vis
         self.0.node(node);
     }
     fn enter(&mut self, place: Place<&'a String>) {
-        match place.key {
-            Some(k) => self.0.enter(KeyRef::Key(k)),
-            None => self.0.enter(KeyRef::Index(place.index)),
-        }
+        self.0.enter(key_ref(&place));
     }
     fn exit(&mut self) {
         self.0.exit();
@@ -156,10 +161,7 @@ impl<'a, L: Clone + Leaf<Std>, V: VisitMut<LeafMut<'a, Std, L>>> Report<Mut<'a, 
         self.0.node(node);
     }
     fn enter(&mut self, place: Place<&'a String>) {
-        match place.key {
-            Some(k) => self.0.enter(KeyRef::Key(k)),
-            None => self.0.enter(KeyRef::Index(place.index)),
-        }
+        self.0.enter(key_ref(&place));
     }
     fn exit(&mut self) {
         self.0.exit();
