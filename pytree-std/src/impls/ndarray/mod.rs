@@ -303,8 +303,6 @@ impl<A: Clone + 'static> crate::ensemble::Stackable for ArrayD<A> {
 
 #[cfg(test)]
 mod tests {
-    use ndarray::{Array2, ArrayD, IxDyn};
-
     use super::*;
 
     #[test]
@@ -315,24 +313,5 @@ mod tests {
             array_signature::<String>(&[1]).dtype(),
             pytree_core::DType::Other("alloc::string::String")
         );
-    }
-
-    #[test]
-    fn rank_conversion_errors_instead_of_panicking() {
-        let leaf: ArrayD<f32> = ArrayD::zeros(IxDyn(&[2, 3, 4]));
-        let err = to_rank::<f32, ndarray::Ix2>(leaf).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "at <root>: array rank mismatch: expected a 2-d array, found f32[2,3,4]"
-        );
-        let ok: Array2<f32> = to_rank(ArrayD::zeros(IxDyn(&[2, 3]))).unwrap();
-        assert_eq!(ok.shape(), [2, 3]);
-    }
-
-    #[test]
-    #[should_panic(expected = "returned a 1-d array (f32[3]) for an array of rank 2")]
-    fn map_to_another_rank_panics_with_the_alternatives() {
-        let a: Array2<f32> = Array2::zeros((2, 2));
-        let _ = pytree_core::ops::basic::map::<Std, _, _>(a, |_| ArrayD::zeros(IxDyn(&[3])));
     }
 }
