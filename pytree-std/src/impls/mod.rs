@@ -73,6 +73,53 @@ pub(crate) fn check_same_signature<L: ?Sized, const N: usize>(
     }
 }
 
+/// `Leaf<Std>` for an owned array type lent as views (`$view<'a, ..>`,
+/// `$view_mut<'a, ..>`, made by its methods `$lend` / `$lend_mut`): its
+/// signature is its dtype and shape (`signature` of a view's `shape()`);
+/// `assign` swaps the value's elements into the view (`swap`, no copy, no
+/// `Clone` bound) and returns the old ones in the value; a value of
+/// another shape is an error, and the view is unchanged.
+#[cfg(any(feature = "ndarray", feature = "nalgebra"))]
+macro_rules! array_leaf {
+    (
+        $(#[$doc:meta])*
+        [$($gen:tt)*] $t:ty,
+        $view:ident<$($va:ty),*> = $lend:ident, $view_mut:ident<$($vma:ty),*> = $lend_mut:ident,
+        signature = $signature:expr, swap = |$slot:ident, $value:ident| $swap:expr $(,)?
+    ) => {
+        $(#[$doc])*
+        impl<$($gen)*> pytree_core::Leaf<$crate::std_namespace::Std> for $t {
+            type Ref<'a> = $view<'a, $($va),*>;
+            type Mut<'a> = $view_mut<'a, $($vma),*>;
+            const HAS_SHAPE: bool = true;
+
+            #[inline]
+            fn lend(&self) -> Self::Ref<'_> {
+                self.$lend()
+            }
+            #[inline]
+            fn lend_mut(&mut self) -> Self::Mut<'_> {
+                self.$lend_mut()
+            }
+            fn signature(leaf: &Self::Ref<'_>) -> Option<pytree_core::Signature> {
+                Some($signature(leaf.shape()))
+            }
+            fn assign(mut $slot: Self::Mut<'_>, mut $value: Self) -> Result<Self, pytree_core::Error> {
+                if $slot.shape() != $value.shape() {
+                    return Err($crate::impls::signature_error(
+                        $signature($slot.shape()),
+                        $signature($value.shape()),
+                    ));
+                }
+                $swap;
+                Ok($value)
+            }
+        }
+    };
+}
+#[cfg(any(feature = "ndarray", feature = "nalgebra"))]
+pub(crate) use array_leaf;
+
 /// `Flatten` and `Unflatten` for a type that is one leaf with a shape (an
 /// array, a matrix, an `AnyArray`, a candle tensor): `lend` / `lend_mut`
 /// lend `$x` as its leaf type's views, `same` compares two values without

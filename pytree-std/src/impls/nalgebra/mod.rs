@@ -44,12 +44,11 @@
 use nalgebra::{
     DMatrix, DMatrixView, DMatrixViewMut, DVector, Dim, Dyn, Matrix, RawStorage, Scalar, U1,
 };
-use pytree_core::{Error, Leaf, Signature};
+use pytree_core::{Error, Signature};
 
 mod float;
 
-use super::{dtype_of, signature_error};
-use crate::std_namespace::Std;
+use super::dtype_of;
 use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
 /// The signature of a `rows x cols` matrix of `T`s.
@@ -57,51 +56,25 @@ fn matrix_signature<T: 'static>(shape: (usize, usize)) -> Signature {
     Signature::new(dtype_of::<T>(), vec![shape.0, shape.1])
 }
 
-/// `DMatrix<T>` is the leaf type of nalgebra's dynamic matrices and
-/// vectors, lent as matrix views; its signature is `dtype[rows,cols]`.
-///
-/// ```
-/// use pytree_std::nalgebra::DMatrix;
-/// use pytree_std::{Leaf, Std};
-/// let mut m = DMatrix::from_element(2, 3, 1.0f32);
-/// assert_eq!(<DMatrix<f32> as Leaf<Std>>::signature(&m.as_view()).unwrap().to_string(), "f32[2,3]");
-/// let old = <DMatrix<f32> as Leaf<Std>>::assign(m.as_view_mut(), DMatrix::zeros(2, 3))?;
-/// assert_eq!((old[(0, 0)], m[(0, 0)]), (1.0, 0.0));
-/// assert!(<DMatrix<f32> as Leaf<Std>>::assign(m.as_view_mut(), DMatrix::zeros(3, 2)).is_err());
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-impl<T: Scalar> Leaf<Std> for DMatrix<T> {
-    type Ref<'a> = DMatrixView<'a, T>;
-    type Mut<'a> = DMatrixViewMut<'a, T>;
-    const HAS_SHAPE: bool = true;
-
-    #[inline]
-    fn lend(&self) -> DMatrixView<'_, T> {
-        self.as_view()
-    }
-    #[inline]
-    fn lend_mut(&mut self) -> DMatrixViewMut<'_, T> {
-        self.as_view_mut()
-    }
-    fn signature(leaf: &DMatrixView<'_, T>) -> Option<Signature> {
-        Some(matrix_signature::<T>(leaf.shape()))
-    }
-    /// Swaps the elements of `value` into the view and returns the old
-    /// ones in `value`'s matrix; another shape is an error, and nothing
-    /// changes.
-    fn assign(mut slot: DMatrixViewMut<'_, T>, mut value: Self) -> Result<Self, Error> {
-        if slot.shape() != value.shape() {
-            return Err(signature_error(
-                matrix_signature::<T>(slot.shape()),
-                matrix_signature::<T>(value.shape()),
-            ));
-        }
-        slot.iter_mut()
-            .zip(value.iter_mut())
-            .for_each(|(a, b)| std::mem::swap(a, b));
-        Ok(value)
-    }
-}
+super::array_leaf!(
+    /// `DMatrix<T>` is the leaf type of nalgebra's dynamic matrices and
+    /// vectors, lent as matrix views; its signature is `dtype[rows,cols]`.
+    ///
+    /// ```
+    /// use pytree_std::nalgebra::DMatrix;
+    /// use pytree_std::{Leaf, Std};
+    /// let mut m = DMatrix::from_element(2, 3, 1.0f32);
+    /// assert_eq!(<DMatrix<f32> as Leaf<Std>>::signature(&m.as_view()).unwrap().to_string(), "f32[2,3]");
+    /// let old = <DMatrix<f32> as Leaf<Std>>::assign(m.as_view_mut(), DMatrix::zeros(2, 3))?;
+    /// assert_eq!((old[(0, 0)], m[(0, 0)]), (1.0, 0.0));
+    /// assert!(<DMatrix<f32> as Leaf<Std>>::assign(m.as_view_mut(), DMatrix::zeros(3, 2)).is_err());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    [T: Scalar] DMatrix<T>,
+    DMatrixView<T> = as_view, DMatrixViewMut<T> = as_view_mut,
+    signature = matrix_signature::<T>,
+    swap = |slot, value| slot.iter_mut().zip(value.iter_mut()).for_each(|(a, b)| std::mem::swap(a, b)),
+);
 
 /// The error of a matrix read where a vector is wanted.
 #[cold]

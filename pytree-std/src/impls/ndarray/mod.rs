@@ -65,15 +65,14 @@ use ndarray::{
     ArcArray, Array, ArrayBase, ArrayD, ArrayViewD, ArrayViewMutD, Axis, Data, Dimension, IxDyn,
     Zip,
 };
-use pytree_core::{Error, Leaf, Signature};
+use pytree_core::{Error, Signature};
 
 pub mod any_array;
 #[cfg(feature = "safetensors")]
 mod checkpoint;
 mod float;
 
-use super::{dtype_of, signature_error};
-use crate::std_namespace::Std;
+use super::dtype_of;
 use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
 /// The signature of an array of `A`s of this shape.
@@ -81,55 +80,29 @@ fn array_signature<A: 'static>(shape: &[usize]) -> Signature {
     Signature::new(dtype_of::<A>(), shape.to_vec())
 }
 
-/// `ArrayD<A>` is the leaf type of every array of `A`s, lent as views: an
-/// [`ArrayViewD`] by shared reference, an [`ArrayViewMutD`] by mutable
-/// reference. Its signature is its dtype and shape (`f32[3,4]`).
-///
-/// ```
-/// use pytree_std::ndarray::{array, ArrayD};
-/// use pytree_std::{Leaf, Std};
-/// let mut a: ArrayD<f32> = array![[1.0, 2.0], [3.0, 4.0]].into_dyn();
-/// assert_eq!(<ArrayD<f32> as Leaf<Std>>::signature(&a.view()).unwrap().to_string(), "f32[2,2]");
-/// // `assign` writes into the view and returns the old data; the shape is kept.
-/// let old = <ArrayD<f32> as Leaf<Std>>::assign(a.view_mut(), array![[0.0, 0.0], [0.0, 1.0]].into_dyn())?;
-/// assert_eq!(old, array![[1.0, 2.0], [3.0, 4.0]].into_dyn());
-/// assert_eq!(a, array![[0.0, 0.0], [0.0, 1.0]].into_dyn());
-/// let err = <ArrayD<f32> as Leaf<Std>>::assign(a.view_mut(), array![1.0].into_dyn()).unwrap_err();
-/// assert_eq!(err.to_string(), "at <root>: leaf signature mismatch: expected f32[2,2], found f32[1]");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-impl<A: 'static> Leaf<Std> for ArrayD<A> {
-    type Ref<'a> = ArrayViewD<'a, A>;
-    type Mut<'a> = ArrayViewMutD<'a, A>;
-    const HAS_SHAPE: bool = true;
-
-    #[inline]
-    fn lend(&self) -> ArrayViewD<'_, A> {
-        self.view()
-    }
-    #[inline]
-    fn lend_mut(&mut self) -> ArrayViewMutD<'_, A> {
-        self.view_mut()
-    }
-    fn signature(leaf: &ArrayViewD<'_, A>) -> Option<Signature> {
-        Some(array_signature::<A>(leaf.shape()))
-    }
-    /// Swaps the elements of `value` into the view (no copy, no `Clone`
-    /// bound) and returns the old elements in `value`'s array. A value of
-    /// another shape is an error, and the view is unchanged.
-    fn assign(mut slot: ArrayViewMutD<'_, A>, mut value: Self) -> Result<Self, Error> {
-        if slot.shape() != value.shape() {
-            return Err(signature_error(
-                array_signature::<A>(slot.shape()),
-                array_signature::<A>(value.shape()),
-            ));
-        }
-        Zip::from(&mut slot)
-            .and(&mut value)
-            .for_each(|a, b| std::mem::swap(a, b));
-        Ok(value)
-    }
-}
+super::array_leaf!(
+    /// `ArrayD<A>` is the leaf type of every array of `A`s, lent as views: an
+    /// [`ArrayViewD`] by shared reference, an [`ArrayViewMutD`] by mutable
+    /// reference. Its signature is its dtype and shape (`f32[3,4]`).
+    ///
+    /// ```
+    /// use pytree_std::ndarray::{array, ArrayD};
+    /// use pytree_std::{Leaf, Std};
+    /// let mut a: ArrayD<f32> = array![[1.0, 2.0], [3.0, 4.0]].into_dyn();
+    /// assert_eq!(<ArrayD<f32> as Leaf<Std>>::signature(&a.view()).unwrap().to_string(), "f32[2,2]");
+    /// // `assign` writes into the view and returns the old data; the shape is kept.
+    /// let old = <ArrayD<f32> as Leaf<Std>>::assign(a.view_mut(), array![[0.0, 0.0], [0.0, 1.0]].into_dyn())?;
+    /// assert_eq!(old, array![[1.0, 2.0], [3.0, 4.0]].into_dyn());
+    /// assert_eq!(a, array![[0.0, 0.0], [0.0, 1.0]].into_dyn());
+    /// let err = <ArrayD<f32> as Leaf<Std>>::assign(a.view_mut(), array![1.0].into_dyn()).unwrap_err();
+    /// assert_eq!(err.to_string(), "at <root>: leaf signature mismatch: expected f32[2,2], found f32[1]");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    [A: 'static] ArrayD<A>,
+    ArrayViewD<A> = view, ArrayViewMutD<A> = view_mut,
+    signature = array_signature::<A>,
+    swap = |slot, value| Zip::from(&mut slot).and(&mut value).for_each(std::mem::swap),
+);
 
 /// The error of a leaf whose rank is not the field's.
 #[cold]
