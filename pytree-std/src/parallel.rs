@@ -114,14 +114,8 @@ where
     for<'x> LeafMut<'x, Std, T::Leaf>: Send,
     for<'x> LeafRef<'x, Std, T::Leaf>: Send,
 {
-    // The check of the sequential form (`zip_mut` of several mutable trees), the same
-    // function: every tree against the first.
-    pytree_core::ops::multi::check_all::<Std, T>(
-        muts.iter()
-            .map(|t| &**t)
-            .chain(refs.iter().copied())
-            .collect(),
-    )?;
+    // The check of the sequential form: every tree against the first.
+    crate::paths::check_in_step(&muts, &refs)?;
     let failed = {
         let first: Option<&T> = muts.first().map(|t| &**t).or(refs.first().copied());
         let w = match first {

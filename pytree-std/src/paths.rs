@@ -380,12 +380,7 @@ pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize, const M: usize>(
     }
     // Several mutable trees: checked as `zip_mut` checks them, then walked
     // in step in leaf order, with the first's paths.
-    pytree_core::ops::multi::check_all::<Std, T>(
-        muts.iter()
-            .map(|t| &**t)
-            .chain(refs.iter().copied())
-            .collect(),
-    )?;
+    check_in_step(&muts, &refs)?;
     let paths: Vec<KeyPath> = match muts.first() {
         // The walk's paths, which carry their kind (a TreeDef's do not).
         Some(first) => leaves_with_path(&**first)
@@ -406,4 +401,13 @@ pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize, const M: usize>(
         }
     }
     Ok(())
+}
+
+/// Checks `N` trees updated and `M` read in step against the first (the
+/// first mutable one, else the first read), numbered as
+/// [`zip_mut`](crate::walk::zip_mut) numbers them; `parallel::par_zip_mut`
+/// checks the same way.
+pub(crate) fn check_in_step<T: Flatten<Std>>(muts: &[&mut T], refs: &[&T]) -> Result<(), Error> {
+    let trees = muts.iter().map(|t| &**t).chain(refs.iter().copied());
+    pytree_core::ops::multi::check_all::<Std, T>(trees.collect())
 }
