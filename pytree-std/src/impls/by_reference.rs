@@ -23,7 +23,7 @@ macro_rules! leaf_by_reference {
                 Ok(std::mem::replace(slot, value))
             }
         });
-        $crate::impls::one_leaf_pytree!(
+        $crate::impls::shaped::one_leaf_pytree!(
             [] $t => $t, lend = |x| x, lend_mut = |x| x, same = |_, _| true,
             signature = |_| pytree_core::Signature::scalar($dtype),
             into_leaf = |x| x, from_leaf = Ok, from_leaf_or_panic = |x| x,
@@ -42,7 +42,7 @@ macro_rules! leaf_by_reference {
             #[inline]
             fn assign(slot: &mut Self, value: Self) -> Result<Self, pytree_core::Error> {
                 if !$same(slot, &value) {
-                    return Err($crate::impls::signature_error(
+                    return Err($crate::impls::shaped::signature_error(
                         $signature(slot),
                         $signature(&value),
                     ));
@@ -50,7 +50,7 @@ macro_rules! leaf_by_reference {
                 Ok(std::mem::replace(slot, value))
             }
         });
-        $crate::impls::one_leaf_pytree!(
+        $crate::impls::shaped::one_leaf_pytree!(
             [] $t => $t, lend = |x| x, lend_mut = |x| x, same = $same, signature = $signature,
             into_leaf = |x| x, from_leaf = Ok, from_leaf_or_panic = |x| x, leaf_is_self = true,
         );

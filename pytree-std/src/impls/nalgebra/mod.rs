@@ -56,7 +56,7 @@ fn matrix_signature<T: 'static>(shape: (usize, usize)) -> Signature {
     Signature::new(dtype_of::<T>(), vec![shape.0, shape.1])
 }
 
-super::array_leaf!(
+super::shaped::array_leaf!(
     /// `DMatrix<T>` is the leaf type of nalgebra's dynamic matrices and
     /// vectors, lent as matrix views; its signature is `dtype[rows,cols]`.
     ///
@@ -118,7 +118,7 @@ fn vector_leaf<T: Scalar>(v: DVector<T>) -> DMatrix<T> {
     v.reshape_generic(Dyn(n), Dyn(1))
 }
 
-super::one_leaf_pytree!(
+super::shaped::one_leaf_pytree!(
     /// A dynamic matrix is one leaf, itself.
     ///
     /// ```
@@ -135,7 +135,7 @@ super::one_leaf_pytree!(
     into_leaf = |m| m, from_leaf = Ok, from_leaf_or_panic = |m| m,
 );
 
-super::one_leaf_pytree!(
+super::shaped::one_leaf_pytree!(
     /// A dynamic vector is one leaf of type `DMatrix<T>`, an `n x 1`
     /// matrix (moved, not copied); unflattening one from a matrix of more
     /// than one column is an error.

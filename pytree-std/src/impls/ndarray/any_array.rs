@@ -894,7 +894,10 @@ impl Leaf<Std> for AnyArray {
         let expected = Signature::new(slot.dtype(), slot.shape().to_vec());
         match swap_into(slot, &mut value) {
             Some(()) => Ok(value),
-            None => Err(crate::impls::signature_error(expected, value.signature())),
+            None => Err(crate::impls::shaped::signature_error(
+                expected,
+                value.signature(),
+            )),
         }
     }
 }
@@ -904,7 +907,7 @@ fn same(a: &AnyArray, b: &AnyArray) -> bool {
     a.dtype() == b.dtype() && a.shape() == b.shape()
 }
 
-crate::impls::one_leaf_pytree!(
+crate::impls::shaped::one_leaf_pytree!(
     /// An `AnyArray` is one leaf, read back of any dtype and shape.
     ///
     /// ```

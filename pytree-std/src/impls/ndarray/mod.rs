@@ -80,7 +80,7 @@ fn array_signature<A: 'static>(shape: &[usize]) -> Signature {
     Signature::new(dtype_of::<A>(), shape.to_vec())
 }
 
-super::array_leaf!(
+super::shaped::array_leaf!(
     /// `ArrayD<A>` is the leaf type of every array of `A`s, lent as views: an
     /// [`ArrayViewD`] by shared reference, an [`ArrayViewMutD`] by mutable
     /// reference. Its signature is its dtype and shape (`f32[3,4]`).
@@ -157,7 +157,7 @@ fn to_rank_or_panic<A: 'static, D: Dimension>(leaf: ArrayD<A>) -> Array<A, D> {
     }
 }
 
-super::one_leaf_pytree!(
+super::shaped::one_leaf_pytree!(
     /// An owned array of any dimension is one leaf of type `ArrayD<A>`,
     /// moved in and out without copying its data.
     ///
@@ -177,7 +177,7 @@ super::one_leaf_pytree!(
     from_leaf_or_panic = to_rank_or_panic::<A, D>,
 );
 
-super::one_leaf_pytree!(
+super::shaped::one_leaf_pytree!(
     /// A shared (copy-on-write) array of any dimension is one leaf of type
     /// `ArrayD<A>`, so `ArcArray` and `Array` fields mix in one struct. The
     /// walks by reference lend views; a mutable view of a shared array
