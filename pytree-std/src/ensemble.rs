@@ -63,7 +63,8 @@
 
 use pytree_core::{Leaf, LeafRef};
 
-use crate::{Error, Std, Unflatten};
+use crate::std_namespace::Std;
+use pytree_core::{Error, Unflatten};
 
 /// A leaf type that ensembles can stack along a new leading axis and cut
 /// back ([`stack_leaves`], [`unstack_leaves`]): `ArrayD<A>` and
@@ -195,8 +196,8 @@ where
     };
     pytree_core::__private::check_all::<Std, T>(members.iter().collect())?;
     let per_member: Vec<Vec<LeafRef<'_, Std, T::Leaf>>> =
-        members.iter().map(crate::leaves).collect();
-    let def = crate::structure(first);
+        members.iter().map(crate::walk::leaves).collect();
+    let def = crate::walk::structure(first);
     let paths = def.leaf_paths()?;
     let mut stacked = Vec::with_capacity(paths.len());
     let mut column = Vec::with_capacity(members.len());
@@ -205,7 +206,7 @@ where
         column.extend(per_member.iter().map(|l| l[i].clone()));
         stacked.push(<T::Leaf as Stackable>::stack(&column).map_err(|e| e.under(path))?);
     }
-    crate::unflatten(&def, stacked)
+    crate::walk::unflatten(&def, stacked)
 }
 
 /// Cuts a stacked tree back into its members: member `i` has, at each key
@@ -263,7 +264,7 @@ where
     if !problems.is_empty() {
         return Err(Error::from_mismatches(problems));
     }
-    let def = crate::structure(stacked);
+    let def = crate::walk::structure(stacked);
     let n = n.unwrap_or(0);
     (0..n)
         .map(|i| {
@@ -273,7 +274,7 @@ where
                     <T::Leaf as Stackable>::index(leaf, i).map_err(|e| e.under(path))
                 })
                 .collect::<Result<Vec<T::Leaf>, Error>>()?;
-            crate::unflatten(&def, member)
+            crate::walk::unflatten(&def, member)
         })
         .collect()
 }

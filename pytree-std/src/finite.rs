@@ -66,6 +66,15 @@ macro_rules! not_a_float {
     };
 }
 
+/// A compound value is not a float: the probe stops.
+macro_rules! compound {
+    ($($method:ident($($arg:ty),*)),* $(,)?) => {
+        $(fn $method(self, $(_: $arg),*) -> Result<Nothing, NotFloat> {
+            Err(NotFloat)
+        })*
+    };
+}
+
 impl Serializer for Probe {
     type Ok = Option<f64>;
     type Error = NotFloat;
@@ -122,39 +131,15 @@ impl Serializer for Probe {
     ) -> Result<Option<f64>, NotFloat> {
         Ok(None)
     }
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Nothing, NotFloat> {
-        Err(NotFloat)
-    }
-    fn serialize_tuple(self, _len: usize) -> Result<Nothing, NotFloat> {
-        Err(NotFloat)
-    }
-    fn serialize_tuple_struct(self, _name: &'static str, _len: usize) -> Result<Nothing, NotFloat> {
-        Err(NotFloat)
-    }
-    fn serialize_tuple_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Nothing, NotFloat> {
-        Err(NotFloat)
-    }
-    fn serialize_map(self, _len: Option<usize>) -> Result<Nothing, NotFloat> {
-        Err(NotFloat)
-    }
-    fn serialize_struct(self, _name: &'static str, _len: usize) -> Result<Nothing, NotFloat> {
-        Err(NotFloat)
-    }
-    fn serialize_struct_variant(
-        self,
-        _name: &'static str,
-        _index: u32,
-        _variant: &'static str,
-        _len: usize,
-    ) -> Result<Nothing, NotFloat> {
-        Err(NotFloat)
-    }
+    compound!(
+        serialize_seq(Option<usize>),
+        serialize_tuple(usize),
+        serialize_tuple_struct(&'static str, usize),
+        serialize_tuple_variant(&'static str, u32, &'static str, usize),
+        serialize_map(Option<usize>),
+        serialize_struct(&'static str, usize),
+        serialize_struct_variant(&'static str, u32, &'static str, usize),
+    );
 }
 
 #[cfg(test)]

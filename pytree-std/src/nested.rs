@@ -46,7 +46,8 @@
 
 pub use pytree_core::Subtree;
 
-use crate::{Error, Flatten, LeafRef, Std, TreeDef, Unflatten};
+use crate::std_namespace::Std;
+use pytree_core::{Error, Flatten, LeafRef, TreeDef, Unflatten};
 
 /// For each leaf of the prefix `prefix`, the subtree of `tree` it stands
 /// for (JAX's `PyTreeDef.flatten_up_to`).

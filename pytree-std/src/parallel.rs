@@ -1,5 +1,5 @@
 //! Parallel forms of the in-place update and of `map` (feature `rayon`):
-//! [`par_zip_mut`] (the parallel [`zip_mut`](crate::zip_mut), with its
+//! [`par_zip_mut`] (the parallel [`zip_mut`](crate::walk::zip_mut), with its
 //! arguments: `par_zip_mut([&mut t], [], |[x], []| ..)` is the parallel
 //! `for_each_mut`) and [`par_map`]. The leaves are lent all at once
 //! (they are disjoint), cut into contiguous runs of about equal work, and
@@ -16,8 +16,8 @@ use rayon::prelude::*;
 
 use pytree_core::{Error, Flatten, Leaf, LeafMut, LeafRef, Unflatten};
 
+use crate::std_namespace::Std;
 use crate::walk::LeafFnOutput;
-use crate::Std;
 
 /// Runs per thread: a few, so that work stealing evens out leaves of
 /// different costs.
@@ -69,7 +69,7 @@ fn balanced_runs<I>(mut items: Vec<I>, weights: &[usize]) -> Vec<Vec<I>> {
 }
 
 /// Updates `N` trees in place in one parallel pass while reading `M` more:
-/// the parallel [`zip_mut`](crate::zip_mut), with its arguments and its
+/// the parallel [`zip_mut`](crate::walk::zip_mut), with its arguments and its
 /// checks (every tree against the first before anything changes). `f`
 /// may fail ([`LeafFnOutput`]): after an
 /// error, the threads stop taking new leaves; the error returned is that
@@ -114,24 +114,18 @@ where
     for<'x> LeafMut<'x, Std, T::Leaf>: Send,
     for<'x> LeafRef<'x, Std, T::Leaf>: Send,
 {
-    // The check of the sequential form (`zip_mut` of several mutable trees), the same
-    // function: every tree against the first.
-    pytree_core::ops::multi::check_all::<Std, T>(
-        muts.iter()
-            .map(|t| &**t)
-            .chain(refs.iter().copied())
-            .collect(),
-    )?;
+    // The check of the sequential form: every tree against the first.
+    crate::paths::check_in_step(&muts, &refs)?;
     let failed = {
         let first: Option<&T> = muts.first().map(|t| &**t).or(refs.first().copied());
         let w = match first {
-            Some(t) => weights::<T::Leaf>(crate::leaves(t).into_iter()),
+            Some(t) => weights::<T::Leaf>(crate::walk::leaves(t).into_iter()),
             None => Vec::new(),
         };
         let mut ms = muts
             .each_mut()
-            .map(|t| crate::leaves_mut(&mut **t).into_iter());
-        let mut rs = refs.map(|t| crate::leaves(t).into_iter());
+            .map(|t| crate::walk::leaves_mut(&mut **t).into_iter());
+        let mut rs = refs.map(|t| crate::walk::leaves(t).into_iter());
         let mut items = Vec::with_capacity(w.len());
         while let (Some(m), Some(r)) = (
             pytree_core::__private::all_some(ms.each_mut().map(Iterator::next)),
@@ -186,13 +180,13 @@ where
     T: Unflatten<Std>,
     T::Leaf: Send,
 {
-    let (leaves, def) = crate::flatten(tree);
+    let (leaves, def) = crate::walk::flatten(tree);
     let w = weights::<T::Leaf>(leaves.iter().map(Leaf::lend));
     let out: Vec<T::Leaf> = balanced_runs(leaves, &w)
         .into_par_iter()
         .flat_map_iter(|run| run.into_iter().map(&f))
         .collect();
-    crate::unflatten(&def, out)
+    crate::walk::unflatten(&def, out)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! functions), one form per walk: [`flatten_with_path`],
 //! [`leaves_with_path`] (a one-tree visit is a loop over it),
 //! [`map_with_path`], and over several trees in step, read or updated in
-//! place, [`zip_mut_with_path`] (the arguments of [`zip_mut`](crate::zip_mut));
+//! place, [`zip_mut_with_path`] (the arguments of [`zip_mut`](crate::walk::zip_mut));
 //! a leaf found by its address ([`LeafAddress`]: its key path or its
 //! position in leaf order) to read ([`get`]), update ([`update`]) or
 //! replace ([`set`]) in place (equinox's `tree_at`), a subtree replaced
@@ -123,7 +123,7 @@ where
 
 /// Where a leaf is, for [`get`], [`update`] and [`set`]: its key path
 /// (`&KeyPath`) or its position in leaf order (`usize`, pre-order, as in
-/// [`leaves`](crate::leaves)). The path of the leaf at an index is its
+/// [`leaves`](crate::walk::leaves)). The path of the leaf at an index is its
 /// TreeDef's [`leaf_path`](crate::TreeDef::leaf_path) (optree's
 /// `treespec.paths()[i]`, without the field's kind); the engine's
 /// `by_index::leaf_path_at` finds it with its kind, without building the
@@ -251,12 +251,12 @@ pub fn map_with_path<T: Flatten<Std>, U: Unflatten<Std>>(
 
 /// Walks `N` trees updated in place and `M` more read, leaf by leaf, with
 /// the key path: `f(path, [leaf of each mutable tree], [leaf of each other
-/// tree])` (the path-aware [`zip_mut`](crate::zip_mut), with its
+/// tree])` (the path-aware [`zip_mut`](crate::walk::zip_mut), with its
 /// arguments; JAX's `tree_map_with_path(f, tree, *rest)` and optree's
 /// in-place `tree_map_with_path_`). The mutable trees' leaves are lent as
 /// [`LeafMut`], the others' as [`LeafRef`]. Every tree is checked against
 /// the first before `f` is first called (structures and array signatures,
-/// as [`map_n`](crate::map_n) checks them): on a mismatch nothing changes
+/// as [`map_n`](crate::walk::map_n) checks them): on a mismatch nothing changes
 /// and the error lists every difference; a dynamic tree read beside the
 /// first ([`Tree`](crate::Tree)) pairs its maps' entries by key, whatever
 /// their order.
@@ -265,8 +265,8 @@ pub fn map_with_path<T: Flatten<Std>, U: Unflatten<Std>>(
 ///   update that can depend on where, or of which kind, the leaf is;
 /// - `zip_mut_with_path([], [&a, &b], |path, [], [x, y]| ..)`: trees read
 ///   in step (a map over several trees with paths collects `f`'s results
-///   and [`unflatten`](crate::unflatten)s them with the first's
-///   [`structure`](crate::structure));
+///   and [`unflatten`](crate::walk::unflatten)s them with the first's
+///   [`structure`](crate::walk::structure));
 /// - one tree read: a loop over [`leaves_with_path`], which cannot fail
 ///   (it clones each leaf's path); `zip_mut_with_path([], [&t], |path, [],
 ///   [x]| ..)` allocates nothing per leaf (and returns `Ok`).
@@ -380,12 +380,7 @@ pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize, const M: usize>(
     }
     // Several mutable trees: checked as `zip_mut` checks them, then walked
     // in step in leaf order, with the first's paths.
-    pytree_core::ops::multi::check_all::<Std, T>(
-        muts.iter()
-            .map(|t| &**t)
-            .chain(refs.iter().copied())
-            .collect(),
-    )?;
+    check_in_step(&muts, &refs)?;
     let paths: Vec<KeyPath> = match muts.first() {
         // The walk's paths, which carry their kind (a TreeDef's do not).
         Some(first) => leaves_with_path(&**first)
@@ -406,4 +401,13 @@ pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize, const M: usize>(
         }
     }
     Ok(())
+}
+
+/// Checks `N` trees updated and `M` read in step against the first (the
+/// first mutable one, else the first read), numbered as
+/// [`zip_mut`](crate::walk::zip_mut) numbers them; `parallel::par_zip_mut`
+/// checks the same way.
+pub(crate) fn check_in_step<T: Flatten<Std>>(muts: &[&mut T], refs: &[&T]) -> Result<(), Error> {
+    let trees = muts.iter().map(|t| &**t).chain(refs.iter().copied());
+    pytree_core::ops::multi::check_all::<Std, T>(trees.collect())
 }

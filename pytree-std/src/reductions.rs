@@ -32,7 +32,8 @@
 //!
 //! [`fold`] is fixed to [`Std`]; its body is one call to the engine.
 
-use crate::{Flatten, LeafRef, Std};
+use crate::std_namespace::Std;
+use pytree_core::{Flatten, LeafRef};
 
 /// Folds the leaves, lent by reference ([`LeafRef`]), into `init`, in pre-order (JAX's
 /// `tree_reduce(f, tree, initializer)`).

@@ -11,8 +11,8 @@
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::Std;
-use crate::{Flatten, LeafRef, TreeDef, Unflatten};
+use crate::std_namespace::Std;
+use pytree_core::{Flatten, LeafRef, TreeDef, Unflatten};
 
 /// A pytree that (de)serializes as its TreeDef and leaves.
 ///
@@ -58,7 +58,7 @@ where
     for<'a> LeafRef<'a, Std, T::Leaf>: Serialize,
     S: Serializer,
 {
-    let leaves = crate::leaves(value);
+    let leaves = crate::walk::leaves(value);
     if serializer.is_human_readable() {
         if let Some((i, v)) = leaves
             .iter()
@@ -69,7 +69,7 @@ where
         }
     }
     Written {
-        treedef: crate::structure(value),
+        treedef: crate::walk::structure(value),
         leaves,
     }
     .serialize(serializer)
@@ -104,7 +104,7 @@ where
     D: Deserializer<'de>,
 {
     let read = Read::<T::Leaf>::deserialize(deserializer)?;
-    crate::unflatten(&read.treedef, read.leaves).map_err(D::Error::custom)
+    crate::walk::unflatten(&read.treedef, read.leaves).map_err(D::Error::custom)
 }
 
 impl<T> Serialize for Serialized<T>

@@ -10,7 +10,8 @@
 //! Each function is fixed to [`Std`]; its body is one call to the engine in
 //! `pytree_core::ops::partition` or `pytree_core::ops::fill`.
 
-use crate::{Error, Flatten, KeyPath, Std, Unflatten};
+use crate::std_namespace::Std;
+use pytree_core::{Error, Flatten, KeyPath, Unflatten};
 
 /// Splits `tree` into the leaves for which `pred(path, leaf)` holds and the
 /// others, each side with `None` holes where the other has a leaf

@@ -32,3 +32,35 @@ pub struct Std;
 pub trait PyTree: Flatten<Std> + Unflatten<Std> {}
 
 impl<T: Flatten<Std> + Unflatten<Std>> PyTree for T {}
+
+/// `Leaf<Std>` for types lent by reference (`&T`, `&mut T`): with `<P..>
+/// T`, an `assign` that replaces the value (containers that are leaves of
+/// a `Tree`, and `Tree` itself); with `@impl <P..> T { items }`, the
+/// other items written by the caller (`impls/by_reference.rs`).
+macro_rules! lent_by_reference {
+    ($(<$($p:ident),*> $t:ty),* $(,)?) => {$(
+        $crate::std_namespace::lent_by_reference!(@impl <$($p),*> $t {
+            #[inline]
+            fn assign(slot: &mut Self, value: Self) -> Result<Self, pytree_core::Error> {
+                Ok(std::mem::replace(slot, value))
+            }
+        });
+    )*};
+    (@impl <$($p:ident),*> $t:ty { $($items:tt)* }) => {
+        impl<$($p: 'static),*> pytree_core::Leaf<$crate::std_namespace::Std> for $t {
+            type Ref<'a> = &'a $t;
+            type Mut<'a> = &'a mut $t;
+            #[inline(always)]
+            fn lend(&self) -> &Self {
+                self
+            }
+            #[inline(always)]
+            fn lend_mut(&mut self) -> &mut Self {
+                self
+            }
+            $($items)*
+        }
+    };
+}
+
+pub(crate) use lent_by_reference;

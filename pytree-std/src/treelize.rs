@@ -4,7 +4,7 @@
 
 pub use pytree_core::mode;
 
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// [`pytree_core::Treelize`] in the standard namespace.
 ///

@@ -9,7 +9,7 @@ use std::mem::{size_of, MaybeUninit};
 use pytree_core::{DType, Error, Leaf, Signature};
 
 use super::storage::TensorData;
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// A tensor of a checkpoint: its name, dtype and shape (checked against
 /// each other when the file was opened), and where its little-endian bytes

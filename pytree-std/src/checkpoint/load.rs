@@ -22,7 +22,7 @@ use super::options::LoadReport;
 use super::reader::Checkpoint;
 use super::statics;
 use super::storage::{file_error, Storage};
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// A load that builds a new value from a template's TreeDef (`load_like`,
 /// and `load_into` when it restores static fields) would give its
@@ -217,7 +217,7 @@ impl Checkpoint {
             });
             leaves.push(leaf.map_err(|e| e.under(&want.path))?);
         }
-        crate::unflatten(&def, leaves).map(|tree| (tree, report))
+        crate::walk::unflatten(&def, leaves).map(|tree| (tree, report))
     }
 
     /// Loads a tree shaped like `like` (equinox's
@@ -265,7 +265,7 @@ impl Checkpoint {
         T: Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
-        let def = crate::structure(like);
+        let def = crate::walk::structure(like);
         let def = match self.restore_statics(&def)? {
             Some((restored, _)) => restored,
             None => def,
@@ -290,7 +290,7 @@ impl Checkpoint {
                 None => T::Leaf::to_owned_leaf(leaf),
             });
         }
-        crate::unflatten(&def, out).map(|tree| (tree, report))
+        crate::walk::unflatten(&def, out).map(|tree| (tree, report))
     }
 
     /// Loads into `tree`, in place, and says what the load did: each
@@ -349,7 +349,7 @@ impl Checkpoint {
             }
         }
         self.verify_not_truncated()?;
-        if let Some((def, names)) = self.restore_statics(&crate::structure(&*tree))? {
+        if let Some((def, names)) = self.restore_statics(&crate::walk::structure(&*tree))? {
             // Static fields are reached only through `Unflatten`: the
             // value is rebuilt with the file's, around leaves read from the
             // file (a candle variable is written in place and kept).
@@ -363,7 +363,7 @@ impl Checkpoint {
                  (Checkpoint::treedef shows them), or leave the field out of the type",
             )?;
             let mut out = Vec::with_capacity(wants.len());
-            for ((leaf, pair), want) in crate::leaves(&*tree).iter().zip(pairs).zip(&wants) {
+            for ((leaf, pair), want) in crate::walk::leaves(&*tree).iter().zip(pairs).zip(&wants) {
                 out.push(match pair {
                     Some(i) => self
                         .with_view(i, want.expected.dtype(), |view| T::Leaf::reload(leaf, view))
@@ -371,10 +371,14 @@ impl Checkpoint {
                     None => T::Leaf::to_owned_leaf(leaf),
                 });
             }
-            *tree = crate::unflatten(&def, out)?;
+            *tree = crate::walk::unflatten(&def, out)?;
             return Ok(report);
         }
-        for ((slot, pair), want) in crate::leaves_mut(tree).into_iter().zip(pairs).zip(&wants) {
+        for ((slot, pair), want) in crate::walk::leaves_mut(tree)
+            .into_iter()
+            .zip(pairs)
+            .zip(&wants)
+        {
             if let Some(i) = pair {
                 self.with_view(i, want.expected.dtype(), |view| {
                     T::Leaf::copy_from_tensor(slot, view)

@@ -157,7 +157,7 @@ pub use self::options::{Load, LoadReport};
 pub use self::reader::Checkpoint;
 pub use self::save::{write_index, Save};
 pub use self::shards::{INDEX_FILE, SINGLE_FILE};
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// Saves `tree` to `path` with the default [`Save`] options.
 ///

@@ -15,7 +15,7 @@ use super::leaf::TensorLeaf;
 use super::naming::{combine, names_of, Renames};
 use super::shards;
 use super::storage::file_error;
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// Options of [`save`](fn@super::save): a prefix for every name, rename
 /// rules, metadata of your own, whether the TreeDef must be written, and
@@ -395,7 +395,7 @@ impl Save {
         if !self.prefix.is_empty() {
             metadata.insert(PREFIX_KEY.into(), self.prefix.clone());
         }
-        match serde_json::to_string(&crate::structure(tree)) {
+        match serde_json::to_string(&crate::walk::structure(tree)) {
             Ok(json) => {
                 metadata.insert(TREEDEF_KEY.into(), json);
             }

@@ -4,7 +4,7 @@
 
 use pytree_core::{Flatten, LeafRef};
 
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// How close two float leaves must be: `|a - b| <= atol + rtol * |b|`
 /// (NumPy's `allclose`). [`Tolerance::EXACT`] (both zero) asks for `a == b`.

@@ -15,7 +15,7 @@ use std::marker::PhantomData;
 
 use pytree_core::{Error, ErrorKind, Flatten, Leaf, Signature, TreeDef, Unflatten};
 
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// A leaf type whose elements can be laid out in a flat buffer of `A`s.
 ///
@@ -124,9 +124,7 @@ fn signature_of<L: Leaf<Std>>(
     L::signature(leaf).ok_or_else(|| {
         let mut err = Error::custom("the leaf has no signature, so it cannot be raveled");
         if let Some(path) = def.leaf_path(i) {
-            for entry in path.entries().iter().rev() {
-                err = err.at(entry.clone());
-            }
+            err = err.under(&path);
         }
         err
     })
@@ -147,8 +145,8 @@ where
     T: Flatten<Std>,
     T::Leaf: Ravel<A>,
 {
-    let def = crate::structure(tree);
-    let leaves = crate::leaves(tree);
+    let def = crate::walk::structure(tree);
+    let leaves = crate::walk::leaves(tree);
     let mut signatures = Vec::with_capacity(leaves.len());
     let mut offsets = Vec::with_capacity(leaves.len() + 1);
     let mut total = 0usize;
@@ -251,9 +249,7 @@ where
     #[cold]
     fn at_leaf(&self, i: usize, mut err: Error) -> Error {
         if let Some(path) = self.def.leaf_path(i) {
-            for entry in path.entries().iter().rev() {
-                err = err.at(entry.clone());
-            }
+            err = err.under(&path);
         }
         err
     }
@@ -270,11 +266,11 @@ where
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn ravel_into(&self, tree: &T, out: &mut Vec<A>) -> Result<(), Error> {
-        let def = crate::structure(tree);
+        let def = crate::walk::structure(tree);
         if def != self.def {
             return Err(Error::from_mismatches(self.def.diff(&def)));
         }
-        let leaves = crate::leaves(tree);
+        let leaves = crate::walk::leaves(tree);
         for (i, leaf) in leaves.iter().enumerate() {
             if let Some(sig) = T::Leaf::signature(leaf) {
                 if sig != self.signatures[i] {
@@ -319,6 +315,6 @@ where
             let data = &flat[self.offsets[i]..self.offsets[i + 1]];
             leaves.push(T::Leaf::unravel_from(sig, data).map_err(|e| self.at_leaf(i, e))?);
         }
-        crate::unflatten(&self.def, leaves)
+        crate::walk::unflatten(&self.def, leaves)
     }
 }

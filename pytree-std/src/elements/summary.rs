@@ -7,7 +7,8 @@ use std::fmt;
 
 use pytree_core::{Error, Flatten, KeyEntry, KeyPath, Leaf, Signature};
 
-use crate::{Std, Tree};
+use crate::std_namespace::Std;
+use crate::tree::Tree;
 
 /// The signature (dtype, shape, device) of every leaf, as a [`Tree`] of
 /// the tree's structure (JAX's `jax.eval_shape` gives a tree of
@@ -27,9 +28,9 @@ use crate::{Std, Tree};
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
 pub fn signatures<T: Flatten<Std>>(tree: &T) -> Result<Tree<Signature>, Error> {
-    let def = crate::structure(tree);
+    let def = crate::walk::structure(tree);
     let mut sigs = Vec::with_capacity(def.num_leaves());
-    for (i, leaf) in crate::leaves(tree).into_iter().enumerate() {
+    for (i, leaf) in crate::walk::leaves(tree).into_iter().enumerate() {
         match T::Leaf::signature(&leaf) {
             Some(sig) => sigs.push(sig),
             None => {
@@ -38,15 +39,13 @@ pub fn signatures<T: Flatten<Std>>(tree: &T) -> Result<Tree<Signature>, Error> {
                     std::any::type_name::<T::Leaf>()
                 ));
                 if let Some(path) = def.leaf_path(i) {
-                    for entry in path.entries().iter().rev() {
-                        err = err.at(entry.clone());
-                    }
+                    err = err.under(&path);
                 }
                 return Err(err);
             }
         }
     }
-    crate::unflatten(&def, sigs)
+    crate::walk::unflatten(&def, sigs)
 }
 
 /// One row of a [`Summary`]: a leaf, or a subtree with the totals of the

@@ -13,17 +13,7 @@
 
 macro_rules! leaf_by_reference {
     (scalar $t:ty => $dtype:expr) => {
-        impl pytree_core::Leaf<$crate::Std> for $t {
-            type Ref<'a> = &'a $t;
-            type Mut<'a> = &'a mut $t;
-            #[inline(always)]
-            fn lend(&self) -> &Self {
-                self
-            }
-            #[inline(always)]
-            fn lend_mut(&mut self) -> &mut Self {
-                self
-            }
+        $crate::std_namespace::lent_by_reference!(@impl <> $t {
             #[inline]
             fn signature(_leaf: &&Self) -> Option<pytree_core::Signature> {
                 Some(pytree_core::Signature::scalar($dtype))
@@ -32,23 +22,17 @@ macro_rules! leaf_by_reference {
             fn assign(slot: &mut Self, value: Self) -> Result<Self, pytree_core::Error> {
                 Ok(std::mem::replace(slot, value))
             }
-        }
-        leaf_by_reference!(@walks $t, uniform = Some(1), check = |_leaf: &$t, _others| Ok(()),
-            same = |_: &$t, _: &$t| true);
+        });
+        $crate::impls::shaped::one_leaf_pytree!(
+            [] $t => $t, lend = |x| x, lend_mut = |x| x, same = |_, _| true,
+            signature = |_| pytree_core::Signature::scalar($dtype),
+            into_leaf = |x| x, from_leaf = Ok, from_leaf_or_panic = |x| x,
+            uniform = Some(1), leaf_is_self = true,
+        );
     };
     (shaped $t:ty, signature = $signature:path, same = $same:path) => {
-        impl pytree_core::Leaf<$crate::Std> for $t {
-            type Ref<'a> = &'a $t;
-            type Mut<'a> = &'a mut $t;
+        $crate::std_namespace::lent_by_reference!(@impl <> $t {
             const HAS_SHAPE: bool = true;
-            #[inline(always)]
-            fn lend(&self) -> &Self {
-                self
-            }
-            #[inline(always)]
-            fn lend_mut(&mut self) -> &mut Self {
-                self
-            }
             #[inline]
             fn signature(leaf: &&Self) -> Option<pytree_core::Signature> {
                 Some($signature(leaf))
@@ -58,96 +42,17 @@ macro_rules! leaf_by_reference {
             #[inline]
             fn assign(slot: &mut Self, value: Self) -> Result<Self, pytree_core::Error> {
                 if !$same(slot, &value) {
-                    return Err($crate::impls::signature_error(
+                    return Err($crate::impls::shaped::signature_error(
                         $signature(slot),
                         $signature(&value),
                     ));
                 }
                 Ok(std::mem::replace(slot, value))
             }
-        }
-        leaf_by_reference!(@walks $t, uniform = None, check = |leaf: &$t, others| {
-            $crate::impls::check_same_signature(leaf, others, $same, $signature)
-        }, same = $same);
-    };
-    (@walks $t:ty, uniform = $uniform:expr, check = $check:expr, same = $same:expr) => {
-        impl pytree_core::Flatten<$crate::Std> for $t {
-            type Leaf = $t;
-            // Scalars: `Some(1)`. Shaped leaves: `None`, their signatures
-            // can differ, so containers must run their `zip_check`.
-            const UNIFORM_LEAVES: Option<usize> = $uniform;
-            #[inline]
-            fn leaf_count_hint(&self) -> usize {
-                1
-            }
-            #[inline]
-            fn flatten_into<S: pytree_core::Sink<Self>>(self, sink: &mut S) {
-                sink.leaf(self)
-            }
-            #[inline]
-            fn visit<'a, V: pytree_core::Visit<&'a Self>>(&'a self, visitor: &mut V) {
-                visitor.leaf(self)
-            }
-            #[inline]
-            fn visit_mut<'a, V: pytree_core::VisitMut<&'a mut Self>>(&'a mut self, visitor: &mut V) {
-                visitor.leaf(self)
-            }
-            #[inline]
-            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), pytree_core::Error> {
-                ($check)(self, others)
-            }
-            #[inline]
-            fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-            where
-                F: FnMut(&'a mut Self, [&'a Self; N]),
-            {
-                // A leaf of another signature (the check was skipped): left
-                // as it is.
-                if others.iter().all(|o| ($same)(self, o)) {
-                    f(self, others)
-                }
-            }
-            #[inline]
-            fn flatten_vec<S: pytree_core::Sink<Self>>(items: Vec<Self>, sink: &mut S) {
-                sink.leaf_vec(items)
-            }
-            #[inline]
-            fn visit_slice<'a, V: pytree_core::Visit<&'a Self>>(items: &'a [Self], visitor: &mut V) {
-                visitor.leaf_run(items.iter())
-            }
-            #[inline]
-            fn visit_slice_mut<'a, V: pytree_core::VisitMut<&'a mut Self>>(
-                items: &'a mut [Self],
-                visitor: &mut V,
-            ) {
-                visitor.leaf_run(items.iter_mut())
-            }
-        }
-        impl pytree_core::Unflatten<$crate::Std> for $t {
-            #[inline]
-            fn unflatten_from<S: pytree_core::Source<Self>>(source: &mut S) -> Result<Self, pytree_core::Error> {
-                source.leaf()
-            }
-            #[inline]
-            fn unflatten_vec<S: pytree_core::Source<Self>>(
-                len: usize,
-                source: &mut S,
-            ) -> Result<Vec<Self>, pytree_core::Error> {
-                source.leaf_vec(len)
-            }
-            #[inline]
-            fn map_leaves<F: FnMut(Self) -> Self>(self, f: &mut F) -> Self {
-                f(self)
-            }
-            #[inline]
-            fn zip_with_prechecked<'a, const N: usize, F>(&'a self, others: [&'a Self; N], f: &mut F) -> Self
-            where
-                F: FnMut(&'a Self, [&'a Self; N]) -> Self,
-            {
-                // A leaf of another signature (the check was skipped) is
-                // replaced by `self`: `f` never sees signatures that differ.
-                f(self, others.map(|o| if ($same)(self, o) { o } else { self }))
-            }
-        }
+        });
+        $crate::impls::shaped::one_leaf_pytree!(
+            [] $t => $t, lend = |x| x, lend_mut = |x| x, same = $same, signature = $signature,
+            into_leaf = |x| x, from_leaf = Ok, from_leaf_or_panic = |x| x, leaf_is_self = true,
+        );
     };
 }

@@ -1,7 +1,7 @@
 //! Primitive leaf types: every integer and float type, `bool`, `char`,
 //! `String`.
 
-use crate::Std;
+use crate::std_namespace::Std;
 
 pytree_core::impl_leaf!(Std =>
     i8, i16, i32, i64, i128, isize,
@@ -9,33 +9,11 @@ pytree_core::impl_leaf!(Std =>
     f32, f64, bool, char, String,
 );
 
-/// Containers that may themselves be the leaves of a runtime-shaped tree
-/// (`stack` of trees gives a `Tree<Vec<L>>`; a partition a
-/// `Tree<Option<L>>`), lent by reference. This says only how such a leaf
-/// is lent: as a typed value, a `Vec<T>` is still a sequence node. The
-/// tree module gives `Tree<L>` itself the same impl with this macro.
-macro_rules! lent_by_reference {
-    ($(<$($p:ident),*> $t:ty),* $(,)?) => {$(
-        impl<$($p: 'static),*> pytree_core::Leaf<Std> for $t {
-            type Ref<'a> = &'a $t;
-            type Mut<'a> = &'a mut $t;
-            #[inline(always)]
-            fn lend(&self) -> &Self {
-                self
-            }
-            #[inline(always)]
-            fn lend_mut(&mut self) -> &mut Self {
-                self
-            }
-            #[inline]
-            fn assign(slot: &mut Self, value: Self) -> Result<Self, pytree_core::Error> {
-                Ok(std::mem::replace(slot, value))
-            }
-        }
-    )*};
-}
-
-lent_by_reference!(
+// Containers that may themselves be the leaves of a runtime-shaped tree
+// (`stack` of trees gives a `Tree<Vec<L>>`; a partition a
+// `Tree<Option<L>>`), lent by reference. This says only how such a leaf
+// is lent: as a typed value, a `Vec<T>` is still a sequence node.
+crate::std_namespace::lent_by_reference!(
     <T> Vec<T>,
     <T> std::collections::VecDeque<T>,
     <T> Option<T>,
@@ -47,5 +25,3 @@ lent_by_reference!(
     <> pytree_core::DType,
     <> pytree_core::KeyPath,
 );
-
-pub(crate) use lent_by_reference;

@@ -22,7 +22,6 @@ pub use candle::force_tensor_ops;
 mod half;
 mod indexmap;
 mod leaves;
-pub(crate) use leaves::lent_by_reference;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
 #[cfg(feature = "ndarray")]
@@ -30,34 +29,13 @@ mod ndarray;
 #[cfg(feature = "ndarray")]
 pub use ndarray::any_array;
 
-#[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
-use pytree_core::{Error, ErrorKind, Signature};
-
-/// The error for two leaves whose signatures (shape, dtype, device)
-/// differ: `expected` is the first tree's (or the slot's), `found` the
-/// other's.
-#[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
-#[cold]
-pub(crate) fn signature_error(expected: Signature, found: Signature) -> Error {
-    Error::new(ErrorKind::SignatureMismatch { expected, found })
-}
-
-/// For `zip_check` of leaves with shapes: `same` compares two leaves
-/// without allocating; only on a mismatch are both signatures built, for
-/// the error about the first other tree (1-based) that differs.
-#[cfg(any(feature = "ndarray", feature = "candle", feature = "nalgebra"))]
-#[inline]
-pub(crate) fn check_same_signature<L: ?Sized, const N: usize>(
-    leaf: &L,
-    others: [&L; N],
-    same: impl Fn(&L, &L) -> bool,
-    signature: impl Fn(&L) -> Signature,
-) -> Result<(), Error> {
-    match others.iter().position(|o| !same(leaf, o)) {
-        None => Ok(()),
-        Some(j) => Err(signature_error(signature(leaf), signature(others[j])).in_tree(j + 1)),
-    }
-}
+#[cfg(any(
+    feature = "ndarray",
+    feature = "candle",
+    feature = "nalgebra",
+    feature = "half"
+))]
+mod shaped;
 
 /// The dtype of an element type: a Rust primitive ([`DType::of`]), with
 /// the `half` feature `f16` / `bf16`, else [`DType::Other`] with the
@@ -110,7 +88,7 @@ macro_rules! std_containers {
     };
 }
 
-std_containers!(crate::Std);
+std_containers!(crate::std_namespace::Std);
 
 /// Declares a namespace of your own: the marker type, every std container
 /// ([`std_containers!`](crate::std_containers)) and your leaf types

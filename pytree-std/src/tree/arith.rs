@@ -1,6 +1,6 @@
 //! Arithmetic on trees, as treevalue's `FastTreeValue` offers: `&t1 + &t2`
 //! combines two trees leaf by leaf through the strict structural map
-//! ([`map_n`](crate::map_n): same kinds, sequence lengths and map keys; map
+//! ([`map_n`](crate::walk::map_n): same kinds, sequence lengths and map keys; map
 //! entries paired by key), `t * 2` applies a scalar to every leaf, `-t`
 //! negates. The `try_*` methods return the mismatch as an [`Error`]; the
 //! operators panic on it, as `Index` panics on a missing key, since an
@@ -17,7 +17,7 @@ use std::ops::{
 
 use pytree_core::{Error, PlainLeaf};
 
-use crate::Std;
+use crate::std_namespace::Std;
 
 use super::node::Tree;
 use super::walk;
@@ -39,7 +39,7 @@ macro_rules! tree_op {
             #[doc = $doc]
             /// ```
             pub fn $try_op(&self, rhs: &Tree<L>) -> Result<Tree<L>, Error> {
-                crate::map_n(self, [rhs], |a, [b]| a.clone() $sym b.clone())
+                crate::walk::map_n(self, [rhs], |a, [b]| a.clone() $sym b.clone())
             }
         }
 
@@ -141,7 +141,7 @@ macro_rules! tree_op {
             /// If the trees' structures differ (then `self` is
             /// unchanged: the structures are checked before any update).
             fn $op_assign(&mut self, rhs: &Tree<L>) {
-                if let Err(e) = crate::zip_mut([self], [rhs], |[a], [b]| *a = a.clone() $sym b.clone()) {
+                if let Err(e) = crate::walk::zip_mut([self], [rhs], |[a], [b]| *a = a.clone() $sym b.clone()) {
                     panic!(concat!("tree ", stringify!($sym), "= tree: {}"), e);
                 }
             }

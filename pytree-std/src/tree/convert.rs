@@ -23,7 +23,7 @@ use pytree_core::{
 
 use super::node::Tree;
 use super::walk;
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// How the children of an open container are keyed.
 enum Names {
@@ -232,7 +232,7 @@ impl<L> Tree<L> {
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn from_pytree<T: Flatten<Std, Leaf = L>>(value: T) -> Result<Tree<L>, Error> {
-        let (leaves, def) = crate::flatten(value);
+        let (leaves, def) = crate::walk::flatten(value);
         read_def(&def, leaves.into_iter())
     }
 
@@ -279,6 +279,6 @@ impl<L> Tree<L> {
             Ok(())
         })
         .map_err(without_tree_index)?;
-        crate::unflatten(def, leaves)
+        crate::walk::unflatten(def, leaves)
     }
 }

@@ -35,19 +35,19 @@
 #[macro_export]
 macro_rules! tree {
     // ---- one value
-    (@value None) => { $crate::Tree::none() };
+    (@value None) => { $crate::tree::Tree::none() };
     (@value { $($body:tt)* }) => { $crate::tree!(@map $($body)*) };
     (@value [ $($body:tt)* ]) => { $crate::tree!(@seq $($body)*) };
-    (@value $($e:tt)+) => { $crate::Tree::from($($e)+) };
+    (@value $($e:tt)+) => { $crate::tree::Tree::from($($e)+) };
 
     // ---- map bodies
-    (@map) => { $crate::Tree::default() };
+    (@map) => { $crate::tree::Tree::default() };
     // Fast path: every key a literal and every value one token tree.
     (@map $($key:literal => $value:tt),+ $(,)?) => {
-        $crate::Tree::dict([$((::std::string::String::from($key), $crate::tree!(@value $value))),+])
+        $crate::tree::Tree::dict([$((::std::string::String::from($key), $crate::tree!(@value $value))),+])
     };
     (@map $($rest:tt)+) => { $crate::tree!(@entries [] $($rest)+) };
-    (@entries [$($done:tt)*]) => { $crate::Tree::dict([$($done)*]) };
+    (@entries [$($done:tt)*]) => { $crate::tree::Tree::dict([$($done)*]) };
     // One step for an entry whose value is one token tree.
     (@entries [$($done:tt)*] $key:literal => $value:tt $(, $($rest:tt)*)?) => {
         $crate::tree!(@entries [$($done)* (::std::string::String::from($key), $crate::tree!(@value $value)),] $($($rest)*)?)
@@ -69,23 +69,23 @@ macro_rules! tree {
     };
 
     // ---- sequence bodies
-    (@seq) => { $crate::Tree::seq([]) };
+    (@seq) => { $crate::tree::Tree::seq([]) };
     // Fast path: every element one token tree.
-    (@seq $($value:tt),+ $(,)?) => { $crate::Tree::seq([$($crate::tree!(@value $value)),+]) };
+    (@seq $($value:tt),+ $(,)?) => { $crate::tree::Tree::seq([$($crate::tree!(@value $value)),+]) };
     (@seq $($rest:tt)+) => { $crate::tree!(@elems [] [] $($rest)+) };
     (@elems [$($done:tt)*] [$($v:tt)+] , $($rest:tt)*) => {
         $crate::tree!(@elems [$($done)* $crate::tree!(@value $($v)+),] [] $($rest)*)
     };
     (@elems [$($done:tt)*] [$($v:tt)+]) => {
-        $crate::Tree::seq([$($done)* $crate::tree!(@value $($v)+)])
+        $crate::tree::Tree::seq([$($done)* $crate::tree!(@value $($v)+)])
     };
-    (@elems [$($done:tt)*] []) => { $crate::Tree::seq([$($done)*]) };
+    (@elems [$($done:tt)*] []) => { $crate::tree::Tree::seq([$($done)*]) };
     (@elems [$($done:tt)*] [$($v:tt)*] $next:tt $($rest:tt)*) => {
         $crate::tree!(@elems [$($done)*] [$($v)* $next] $($rest)*)
     };
 
     // ---- entry points
-    () => { $crate::Tree::default() };
+    () => { $crate::tree::Tree::default() };
     ($key:literal => $($rest:tt)*) => { $crate::tree!(@map $key => $($rest)*) };
     (($($key:tt)+) => $($rest:tt)*) => { $crate::tree!(@map ($($key)+) => $($rest)*) };
     ($($value:tt)+) => { $crate::tree!(@value $($value)+) };

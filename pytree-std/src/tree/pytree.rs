@@ -16,7 +16,7 @@ use pytree_core::{
 use super::cursor::{Access, Cursor, Event, Mut, Open, Own, Place, Ref, Shape};
 use super::node::{Map, Tree};
 use super::{convert, walk};
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// What the protocol of [`Sink`], [`Visit`] and [`VisitMut`] (the same
 /// calls, three traits) needs from a walk with [`Cursor`]: the calls, and
@@ -118,6 +118,14 @@ impl<L: Clone, S: Sink<L>> Report<Own<L>> for SinkReport<'_, S> {
     }
 }
 
+/// The key a walk enters a child by.
+fn key_ref<'k>(place: &Place<&'k String>) -> KeyRef<'k> {
+    match place.key {
+        Some(k) => KeyRef::Key(k),
+        None => KeyRef::Index(place.index),
+    }
+}
+
 /// The walk by reference; a map's keys are cloned only if asked for.
 struct VisitReport<'v, V>(&'v mut V);
 
@@ -129,10 +137,7 @@ impl<'a, L: Leaf<Std>, V: Visit<LeafRef<'a, Std, L>>> Report<Ref<'a, L>> for Vis
         self.0.node(node);
     }
     fn enter(&mut self, place: Place<&'a String>) {
-        match place.key {
-            Some(k) => self.0.enter(KeyRef::Key(k)),
-            None => self.0.enter(KeyRef::Index(place.index)),
-        }
+        self.0.enter(key_ref(&place));
     }
     fn exit(&mut self) {
         self.0.exit();
@@ -156,10 +161,7 @@ impl<'a, L: Clone + Leaf<Std>, V: VisitMut<LeafMut<'a, Std, L>>> Report<Mut<'a, 
         self.0.node(node);
     }
     fn enter(&mut self, place: Place<&'a String>) {
-        match place.key {
-            Some(k) => self.0.enter(KeyRef::Key(k)),
-            None => self.0.enter(KeyRef::Index(place.index)),
-        }
+        self.0.enter(key_ref(&place));
     }
     fn exit(&mut self) {
         self.0.exit();
@@ -168,7 +170,7 @@ impl<'a, L: Clone + Leaf<Std>, V: VisitMut<LeafMut<'a, Std, L>>> Report<Mut<'a, 
 
 // A tree is also a leaf of another tree (`Tree<Tree<L>>`), lent by
 // reference as the containers of `impls` are.
-crate::impls::lent_by_reference!(<L> Tree<L>);
+crate::std_namespace::lent_by_reference!(<L> Tree<L>);
 
 impl<L: Clone + Leaf<Std>> Flatten<Std> for Tree<L> {
     type Leaf = L;

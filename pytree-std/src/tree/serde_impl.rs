@@ -207,6 +207,15 @@ impl<'de, L: Deserialize<'de>> Seed<'_, '_, L> {
     }
 }
 
+/// Visitor methods that read a scalar as a leaf.
+macro_rules! leaf_visits {
+    ($($method:ident($t:ty)),* $(,)?) => {
+        $(fn $method<E: de::Error>(self, v: $t) -> Result<Tree<L>, E> {
+            Self::leaf(v)
+        })*
+    };
+}
+
 impl<'de, L: Deserialize<'de>> Visitor<'de> for Seed<'_, '_, L> {
     type Value = Tree<L>;
 
@@ -214,38 +223,20 @@ impl<'de, L: Deserialize<'de>> Visitor<'de> for Seed<'_, '_, L> {
         f.write_str("a tree: a map, a sequence, null or a leaf")
     }
 
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Tree<L>, E> {
-        Self::leaf(v)
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Tree<L>, E> {
-        Self::leaf(v)
-    }
-    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Tree<L>, E> {
-        Self::leaf(v)
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Tree<L>, E> {
-        Self::leaf(v)
-    }
-    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Tree<L>, E> {
-        Self::leaf(v)
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Tree<L>, E> {
-        Self::leaf(v)
-    }
-    fn visit_char<E: de::Error>(self, v: char) -> Result<Tree<L>, E> {
-        Self::leaf(v)
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Tree<L>, E> {
-        Self::leaf(v)
-    }
+    leaf_visits!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_i128(i128),
+        visit_u64(u64),
+        visit_u128(u128),
+        visit_f64(f64),
+        visit_char(char),
+        visit_str(&str),
+        visit_string(String),
+        visit_bytes(&[u8]),
+    );
     fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Tree<L>, E> {
         L::deserialize(de::value::BorrowedStrDeserializer::new(v)).map(Tree::leaf)
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<Tree<L>, E> {
-        Self::leaf(v)
-    }
-    fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Tree<L>, E> {
-        Self::leaf(v)
     }
     fn visit_unit<E: de::Error>(self) -> Result<Tree<L>, E> {
         Ok(Tree::none())

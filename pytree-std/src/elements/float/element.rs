@@ -161,7 +161,7 @@ identity_element!(f32, f64);
 #[cfg(any(feature = "half", feature = "ndarray"))]
 mod half_elements {
     use super::FloatElement;
-    use crate::half::{bf16, f16};
+    use half::{bf16, f16};
 
     macro_rules! half_element {
         ($($t:ty),*) => {$(

@@ -16,7 +16,8 @@ pub use element::{Float, FloatElement};
 pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
 pub use op::ElementOp;
 
-use crate::{Error, Flatten, Leaf, LeafMut, LeafRef, Std};
+use crate::std_namespace::Std;
+use pytree_core::{Error, Flatten, Leaf, LeafMut, LeafRef};
 
 /// The shape every one of `shapes` has (`None` for no shapes), or an
 /// error naming the first that differs from the first: the check every
@@ -225,7 +226,7 @@ pub trait FloatLeaf: Leaf<Std> {
 #[cfg(any(feature = "ndarray", feature = "nalgebra"))]
 #[inline(always)]
 pub(crate) fn all_some<T, const N: usize>(xs: [Option<T>; N]) -> Option<[T; N]> {
-    crate::__private::all_some(xs)
+    pytree_core::__private::all_some(xs)
 }
 
 /// The element loop over leaves whose memory is not one slice each (an
@@ -298,4 +299,4 @@ macro_rules! scalar_leaf {
 }
 scalar_leaf!(f32, f64);
 #[cfg(feature = "half")]
-scalar_leaf!(crate::half::f16, crate::half::bf16);
+scalar_leaf!(half::f16, half::bf16);

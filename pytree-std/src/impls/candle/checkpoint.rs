@@ -9,7 +9,7 @@ use pytree_core::{DType, Error, Leaf, Signature};
 use super::candle_error;
 use crate::checkpoint::leaf::read_elements;
 use crate::checkpoint::{Element, TensorLeaf, TensorView};
-use crate::Std;
+use crate::std_namespace::Std;
 
 /// The candle dtype stored as `d`, for the dtypes both candle and the
 /// format name.

@@ -19,7 +19,8 @@ use candle_core::{DType, Tensor, Var};
 use super::fused::{self, same_storage};
 use super::{candle_error as candle_err, device};
 use crate::elements::{sum_slice, zip_slices, ElementOp, Exec, FloatLeaf};
-use crate::{Error, Flatten, Leaf, LeafMut, LeafRef, Std};
+use crate::std_namespace::Std;
+use pytree_core::{Error, Flatten, Leaf, LeafMut, LeafRef};
 
 fn float_dtype(t: &Tensor) -> Result<DType, Error> {
     let d = t.dtype();
@@ -180,7 +181,7 @@ where
     P: Flatten<Std>,
     P::Leaf: HoldsTensor,
 {
-    let on_cpu = crate::leaves(&*updates)
+    let on_cpu = crate::walk::leaves(&*updates)
         .into_iter()
         .enumerate()
         .all(|(i, u)| {

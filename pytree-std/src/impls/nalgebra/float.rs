@@ -28,7 +28,7 @@ use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut, RawStorage, RawStorageMut, 
 use crate::elements::{
     all_some, common_shape, sum_slice, zip_element_iters, zip_slices, Exec, FloatElement, FloatLeaf,
 };
-use crate::Error;
+use pytree_core::Error;
 
 /// The elements of a view whose memory is one run in column order, as a
 /// slice; `None` for a view with other strides.

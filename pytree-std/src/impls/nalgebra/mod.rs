@@ -44,65 +44,37 @@
 use nalgebra::{
     DMatrix, DMatrixView, DMatrixViewMut, DVector, Dim, Dyn, Matrix, RawStorage, Scalar, U1,
 };
-use pytree_core::{
-    Error, Flatten, Leaf, LeafMut, LeafRef, Signature, Sink, Source, Unflatten, Visit, VisitMut,
-};
+use pytree_core::{Error, Signature};
 
 mod float;
 
-use super::{check_same_signature, dtype_of, signature_error};
-use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance, Std};
+use super::dtype_of;
+use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
 /// The signature of a `rows x cols` matrix of `T`s.
 fn matrix_signature<T: 'static>(shape: (usize, usize)) -> Signature {
     Signature::new(dtype_of::<T>(), vec![shape.0, shape.1])
 }
 
-/// `DMatrix<T>` is the leaf type of nalgebra's dynamic matrices and
-/// vectors, lent as matrix views; its signature is `dtype[rows,cols]`.
-///
-/// ```
-/// use pytree_std::nalgebra::DMatrix;
-/// use pytree_std::{Leaf, Std};
-/// let mut m = DMatrix::from_element(2, 3, 1.0f32);
-/// assert_eq!(<DMatrix<f32> as Leaf<Std>>::signature(&m.as_view()).unwrap().to_string(), "f32[2,3]");
-/// let old = <DMatrix<f32> as Leaf<Std>>::assign(m.as_view_mut(), DMatrix::zeros(2, 3))?;
-/// assert_eq!((old[(0, 0)], m[(0, 0)]), (1.0, 0.0));
-/// assert!(<DMatrix<f32> as Leaf<Std>>::assign(m.as_view_mut(), DMatrix::zeros(3, 2)).is_err());
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-impl<T: Scalar> Leaf<Std> for DMatrix<T> {
-    type Ref<'a> = DMatrixView<'a, T>;
-    type Mut<'a> = DMatrixViewMut<'a, T>;
-    const HAS_SHAPE: bool = true;
-
-    #[inline]
-    fn lend(&self) -> DMatrixView<'_, T> {
-        self.as_view()
-    }
-    #[inline]
-    fn lend_mut(&mut self) -> DMatrixViewMut<'_, T> {
-        self.as_view_mut()
-    }
-    fn signature(leaf: &DMatrixView<'_, T>) -> Option<Signature> {
-        Some(matrix_signature::<T>(leaf.shape()))
-    }
-    /// Swaps the elements of `value` into the view and returns the old
-    /// ones in `value`'s matrix; another shape is an error, and nothing
-    /// changes.
-    fn assign(mut slot: DMatrixViewMut<'_, T>, mut value: Self) -> Result<Self, Error> {
-        if slot.shape() != value.shape() {
-            return Err(signature_error(
-                matrix_signature::<T>(slot.shape()),
-                matrix_signature::<T>(value.shape()),
-            ));
-        }
-        slot.iter_mut()
-            .zip(value.iter_mut())
-            .for_each(|(a, b)| std::mem::swap(a, b));
-        Ok(value)
-    }
-}
+super::shaped::array_leaf!(
+    /// `DMatrix<T>` is the leaf type of nalgebra's dynamic matrices and
+    /// vectors, lent as matrix views; its signature is `dtype[rows,cols]`.
+    ///
+    /// ```
+    /// use pytree_std::nalgebra::DMatrix;
+    /// use pytree_std::{Leaf, Std};
+    /// let mut m = DMatrix::from_element(2, 3, 1.0f32);
+    /// assert_eq!(<DMatrix<f32> as Leaf<Std>>::signature(&m.as_view()).unwrap().to_string(), "f32[2,3]");
+    /// let old = <DMatrix<f32> as Leaf<Std>>::assign(m.as_view_mut(), DMatrix::zeros(2, 3))?;
+    /// assert_eq!((old[(0, 0)], m[(0, 0)]), (1.0, 0.0));
+    /// assert!(<DMatrix<f32> as Leaf<Std>>::assign(m.as_view_mut(), DMatrix::zeros(3, 2)).is_err());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    [T: Scalar] DMatrix<T>,
+    DMatrixView<T> = as_view, DMatrixViewMut<T> = as_view_mut,
+    signature = matrix_signature::<T>,
+    swap = |slot, value| slot.iter_mut().zip(value.iter_mut()).for_each(|(a, b)| std::mem::swap(a, b)),
+);
 
 /// The error of a matrix read where a vector is wanted.
 #[cold]
@@ -146,108 +118,7 @@ fn vector_leaf<T: Scalar>(v: DVector<T>) -> DMatrix<T> {
     v.reshape_generic(Dyn(n), Dyn(1))
 }
 
-/// `Flatten` and `Unflatten` for a matrix type whose leaf is `DMatrix<T>`.
-macro_rules! matrix_pytree {
-    (
-        $(#[$doc:meta])*
-        $ty:ty,
-        into_leaf = $into_leaf:expr,
-        from_leaf = $from_leaf:expr,
-        from_leaf_or_panic = $from_leaf_or_panic:expr
-    ) => {
-        $(#[$doc])*
-        impl<T: Scalar> Flatten<Std> for $ty {
-            type Leaf = DMatrix<T>;
-
-            #[inline]
-            fn flatten_into<S: Sink<DMatrix<T>>>(self, sink: &mut S) {
-                sink.leaf(($into_leaf)(self))
-            }
-            /// One leaf (not uniform: shapes can differ between values).
-            #[inline]
-            fn leaf_count_hint(&self) -> usize {
-                1
-            }
-            #[inline]
-            fn visit<'a, V: Visit<LeafRef<'a, Std, DMatrix<T>>>>(&'a self, visitor: &mut V) {
-                visitor.leaf(self.as_view())
-            }
-            #[inline]
-            fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, DMatrix<T>>>>(&'a mut self, visitor: &mut V) {
-                visitor.leaf(self.as_view_mut())
-            }
-            #[inline]
-            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-                check_same_signature(
-                    self,
-                    others,
-                    |a, b| a.shape() == b.shape(),
-                    |a| matrix_signature::<T>(a.shape()),
-                )
-            }
-            #[inline]
-            fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-            where
-                F: FnMut(LeafMut<'a, Std, DMatrix<T>>, [LeafRef<'a, Std, DMatrix<T>>; N]),
-            {
-                // A matrix of another shape (the check was skipped): left
-                // as it is.
-                if others.iter().any(|o| o.shape() != self.shape()) {
-                    return;
-                }
-                f(self.as_view_mut(), others.map(|o| o.as_view()))
-            }
-            #[inline]
-            fn visit_slice<'a, V: Visit<LeafRef<'a, Std, DMatrix<T>>>>(items: &'a [Self], visitor: &mut V) {
-                visitor.leaf_run(items.iter().map(|m| m.as_view()))
-            }
-            #[inline]
-            fn visit_slice_mut<'a, V: VisitMut<LeafMut<'a, Std, DMatrix<T>>>>(
-                items: &'a mut [Self],
-                visitor: &mut V,
-            ) {
-                visitor.leaf_run(items.iter_mut().map(|m| m.as_view_mut()))
-            }
-        }
-
-        $(#[$doc])*
-        impl<T: Scalar> Unflatten<Std> for $ty {
-            #[inline]
-            fn unflatten_from<S: Source<DMatrix<T>>>(source: &mut S) -> Result<Self, Error> {
-                ($from_leaf)(source.leaf()?)
-            }
-            /// # Panics
-            ///
-            /// For a vector, if `f` returns a matrix of more than one
-            /// column (see the module docs).
-            #[inline]
-            #[track_caller]
-            fn map_leaves<F: FnMut(DMatrix<T>) -> DMatrix<T>>(self, f: &mut F) -> Self {
-                ($from_leaf_or_panic)(f(($into_leaf)(self)))
-            }
-            /// # Panics
-            ///
-            /// As [`map_leaves`](Unflatten::map_leaves).
-            #[inline]
-            #[track_caller]
-            fn zip_with_prechecked<'a, const N: usize, F>(
-                &'a self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) -> Self
-            where
-                F: FnMut(LeafRef<'a, Std, DMatrix<T>>, [LeafRef<'a, Std, DMatrix<T>>; N]) -> DMatrix<T>,
-            {
-                // A matrix of another shape (the check was skipped) is
-                // replaced by `self`'s: `f` never sees shapes that differ.
-                let others = others.map(|o| if o.shape() == self.shape() { o } else { self });
-                ($from_leaf_or_panic)(f(self.as_view(), others.map(|o| o.as_view())))
-            }
-        }
-    };
-}
-
-matrix_pytree!(
+super::shaped::one_leaf_pytree!(
     /// A dynamic matrix is one leaf, itself.
     ///
     /// ```
@@ -258,13 +129,13 @@ matrix_pytree!(
     /// assert_eq!(pytree_std::unflatten::<Vec<DMatrix<u8>>>(&def, leaves)?, m);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    DMatrix<T>,
-    into_leaf = |m: DMatrix<T>| m,
-    from_leaf = |m: DMatrix<T>| Ok::<_, Error>(m),
-    from_leaf_or_panic = |m: DMatrix<T>| m
+    [T: Scalar] DMatrix<T> => DMatrix<T>,
+    lend = |m| m.as_view(), lend_mut = |m| m.as_view_mut(),
+    same = |a, b| a.shape() == b.shape(), signature = |m| matrix_signature::<T>(m.shape()),
+    into_leaf = |m| m, from_leaf = Ok, from_leaf_or_panic = |m| m,
 );
 
-matrix_pytree!(
+super::shaped::one_leaf_pytree!(
     /// A dynamic vector is one leaf of type `DMatrix<T>`, an `n x 1`
     /// matrix (moved, not copied); unflattening one from a matrix of more
     /// than one column is an error.
@@ -278,10 +149,11 @@ matrix_pytree!(
     /// assert!(pytree_std::unflatten::<DVector<f32>>(&def, [DMatrix::zeros(3, 2)]).is_err());
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    DVector<T>,
-    into_leaf = vector_leaf::<T>,
-    from_leaf = to_vector::<T>,
-    from_leaf_or_panic = to_vector_or_panic::<T>
+    [T: Scalar] DVector<T> => DMatrix<T>,
+    lend = |m| m.as_view(), lend_mut = |m| m.as_view_mut(),
+    same = |a, b| a.shape() == b.shape(), signature = |m| matrix_signature::<T>(m.shape()),
+    into_leaf = vector_leaf::<T>, from_leaf = to_vector::<T>,
+    from_leaf_or_panic = to_vector_or_panic::<T>,
 );
 
 /// A matrix's elements in C (row-major) order, as every leaf ravels

@@ -82,13 +82,11 @@
 
 use half::{bf16, f16};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Dimension, IxDyn, Zip};
-use pytree_core::{
-    DType, Error, Flatten, Leaf, LeafAs, Signature, Sink, Source, Unflatten, Visit, VisitMut,
-};
+use pytree_core::{DType, Error, Leaf, LeafAs, Signature};
 
 use crate::elements::Ravel;
 use crate::elements::{ApproxEq, Tolerance};
-use crate::Std;
+use crate::std_namespace::Std;
 
 mod sealed {
     pub trait Sealed {}
@@ -199,11 +197,9 @@ macro_rules! any_array {
                 #[doc = concat!("The data as `", stringify!($t), "`s, if it holds `", stringify!($t), "`s: a view, no copy.")]
                 #[doc = ""]
                 #[doc = "```"]
-                #[doc = "# use pytree_std::half::{bf16, f16};"]
-                #[doc = "use pytree_std::{AnyArray, ndarray::{ArrayD, IxDyn}};"]
+                #[doc = "# use pytree_std::{half::{bf16, f16}, AnyArray, ndarray::{ArrayD, IxDyn}};"]
                 #[doc = concat!("let a = AnyArray::from(ArrayD::<", stringify!($t), ">::default(IxDyn(&[2, 3])));")]
                 #[doc = concat!("assert_eq!(a.", stringify!($as_t), "().unwrap().shape(), [2, 3]);")]
-                #[doc = concat!("assert!(AnyArray::from(ArrayD::<", stringify!($t), ">::default(IxDyn(&[1]))).", stringify!($as_t), "().is_some());")]
                 #[doc = "```"]
                 #[inline]
                 pub fn $as_t(&self) -> Option<ArrayViewD<'_, $t>> {
@@ -217,11 +213,10 @@ macro_rules! any_array {
                 #[doc = concat!("The data as `", stringify!($t), "`s, mutably, if it holds `", stringify!($t), "`s: a view, no copy.")]
                 #[doc = ""]
                 #[doc = "```"]
-                #[doc = "# use pytree_std::half::{bf16, f16};"]
-                #[doc = "use pytree_std::{AnyArray, ndarray::{ArrayD, IxDyn}};"]
+                #[doc = "# use pytree_std::{half::{bf16, f16}, AnyArray, ndarray::{ArrayD, IxDyn}};"]
                 #[doc = concat!("let mut a = AnyArray::from(ArrayD::<", stringify!($t), ">::default(IxDyn(&[2])));")]
                 #[doc = concat!("let mut v = a.", stringify!($as_t_mut), "().unwrap();")]
-                #[doc = concat!("v[[1]] = v[[0]];")]
+                #[doc = "v[[1]] = v[[0]];"]
                 #[doc = concat!("assert_eq!(a.", stringify!($as_t), "().unwrap().len(), 2);")]
                 #[doc = "```"]
                 #[inline]
@@ -271,8 +266,7 @@ macro_rules! any_array {
                 #[doc = concat!("The view as `", stringify!($t), "`s, if it holds `", stringify!($t), "`s (no copy), for as long as the array is lent.")]
                 #[doc = ""]
                 #[doc = "```"]
-                #[doc = "# use pytree_std::half::{bf16, f16};"]
-                #[doc = "use pytree_std::{AnyArray, ndarray::{ArrayD, IxDyn}};"]
+                #[doc = "# use pytree_std::{half::{bf16, f16}, AnyArray, ndarray::{ArrayD, IxDyn}};"]
                 #[doc = concat!("let a = AnyArray::from(ArrayD::<", stringify!($t), ">::default(IxDyn(&[4])));")]
                 #[doc = concat!("let typed = a.lend().", stringify!($as_t), "().unwrap();")]
                 #[doc = "assert_eq!(typed.shape(), [4]);"]
@@ -313,8 +307,7 @@ macro_rules! any_array {
                 #[doc = concat!("The view as `", stringify!($t), "`s, mutably, if it holds `", stringify!($t), "`s (no copy).")]
                 #[doc = ""]
                 #[doc = "```"]
-                #[doc = "# use pytree_std::half::{bf16, f16};"]
-                #[doc = "use pytree_std::{AnyArray, ndarray::{ArrayD, IxDyn}};"]
+                #[doc = "# use pytree_std::{half::{bf16, f16}, AnyArray, ndarray::{ArrayD, IxDyn}};"]
                 #[doc = concat!("let mut a = AnyArray::from(ArrayD::<", stringify!($t), ">::default(IxDyn(&[2])));")]
                 #[doc = "let mut lent = a.lend_mut();"]
                 #[doc = concat!("let mut typed = lent.", stringify!($as_t_mut), "().unwrap();")]
@@ -901,7 +894,10 @@ impl Leaf<Std> for AnyArray {
         let expected = Signature::new(slot.dtype(), slot.shape().to_vec());
         match swap_into(slot, &mut value) {
             Some(()) => Ok(value),
-            None => Err(crate::impls::signature_error(expected, value.signature())),
+            None => Err(crate::impls::shaped::signature_error(
+                expected,
+                value.signature(),
+            )),
         }
     }
 }
@@ -911,104 +907,28 @@ fn same(a: &AnyArray, b: &AnyArray) -> bool {
     a.dtype() == b.dtype() && a.shape() == b.shape()
 }
 
-/// An `AnyArray` is one leaf.
-///
-/// ```
-/// use pytree_std::ndarray::array;
-/// use pytree_std::AnyArray;
-/// let t = (AnyArray::from(array![1.0f32]), AnyArray::from(array![1i64]));
-/// assert_eq!(pytree_std::structure(&t).num_leaves(), 2);
-/// // Trees whose arrays differ in dtype do not zip.
-/// let u = (AnyArray::from(array![1.0f32]), AnyArray::from(array![1i32]));
-/// let err = pytree_std::walk::map_n(&t, [&u], |a, [_]| a.to_owned()).unwrap_err();
-/// assert_eq!(err.to_string(), "tree 1 at [1]: leaf signature mismatch: expected i64[1], found i32[1]");
-/// ```
-impl Flatten<Std> for AnyArray {
-    type Leaf = AnyArray;
-
-    #[inline]
-    fn leaf_count_hint(&self) -> usize {
-        1
-    }
-    #[inline]
-    fn flatten_into<S: Sink<Self>>(self, sink: &mut S) {
-        sink.leaf(self)
-    }
-    #[inline]
-    fn visit<'a, V: Visit<AnyArrayView<'a>>>(&'a self, visitor: &mut V) {
-        visitor.leaf(self.lend())
-    }
-    #[inline]
-    fn visit_mut<'a, V: VisitMut<AnyArrayViewMut<'a>>>(&'a mut self, visitor: &mut V) {
-        visitor.leaf(self.lend_mut())
-    }
-    #[inline]
-    fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-        crate::impls::check_same_signature(self, others, same, AnyArray::signature)
-    }
-    #[inline]
-    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-    where
-        F: FnMut(AnyArrayViewMut<'a>, [AnyArrayView<'a>; N]),
-    {
-        if others.iter().all(|o| same(self, o)) {
-            f(self.lend_mut(), others.map(AnyArray::lend))
-        }
-    }
-    #[inline]
-    fn flatten_vec<S: Sink<Self>>(items: Vec<Self>, sink: &mut S) {
-        sink.leaf_vec(items)
-    }
-    #[inline]
-    fn visit_slice<'a, V: Visit<AnyArrayView<'a>>>(items: &'a [Self], visitor: &mut V) {
-        visitor.leaf_run(items.iter().map(AnyArray::lend))
-    }
-    #[inline]
-    fn visit_slice_mut<'a, V: VisitMut<AnyArrayViewMut<'a>>>(
-        items: &'a mut [Self],
-        visitor: &mut V,
-    ) {
-        visitor.leaf_run(items.iter_mut().map(AnyArray::lend_mut))
-    }
-}
-
-/// An `AnyArray` is read back as one leaf, of any dtype and shape.
-///
-/// ```
-/// use pytree_std::ndarray::array;
-/// use pytree_std::AnyArray;
-/// let (leaves, def) = pytree_std::flatten(AnyArray::from(array![true]));
-/// assert_eq!(pytree_std::unflatten::<AnyArray>(&def, leaves)?, AnyArray::from(array![true]));
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-impl Unflatten<Std> for AnyArray {
-    #[inline]
-    fn unflatten_from<S: Source<Self>>(source: &mut S) -> Result<Self, Error> {
-        source.leaf()
-    }
-    #[inline]
-    fn unflatten_vec<S: Source<Self>>(len: usize, source: &mut S) -> Result<Vec<Self>, Error> {
-        source.leaf_vec(len)
-    }
-    #[inline]
-    fn map_leaves<F: FnMut(Self) -> Self>(self, f: &mut F) -> Self {
-        f(self)
-    }
-    #[inline]
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(AnyArrayView<'a>, [AnyArrayView<'a>; N]) -> Self,
-    {
-        // An array of another dtype or shape (the check was skipped) is
-        // replaced by `self`'s: `f` never sees signatures that differ.
-        let others = others.map(|o| if same(self, o) { o } else { self });
-        f(self.lend(), others.map(AnyArray::lend))
-    }
-}
+crate::impls::shaped::one_leaf_pytree!(
+    /// An `AnyArray` is one leaf, read back of any dtype and shape.
+    ///
+    /// ```
+    /// use pytree_std::ndarray::array;
+    /// use pytree_std::AnyArray;
+    /// let t = (AnyArray::from(array![1.0f32]), AnyArray::from(array![1i64]));
+    /// assert_eq!(pytree_std::structure(&t).num_leaves(), 2);
+    /// // Trees whose arrays differ in dtype do not zip.
+    /// let u = (AnyArray::from(array![1.0f32]), AnyArray::from(array![1i32]));
+    /// let err = pytree_std::walk::map_n(&t, [&u], |a, [_]| a.to_owned()).unwrap_err();
+    /// assert_eq!(err.to_string(), "tree 1 at [1]: leaf signature mismatch: expected i64[1], found i32[1]");
+    /// let (leaves, def) = pytree_std::flatten(AnyArray::from(array![true]));
+    /// assert_eq!(pytree_std::unflatten::<AnyArray>(&def, leaves)?, AnyArray::from(array![true]));
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    [] AnyArray => AnyArray,
+    lend = |a| a.lend(), lend_mut = |a| a.lend_mut(),
+    same = same, signature = AnyArray::signature,
+    into_leaf = |a| a, from_leaf = Ok, from_leaf_or_panic = |a| a,
+    leaf_is_self = true,
+);
 
 #[cfg(test)]
 mod tests {

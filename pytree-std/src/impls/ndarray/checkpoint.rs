@@ -6,11 +6,11 @@ use std::borrow::Cow;
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn};
 use pytree_core::{DType, Error, Signature};
 
+use super::any_array::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
 use crate::checkpoint::leaf::{
     copy_elements, dtype_error, element_bytes, element_bytes_mut, read_elements,
 };
 use crate::checkpoint::{Element, TensorLeaf, TensorView};
-use crate::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
 
 /// An array of any rank is a tensor of its shape. Its bytes are
 /// borrowed when it is contiguous in C order, else copied in that

@@ -12,11 +12,12 @@
 use half::{bf16, f16};
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, ShapeBuilder};
 
+use super::any_array::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
 use crate::elements::{
     all_some, common_shape, sum_slice, zip_element_iters, zip_slices, Exec, Float, FloatElement,
     FloatLeaf,
 };
-use crate::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement, DType, Error};
+use pytree_core::{DType, Error};
 
 /// Arrays of any rank (`ArrayD<A>` is the leaf type of every
 /// `Array<A, D>`). Arrays in standard layout, or all with the same

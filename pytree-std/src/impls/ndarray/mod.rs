@@ -32,9 +32,9 @@
 //! return, and the old array is gone (it was moved into the function), so
 //! these operations **panic**, naming the path-checked alternatives, which
 //! rebuild through the TreeDef and return the rank error at its path:
-//! [`map_into`](crate::walk::map_into) for one tree, [`map_n`](crate::map_n)
+//! [`map_into`](crate::walk::map_into) for one tree, [`map_n`](crate::walk::map_n)
 //! with a function that returns a `Result` for several (or `flatten` then
-//! [`unflatten`](crate::unflatten)); or an
+//! [`unflatten`](crate::walk::unflatten)); or an
 //! `ArrayD` field, which takes any rank. The shape may change freely within the rank
 //! (`Array2` `[3, 3]` to `[2, 16]`).
 //!
@@ -65,72 +65,44 @@ use ndarray::{
     ArcArray, Array, ArrayBase, ArrayD, ArrayViewD, ArrayViewMutD, Axis, Data, Dimension, IxDyn,
     Zip,
 };
-use pytree_core::{
-    Error, Flatten, Leaf, LeafMut, LeafRef, Signature, Sink, Source, Unflatten, Visit, VisitMut,
-};
+use pytree_core::{Error, Signature};
 
 pub mod any_array;
 #[cfg(feature = "safetensors")]
 mod checkpoint;
 mod float;
 
-use super::{check_same_signature, dtype_of, signature_error};
-use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance, Std};
+use super::dtype_of;
+use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
 /// The signature of an array of `A`s of this shape.
 fn array_signature<A: 'static>(shape: &[usize]) -> Signature {
     Signature::new(dtype_of::<A>(), shape.to_vec())
 }
 
-/// `ArrayD<A>` is the leaf type of every array of `A`s, lent as views: an
-/// [`ArrayViewD`] by shared reference, an [`ArrayViewMutD`] by mutable
-/// reference. Its signature is its dtype and shape (`f32[3,4]`).
-///
-/// ```
-/// use pytree_std::ndarray::{array, ArrayD};
-/// use pytree_std::{Leaf, Std};
-/// let mut a: ArrayD<f32> = array![[1.0, 2.0], [3.0, 4.0]].into_dyn();
-/// assert_eq!(<ArrayD<f32> as Leaf<Std>>::signature(&a.view()).unwrap().to_string(), "f32[2,2]");
-/// // `assign` writes into the view and returns the old data; the shape is kept.
-/// let old = <ArrayD<f32> as Leaf<Std>>::assign(a.view_mut(), array![[0.0, 0.0], [0.0, 1.0]].into_dyn())?;
-/// assert_eq!(old, array![[1.0, 2.0], [3.0, 4.0]].into_dyn());
-/// assert_eq!(a, array![[0.0, 0.0], [0.0, 1.0]].into_dyn());
-/// let err = <ArrayD<f32> as Leaf<Std>>::assign(a.view_mut(), array![1.0].into_dyn()).unwrap_err();
-/// assert_eq!(err.to_string(), "at <root>: leaf signature mismatch: expected f32[2,2], found f32[1]");
-/// # Ok::<(), pytree_std::Error>(())
-/// ```
-impl<A: 'static> Leaf<Std> for ArrayD<A> {
-    type Ref<'a> = ArrayViewD<'a, A>;
-    type Mut<'a> = ArrayViewMutD<'a, A>;
-    const HAS_SHAPE: bool = true;
-
-    #[inline]
-    fn lend(&self) -> ArrayViewD<'_, A> {
-        self.view()
-    }
-    #[inline]
-    fn lend_mut(&mut self) -> ArrayViewMutD<'_, A> {
-        self.view_mut()
-    }
-    fn signature(leaf: &ArrayViewD<'_, A>) -> Option<Signature> {
-        Some(array_signature::<A>(leaf.shape()))
-    }
-    /// Swaps the elements of `value` into the view (no copy, no `Clone`
-    /// bound) and returns the old elements in `value`'s array. A value of
-    /// another shape is an error, and the view is unchanged.
-    fn assign(mut slot: ArrayViewMutD<'_, A>, mut value: Self) -> Result<Self, Error> {
-        if slot.shape() != value.shape() {
-            return Err(signature_error(
-                array_signature::<A>(slot.shape()),
-                array_signature::<A>(value.shape()),
-            ));
-        }
-        Zip::from(&mut slot)
-            .and(&mut value)
-            .for_each(|a, b| std::mem::swap(a, b));
-        Ok(value)
-    }
-}
+super::shaped::array_leaf!(
+    /// `ArrayD<A>` is the leaf type of every array of `A`s, lent as views: an
+    /// [`ArrayViewD`] by shared reference, an [`ArrayViewMutD`] by mutable
+    /// reference. Its signature is its dtype and shape (`f32[3,4]`).
+    ///
+    /// ```
+    /// use pytree_std::ndarray::{array, ArrayD};
+    /// use pytree_std::{Leaf, Std};
+    /// let mut a: ArrayD<f32> = array![[1.0, 2.0], [3.0, 4.0]].into_dyn();
+    /// assert_eq!(<ArrayD<f32> as Leaf<Std>>::signature(&a.view()).unwrap().to_string(), "f32[2,2]");
+    /// // `assign` writes into the view and returns the old data; the shape is kept.
+    /// let old = <ArrayD<f32> as Leaf<Std>>::assign(a.view_mut(), array![[0.0, 0.0], [0.0, 1.0]].into_dyn())?;
+    /// assert_eq!(old, array![[1.0, 2.0], [3.0, 4.0]].into_dyn());
+    /// assert_eq!(a, array![[0.0, 0.0], [0.0, 1.0]].into_dyn());
+    /// let err = <ArrayD<f32> as Leaf<Std>>::assign(a.view_mut(), array![1.0].into_dyn()).unwrap_err();
+    /// assert_eq!(err.to_string(), "at <root>: leaf signature mismatch: expected f32[2,2], found f32[1]");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    [A: 'static] ArrayD<A>,
+    ArrayViewD<A> = view, ArrayViewMutD<A> = view_mut,
+    signature = array_signature::<A>,
+    swap = |slot, value| Zip::from(&mut slot).and(&mut value).for_each(std::mem::swap),
+);
 
 /// The error of a leaf whose rank is not the field's.
 #[cold]
@@ -185,110 +157,7 @@ fn to_rank_or_panic<A: 'static, D: Dimension>(leaf: ArrayD<A>) -> Array<A, D> {
     }
 }
 
-/// `Flatten` and `Unflatten` for an owned array type whose leaf is
-/// `ArrayD<A>`: `$into_leaf` turns the array into its leaf, `$from_array`
-/// turns an `Array<A, D>` (the leaf at the right rank) into the array type.
-macro_rules! array_pytree {
-    ($(#[$doc:meta])* [$($bounds:tt)*] $array:ty, into_leaf = $into_leaf:expr, from_array = $from_array:expr) => {
-        $(#[$doc])*
-        impl<A: $($bounds)*, D: Dimension> Flatten<Std> for $array {
-            type Leaf = ArrayD<A>;
-
-            #[inline]
-            fn flatten_into<S: Sink<ArrayD<A>>>(self, sink: &mut S) {
-                sink.leaf(($into_leaf)(self))
-            }
-            /// One leaf (not uniform: shapes can differ between values).
-            #[inline]
-            fn leaf_count_hint(&self) -> usize {
-                1
-            }
-            #[inline]
-            fn visit<'a, V: Visit<LeafRef<'a, Std, ArrayD<A>>>>(&'a self, visitor: &mut V) {
-                visitor.leaf(self.view().into_dyn())
-            }
-            #[inline]
-            fn visit_mut<'a, V: VisitMut<LeafMut<'a, Std, ArrayD<A>>>>(&'a mut self, visitor: &mut V) {
-                visitor.leaf(self.view_mut().into_dyn())
-            }
-            #[inline]
-            fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-                check_same_signature(
-                    self,
-                    others,
-                    |a, b| a.shape() == b.shape(),
-                    |a| array_signature::<A>(a.shape()),
-                )
-            }
-            #[inline]
-            fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-            where
-                F: FnMut(LeafMut<'a, Std, ArrayD<A>>, [LeafRef<'a, Std, ArrayD<A>>; N]),
-            {
-                // An array of another shape (the check was skipped): the
-                // leaf is left as it is, as the trait asks (`f` never sees
-                // shapes that differ).
-                if others.iter().any(|o| o.shape() != self.shape()) {
-                    return;
-                }
-                f(self.view_mut().into_dyn(), others.map(|o| o.view().into_dyn()))
-            }
-            #[inline]
-            fn visit_slice<'a, V: Visit<LeafRef<'a, Std, ArrayD<A>>>>(items: &'a [Self], visitor: &mut V) {
-                visitor.leaf_run(items.iter().map(|a| a.view().into_dyn()))
-            }
-            #[inline]
-            fn visit_slice_mut<'a, V: VisitMut<LeafMut<'a, Std, ArrayD<A>>>>(
-                items: &'a mut [Self],
-                visitor: &mut V,
-            ) {
-                visitor.leaf_run(items.iter_mut().map(|a| a.view_mut().into_dyn()))
-            }
-        }
-
-        $(#[$doc])*
-        impl<A: $($bounds)*, D: Dimension> Unflatten<Std> for $array {
-            /// Reads one `ArrayD<A>` leaf and converts it to rank `D`; a
-            /// leaf of another rank is an error.
-            #[inline]
-            fn unflatten_from<S: Source<ArrayD<A>>>(source: &mut S) -> Result<Self, Error> {
-                to_rank::<A, D>(source.leaf()?).map($from_array)
-            }
-            /// # Panics
-            ///
-            /// If `f` returns an array of another rank than `D` (see the
-            /// module docs; `map_into` returns that as an error).
-            #[inline]
-            #[track_caller]
-            fn map_leaves<F: FnMut(ArrayD<A>) -> ArrayD<A>>(self, f: &mut F) -> Self {
-                ($from_array)(to_rank_or_panic::<A, D>(f(($into_leaf)(self))))
-            }
-            /// # Panics
-            ///
-            /// If `f` returns an array of another rank than `D` (see the
-            /// module docs).
-            #[inline]
-            #[track_caller]
-            fn zip_with_prechecked<'a, const N: usize, F>(
-                &'a self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) -> Self
-            where
-                F: FnMut(LeafRef<'a, Std, ArrayD<A>>, [LeafRef<'a, Std, ArrayD<A>>; N]) -> ArrayD<A>,
-            {
-                // An array of another shape (the check was skipped) is
-                // replaced by `self`'s, as the trait asks: `f` never sees
-                // shapes that differ.
-                let others = others.map(|o| if o.shape() == self.shape() { o } else { self });
-                let out = f(self.view().into_dyn(), others.map(|o| o.view().into_dyn()));
-                ($from_array)(to_rank_or_panic::<A, D>(out))
-            }
-        }
-    };
-}
-
-array_pytree!(
+super::shaped::one_leaf_pytree!(
     /// An owned array of any dimension is one leaf of type `ArrayD<A>`,
     /// moved in and out without copying its data.
     ///
@@ -301,12 +170,14 @@ array_pytree!(
     /// assert_eq!(back, a);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
-    ['static] Array<A, D>,
-    into_leaf = |a: Array<A, D>| a.into_dyn(),
-    from_array = |a: Array<A, D>| a
+    [A: 'static, D: Dimension] Array<A, D> => ArrayD<A>,
+    lend = |a| a.view().into_dyn(), lend_mut = |a| a.view_mut().into_dyn(),
+    same = |a, b| a.shape() == b.shape(), signature = |a| array_signature::<A>(a.shape()),
+    into_leaf = |a| a.into_dyn(), from_leaf = to_rank::<A, D>,
+    from_leaf_or_panic = to_rank_or_panic::<A, D>,
 );
 
-array_pytree!(
+super::shaped::one_leaf_pytree!(
     /// A shared (copy-on-write) array of any dimension is one leaf of type
     /// `ArrayD<A>`, so `ArcArray` and `Array` fields mix in one struct. The
     /// walks by reference lend views; a mutable view of a shared array
@@ -324,9 +195,12 @@ array_pytree!(
     /// assert_eq!(e.table, array![2.0, 3.0]);
     /// assert_eq!(shared, array![1.0, 2.0]); // copied on write
     /// ```
-    [Clone + 'static] ArcArray<A, D>,
-    into_leaf = |a: ArcArray<A, D>| a.into_owned().into_dyn(),
-    from_array = |a: Array<A, D>| a.into_shared()
+    [A: Clone + 'static, D: Dimension] ArcArray<A, D> => ArrayD<A>,
+    lend = |a| a.view().into_dyn(), lend_mut = |a| a.view_mut().into_dyn(),
+    same = |a, b| a.shape() == b.shape(), signature = |a| array_signature::<A>(a.shape()),
+    into_leaf = |a| a.into_owned().into_dyn(),
+    from_leaf = |a| to_rank::<A, D>(a).map(Array::into_shared),
+    from_leaf_or_panic = |a| to_rank_or_panic::<A, D>(a).into_shared(),
 );
 
 /// An array's elements in C (row-major) order, whatever its memory
@@ -402,8 +276,6 @@ impl<A: Clone + 'static> crate::ensemble::Stackable for ArrayD<A> {
 
 #[cfg(test)]
 mod tests {
-    use ndarray::{Array2, ArrayD, IxDyn};
-
     use super::*;
 
     #[test]
@@ -414,24 +286,5 @@ mod tests {
             array_signature::<String>(&[1]).dtype(),
             pytree_core::DType::Other("alloc::string::String")
         );
-    }
-
-    #[test]
-    fn rank_conversion_errors_instead_of_panicking() {
-        let leaf: ArrayD<f32> = ArrayD::zeros(IxDyn(&[2, 3, 4]));
-        let err = to_rank::<f32, ndarray::Ix2>(leaf).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "at <root>: array rank mismatch: expected a 2-d array, found f32[2,3,4]"
-        );
-        let ok: Array2<f32> = to_rank(ArrayD::zeros(IxDyn(&[2, 3]))).unwrap();
-        assert_eq!(ok.shape(), [2, 3]);
-    }
-
-    #[test]
-    #[should_panic(expected = "returned a 1-d array (f32[3]) for an array of rank 2")]
-    fn map_to_another_rank_panics_with_the_alternatives() {
-        let a: Array2<f32> = Array2::zeros((2, 2));
-        let _ = pytree_core::ops::basic::map::<Std, _, _>(a, |_| ArrayD::zeros(IxDyn(&[3])));
     }
 }
