@@ -17,8 +17,8 @@ use crate::traits::visit::{Sink, Visit, VisitMut};
 
 pub use crate::ops::multi::check_all;
 pub use crate::traits::deep_recursion::{ensure_stack, ensure_stack_for};
-pub use crate::traits::defaults::all_some;
-pub use crate::traits::unwind::{drop_deep, Unwinding};
+pub use crate::traits::flatten::defaults::all_some;
+pub use crate::traits::flatten::unwind::{drop_deep, Unwinding};
 
 /// How generated code reaches a data field: every call on a field goes
 /// through this trait, so a field that is not a pytree, or whose leaves are

@@ -22,9 +22,9 @@ use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
 use crate::sources::source::Source;
 use crate::static_data::{Static, StaticValue};
-use crate::traits::defaults::all_some;
+use crate::traits::flatten::defaults::all_some;
+use crate::traits::flatten::unwind::{drop_deep, Unwinding};
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::unwind::{drop_deep, Unwinding};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 

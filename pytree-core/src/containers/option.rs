@@ -7,7 +7,7 @@ use crate::__private::elements_hint;
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::sources::source::Source;
-use crate::traits::defaults::all_some;
+use crate::traits::flatten::defaults::all_some;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;

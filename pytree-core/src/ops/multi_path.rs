@@ -76,7 +76,7 @@ fn others_in_order<'a, Ns, T: Flatten<Ns>, const N: usize>(
 /// Leaf `i` of each other tree (`None` if a list is short, which the
 /// check rules out).
 fn row<R: Clone, const N: usize>(others: &[Vec<R>; N], i: usize) -> Option<[R; N]> {
-    crate::traits::defaults::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
+    crate::traits::flatten::defaults::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
 }
 
 /// Maps several trees in step with each leaf's key path, for any
