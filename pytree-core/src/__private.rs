@@ -20,43 +20,109 @@ pub use crate::traits::deep_recursion::{ensure_stack, ensure_stack_for};
 pub use crate::traits::flatten::defaults::all_some;
 pub use crate::traits::flatten::unwind::{drop_deep, Unwinding};
 
-/// How generated code reaches a data field: every call on a field goes
-/// through this trait, so a field that is not a pytree, or whose leaves are
-/// of another type, fails one obligation (`Field: DataField<Ns, Leaf>`)
-/// with one message at the field, instead of one error per method.
-///
-/// It is also where every walk of a derived value goes one level deeper,
-/// whatever container the recursion passes through (`Vec`, `VecDeque`, a
-/// map, a box, a container written by hand): each walk into a field whose
-/// type is not uniform runs inside `ensure_stack` (`deep_recursion.rs`).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a pytree with `{L}` leaves in namespace `{Ns}`",
-    label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
-    note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration",
-    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
-)]
-pub trait DataField<Ns, L: Leaf<Ns>>: Sized {
-    /// See [`Flatten::flatten_into`].
-    fn flatten_field<S: Sink<L>>(self, sink: &mut S);
-    /// See [`Flatten::visit`].
-    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V);
-    /// See [`Flatten::visit_mut`].
-    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V);
-    /// See [`Flatten::zip_check`].
-    fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
-    /// See [`Flatten::UNIFORM_LEAVES`].
-    const UNIFORM_LEAVES: Option<usize>;
-    /// See [`Flatten::leaf_count_hint`].
-    fn field_leaf_count_hint(&self) -> usize;
-    /// See [`Flatten::zip_mut_prechecked`].
-    fn zip_field_mut<'a, const N: usize, F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N])>(
-        &'a mut self,
-        others: [&'a Self; N],
-        f: &mut F,
-    );
-    /// The field held in an [`Unwinding`] guard (see `unwind.rs`).
-    fn hold(self) -> Unwinding<Self>;
+/// Declares the two traits through which generated code reaches a field
+/// (the [`Flatten`] side, then the [`Unflatten`] side), each method the
+/// trait method it names on one field: [`DataField`] and
+/// [`DataFieldUnflatten`], [`ConvertedField`] and
+/// [`ConvertedFieldUnflatten`].
+macro_rules! field_traits {
+    (
+        $(#[doc = $flat_doc:literal])* $flat:ident: $flat_message:literal,
+        $(#[doc = $unflat_doc:literal])* $unflat:ident: $unflat_message:literal,
+        label = $label:literal, notes = [$($note:literal),*] $(,)?
+    ) => {
+        $(#[doc = $flat_doc])*
+        #[diagnostic::on_unimplemented(message = $flat_message, label = $label, $(note = $note),*)]
+        pub trait $flat<Ns, L: Leaf<Ns>>: Sized {
+            /// See [`Flatten::flatten_into`].
+            fn flatten_field<S: Sink<L>>(self, sink: &mut S);
+            /// See [`Flatten::visit`].
+            fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V);
+            /// See [`Flatten::visit_mut`].
+            fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V);
+            /// See [`Flatten::zip_check`].
+            fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
+            /// See [`Flatten::UNIFORM_LEAVES`].
+            const UNIFORM_LEAVES: Option<usize>;
+            /// See [`Flatten::leaf_count_hint`].
+            fn field_leaf_count_hint(&self) -> usize;
+            /// See [`Flatten::zip_mut_prechecked`].
+            fn zip_field_mut<
+                'a,
+                const N: usize,
+                F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]),
+            >(
+                &'a mut self,
+                others: [&'a Self; N],
+                f: &mut F,
+            );
+            /// The field held in an [`Unwinding`] guard (see `unwind.rs`).
+            fn hold(self) -> Unwinding<Self>;
+        }
+
+        $(#[doc = $unflat_doc])*
+        #[diagnostic::on_unimplemented(message = $unflat_message, label = $label, $(note = $note),*)]
+        pub trait $unflat<Ns, L>: Sized {
+            /// See [`Unflatten::unflatten_from`].
+            fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error>;
+            /// See [`Unflatten::map_leaves`].
+            fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
+            /// See [`Unflatten::zip_with_prechecked`].
+            fn zip_field<
+                'a,
+                const N: usize,
+                F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L,
+            >(
+                &'a self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) -> Self
+            where
+                L: Leaf<Ns>;
+        }
+    };
 }
+
+field_traits!(
+    /// How generated code reaches a data field: every call on a field goes
+    /// through this trait, so a field that is not a pytree, or whose leaves are
+    /// of another type, fails one obligation (`Field: DataField<Ns, Leaf>`)
+    /// with one message at the field, instead of one error per method.
+    ///
+    /// It is also where every walk of a derived value goes one level deeper,
+    /// whatever container the recursion passes through (`Vec`, `VecDeque`, a
+    /// map, a box, a container written by hand): each walk into a field whose
+    /// type is not uniform runs inside `ensure_stack` (`deep_recursion.rs`).
+    DataField: "`{Self}` is not a pytree with `{L}` leaves in namespace `{Ns}`",
+    /// The unflatten side of [`DataField`].
+    DataFieldUnflatten: "`{Self}` cannot be rebuilt as a pytree with `{L}` leaves in namespace `{Ns}`",
+    label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
+    notes = [
+    "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration",
+    "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
+    ]
+);
+
+field_traits!(
+    /// How generated code reaches a data field of a `#[pytree(leaf_type =
+    /// L)]` struct: as [`DataField`], with the field's leaves (of its own leaf
+    /// type `T::Leaf`) standing as `L`s ([`LeafAs`]): converted by value, lent
+    /// as `L`'s views, converted back (checked) when the field is rebuilt.
+    ConvertedField: "`{Self}` is not a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
+    /// The unflatten side of [`ConvertedField`].
+    ///
+    /// # Panics
+    ///
+    /// `map_field` and `zip_field` panic if `f` returns a leaf that does not
+    /// convert back to the field's leaf type (an array of another dtype), as
+    /// `map` panics for an array of another rank.
+    ConvertedFieldUnflatten: "`{Self}` cannot be rebuilt as a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
+    label = "this data field must be a pytree whose leaves are `{L}` or convert to it (`LeafAs`)",
+    notes = [
+    "the struct's `#[pytree(leaf_type = {L})]` holds fields whose leaves are `{L}` or stand as it: with `leaf_type = AnyArray`, ndarray arrays of f32, f64, f16, bf16, i64, i32, u8 or bool, structs and containers of them, and `AnyArray`s",
+    "mark the field `#[pytree(static)]` if it is configuration; derive `PyTree` for its type if it is not a pytree"
+    ]
+);
 
 impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
     const UNIFORM_LEAVES: Option<usize> = T::UNIFORM_LEAVES;
@@ -194,28 +260,6 @@ fn length_mismatch(expected: usize, found: usize, tree: usize) -> Error {
     Error::new(ErrorKind::LengthMismatch { expected, found }).in_tree(tree)
 }
 
-/// The unflatten side of [`DataField`].
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be rebuilt as a pytree with `{L}` leaves in namespace `{Ns}`",
-    label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
-    note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration",
-    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
-)]
-pub trait DataFieldUnflatten<Ns, L>: Sized {
-    /// See [`Unflatten::unflatten_from`].
-    fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error>;
-    /// See [`Unflatten::map_leaves`].
-    fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
-    /// See [`Unflatten::zip_with_prechecked`].
-    fn zip_field<'a, const N: usize, F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        L: Leaf<Ns>;
-}
-
 impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
     #[inline(always)]
     fn unflatten_field<S: Source<T::Leaf>>(source: &mut S) -> Result<Self, Error> {
@@ -237,39 +281,6 @@ impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
     ) -> Self {
         ensure_stack_for::<Ns, T, _>(|| self.zip_with_prechecked(others, f))
     }
-}
-
-/// How generated code reaches a data field of a `#[pytree(leaf_type =
-/// L)]` struct: as [`DataField`], with the field's leaves (of its own leaf
-/// type `T::Leaf`) standing as `L`s ([`LeafAs`]): converted by value, lent
-/// as `L`'s views, converted back (checked) when the field is rebuilt.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
-    label = "this data field must be a pytree whose leaves are `{L}` or convert to it (`LeafAs`)",
-    note = "the struct's `#[pytree(leaf_type = {L})]` holds fields whose leaves are `{L}` or stand as it: with `leaf_type = AnyArray`, ndarray arrays of f32, f64, f16, bf16, i64, i32, u8 or bool, structs and containers of them, and `AnyArray`s",
-    note = "mark the field `#[pytree(static)]` if it is configuration; derive `PyTree` for its type if it is not a pytree"
-)]
-pub trait ConvertedField<Ns, L: Leaf<Ns>>: Sized {
-    /// See [`Flatten::flatten_into`].
-    fn flatten_field<S: Sink<L>>(self, sink: &mut S);
-    /// See [`Flatten::visit`].
-    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V);
-    /// See [`Flatten::visit_mut`].
-    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V);
-    /// See [`Flatten::zip_check`].
-    fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
-    /// See [`Flatten::UNIFORM_LEAVES`].
-    const UNIFORM_LEAVES: Option<usize>;
-    /// See [`Flatten::leaf_count_hint`].
-    fn field_leaf_count_hint(&self) -> usize;
-    /// See [`Flatten::zip_mut_prechecked`].
-    fn zip_field_mut<'a, const N: usize, F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N])>(
-        &'a mut self,
-        others: [&'a Self; N],
-        f: &mut F,
-    );
-    /// See [`DataField::hold`].
-    fn hold(self) -> Unwinding<Self>;
 }
 
 impl<Ns, L, T> ConvertedField<Ns, L> for T
@@ -318,38 +329,6 @@ where
             })
         })
     }
-}
-
-/// The unflatten side of [`ConvertedField`].
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be rebuilt as a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
-    label = "this data field must be a pytree whose leaves are `{L}` or convert to it (`LeafAs`)",
-    note = "the struct's `#[pytree(leaf_type = {L})]` holds fields whose leaves are `{L}` or stand as it: with `leaf_type = AnyArray`, ndarray arrays of f32, f64, f16, bf16, i64, i32, u8 or bool, structs and containers of them, and `AnyArray`s",
-    note = "mark the field `#[pytree(static)]` if it is configuration; derive `PyTree` for its type if it is not a pytree"
-)]
-pub trait ConvertedFieldUnflatten<Ns, L>: Sized {
-    /// See [`Unflatten::unflatten_from`].
-    fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error>;
-    /// See [`Unflatten::map_leaves`].
-    ///
-    /// # Panics
-    ///
-    /// If `f` returns a leaf that does not convert back to the field's
-    /// leaf type (an array of another dtype), as `map` panics for an
-    /// array of another rank.
-    fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
-    /// See [`Unflatten::zip_with_prechecked`].
-    ///
-    /// # Panics
-    ///
-    /// As [`map_field`](ConvertedFieldUnflatten::map_field).
-    fn zip_field<'a, const N: usize, F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        L: Leaf<Ns>;
 }
 
 impl<Ns, L, T> ConvertedFieldUnflatten<Ns, L> for T

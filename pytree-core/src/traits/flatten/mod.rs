@@ -452,3 +452,48 @@ pub trait Unflatten<Ns>: Flatten<Ns> {
         elements::unflatten_elements::<Ns, Self, S>(len, source)
     }
 }
+
+/// Writes [`Flatten::zip_mut_prechecked`] in an impl, its signature once
+/// for every container: `zip_mut_method!(N, |this, others, f| body)`,
+/// `N` the name of the number of other trees, `this` bound to `self`.
+macro_rules! zip_mut_method {
+    ($n:ident, |$this:ident, $others:ident, $f:ident| $body:expr) => {
+        #[inline]
+        fn zip_mut_prechecked<'a, const $n: usize, F>(
+            &'a mut self,
+            $others: [&'a Self; $n],
+            $f: &mut F,
+        ) where
+            F: FnMut(
+                $crate::leaf::LeafMut<'a, Ns, Self::Leaf>,
+                [$crate::leaf::LeafRef<'a, Ns, Self::Leaf>; $n],
+            ),
+        {
+            let $this = self;
+            $body
+        }
+    };
+}
+
+/// Writes [`Unflatten::zip_with_prechecked`] in an impl, as
+/// [`zip_mut_method!`] writes `zip_mut_prechecked`.
+macro_rules! zip_with_method {
+    ($n:ident, |$this:ident, $others:ident, $f:ident| $body:expr) => {
+        #[inline]
+        fn zip_with_prechecked<'a, const $n: usize, F>(
+            &'a self,
+            $others: [&'a Self; $n],
+            $f: &mut F,
+        ) -> Self
+        where
+            F: FnMut(
+                $crate::leaf::LeafRef<'a, Ns, Self::Leaf>,
+                [$crate::leaf::LeafRef<'a, Ns, Self::Leaf>; $n],
+            ) -> Self::Leaf,
+        {
+            let $this = self;
+            $body
+        }
+    };
+}
+pub(crate) use {zip_mut_method, zip_with_method};
