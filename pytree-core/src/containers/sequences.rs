@@ -9,10 +9,7 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use super::StdContainers;
-use crate::__private::{
-    check_lengths, elements_hint, zip_elements_check, zip_slices_check, zip_slices_mut_prechecked,
-    zip_slices_prechecked,
-};
+use crate::__private::{check_lengths, elements_hint};
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
@@ -145,6 +142,88 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
         }
         done.take()
     });
+}
+
+/// Zips sequences that passed [`Flatten::zip_check`] (equal lengths),
+/// element by element. A sequence of another length (the check was
+/// skipped) is replaced by `items`, so indexing stays in bounds.
+#[inline]
+fn zip_slices_prechecked<'a, Ns, T, const N: usize, F>(
+    items: &'a [T],
+    others: [&'a [T]; N],
+    f: &mut F,
+) -> Vec<T>
+where
+    T: Unflatten<Ns>,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
+{
+    let len = items.len();
+    let others = others.map(|o| if o.len() == len { o } else { items });
+    // `move`: the closure owns its copy of `others`, so the slices stay in
+    // registers instead of being reloaded after every output store.
+    let zipped = items
+        .iter()
+        .enumerate()
+        .map(move |(i, item)| item.zip_with_prechecked(others.map(|o| &o[i]), f));
+    if !core::mem::needs_drop::<T>() {
+        return zipped.collect();
+    }
+    // The elements built are held in a guard, so that a panic in `f`
+    // drops deep elements with a walk (`unwind.rs`), not with std's
+    // recursive drop of a half-collected `Vec`.
+    let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(len));
+    for y in zipped {
+        done.get_mut().push(y);
+    }
+    done.take()
+}
+
+/// The in-place form of [`zip_slices_prechecked`]. If a sequence has
+/// another length (the check was skipped), nothing is updated.
+#[inline]
+fn zip_slices_mut_prechecked<'a, Ns, T, const N: usize, F>(
+    items: &'a mut [T],
+    others: [&'a [T]; N],
+    f: &mut F,
+) where
+    T: Flatten<Ns>,
+    F: FnMut(LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
+{
+    let len = items.len();
+    if others.iter().any(|o| o.len() != len) {
+        return;
+    }
+    for (i, item) in items.iter_mut().enumerate() {
+        item.zip_mut_prechecked(others.map(|o| &o[i]), f);
+    }
+}
+
+/// Checks that sequences have equal lengths, then their elements, for
+/// [`Flatten::zip_check`].
+#[inline]
+fn zip_slices_check<Ns, T: Flatten<Ns>, const N: usize>(
+    items: &[T],
+    others: [&[T]; N],
+) -> Result<(), Error> {
+    check_lengths(items.len(), others.map(<[T]>::len))?;
+    zip_elements_check(items, others)
+}
+
+/// Checks the elements of sequences of equal length (arrays, or after
+/// [`check_lengths`]), skipping the walk where no element can differ.
+#[inline]
+fn zip_elements_check<Ns, T: Flatten<Ns>, const N: usize>(
+    items: &[T],
+    others: [&[T]; N],
+) -> Result<(), Error> {
+    if T::UNIFORM_LEAVES.is_some() {
+        return Ok(());
+    }
+    for (i, item) in items.iter().enumerate() {
+        item.zip_check(others.map(|o| o.get(i).unwrap_or(item)))
+            .map_err(|e| e.at(KeyEntry::Index(i)))?;
+    }
+    Ok(())
 }
 
 /// `f` mapped over the leaves of each of `items`, the results pushed into
