@@ -7,7 +7,7 @@ pub use alloc::vec::Vec;
 use crate::error::{Error, ErrorKind};
 use crate::leaf::leaf_as::LeafAs;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
-use crate::paths::key_path::{ErasableKey, KeyEntry};
+use crate::paths::key_path::ErasableKey;
 use crate::signature::{DType, Signature};
 use crate::sources::source::Source;
 use crate::static_data::Static;
@@ -17,46 +17,112 @@ use crate::traits::visit::{Sink, Visit, VisitMut};
 
 pub use crate::ops::multi::check_all;
 pub use crate::traits::deep_recursion::{ensure_stack, ensure_stack_for};
-pub use crate::traits::defaults::all_some;
-pub use crate::traits::unwind::{drop_deep, Unwinding};
+pub use crate::traits::flatten::defaults::all_some;
+pub use crate::traits::flatten::unwind::{drop_deep, Unwinding};
 
-/// How generated code reaches a data field: every call on a field goes
-/// through this trait, so a field that is not a pytree, or whose leaves are
-/// of another type, fails one obligation (`Field: DataField<Ns, Leaf>`)
-/// with one message at the field, instead of one error per method.
-///
-/// It is also where every walk of a derived value goes one level deeper,
-/// whatever container the recursion passes through (`Vec`, `VecDeque`, a
-/// map, a box, a container written by hand): each walk into a field whose
-/// type is not uniform runs inside `ensure_stack` (`deep_recursion.rs`).
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a pytree with `{L}` leaves in namespace `{Ns}`",
-    label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
-    note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration",
-    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
-)]
-pub trait DataField<Ns, L: Leaf<Ns>>: Sized {
-    /// See [`Flatten::flatten_into`].
-    fn flatten_field<S: Sink<L>>(self, sink: &mut S);
-    /// See [`Flatten::visit`].
-    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V);
-    /// See [`Flatten::visit_mut`].
-    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V);
-    /// See [`Flatten::zip_check`].
-    fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
-    /// See [`Flatten::UNIFORM_LEAVES`].
-    const UNIFORM_LEAVES: Option<usize>;
-    /// See [`Flatten::leaf_count_hint`].
-    fn field_leaf_count_hint(&self) -> usize;
-    /// See [`Flatten::zip_mut_prechecked`].
-    fn zip_field_mut<'a, const N: usize, F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N])>(
-        &'a mut self,
-        others: [&'a Self; N],
-        f: &mut F,
-    );
-    /// The field held in an [`Unwinding`] guard (see `unwind.rs`).
-    fn hold(self) -> Unwinding<Self>;
+/// Declares the two traits through which generated code reaches a field
+/// (the [`Flatten`] side, then the [`Unflatten`] side), each method the
+/// trait method it names on one field: [`DataField`] and
+/// [`DataFieldUnflatten`], [`ConvertedField`] and
+/// [`ConvertedFieldUnflatten`].
+macro_rules! field_traits {
+    (
+        $(#[doc = $flat_doc:literal])* $flat:ident: $flat_message:literal,
+        $(#[doc = $unflat_doc:literal])* $unflat:ident: $unflat_message:literal,
+        label = $label:literal, notes = [$($note:literal),*] $(,)?
+    ) => {
+        $(#[doc = $flat_doc])*
+        #[diagnostic::on_unimplemented(message = $flat_message, label = $label, $(note = $note),*)]
+        pub trait $flat<Ns, L: Leaf<Ns>>: Sized {
+            /// See [`Flatten::flatten_into`].
+            fn flatten_field<S: Sink<L>>(self, sink: &mut S);
+            /// See [`Flatten::visit`].
+            fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V);
+            /// See [`Flatten::visit_mut`].
+            fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V);
+            /// See [`Flatten::zip_check`].
+            fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
+            /// See [`Flatten::UNIFORM_LEAVES`].
+            const UNIFORM_LEAVES: Option<usize>;
+            /// See [`Flatten::leaf_count_hint`].
+            fn field_leaf_count_hint(&self) -> usize;
+            /// See [`Flatten::zip_mut_prechecked`].
+            fn zip_field_mut<
+                'a,
+                const N: usize,
+                F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]),
+            >(
+                &'a mut self,
+                others: [&'a Self; N],
+                f: &mut F,
+            );
+            /// The field held in an [`Unwinding`] guard (see `unwind.rs`).
+            fn hold(self) -> Unwinding<Self>;
+        }
+
+        $(#[doc = $unflat_doc])*
+        #[diagnostic::on_unimplemented(message = $unflat_message, label = $label, $(note = $note),*)]
+        pub trait $unflat<Ns, L>: Sized {
+            /// See [`Unflatten::unflatten_from`].
+            fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error>;
+            /// See [`Unflatten::map_leaves`].
+            fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
+            /// See [`Unflatten::zip_with_prechecked`].
+            fn zip_field<
+                'a,
+                const N: usize,
+                F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L,
+            >(
+                &'a self,
+                others: [&'a Self; N],
+                f: &mut F,
+            ) -> Self
+            where
+                L: Leaf<Ns>;
+        }
+    };
 }
+
+field_traits!(
+    /// How generated code reaches a data field: every call on a field goes
+    /// through this trait, so a field that is not a pytree, or whose leaves are
+    /// of another type, fails one obligation (`Field: DataField<Ns, Leaf>`)
+    /// with one message at the field, instead of one error per method.
+    ///
+    /// It is also where every walk of a derived value goes one level deeper,
+    /// whatever container the recursion passes through (`Vec`, `VecDeque`, a
+    /// map, a box, a container written by hand): each walk into a field whose
+    /// type is not uniform runs inside `ensure_stack` (`deep_recursion.rs`).
+    DataField: "`{Self}` is not a pytree with `{L}` leaves in namespace `{Ns}`",
+    /// The unflatten side of [`DataField`].
+    DataFieldUnflatten: "`{Self}` cannot be rebuilt as a pytree with `{L}` leaves in namespace `{Ns}`",
+    label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
+    notes = [
+    "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration",
+    "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
+    ]
+);
+
+field_traits!(
+    /// How generated code reaches a data field of a `#[pytree(leaf_type =
+    /// L)]` struct: as [`DataField`], with the field's leaves (of its own leaf
+    /// type `T::Leaf`) standing as `L`s ([`LeafAs`]): converted by value, lent
+    /// as `L`'s views, converted back (checked) when the field is rebuilt.
+    ConvertedField: "`{Self}` is not a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
+    /// The unflatten side of [`ConvertedField`].
+    ///
+    /// # Panics
+    ///
+    /// `map_field` and `zip_field` panic if `f` returns a leaf that does not
+    /// convert back to the field's leaf type (an array of another dtype), as
+    /// `map` panics for an array of another rank.
+    ConvertedFieldUnflatten: "`{Self}` cannot be rebuilt as a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
+    label = "this data field must be a pytree whose leaves are `{L}` or convert to it (`LeafAs`)",
+    notes = [
+    "the struct's `#[pytree(leaf_type = {L})]` holds fields whose leaves are `{L}` or stand as it: with `leaf_type = AnyArray`, ndarray arrays of f32, f64, f16, bf16, i64, i32, u8 or bool, structs and containers of them, and `AnyArray`s",
+    "mark the field `#[pytree(static)]` if it is configuration; derive `PyTree` for its type if it is not a pytree"
+    ]
+);
 
 impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
     const UNIFORM_LEAVES: Option<usize> = T::UNIFORM_LEAVES;
@@ -98,88 +164,6 @@ impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
     }
 }
 
-/// Zips sequences that passed [`Flatten::zip_check`] (equal lengths),
-/// element by element. A sequence of another length (the check was
-/// skipped) is replaced by `items`, so indexing stays in bounds.
-#[inline]
-pub fn zip_slices_prechecked<'a, Ns, T, const N: usize, F>(
-    items: &'a [T],
-    others: [&'a [T]; N],
-    f: &mut F,
-) -> Vec<T>
-where
-    T: Unflatten<Ns>,
-    F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
-{
-    let len = items.len();
-    let others = others.map(|o| if o.len() == len { o } else { items });
-    // `move`: the closure owns its copy of `others`, so the slices stay in
-    // registers instead of being reloaded after every output store.
-    let zipped = items
-        .iter()
-        .enumerate()
-        .map(move |(i, item)| item.zip_with_prechecked(others.map(|o| &o[i]), f));
-    if !core::mem::needs_drop::<T>() {
-        return zipped.collect();
-    }
-    // The elements built are held in a guard, so that a panic in `f`
-    // drops deep elements with a walk (`unwind.rs`), not with std's
-    // recursive drop of a half-collected `Vec`.
-    let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(len));
-    for y in zipped {
-        done.get_mut().push(y);
-    }
-    done.take()
-}
-
-/// The in-place form of [`zip_slices_prechecked`]. If a sequence has
-/// another length (the check was skipped), nothing is updated.
-#[inline]
-pub fn zip_slices_mut_prechecked<'a, Ns, T, const N: usize, F>(
-    items: &'a mut [T],
-    others: [&'a [T]; N],
-    f: &mut F,
-) where
-    T: Flatten<Ns>,
-    F: FnMut(LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
-{
-    let len = items.len();
-    if others.iter().any(|o| o.len() != len) {
-        return;
-    }
-    for (i, item) in items.iter_mut().enumerate() {
-        item.zip_mut_prechecked(others.map(|o| &o[i]), f);
-    }
-}
-
-/// Checks that sequences have equal lengths, then their elements, for
-/// [`Flatten::zip_check`].
-#[inline]
-pub fn zip_slices_check<Ns, T: Flatten<Ns>, const N: usize>(
-    items: &[T],
-    others: [&[T]; N],
-) -> Result<(), Error> {
-    check_lengths(items.len(), others.map(<[T]>::len))?;
-    zip_elements_check(items, others)
-}
-
-/// Checks the elements of sequences of equal length (arrays, or after
-/// [`check_lengths`]), skipping the walk where no element can differ.
-#[inline]
-pub fn zip_elements_check<Ns, T: Flatten<Ns>, const N: usize>(
-    items: &[T],
-    others: [&[T]; N],
-) -> Result<(), Error> {
-    if T::UNIFORM_LEAVES.is_some() {
-        return Ok(());
-    }
-    for (i, item) in items.iter().enumerate() {
-        item.zip_check(others.map(|o| o.get(i).unwrap_or(item)))
-            .map_err(|e| e.at(KeyEntry::Index(i)))?;
-    }
-    Ok(())
-}
-
 /// Checks that every other sequence has the first one's length.
 #[inline]
 pub fn check_lengths<const N: usize>(len: usize, others: [usize; N]) -> Result<(), Error> {
@@ -192,28 +176,6 @@ pub fn check_lengths<const N: usize>(len: usize, others: [usize; N]) -> Result<(
 #[cold]
 fn length_mismatch(expected: usize, found: usize, tree: usize) -> Error {
     Error::new(ErrorKind::LengthMismatch { expected, found }).in_tree(tree)
-}
-
-/// The unflatten side of [`DataField`].
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be rebuilt as a pytree with `{L}` leaves in namespace `{Ns}`",
-    label = "this data field must be a pytree whose leaves are `{L}`, like the other data fields",
-    note = "derive `PyTree` for the field's type (or mark it `#[pytree(leaf)]` if it is a leaf type), or mark the field `#[pytree(static)]` if it is configuration",
-    note = "for a type from another crate: enable pytree-std's feature for it if there is one (`ndarray`, `candle`, `half`, `nalgebra`), declare it a leaf of your own namespace (`pytree_std::namespace!(pub struct MyNs; leaves = [Type])`, then `#[pytree(namespace = MyNs)]`), or wrap it in a newtype marked `#[pytree(leaf)]`"
-)]
-pub trait DataFieldUnflatten<Ns, L>: Sized {
-    /// See [`Unflatten::unflatten_from`].
-    fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error>;
-    /// See [`Unflatten::map_leaves`].
-    fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
-    /// See [`Unflatten::zip_with_prechecked`].
-    fn zip_field<'a, const N: usize, F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        L: Leaf<Ns>;
 }
 
 impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
@@ -237,39 +199,6 @@ impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
     ) -> Self {
         ensure_stack_for::<Ns, T, _>(|| self.zip_with_prechecked(others, f))
     }
-}
-
-/// How generated code reaches a data field of a `#[pytree(leaf_type =
-/// L)]` struct: as [`DataField`], with the field's leaves (of its own leaf
-/// type `T::Leaf`) standing as `L`s ([`LeafAs`]): converted by value, lent
-/// as `L`'s views, converted back (checked) when the field is rebuilt.
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` is not a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
-    label = "this data field must be a pytree whose leaves are `{L}` or convert to it (`LeafAs`)",
-    note = "the struct's `#[pytree(leaf_type = {L})]` holds fields whose leaves are `{L}` or stand as it: with `leaf_type = AnyArray`, ndarray arrays of f32, f64, f16, bf16, i64, i32, u8 or bool, structs and containers of them, and `AnyArray`s",
-    note = "mark the field `#[pytree(static)]` if it is configuration; derive `PyTree` for its type if it is not a pytree"
-)]
-pub trait ConvertedField<Ns, L: Leaf<Ns>>: Sized {
-    /// See [`Flatten::flatten_into`].
-    fn flatten_field<S: Sink<L>>(self, sink: &mut S);
-    /// See [`Flatten::visit`].
-    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V);
-    /// See [`Flatten::visit_mut`].
-    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V);
-    /// See [`Flatten::zip_check`].
-    fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
-    /// See [`Flatten::UNIFORM_LEAVES`].
-    const UNIFORM_LEAVES: Option<usize>;
-    /// See [`Flatten::leaf_count_hint`].
-    fn field_leaf_count_hint(&self) -> usize;
-    /// See [`Flatten::zip_mut_prechecked`].
-    fn zip_field_mut<'a, const N: usize, F: FnMut(LeafMut<'a, Ns, L>, [LeafRef<'a, Ns, L>; N])>(
-        &'a mut self,
-        others: [&'a Self; N],
-        f: &mut F,
-    );
-    /// See [`DataField::hold`].
-    fn hold(self) -> Unwinding<Self>;
 }
 
 impl<Ns, L, T> ConvertedField<Ns, L> for T
@@ -318,38 +247,6 @@ where
             })
         })
     }
-}
-
-/// The unflatten side of [`ConvertedField`].
-#[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot be rebuilt as a pytree whose leaves stand as `{L}` leaves in namespace `{Ns}`",
-    label = "this data field must be a pytree whose leaves are `{L}` or convert to it (`LeafAs`)",
-    note = "the struct's `#[pytree(leaf_type = {L})]` holds fields whose leaves are `{L}` or stand as it: with `leaf_type = AnyArray`, ndarray arrays of f32, f64, f16, bf16, i64, i32, u8 or bool, structs and containers of them, and `AnyArray`s",
-    note = "mark the field `#[pytree(static)]` if it is configuration; derive `PyTree` for its type if it is not a pytree"
-)]
-pub trait ConvertedFieldUnflatten<Ns, L>: Sized {
-    /// See [`Unflatten::unflatten_from`].
-    fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error>;
-    /// See [`Unflatten::map_leaves`].
-    ///
-    /// # Panics
-    ///
-    /// If `f` returns a leaf that does not convert back to the field's
-    /// leaf type (an array of another dtype), as `map` panics for an
-    /// array of another rank.
-    fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
-    /// See [`Unflatten::zip_with_prechecked`].
-    ///
-    /// # Panics
-    ///
-    /// As [`map_field`](ConvertedFieldUnflatten::map_field).
-    fn zip_field<'a, const N: usize, F: FnMut(LeafRef<'a, Ns, L>, [LeafRef<'a, Ns, L>; N]) -> L>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        L: Leaf<Ns>;
 }
 
 impl<Ns, L, T> ConvertedFieldUnflatten<Ns, L> for T

@@ -51,14 +51,16 @@
 //!    type remembers it and is read again as that type without them
 //!    (`trusted.rs`).
 //! 4. **The traits** (`traits/`): [`Flatten`] and [`Unflatten`]
-//!    (`flatten.rs`); the walk callbacks [`Sink`], [`Visit`], [`VisitMut`]
-//!    (`visit.rs`); the walks that the provided methods and every
-//!    operation are built from (`walks.rs`: flatten, unflatten, structure,
-//!    leaves, num_leaves); the provided methods (`defaults.rs`,
-//!    `elements.rs`); walks that continue on a
+//!    (`flatten/mod.rs`), with the helpers their provided methods call in
+//!    child modules: the walks that the provided methods and every
+//!    operation are built from (`flatten/walks.rs`: flatten, unflatten,
+//!    structure, leaves, num_leaves), the provided methods
+//!    (`flatten/defaults.rs`, `flatten/elements.rs`), and what a walk
+//!    stopped by a panic or an error holds, dropped by a walk too
+//!    (`flatten/unwind.rs`); the walk callbacks [`Sink`], [`Visit`],
+//!    [`VisitMut`] (`visit.rs`); walks that continue on a
 //!    heap-allocated stack segment when the stack runs low, with the `std`
-//!    feature (`deep_recursion.rs`), and what a walk stopped by a panic or
-//!    an error holds, dropped by a walk too (`unwind.rs`); `Box<T>` for
+//!    feature (`deep_recursion.rs`); `Box<T>` for
 //!    every namespace (`boxed.rs`); the callbacks through which a field's
 //!    leaves stand as the struct's `leaf_type` (`leaf_as.rs`).
 //! 5. **The operations** ([`ops`]), one public module per family:

@@ -22,9 +22,9 @@ use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
 use crate::sources::source::Source;
 use crate::static_data::{Static, StaticValue};
-use crate::traits::defaults::all_some;
+use crate::traits::flatten::defaults::all_some;
+use crate::traits::flatten::unwind::{drop_deep, Unwinding};
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::unwind::{drop_deep, Unwinding};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 
@@ -419,19 +419,9 @@ macro_rules! keyed_map_impls {
             ) -> Result<(), $crate::Error> {
                 super::maps::zip_check::<Ns, Self, N>(self, others)
             }
-            #[inline]
-            fn zip_mut_prechecked<'a, const N: usize, F>(
-                &'a mut self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) where
-                F: FnMut(
-                    $crate::LeafMut<'a, Ns, Self::Leaf>,
-                    [$crate::LeafRef<'a, Ns, Self::Leaf>; N],
-                ),
-            {
-                super::maps::zip_mut_prechecked::<Ns, Self, N, F>(self, others, f)
-            }
+            $crate::traits::flatten::zip_mut_method!(N, |this, others, f| {
+                super::maps::zip_mut_prechecked::<Ns, Self, N, F>(this, others, f)
+            });
         }
 
         impl<Ns: $crate::StdContainers, $($p),*> $crate::Unflatten<Ns> for $ty
@@ -449,20 +439,9 @@ macro_rules! keyed_map_impls {
             fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
                 super::maps::map_leaves::<Ns, Self, F>(self, f)
             }
-            #[inline]
-            fn zip_with_prechecked<'a, const N: usize, F>(
-                &'a self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) -> Self
-            where
-                F: FnMut(
-                    $crate::LeafRef<'a, Ns, Self::Leaf>,
-                    [$crate::LeafRef<'a, Ns, Self::Leaf>; N],
-                ) -> Self::Leaf,
-            {
-                super::maps::zip_with_prechecked::<Ns, Self, N, F>(self, others, f)
-            }
+            $crate::traits::flatten::zip_with_method!(N, |this, others, f| {
+                super::maps::zip_with_prechecked::<Ns, Self, N, F>(this, others, f)
+            });
         }
     };
 }

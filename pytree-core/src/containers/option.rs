@@ -7,8 +7,8 @@ use crate::__private::elements_hint;
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::sources::source::Source;
-use crate::traits::defaults::all_some;
-use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::flatten::defaults::all_some;
+use crate::traits::flatten::{zip_mut_method, zip_with_method, Flatten, Unflatten};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 
@@ -87,16 +87,12 @@ impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for Option<T> {
             None => Ok(()),
         }
     }
-    #[inline]
-    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
-    {
+    zip_mut_method!(N, |this, others, f| {
         // A `None` among the others (the check was skipped): nothing to do.
-        if let (Some(x), Some(inner)) = (self, all_some(others.map(Option::as_ref))) {
+        if let (Some(x), Some(inner)) = (this, all_some(others.map(Option::as_ref))) {
             x.zip_mut_prechecked(inner, f);
         }
-    }
+    });
 }
 
 impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Option<T> {
@@ -112,18 +108,9 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Option<T> {
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
         self.map(|x| x.map_leaves(f))
     }
-    #[inline]
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
-    {
-        // A `None` among the others (the check was skipped) is replaced by
-        // `self`'s value.
-        self.as_ref()
-            .map(|x| x.zip_with_prechecked(others.map(|o| o.as_ref().unwrap_or(x)), f))
-    }
+    // A `None` among the others (the check was skipped) is replaced by
+    // `self`'s value.
+    zip_with_method!(N, |this, others, f| this.as_ref().map(
+        |x| x.zip_with_prechecked(others.map(|o| o.as_ref().unwrap_or(x)), f)
+    ));
 }

@@ -9,17 +9,14 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use super::StdContainers;
-use crate::__private::{
-    check_lengths, elements_hint, zip_elements_check, zip_slices_check, zip_slices_mut_prechecked,
-    zip_slices_prechecked,
-};
+use crate::__private::{check_lengths, elements_hint};
 use crate::error::{Error, ErrorKind};
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
 use crate::sources::source::Source;
 use crate::traits::deep_recursion::ensure_stack;
-use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::unwind::Unwinding;
+use crate::traits::flatten::unwind::Unwinding;
+use crate::traits::flatten::{zip_mut_method, zip_with_method, Flatten, Unflatten};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 
@@ -50,13 +47,9 @@ impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for Vec<T> {
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         ensure_stack(|| zip_slices_check(self, others.map(Vec::as_slice)))
     }
-    #[inline]
-    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
-    {
-        ensure_stack(|| zip_slices_mut_prechecked(self, others.map(Vec::as_slice), f))
-    }
+    zip_mut_method!(N, |this, others, f| ensure_stack(|| {
+        zip_slices_mut_prechecked(this, others.map(Vec::as_slice), f)
+    }));
 }
 
 impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Vec<T> {
@@ -75,17 +68,9 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for Vec<T> {
             map_elements_held::<Ns, T, _, _, _, F>(self, done, Vec::push, f)
         })
     }
-    #[inline]
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
-    {
-        ensure_stack(|| zip_slices_prechecked(self, others.map(Vec::as_slice), f))
-    }
+    zip_with_method!(N, |this, others, f| ensure_stack(|| {
+        zip_slices_prechecked(this, others.map(Vec::as_slice), f)
+    }));
 }
 
 impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for VecDeque<T> {
@@ -120,17 +105,14 @@ impl<Ns: StdContainers, T: Flatten<Ns>> Flatten<Ns> for VecDeque<T> {
         }
         Ok(())
     }
-    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
-    {
-        if others.iter().any(|o| o.len() != self.len()) {
+    zip_mut_method!(N, |this, others, f| {
+        if others.iter().any(|o| o.len() != this.len()) {
             return;
         }
-        for (i, x) in self.iter_mut().enumerate() {
+        for (i, x) in this.iter_mut().enumerate() {
             x.zip_mut_prechecked(others.map(|o| &o[i]), f);
         }
-    }
+    });
 }
 
 impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
@@ -145,28 +127,103 @@ impl<Ns: StdContainers, T: Unflatten<Ns>> Unflatten<Ns> for VecDeque<T> {
         let done = VecDeque::with_capacity(self.len());
         map_elements_held::<Ns, T, _, _, _, F>(self, done, VecDeque::push_back, f)
     }
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
-    {
+    zip_with_method!(N, |this, others, f| {
         let zip = |(i, x): (usize, &'a T)| {
             x.zip_with_prechecked(others.map(|o| o.get(i).unwrap_or(x)), f)
         };
         if !::core::mem::needs_drop::<T>() {
-            return self.iter().enumerate().map(zip).collect();
+            return this.iter().enumerate().map(zip).collect();
         }
         // The elements built are held in a guard (a panic in `f` drops
         // deep elements with a walk, `unwind.rs`).
-        let mut done = Unwinding::elements::<Ns>(VecDeque::with_capacity(self.len()));
-        for y in self.iter().enumerate().map(zip) {
+        let mut done = Unwinding::elements::<Ns>(VecDeque::with_capacity(this.len()));
+        for y in this.iter().enumerate().map(zip) {
             done.get_mut().push_back(y);
         }
         done.take()
+    });
+}
+
+/// Zips sequences that passed [`Flatten::zip_check`] (equal lengths),
+/// element by element. A sequence of another length (the check was
+/// skipped) is replaced by `items`, so indexing stays in bounds.
+#[inline]
+fn zip_slices_prechecked<'a, Ns, T, const N: usize, F>(
+    items: &'a [T],
+    others: [&'a [T]; N],
+    f: &mut F,
+) -> Vec<T>
+where
+    T: Unflatten<Ns>,
+    F: FnMut(LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> T::Leaf,
+{
+    let len = items.len();
+    let others = others.map(|o| if o.len() == len { o } else { items });
+    // `move`: the closure owns its copy of `others`, so the slices stay in
+    // registers instead of being reloaded after every output store.
+    let zipped = items
+        .iter()
+        .enumerate()
+        .map(move |(i, item)| item.zip_with_prechecked(others.map(|o| &o[i]), f));
+    if !core::mem::needs_drop::<T>() {
+        return zipped.collect();
     }
+    // The elements built are held in a guard, so that a panic in `f`
+    // drops deep elements with a walk (`unwind.rs`), not with std's
+    // recursive drop of a half-collected `Vec`.
+    let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(len));
+    for y in zipped {
+        done.get_mut().push(y);
+    }
+    done.take()
+}
+
+/// The in-place form of [`zip_slices_prechecked`]. If a sequence has
+/// another length (the check was skipped), nothing is updated.
+#[inline]
+fn zip_slices_mut_prechecked<'a, Ns, T, const N: usize, F>(
+    items: &'a mut [T],
+    others: [&'a [T]; N],
+    f: &mut F,
+) where
+    T: Flatten<Ns>,
+    F: FnMut(LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
+{
+    let len = items.len();
+    if others.iter().any(|o| o.len() != len) {
+        return;
+    }
+    for (i, item) in items.iter_mut().enumerate() {
+        item.zip_mut_prechecked(others.map(|o| &o[i]), f);
+    }
+}
+
+/// Checks that sequences have equal lengths, then their elements, for
+/// [`Flatten::zip_check`].
+#[inline]
+fn zip_slices_check<Ns, T: Flatten<Ns>, const N: usize>(
+    items: &[T],
+    others: [&[T]; N],
+) -> Result<(), Error> {
+    check_lengths(items.len(), others.map(<[T]>::len))?;
+    zip_elements_check(items, others)
+}
+
+/// Checks the elements of sequences of equal length (arrays, or after
+/// [`check_lengths`]), skipping the walk where no element can differ.
+#[inline]
+fn zip_elements_check<Ns, T: Flatten<Ns>, const N: usize>(
+    items: &[T],
+    others: [&[T]; N],
+) -> Result<(), Error> {
+    if T::UNIFORM_LEAVES.is_some() {
+        return Ok(());
+    }
+    for (i, item) in items.iter().enumerate() {
+        item.zip_check(others.map(|o| o.get(i).unwrap_or(item)))
+            .map_err(|e| e.at(KeyEntry::Index(i)))?;
+    }
+    Ok(())
 }
 
 /// `f` mapped over the leaves of each of `items`, the results pushed into
@@ -241,13 +298,9 @@ impl<Ns: StdContainers, T: Flatten<Ns>, const N: usize> Flatten<Ns> for [T; N] {
     fn zip_check<const M: usize>(&self, others: [&Self; M]) -> Result<(), Error> {
         zip_elements_check(self, others.map(|o| o.as_slice()))
     }
-    #[inline]
-    fn zip_mut_prechecked<'a, const M: usize, F>(&'a mut self, others: [&'a Self; M], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; M]),
-    {
-        zip_slices_mut_prechecked(self, others.map(|o| o.as_slice()), f)
-    }
+    zip_mut_method!(M, |this, others, f| {
+        zip_slices_mut_prechecked(this, others.map(|o| o.as_slice()), f)
+    });
 }
 
 impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; N] {
@@ -275,18 +328,10 @@ impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; 
             Err(_) => unreachable!("an array's iterator yields N elements"),
         }
     }
-    #[inline]
-    fn zip_with_prechecked<'a, const M: usize, F>(
-        &'a self,
-        others: [&'a Self; M],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; M]) -> Self::Leaf,
-    {
+    zip_with_method!(M, |this, others, f| {
         if !::core::mem::needs_drop::<T>() {
             let mut i = 0;
-            return self.each_ref().map(|x| {
+            return this.each_ref().map(|x| {
                 let out = x.zip_with_prechecked(others.map(|o| &o[i]), f);
                 i += 1;
                 out
@@ -295,7 +340,7 @@ impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; 
         // The elements built are held in a guard (a panic in `f` drops
         // deep elements with a walk), then moved into the array.
         let mut done = Unwinding::elements::<Ns>(Vec::with_capacity(N));
-        for (i, x) in self.iter().enumerate() {
+        for (i, x) in this.iter().enumerate() {
             let y = x.zip_with_prechecked(others.map(|o| &o[i]), f);
             done.get_mut().push(y);
         }
@@ -303,5 +348,5 @@ impl<Ns: StdContainers, T: Unflatten<Ns>, const N: usize> Unflatten<Ns> for [T; 
             Ok(zipped) => zipped,
             Err(_) => unreachable!("an array has N elements"),
         }
-    }
+    });
 }

@@ -12,7 +12,7 @@ use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::sources::source::Source;
 use crate::traits::deep_recursion::ensure_stack;
-use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::flatten::{zip_mut_method, zip_with_method, Flatten, Unflatten};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 
 /// The impls for one shared pointer type, `Rc` or `Arc`, for every
@@ -54,16 +54,9 @@ macro_rules! shared_impls {
             fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
                 ensure_stack(|| (**self).zip_check(others.map(|o| &**o)))
             }
-            #[inline]
-            fn zip_mut_prechecked<'a, const N: usize, F>(
-                &'a mut self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) where
-                F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
-            {
-                ensure_stack(|| $ptr::make_mut(self).zip_mut_prechecked(others.map(|o| &**o), f))
-            }
+            zip_mut_method!(N, |this, others, f| ensure_stack(|| {
+                $ptr::make_mut(this).zip_mut_prechecked(others.map(|o| &**o), f)
+            }));
         }
 
         impl<Ns: StdContainers, T: Unflatten<Ns> + Clone> Unflatten<Ns> for $ptr<T> {
@@ -75,22 +68,9 @@ macro_rules! shared_impls {
             fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
                 $ptr::new(ensure_stack(|| $ptr::unwrap_or_clone(self).map_leaves(f)))
             }
-            #[inline]
-            fn zip_with_prechecked<'a, const N: usize, F>(
-                &'a self,
-                others: [&'a Self; N],
-                f: &mut F,
-            ) -> Self
-            where
-                F: FnMut(
-                    LeafRef<'a, Ns, Self::Leaf>,
-                    [LeafRef<'a, Ns, Self::Leaf>; N],
-                ) -> Self::Leaf,
-            {
-                $ptr::new(ensure_stack(|| {
-                    (**self).zip_with_prechecked(others.map(|o| &**o), f)
-                }))
-            }
+            zip_with_method!(N, |this, others, f| $ptr::new(ensure_stack(|| {
+                (**this).zip_with_prechecked(others.map(|o| &**o), f)
+            })));
         }
     };
 }

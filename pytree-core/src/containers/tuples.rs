@@ -6,8 +6,8 @@ use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
 use crate::sources::source::Source;
+use crate::traits::flatten::unwind::Unwinding;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::unwind::Unwinding;
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 

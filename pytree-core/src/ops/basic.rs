@@ -1,5 +1,5 @@
 //! The basic operations, generic over the namespace `Ns`: flatten,
-//! unflatten, structure, leaves, leaves_mut (the walks of `traits/walks.rs`,
+//! unflatten, structure, leaves, leaves_mut (the walks of `traits/flatten/walks.rs`,
 //! re-exported), map, map_into, for_each, for_each_mut, drop_deep.
 //! `pytree_std` re-exports them with `Ns` fixed to the std namespace marker.
 
@@ -8,7 +8,7 @@ use crate::leaf::{LeafMut, LeafRef};
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::visit_either;
 
-pub use crate::traits::walks::{flatten, leaves, leaves_mut, structure, unflatten};
+pub use crate::traits::flatten::walks::{flatten, leaves, leaves_mut, structure, unflatten};
 
 /// Calls a closure on each lent leaf (by reference or by mutable
 /// reference).
@@ -60,7 +60,7 @@ where
 /// pytree_core::ops::basic::drop_deep::<pytree_std::Std, _>(vec![Some(Box::new(1.0))]);
 /// ```
 pub fn drop_deep<Ns, T: Flatten<Ns>>(tree: T) {
-    crate::traits::unwind::drop_deep::<Ns, T>(tree)
+    crate::traits::flatten::unwind::drop_deep::<Ns, T>(tree)
 }
 
 /// Calls `f` on each leaf by reference, in leaf order, for any namespace `Ns`

@@ -87,7 +87,8 @@ where
     let mut theirs = others.map(|o| leaves::<Ns, T>(o).into_iter());
     let mut out = Vec::with_capacity(def.num_leaves());
     for (i, x) in leaves::<Ns, T>(first).into_iter().enumerate() {
-        let Some(ys) = crate::traits::defaults::all_some(theirs.each_mut().map(Iterator::next))
+        let Some(ys) =
+            crate::traits::flatten::defaults::all_some(theirs.each_mut().map(Iterator::next))
         else {
             return Err(Error::custom("the trees have different numbers of leaves"));
         };

@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::ops::structure;
-use crate::traits::defaults::all_some;
+use crate::traits::flatten::defaults::all_some;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::TreeDef;
 

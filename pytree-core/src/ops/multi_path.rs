@@ -24,13 +24,6 @@ use crate::paths::key_path::KeyPath;
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::treedef::{align, Arg, Policy, TreeDef};
 
-/// The structure check of `map_n`, with every mismatch listed on failure.
-fn check<Ns, T: Flatten<Ns>, const N: usize>(first: &T, others: [&T; N]) -> Result<(), Error> {
-    first
-        .zip_check(others)
-        .map_err(|err| explain::<Ns, T, N>(first, others, err))
-}
-
 /// A plan that points past the leaves: reported, never skipped.
 #[cold]
 fn lost_leaf() -> Error {
@@ -73,10 +66,28 @@ fn others_in_order<'a, Ns, T: Flatten<Ns>, const N: usize>(
     Ok(out)
 }
 
-/// Leaf `i` of each other tree (`None` if a list is short, which the
-/// check rules out).
+/// What each walk below starts from: the structure check of `map_n` (with
+/// every mismatch listed on failure), the first tree's TreeDef, and the
+/// others' leaves in its leaf order, as many as it has.
+fn lined_up<'a, Ns, T: Flatten<Ns>, const N: usize>(
+    first: &T,
+    others: [&'a T; N],
+) -> Result<(TreeDef, Lined<'a, Ns, T::Leaf, N>), Error> {
+    if let Err(err) = first.zip_check(others) {
+        return Err(explain::<Ns, T, N>(first, others, err));
+    }
+    let def = structure::<Ns, T>(first);
+    let lined = others_in_order::<Ns, T, N>(&def, others)?;
+    if lined.iter().any(|l| l.len() != def.num_leaves()) {
+        return Err(lost_leaf());
+    }
+    Ok((def, lined))
+}
+
+/// Leaf `i` of each other tree (`None` past the end: the first tree has
+/// as many leaves, [`lined_up`]).
 fn row<R: Clone, const N: usize>(others: &[Vec<R>; N], i: usize) -> Option<[R; N]> {
-    crate::traits::defaults::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
+    crate::traits::flatten::defaults::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
 }
 
 /// Maps several trees in step with each leaf's key path, for any
@@ -104,18 +115,13 @@ where
     U: Unflatten<Ns>,
     F: FnMut(&KeyPath, LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]) -> U::Leaf,
 {
-    check::<Ns, T, N>(first, others)?;
-    let def = structure::<Ns, T>(first);
-    let lined = others_in_order::<Ns, T, N>(&def, others)?;
+    let (def, lined) = lined_up::<Ns, T, N>(first, others)?;
     let mut out = Vec::with_capacity(def.num_leaves());
-    let mut lost = false;
-    for_each_with_path::<Ns, T, _>(first, |path, x| match row(&lined, out.len()) {
-        Some(ys) => out.push(f(path, x, ys)),
-        None => lost = true,
+    for_each_with_path::<Ns, T, _>(first, |path, x| {
+        if let Some(ys) = row(&lined, out.len()) {
+            out.push(f(path, x, ys));
+        }
     });
-    if lost {
-        return Err(lost_leaf());
-    }
     unflatten::<Ns, U, _>(&def, out)
 }
 
@@ -139,21 +145,14 @@ where
     T: Flatten<Ns>,
     F: FnMut(&KeyPath, LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
 {
-    check::<Ns, T, N>(first, others)?;
-    let def = structure::<Ns, T>(first);
-    let lined = others_in_order::<Ns, T, N>(&def, others)?;
+    let (_, lined) = lined_up::<Ns, T, N>(first, others)?;
     let mut i = 0;
-    let mut lost = false;
     for_each_with_path::<Ns, T, _>(first, |path, x| {
-        match row(&lined, i) {
-            Some(ys) => f(path, x, ys),
-            None => lost = true,
+        if let Some(ys) = row(&lined, i) {
+            f(path, x, ys);
         }
         i += 1;
     });
-    if lost {
-        return Err(lost_leaf());
-    }
     Ok(())
 }
 
@@ -182,12 +181,7 @@ where
     T: Flatten<Ns>,
     F: FnMut(&KeyPath, LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
 {
-    check::<Ns, T, N>(tree, others)?;
-    let def = structure::<Ns, T>(tree);
-    let lined = others_in_order::<Ns, T, N>(&def, others)?;
-    if lined.iter().any(|l| l.len() != def.num_leaves()) {
-        return Err(lost_leaf());
-    }
+    let (_, lined) = lined_up::<Ns, T, N>(tree, others)?;
     let mut i = 0;
     for_each_mut_with_path::<Ns, T, _>(tree, |path, x| {
         if let Some(ys) = row(&lined, i) {

@@ -19,8 +19,8 @@ use crate::error::Error;
 use crate::leaf::LeafRef;
 use crate::ops::graft::graft;
 use crate::ops::{flatten, leaves, structure, unflatten};
+use crate::traits::flatten::unwind::Unwinding;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::unwind::Unwinding;
 use crate::treedef::{align, common_suffix_plan, Arg, Policy, Span, TreeDef};
 
 /// A subtree of a fuller tree, as a prefix leaf sees it: its structure and

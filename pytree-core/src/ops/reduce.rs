@@ -10,7 +10,7 @@ use crate::leaf::LeafRef;
 use crate::traits::flatten::Flatten;
 use crate::traits::visit::{Sink, Visit};
 
-pub use crate::traits::walks::num_leaves;
+pub use crate::traits::flatten::walks::num_leaves;
 
 /// Folds leaf references into an accumulator.
 struct Fold<A, F> {

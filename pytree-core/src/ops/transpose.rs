@@ -23,8 +23,8 @@ use crate::ops::graft::graft;
 use crate::ops::multi::all_mismatches;
 use crate::ops::{flatten, unflatten};
 use crate::paths::key_path::KeyEntry;
+use crate::traits::flatten::unwind::Unwinding;
 use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::unwind::Unwinding;
 use crate::treedef::{align, pair_of_leaves, seq_of_leaves, Arg, Policy, Record, TreeDef};
 
 /// Reorders `rows * cols` leaves from row-major to column-major.

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::sources::source::Source;
 use crate::traits::deep_recursion::ensure_stack;
-use crate::traits::flatten::{Flatten, Unflatten};
+use crate::traits::flatten::{zip_mut_method, zip_with_method, Flatten, Unflatten};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 
 impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
@@ -36,13 +36,9 @@ impl<Ns, T: Flatten<Ns>> Flatten<Ns> for Box<T> {
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
         ensure_stack(|| (**self).zip_check(others.map(|o| &**o)))
     }
-    #[inline]
-    fn zip_mut_prechecked<'a, const N: usize, F>(&'a mut self, others: [&'a Self; N], f: &mut F)
-    where
-        F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
-    {
-        ensure_stack(|| (**self).zip_mut_prechecked(others.map(|o| &**o), f))
-    }
+    zip_mut_method!(N, |this, others, f| ensure_stack(|| {
+        (**this).zip_mut_prechecked(others.map(|o| &**o), f)
+    }));
 }
 
 impl<Ns, T: Unflatten<Ns>> Unflatten<Ns> for Box<T> {
@@ -67,17 +63,7 @@ impl<Ns, T: Unflatten<Ns>> Unflatten<Ns> for Box<T> {
         // SAFETY: the slot was just written.
         unsafe { empty.assume_init() }
     }
-    #[inline]
-    fn zip_with_prechecked<'a, const N: usize, F>(
-        &'a self,
-        others: [&'a Self; N],
-        f: &mut F,
-    ) -> Self
-    where
-        F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
-    {
-        Box::new(ensure_stack(|| {
-            (**self).zip_with_prechecked(others.map(|o| &**o), f)
-        }))
-    }
+    zip_with_method!(N, |this, others, f| Box::new(ensure_stack(|| {
+        (**this).zip_with_prechecked(others.map(|o| &**o), f)
+    })));
 }

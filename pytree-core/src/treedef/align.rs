@@ -844,13 +844,7 @@ impl<'d> Aligner<'d> {
                 plan[j * width + i] = at;
             }
             let complete = found == picks.len();
-            let exact = complete && found == own[i];
-            let ok = match self.policy.mode {
-                Mode::Strict => exact,
-                Mode::Inner => true,
-                Mode::Outer | Mode::Left => complete || self.policy.fill,
-            };
-            if !ok {
+            if !self.lines_up(complete, complete && found == own[i]) {
                 let list = |v: &StaticValue| (0..v.item_count()).map(|k| v.item_debug(k)).collect();
                 self.error(
                     ErrorKind::KeyMismatch {
@@ -887,17 +881,23 @@ impl<'d> Aligner<'d> {
             if out && is_some(i) {
                 plan[i] = Some(0);
             }
-            let ok = match self.policy.mode {
-                Mode::Strict => is_some(i) == out,
-                Mode::Inner => true,
-                Mode::Outer | Mode::Left => is_some(i) || !out || self.policy.fill,
-            };
-            if !ok {
+            if !self.lines_up(is_some(i) || !out, is_some(i) == out) {
                 let name = |s: bool| if s { "Some(_)" } else { "None" }.to_string();
                 self.node_mismatch((r, name(is_some(r))), (i, name(is_some(i))));
             }
         }
         (out, plan, own)
+    }
+
+    /// Whether an input lines up at a map or an option, per the mode:
+    /// `complete` when it holds every child of the result, `exact` when
+    /// it holds those and no other.
+    fn lines_up(&self, complete: bool, exact: bool) -> bool {
+        match self.policy.mode {
+            Mode::Strict => exact,
+            Mode::Inner => true,
+            Mode::Outer | Mode::Left => complete || self.policy.fill,
+        }
     }
 
     /// The positions of the inputs at the frame's next child.

@@ -431,9 +431,10 @@ impl<Ns, F, M: TreelizeMode, P> Treelize<Ns, F, M, P> {
         P: Provide<A::Leaf>,
     {
         self.rows_of_one_type::<A, V, U>(&trees, |f, args| {
-            let args =
-                crate::traits::defaults::all_some(core::array::from_fn(|k| args.get(k).cloned()))
-                    .ok_or_else(|| Error::custom("a row of the plan has too few arguments"))?;
+            let args = crate::traits::flatten::defaults::all_some(core::array::from_fn(|k| {
+                args.get(k).cloned()
+            }))
+            .ok_or_else(|| Error::custom("a row of the plan has too few arguments"))?;
             Ok(f(args))
         })
     }

@@ -3,11 +3,11 @@
 
 use alloc::vec::Vec;
 
+use super::unwind::Unwinding;
+use super::Unflatten;
 use crate::error::Error;
 use crate::paths::key_path::KeyEntry;
 use crate::sources::source::Source;
-use crate::traits::flatten::Unflatten;
-use crate::traits::unwind::Unwinding;
 
 /// At most this many elements are reserved before any is read (a TreeDef
 /// read from a file can claim any length); more is reserved as elements

@@ -11,12 +11,12 @@
 
 use alloc::vec::Vec;
 
+use super::walks::{flatten, leaves, num_leaves, structure, unflatten};
+use super::{Flatten, Unflatten};
 use crate::error::{signature_mismatch, Error};
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::signature::Signature;
-use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::VisitMut;
-use crate::traits::walks::{flatten, leaves, num_leaves, structure, unflatten};
 use crate::treedef::TreeDef;
 
 /// The default [`Flatten::zip_check`]: each other tree's structure must

@@ -7,14 +7,14 @@
 
 use alloc::vec::Vec;
 
+use super::unwind::Unwinding;
+use super::{Flatten, Unflatten};
 use crate::error::Error;
 use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::KeyRef;
 use crate::sources::def_source::DefSource;
 use crate::sources::trusted::TrustedSource;
 use crate::static_data::StaticValue;
-use crate::traits::flatten::{Flatten, Unflatten};
-use crate::traits::unwind::Unwinding;
 use crate::traits::visit::{Sink, Stored, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 use crate::treedef::{type_key, TreeDef, TreeDefBuilder};

@@ -29,7 +29,7 @@
 use alloc::vec::Vec;
 use core::mem::ManuallyDrop;
 
-use crate::traits::flatten::Flatten;
+use super::Flatten;
 use crate::traits::visit::Sink;
 
 /// A value that a walk owns but has not handed on: dropped by the function

@@ -9,14 +9,19 @@
 //! half::f16` is allowed there because `Std`, its std namespace marker, is
 //! local to that crate.
 
+pub(crate) mod defaults;
+pub(crate) mod elements;
+pub(crate) mod unwind;
+pub(crate) mod walks;
+
 use alloc::vec::Vec;
 
 use crate::error::Error;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
 use crate::paths::key_path::{ErasableKey, KeyRef};
 use crate::sources::source::Source;
-use crate::traits::unwind::Unwinding;
 use crate::traits::visit::{LeavesOnly, Sink, Visit, VisitMut};
+use unwind::Unwinding;
 
 /// A value that is a pytree: containers whose non-container parts are leaves
 /// of one type, [`Flatten::Leaf`].
@@ -120,7 +125,7 @@ pub trait Flatten<Ns>: Sized {
     /// nothing.
     #[inline]
     fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
-        crate::traits::defaults::zip_check::<Ns, Self, N>(self, others)
+        defaults::zip_check::<Ns, Self, N>(self, others)
     }
 
     /// Updates `self` in place from `others`, leaf by leaf, for trees that
@@ -147,7 +152,7 @@ pub trait Flatten<Ns>: Sized {
     where
         F: FnMut(LeafMut<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]),
     {
-        crate::traits::defaults::zip_mut_prechecked::<Ns, Self, N, F>(self, others, f)
+        defaults::zip_mut_prechecked::<Ns, Self, N, F>(self, others, f)
     }
 
     /// Updates `self` in place from `others`, leaf by leaf:
@@ -363,7 +368,7 @@ pub trait Unflatten<Ns>: Flatten<Ns> {
     /// impls, never a property of the leaves or of `f`.
     #[inline]
     fn map_leaves<F: FnMut(Self::Leaf) -> Self::Leaf>(self, f: &mut F) -> Self {
-        crate::traits::defaults::map_leaves::<Ns, Self, F>(self, f)
+        defaults::map_leaves::<Ns, Self, F>(self, f)
     }
 
     /// Builds a new value of the same structure from `self` and `others`,
@@ -405,7 +410,7 @@ pub trait Unflatten<Ns>: Flatten<Ns> {
     where
         F: FnMut(LeafRef<'a, Ns, Self::Leaf>, [LeafRef<'a, Ns, Self::Leaf>; N]) -> Self::Leaf,
     {
-        crate::traits::defaults::zip_with_prechecked::<Ns, Self, N, F>(self, others, f)
+        defaults::zip_with_prechecked::<Ns, Self, N, F>(self, others, f)
     }
 
     /// Builds a new value of the same structure from `self` and `others`,
@@ -444,6 +449,51 @@ pub trait Unflatten<Ns>: Flatten<Ns> {
         len: usize,
         source: &mut S,
     ) -> Result<Vec<Self>, Error> {
-        crate::traits::elements::unflatten_elements::<Ns, Self, S>(len, source)
+        elements::unflatten_elements::<Ns, Self, S>(len, source)
     }
 }
+
+/// Writes [`Flatten::zip_mut_prechecked`] in an impl, its signature once
+/// for every container: `zip_mut_method!(N, |this, others, f| body)`,
+/// `N` the name of the number of other trees, `this` bound to `self`.
+macro_rules! zip_mut_method {
+    ($n:ident, |$this:ident, $others:ident, $f:ident| $body:expr) => {
+        #[inline]
+        fn zip_mut_prechecked<'a, const $n: usize, F>(
+            &'a mut self,
+            $others: [&'a Self; $n],
+            $f: &mut F,
+        ) where
+            F: FnMut(
+                $crate::leaf::LeafMut<'a, Ns, Self::Leaf>,
+                [$crate::leaf::LeafRef<'a, Ns, Self::Leaf>; $n],
+            ),
+        {
+            let $this = self;
+            $body
+        }
+    };
+}
+
+/// Writes [`Unflatten::zip_with_prechecked`] in an impl, as
+/// [`zip_mut_method!`] writes `zip_mut_prechecked`.
+macro_rules! zip_with_method {
+    ($n:ident, |$this:ident, $others:ident, $f:ident| $body:expr) => {
+        #[inline]
+        fn zip_with_prechecked<'a, const $n: usize, F>(
+            &'a self,
+            $others: [&'a Self; $n],
+            $f: &mut F,
+        ) -> Self
+        where
+            F: FnMut(
+                $crate::leaf::LeafRef<'a, Ns, Self::Leaf>,
+                [$crate::leaf::LeafRef<'a, Ns, Self::Leaf>; $n],
+            ) -> Self::Leaf,
+        {
+            let $this = self;
+            $body
+        }
+    };
+}
+pub(crate) use {zip_mut_method, zip_with_method};
