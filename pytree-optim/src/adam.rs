@@ -8,8 +8,8 @@ use pytree_std::{Error, PyTree};
 use crate::gradient_transformation::{
     step_in_one_pass, update_in_one_pass, GradientTransformation, Tail, Target,
 };
-use crate::walk::{same_shape, selected, walk_leaves, zeros, Scalar};
-use pytree_std::elements::ElementOp;
+use crate::updates::{AdamK, AdamUpdate};
+use crate::walk::{same_shape, selected, zeros};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
 
@@ -136,39 +136,6 @@ pub struct ScaleByAdamState<P> {
     pub nu: P,
 }
 
-/// The per-step constants of Adam, in the element type.
-#[derive(Clone, Copy)]
-struct AdamK<T> {
-    b1: T,
-    b2: T,
-    one_minus_b1: T,
-    one_minus_b2: T,
-    inv_c1: T,
-    inv_c2: T,
-    eps: T,
-    eps_root: T,
-    factor: T,
-    wd: T,
-}
-
-impl<T: Float> AdamK<T> {
-    /// Advances the moments with `g` and returns the update direction
-    /// `m̂ / (sqrt(v̂ + eps_root) + eps)`, in optax's order of operations
-    /// but for the bias corrections, which multiply by `1 / (1 - b^t)`
-    /// (computed once per step in `f64`) where optax divides: one division
-    /// and one square root per element instead of three divisions and a
-    /// root (the divider is the bottleneck of a loop that is otherwise
-    /// memory-bound), at most an ulp or two from optax's numbers.
-    #[inline(always)]
-    fn direction(self, g: T, m: &mut T, v: &mut T) -> T {
-        *m = self.one_minus_b1 * g + self.b1 * *m;
-        *v = self.one_minus_b2 * (g * g) + self.b2 * *v;
-        let m_hat = *m * self.inv_c1;
-        let v_hat = *v * self.inv_c2;
-        m_hat / ((v_hat + self.eps_root).sqrt() + self.eps)
-    }
-}
-
 impl ScaleByAdam {
     /// The bias corrections `1 / (1 - b1^t)`, `1 / (1 - b2^t)` after
     /// `count` updates.
@@ -177,36 +144,18 @@ impl ScaleByAdam {
         (1.0 / (1.0 - self.b1.powf(t)), 1.0 / (1.0 - self.b2.powf(t)))
     }
 
-    /// The constants of the update after `count` updates, with `tail`.
-    fn constants<T: Float>(&self, count: u64, tail: &Tail) -> AdamK<T> {
+    /// The constants of the update after `count` updates.
+    fn constants<K: Float>(&self, count: u64) -> AdamK<K> {
         let (inv_c1, inv_c2) = self.corrections(count);
         AdamK {
-            b1: T::from_f64(self.b1),
-            b2: T::from_f64(self.b2),
-            one_minus_b1: T::from_f64(1.0 - self.b1),
-            one_minus_b2: T::from_f64(1.0 - self.b2),
-            inv_c1: T::from_f64(inv_c1),
-            inv_c2: T::from_f64(inv_c2),
-            eps: T::from_f64(self.eps),
-            eps_root: T::from_f64(self.eps_root),
-            factor: T::from_f64(tail.factor),
-            wd: T::from_f64(tail.weight_decay),
-        }
-    }
-
-    /// The update of one leaf by name (see [`ElementOp::Adam`]).
-    fn op(&self, count: u64, tail: &Tail, decays: bool, into_params: bool) -> ElementOp {
-        let (inv_c1, inv_c2) = self.corrections(count);
-        ElementOp::Adam {
-            b1: self.b1,
-            b2: self.b2,
-            inv_c1,
-            inv_c2,
-            eps: self.eps,
-            eps_root: self.eps_root,
-            neg_lr: tail.factor,
-            weight_decay: if decays { tail.weight_decay } else { 0.0 },
-            fused: into_params,
+            b1: K::from_f64(self.b1),
+            b2: K::from_f64(self.b2),
+            one_minus_b1: K::from_f64(1.0 - self.b1),
+            one_minus_b2: K::from_f64(1.0 - self.b2),
+            inv_c1: K::from_f64(inv_c1),
+            inv_c2: K::from_f64(inv_c2),
+            eps: K::from_f64(self.eps),
+            eps_root: K::from_f64(self.eps_root),
         }
     }
 }
@@ -260,61 +209,8 @@ where
         if let Some(m) = &tail.decay_mask {
             m.ensure_fits(target.params())?;
         }
-        let k = self.constants::<Scalar<P>>(state.count, tail);
-        let count = state.count;
-        let (mu, nu) = (&mut state.mu, &mut state.nu);
-        let ops = |into_params| {
-            (
-                self.op(count, tail, true, into_params),
-                self.op(count, tail, false, into_params),
-            )
-        };
-        match target {
-            Target::Params { params, grads } => {
-                let (decayed, plain) = ops(true);
-                walk_leaves(
-                    [&mut **params, mu, nu],
-                    [*grads],
-                    |i, [p, m, v], [g], exec| {
-                        if !mask.get(i) {
-                            Ok(())
-                        } else if tail.decays(i) {
-                            let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
-                                *p += k.factor * (k.direction(g, m, v) + k.wd * *p);
-                            };
-                            P::Leaf::zip_op([p, m, v], [g], exec, f, &decayed)
-                        } else {
-                            let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
-                                *p += k.factor * k.direction(g, m, v);
-                            };
-                            P::Leaf::zip_op([p, m, v], [g], exec, f, &plain)
-                        }
-                    },
-                )?;
-            }
-            Target::Updates { updates, params } => {
-                let (decayed, plain) = ops(false);
-                walk_leaves(
-                    [&mut **updates, mu, nu],
-                    [*params],
-                    |i, [u, m, v], [p], exec| {
-                        if !mask.get(i) {
-                            Ok(())
-                        } else if tail.decays(i) {
-                            let f = &|[u, m, v]: [&mut Scalar<P>; 3], [p]: [Scalar<P>; 1]| {
-                                *u = k.factor * (k.direction(*u, m, v) + k.wd * p);
-                            };
-                            P::Leaf::zip_op([u, m, v], [p], exec, f, &decayed)
-                        } else {
-                            let f = &|[u, m, v]: [&mut Scalar<P>; 3], []: [Scalar<P>; 0]| {
-                                *u = k.factor * k.direction(*u, m, v);
-                            };
-                            P::Leaf::zip_op([u, m, v], [], exec, f, &plain)
-                        }
-                    },
-                )?;
-            }
-        }
+        let k = self.constants(state.count);
+        AdamUpdate::run(k, tail, target, [&mut state.mu, &mut state.nu], &mask)?;
         state.count += 1;
         Ok(true)
     }

@@ -25,14 +25,15 @@
 //! Where the update runs:
 //! - tensors in CPU memory (contiguous, `f16`, `bf16`, `f32` or `f64`):
 //!   one pass over the elements in place, the optimizer's own element
-//!   code computing in `f64` (Adam over `f32` tensors in `f32`, the same
-//!   bits as over `f32` arrays); an Adam step reads and writes each
+//!   update computing in the tensors' type (`f32` or `f64`: the same bits
+//!   as over arrays of that type; `f16` and `bf16` in `f64`); an Adam step reads and writes each
 //!   element once and allocates nothing; `.parallel()` splits `f32` and `f64`
 //!   tensors across rayon's threads as it splits arrays;
-//! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update as
-//!   candle tensor operations with `f64` scalars on the tensors' device
-//!   ([`ElementOp`](crate::ElementOp)), computed in `f32` (`f64` for `f64`
-//!   tensors). `clip_by_global_norm` keeps the norm and the clip factor
+//! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update
+//!   ([`ElementUpdate`](crate::ElementUpdate), one function generic over
+//!   [`Arith`](crate::Arith)) run once on whole tensors, each operation a
+//!   candle tensor operation with `f64` scalars on the tensors' device,
+//!   computed in `f32` (`f64` for `f64` tensors). `clip_by_global_norm` keeps the norm and the clip factor
 //!   as tensors on the device. Nothing is copied to the host.
 //!
 //! A tree holding the same variable twice (a tied weight) is updated
