@@ -237,9 +237,7 @@ where
     P::Leaf: FloatLeaf,
 {
     let every = crate::mask::Mask::all().on(&*params);
-    crate::walk::with_selection(&every, || {
-        walk([params], [updates], &crate::updates::AddTo)
-    })
+    crate::walk::with_selection(&every, || walk([params], [updates], &crate::updates::AddTo))
 }
 
 /// The global L2 norm of a tree: the square root of the sum of squares of

@@ -10,8 +10,8 @@ use pytree_std::{Error, PyTree};
 
 use crate::gradient_transformation::{GradientTransformation, Tail, Target};
 use crate::schedule::Schedule;
-use crate::walk::{same_shape, selected, sum_squares, walk, Scalar};
 use crate::updates::{Clip, Zero};
+use crate::walk::{same_shape, selected, sum_squares, walk, Scalar};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
 

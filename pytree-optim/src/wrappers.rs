@@ -178,9 +178,7 @@ where
             self.inner.update(&mut *updates, &mut state.inner, params)
         })?;
         if self.outside == Outside::Frozen {
-            with_selection(&mask.not(), || {
-                walk([updates], [], &crate::updates::Zero)
-            })?;
+            with_selection(&mask.not(), || walk([updates], [], &crate::updates::Zero))?;
         }
         state.mask = mask;
         Ok(())

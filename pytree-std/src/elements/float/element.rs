@@ -3,8 +3,8 @@
 //! it and written back: `f32`, `f64`, and with the `half` feature `f16` and
 //! `bf16`, which compute in `f32`).
 
-use core::fmt::Debug;
 use super::Arith;
+use core::fmt::Debug;
 use core::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 
 /// The floating-point type an optimizer's element math runs in: `f32` or
