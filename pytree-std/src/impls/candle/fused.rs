@@ -34,19 +34,25 @@ const CHUNK: usize = 256;
 trait Lane {
     /// `out[k] = element[at + k]` as `f64`.
     fn load(&self, at: usize, out: &mut [f64]);
-    /// `element[at + k] = xs[k]` in the lane's dtype.
-    fn store(&mut self, at: usize, xs: &[f64]);
+    /// `element[at + k] = xs[k]` in the lane's dtype (a lane read: nothing).
+    fn store(&mut self, _at: usize, _xs: &[f64]) {}
 }
 
 struct SliceMut<'a, T>(&'a mut [T]);
 struct SliceRef<'a, T>(&'a [T]);
 
+/// `out[k] = src[at + k]` as `f64`.
+#[inline]
+fn load<T: WithDType>(src: &[T], at: usize, out: &mut [f64]) {
+    for (o, x) in out.iter_mut().zip(&src[at..]) {
+        *o = x.to_f64();
+    }
+}
+
 impl<T: WithDType> Lane for SliceMut<'_, T> {
     #[inline]
     fn load(&self, at: usize, out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(&self.0[at..]) {
-            *o = x.to_f64();
-        }
+        load(self.0, at, out);
     }
     #[inline]
     fn store(&mut self, at: usize, xs: &[f64]) {
@@ -59,11 +65,8 @@ impl<T: WithDType> Lane for SliceMut<'_, T> {
 impl<T: WithDType> Lane for SliceRef<'_, T> {
     #[inline]
     fn load(&self, at: usize, out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(&self.0[at..]) {
-            *o = x.to_f64();
-        }
+        load(self.0, at, out);
     }
-    fn store(&mut self, _at: usize, _xs: &[f64]) {}
 }
 
 /// The `n` elements from `start` of a float storage, writable.
