@@ -59,46 +59,47 @@ pub struct ScaleByAdam {
     pub eps_root: f64,
 }
 
+/// A setter of each of Adam's hyperparameters, with its doc and a
+/// runnable example (`$on` builds a value, `$get` reaches the
+/// [`ScaleByAdam`] in it; `$set!(self, field, x)` is the value with `field`
+/// set to `x`).
+macro_rules! adam_setters {
+    ($on:literal, $get:literal, |$this:ident, $x:ident| $set:ident) => {
+        $crate::adam::adam_setters!(@each $on, $get, $this, $x, $set,
+            b1: "the decay of the first moment (default 0.9)", "0.8";
+            b2: "the decay of the second moment (default 0.999)", "0.99";
+            eps: "`eps`, added to the root (default 1e-8)", "1e-6";
+            eps_root: "`eps_root`, added under the root (default 0)", "1e-12";
+        );
+    };
+    (@each $on:literal, $get:literal, $this:ident, $x:ident, $set:ident,
+     $($name:ident: $what:literal, $value:literal;)*) => {$(
+        #[doc = concat!("Sets ", $what, ".")]
+        ///
+        /// ```
+        #[doc = concat!("let opt = ", $on, ".", stringify!($name), "(", $value, ");")]
+        #[doc = concat!("assert_eq!(opt", $get, ".", stringify!($name), ", ", $value, ");")]
+        /// ```
+        #[must_use]
+        pub fn $name($this, $x: f64) -> Self {
+            $set!($this, $name, $x)
+        }
+    )*};
+}
+pub(crate) use adam_setters;
+
+/// `ScaleByAdam` with `field` set to `x`.
+macro_rules! with_field {
+    ($this:ident, $field:ident, $x:ident) => {
+        ScaleByAdam {
+            $field: $x,
+            ..$this
+        }
+    };
+}
+
 impl ScaleByAdam {
-    /// Sets the decay of the first moment (default 0.9).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::scale_by_adam().b1(0.8).b1, 0.8);
-    /// ```
-    #[must_use]
-    pub fn b1(self, b1: f64) -> Self {
-        ScaleByAdam { b1, ..self }
-    }
-
-    /// Sets the decay of the second moment (default 0.999).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::scale_by_adam().b2(0.99).b2, 0.99);
-    /// ```
-    #[must_use]
-    pub fn b2(self, b2: f64) -> Self {
-        ScaleByAdam { b2, ..self }
-    }
-
-    /// Sets `eps`, added to the root (default 1e-8).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::scale_by_adam().eps(1e-6).eps, 1e-6);
-    /// ```
-    #[must_use]
-    pub fn eps(self, eps: f64) -> Self {
-        ScaleByAdam { eps, ..self }
-    }
-
-    /// Sets `eps_root`, added under the root (default 0).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::scale_by_adam().eps_root(1e-12).eps_root, 1e-12);
-    /// ```
-    #[must_use]
-    pub fn eps_root(self, eps_root: f64) -> Self {
-        ScaleByAdam { eps_root, ..self }
-    }
+    adam_setters!("pytree_optim::scale_by_adam()", "", |self, x| with_field);
 }
 
 /// The state of [`scale_by_adam`] (optax's `ScaleByAdamState`): the step

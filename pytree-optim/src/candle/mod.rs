@@ -22,19 +22,20 @@
 //! memory, as candle's tensors do: clone the state with `Tensor::copy`
 //! for a snapshot.
 //!
-//! Where the update runs:
+//! Where the update runs (each update is one
+//! [`ElementUpdate`](crate::ElementUpdate), a function generic over
+//! [`Arith`](crate::Arith), whichever way it runs):
 //! - tensors in CPU memory (contiguous, `f16`, `bf16`, `f32` or `f64`):
-//!   one pass over the elements in place, the optimizer's own element
-//!   update computing in the tensors' type (`f32` or `f64`: the same bits
-//!   as over arrays of that type; `f16` and `bf16` in `f64`); an Adam step reads and writes each
-//!   element once and allocates nothing; `.parallel()` splits `f32` and `f64`
-//!   tensors across rayon's threads as it splits arrays;
-//! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update
-//!   ([`ElementUpdate`](crate::ElementUpdate), one function generic over
-//!   [`Arith`](crate::Arith)) run once on whole tensors, each operation a
-//!   candle tensor operation with `f64` scalars on the tensors' device,
-//!   computed in `f32` (`f64` for `f64` tensors). `clip_by_global_norm` keeps the norm and the clip factor
-//!   as tensors on the device. Nothing is copied to the host.
+//!   one pass over the elements in place, in the tensors' type (`f32` or
+//!   `f64`: the bits of arrays of that type; `f16` and `bf16` in `f64`);
+//!   an Adam step reads and writes each element once and allocates
+//!   nothing; `.parallel()` splits `f32` and `f64` tensors across rayon's
+//!   threads as it splits arrays;
+//! - elsewhere (CUDA, Metal, non-contiguous tensors): once on whole
+//!   tensors, each operation a candle tensor operation with `f64` scalars
+//!   on the tensors' device, in `f32` (`f64` for `f64` tensors).
+//!   `clip_by_global_norm` keeps the norm and the clip factor as tensors
+//!   on the device. Nothing is copied to the host.
 //!
 //! A tree holding the same variable twice (a tied weight) is updated
 //! once per step, at the leaf that comes first; [`grads`] gives the later
