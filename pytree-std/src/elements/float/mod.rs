@@ -141,7 +141,7 @@ pub trait FloatLeaf: Leaf<Std> {
     where
         U: ElementUpdate<Self::Scalar, N, M>,
     {
-        Self::zip_elements(muts, refs, exec, &|ms, rs| update.apply(ms, rs))
+        Self::zip_elements(muts, refs, exec, &move |ms, rs| update.apply(ms, rs))
     }
 
     /// Scales the leaves of `updates` where `selected(i)` holds (`i` the

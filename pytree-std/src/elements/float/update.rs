@@ -40,7 +40,7 @@ macro_rules! arith {
         impl Arith<$k> for $t {
             #[inline(always)]
             fn scale(self, k: $k) -> $t {
-                self * k as $t
+                k as $t * self
             }
             #[inline(always)]
             fn shift(self, k: $k) -> $t {

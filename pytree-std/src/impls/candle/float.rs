@@ -334,7 +334,7 @@ macro_rules! candle_float_leaf {
             where
                 U: ElementUpdate<f64, N, M>,
             {
-                let f = |ms: [&mut f64; N], rs: [f64; M]| update.apply(ms, rs);
+                let f = move |ms: [&mut f64; N], rs: [f64; M]| update.apply(ms, rs);
                 zip(muts.map(<$t as HoldsTensor>::tensor_mut), refs.map(<$t as HoldsTensor>::tensor), exec, &f, Some(update))
             }
 

@@ -196,7 +196,7 @@ where
             }),
         ) {
             if let Some(rs) = typed_refs::<f32, M>(&guards, n) {
-                zip_slices::<f32, N, M, _>(ms, rs, exec, &|ms, rs| u.apply(ms, rs));
+                zip_slices::<f32, N, M, _>(ms, rs, exec, &move |ms, rs| u.apply(ms, rs));
                 return Ok(());
             }
         }
