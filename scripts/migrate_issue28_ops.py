@@ -57,6 +57,12 @@ Second pass (changelog.d/issue-28-ops-2.md), applied after the above:
   unpair_leaves, unflatten_pairs}` (the changelog has the one-line
   std forms, which read better where they fit).
 
+Third pass (changelog.d/issue-28-elem-3.md): `FloatLeaf::zip_op(m, r,
+exec, f, &op)` -> `zip_elements(m, r, exec, f)` (the same results; the
+`ElementOp` argument, removed, is dropped: to keep running on a device
+without a copy to the host, write the update as an `ElementUpdate` and
+call `zip_update`).
+
 Not handled: a `for_each_with_path` / `zip_mut_with_path` now returning a
 `Result` where a statement ignores it (the compiler warns), and calls
 through a `use` of a moved function (the compiler names them).
@@ -160,7 +166,7 @@ def split_args(text, start):
         c = text[i]
         if at_arg_start and not c.isspace():
             at_arg_start = False
-            m = re.match(r"(move\s+)?\|", text[i:])
+            m = re.match(r"&?\s*(move\s+)?\|", text[i:])
             if m:
                 end = closure_params_end(text, i + len(m.group(0)) - 1)
                 if end < 0:
@@ -569,10 +575,19 @@ def zip_mut_with_path_2(text):
     return rewrite_calls(text, r"%s::paths::zip_mut_with_path" % ROOT, fix)
 
 
+def zip_op(text):
+    def fix(name, tf, args):
+        if len(args) != 5:
+            return None
+        return "%s%s(%s)" % (with_name(name, "zip_elements"), tf, ",".join(args[:4]))
+    return rewrite_calls(text, r"(?<![\w])(?:[\w:<>]+::)?zip_op", fix)
+
+
 def pass_2(text):
     text = to_engine_2(text)
     text = visits(text)
     text = zip_mut_with_path_2(text)
+    text = zip_op(text)
     return for_each_with_path_2(text)
 
 
@@ -679,6 +694,10 @@ CASES = [
      "pytree_std::paths::zip_mut_with_path([], [&a, &b, &c], |_, [], [_, ..]| n += 1)"),
     ("pytree_std::paths::zip_mut_with_path(&mut p, [&g], |path, p, [g]| *p -= g)?",
      "pytree_std::paths::zip_mut_with_path([&mut p], [&g], |path, [p], [g]| *p -= g)?"),
+    ("P::Leaf::zip_op([u], [], exec, &|[u], []| *u *= k, &ElementOp::Scale { factor: f })?",
+     "P::Leaf::zip_elements([u], [], exec, &|[u], []| *u *= k)?"),
+    ("<f32 as FloatLeaf>::zip_op([&mut y], [&x], Exec::Sequential, &f, &op)",
+     "<f32 as FloatLeaf>::zip_elements([&mut y], [&x], Exec::Sequential, &f)"),
 ]
 
 

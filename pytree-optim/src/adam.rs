@@ -8,8 +8,8 @@ use pytree_std::{Error, PyTree};
 use crate::gradient_transformation::{
     step_in_one_pass, update_in_one_pass, GradientTransformation, Tail, Target,
 };
-use crate::walk::{same_shape, selected, walk_leaves, zeros, Scalar};
-use pytree_std::elements::ElementOp;
+use crate::updates::{AdamK, AdamUpdate};
+use crate::walk::{same_shape, selected, zeros};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
 
@@ -59,46 +59,47 @@ pub struct ScaleByAdam {
     pub eps_root: f64,
 }
 
+/// A setter of each of Adam's hyperparameters, with its doc and a
+/// runnable example (`$on` builds a value, `$get` reaches the
+/// [`ScaleByAdam`] in it; `$set!(self, field, x)` is the value with `field`
+/// set to `x`).
+macro_rules! adam_setters {
+    ($on:literal, $get:literal, |$this:ident, $x:ident| $set:ident) => {
+        $crate::adam::adam_setters!(@each $on, $get, $this, $x, $set,
+            b1: "the decay of the first moment (default 0.9)", "0.8";
+            b2: "the decay of the second moment (default 0.999)", "0.99";
+            eps: "`eps`, added to the root (default 1e-8)", "1e-6";
+            eps_root: "`eps_root`, added under the root (default 0)", "1e-12";
+        );
+    };
+    (@each $on:literal, $get:literal, $this:ident, $x:ident, $set:ident,
+     $($name:ident: $what:literal, $value:literal;)*) => {$(
+        #[doc = concat!("Sets ", $what, ".")]
+        ///
+        /// ```
+        #[doc = concat!("let opt = ", $on, ".", stringify!($name), "(", $value, ");")]
+        #[doc = concat!("assert_eq!(opt", $get, ".", stringify!($name), ", ", $value, ");")]
+        /// ```
+        #[must_use]
+        pub fn $name($this, $x: f64) -> Self {
+            $set!($this, $name, $x)
+        }
+    )*};
+}
+pub(crate) use adam_setters;
+
+/// `ScaleByAdam` with `field` set to `x`.
+macro_rules! with_field {
+    ($this:ident, $field:ident, $x:ident) => {
+        ScaleByAdam {
+            $field: $x,
+            ..$this
+        }
+    };
+}
+
 impl ScaleByAdam {
-    /// Sets the decay of the first moment (default 0.9).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::scale_by_adam().b1(0.8).b1, 0.8);
-    /// ```
-    #[must_use]
-    pub fn b1(self, b1: f64) -> Self {
-        ScaleByAdam { b1, ..self }
-    }
-
-    /// Sets the decay of the second moment (default 0.999).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::scale_by_adam().b2(0.99).b2, 0.99);
-    /// ```
-    #[must_use]
-    pub fn b2(self, b2: f64) -> Self {
-        ScaleByAdam { b2, ..self }
-    }
-
-    /// Sets `eps`, added to the root (default 1e-8).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::scale_by_adam().eps(1e-6).eps, 1e-6);
-    /// ```
-    #[must_use]
-    pub fn eps(self, eps: f64) -> Self {
-        ScaleByAdam { eps, ..self }
-    }
-
-    /// Sets `eps_root`, added under the root (default 0).
-    ///
-    /// ```
-    /// assert_eq!(pytree_optim::scale_by_adam().eps_root(1e-12).eps_root, 1e-12);
-    /// ```
-    #[must_use]
-    pub fn eps_root(self, eps_root: f64) -> Self {
-        ScaleByAdam { eps_root, ..self }
-    }
+    adam_setters!("pytree_optim::scale_by_adam()", "", |self, x| with_field);
 }
 
 /// The state of [`scale_by_adam`] (optax's `ScaleByAdamState`): the step
@@ -136,39 +137,6 @@ pub struct ScaleByAdamState<P> {
     pub nu: P,
 }
 
-/// The per-step constants of Adam, in the element type.
-#[derive(Clone, Copy)]
-struct AdamK<T> {
-    b1: T,
-    b2: T,
-    one_minus_b1: T,
-    one_minus_b2: T,
-    inv_c1: T,
-    inv_c2: T,
-    eps: T,
-    eps_root: T,
-    factor: T,
-    wd: T,
-}
-
-impl<T: Float> AdamK<T> {
-    /// Advances the moments with `g` and returns the update direction
-    /// `m̂ / (sqrt(v̂ + eps_root) + eps)`, in optax's order of operations
-    /// but for the bias corrections, which multiply by `1 / (1 - b^t)`
-    /// (computed once per step in `f64`) where optax divides: one division
-    /// and one square root per element instead of three divisions and a
-    /// root (the divider is the bottleneck of a loop that is otherwise
-    /// memory-bound), at most an ulp or two from optax's numbers.
-    #[inline(always)]
-    fn direction(self, g: T, m: &mut T, v: &mut T) -> T {
-        *m = self.one_minus_b1 * g + self.b1 * *m;
-        *v = self.one_minus_b2 * (g * g) + self.b2 * *v;
-        let m_hat = *m * self.inv_c1;
-        let v_hat = *v * self.inv_c2;
-        m_hat / ((v_hat + self.eps_root).sqrt() + self.eps)
-    }
-}
-
 impl ScaleByAdam {
     /// The bias corrections `1 / (1 - b1^t)`, `1 / (1 - b2^t)` after
     /// `count` updates.
@@ -177,36 +145,18 @@ impl ScaleByAdam {
         (1.0 / (1.0 - self.b1.powf(t)), 1.0 / (1.0 - self.b2.powf(t)))
     }
 
-    /// The constants of the update after `count` updates, with `tail`.
-    fn constants<T: Float>(&self, count: u64, tail: &Tail) -> AdamK<T> {
+    /// The constants of the update after `count` updates.
+    fn constants<K: Float>(&self, count: u64) -> AdamK<K> {
         let (inv_c1, inv_c2) = self.corrections(count);
         AdamK {
-            b1: T::from_f64(self.b1),
-            b2: T::from_f64(self.b2),
-            one_minus_b1: T::from_f64(1.0 - self.b1),
-            one_minus_b2: T::from_f64(1.0 - self.b2),
-            inv_c1: T::from_f64(inv_c1),
-            inv_c2: T::from_f64(inv_c2),
-            eps: T::from_f64(self.eps),
-            eps_root: T::from_f64(self.eps_root),
-            factor: T::from_f64(tail.factor),
-            wd: T::from_f64(tail.weight_decay),
-        }
-    }
-
-    /// The update of one leaf by name (see [`ElementOp::Adam`]).
-    fn op(&self, count: u64, tail: &Tail, decays: bool, into_params: bool) -> ElementOp {
-        let (inv_c1, inv_c2) = self.corrections(count);
-        ElementOp::Adam {
-            b1: self.b1,
-            b2: self.b2,
-            inv_c1,
-            inv_c2,
-            eps: self.eps,
-            eps_root: self.eps_root,
-            neg_lr: tail.factor,
-            weight_decay: if decays { tail.weight_decay } else { 0.0 },
-            fused: into_params,
+            b1: K::from_f64(self.b1),
+            b2: K::from_f64(self.b2),
+            one_minus_b1: K::from_f64(1.0 - self.b1),
+            one_minus_b2: K::from_f64(1.0 - self.b2),
+            inv_c1: K::from_f64(inv_c1),
+            inv_c2: K::from_f64(inv_c2),
+            eps: K::from_f64(self.eps),
+            eps_root: K::from_f64(self.eps_root),
         }
     }
 }
@@ -260,61 +210,8 @@ where
         if let Some(m) = &tail.decay_mask {
             m.ensure_fits(target.params())?;
         }
-        let k = self.constants::<Scalar<P>>(state.count, tail);
-        let count = state.count;
-        let (mu, nu) = (&mut state.mu, &mut state.nu);
-        let ops = |into_params| {
-            (
-                self.op(count, tail, true, into_params),
-                self.op(count, tail, false, into_params),
-            )
-        };
-        match target {
-            Target::Params { params, grads } => {
-                let (decayed, plain) = ops(true);
-                walk_leaves(
-                    [&mut **params, mu, nu],
-                    [*grads],
-                    |i, [p, m, v], [g], exec| {
-                        if !mask.get(i) {
-                            Ok(())
-                        } else if tail.decays(i) {
-                            let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
-                                *p += k.factor * (k.direction(g, m, v) + k.wd * *p);
-                            };
-                            P::Leaf::zip_op([p, m, v], [g], exec, f, &decayed)
-                        } else {
-                            let f = &|[p, m, v]: [&mut Scalar<P>; 3], [g]: [Scalar<P>; 1]| {
-                                *p += k.factor * k.direction(g, m, v);
-                            };
-                            P::Leaf::zip_op([p, m, v], [g], exec, f, &plain)
-                        }
-                    },
-                )?;
-            }
-            Target::Updates { updates, params } => {
-                let (decayed, plain) = ops(false);
-                walk_leaves(
-                    [&mut **updates, mu, nu],
-                    [*params],
-                    |i, [u, m, v], [p], exec| {
-                        if !mask.get(i) {
-                            Ok(())
-                        } else if tail.decays(i) {
-                            let f = &|[u, m, v]: [&mut Scalar<P>; 3], [p]: [Scalar<P>; 1]| {
-                                *u = k.factor * (k.direction(*u, m, v) + k.wd * p);
-                            };
-                            P::Leaf::zip_op([u, m, v], [p], exec, f, &decayed)
-                        } else {
-                            let f = &|[u, m, v]: [&mut Scalar<P>; 3], []: [Scalar<P>; 0]| {
-                                *u = k.factor * k.direction(*u, m, v);
-                            };
-                            P::Leaf::zip_op([u, m, v], [], exec, f, &plain)
-                        }
-                    },
-                )?;
-            }
-        }
+        let k = self.constants(state.count);
+        AdamUpdate::run(k, tail, target, [&mut state.mu, &mut state.nu], &mask)?;
         state.count += 1;
         Ok(true)
     }

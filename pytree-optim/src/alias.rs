@@ -164,32 +164,17 @@ impl<S> Sgd<S> {
     }
 }
 
-/// Setters of the first stage's hyperparameters, each with its doc and
-/// example: `name: "what it is", example value`.
-macro_rules! first_stage_setters {
-    ($($name:ident: $what:literal, $value:literal;)*) => {$(
-        #[doc = concat!("Sets ", $what, " ([`ScaleByAdam::", stringify!($name), "`]).")]
-        ///
-        /// ```
-        #[doc = concat!("let opt = pytree_optim::adam(1e-3).", stringify!($name), "(", $value, ");")]
-        #[doc = concat!("assert_eq!(opt.first.", stringify!($name), ", ", $value, ");")]
-        /// ```
-        #[must_use]
-        pub fn $name(self, $name: f64) -> Self {
-            chain(self.first.$name($name), self.second)
-        }
-    )*};
+/// The chain with its first stage's `field` set to `x`.
+macro_rules! first_stage {
+    ($this:ident, $field:ident, $x:ident) => {
+        chain($this.first.$field($x), $this.second)
+    };
 }
 
 /// The hyperparameters of [`adam`] and [`adamw`], set on their first
 /// stage.
 impl<T> Chain<ScaleByAdam, T> {
-    first_stage_setters! {
-        b1: "the decay of the first moment (default 0.9)", "0.8";
-        b2: "the decay of the second moment (default 0.999)", "0.99";
-        eps: "`eps`, added to the root (default 1e-8)", "1e-6";
-        eps_root: "`eps_root`, added under the root (default 0)", "1e-12";
-    }
+    crate::adam::adam_setters!("pytree_optim::adam(1e-3)", ".first", |self, x| first_stage);
 }
 
 impl<S> AdamW<S> {

@@ -11,12 +11,12 @@ use pytree_std::{Error, Leaf, PyTree};
 
 use crate::gradient_transformation::GradientTransformation;
 use crate::mask::{LeafMask, Mask};
+use crate::updates::{Assign, Average};
 use crate::walk::{
-    first_occurrences, same_shape, walk, with_exec, with_selection, zeros, NoOff, Scalar,
+    first_occurrences, same_shape, selected, walk, walk_leaves, with_exec, with_selection, zeros,
+    Scalar,
 };
-use pytree_std::elements::ElementOp;
 use pytree_std::elements::Exec;
-use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
 
 /// An exponential moving average of a tree of parameters: after each
@@ -80,14 +80,8 @@ where
     pub fn with_mask(decay: f64, params: &P, mask: Mask) -> Result<Self, Error> {
         let average = pytree_std::walk::map_n(params, [], |x, []| {
             let mut z = P::Leaf::zeros_like(x.clone()).map_err(|e| e.kind().to_string())?;
-            P::Leaf::zip_op(
-                [z.lend_mut()],
-                [x],
-                Exec::Sequential,
-                &|[z], [x]| *z = x,
-                &ElementOp::Copy,
-            )
-            .map_err(|e| e.kind().to_string())?;
+            P::Leaf::zip_update([z.lend_mut()], [x], Exec::Sequential, &Assign)
+                .map_err(|e| e.kind().to_string())?;
             Ok::<_, String>(z)
         })?;
         Ok(EmaOfParams {
@@ -126,22 +120,18 @@ where
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn update(&mut self, params: &P) -> Result<(), Error> {
-        let d = Scalar::<P>::from_f64(self.decay);
-        let step = Scalar::<P>::from_f64(1.0 - self.decay);
-        let average = &mut self.average;
-        let on = (
-            &|[a]: [&mut Scalar<P>; 1], [p]: [Scalar<P>; 1]| *a = d * *a + step * p,
-            &ElementOp::Axpby {
-                a: self.decay,
-                b: 1.0 - self.decay,
-            },
-        );
-        let off = (
-            &|[a]: [&mut Scalar<P>; 1], [p]: [Scalar<P>; 1]| *a = p,
-            &ElementOp::Copy,
-        );
+        let average = Average::<Scalar<P>>::new(self.decay, None);
         with_exec(self.exec, || {
-            with_selection(&self.mask, || walk([average], [params], on, Some(off)))
+            with_selection(&self.mask, || {
+                let mask = selected(params)?;
+                walk_leaves([&mut self.average], [params], |i, ms, rs, exec| {
+                    if mask.get(i) {
+                        P::Leaf::zip_update(ms, rs, exec, &average)
+                    } else {
+                        P::Leaf::zip_update(ms, rs, exec, &Assign)
+                    }
+                })
+            })
         })?;
         self.count += 1;
         Ok(())
@@ -270,44 +260,10 @@ where
 
     fn update(&self, updates: &mut P, state: &mut EmaState<P>, params: &P) -> Result<(), Error> {
         self.validate(updates, state, params)?;
-        let d = Scalar::<P>::from_f64(self.decay);
-        let one_minus_d = Scalar::<P>::from_f64(1.0 - self.decay);
         let t = state.count.saturating_add(1);
-        let correction = 1.0 - self.decay.powf(t as f64);
-        if self.debias {
-            let c = Scalar::<P>::from_f64(correction);
-            walk(
-                [updates, &mut state.ema],
-                [],
-                (
-                    &|[u, e], []| {
-                        *e = one_minus_d * *u + d * *e;
-                        *u = *e / c;
-                    },
-                    &ElementOp::EmaOfUpdates {
-                        decay: self.decay,
-                        correction,
-                    },
-                ),
-                None::<(&NoOff<P, 2, 0>, &ElementOp)>,
-            )?;
-        } else {
-            walk(
-                [updates, &mut state.ema],
-                [],
-                (
-                    &|[u, e], []| {
-                        *e = one_minus_d * *u + d * *e;
-                        *u = *e;
-                    },
-                    &ElementOp::EmaOfUpdates {
-                        decay: self.decay,
-                        correction: 1.0,
-                    },
-                ),
-                None::<(&NoOff<P, 2, 0>, &ElementOp)>,
-            )?;
-        }
+        let correction = self.debias.then(|| 1.0 - self.decay.powf(t as f64));
+        let average = Average::<Scalar<P>>::new(self.decay, correction);
+        walk([updates, &mut state.ema], [], &average)?;
         state.count = t;
         Ok(())
     }

@@ -6,9 +6,7 @@
 use pytree_std::{Error, Flatten, PyTree, Std};
 
 use crate::mask::LeafMask;
-use crate::walk::{walk, NoOff, Scalar};
-use pytree_std::elements::ElementOp;
-use pytree_std::elements::Float;
+use crate::walk::walk;
 use pytree_std::elements::FloatLeaf;
 
 /// A gradient transformation (optax's `GradientTransformation`): `init`
@@ -239,14 +237,7 @@ where
     P::Leaf: FloatLeaf,
 {
     let every = crate::mask::Mask::all().on(&*params);
-    crate::walk::with_selection(&every, || {
-        walk(
-            [params],
-            [updates],
-            (&|[p], [u]| *p += u, &ElementOp::Axpby { a: 1.0, b: 1.0 }),
-            None::<(&NoOff<P, 1, 1>, &ElementOp)>,
-        )
-    })
+    crate::walk::with_selection(&every, || walk([params], [updates], &crate::updates::AddTo))
 }
 
 /// The global L2 norm of a tree: the square root of the sum of squares of
@@ -392,42 +383,12 @@ impl Tail {
         P::Leaf: FloatLeaf,
     {
         crate::walk::same_shape(target.params(), target.updates())?;
-        let (f, wd) = (self.factor, self.weight_decay);
-        let (k, kwd) = (Scalar::<P>::from_f64(f), Scalar::<P>::from_f64(wd));
         let mask = crate::walk::selected(target.params())?;
-        match target {
-            Target::Updates { updates, params } => {
-                crate::walk::walk_leaves([&mut **updates], [*params], |i, [u], [p], exec| {
-                    if !mask.get(i) {
-                        Ok(())
-                    } else if self.decays(i) {
-                        let op = ElementOp::Axpby { a: f, b: f * wd };
-                        P::Leaf::zip_op([u], [p], exec, &|[u], [p]| *u = k * (*u + kwd * p), &op)
-                    } else {
-                        let op = ElementOp::Scale { factor: f };
-                        P::Leaf::zip_op([u], [], exec, &|[u], []| *u = k * *u, &op)
-                    }
-                })
-            }
-            Target::Params { params, grads } => {
-                crate::walk::walk_leaves([&mut **params], [*grads], |i, [p], [g], exec| {
-                    if !mask.get(i) {
-                        Ok(())
-                    } else if self.decays(i) {
-                        let op = ElementOp::Axpby {
-                            a: 1.0 + f * wd,
-                            b: f,
-                        };
-                        P::Leaf::zip_op([p], [g], exec, &|[p], [g]| *p += k * (g + kwd * *p), &op)
-                    } else {
-                        let op = ElementOp::Axpby { a: 1.0, b: f };
-                        P::Leaf::zip_op([p], [g], exec, &|[p], [g]| *p += k * g, &op)
-                    }
-                })
-            }
-        }
+        let gradient = crate::updates::Gradient::new();
+        crate::updates::TailUpdate::run(gradient, self, target, [], &mask)
     }
 }
+
 /// `update` in one pass ([`GradientTransformation::run_fused`], no
 /// tail), validated first: `Ok(false)`, having changed nothing, if `t` has
 /// no such pass. All of `update` for `scale_by_adam` and `trace`.

@@ -8,9 +8,8 @@ use pytree_std::{Error, KeyPath, PyTree};
 
 use crate::gradient_transformation::{apply_updates, GradientTransformation};
 use crate::mask::Mask;
-use crate::walk::{copy_tree, walk, with_selection, NoOff};
+use crate::walk::{copy_tree, walk, with_selection};
 use crate::wrappers::{Masked, Wrap};
-use pytree_std::elements::ElementOp;
 use pytree_std::elements::FloatLeaf;
 
 /// The labeller of a [`multi_transform`].
@@ -292,12 +291,7 @@ where
         let mut mine = copy_tree(original)?;
         self.transform.update(&mut mine, s, params)?;
         with_selection(&self.where_.on(params), || {
-            walk(
-                [updates],
-                [&mine],
-                (&|[u], [m]| *u = m, &ElementOp::Copy),
-                None::<(&NoOff<P, 1, 1>, &ElementOp)>,
-            )
+            walk([updates], [&mine], &crate::updates::Assign)
         })
     }
 }

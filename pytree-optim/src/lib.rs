@@ -98,6 +98,7 @@ mod mask;
 mod schedule;
 mod trace;
 mod transform;
+mod updates;
 mod walk;
 mod wrappers;
 
@@ -125,6 +126,6 @@ pub use wrappers::{masked, Masked, MaskedState, Outside, WithExec, Wrap};
 // The optimizer arithmetic: pytree-std's (`elements`), where the orphan
 // rule lets every foreign leaf type implement it in one file per crate.
 pub use pytree_std::elements::{
-    avx2_dispatch, sum_slice, zip_slices, ElementOp, Exec, Float, FloatElement, FloatLeaf,
-    DISPATCH_MIN, GRAIN,
+    avx2_dispatch, sum_slice, zip_slices, Arith, ElementUpdate, Exec, Float, FloatElement,
+    FloatLeaf, DISPATCH_MIN, GRAIN,
 };

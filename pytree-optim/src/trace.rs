@@ -8,8 +8,8 @@ use pytree_std::{Error, PyTree};
 use crate::gradient_transformation::{
     step_in_one_pass, update_in_one_pass, GradientTransformation, Tail, Target,
 };
-use crate::walk::{same_shape, selected, walk_leaves, zeros, Scalar};
-use pytree_std::elements::ElementOp;
+use crate::updates::{Momentum, TraceUpdate};
+use crate::walk::{same_shape, selected, zeros, Scalar};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
 
@@ -62,30 +62,6 @@ pub struct TraceState<P> {
     pub trace: P,
 }
 
-impl Trace {
-    /// The update by name (see [`ElementOp::SgdMomentum`]).
-    fn op(&self, tail: &Tail, into_params: bool) -> ElementOp {
-        ElementOp::SgdMomentum {
-            neg_lr: tail.factor,
-            mu: self.decay,
-            nesterov: self.nesterov,
-            fused: into_params,
-        }
-    }
-}
-
-/// The direction (before the factor) from the gradient, advancing the
-/// trace `t`.
-#[inline(always)]
-fn traced<T: Float>(mu: T, nesterov: bool, g: T, t: &mut T) -> T {
-    *t = g + mu * *t;
-    if nesterov {
-        g + mu * *t
-    } else {
-        *t
-    }
-}
-
 impl<P> GradientTransformation<P> for Trace
 where
     P: PyTree,
@@ -129,38 +105,11 @@ where
             return Ok(false);
         }
         let mask = selected(target.params())?;
-        let (factor, mu) = (
-            Scalar::<P>::from_f64(tail.factor),
-            Scalar::<P>::from_f64(self.decay),
-        );
-        let nesterov = self.nesterov;
-        let t = &mut state.trace;
-        match target {
-            Target::Params { params, grads } => {
-                let op = self.op(tail, true);
-                walk_leaves([&mut **params, t], [*grads], |i, [p, t], [g], exec| {
-                    if !mask.get(i) {
-                        return Ok(());
-                    }
-                    let f = &|[p, t]: [&mut Scalar<P>; 2], [g]: [Scalar<P>; 1]| {
-                        *p += factor * traced(mu, nesterov, g, t);
-                    };
-                    P::Leaf::zip_op([p, t], [g], exec, f, &op)
-                })?;
-            }
-            Target::Updates { updates, params } => {
-                let op = self.op(tail, false);
-                walk_leaves([&mut **updates, t], [*params], |i, [u, t], [_], exec| {
-                    if !mask.get(i) {
-                        return Ok(());
-                    }
-                    let f = &|[u, t]: [&mut Scalar<P>; 2], []: [Scalar<P>; 0]| {
-                        *u = factor * traced(mu, nesterov, *u, t);
-                    };
-                    P::Leaf::zip_op([u, t], [], exec, f, &op)
-                })?;
-            }
-        }
+        let momentum = Momentum {
+            mu: Scalar::<P>::from_f64(self.decay),
+            nesterov: self.nesterov,
+        };
+        TraceUpdate::run(momentum, tail, target, [&mut state.trace], &mask)?;
         Ok(true)
     }
 }

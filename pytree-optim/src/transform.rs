@@ -10,8 +10,8 @@ use pytree_std::{Error, PyTree};
 
 use crate::gradient_transformation::{GradientTransformation, Tail, Target};
 use crate::schedule::Schedule;
-use crate::walk::{same_shape, selected, sum_squares, walk, NoOff, Scalar};
-use pytree_std::elements::ElementOp;
+use crate::updates::{Clip, Zero};
+use crate::walk::{same_shape, selected, sum_squares, walk, Scalar};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
 
@@ -351,12 +351,7 @@ leafless_state_transformation!(SetToZero, EmptyState, [], EmptyState::default(),
 
     fn update(&self, updates: &mut P, _: &mut EmptyState<P>, params: &P) -> Result<(), Error> {
         same_shape(params, updates)?;
-        walk(
-            [updates],
-            [],
-            (&|[u], []| *u = Scalar::<P>::ZERO, &ElementOp::Zero),
-            None::<(&NoOff<P, 1, 0>, &ElementOp)>,
-        )
+        walk([updates], [], &Zero)
     }
 
     /// Validates the trees, and changes nothing.
@@ -416,14 +411,10 @@ leafless_state_transformation!(ClipByGlobalNorm, EmptyState, [], EmptyState::def
         if norm < self.max_norm {
             return Ok(());
         }
-        let n = Scalar::<P>::from_f64(norm);
-        let max = Scalar::<P>::from_f64(self.max_norm);
-        let factor = self.max_norm / norm;
-        walk(
-            [updates],
-            [],
-            (&|[u], []| *u = *u / n * max, &ElementOp::Scale { factor }),
-            None::<(&NoOff<P, 1, 0>, &ElementOp)>,
-        )
+        let clip = Clip {
+            norm: Scalar::<P>::from_f64(norm),
+            max: Scalar::<P>::from_f64(self.max_norm),
+        };
+        walk([updates], [], &clip)
     }
 });

@@ -1,5 +1,5 @@
 //! The walks every transformation is written with: [`walk`] (one pass
-//! over several trees, an element update on the selected leaves), the sum
+//! over several trees, an [`ElementUpdate`] on the selected leaves), the sum
 //! of squares of a norm, trees of zeros and copies; and the context the
 //! wrappers set for them: which leaves are selected
 //! ([`masked`](crate::masked)) and how the loops run
@@ -10,16 +10,12 @@ use std::cell::{Cell, RefCell};
 use pytree_std::{Error, Flatten, PyTree, Std};
 
 use crate::mask::LeafMask;
-use pytree_std::elements::ElementOp;
+use pytree_std::elements::ElementUpdate;
 use pytree_std::elements::Exec;
 use pytree_std::elements::FloatLeaf;
 
 /// The element type a tree of leaves `P::Leaf` computes in.
 pub(crate) type Scalar<P> = <<P as Flatten<Std>>::Leaf as FloatLeaf>::Scalar;
-
-/// The type of "no function" for [`walk`]'s `off` (`None::<(&NoOff<P, N, M>, &ElementOp)>`):
-/// leaves outside the selection are left alone.
-pub(crate) type NoOff<P, const N: usize, const M: usize> = fn([&mut Scalar<P>; N], [Scalar<P>; M]);
 
 thread_local! {
     /// The leaves the walks on this thread act on (the masks of the
@@ -108,21 +104,17 @@ where
 }
 
 /// Walks `N` mutable and `M` shared trees in one pass (structures and leaf
-/// shapes checked first: on a mismatch nothing changes), running `on` (an
-/// element closure and the same update by name, see
-/// [`FloatLeaf::zip_op`]) on the selected leaves ([`selected`]) and `off`
-/// (if any) elsewhere.
-pub(crate) fn walk<P, const N: usize, const M: usize, F, G>(
+/// shapes checked first: on a mismatch nothing changes), running `update`
+/// on the selected leaves ([`selected`]).
+pub(crate) fn walk<P, const N: usize, const M: usize, U>(
     muts: [&mut P; N],
     refs: [&P; M],
-    on: (&F, &ElementOp),
-    off: Option<(&G, &ElementOp)>,
+    update: &U,
 ) -> Result<(), Error>
 where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
-    F: Fn([&mut Scalar<P>; N], [Scalar<P>; M]) + Sync,
-    G: Fn([&mut Scalar<P>; N], [Scalar<P>; M]) + Sync,
+    U: ElementUpdate<Scalar<P>, N, M>,
 {
     let Some(first) = muts.first().map(|t| &**t).or(refs.first().copied()) else {
         return Ok(());
@@ -130,9 +122,7 @@ where
     let mask = selected(first)?;
     walk_leaves(muts, refs, |i, ms, rs, exec| {
         if mask.get(i) {
-            P::Leaf::zip_op(ms, rs, exec, on.0, on.1)
-        } else if let Some((off, op)) = off {
-            P::Leaf::zip_op(ms, rs, exec, off, op)
+            P::Leaf::zip_update(ms, rs, exec, update)
         } else {
             Ok(())
         }

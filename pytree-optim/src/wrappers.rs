@@ -8,10 +8,8 @@ use pytree_std::{Error, PyTree};
 
 use crate::gradient_transformation::{apply_updates, GradientTransformation, Tail, Target};
 use crate::mask::{LeafMask, Mask};
-use crate::walk::{first_occurrences, walk, with_exec, with_selection, NoOff, Scalar};
-use pytree_std::elements::ElementOp;
+use crate::walk::{first_occurrences, walk, with_exec, with_selection};
 use pytree_std::elements::Exec;
-use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
 
 /// `inner` where `mask` holds (optax's `masked`): elsewhere the updates
@@ -180,14 +178,7 @@ where
             self.inner.update(&mut *updates, &mut state.inner, params)
         })?;
         if self.outside == Outside::Frozen {
-            with_selection(&mask.not(), || {
-                walk(
-                    [updates],
-                    [],
-                    (&|[u], []| *u = Scalar::<P>::ZERO, &ElementOp::Zero),
-                    None::<(&NoOff<P, 1, 0>, &ElementOp)>,
-                )
-            })?;
+            with_selection(&mask.not(), || walk([updates], [], &crate::updates::Zero))?;
         }
         state.mask = mask;
         Ok(())

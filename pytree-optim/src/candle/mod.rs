@@ -22,18 +22,20 @@
 //! memory, as candle's tensors do: clone the state with `Tensor::copy`
 //! for a snapshot.
 //!
-//! Where the update runs:
+//! Where the update runs (each update is one
+//! [`ElementUpdate`](crate::ElementUpdate), a function generic over
+//! [`Arith`](crate::Arith), whichever way it runs):
 //! - tensors in CPU memory (contiguous, `f16`, `bf16`, `f32` or `f64`):
-//!   one pass over the elements in place, the optimizer's own element
-//!   code computing in `f64` (Adam over `f32` tensors in `f32`, the same
-//!   bits as over `f32` arrays); an Adam step reads and writes each
-//!   element once and allocates nothing; `.parallel()` splits `f32` and `f64`
-//!   tensors across rayon's threads as it splits arrays;
-//! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update as
-//!   candle tensor operations with `f64` scalars on the tensors' device
-//!   ([`ElementOp`](crate::ElementOp)), computed in `f32` (`f64` for `f64`
-//!   tensors). `clip_by_global_norm` keeps the norm and the clip factor
-//!   as tensors on the device. Nothing is copied to the host.
+//!   one pass over the elements in place, in the tensors' type (`f32` or
+//!   `f64`: the bits of arrays of that type; `f16` and `bf16` in `f64`);
+//!   an Adam step reads and writes each element once and allocates
+//!   nothing; `.parallel()` splits `f32` and `f64` tensors across rayon's
+//!   threads as it splits arrays;
+//! - elsewhere (CUDA, Metal, non-contiguous tensors): once on whole
+//!   tensors, each operation a candle tensor operation with `f64` scalars
+//!   on the tensors' device, in `f32` (`f64` for `f64` tensors).
+//!   `clip_by_global_norm` keeps the norm and the clip factor as tensors
+//!   on the device. Nothing is copied to the host.
 //!
 //! A tree holding the same variable twice (a tied weight) is updated
 //! once per step, at the leaf that comes first; [`grads`] gives the later
@@ -304,225 +306,5 @@ impl IntoLoss for Tensor {
 impl IntoLoss for candle_core::Result<Tensor> {
     fn into_loss(self) -> candle_core::Result<Tensor> {
         self
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    //! The tensor-operation path (what runs on CUDA and Metal) against the
-    //! fused CPU path, on the CPU: every optimizer and transformation over
-    //! the same tree and gradients, both ways. The fused path computes in
-    //! `f64`, the tensor path in `f32`: equal to `1e-5` relative.
-    use super::*;
-    use crate::adam::scale_by_adam;
-    use crate::alias::{adam, adamw, sgd};
-    use crate::ema::EmaOfParams;
-    use crate::gradient_transformation::{apply_updates, chain, GradientTransformation};
-    use crate::transform::{add_decayed_weights, clip_by_global_norm, scale, scale_by_schedule};
-    use crate::wrappers::{masked, Wrap};
-    use pytree_std::candle_core::{DType, Device};
-
-    /// A variable's tensor, a plain tensor, a scalar tensor.
-    type Tree = Vec<Tensor>;
-
-    fn data(n: usize, k: f32) -> Vec<f32> {
-        (0..n).map(|i| (1.7 * i as f32 + k).sin() * 3.0).collect()
-    }
-
-    fn tree(k: f32) -> Tree {
-        let d = Device::Cpu;
-        vec![
-            Var::from_vec(data(6, k), (2, 3), &d).unwrap().into_inner(),
-            Tensor::from_vec(data(4, k + 1.0), 4, &d).unwrap(),
-            Tensor::new(2.5f32 + k, &d).unwrap(),
-        ]
-    }
-
-    fn values(t: &Tree) -> Vec<f64> {
-        let mut out = Vec::new();
-        for x in t {
-            out.extend(
-                x.flatten_all()
-                    .unwrap()
-                    .to_dtype(DType::F64)
-                    .unwrap()
-                    .to_vec1::<f64>()
-                    .unwrap(),
-            );
-        }
-        out
-    }
-
-    /// Runs `run` on fresh trees with the fused path, then with the
-    /// tensor path, and compares what `run` returns.
-    fn both_ways(what: &str, run: impl Fn() -> Vec<f64>) {
-        let fused = run();
-        pytree_std::__force_tensor_ops(true);
-        let ops = run();
-        pytree_std::__force_tensor_ops(false);
-        assert_eq!(fused.len(), ops.len());
-        for (i, (a, b)) in fused.iter().zip(&ops).enumerate() {
-            assert!(
-                (a - b).abs() <= 1e-5 * (1.0 + a.abs()),
-                "{what} [{i}]: fused {a}, tensor ops {b}"
-            );
-        }
-        assert!(
-            fused.iter().zip(&values(&tree(0.0))).any(|(a, b)| a != b),
-            "{what}: nothing changed"
-        );
-    }
-
-    fn steps<O: GradientTransformation<Tree>>(opt: O) -> Vec<f64> {
-        let mut p = tree(0.0);
-        let mut state = opt.init(&p).unwrap();
-        for k in 0..3 {
-            opt.step(&mut p, &mut tree(k as f32 + 0.5), &mut state)
-                .unwrap();
-        }
-        values(&p)
-    }
-
-    fn updates<O: GradientTransformation<Tree>>(opt: O) -> Vec<f64> {
-        let mut p = tree(0.0);
-        let mut state = opt.init(&p).unwrap();
-        for k in 0..3 {
-            let mut u = tree(k as f32 + 0.5);
-            opt.update(&mut u, &mut state, &p).unwrap();
-            apply_updates(&mut p, &u).unwrap();
-        }
-        values(&p)
-    }
-
-    #[test]
-    fn every_optimizer_runs_the_same_as_tensor_operations() {
-        both_ways("sgd", || steps(sgd(0.1)));
-        both_ways("sgd update", || updates(sgd(0.1)));
-        both_ways("momentum", || steps(sgd(0.1).momentum(0.9)));
-        both_ways("momentum update", || updates(sgd(0.1).momentum(0.9)));
-        both_ways("nesterov", || steps(sgd(0.1).momentum(0.9).nesterov()));
-        both_ways("nesterov update", || {
-            updates(sgd(0.1).momentum(0.9).nesterov())
-        });
-        both_ways("adam", || steps(adam(0.1)));
-        both_ways("adam update", || updates(adam(0.1).eps_root(1e-8)));
-        both_ways("adamw", || steps(adamw(0.1, 0.5)));
-        both_ways("adamw update", || updates(adamw(0.1, 0.5)));
-        both_ways("masked adam", || {
-            steps(
-                adam(0.1).mask(crate::mask::Mask::new(|p: &pytree_std::KeyPath| {
-                    p.to_string() != "[1]"
-                })),
-            )
-        });
-        both_ways("scale_by_adam update", || updates(scale_by_adam()));
-        both_ways("scale_by_adam step", || steps(scale_by_adam()));
-        both_ways("optax-masked adamw", || {
-            updates(masked(
-                adamw(0.1, 0.5),
-                crate::mask::Mask::new(|p: &pytree_std::KeyPath| p.to_string() != "[1]"),
-            ))
-        });
-        both_ways("masked adam update", || {
-            updates(
-                adam(0.1).mask(crate::mask::Mask::new(|p: &pytree_std::KeyPath| {
-                    p.to_string() != "[1]"
-                })),
-            )
-        });
-    }
-
-    /// `f32` tensors take Adam's `f32` loop: the same bits as the
-    /// optimizer's element function over `f32` scalars.
-    #[test]
-    fn adam_over_f32_tensors_matches_f32_scalars_bit_for_bit() {
-        same_bits(adam(0.1));
-        same_bits(adamw(0.1, 0.5));
-        same_bits(adam(0.1).eps_root(1e-8));
-    }
-
-    fn same_bits<O>(opt: O)
-    where
-        O: GradientTransformation<Vec<Tensor>> + GradientTransformation<Vec<f32>>,
-    {
-        {
-            let mut t = vec![Tensor::from_vec(data(6, 0.0), 6, &Device::Cpu).unwrap()];
-            let mut s = data(6, 0.0);
-            let (mut st, mut ss) = (opt.init(&t).unwrap(), opt.init(&s).unwrap());
-            for k in 0..3 {
-                let g = data(6, k as f32 + 0.5);
-                opt.step(
-                    &mut t,
-                    &mut vec![Tensor::from_vec(g.clone(), 6, &Device::Cpu).unwrap()],
-                    &mut st,
-                )
-                .unwrap();
-                opt.step(&mut s, &mut g.clone(), &mut ss).unwrap();
-                let mut u = vec![Tensor::from_vec(g.clone(), 6, &Device::Cpu).unwrap()];
-                let mut us = g;
-                opt.update(&mut u, &mut st, &t).unwrap();
-                opt.update(&mut us, &mut ss, &s).unwrap();
-                assert_eq!(u[0].to_vec1::<f32>().unwrap(), us);
-            }
-            assert_eq!(t[0].to_vec1::<f32>().unwrap(), s);
-        }
-    }
-
-    #[test]
-    fn variables_run_the_same_as_tensor_operations() {
-        let vars = |k: f32| vec![Var::from_vec(data(6, k), (3, 2), &Device::Cpu).unwrap()];
-        let run = || {
-            let opt = chain(clip_by_global_norm(1.0), adamw(0.1, 0.1));
-            let mut p = vars(0.0);
-            let mut state = opt.init(&p).unwrap();
-            for k in 0..3 {
-                opt.step(&mut p, &mut vars(k as f32 + 0.5), &mut state)
-                    .unwrap();
-            }
-            values(&vec![p[0].as_tensor().clone()])
-        };
-        let fused = run();
-        pytree_std::__force_tensor_ops(true);
-        let ops = run();
-        pytree_std::__force_tensor_ops(false);
-        for (a, b) in fused.iter().zip(&ops) {
-            assert!(
-                (a - b).abs() <= 1e-5 * (1.0 + a.abs()),
-                "fused {a}, tensor ops {b}"
-            );
-        }
-        assert_ne!(
-            fused,
-            data(6, 0.0)
-                .iter()
-                .map(|&x| f64::from(x))
-                .collect::<Vec<_>>()
-        );
-    }
-
-    #[test]
-    fn every_transformation_runs_the_same_as_tensor_operations() {
-        both_ways("clip", || {
-            updates(chain(clip_by_global_norm(1.0), scale(-1.0)))
-        });
-        both_ways("clip below the norm", || {
-            updates(chain(clip_by_global_norm(1e3), scale(-1.0)))
-        });
-        both_ways("clip then adamw", || {
-            steps(chain(clip_by_global_norm(0.5), adamw(0.1, 0.1)))
-        });
-        both_ways("scale by schedule", || {
-            updates(scale_by_schedule(|n: u64| -0.1 * (n + 1) as f64))
-        });
-        both_ways("add decayed weights", || updates(add_decayed_weights(0.3)));
-        both_ways("ema", || {
-            let mut p = tree(0.0);
-            let mut ema = EmaOfParams::new(0.9, &p).unwrap();
-            for k in 0..3 {
-                p = tree(k as f32 + 1.0);
-                ema.update(&p).unwrap();
-            }
-            values(ema.average())
-        });
     }
 }

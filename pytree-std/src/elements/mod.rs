@@ -13,7 +13,8 @@
 //! - Optimizer arithmetic: [`FloatLeaf`] (what pytree-optim's optimizers
 //!   update, re-exported there), its numbers [`Float`] and
 //!   [`FloatElement`], its element loops [`zip_slices`] and [`sum_slice`]
-//!   (run as [`Exec`] says), and [`ElementOp`].
+//!   (run as [`Exec`] says), and [`ElementUpdate`], an update written once
+//!   over [`Arith`].
 //!
 //! ```
 //! use pytree_std::elements::{ravel, tree_equal, Tolerance};
@@ -35,8 +36,8 @@ pub use approx::{tree_equal, ApproxEq, Tolerance};
 #[cfg(any(feature = "ndarray", feature = "nalgebra"))]
 pub(crate) use float::{all_some, common_shape, zip_element_iters};
 pub use float::{
-    avx2_dispatch, sum_slice, zip_slices, ElementOp, Exec, Float, FloatElement, FloatLeaf,
-    DISPATCH_MIN, GRAIN,
+    avx2_dispatch, sum_slice, zip_slices, Arith, ElementUpdate, Exec, Float, FloatElement,
+    FloatLeaf, DISPATCH_MIN, GRAIN,
 };
 #[cfg(feature = "half")]
 pub(crate) use ravel::ravel_scalars;

@@ -3,12 +3,13 @@
 //! it and written back: `f32`, `f64`, and with the `half` feature `f16` and
 //! `bf16`, which compute in `f32`).
 
+use super::Arith;
 use core::fmt::Debug;
 use core::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 
 /// The floating-point type an optimizer's element math runs in: `f32` or
 /// `f64`. Hyperparameters are `f64` and converted once per step with
-/// [`from_f64`](Float::from_f64).
+/// [`from_f64`](Float::from_f64). Its square root is [`Arith`]'s.
 ///
 /// ```
 /// use pytree_std::elements::Float;
@@ -17,7 +18,8 @@ use core::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub, SubAssign};
 /// assert_eq!(half_of(3.0f64).sqrt(), 1.5f64.sqrt());
 /// ```
 pub trait Float:
-    Copy
+    Arith<Self>
+    + Copy
     + Debug
     + PartialOrd
     + Send
@@ -38,8 +40,6 @@ pub trait Float:
     fn from_f64(x: f64) -> Self;
     /// The value as an `f64` (exact).
     fn to_f64(self) -> f64;
-    /// The square root (`f32::sqrt`, `f64::sqrt`).
-    fn sqrt(self) -> Self;
 }
 
 macro_rules! float {
@@ -53,10 +53,6 @@ macro_rules! float {
             #[inline(always)]
             fn to_f64(self) -> f64 {
                 self as f64
-            }
-            #[inline(always)]
-            fn sqrt(self) -> Self {
-                <$t>::sqrt(self)
             }
         }
     )*};

@@ -2,19 +2,19 @@
 //! implements to be updated by pytree-optim's optimizers (and re-exported
 //! there), the numbers it computes with ([`Float`], [`FloatElement`]), the
 //! element loops every leaf type ends in ([`zip_slices`], [`sum_slice`],
-//! run as [`Exec`] says) and [`ElementOp`], an update named with its
-//! constants. The impls for scalars are below; each foreign crate's (ndarray's
+//! run as [`Exec`] says) and [`ElementUpdate`], an update written once
+//! over [`Arith`], for every device. The impls for scalars are below; each foreign crate's (ndarray's
 //! `ArrayD<A>` and `AnyArray`, nalgebra's `DMatrix<T>`, candle's `Tensor`
 //! and `Var`) are in its file under `impls/`, with everything else that
 //! crate's types provide.
 
 mod element;
 mod kernel;
-mod op;
+mod update;
 
 pub use element::{Float, FloatElement};
 pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
-pub use op::ElementOp;
+pub use update::{Arith, ElementUpdate};
 
 use crate::std_namespace::Std;
 use pytree_core::{Error, Flatten, Leaf, LeafMut, LeafRef};
@@ -53,9 +53,8 @@ pub(crate) fn common_shape<S: PartialEq + core::fmt::Debug>(
 /// once per element. For arrays in standard layout it is a loop over
 /// slices (the loop a human writes); arrays of other layouts are walked in
 /// logical order. The optimizers call it through
-/// [`zip_op`](FloatLeaf::zip_op), which also names the update
-/// ([`ElementOp`]), so that candle tensors off the CPU run it as tensor
-/// operations on their device; the global-norm clip goes through
+/// [`zip_update`](FloatLeaf::zip_update) with an [`ElementUpdate`], which
+/// candle tensors off the CPU run as tensor operations on their device; the global-norm clip goes through
 /// [`clip_on_device`](FloatLeaf::clip_on_device), which keeps
 /// the norm on the device for them.
 ///
@@ -115,31 +114,35 @@ pub trait FloatLeaf: Leaf<Std> {
     /// ```
     fn zeros_like(leaf: LeafRef<'_, Std, Self>) -> Result<Self, Error>;
 
-    /// [`zip_elements`](FloatLeaf::zip_elements) with the same update also
-    /// named by `op`, for leaf types that compute it another way (candle
-    /// tensors off the CPU: as tensor operations on their device). The
-    /// default runs the closure.
+    /// Runs `update` on every element position of the leaves (see
+    /// [`zip_elements`](FloatLeaf::zip_elements)). The default runs it per
+    /// element; candle tensors off the CPU run it once, on whole tensors,
+    /// as tensor operations on their device.
     ///
     /// ```
-    /// use pytree_std::elements::{ElementOp, Exec, FloatLeaf};
+    /// use pytree_std::elements::{Arith, ElementUpdate, Exec, FloatLeaf};
+    /// struct Halve;
+    /// impl ElementUpdate<f32, 1, 0> for Halve {
+    ///     fn apply<T: Arith<f32>>(&self, [u]: [&mut T; 1], []: [T; 0]) {
+    ///         *u = u.clone().scale(0.5);
+    ///     }
+    /// }
     /// let mut u = 4.0f32;
-    /// f32::zip_op([&mut u], [], Exec::Sequential, &|[u], []| *u *= 0.5, &ElementOp::Scale { factor: 0.5 })?;
+    /// f32::zip_update([&mut u], [], Exec::Sequential, &Halve)?;
     /// assert_eq!(u, 2.0);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     #[inline]
-    fn zip_op<const N: usize, const M: usize, F>(
+    fn zip_update<const N: usize, const M: usize, U>(
         muts: [LeafMut<'_, Std, Self>; N],
         refs: [LeafRef<'_, Std, Self>; M],
         exec: Exec,
-        f: &F,
-        op: &ElementOp,
+        update: &U,
     ) -> Result<(), Error>
     where
-        F: Fn([&mut Self::Scalar; N], [Self::Scalar; M]) + Sync,
+        U: ElementUpdate<Self::Scalar, N, M>,
     {
-        let _ = op;
-        Self::zip_elements(muts, refs, exec, f)
+        Self::zip_elements(muts, refs, exec, &move |ms, rs| update.apply(ms, rs))
     }
 
     /// Scales the leaves of `updates` where `selected(i)` holds (`i` the

@@ -1,12 +1,14 @@
-//! The tensor-operation path for candle tensors: each [`ElementOp`] as
-//! candle operations with `f64` scalars (affine maps, `sqr`, `sqrt`,
-//! elementwise `+` and `/`), on the tensors' own device, computed in `f32`
-//! (`f64` when a tensor is `f64`), and the results written into the
-//! tensors in place. Nothing is copied to the host.
+//! The tensor-operation path for candle tensors: an [`ElementUpdate`] run
+//! once with whole tensors as its values ([`Expr`]: each `+ - * /`, constant
+//! and square root a candle operation with `f64` scalars), on the tensors'
+//! own device, computed in `f32` (`f64` when a tensor is `f64`), and the
+//! results written into the tensors in place. Nothing is copied to the host.
+
+use core::ops::{Add, Div, Mul, Sub};
 
 use candle_core::{self as candle, DType, Tensor, Var};
 
-use crate::elements::ElementOp;
+use crate::elements::{Arith, ElementUpdate};
 
 /// The dtype the tensor path computes in: `f64` if any tensor is `f64`,
 /// else `f32` (16-bit floats are widened).
@@ -18,87 +20,74 @@ pub(super) fn compute_dtype<'a>(ts: impl IntoIterator<Item = &'a Tensor>) -> DTy
     }
 }
 
-/// The new values of the written tensors, by position in `muts`, for `op`
-/// (see [`ElementOp`] for what each variant reads and writes).
-pub(super) fn new_values<const N: usize, const M: usize>(
-    op: &ElementOp,
+/// A whole tensor as a value of an [`ElementUpdate`], or the first error
+/// of the operations that made it (carried on, so that the update's
+/// arithmetic reads as on numbers).
+#[derive(Clone)]
+struct Expr(Result<Tensor, String>);
+
+impl Expr {
+    fn map(self, f: impl FnOnce(Tensor) -> candle::Result<Tensor>) -> Expr {
+        Expr(self.0.and_then(|t| f(t).map_err(|e| e.to_string())))
+    }
+}
+
+macro_rules! tensor_op {
+    ($($tr:ident $m:ident),*) => {$(
+        impl $tr for Expr {
+            type Output = Expr;
+            fn $m(self, rhs: Expr) -> Expr {
+                match rhs.0 {
+                    Ok(b) => self.map(|a| Tensor::$m(&a, &b)),
+                    Err(e) => Expr(Err(e)),
+                }
+            }
+        }
+    )*};
+}
+tensor_op!(Add add, Sub sub, Mul mul, Div div);
+
+impl Arith<f64> for Expr {
+    fn scale(self, k: f64) -> Expr {
+        self.map(|t| t.affine(k, 0.0))
+    }
+    fn shift(self, k: f64) -> Expr {
+        self.map(|t| t.affine(1.0, k))
+    }
+    fn div_by(self, k: f64) -> Expr {
+        self.map(|t| t.affine(1.0 / k, 0.0))
+    }
+    fn sqrt(self) -> Expr {
+        self.map(|t| t.sqrt())
+    }
+    fn zero(&self) -> Expr {
+        self.clone().map(|t| t.zeros_like())
+    }
+}
+
+/// The new values of the written tensors, by position in `muts`: `update`
+/// run once on the tensors (a tensor the update leaves as it was is not
+/// in the list).
+pub(super) fn new_values<const N: usize, const M: usize, U>(
+    update: &U,
     muts: [&Tensor; N],
     refs: [&Tensor; M],
-) -> candle::Result<Vec<(usize, Tensor)>> {
+) -> candle::Result<Vec<(usize, Tensor)>>
+where
+    U: ElementUpdate<f64, N, M>,
+{
     let cd = compute_dtype(muts.iter().copied().chain(refs.iter().copied()));
-    let m = |i: usize| -> candle::Result<Tensor> {
-        match muts.get(i) {
-            Some(t) => t.to_dtype(cd),
-            None => candle::bail!(
-                "pytree-optim: {op:?} needs {} tensors written, got {N}",
-                i + 1
-            ),
+    let value = |t: &Tensor| Expr(t.to_dtype(cd).map_err(|e| e.to_string()));
+    let mut xs = muts.map(value);
+    update.apply(xs.each_mut(), refs.map(value));
+    let mut new = Vec::with_capacity(N);
+    for (i, (x, old)) in xs.into_iter().zip(muts).enumerate() {
+        let x = x.0.map_err(candle::Error::Msg)?;
+        if x.id() != old.id() {
+            new.push((i, x));
         }
-    };
-    let r = |i: usize| -> candle::Result<Tensor> {
-        match refs.get(i) {
-            Some(t) => t.to_dtype(cd),
-            None => candle::bail!("pytree-optim: {op:?} needs {} tensors read, got {M}", i + 1),
-        }
-    };
-    Ok(match *op {
-        ElementOp::Zero => vec![(0, m(0)?.zeros_like()?)],
-        ElementOp::Scale { factor } => vec![(0, m(0)?.affine(factor, 0.0)?)],
-        ElementOp::Axpby { a, b } => vec![(0, (m(0)?.affine(a, 0.0)? + r(0)?.affine(b, 0.0)?)?)],
-        ElementOp::Copy => vec![(0, r(0)?)],
-        ElementOp::SgdMomentum {
-            neg_lr,
-            mu,
-            nesterov,
-            fused,
-        } => {
-            let g = if fused { r(0)? } else { m(0)? };
-            let t = (&g + m(1)?.affine(mu, 0.0)?)?;
-            let d = if nesterov {
-                (&g + t.affine(mu, 0.0)?)?
-            } else {
-                t.clone()
-            };
-            let out = if fused {
-                (m(0)? + d.affine(neg_lr, 0.0)?)?
-            } else {
-                d.affine(neg_lr, 0.0)?
-            };
-            vec![(1, t), (0, out)]
-        }
-        ElementOp::Adam {
-            b1,
-            b2,
-            inv_c1,
-            inv_c2,
-            eps,
-            eps_root,
-            neg_lr,
-            weight_decay,
-            fused,
-        } => {
-            let g = if fused { r(0)? } else { m(0)? };
-            let mom = (m(1)?.affine(b1, 0.0)? + g.affine(1.0 - b1, 0.0)?)?;
-            let vel = (m(2)?.affine(b2, 0.0)? + g.sqr()?.affine(1.0 - b2, 0.0)?)?;
-            let denom = vel.affine(inv_c2, eps_root)?.sqrt()?.affine(1.0, eps)?;
-            let mut d = (mom.affine(inv_c1, 0.0)? / denom)?;
-            if weight_decay != 0.0 {
-                let p = if fused { m(0)? } else { r(0)? };
-                d = (d + p.affine(weight_decay, 0.0)?)?;
-            }
-            let out = if fused {
-                (m(0)? + d.affine(neg_lr, 0.0)?)?
-            } else {
-                d.affine(neg_lr, 0.0)?
-            };
-            vec![(1, mom), (2, vel), (0, out)]
-        }
-        ElementOp::EmaOfUpdates { decay, correction } => {
-            let e = (m(0)?.affine(1.0 - decay, 0.0)? + m(1)?.affine(decay, 0.0)?)?;
-            let u = e.affine(1.0 / correction, 0.0)?;
-            vec![(1, e), (0, u)]
-        }
-    })
+    }
+    Ok(new)
 }
 
 /// Writes `value` into `dst` in place, in `dst`'s dtype: a variable with

@@ -2,10 +2,11 @@
 //! updated in place on their own device (pytree-optim's module `candle`
 //! says how, and where each update runs):
 //! - tensors in CPU memory (contiguous, `f16`, `bf16`, `f32` or `f64`):
-//!   one pass over the elements in place (`fused.rs`), the optimizer's own
-//!   element code computing in `f64` (Adam over `f32` tensors in `f32`);
-//! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update as
-//!   candle tensor operations on the tensors' device (`device.rs`), and
+//!   one pass over the elements in place (`fused.rs`), the optimizer's
+//!   [`ElementUpdate`] computing in `f32` for `f32` tensors, else in `f64`;
+//! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update run
+//!   once on whole tensors, as candle operations on their device
+//!   (`device.rs`), and
 //!   `clip_by_global_norm`'s norm and factor kept there as tensors.
 //!
 //! Integer and bool tensors (a model's buffers) are left alone: their
@@ -18,7 +19,7 @@ use candle_core::{DType, Tensor, Var};
 
 use super::fused::{self, same_storage};
 use super::{candle_error as candle_err, device};
-use crate::elements::{sum_slice, zip_slices, ElementOp, Exec, FloatLeaf};
+use crate::elements::{sum_slice, zip_slices, Arith, ElementUpdate, Exec, FloatLeaf};
 use crate::std_namespace::Std;
 use pytree_core::{Error, Flatten, Leaf, LeafMut, LeafRef};
 
@@ -86,18 +87,26 @@ fn host(t: &Tensor) -> Result<Vec<f64>, Error> {
         .map_err(candle_err)
 }
 
+/// No [`ElementUpdate`]: what `zip_elements` (a closure only) passes.
+struct Closure;
+
+impl<const N: usize, const M: usize> ElementUpdate<f64, N, M> for Closure {
+    fn apply<T: Arith<f64>>(&self, _: [&mut T; N], _: [T; M]) {}
+}
+
 /// The update of `N` written and `M` read tensors: in place on the CPU,
-/// else as tensor operations (with `op`) or, without `op`, through the
+/// else as tensor operations (with `update`) or, without, through the
 /// host. Checked first: on an error nothing has changed.
-fn zip<const N: usize, const M: usize, F>(
+fn zip<const N: usize, const M: usize, F, U>(
     muts: [&Tensor; N],
     refs: [&Tensor; M],
     exec: Exec,
     f: &F,
-    op: Option<&ElementOp>,
+    update: Option<&U>,
 ) -> Result<(), Error>
 where
     F: Fn([&mut f64; N], [f64; M]) + Sync,
+    U: ElementUpdate<f64, N, M>,
 {
     // Integer and bool tensors (a model's buffers, such as Hugging Face's
     // I64 `position_ids`) are not optimized: an update that writes only
@@ -107,7 +116,7 @@ where
     }
     ensure_one_float_shape(&muts, &refs)?;
     if !tensor_ops_forced() {
-        if let Some(r) = fused::try_zip(muts, refs, exec, f, op) {
+        if let Some(r) = fused::try_zip(muts, refs, exec, f, update) {
             return r.map_err(candle_err);
         }
     }
@@ -117,8 +126,8 @@ where
             t.dims()
         )));
     }
-    let new = match op {
-        Some(op) => device::new_values(op, muts, refs).map_err(candle_err)?,
+    let new = match update {
+        Some(u) => device::new_values(u, muts, refs).map_err(candle_err)?,
         None => {
             let mut mv = Vec::with_capacity(N);
             for m in muts.iter() {
@@ -314,20 +323,20 @@ macro_rules! candle_float_leaf {
             where
                 F: Fn([&mut f64; N], [f64; M]) + Sync,
             {
-                zip(muts.map(<$t as HoldsTensor>::tensor_mut), refs.map(<$t as HoldsTensor>::tensor), exec, f, None)
+                zip(muts.map(<$t as HoldsTensor>::tensor_mut), refs.map(<$t as HoldsTensor>::tensor), exec, f, None::<&Closure>)
             }
 
-            fn zip_op<const N: usize, const M: usize, F>(
+            fn zip_update<const N: usize, const M: usize, U>(
                 muts: [&mut $t; N],
                 refs: [&$t; M],
                 exec: Exec,
-                f: &F,
-                op: &ElementOp,
+                update: &U,
             ) -> Result<(), Error>
             where
-                F: Fn([&mut f64; N], [f64; M]) + Sync,
+                U: ElementUpdate<f64, N, M>,
             {
-                zip(muts.map(<$t as HoldsTensor>::tensor_mut), refs.map(<$t as HoldsTensor>::tensor), exec, f, Some(op))
+                let f = move |ms: [&mut f64; N], rs: [f64; M]| update.apply(ms, rs);
+                zip(muts.map(<$t as HoldsTensor>::tensor_mut), refs.map(<$t as HoldsTensor>::tensor), exec, &f, Some(update))
             }
 
             fn sum_elements<F>(leaf: &$t, exec: Exec, f: &F) -> Result<f64, Error>

@@ -1,16 +1,17 @@
 //! The one-pass CPU path for candle tensors: the optimizer's element
 //! closure runs on the tensors' memory in place (each written tensor
-//! locked by a nested `InplaceOp1`, each read one by its read lock), in
-//! `f64` (`f32` elements widened in the loop, 16-bit ones through chunks
-//! converted to `f64` and back), so an Adam step reads and writes each
-//! element once, with no tensor allocated.
+//! locked by a nested `InplaceOp1`, each read one by its read lock): an
+//! [`ElementUpdate`] over `f32` or `f64` tensors in their own type (the
+//! element loop of an ndarray array of that type, the same bits), other
+//! work in `f64` (16-bit elements, and closures on `f32` elements, through
+//! chunks converted to `f64` and back), so an Adam step reads and writes
+//! each element once, with no tensor allocated.
 
 use std::cell::RefCell;
 
 use candle_core::{self as candle, CpuStorage, InplaceOp1, Layout, Storage, Tensor, WithDType};
 
-use crate::elements::ElementOp;
-use crate::elements::{sum_slice, zip_slices, Exec};
+use crate::elements::{sum_slice, zip_slices, ElementUpdate, Exec};
 
 /// Whether two tensors are views of one storage (candle's own
 /// `same_storage` is crate-private): the addresses of their storages,
@@ -33,19 +34,25 @@ const CHUNK: usize = 256;
 trait Lane {
     /// `out[k] = element[at + k]` as `f64`.
     fn load(&self, at: usize, out: &mut [f64]);
-    /// `element[at + k] = xs[k]` in the lane's dtype.
-    fn store(&mut self, at: usize, xs: &[f64]);
+    /// `element[at + k] = xs[k]` in the lane's dtype (a lane read: nothing).
+    fn store(&mut self, _at: usize, _xs: &[f64]) {}
 }
 
 struct SliceMut<'a, T>(&'a mut [T]);
 struct SliceRef<'a, T>(&'a [T]);
 
+/// `out[k] = src[at + k]` as `f64`.
+#[inline]
+fn load<T: WithDType>(src: &[T], at: usize, out: &mut [f64]) {
+    for (o, x) in out.iter_mut().zip(&src[at..]) {
+        *o = x.to_f64();
+    }
+}
+
 impl<T: WithDType> Lane for SliceMut<'_, T> {
     #[inline]
     fn load(&self, at: usize, out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(&self.0[at..]) {
-            *o = x.to_f64();
-        }
+        load(self.0, at, out);
     }
     #[inline]
     fn store(&mut self, at: usize, xs: &[f64]) {
@@ -58,11 +65,8 @@ impl<T: WithDType> Lane for SliceMut<'_, T> {
 impl<T: WithDType> Lane for SliceRef<'_, T> {
     #[inline]
     fn load(&self, at: usize, out: &mut [f64]) {
-        for (o, x) in out.iter_mut().zip(&self.0[at..]) {
-            *o = x.to_f64();
-        }
+        load(self.0, at, out);
     }
-    fn store(&mut self, _at: usize, _xs: &[f64]) {}
 }
 
 /// The `n` elements from `start` of a float storage, writable.
@@ -129,20 +133,22 @@ fn lock_all(
     }))
 }
 
-/// Runs `f` on every element of the tensors in place, or `None` when the
+/// Runs `update` (if any; else `f`, which computes the same) on every
+/// element of the tensors in place, or `None` when the
 /// fused path does not apply (a tensor off the CPU, not contiguous, not
 /// float, or two tensors sharing memory): the caller then takes the
 /// tensor-operation path. The tensors have the same dims (checked by the
 /// caller).
-pub(super) fn try_zip<const N: usize, const M: usize, F>(
+pub(super) fn try_zip<const N: usize, const M: usize, F, U>(
     muts: [&Tensor; N],
     refs: [&Tensor; M],
     exec: Exec,
     f: &F,
-    op: Option<&ElementOp>,
+    update: Option<&U>,
 ) -> Option<candle::Result<()>>
 where
     F: Fn([&mut f64; N], [f64; M]) + Sync,
+    U: ElementUpdate<f64, N, M>,
 {
     if !muts.iter().chain(refs.iter()).all(|t| eligible(t)) {
         return None;
@@ -182,20 +188,15 @@ where
         };
         // One dtype throughout (the trees' signatures were compared):
         // `f32` and `f64` run one loop over the slices themselves.
-        if let Some(ms) = typed::<f32, N>(storages(), n, |s| match s {
-            CpuStorage::F32(v) => Some(v),
-            _ => None,
-        }) {
+        if let (Some(u), Some(ms)) = (
+            update,
+            typed::<f32, N>(storages(), n, |s| match s {
+                CpuStorage::F32(v) => Some(v),
+                _ => None,
+            }),
+        ) {
             if let Some(rs) = typed_refs::<f32, M>(&guards, n) {
-                if let Some(ElementOp::Adam { .. }) = op.filter(|_| exec == Exec::Sequential) {
-                    if let Some(op) = op {
-                        if adam_f32(op, ms.into(), rs.into()) {
-                            return Ok(());
-                        }
-                        candle::bail!("pytree-optim: Adam takes three tensors written");
-                    }
-                }
-                zip_widened_exec(ms, rs, exec, f);
+                zip_slices::<f32, N, M, _>(ms, rs, exec, &move |ms, rs| u.apply(ms, rs));
                 return Ok(());
             }
         }
@@ -264,134 +265,6 @@ fn typed_refs<'a, T: WithDType, const M: usize>(
         out.push(s.as_slice::<T>().ok()?.get(start..start.checked_add(n)?)?);
     }
     out.try_into().ok()
-}
-
-/// Adam over `f32` tensors in `f32`, the arithmetic of the optimizer's
-/// own element function (`AdamK::direction`, the same order of
-/// operations, so the same bits as an `f32` ndarray array): on the
-/// critical path of a training step, `f64` division and square root run
-/// at half the `f32` rate. False (nothing written) unless `ms` is
-/// `[p, m, v]` / `[u, m, v]` and `rs` is `[g]` / `[]` / `[p]` as the op says.
-fn adam_f32(op: &ElementOp, ms: Vec<&mut [f32]>, rs: Vec<&[f32]>) -> bool {
-    let ElementOp::Adam {
-        b1,
-        b2,
-        inv_c1,
-        inv_c2,
-        eps,
-        eps_root,
-        neg_lr,
-        weight_decay,
-        fused,
-    } = *op
-    else {
-        return false;
-    };
-    let Ok([x, m, v]) = <[&mut [f32]; 3]>::try_from(ms) else {
-        return false;
-    };
-    let (omb1, omb2) = ((1.0 - b1) as f32, (1.0 - b2) as f32);
-    let (b1, b2) = (b1 as f32, b2 as f32);
-    let (inv_c1, inv_c2, eps, eps_root) =
-        (inv_c1 as f32, inv_c2 as f32, eps as f32, eps_root as f32);
-    let (neg_lr, wd) = (neg_lr as f32, weight_decay as f32);
-    let dir = |g: f32, m: &mut f32, v: &mut f32| {
-        *m = omb1 * g + b1 * *m;
-        *v = omb2 * (g * g) + b2 * *v;
-        (*m * inv_c1) / ((*v * inv_c2 + eps_root).sqrt() + eps)
-    };
-    let n = x.len().min(m.len()).min(v.len());
-    let (x, m, v) = (&mut x[..n], &mut m[..n], &mut v[..n]);
-    match (fused, weight_decay != 0.0, rs.as_slice()) {
-        (true, true, [g]) => {
-            let g = &g[..n];
-            for i in 0..n {
-                x[i] += neg_lr * (dir(g[i], &mut m[i], &mut v[i]) + wd * x[i]);
-            }
-        }
-        (true, false, [g]) => {
-            let g = &g[..n];
-            for i in 0..n {
-                x[i] += neg_lr * dir(g[i], &mut m[i], &mut v[i]);
-            }
-        }
-        (false, true, [p]) => {
-            let p = &p[..n];
-            for i in 0..n {
-                x[i] = neg_lr * (dir(x[i], &mut m[i], &mut v[i]) + wd * p[i]);
-            }
-        }
-        (false, false, []) => {
-            for i in 0..n {
-                x[i] = neg_lr * dir(x[i], &mut m[i], &mut v[i]);
-            }
-        }
-        _ => return false,
-    }
-    true
-}
-
-/// [`zip_widened`] on one thread, or (with `Exec::Parallel`) split in
-/// halves at multiples of [`GRAIN`](crate::elements::GRAIN) across rayon's threads,
-/// as `zip_slices` splits (the results do not depend on the split).
-fn zip_widened_exec<const N: usize, const M: usize, F>(
-    ms: [&mut [f32]; N],
-    rs: [&[f32]; M],
-    exec: Exec,
-    f: &F,
-) where
-    F: Fn([&mut f64; N], [f64; M]) + Sync,
-{
-    #[cfg(feature = "rayon")]
-    if exec == Exec::Parallel {
-        let n = ms
-            .iter()
-            .map(|s| s.len())
-            .chain(rs.iter().map(|s| s.len()))
-            .min()
-            .unwrap_or(0);
-        if n > crate::elements::GRAIN {
-            let mid = n.div_ceil(crate::elements::GRAIN) / 2 * crate::elements::GRAIN;
-            let mut lo_m: [&mut [f32]; N] = core::array::from_fn(|_| Default::default());
-            let mut hi_m: [&mut [f32]; N] = core::array::from_fn(|_| Default::default());
-            for ((s, lo), hi) in ms.into_iter().zip(lo_m.iter_mut()).zip(hi_m.iter_mut()) {
-                (*lo, *hi) = s[..n].split_at_mut(mid);
-            }
-            let lo_r: [&[f32]; M] = rs.map(|s| &s[..mid]);
-            let hi_r: [&[f32]; M] = rs.map(|s| &s[mid..n]);
-            rayon::join(
-                || zip_widened_exec(lo_m, lo_r, exec, f),
-                || zip_widened_exec(hi_m, hi_r, exec, f),
-            );
-            return;
-        }
-    }
-    let _ = exec;
-    zip_widened(ms, rs, f)
-}
-
-/// The element loop over `f32` slices with the closure in `f64`: each
-/// element widened, computed and rounded in one pass.
-fn zip_widened<const N: usize, const M: usize, F>(ms: [&mut [f32]; N], rs: [&[f32]; M], f: &F)
-where
-    F: Fn([&mut f64; N], [f64; M]),
-{
-    let n = ms
-        .iter()
-        .map(|s| s.len())
-        .chain(rs.iter().map(|s| s.len()))
-        .min()
-        .unwrap_or(0);
-    let mut ms = ms.map(|s| &mut s[..n]);
-    let rs = rs.map(|s| &s[..n]);
-    for i in 0..n {
-        let mut x: [f64; N] = core::array::from_fn(|k| f64::from(ms[k][i]));
-        let y: [f64; M] = core::array::from_fn(|k| f64::from(rs[k][i]));
-        f(x.each_mut(), y);
-        for (s, x) in ms.iter_mut().zip(x) {
-            s[i] = x as f32;
-        }
-    }
 }
 
 /// The sum of `f(element)` read in place, or `None` when `t` is not
