@@ -95,6 +95,7 @@ mod gradient_transformation;
 mod groups;
 mod leaf_sums;
 mod mask;
+mod pass;
 mod schedule;
 mod trace;
 mod transform;
@@ -106,11 +107,12 @@ pub use adam::{scale_by_adam, ScaleByAdam, ScaleByAdamState};
 pub use alias::{adam, adamw, sgd, Adam, AdamState, AdamW, AdamWState, Sgd, SgdState};
 pub use ema::{ema, EmaOfParams, EmaOfUpdates, EmaState};
 pub use gradient_transformation::{
-    apply_updates, chain, global_norm, Chain, GradientTransformation, Tail, Target,
+    apply_updates, chain, global_norm, Chain, GradientTransformation,
 };
 pub use groups::{multi_transform, Group, GroupList, GroupState, Groups, MultiTransform};
 pub use leaf_sums::with_leaf_sums;
 pub use mask::{LeafMask, Mask};
+pub use pass::{Tail, Target};
 pub use schedule::{
     constant_schedule, cosine_decay_schedule, linear_schedule, warmup_cosine_decay_schedule,
     ConstantSchedule, CosineDecaySchedule, LinearSchedule, Schedule, WarmupCosineDecaySchedule,

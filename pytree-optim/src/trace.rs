@@ -6,8 +6,9 @@
 use pytree_std::{Error, PyTree};
 
 use crate::gradient_transformation::{
-    step_in_one_pass, update_in_one_pass, GradientTransformation, Tail, Target,
+    step_in_one_pass, update_in_one_pass, GradientTransformation,
 };
+use crate::pass::{Tail, Target};
 use crate::updates::{Momentum, TraceUpdate};
 use crate::walk::{same_shape, selected, zeros, Scalar};
 use pytree_std::elements::Float;

@@ -8,7 +8,8 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::gradient_transformation::{GradientTransformation, Tail, Target};
+use crate::gradient_transformation::GradientTransformation;
+use crate::pass::{Tail, Target};
 use crate::schedule::Schedule;
 use crate::updates::{Clip, Zero};
 use crate::walk::{same_shape, selected, sum_squares, walk, Scalar};

@@ -8,8 +8,8 @@
 use pytree_std::elements::{Arith, ElementUpdate, Float, FloatLeaf};
 use pytree_std::{Error, Flatten, Std};
 
-use crate::gradient_transformation::{Tail, Target};
 use crate::mask::LeafMask;
+use crate::pass::{Tail, Target};
 use crate::walk::walk_leaves;
 
 /// `u = 0`.
@@ -293,3 +293,18 @@ fused_update!(
     /// [`scale_by_adam`](crate::scale_by_adam) with its tail.
     AdamUpdate(AdamK), [m, v], 3
 );
+
+impl Tail {
+    /// The tail alone, in one pass into `target` (the selected leaves):
+    /// `u <- factor * (u + wd * p)`, or `p += factor * (g + wd * p)`.
+    pub(crate) fn run<P>(&self, target: &mut Target<'_, P>) -> Result<(), Error>
+    where
+        P: Flatten<Std>,
+        P::Leaf: FloatLeaf,
+    {
+        crate::walk::same_shape(target.params(), target.updates())?;
+        let mask = crate::walk::selected(target.params())?;
+        let gradient = Gradient::new();
+        TailUpdate::run(gradient, self, target, [], &mask)
+    }
+}

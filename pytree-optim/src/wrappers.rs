@@ -6,8 +6,9 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::gradient_transformation::{apply_updates, GradientTransformation, Tail, Target};
+use crate::gradient_transformation::{apply_updates, GradientTransformation};
 use crate::mask::{LeafMask, Mask};
+use crate::pass::{Tail, Target};
 use crate::walk::{first_occurrences, walk, with_exec, with_selection};
 use pytree_std::elements::Exec;
 use pytree_std::elements::FloatLeaf;

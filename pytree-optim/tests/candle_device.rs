@@ -212,3 +212,32 @@ fn every_transformation_runs_the_same_as_tensor_operations() {
         values(ema.average())
     });
 }
+
+/// A closure in `f64` over `f32` tensors in CPU memory (no
+/// `ElementUpdate`): each element widened, computed and rounded, on one
+/// thread or split across rayon's, the same bits as a hand loop.
+#[test]
+fn a_closure_over_f32_tensors_widens_each_element_on_any_exec() {
+    use pytree_optim::{Exec, FloatLeaf, GRAIN};
+    let n = 3 * GRAIN + 5;
+    let (x0, y) = (data(n, 0.0), data(n, 1.0));
+    let f = |[x]: [&mut f64; 1], [y]: [f64; 1]| *x = *x * 0.5 + y.abs().sqrt();
+    let expected: Vec<f32> = x0
+        .iter()
+        .zip(&y)
+        .map(|(&x, &y)| {
+            let mut w = f64::from(x);
+            f([&mut w], [f64::from(y)]);
+            w as f32
+        })
+        .collect();
+    let mut execs = vec![Exec::Sequential];
+    #[cfg(feature = "rayon")]
+    execs.push(Exec::Parallel);
+    for exec in execs {
+        let mut x = Tensor::from_vec(x0.clone(), n, &Device::Cpu).unwrap();
+        let r = Tensor::from_vec(y.clone(), n, &Device::Cpu).unwrap();
+        <Tensor as FloatLeaf>::zip_elements([&mut x], [&r], exec, &f).unwrap();
+        assert_eq!(x.to_vec1::<f32>().unwrap(), expected, "{exec:?}");
+    }
+}

@@ -188,15 +188,30 @@ where
         };
         // One dtype throughout (the trees' signatures were compared):
         // `f32` and `f64` run one loop over the slices themselves.
-        if let (Some(u), Some(ms)) = (
-            update,
-            typed::<f32, N>(storages(), n, |s| match s {
-                CpuStorage::F32(v) => Some(v),
-                _ => None,
-            }),
-        ) {
+        if let Some(ms) = typed::<f32, N>(storages(), n, |s| match s {
+            CpuStorage::F32(v) => Some(v),
+            _ => None,
+        }) {
             if let Some(rs) = typed_refs::<f32, M>(&guards, n) {
-                zip_slices::<f32, N, M, _>(ms, rs, exec, &move |ms, rs| u.apply(ms, rs));
+                match update {
+                    Some(u) => {
+                        zip_slices::<f32, N, M, _>(ms, rs, exec, &move |ms, rs| u.apply(ms, rs))
+                    }
+                    // A closure in `f64`: each element widened, computed
+                    // and rounded in one pass (split over threads as asked).
+                    None => zip_slices::<f32, N, M, _>(
+                        ms,
+                        rs,
+                        exec,
+                        &|x: [&mut f32; N], y: [f32; M]| {
+                            let mut wide = x.each_ref().map(|v| f64::from(**v));
+                            f(wide.each_mut(), y.map(f64::from));
+                            for (v, w) in x.into_iter().zip(wide) {
+                                *v = w as f32;
+                            }
+                        },
+                    ),
+                }
                 return Ok(());
             }
         }
