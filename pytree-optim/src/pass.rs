@@ -7,8 +7,9 @@
 
 use crate::mask::LeafMask;
 
-/// Where a fused pass ([`GradientTransformation::run_fused`]) writes its
-/// result.
+/// Where a fused pass
+/// ([`GradientTransformation::run_fused`](crate::GradientTransformation::run_fused))
+/// writes its result.
 ///
 /// ```
 /// use pytree_optim::Target;
@@ -64,7 +65,7 @@ impl<P> Target<'_, P> {
     }
 }
 
-/// A per-leaf map of the updates that a [`chain`] fuses into the previous
+/// A per-leaf map of the updates that a [`chain`](crate::chain) fuses into the previous
 /// stage's pass: `u <- factor * (u + weight_decay * p)` on the leaves
 /// where `decay_mask` holds (every leaf for `None`), `u <- factor * u`
 /// elsewhere, in that order of operations (the bits of the stages run one
