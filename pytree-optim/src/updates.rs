@@ -284,8 +284,8 @@ impl<K: Float> AdamK<K> {
         *m = g.clone().scale(self.one_minus_b1) + m.clone().scale(self.b1);
         *v = (g.clone() * g).scale(self.one_minus_b2) + v.clone().scale(self.b2);
         let m_hat = m.clone().scale(self.inv_c1);
-        let v_hat = v.clone().scale(self.inv_c2);
-        m_hat / v_hat.shift(self.eps_root).sqrt().shift(self.eps)
+        let v_hat_eps_root = v.clone().affine(self.inv_c2, self.eps_root);
+        m_hat / v_hat_eps_root.sqrt().shift(self.eps)
     }
 }
 

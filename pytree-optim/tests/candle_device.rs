@@ -95,6 +95,10 @@ fn every_optimizer_runs_the_same_as_tensor_operations() {
     });
     both_ways("adam", || steps(adam(0.1)));
     both_ways("adam update", || updates(adam(0.1).eps_root(1e-8)));
+    // Large enough that an `eps_root` lost by `affine` shows at 1e-5.
+    both_ways("adam update, eps_root 0.5", || {
+        updates(adam(0.1).eps_root(0.5))
+    });
     both_ways("adamw", || steps(adamw(0.1, 0.5)));
     both_ways("adamw update", || updates(adamw(0.1, 0.5)));
     both_ways("masked adam", || {

@@ -33,6 +33,21 @@ pub trait Arith<K>:
     fn sqrt(self) -> Self;
     /// Zero (of `self`'s shape, for a tensor).
     fn zero(&self) -> Self;
+    /// `self * mul + add`: [`scale`](Arith::scale) then
+    /// [`shift`](Arith::shift), the same bits; a tensor does it in one
+    /// operation (one pass over its memory on the device).
+    ///
+    /// ```
+    /// use pytree_std::elements::Arith;
+    /// assert_eq!(Arith::<f64>::affine(2.0f64, 3.0, 1.0), 7.0);
+    /// ```
+    #[inline(always)]
+    fn affine(self, mul: K, add: K) -> Self
+    where
+        Self: Sized,
+    {
+        self.scale(mul).shift(add)
+    }
 }
 
 macro_rules! arith {

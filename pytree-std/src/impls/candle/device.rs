@@ -63,6 +63,9 @@ impl Arith<f64> for Expr {
     fn zero(&self) -> Expr {
         self.clone().map(|t| t.zeros_like())
     }
+    fn affine(self, mul: f64, add: f64) -> Expr {
+        self.map(|t| t.affine(mul, add))
+    }
 }
 
 /// The new values of the written tensors, by position in `muts`: `update`
