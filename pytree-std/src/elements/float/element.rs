@@ -42,6 +42,27 @@ pub trait Float:
     fn to_f64(self) -> f64;
 }
 
+/// `f`, written over `f64`, as a function over elements of `T`: each
+/// widened, computed and rounded back (`from_f64`) in one pass, so the
+/// element loops run it in place (split across threads as asked) for a
+/// leaf whose elements are not `f64` (`AnyArray`'s, an `f32` candle
+/// tensor's).
+#[inline]
+pub(crate) fn widened<T: Float, const N: usize, const M: usize, F>(
+    f: &F,
+) -> impl Fn([&mut T; N], [T; M]) + Sync + '_
+where
+    F: Fn([&mut f64; N], [f64; M]) + Sync,
+{
+    move |x, y| {
+        let mut wide = x.each_ref().map(|v| v.to_f64());
+        f(wide.each_mut(), y.map(Float::to_f64));
+        for (v, w) in x.into_iter().zip(wide) {
+            *v = T::from_f64(w);
+        }
+    }
+}
+
 macro_rules! float {
     ($($t:ty),*) => {$(
         impl Float for $t {

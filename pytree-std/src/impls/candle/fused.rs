@@ -11,7 +11,7 @@ use std::cell::RefCell;
 
 use candle_core::{self as candle, CpuStorage, InplaceOp1, Layout, Storage, Tensor, WithDType};
 
-use crate::elements::{sum_slice, zip_slices, ElementUpdate, Exec};
+use crate::elements::{sum_slice, widened, zip_slices, ElementUpdate, Exec};
 
 /// Whether two tensors are views of one storage (candle's own
 /// `same_storage` is crate-private): the addresses of their storages,
@@ -197,20 +197,7 @@ where
                     Some(u) => {
                         zip_slices::<f32, N, M, _>(ms, rs, exec, &move |ms, rs| u.apply(ms, rs))
                     }
-                    // A closure in `f64`: each element widened, computed
-                    // and rounded in one pass (split over threads as asked).
-                    None => zip_slices::<f32, N, M, _>(
-                        ms,
-                        rs,
-                        exec,
-                        &|x: [&mut f32; N], y: [f32; M]| {
-                            let mut wide = x.each_ref().map(|v| f64::from(**v));
-                            f(wide.each_mut(), y.map(f64::from));
-                            for (v, w) in x.into_iter().zip(wide) {
-                                *v = w as f32;
-                            }
-                        },
-                    ),
+                    None => zip_slices::<f32, N, M, _>(ms, rs, exec, &widened::<f32, N, M, F>(f)),
                 }
                 return Ok(());
             }

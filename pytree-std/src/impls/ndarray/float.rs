@@ -14,8 +14,8 @@ use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, ShapeBuilder};
 
 use super::any_array::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
 use crate::elements::{
-    all_some, common_shape, sum_slice, zip_element_iters, zip_slices, Exec, Float, FloatElement,
-    FloatLeaf,
+    all_some, common_shape, sum_slice, widened, zip_element_iters, zip_slices, Exec, Float,
+    FloatElement, FloatLeaf,
 };
 use pytree_core::{DType, Error};
 
@@ -115,18 +115,7 @@ where
 {
     let ms = all_some(muts.map(A::view_mut_of)).ok_or_else(dtype_mismatch::<A>)?;
     let rs = all_some(refs.map(A::view_of)).ok_or_else(dtype_mismatch::<A>)?;
-    <ArrayD<A> as FloatLeaf>::zip_elements(
-        ms,
-        rs,
-        exec,
-        &|x: [&mut A::Compute; N], y: [A::Compute; M]| {
-            let mut xf = x.each_ref().map(|v| v.to_f64());
-            f(xf.each_mut(), y.map(Float::to_f64));
-            for (v, n) in x.into_iter().zip(xf) {
-                *v = <A::Compute as Float>::from_f64(n);
-            }
-        },
-    )
+    <ArrayD<A> as FloatLeaf>::zip_elements(ms, rs, exec, &widened::<A::Compute, N, M, F>(f))
 }
 
 /// The sum over the typed array of `A`s.
