@@ -33,8 +33,10 @@ mod ravel;
 mod summary;
 
 pub use approx::{tree_equal, ApproxEq, Tolerance};
+#[cfg(any(feature = "ndarray", feature = "candle"))]
+pub(crate) use float::widened;
 #[cfg(any(feature = "ndarray", feature = "nalgebra"))]
-pub(crate) use float::{all_some, common_shape, widened, zip_element_iters};
+pub(crate) use float::{all_some, common_shape, zip_element_iters};
 pub use float::{
     avx2_dispatch, sum_slice, zip_slices, Arith, ElementUpdate, Exec, Float, FloatElement,
     FloatLeaf, DISPATCH_MIN, GRAIN,

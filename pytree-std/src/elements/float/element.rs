@@ -47,6 +47,7 @@ pub trait Float:
 /// element loops run it in place (split across threads as asked) for a
 /// leaf whose elements are not `f64` (`AnyArray`'s, an `f32` candle
 /// tensor's).
+#[cfg(any(feature = "ndarray", feature = "candle"))]
 #[inline]
 pub(crate) fn widened<T: Float, const N: usize, const M: usize, F>(
     f: &F,

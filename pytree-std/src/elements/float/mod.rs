@@ -12,6 +12,7 @@ mod element;
 mod kernel;
 mod update;
 
+#[cfg(any(feature = "ndarray", feature = "candle"))]
 pub(crate) use element::widened;
 pub use element::{Float, FloatElement};
 pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
