@@ -45,7 +45,9 @@ pub(crate) enum Owner {
 /// ([`clip_by_global_norm`](pytree_optim::clip_by_global_norm)) gets each
 /// leaf's sum from its owner through
 /// [`with_leaf_sums`](pytree_optim::with_leaf_sums), added in leaf order:
-/// the unsharded norm, bit for bit.
+/// the unsharded norm, bit for bit (a transformation written elsewhere
+/// that sums over the leaves with its own loop sees its shard's leaves
+/// only: see `with_leaf_sums`).
 ///
 /// A step: the gradients are averaged, each rank steps its shard, and the
 /// parameters are all-gathered (each owner broadcasts its leaves: a

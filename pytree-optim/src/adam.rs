@@ -183,6 +183,10 @@ where
         same_shape(params, &state.nu)
     }
 
+    fn acts_only_on_selection(&self) -> bool {
+        true
+    }
+
     fn step_is_fused(&self) -> bool {
         true
     }

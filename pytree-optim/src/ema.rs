@@ -258,6 +258,10 @@ where
         same_shape(params, &state.ema)
     }
 
+    fn acts_only_on_selection(&self) -> bool {
+        true
+    }
+
     fn update(&self, updates: &mut P, state: &mut EmaState<P>, params: &P) -> Result<(), Error> {
         self.validate(updates, state, params)?;
         let t = state.count.saturating_add(1);

@@ -88,14 +88,75 @@ pub trait GradientTransformation<P> {
         Ok(())
     }
 
+    /// Whether `update`, `step` and the fused pass
+    /// ([`run_fused`](GradientTransformation::run_fused)) act only on the
+    /// leaves that the enclosing wrappers select ([`masked`](crate::masked),
+    /// [`Wrap::mask`](crate::Wrap::mask), the groups of
+    /// [`multi_transform`](crate::multi_transform)): they change neither the
+    /// updates nor the parameters at the other leaves, and their sums over
+    /// the tree (a global norm) leave those leaves out. The selection
+    /// reaches the loops of this crate only (it is kept on the thread by
+    /// the wrappers and read by this crate's private walks), so every
+    /// transformation of this crate says `true`, and the combinators and
+    /// wrappers ([`chain`], `Option`, [`Masked`](crate::Masked),
+    /// [`WithExec`](crate::WithExec), [`MultiTransform`](crate::MultiTransform),
+    /// the aliases) say what all their inner ones say.
+    ///
+    /// The default is `false`, which is always correct: a wrapper whose
+    /// inner transformation says `false` (one written elsewhere, with a loop
+    /// of its own over the leaves) guards the leaves outside its mask
+    /// itself. It hands the transformation zeros as the updates there (so
+    /// that a sum over the tree covers the masked leaves only, as in optax,
+    /// whose inner transformation sees those leaves only), then puts the
+    /// original updates back there ([`masked`](crate::masked)) or zeros
+    /// ([`Wrap::mask`](crate::Wrap::mask), whose `step` then adds the
+    /// updates to the masked parameters only). That costs a tree of
+    /// zeros, a copy of the updates outside the mask and a few passes over
+    /// them, each step. A transformation that delegates all its work to
+    /// this crate's (a newtype around [`adam`](crate::adam), say) forwards
+    /// this method to keep the one-pass path.
+    ///
+    /// ```
+    /// use pytree_optim::{adam, chain, masked, GradientTransformation, Mask};
+    /// use pytree_std::{Error, KeyPath};
+    ///
+    /// // A transformation written by hand: its loop sees every leaf.
+    /// struct Double;
+    /// impl GradientTransformation<Vec<f32>> for Double {
+    ///     type State = ();
+    ///     fn init(&self, _: &Vec<f32>) -> Result<(), Error> { Ok(()) }
+    ///     fn update(&self, u: &mut Vec<f32>, _: &mut (), _: &Vec<f32>) -> Result<(), Error> {
+    ///         for x in u.iter_mut() { *x *= 2.0; }
+    ///         Ok(())
+    ///     }
+    /// }
+    /// assert!(!Double.acts_only_on_selection());
+    /// assert!(GradientTransformation::<Vec<f32>>::acts_only_on_selection(&adam(0.1)));
+    /// assert!(!chain(Double, adam(0.1)).acts_only_on_selection());
+    ///
+    /// // `masked` guards the leaf outside its mask: it passes through.
+    /// let opt = masked(Double, Mask::new(|p: &KeyPath| p.to_string() == "[0]"));
+    /// let params = vec![0.0f32; 2];
+    /// let mut state = opt.init(&params)?;
+    /// let mut u = vec![1.0f32, 1.0];
+    /// opt.update(&mut u, &mut state, &params)?;
+    /// assert_eq!(u, [2.0, 1.0]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn acts_only_on_selection(&self) -> bool {
+        false
+    }
+
     /// Whether [`step`](GradientTransformation::step) reads the gradients
     /// without changing them and changes the parameters only at the leaves
     /// selected (the fused optimizers, `sgd`, `adam`, `adamw`, the scalings
     /// and [`set_to_zero`](crate::set_to_zero) say so): then
     /// [`multi_transform`](crate::multi_transform) runs its groups' steps
     /// one after the other on the same trees, one pass over the elements in
-    /// all, instead of updating a copy of the gradients per group. The
-    /// default is `false`, which is always correct.
+    /// all, instead of updating a copy of the gradients per group (it does
+    /// so only for groups that also
+    /// [`act only on the selection`](GradientTransformation::acts_only_on_selection)).
+    /// The default is `false`, which is always correct.
     ///
     /// ```
     /// use pytree_optim::{adam, clip_by_global_norm, GradientTransformation};
@@ -368,6 +429,10 @@ where
         self.second.validate(updates, &state.1, params)
     }
 
+    fn acts_only_on_selection(&self) -> bool {
+        self.first.acts_only_on_selection() && self.second.acts_only_on_selection()
+    }
+
     fn step_is_fused(&self) -> bool {
         self.first.step_is_fused() && self.second.is_tail()
     }
@@ -462,6 +527,10 @@ where
                 "optimizer state mismatch: the state was built by init for another transformation (Some and None)",
             )),
         }
+    }
+
+    fn acts_only_on_selection(&self) -> bool {
+        self.as_ref().is_none_or(T::acts_only_on_selection)
     }
 
     fn step_is_fused(&self) -> bool {

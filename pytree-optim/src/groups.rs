@@ -36,6 +36,12 @@ type Labeller = Arc<dyn Fn(&KeyPath) -> &'static str + Send + Sync>;
 /// `update`, each group but one updates a copy of the gradients, and the
 /// results are gathered by label.
 ///
+/// A group's transformation may be one written elsewhere, with its own
+/// loop over the leaves: it is wrapped as with [`Wrap::mask`], which
+/// hands it zeros as the updates outside the group (a norm it computes is
+/// the group's, as in optax) and keeps the group's updates only; its
+/// state holds entries for every leaf (see [`masked`](crate::masked)).
+///
 /// ```
 /// use pytree_optim::{adam, adamw, multi_transform, set_to_zero, GradientTransformation};
 /// use pytree_std::{KeyPath, PyTree};
@@ -235,6 +241,12 @@ pub trait GroupList<P>: Groups {
     fn init_each(&self, params: &P) -> Result<Self::State, Error>;
     /// Each group's `validate`.
     fn validate_each(&self, updates: &P, s: &Self::State, params: &P) -> Result<(), Error>;
+    /// Whether every group's transformation acts only on the selection
+    /// ([`GradientTransformation::acts_only_on_selection`]); the default,
+    /// `false`, is always correct.
+    fn all_act_only_on_selection(&self) -> bool {
+        false
+    }
     /// Whether every group's `step` is fused.
     fn all_fused(&self) -> bool;
     /// Each group's `step`, one after the other (all fused).
@@ -267,6 +279,10 @@ where
 
     fn validate_each(&self, updates: &P, s: &Self::State, params: &P) -> Result<(), Error> {
         self.transform.validate(updates, s, params)
+    }
+
+    fn all_act_only_on_selection(&self) -> bool {
+        self.transform.acts_only_on_selection()
     }
 
     fn all_fused(&self) -> bool {
@@ -312,6 +328,10 @@ where
     fn validate_each(&self, updates: &P, s: &Self::State, params: &P) -> Result<(), Error> {
         self.0.validate_each(updates, &s.0, params)?;
         self.1.validate_each(updates, &s.1, params)
+    }
+
+    fn all_act_only_on_selection(&self) -> bool {
+        self.0.all_act_only_on_selection() && self.1.all_act_only_on_selection()
     }
 
     fn all_fused(&self) -> bool {
@@ -379,6 +399,10 @@ where
 
     fn validate(&self, updates: &P, state: &G::State, params: &P) -> Result<(), Error> {
         self.groups.validate_each(updates, state, params)
+    }
+
+    fn acts_only_on_selection(&self) -> bool {
+        self.groups.all_act_only_on_selection()
     }
 
     fn step_is_fused(&self) -> bool {

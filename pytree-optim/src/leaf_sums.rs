@@ -28,6 +28,15 @@ thread_local! {
 /// order. Nested calls: the innermost reduction applies; while `reduce`
 /// runs, none does.
 ///
+/// Only this crate's reductions call `reduce`:
+/// [`clip_by_global_norm`](crate::clip_by_global_norm) and
+/// [`global_norm`](crate::global_norm) (also when a transformation
+/// written elsewhere calls it). A transformation that sums over the leaves
+/// with a loop of its own (a global norm by hand) sums the leaves this
+/// process holds only: under a sharded optimizer its norm is its shard's,
+/// not the tree's. Such a transformation should take its norm from
+/// [`global_norm`](crate::global_norm).
+///
 /// ```
 /// use pytree_optim::{global_norm, with_leaf_sums};
 /// // Another process holds a leaf with a sum of squares of 9 at index 1.

@@ -81,6 +81,10 @@ where
         same_shape(params, &state.trace)
     }
 
+    fn acts_only_on_selection(&self) -> bool {
+        true
+    }
+
     fn step_is_fused(&self) -> bool {
         true
     }

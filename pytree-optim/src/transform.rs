@@ -96,7 +96,8 @@ where
 
 /// The `GradientTransformation` impl of a transformation whose state
 /// `$state<P>` has no leaves (it is `$init`): `validate` checks the
-/// updates against the parameters; the other methods are given.
+/// updates against the parameters, and it acts only on the selection
+/// (its loops are this crate's walks); the other methods are given.
 macro_rules! leafless_state_transformation {
     ($ty:ty, $state:ident, [$($g:tt)*], $init:expr, { $($methods:tt)* }) => {
         impl<P, $($g)*> GradientTransformation<P> for $ty
@@ -112,6 +113,10 @@ macro_rules! leafless_state_transformation {
 
             fn validate(&self, updates: &P, _: &$state<P>, params: &P) -> Result<(), Error> {
                 same_shape(params, updates)
+            }
+
+            fn acts_only_on_selection(&self) -> bool {
+                true
             }
 
             $($methods)*

@@ -19,7 +19,10 @@ pub(crate) type Scalar<P> = <<P as Flatten<Std>>::Leaf as FloatLeaf>::Scalar;
 
 thread_local! {
     /// The leaves the walks on this thread act on (the masks of the
-    /// enclosing wrappers, all holding); `None`: every leaf.
+    /// enclosing wrappers, all holding); `None`: every leaf. Only this
+    /// crate's walks read it: around a transformation whose
+    /// `acts_only_on_selection` is false, `Masked` guards the leaves
+    /// outside its mask itself.
     static SELECTION: RefCell<Option<LeafMask>> = const { RefCell::new(None) };
     /// How the walks on this thread run their element loops.
     static EXEC: Cell<Exec> = const { Cell::new(Exec::Sequential) };

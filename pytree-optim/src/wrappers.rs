@@ -9,7 +9,8 @@ use pytree_std::{Error, PyTree};
 use crate::gradient_transformation::{apply_updates, GradientTransformation};
 use crate::mask::{LeafMask, Mask};
 use crate::pass::{Tail, Target};
-use crate::walk::{first_occurrences, walk, with_exec, with_selection};
+use crate::updates::{AddTo, Assign, Zero};
+use crate::walk::{first_occurrences, same_shape, walk, with_exec, with_selection, zeros};
 use pytree_std::elements::Exec;
 use pytree_std::elements::FloatLeaf;
 
@@ -17,6 +18,21 @@ use pytree_std::elements::FloatLeaf;
 /// pass through unchanged (so `step` adds the gradients there), and the
 /// state of `inner` is left alone. To leave the parameters unchanged
 /// elsewhere instead, [`Wrap::mask`].
+///
+/// Any transformation can be wrapped, this crate's or one written
+/// elsewhere with its own loop over the leaves, which cannot see the mask
+/// (its [`acts_only_on_selection`](GradientTransformation::acts_only_on_selection)
+/// is `false`): the wrapper then hands it zeros as the updates outside the
+/// mask and puts the original ones back after it, so the updates there
+/// still pass through, and a sum it makes over the tree (a global norm
+/// written by hand) covers the masked leaves only, as in optax. Its state
+/// differs from optax's, though: optax's inner transformation sees a tree
+/// of the masked leaves only, and its state holds those leaves only; here
+/// the inner state is a tree of the parameters' structure, with entries
+/// for every leaf, and those outside the mask are what the transformation
+/// makes of zero updates (a momentum's trace stays zero there). This
+/// crate's transformations leave their state outside the mask untouched
+/// instead (zeros from `init`).
 ///
 /// ```
 /// use pytree_optim::{masked, scale, GradientTransformation, Mask};
@@ -137,8 +153,19 @@ where
         self.inner.validate(updates, &state.inner, params)
     }
 
+    /// The inner transformation's: around one that says `false`, the
+    /// leaves outside this mask are guarded, but not those outside the
+    /// enclosing wrappers' masks.
+    fn acts_only_on_selection(&self) -> bool {
+        self.inner.acts_only_on_selection()
+    }
+
+    /// Frozen outside, around a fused step that acts only on the
+    /// selection.
     fn step_is_fused(&self) -> bool {
-        self.outside == Outside::Frozen && self.inner.step_is_fused()
+        self.outside == Outside::Frozen
+            && self.inner.step_is_fused()
+            && self.inner.acts_only_on_selection()
     }
 
     /// A tail of factor 1 (a weight decay) whose decay is narrowed to the
@@ -175,11 +202,15 @@ where
     fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
         self.validate(updates, state, params)?;
         let mask = self.leaf_mask(&state.mask, params);
-        with_selection(&mask, || {
-            self.inner.update(&mut *updates, &mut state.inner, params)
-        })?;
-        if self.outside == Outside::Frozen {
-            with_selection(&mask.not(), || walk([updates], [], &crate::updates::Zero))?;
+        if self.inner.acts_only_on_selection() {
+            with_selection(&mask, || {
+                self.inner.update(&mut *updates, &mut state.inner, params)
+            })?;
+            if self.outside == Outside::Frozen {
+                with_selection(&mask.not(), || walk([updates], [], &Zero))?;
+            }
+        } else {
+            self.update_guarded(updates, &mut state.inner, params, &mask)?;
         }
         state.mask = mask;
         Ok(())
@@ -190,11 +221,54 @@ where
             self.update(grads, state, params)?;
             return apply_updates(params, grads);
         }
+        if !self.inner.acts_only_on_selection() {
+            // The inner step might write every parameter: its updates,
+            // zero outside the mask, added inside it only.
+            self.update(grads, state, params)?;
+            return with_selection(&state.mask, || walk([params], [&*grads], &AddTo));
+        }
         self.validate(grads, state, params)?;
         let mask = self.leaf_mask(&state.mask, &*params);
         with_selection(&mask, || self.inner.step(params, grads, &mut state.inner))?;
         state.mask = mask;
         Ok(())
+    }
+}
+
+impl<T> Masked<T> {
+    /// `inner.update` for an inner transformation that does not act only
+    /// on the selection
+    /// ([`acts_only_on_selection`](GradientTransformation::acts_only_on_selection)
+    /// is `false`: a loop of its own over every leaf): it is given zeros
+    /// as the updates outside `mask`, and afterwards the updates there are
+    /// the original ones again ([`Outside::PassThrough`]) or zero
+    /// ([`Outside::Frozen`]). If it fails, the updates outside `mask` are
+    /// put back as they were (those inside are as it left them).
+    fn update_guarded<P>(
+        &self,
+        updates: &mut P,
+        state: &mut T::State,
+        params: &P,
+        mask: &LeafMask,
+    ) -> Result<(), Error>
+    where
+        P: PyTree,
+        P::Leaf: FloatLeaf,
+        T: GradientTransformation<P>,
+    {
+        same_shape(params, updates)?;
+        let outside = mask.not();
+        let mut kept = zeros(&*updates)?;
+        with_selection(&outside, || {
+            walk([&mut kept], [&*updates], &Assign)?;
+            walk([&mut *updates], [], &Zero)
+        })?;
+        let result = with_selection(mask, || self.inner.update(&mut *updates, state, params));
+        with_selection(&outside, || match (&result, self.outside) {
+            (Ok(()), Outside::Frozen) => walk([updates], [], &Zero),
+            _ => walk([updates], [&kept], &Assign),
+        })?;
+        result
     }
 }
 
@@ -217,7 +291,11 @@ pub trait Wrap: Sized {
     /// are zero, so the parameters stay as they are, and the state is left
     /// alone (`masked(t, mask)` lets the updates pass through there
     /// instead, as optax's). `Mask::params()` keeps running statistics (leaves
-    /// of kind `"state"`) out of an optimizer.
+    /// of kind `"state"`) out of an optimizer. A transformation written
+    /// elsewhere, which cannot see the mask, gets zeros as the updates
+    /// outside it, and its `step` becomes its `update` followed by adding
+    /// the updates to the masked parameters only (see [`masked`] for its
+    /// state outside the mask).
     ///
     /// ```
     /// use pytree_optim::{sgd, GradientTransformation, Mask, Wrap};
@@ -277,7 +355,10 @@ pub trait Wrap: Sized {
 impl<T> Wrap for T {}
 
 /// A transformation whose element loops run as [`Exec`] says; see
-/// [`Wrap::exec`]. Its state is the inner one.
+/// [`Wrap::exec`]. Its state is the inner one. `Exec` reaches the loops
+/// of this crate only; a transformation written elsewhere runs its own
+/// loops as it does. Either way only the speed changes, never the
+/// results.
 ///
 /// ```
 /// use pytree_optim::{scale, Exec, Wrap};
@@ -303,6 +384,10 @@ where
 
     fn validate(&self, updates: &P, state: &T::State, params: &P) -> Result<(), Error> {
         self.inner.validate(updates, state, params)
+    }
+
+    fn acts_only_on_selection(&self) -> bool {
+        self.inner.acts_only_on_selection()
     }
 
     fn step_is_fused(&self) -> bool {
