@@ -73,43 +73,33 @@ where
     host(&p)
 }
 
+/// The median of 6 steps of `opt` over copies of the trees, after 2.
+fn cpu_step_ms<T: GradientTransformation<Gpt2>>(opt: &T, params: &Gpt2, grads: &Gpt2) -> f64 {
+    let (mut p, mut g) = (params.clone(), grads.clone());
+    let mut s = opt.init(&p).unwrap();
+    let mut v = Vec::new();
+    for i in 0..8 {
+        let t = Instant::now();
+        opt.step(&mut p, &mut g, &mut s).unwrap();
+        if i >= 2 {
+            v.push(t.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    median(v)
+}
+
 fn cpu_scaling(params: &Gpt2, grads: &Gpt2) {
     use pytree_optim::{Exec, Wrap};
     let n = Dims::SMALL.parameters();
-    let seq = {
-        let opt = adamw(1e-3, 0.01);
-        let (mut p, mut g) = (params.clone(), grads.clone());
-        let mut s = opt.init(&p).unwrap();
-        let mut v = Vec::new();
-        for i in 0..8 {
-            let t = Instant::now();
-            opt.step(&mut p, &mut g, &mut s).unwrap();
-            if i >= 2 {
-                v.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-        }
-        median(v)
-    };
+    let seq = cpu_step_ms(&adamw(1e-3, 0.01), params, grads);
     println!("cpu adamw step over ndarray f32, {n} params: sequential {seq:.2} ms");
     for threads in [1usize, 2, 4, 8, 16] {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap();
-        let ms = pool.install(|| {
-            let opt = adamw(1e-3, 0.01).exec(Exec::Parallel);
-            let (mut p, mut g) = (params.clone(), grads.clone());
-            let mut s = opt.init(&p).unwrap();
-            let mut v = Vec::new();
-            for i in 0..8 {
-                let t = Instant::now();
-                opt.step(&mut p, &mut g, &mut s).unwrap();
-                if i >= 2 {
-                    v.push(t.elapsed().as_secs_f64() * 1e3);
-                }
-            }
-            median(v)
-        });
+        let opt = adamw(1e-3, 0.01).exec(Exec::Parallel);
+        let ms = pool.install(|| cpu_step_ms(&opt, params, grads));
         println!("cpu adamw step Exec::Parallel, {threads} threads: {ms:.2} ms, speed-up over sequential {:.2}x", seq / ms);
     }
 }
