@@ -49,6 +49,27 @@ fn compare(a: &[Vec<f32>], b: &[Vec<f32>]) -> (f64, u64, usize) {
     (abs, ulp, n)
 }
 
+/// candle-nn's `AdamW` (the same hyperparameters as `adamw(1e-3, 0.01)`)
+/// over the tree's variables on `dev`, with its gradients in a store.
+fn candle_nn_adamw(
+    params: &Gpt2,
+    grads: &Gpt2,
+    dev: &Device,
+) -> (Vec<Var>, GradStore, candle_nn::AdamW) {
+    let p = vars(params, dev);
+    let mut store = GradStore::default();
+    for (p, g) in p.iter().zip(vars(grads, dev)) {
+        store.insert(p, g.as_tensor().clone());
+    }
+    let cfg = candle_nn::ParamsAdamW {
+        lr: 1e-3,
+        weight_decay: 0.01,
+        ..Default::default()
+    };
+    let o = candle_nn::AdamW::new(p.clone(), cfg).unwrap();
+    (p, store, o)
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
@@ -158,18 +179,7 @@ fn main() {
     // Against candle-nn's AdamW on the GPU.
     {
         let ours = run_steps(&adamw(1e-3, 0.01), &gpu, &params, &grads, k);
-        let p = vars(&params, &gpu);
-        let g = vars(&grads, &gpu);
-        let mut store = GradStore::default();
-        for (p, g) in p.iter().zip(&g) {
-            store.insert(p, g.as_tensor().clone());
-        }
-        let cfg = candle_nn::ParamsAdamW {
-            lr: 1e-3,
-            weight_decay: 0.01,
-            ..Default::default()
-        };
-        let mut o = candle_nn::AdamW::new(p.clone(), cfg).unwrap();
+        let (p, store, mut o) = candle_nn_adamw(&params, &grads, &gpu);
         for _ in 0..k {
             o.step(&store).unwrap();
         }
@@ -198,18 +208,7 @@ fn main() {
     let mut g = vars(&grads, &gpu);
     let mut s = opt.init(&p).unwrap();
     let ours = time(&mut || opt.step(&mut p, &mut g, &mut s).unwrap());
-    let p2 = vars(&params, &gpu);
-    let g2 = vars(&grads, &gpu);
-    let mut store = GradStore::default();
-    for (p, g) in p2.iter().zip(&g2) {
-        store.insert(p, g.as_tensor().clone());
-    }
-    let cfg = candle_nn::ParamsAdamW {
-        lr: 1e-3,
-        weight_decay: 0.01,
-        ..Default::default()
-    };
-    let mut o = candle_nn::AdamW::new(p2, cfg).unwrap();
+    let (_, store, mut o) = candle_nn_adamw(&params, &grads, &gpu);
     let theirs = time(&mut || o.step(&store).unwrap());
     // A copy of the bytes an AdamW step must move at least (read p, g, m, v; write p, m, v: 28 B/param) as a floor:
     let a = Tensor::zeros(n * 7 / 2, DType::F32, &gpu).unwrap();
