@@ -88,6 +88,8 @@
 
 mod adam;
 mod alias;
+#[cfg(feature = "burn")]
+pub mod burn;
 #[cfg(feature = "candle")]
 pub mod candle;
 mod ema;
