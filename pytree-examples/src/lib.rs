@@ -15,6 +15,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#[cfg(feature = "burn")]
+pub mod burn_mlp;
 pub mod candle_mlp;
 pub mod digits;
 pub mod mlp;

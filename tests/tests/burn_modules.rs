@@ -85,13 +85,19 @@ fn a_module_is_a_tree_of_its_float_parameters_named_as_burn_names_them() {
     assert_eq!(pytree_std::structure(&BurnModule::new(net(&d, 1))), def);
 }
 
+/// A scratch folder of this test process.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("pytree-burn-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 #[test]
 fn names_are_the_ones_burn_store_writes() {
     use burn::store::{ModuleSnapshot, SafetensorsStore};
     let d = Device::default();
     let model = net(&d, 0);
-    let dir = std::env::temp_dir().join(format!("pytree-burn-names-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("names");
     let path = dir.join("net.safetensors");
     let mut store = SafetensorsStore::from_file(&path);
     model.save_into(&mut store).unwrap();
@@ -101,6 +107,54 @@ fn names_are_the_ones_burn_store_writes() {
     theirs.sort();
     ours.sort();
     assert_eq!(ours, theirs);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// burn-store's safetensors files load here, and ours load in burn-store.
+#[test]
+fn checkpoints_go_both_ways_with_burn_store() {
+    use burn::store::{ModuleSnapshot, SafetensorsStore};
+    let d = Device::default();
+    let dir = scratch("both-ways");
+
+    // burn-store writes, pytree-std loads in place into another model.
+    let trained = net(&d, 0);
+    let theirs = dir.join("burn-store.safetensors");
+    trained
+        .save_into(&mut SafetensorsStore::from_file(&theirs))
+        .unwrap();
+    let mut fresh = BurnModule::new(net(&d, 1));
+    let report = pytree_std::checkpoint::Load::new()
+        .open(&theirs)
+        .unwrap()
+        .load_into(&mut fresh)
+        .unwrap();
+    assert!(report.is_complete(), "{report:?}");
+    assert!(tree_equal(
+        &fresh,
+        &BurnModule::new(trained.clone()),
+        Tolerance::EXACT
+    ));
+
+    // pytree-std writes, burn-store loads into another model.
+    let ours = dir.join("pytree.safetensors");
+    pytree_std::checkpoint::Save::new()
+        .save(&ours, &BurnModule::new(trained.clone()))
+        .unwrap();
+    let mut other = net(&d, 2);
+    let result = other
+        .load_from(&mut SafetensorsStore::from_file(&ours))
+        .unwrap();
+    assert!(
+        result.errors.is_empty() && result.missing.is_empty(),
+        "{result:?}"
+    );
+    assert_eq!(result.applied.len(), 13);
+    assert!(tree_equal(
+        &BurnModule::new(other),
+        &BurnModule::new(trained),
+        Tolerance::EXACT
+    ));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -36,7 +36,7 @@ const CAPABILITIES: [&str; 8] = [
 
 /// The README's rows (leaf type, feature), each run by one test below,
 /// which checks the row's cells against what it ran ([`Row::done`]).
-const ROWS: [(&str, &str); 10] = [
+const ROWS: [(&str, &str); 11] = [
     ("`f32`, `f64`", ""),
     ("`i8` .. `i64`, `u8` .. `u64`, `bool`", ""),
     ("`i128`, `u128`, `isize`, `usize`, `char`, `String`", ""),
@@ -50,11 +50,14 @@ const ROWS: [(&str, &str); 10] = [
     (MATRICES, "`nalgebra`"),
     ("`candle_core::Tensor`", "`candle`"),
     ("`candle_core::Var`", "`candle`"),
+    (BURN, "`burn`"),
 ];
 const FLOAT_ARRAYS: &str =
     "`ArrayD<A>` (every `Array<A, D>`, `ArcArray<A, D>`), `A` = `f32`, `f64`, `f16`, `bf16`";
 const ANY_ARRAYS: &str = "`AnyArray` (and typed arrays in a `leaf_type = AnyArray` struct)";
 const MATRICES: &str = "`DMatrix<T>` (every `DMatrix<T>`, `DVector<T>`), `T` = `f32`, `f64`";
+const BURN: &str =
+    "`BurnTensor` (burn's float tensors of every rank; a burn module's through `BurnModule<M>`)";
 
 /// The README's table as (leaf type, feature, whether it claims each
 /// capability: a cell is "yes" or "— (why)").
@@ -579,6 +582,50 @@ mod tensors {
         row.checkpoint(&a, &var_model(-0.5), same_vars);
         row.optimizers(|| var_model(1.5), &b, same_vars);
         row.ensembles(&a, &b, same_vars);
+        row.done();
+    }
+}
+
+mod burn_tensors {
+    use burn::tensor::{DType, Device, Tensor, TensorData};
+    use pytree_std::BurnTensor;
+
+    use super::*;
+
+    fn tensor(v: &[f32], dtype: DType) -> BurnTensor {
+        let data = TensorData::new(v.to_vec(), [v.len()]);
+        BurnTensor::new(Tensor::<1>::from_data(data, (&Device::default(), dtype)))
+    }
+
+    fn burn_model(s: f32, dtype: DType) -> Model<BurnTensor, BurnTensor> {
+        model(
+            tensor(&[s, 2.0 * s], dtype),
+            tensor(&[s], dtype),
+            tensor(&[-s], dtype),
+        )
+    }
+
+    fn same(a: &Model<BurnTensor, BurnTensor>, b: &Model<BurnTensor, BurnTensor>) -> bool {
+        tree_equal(a, b, Tolerance::EXACT)
+            && pytree_std::leaves(a)
+                .iter()
+                .zip(pytree_std::leaves(b))
+                .all(|(x, y)| x.dtype() == y.dtype())
+    }
+
+    /// The dtypes burn-flex holds (a burn module's parameters of any rank
+    /// are the same leaves: tests/burn_modules.rs).
+    #[test]
+    fn burn_float_tensors() {
+        let mut row = Row::new(BURN);
+        for dtype in [DType::F32, DType::F16, DType::BF16] {
+            let (a, b) = (burn_model(1.5, dtype), burn_model(-0.5, dtype));
+            row.common(&a, &b, same, true);
+            row.ravel::<_, f32>(&a, same);
+            row.checkpoint(&a, &b, same);
+            row.optimizers(|| burn_model(1.5, dtype), &b, same);
+            row.ensembles(&a, &b, same);
+        }
         row.done();
     }
 }

@@ -81,7 +81,7 @@ impl BurnTensor {
     /// use burn::tensor::{Device, Tensor};
     /// let t = pytree_std::BurnTensor::new(Tensor::<2>::zeros([2, 2], &Device::default()));
     /// let err = t.into_tensor::<3>().unwrap_err();
-    /// assert_eq!(err.to_string(), "expected a burn tensor of rank 3, found f32[2,2]");
+    /// assert_eq!(err.to_string(), "at <root>: expected a burn tensor of rank 3, found f32[2,2]");
     /// ```
     pub fn into_tensor<const D: usize>(self) -> Result<Tensor<D>, Error> {
         if self.rank() != D {
