@@ -441,17 +441,18 @@ where
     P: PyTree,
     P::Leaf: TensorLeaf,
 {
-    let def = pytree_std::structure(tree);
-    let leaves = pytree_std::leaves(tree)
-        .iter()
-        .enumerate()
-        .map(|(i, leaf)| match owners[i] {
-            Owner::Rank(r) if r != rank => empty_like::<P::Leaf>(leaf)
+    // Built like `tree` (not from its TreeDef), so that a tree a TreeDef
+    // cannot rebuild alone (a burn module) is sharded too.
+    let mut i = 0;
+    pytree_std::map_n(tree, [], |leaf, []| {
+        let shard = match owners.get(i) {
+            Some(Owner::Rank(r)) if *r != rank => empty_like::<P::Leaf>(&leaf)
                 .ok_or_else(|| Error::custom(format!("zero1: leaf {i} can no longer be emptied"))),
-            _ => Ok(<P::Leaf as TensorLeaf>::to_owned_leaf(leaf)),
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    pytree_std::unflatten(&def, leaves)
+            _ => Ok(<P::Leaf as TensorLeaf>::to_owned_leaf(&leaf)),
+        };
+        i += 1;
+        shard
+    })
 }
 
 #[cfg(test)]

@@ -49,6 +49,12 @@ pub(crate) fn shaped(flat: Tensor<1>, shape: &[usize]) -> Result<BridgeTensor, E
     fn at<const D: usize>(flat: Tensor<1>, shape: &[usize]) -> Result<BridgeTensor, Error> {
         let mut dims = [0usize; D];
         dims.copy_from_slice(shape);
+        if dims.contains(&0) {
+            // burn's reshape of no elements into several dims fails: an
+            // empty tensor of those dims instead (nothing to move).
+            let options = (&flat.device(), flat.dtype());
+            return Ok(Tensor::<D>::empty(dims, options).into_bridge());
+        }
         Ok(flat.reshape(dims).into_bridge())
     }
     for_rank!(shape.len(), at(flat, shape), else Err(Error::custom(format!(
