@@ -65,12 +65,14 @@ mod local;
 mod mpi;
 mod plan;
 mod run;
+mod timeout;
 mod zero;
 
-pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Wire};
+pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Watch, Wire};
 pub use dist::{Dist, DEFAULT_BUCKET_BYTES, DEFAULT_IN_PLACE_BYTES};
 pub use local::Local;
 #[cfg(feature = "mpi")]
 pub use mpi::Mpi;
 pub use run::run;
+pub use timeout::{parse_timeout, DEFAULT_TIMEOUT, TIMEOUT_ENV};
 pub use zero::Zero1;
