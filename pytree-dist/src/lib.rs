@@ -66,6 +66,8 @@ mod mpi;
 mod plan;
 mod run;
 mod timeout;
+#[cfg(feature = "mpi")]
+mod watchdog;
 mod zero;
 
 pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Watch, Wire};
