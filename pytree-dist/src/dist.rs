@@ -782,6 +782,28 @@ mod tests {
     use pytree_std::ndarray::{array, Array1};
 
     #[test]
+    fn the_timeout_and_the_step_carry_over_to_other_handles_and_zero_is_an_error() {
+        let d = Dist::local().timeout(Some(Duration::from_secs(5))).unwrap();
+        let e = d.with_bucket_bytes(64);
+        assert_eq!(e.collective_timeout(), Some(Duration::from_secs(5)));
+        assert_eq!(e.step(), None);
+        d.set_step(4);
+        assert_eq!((d.step(), e.step()), (Some(4), Some(4)));
+        assert_eq!(
+            Dist::local().timeout(None).unwrap().collective_timeout(),
+            None
+        );
+        let err = Dist::local()
+            .timeout(Some(Duration::ZERO))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("expected a duration greater than zero") && err.contains("found 0 s"),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn a_broadcast_file_writes_leaves_and_static_data_in_place() {
         let opt = adam(0.1);
         let mut p = array![1.0f32, 2.0];
