@@ -202,6 +202,9 @@ impl Dist {
     /// ```
     pub fn set_step(&self, step: u64) {
         self.step.set(Some(step));
+        // The backend hears of it now, not only at the next operation: a
+        // rank that leaves before it says at which step.
+        self.watch("between collectives");
     }
 
     /// The step [`set_step`](Dist::set_step) set last, if any.

@@ -59,7 +59,8 @@ static LIVE: AtomicBool = AtomicBool::new(false);
 ///
 /// Creating it initializes MPI (`MPI_Init_thread`, funneled: only the
 /// thread that created it calls MPI, other threads may compute), and
-/// dropping it finalizes MPI; a process may do that once. In a world of
+/// dropping it finalizes MPI (after telling the other ranks that this
+/// one leaves, as [`run`](crate::run) does); a process may do that once. In a world of
 /// more than one rank, it installs a panic hook that prints the panic with
 /// the rank and ends the whole job (`MPI_Abort`), so that the other ranks
 /// are not left waiting in a collective.
@@ -138,6 +139,12 @@ impl Mpi {
 
 impl Drop for Mpi {
     fn drop(&mut self) {
+        // A program that made its `Dist` itself (not through `run`) leaves
+        // here, before MPI_Finalize: the ranks still calling collectives
+        // hear of it instead of waiting.
+        if !self.watchdog.has_left() && !std::thread::panicking() {
+            let _ = self.watchdog.leave();
+        }
         LIVE.store(false, Ordering::SeqCst);
     }
 }

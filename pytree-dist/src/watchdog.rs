@@ -127,6 +127,8 @@ pub(crate) struct Watchdog {
     /// A duplicate of the world, for the notices only.
     notices: SimpleCommunicator,
     state: RefCell<State>,
+    /// [`leave`](Watchdog::leave) ran.
+    left: std::cell::Cell<bool>,
 }
 
 struct State {
@@ -157,7 +159,13 @@ impl Watchdog {
                 replies: vec![None; size],
                 sends: Vec::new(),
             }),
+            left: std::cell::Cell::new(false),
         }
+    }
+
+    /// Whether this rank left already ([`leave`](Watchdog::leave)).
+    pub(crate) fn has_left(&self) -> bool {
+        self.left.get()
     }
 
     pub(crate) fn watch(&self, watch: &Watch) {
@@ -239,7 +247,7 @@ impl Watchdog {
     /// This rank leaves `run`: tells every other rank, then waits (at most
     /// the timeout) until each has left too.
     pub(crate) fn leave(&self) -> Result<(), Error> {
-        if self.size < 2 {
+        if self.size < 2 || self.left.replace(true) {
             return Ok(());
         }
         let mut st = self.state.borrow_mut();

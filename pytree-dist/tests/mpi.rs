@@ -244,7 +244,8 @@ fn driver() -> ExitCode {
 const STALL_TIMEOUT: f64 = 3.0;
 
 /// The watchdog (issue 38): rank 1 sleeps, is stopped, or leaves `run` at
-/// step 3 (or is stopped inside a blocking in-place bucket), with
+/// step 3 (or drops a `Dist` it made without `run`, or is stopped inside
+/// a blocking in-place bucket), with
 /// `PYTREE_DIST_TIMEOUT=3`: the job ends non-zero, within the timeout plus
 /// a few seconds of the stall (at once when rank 1 left), with a message
 /// naming the collective, the step and the rank. Prints the time from the
@@ -255,17 +256,15 @@ fn watchdog(failures: &mut Vec<String>) {
         "timeout: all_reduce_mean (step 3, collective #7) waited",
         "rank(s) 1 did not arrive: rank(s) 1 did not answer",
     ];
-    let cases: [(&str, &[&str], f64); 4] = [
+    let left = [
+        "rank 1 left run at step 3 after 6 collectives, while rank",
+        "still calls all_reduce_mean (step 3, collective #7)",
+    ];
+    let cases: [(&str, &[&str], f64); 5] = [
         ("stall_sleep", &stalled, STALL_TIMEOUT + 4.0),
         ("stall_stop", &stalled, STALL_TIMEOUT + 4.0),
-        (
-            "stall_leave",
-            &[
-                "rank 1 left run at step 3 after 6 collectives, while rank",
-                "still calls all_reduce_mean (step 3, collective #7)",
-            ],
-            3.0,
-        ),
+        ("stall_leave", &left, 3.0),
+        ("stall_drop", &left, 3.0),
         (
             "stall_in_place",
             &[

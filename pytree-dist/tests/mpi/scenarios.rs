@@ -26,6 +26,15 @@ pub const PASSING: &[&str] = &[
 ];
 
 pub fn run(name: &str) -> ExitCode {
+    if name == "stall_drop" {
+        return match stall_drop() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let name = name.to_string();
     pytree_dist::run(move |dist| match name.as_str() {
         "collectives" => collectives(dist),
@@ -470,6 +479,24 @@ fn stall_at_step_3(dist: &Dist, how: Stall) -> Result<(), Error> {
                     return Ok(());
                 }
             }
+        }
+        let mut g = vec![r as f32; 4];
+        dist.all_reduce_mean(&mut g)?;
+    }
+    Ok(())
+}
+
+/// [`stall_at_step_3`]'s `Leave` without `run`: the `Dist` made by hand
+/// and dropped by rank 1 at step 3 (its drop tells the others).
+fn stall_drop() -> Result<(), Error> {
+    let dist = Dist::init()?;
+    let r = dist.rank();
+    for step in 0..6u64 {
+        dist.set_step(step);
+        if step == 3 && r == 1 {
+            say_stall("drops its Dist");
+            drop(dist);
+            return Ok(());
         }
         let mut g = vec![r as f32; 4];
         dist.all_reduce_mean(&mut g)?;
