@@ -5,6 +5,8 @@
 //!
 //! [`Local`]: crate::Local
 
+use std::time::Duration;
+
 use pytree_std::Error;
 
 /// The element type a bucket travels as: `f32` for `f32`, `f16` and
@@ -262,4 +264,80 @@ pub trait Backend {
     /// (MPI_Abort): what a failed rank does so that the others are not left
     /// waiting in a collective.
     fn abort(&self, message: &str) -> !;
+    /// Says what the collectives that follow are for and how long each may
+    /// wait for the other ranks: [`Dist`](crate::Dist) calls it before
+    /// each operation. A backend with a watchdog (`Mpi`) ends the job when
+    /// a collective waits longer than [`Watch::timeout`], with a message
+    /// naming [`Watch::op`], [`Watch::step`] and the ranks that did not
+    /// arrive. The default does nothing (a world of one waits for nobody).
+    ///
+    /// ```
+    /// use pytree_dist::{Backend, Local, Watch};
+    /// Local.watch(&Watch::new("all_reduce_mean", None, Some(3)));
+    /// ```
+    fn watch(&self, watch: &Watch) {
+        let _ = watch;
+    }
+    /// This rank leaves the job ([`run`](crate::run) calls it when its
+    /// `main` returns `Ok`): it tells the other ranks, so that a rank still
+    /// calling collectives learns that this one will not come and ends the
+    /// job instead of waiting, then waits (at most the timeout of the last
+    /// [`watch`](Backend::watch)) for every other rank to leave. The
+    /// default does nothing.
+    ///
+    /// ```
+    /// use pytree_dist::{Backend, Local};
+    /// Local.leave()?;
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn leave(&self) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+/// What a backend's watchdog knows of the collectives that follow
+/// ([`Backend::watch`]): the operation, how long a collective may wait for
+/// the other ranks, and the training step when the program said it
+/// ([`Dist::set_step`](crate::Dist::set_step)).
+///
+/// ```
+/// use std::time::Duration;
+/// let w = pytree_dist::Watch::new("broadcast from rank 0", Some(Duration::from_secs(5)), Some(2));
+/// assert_eq!(w.to_string(), "broadcast from rank 0 (step 2)");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Watch {
+    /// The operation (`"all_reduce_mean"`, `"broadcast from rank 0"`).
+    pub op: String,
+    /// How long one collective may wait for the other ranks; `None`: for
+    /// ever.
+    pub timeout: Option<Duration>,
+    /// The training step, if the program set one.
+    pub step: Option<u64>,
+}
+
+impl Watch {
+    /// A watch of `op` with `timeout` at `step`.
+    ///
+    /// ```
+    /// let w = pytree_dist::Watch::new("check_replicated", None, None);
+    /// assert_eq!((w.timeout, w.step), (None, None));
+    /// ```
+    pub fn new(op: impl Into<String>, timeout: Option<Duration>, step: Option<u64>) -> Watch {
+        Watch {
+            op: op.into(),
+            timeout,
+            step,
+        }
+    }
+}
+
+impl std::fmt::Display for Watch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.op)?;
+        if let Some(step) = self.step {
+            write!(f, " (step {step})")?;
+        }
+        Ok(())
+    }
 }

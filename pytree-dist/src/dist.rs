@@ -2,18 +2,20 @@
 //! replication check) over a [`Backend`], with the bucket plans of the
 //! trees it has seen.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::rc::Rc;
+use std::time::Duration;
 
 use pytree_optim::Mask;
 use pytree_std::checkpoint::{Load, Save, TensorLeaf, TensorView};
 use pytree_std::{Error, Flatten, Signature, Std, TreeDef, Unflatten};
 
 use crate::agree::{agree, Intent};
-use crate::backend::{Backend, Flow};
+use crate::backend::{Backend, Flow, Watch};
 use crate::local::Local;
 use crate::plan::{wire_of, LeafSpec, Plan, TreeBuckets};
+use crate::timeout::{timeout_from_env, DEFAULT_TIMEOUT};
 
 /// The bucket size of [`Dist::new`]: 25 MiB, as PyTorch's DDP.
 ///
@@ -61,6 +63,10 @@ pub struct Dist {
     backend: Rc<dyn Backend>,
     bucket_bytes: usize,
     in_place_bytes: usize,
+    timeout: Option<Duration>,
+    /// The step [`Dist::set_step`] set, shared by every handle on the
+    /// same backend.
+    step: Rc<Cell<Option<u64>>>,
     plans: RefCell<Vec<Cached>>,
 }
 
@@ -86,14 +92,19 @@ impl std::fmt::Debug for Dist {
             .field("size", &self.size())
             .field("bucket_bytes", &self.bucket_bytes)
             .field("in_place_bytes", &self.in_place_bytes)
+            .field("timeout", &self.timeout)
+            .field("step", &self.step.get())
             .finish()
     }
 }
 
 impl Dist {
     /// The tree operations over `backend`, with buckets of
-    /// [`DEFAULT_BUCKET_BYTES`] and leaves of [`DEFAULT_IN_PLACE_BYTES`]
-    /// or more reduced in place.
+    /// [`DEFAULT_BUCKET_BYTES`], leaves of [`DEFAULT_IN_PLACE_BYTES`]
+    /// or more reduced in place, and collectives that wait at most
+    /// [`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT) for the other ranks
+    /// ([`TIMEOUT_ENV`](crate::TIMEOUT_ENV) is read by [`Dist::init`],
+    /// not here).
     ///
     /// ```
     /// let dist = pytree_dist::Dist::new(pytree_dist::Local);
@@ -104,6 +115,8 @@ impl Dist {
             backend: Rc::new(backend),
             bucket_bytes: DEFAULT_BUCKET_BYTES,
             in_place_bytes: DEFAULT_IN_PLACE_BYTES,
+            timeout: Some(DEFAULT_TIMEOUT),
+            step: Rc::new(Cell::new(None)),
             plans: RefCell::new(Vec::new()),
         }
     }
@@ -120,7 +133,11 @@ impl Dist {
     /// The job this process was started in: with feature `mpi`, MPI's
     /// world (`mpirun -np N` gives `N` ranks; a program started without
     /// a launcher is a world of one, through MPI all the same); without
-    /// it, [`Dist::local`].
+    /// it, [`Dist::local`]. The collectives' timeout is
+    /// [`TIMEOUT_ENV`](crate::TIMEOUT_ENV)'s (`PYTREE_DIST_TIMEOUT=30`:
+    /// seconds, or `none`) where it is set, else
+    /// [`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT); a value that is not
+    /// one is an error naming the variable (checked before MPI starts).
     ///
     /// ```
     /// # #[cfg(not(feature = "mpi"))]
@@ -128,14 +145,82 @@ impl Dist {
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
     pub fn init() -> Result<Dist, Error> {
+        let timeout = timeout_from_env()?;
         #[cfg(feature = "mpi")]
-        {
-            Ok(Dist::new(crate::mpi::Mpi::init()?))
-        }
+        let dist = Dist::new(crate::mpi::Mpi::init()?);
         #[cfg(not(feature = "mpi"))]
-        {
-            Ok(Dist::local())
+        let dist = Dist::local();
+        Ok(Dist { timeout, ..dist })
+    }
+
+    /// The same with collectives that wait at most `timeout` for the other
+    /// ranks (`None`: for ever). When one waits longer (a rank stalled,
+    /// stopped, or gone), the job ends (non-zero, MPI_Abort) with a
+    /// message naming the operation, the step ([`set_step`](Dist::set_step))
+    /// and the ranks that did not arrive; a rank that leaves
+    /// [`run`](crate::run) while others still call collectives ends it at
+    /// once, without waiting. Every rank should use the same timeout.
+    /// Zero is an error.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let dist = pytree_dist::Dist::local().timeout(Some(Duration::from_secs(30)))?;
+    /// assert_eq!(dist.collective_timeout(), Some(Duration::from_secs(30)));
+    /// assert!(pytree_dist::Dist::local().timeout(Some(Duration::ZERO)).is_err());
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn timeout(self, timeout: Option<Duration>) -> Result<Dist, Error> {
+        if timeout == Some(Duration::ZERO) {
+            return Err(Error::custom(
+                "a timeout: expected a duration greater than zero (or None: no timeout), found 0 s",
+            ));
         }
+        Ok(Dist { timeout, ..self })
+    }
+
+    /// How long a collective waits for the other ranks (`None`: for ever).
+    ///
+    /// ```
+    /// assert_eq!(pytree_dist::Dist::local().collective_timeout(), Some(pytree_dist::DEFAULT_TIMEOUT));
+    /// ```
+    pub fn collective_timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// Says which training step the program is at, for the messages of a
+    /// timeout or of a rank that left early ("all_reduce_mean (step
+    /// 41)"); every handle on the same processes sees it. Without it, a
+    /// message counts the collectives instead.
+    ///
+    /// ```
+    /// let dist = pytree_dist::Dist::local();
+    /// for step in 0..3 {
+    ///     dist.set_step(step);
+    ///     // ... the step's collectives
+    /// }
+    /// assert_eq!(dist.step(), Some(2));
+    /// ```
+    pub fn set_step(&self, step: u64) {
+        self.step.set(Some(step));
+        // The backend hears of it now, not only at the next operation: a
+        // rank that leaves before it says at which step.
+        self.watch("between collectives");
+    }
+
+    /// The step [`set_step`](Dist::set_step) set last, if any.
+    ///
+    /// ```
+    /// assert_eq!(pytree_dist::Dist::local().step(), None);
+    /// ```
+    pub fn step(&self) -> Option<u64> {
+        self.step.get()
+    }
+
+    /// Tells the backend's watchdog what the collectives that follow are
+    /// for ([`Backend::watch`]).
+    pub(crate) fn watch(&self, op: &str) {
+        self.backend
+            .watch(&Watch::new(op, self.timeout, self.step.get()));
     }
 
     /// The same with buckets of at most `bytes` bytes (at least one
@@ -202,6 +287,8 @@ impl Dist {
             backend: self.backend.clone(),
             bucket_bytes,
             in_place_bytes,
+            timeout: self.timeout,
+            step: self.step.clone(),
             plans: RefCell::new(Vec::new()),
         }
     }
@@ -431,6 +518,7 @@ impl Dist {
         T: Flatten<Std>,
         T::Leaf: TensorLeaf,
     {
+        self.watch(&op);
         let op = format!(
             "{op} ({} byte buckets, {})",
             self.bucket_bytes,
@@ -506,6 +594,7 @@ impl Dist {
     /// Checks that every rank has the structure `def` (static data
     /// included) for `op`; an error on every rank otherwise.
     pub(crate) fn agree_structure(&self, op: &str, def: &TreeDef) -> Result<(), Error> {
+        self.watch(op);
         let intent = Intent {
             op: op.to_string(),
             def: Some(def.clone()),
@@ -551,6 +640,7 @@ impl Dist {
         self.ensure_rank(root, "broadcast from")?;
         let rank = self.rank();
         let op = format!("broadcast from rank {root}");
+        self.watch(&op);
         // Static data travels when serde can write it; otherwise it must
         // be equal on every rank already (checked with the rest).
         let def = pytree_std::structure(&*tree);
@@ -592,6 +682,7 @@ impl Dist {
         T: Flatten<Std>,
         T::Leaf: TensorLeaf,
     {
+        self.watch("check_replicated");
         let mut hashes = Vec::new();
         let mut h = DefaultHasher::new();
         pytree_std::structure(tree).hash(&mut h);
@@ -692,6 +783,28 @@ mod tests {
     use super::*;
     use pytree_optim::{adam, GradientTransformation};
     use pytree_std::ndarray::{array, Array1};
+
+    #[test]
+    fn the_timeout_and_the_step_carry_over_to_other_handles_and_zero_is_an_error() {
+        let d = Dist::local().timeout(Some(Duration::from_secs(5))).unwrap();
+        let e = d.with_bucket_bytes(64);
+        assert_eq!(e.collective_timeout(), Some(Duration::from_secs(5)));
+        assert_eq!(e.step(), None);
+        d.set_step(4);
+        assert_eq!((d.step(), e.step()), (Some(4), Some(4)));
+        assert_eq!(
+            Dist::local().timeout(None).unwrap().collective_timeout(),
+            None
+        );
+        let err = Dist::local()
+            .timeout(Some(Duration::ZERO))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("expected a duration greater than zero") && err.contains("found 0 s"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_broadcast_file_writes_leaves_and_static_data_in_place() {

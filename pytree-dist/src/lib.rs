@@ -48,7 +48,13 @@
 //!   ranks; [`Zero1::save_state`] / [`Zero1::load_state`] for the sharded
 //!   optimizer state.
 //! - [`run`]: `main` for a job: a rank that returns an error or panics
-//!   ends the whole job at once with its message (MPI_Abort).
+//!   ends the whole job at once with its message (MPI_Abort), and so does
+//!   one that returns `Ok` while the others still call collectives.
+//! - Timeouts: no collective waits for ever. After
+//!   [`DEFAULT_TIMEOUT`] (10 minutes; [`Dist::timeout`], or
+//!   [`TIMEOUT_ENV`]: `PYTREE_DIST_TIMEOUT=30`) the job ends with a
+//!   message naming the operation, the step ([`Dist::set_step`]) and the
+//!   ranks that did not arrive.
 //!
 //! [`all_reduce_mean`]: Dist::all_reduce_mean
 //! [`broadcast`]: Dist::broadcast
@@ -65,12 +71,16 @@ mod local;
 mod mpi;
 mod plan;
 mod run;
+mod timeout;
+#[cfg(feature = "mpi")]
+mod watchdog;
 mod zero;
 
-pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Wire};
+pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Watch, Wire};
 pub use dist::{Dist, DEFAULT_BUCKET_BYTES, DEFAULT_IN_PLACE_BYTES};
 pub use local::Local;
 #[cfg(feature = "mpi")]
 pub use mpi::Mpi;
 pub use run::run;
+pub use timeout::{parse_timeout, DEFAULT_TIMEOUT, TIMEOUT_ENV};
 pub use zero::Zero1;

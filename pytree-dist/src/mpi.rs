@@ -24,20 +24,26 @@
 //! macro whose value differs between MPI libraries and rsmpi 0.8 does not
 //! export it: `src/mpi_in_place.c`, compiled by the build script against
 //! the same `mpi.h`, returns it.
+//!
+//! No collective waits for ever (module `watchdog`): the all-gathers and
+//! broadcasts of bytes are non-blocking too, every request is waited by
+//! `MPI_Test` in a loop bounded by the timeout, and the in-place buckets'
+//! blocking calls run under an alarm thread.
 
 use std::cell::RefCell;
 use std::os::raw::c_int;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use mpi::datatype::PartitionMut;
 use mpi::environment::Universe;
 use mpi::ffi;
 use mpi::raw::AsRaw;
 use mpi::topology::SimpleCommunicator;
-use mpi::traits::{Communicator, CommunicatorCollectives, Equivalence, Root};
+use mpi::traits::{Communicator, Equivalence};
 use pytree_std::Error;
 
-use crate::backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Wire};
+use crate::backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Watch, Wire};
+use crate::timeout::DEFAULT_TIMEOUT;
+use crate::watchdog::Watchdog;
 
 extern "C" {
     /// `MPI_IN_PLACE` of the MPI library this crate was built against
@@ -53,10 +59,18 @@ static LIVE: AtomicBool = AtomicBool::new(false);
 ///
 /// Creating it initializes MPI (`MPI_Init_thread`, funneled: only the
 /// thread that created it calls MPI, other threads may compute), and
-/// dropping it finalizes MPI; a process may do that once. In a world of
+/// dropping it finalizes MPI (after telling the other ranks that this
+/// one leaves, as [`run`](crate::run) does); a process may do that once. In a world of
 /// more than one rank, it installs a panic hook that prints the panic with
 /// the rank and ends the whole job (`MPI_Abort`), so that the other ranks
 /// are not left waiting in a collective.
+///
+/// Every collective waits at most the timeout of the last
+/// [`Backend::watch`] ([`DEFAULT_TIMEOUT`](crate::DEFAULT_TIMEOUT) before
+/// the first; [`Dist`](crate::Dist) passes its own); then the job ends,
+/// with a message naming the operation, the step and the ranks that did
+/// not arrive. Collectives of one's own on [`world`](Mpi::world) are not
+/// watched.
 ///
 /// ```no_run
 /// use pytree_dist::{Backend, Mpi};
@@ -66,6 +80,7 @@ static LIVE: AtomicBool = AtomicBool::new(false);
 /// ```
 pub struct Mpi {
     world: SimpleCommunicator,
+    watchdog: Watchdog,
     /// Two pairs (send, receive) of each wire type, grown to the largest
     /// bucket seen and kept, so that a training step allocates nothing.
     buffers: RefCell<Slots>,
@@ -92,8 +107,10 @@ impl Mpi {
             .ok_or_else(|| Error::custom("MPI was initialized already in this process"))?;
         let world = universe.world();
         LIVE.store(true, Ordering::SeqCst);
+        let watchdog = Watchdog::new(&world, Some(DEFAULT_TIMEOUT));
         let mpi = Mpi {
             world,
+            watchdog,
             buffers: RefCell::new(Slots::default()),
             _universe: universe,
         };
@@ -122,6 +139,12 @@ impl Mpi {
 
 impl Drop for Mpi {
     fn drop(&mut self) {
+        // A program that made its `Dist` itself (not through `run`) leaves
+        // here, before MPI_Finalize: the ranks still calling collectives
+        // hear of it instead of waiting.
+        if !self.watchdog.has_left() && !std::thread::panicking() {
+            let _ = self.watchdog.leave();
+        }
         LIVE.store(false, Ordering::SeqCst);
     }
 }
@@ -141,7 +164,7 @@ fn install_panic_hook(rank: usize) {
 
 /// `MPI_Abort(MPI_COMM_WORLD, code)`, then `std::process::abort` if it
 /// returns.
-fn abort_world(code: c_int) -> ! {
+pub(crate) fn abort_world(code: c_int) -> ! {
     // SAFETY: MPI is initialized and not finalized (the callers check
     // `LIVE`, or hold an `Mpi`); MPI_Abort may be called from any thread
     // with any communicator, and does not return in practice.
@@ -149,6 +172,12 @@ fn abort_world(code: c_int) -> ! {
         ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, code);
     }
     std::process::abort()
+}
+
+/// `MPI_REQUEST_NULL`.
+fn request_null() -> ffi::MPI_Request {
+    // SAFETY: a constant of the library, defined by rsmpi's C shim.
+    unsafe { ffi::RSMPI_REQUEST_NULL }
 }
 
 /// An element type MPI sends: its datatype handle.
@@ -165,8 +194,10 @@ impl Element for f64 {}
 struct InFlight(ffi::MPI_Request);
 
 impl InFlight {
-    fn wait(mut self) {
-        self.wait_now();
+    /// Waits under the watchdog (which ends the job rather than wait past
+    /// the timeout).
+    fn wait(mut self, watchdog: &Watchdog) {
+        watchdog.wait(&mut self.0);
     }
     fn wait_now(&mut self) {
         // SAFETY: the request was returned by a non-blocking collective
@@ -282,7 +313,7 @@ impl Mpi {
         // root's reduce, the data then taken from and left in the receive
         // buffer; a non-root's receive buffer of a reduce is not used
         // (null).
-        unsafe {
+        let call = || unsafe {
             let in_place = pytree_dist_mpi_in_place();
             match flow {
                 Flow::SumToAll => {
@@ -298,7 +329,13 @@ impl Mpi {
                     ffi::MPI_Bcast(ptr, count, datatype, root, comm);
                 }
             }
-        }
+        };
+        let what = match flow {
+            Flow::SumToAll => "MPI_Allreduce (an in-place bucket)",
+            Flow::SumToRoot => "MPI_Reduce (an in-place bucket)",
+            Flow::FromRoot => "MPI_Bcast (an in-place bucket)",
+        };
+        self.watchdog.blocking(what, call);
         Ok(())
     }
 }
@@ -326,6 +363,7 @@ impl Backend for Mpi {
     }
 
     fn run(&self, flow: Flow, buckets: &mut dyn Buckets) -> Result<(), Error> {
+        self.watchdog.enter();
         let list = buckets.buckets();
         let rank = self.rank();
         let size = self.size();
@@ -445,7 +483,7 @@ impl Backend for Mpi {
             // Packed while the packed bucket before it is on the wire.
             fill(buckets, k).map_err(fail)?;
             let previous = pending.take().map(|(j, request)| {
-                request.wait();
+                request.wait(&self.watchdog);
                 j
             });
             pending = Some((k, start(k)));
@@ -455,34 +493,69 @@ impl Backend for Mpi {
             }
         }
         if let Some((j, request)) = pending.take() {
-            request.wait();
+            request.wait(&self.watchdog);
             drain(buckets, j).map_err(fail)?;
         }
         Ok(())
     }
 
     fn all_gather(&self, mine: &[u8]) -> Result<Vec<Vec<u8>>, Error> {
+        self.watchdog.enter();
         let size = self.size();
         let len = c_int::try_from(mine.len())
             .map_err(|_| Error::custom("all_gather: more than 2^31 bytes from one rank"))?;
         let mut lens = vec![0 as c_int; size];
-        self.world.all_gather_into(&len, &mut lens[..]);
+        let int = c_int::equivalent_datatype().as_raw();
+        let byte = u8::equivalent_datatype().as_raw();
+        let comm = self.world.as_raw();
+        let mut request = InFlight(request_null());
+        // SAFETY: `len` (one c_int) and `lens` (`size` of them, one per
+        // rank) are neither moved nor touched until the request is waited,
+        // right below; MPI is live while an `Mpi` is.
+        unsafe {
+            ffi::MPI_Iallgather(
+                &len as *const c_int as *const _,
+                1,
+                int,
+                lens.as_mut_ptr() as *mut _,
+                1,
+                int,
+                comm,
+                &mut request.0,
+            );
+        }
+        request.wait(&self.watchdog);
         let total: usize = lens.iter().map(|&n| n as usize).sum();
         let displs: Vec<c_int> = lens
             .iter()
             .scan(0 as c_int, |at, &n| {
                 let d = *at;
-                *at += n;
+                *at = at.saturating_add(n);
                 Some(d)
             })
             .collect();
         c_int::try_from(total)
             .map_err(|_| Error::custom("all_gather: more than 2^31 bytes in all"))?;
         let mut all = vec![0u8; total];
-        {
-            let mut part = PartitionMut::new(&mut all[..], &lens[..], &displs[..]);
-            self.world.all_gather_varcount_into(mine, &mut part);
+        let mut request = InFlight(request_null());
+        // SAFETY: `mine` holds `len` bytes; `all` holds `total`, the sum of
+        // `lens`, and `displs` are their running sums, so every rank's
+        // part lies inside it; none of the four is moved or touched until
+        // the request is waited, right below.
+        unsafe {
+            ffi::MPI_Iallgatherv(
+                mine.as_ptr() as *const _,
+                len,
+                byte,
+                all.as_mut_ptr() as *mut _,
+                lens.as_ptr(),
+                displs.as_ptr(),
+                byte,
+                comm,
+                &mut request.0,
+            );
         }
+        request.wait(&self.watchdog);
         Ok(lens
             .iter()
             .zip(&displs)
@@ -497,17 +570,49 @@ impl Backend for Mpi {
                 "broadcast from rank {root}, but the world has {size} ranks"
             )));
         }
-        let process = self.world.process_at_rank(root as c_int);
+        self.watchdog.enter();
+        let comm = self.world.as_raw();
+        let ibcast = |ptr: *mut u8, count: usize, datatype: ffi::MPI_Datatype| {
+            let mut request = InFlight(request_null());
+            // SAFETY: the callers lend `count` elements of `datatype` at
+            // `ptr` (at most 1 GiB: a c_int count), not touched until the
+            // request is waited, right below; `root` is below the world's
+            // size (checked above).
+            unsafe {
+                ffi::MPI_Ibcast(
+                    ptr as *mut _,
+                    count as c_int,
+                    datatype,
+                    root as c_int,
+                    comm,
+                    &mut request.0,
+                );
+            }
+            request.wait(&self.watchdog);
+        };
         let mut len = bytes.len() as u64;
-        process.broadcast_into(&mut len);
+        ibcast(
+            (&mut len as *mut u64).cast(),
+            1,
+            u64::equivalent_datatype().as_raw(),
+        );
         let len = usize::try_from(len)
             .map_err(|_| Error::custom("broadcast: more bytes than this machine can address"))?;
         bytes.resize(len, 0);
         // MPI counts are c_int: send in pieces of at most 1 GiB.
+        let byte = u8::equivalent_datatype().as_raw();
         for piece in bytes.chunks_mut(1 << 30) {
-            process.broadcast_into(piece);
+            ibcast(piece.as_mut_ptr(), piece.len(), byte);
         }
         Ok(())
+    }
+
+    fn watch(&self, watch: &Watch) {
+        self.watchdog.watch(watch);
+    }
+
+    fn leave(&self) -> Result<(), Error> {
+        self.watchdog.leave()
     }
 
     fn abort(&self, message: &str) -> ! {

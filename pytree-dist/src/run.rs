@@ -13,7 +13,14 @@ use crate::dist::Dist;
 /// for a rank that is gone. A panic does the same (with feature `mpi`,
 /// in a world of more than one rank, the backend's panic hook aborts the
 /// job after printing the panic). In a world of one, an error is printed
-/// and the exit status is 1. `Ok` on a rank returns success.
+/// and the exit status is 1. `Ok` on a rank returns success once every
+/// rank has left `run`: a rank that returns while others still call
+/// collectives (three steps early, say) is not waited for, it ends the
+/// job with a message naming it and its step ([`Dist::set_step`]); a
+/// rank that stalls (sleeps, is stopped, loops) ends it after the
+/// collectives' timeout ([`Dist::timeout`],
+/// [`TIMEOUT_ENV`](crate::TIMEOUT_ENV)), naming the ranks that did not
+/// arrive.
 ///
 /// ```no_run
 /// use std::process::ExitCode;
@@ -34,7 +41,21 @@ pub fn run<E: Display>(main: impl FnOnce(&Dist) -> Result<(), E>) -> ExitCode {
         }
     };
     match main(&dist) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => {
+            if dist.size() > 1 {
+                // Tells the others, so that a rank still calling
+                // collectives ends the job instead of waiting for this
+                // one; then waits (at most the timeout) for them to leave.
+                dist.watch("leaving run");
+                if let Err(e) = dist.backend().leave() {
+                    dist.abort(&format!(
+                        "pytree-dist: rank {}: error leaving run: {e}",
+                        dist.rank()
+                    ));
+                }
+            }
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             let message = format!("pytree-dist: rank {}: error: {e}", dist.rank());
             if dist.size() > 1 {

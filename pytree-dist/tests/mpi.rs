@@ -221,6 +221,7 @@ fn driver() -> ExitCode {
             }
         }
     }
+    watchdog(&mut failures);
     // A summary in libtest's words, which .ci/run counts.
     let total = LAUNCHED.load(std::sync::atomic::Ordering::SeqCst);
     for f in &failures {
@@ -237,6 +238,94 @@ fn driver() -> ExitCode {
     } else {
         ExitCode::FAILURE
     }
+}
+
+/// The collectives' timeout of the watchdog's scenarios, in seconds.
+const STALL_TIMEOUT: f64 = 3.0;
+
+/// The watchdog (issue 38): rank 1 sleeps, is stopped, or leaves `run` at
+/// step 3 (or drops a `Dist` it made without `run`, or is stopped inside
+/// a blocking in-place bucket), with
+/// `PYTREE_DIST_TIMEOUT=3`: the job ends non-zero, within the timeout plus
+/// a few seconds of the stall (at once when rank 1 left), with a message
+/// naming the collective, the step and the rank. Prints the time from the
+/// stall (as rank 1 printed it) to `mpirun`'s exit (BENCHMARKS.md).
+fn watchdog(failures: &mut Vec<String>) {
+    let timeout = [("PYTREE_DIST_TIMEOUT", STALL_TIMEOUT.to_string())];
+    let stalled = [
+        "timeout: all_reduce_mean (step 3, collective #7) waited",
+        "rank(s) 1 did not arrive: rank(s) 1 did not answer",
+    ];
+    let left = [
+        "rank 1 left run at step 3 after 6 collectives, while rank",
+        "still calls all_reduce_mean (step 3, collective #7)",
+    ];
+    let cases: [(&str, &[&str], f64); 5] = [
+        ("stall_sleep", &stalled, STALL_TIMEOUT + 4.0),
+        ("stall_stop", &stalled, STALL_TIMEOUT + 4.0),
+        ("stall_leave", &left, 3.0),
+        ("stall_drop", &left, 3.0),
+        (
+            "stall_in_place",
+            &[
+                "timeout: a big all-reduce (step 3, collective #1) waited",
+                "inside MPI_Allreduce (an in-place bucket)",
+            ],
+            STALL_TIMEOUT + 4.0,
+        ),
+    ];
+    for (name, said, bound) in cases {
+        for ranks in [2, 3] {
+            let o = launch_with(name, Some(ranks), &timeout);
+            let ended = unix_ms();
+            let stall = o
+                .output
+                .split("stalled at unix ms ")
+                .nth(1)
+                .and_then(|t| t.split(')').next())
+                .and_then(|t| t.parse::<u128>().ok());
+            let to_end = stall.map(|t| ended.saturating_sub(t) as f64 / 1000.0);
+            let missing: Vec<&&str> = said.iter().filter(|m| !o.output.contains(**m)).collect();
+            println!(
+                "scenario {name} on {ranks} ranks: exit {}, {:.1?}, stall to end {} (timeout {STALL_TIMEOUT} s, bound {bound} s), message {}",
+                if o.ok { "success (wrong)" } else { "failure (right)" },
+                o.took,
+                to_end.map_or("UNKNOWN".to_string(), |t| format!("{t:.2} s")),
+                if missing.is_empty() { "printed".to_string() } else { format!("MISSING {missing:?}") }
+            );
+            if o.ok || !missing.is_empty() || to_end.is_none_or(|t| t > bound) {
+                failures.push(format!("{name} on {ranks} ranks:\n{}", o.output));
+            }
+        }
+    }
+    // A timeout that is not one: every rank says so, the job fails.
+    let o = launch_with(
+        "collectives",
+        Some(2),
+        &[("PYTREE_DIST_TIMEOUT", "soon".to_string())],
+    );
+    let said = o
+        .output
+        .contains("PYTREE_DIST_TIMEOUT: a timeout: expected a number of seconds greater than 0");
+    println!(
+        "scenario collectives with PYTREE_DIST_TIMEOUT=soon: exit {}, message {}",
+        if o.ok {
+            "success (wrong)"
+        } else {
+            "failure (right)"
+        },
+        if said { "printed" } else { "MISSING" }
+    );
+    if o.ok || !said {
+        failures.push(format!("PYTREE_DIST_TIMEOUT=soon:\n{}", o.output));
+    }
+}
+
+/// Now, in milliseconds since the Unix epoch.
+fn unix_ms() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis())
 }
 
 /// A model-like tree of several leaf kinds: f32 matrices and vectors, an

@@ -26,6 +26,15 @@ pub const PASSING: &[&str] = &[
 ];
 
 pub fn run(name: &str) -> ExitCode {
+    if name == "stall_drop" {
+        return match stall_drop() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let name = name.to_string();
     pytree_dist::run(move |dist| match name.as_str() {
         "collectives" => collectives(dist),
@@ -40,6 +49,10 @@ pub fn run(name: &str) -> ExitCode {
         "checkpoint_killed" => checkpoint_killed(dist),
         "panic_at_step_3" => fail_at_step_3(dist, true),
         "error_at_step_3" => fail_at_step_3(dist, false),
+        "stall_sleep" => stall_at_step_3(dist, Stall::Sleep),
+        "stall_stop" => stall_at_step_3(dist, Stall::Stop),
+        "stall_leave" => stall_at_step_3(dist, Stall::Leave),
+        "stall_in_place" => stall_in_place(dist),
         other => Err(Error::custom(format!("no scenario {other}"))),
     })
 }
@@ -406,6 +419,131 @@ fn fail_at_step_3(dist: &Dist, panic: bool) -> Result<(), Error> {
         let mut g = model(r, SIZES);
         dist.all_reduce_mean(&mut g)?;
     }
+    Ok(())
+}
+
+/// How rank 1 stalls at step 3 in the watchdog's scenarios.
+#[derive(Clone, Copy, PartialEq)]
+enum Stall {
+    /// Sleeps 30 s inside the step (the timeout is 3 s).
+    Sleep,
+    /// Stops itself (SIGSTOP; a `kill -CONT` 30 s later, in case nothing
+    /// ends the job).
+    Stop,
+    /// Returns `Ok` from `run` three steps before the others.
+    Leave,
+}
+
+/// Prints the moment rank 1 stalls, which the driver measures from.
+fn say_stall(how: &str) {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    eprintln!("test: rank 1 {how} at step 3 (stalled at unix ms {ms})");
+}
+
+/// Stops this process (SIGSTOP), with a `kill -CONT` 30 s later.
+fn stop_myself() -> Result<(), Error> {
+    let pid = std::process::id();
+    std::process::Command::new("sh")
+        .args(["-c", &format!("sleep 30; kill -CONT {pid}")])
+        .spawn()
+        .map_err(|e| Error::custom(format!("sh: {e}")))?;
+    let status = std::process::Command::new("kill")
+        .args(["-STOP", &pid.to_string()])
+        .status()
+        .map_err(|e| Error::custom(format!("kill: {e}")))?;
+    ensure!(status.success(), "kill -STOP {pid}");
+    Ok(())
+}
+
+/// Six steps of an all-reduce, the step set on the `Dist`; rank 1 stalls
+/// (or leaves) at step 3. The job must end (non-zero) within the timeout
+/// plus a few seconds, and without waiting when rank 1 leaves.
+fn stall_at_step_3(dist: &Dist, how: Stall) -> Result<(), Error> {
+    let r = dist.rank();
+    for step in 0..6u64 {
+        dist.set_step(step);
+        if step == 3 && r == 1 {
+            match how {
+                Stall::Sleep => {
+                    say_stall("sleeps");
+                    std::thread::sleep(std::time::Duration::from_secs(30));
+                }
+                Stall::Stop => {
+                    say_stall("stops (SIGSTOP)");
+                    stop_myself()?;
+                }
+                Stall::Leave => {
+                    say_stall("leaves run");
+                    return Ok(());
+                }
+            }
+        }
+        let mut g = vec![r as f32; 4];
+        dist.all_reduce_mean(&mut g)?;
+    }
+    Ok(())
+}
+
+/// [`stall_at_step_3`]'s `Leave` without `run`: the `Dist` made by hand
+/// and dropped by rank 1 at step 3 (its drop tells the others).
+fn stall_drop() -> Result<(), Error> {
+    let dist = Dist::init()?;
+    let r = dist.rank();
+    for step in 0..6u64 {
+        dist.set_step(step);
+        if step == 3 && r == 1 {
+            say_stall("drops its Dist");
+            drop(dist);
+            return Ok(());
+        }
+        let mut g = vec![r as f32; 4];
+        dist.all_reduce_mean(&mut g)?;
+    }
+    Ok(())
+}
+
+/// Rank 1 stops itself inside an in-place bucket (the others are in a
+/// blocking MPI_Allreduce): the alarm thread ends the job.
+fn stall_in_place(dist: &Dist) -> Result<(), Error> {
+    use pytree_dist::{Bucket, Buckets, BufMut, BufRef, Flow, Watch, Wire};
+    struct Big(Vec<f32>, usize);
+    impl Buckets for Big {
+        fn buckets(&self) -> Vec<Bucket> {
+            vec![Bucket {
+                wire: Wire::F32,
+                len: self.0.len(),
+                root: 0,
+                in_place: true,
+            }]
+        }
+        fn fill(&mut self, _: usize, _: BufMut<'_>) -> Result<(), Error> {
+            Ok(())
+        }
+        fn drain(&mut self, _: usize, _: BufRef<'_>) -> Result<(), Error> {
+            Ok(())
+        }
+        fn in_place(
+            &mut self,
+            _: usize,
+            _: bool,
+            collective: &mut dyn FnMut(BufMut<'_>) -> Result<(), Error>,
+        ) -> Result<(), Error> {
+            if self.1 == 1 {
+                say_stall("stops (SIGSTOP) inside an in-place bucket");
+                stop_myself()?;
+            }
+            collective(BufMut::F32(&mut self.0))
+        }
+    }
+    let backend = dist.backend();
+    backend.watch(&Watch::new(
+        "a big all-reduce",
+        dist.collective_timeout(),
+        Some(3),
+    ));
+    backend.run(Flow::SumToAll, &mut Big(vec![1.0; 1 << 18], dist.rank()))?;
     Ok(())
 }
 
