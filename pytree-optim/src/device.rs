@@ -75,8 +75,9 @@ pub(crate) trait Visit {
     );
 }
 
-/// Sample constants of Adam (at its third step, `eps_root` nonzero so that
-/// its addition is in the program).
+/// Sample constants of Adam: `adamw(1e-3, 0.01)`'s at its first step (as
+/// `ScaleByAdam::constants` makes them), so that the programs of Adam
+/// into the parameters are that optimizer's first step.
 pub(crate) fn sample_adam() -> AdamK<f64> {
     let (b1, b2) = (0.9f64, 0.999f64);
     AdamK {
@@ -84,10 +85,20 @@ pub(crate) fn sample_adam() -> AdamK<f64> {
         b2,
         one_minus_b1: 1.0 - b1,
         one_minus_b2: 1.0 - b2,
-        inv_c1: 1.0 / (1.0 - b1.powi(3)),
-        inv_c2: 1.0 / (1.0 - b2.powi(3)),
+        inv_c1: 1.0 / (1.0 - b1.powf(1.0)),
+        inv_c2: 1.0 / (1.0 - b2.powf(1.0)),
         eps: 1e-8,
-        eps_root: 1e-12,
+        eps_root: 0.0,
+    }
+}
+
+/// The sample tail: the learning rate `1e-3` with weight decay `0.01`
+/// (`adamw(1e-3, 0.01)`'s; the forms without decay are `sgd(1e-3)`'s).
+pub(crate) fn sample_tail() -> Tail {
+    Tail {
+        factor: -1e-3,
+        weight_decay: 0.01,
+        decay_mask: None,
     }
 }
 
@@ -106,7 +117,9 @@ macro_rules! fused_forms {
 }
 
 /// Calls `v` with every element update the transformations run, in a
-/// fixed order, with sample constants.
+/// fixed order, with sample constants: the trace's momentum `0.9`, the
+/// EMAs' decay `0.99`, Adam's and the tail's of `adamw(1e-3, 0.01)` at its
+/// first step ([`sample_adam`], [`sample_tail`]).
 pub(crate) fn for_each_update(v: &mut impl Visit) {
     v.visit::<_, 1, 0>("zero", &Zero);
     v.visit::<_, 1, 1>("assign", &Assign);
@@ -124,11 +137,7 @@ pub(crate) fn for_each_update(v: &mut impl Visit) {
         "ema_updates_corrected",
         &Average::<f64>::new(0.99, Some(0.0297)),
     );
-    let tail = TailK::new(&Tail {
-        factor: -1e-3,
-        weight_decay: 0.01,
-        decay_mask: None,
-    });
+    let tail = TailK::new(&sample_tail());
     fused_forms!(
         v,
         TailUpdate,
@@ -417,6 +426,79 @@ mod tests {
         assert_eq!(count(|n| matches!(n, Node::Sqrt(_))), 1);
         assert_eq!(a.outputs().len(), 3);
         assert!((0..3).all(|i| a.writes(i)));
+    }
+
+    /// `ln` numbers drawn as gradients and parameters are (finite, of
+    /// every sign, around 1e-3 to 1).
+    fn moderate(rng: &mut Rng, n: usize, scale: f32) -> Vec<f32> {
+        (0..n)
+            .map(|_| ((rng.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale)
+            .collect()
+    }
+
+    /// The listed program of `name`, run by the interpreter on `p`, the
+    /// states (zeros) and `g`: the new parameters.
+    fn program_step(name: &str, p: &[f32], g: &[f32]) -> Vec<f32> {
+        let all = device_updates();
+        let Some(u) = all.iter().find(|u| u.name() == name) else {
+            return Vec::new();
+        };
+        let prog = u.program();
+        p.iter()
+            .zip(g)
+            .map(|(&p, &g)| {
+                let mut ms = vec![0.0f32; prog.muts()];
+                ms[0] = p;
+                match prog.eval(&mut ms, &[g]) {
+                    Ok(()) => ms[0],
+                    Err(_) => f32::NAN,
+                }
+            })
+            .collect()
+    }
+
+    /// The programs of Adam, the trace and Nesterov into the parameters
+    /// are the optimizers' own first steps: `adamw(1e-3, 0.01)`,
+    /// `sgd(1e-3).momentum(0.9)` and `.nesterov()` stepped on `f32`
+    /// leaves by the CPU give the interpreter's bits on every element.
+    #[test]
+    fn the_listed_programs_are_the_optimizers_first_steps() {
+        use crate::{adamw, sgd, GradientTransformation};
+        let mut rng = Rng(11);
+        let n = 4099;
+        let p0 = moderate(&mut rng, n, 1.0);
+        let g0 = moderate(&mut rng, n, 1e-2);
+        let stepped = |opt: &dyn Fn(&mut Vec<f32>, &mut Vec<f32>)| {
+            let (mut p, mut g) = (p0.clone(), g0.clone());
+            opt(&mut p, &mut g);
+            p
+        };
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        let adam = stepped(&|p, g| {
+            let o = adamw(1e-3, 0.01);
+            let mut s = o.init(p).expect("init");
+            o.step(p, g, &mut s).expect("step");
+        });
+        assert_eq!(
+            bits(&adam),
+            bits(&program_step("adam_params_decay", &p0, &g0))
+        );
+        let trace = stepped(&|p, g| {
+            let o = sgd(1e-3).momentum(0.9);
+            let mut s = o.init(p).expect("init");
+            o.step(p, g, &mut s).expect("step");
+        });
+        assert_eq!(bits(&trace), bits(&program_step("trace_params", &p0, &g0)));
+        let nesterov = stepped(&|p, g| {
+            let o = sgd(1e-3).momentum(0.9).nesterov();
+            let mut s = o.init(p).expect("init");
+            o.step(p, g, &mut s).expect("step");
+        });
+        assert_eq!(
+            bits(&nesterov),
+            bits(&program_step("nesterov_params", &p0, &g0))
+        );
+        assert_ne!(bits(&adam), bits(&p0));
     }
 
     /// Names are unique C identifiers, so each is a kernel's name.

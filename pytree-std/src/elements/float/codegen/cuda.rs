@@ -37,6 +37,15 @@ pub const CHUNK: u64 = 4096;
 /// ```
 pub const NORM_CHUNK: u64 = 256;
 
+/// The most constants a generated kernel takes: its by-value argument is
+/// `struct { double k[MAX_CONSTS]; }` (256 bytes); Adam into the
+/// parameters with weight decay uses 10.
+///
+/// ```
+/// assert_eq!(pytree_std::elements::codegen::MAX_CONSTS, 32);
+/// ```
+pub const MAX_CONSTS: usize = 32;
+
 /// The element type a kernel is generated for.
 ///
 /// ```
@@ -123,7 +132,8 @@ fn check_name(name: &str) -> Result<(), Error> {
 ///   of the rows before it (each tensor takes `len.div_ceil(CHUNK)`).
 /// - `extern "C" __global__ void {name}(const {name}_tensor* table,
 ///   unsigned int tensors, {name}_consts k)`: the constants by value, as
-///   `f64` (`struct {name}_consts { double k[..]; }`).
+///   `f64` (`struct {name}_consts { double k[MAX_CONSTS]; }`, the first
+///   `consts().len()` used).
 /// - `extern "C" __global__ void {name}_dk(const {name}_tensor* table,
 ///   unsigned int tensors, const double* k)`: the constants read from
 ///   device memory, and a flag after them: the kernel does nothing unless
@@ -132,7 +142,8 @@ fn check_name(name: &str) -> Result<(), Error> {
 ///
 /// Launched with [`BLOCK`] threads per block and as many blocks as the
 /// table's rows take ([`TensorTable::blocks`]). Operands of one row must
-/// not overlap. An error if `name` is not a C identifier.
+/// not overlap. An error if `name` is not a C identifier or the program
+/// has more than [`MAX_CONSTS`] constants.
 ///
 /// ```
 /// use pytree_std::elements::codegen::{cuda_source, record, DeviceFloat};
@@ -152,6 +163,11 @@ pub fn cuda_source(program: &Program, name: &str, float: DeviceFloat) -> Result<
     check_name(name)?;
     let t = float.c_type();
     let nk = program.consts().len();
+    if nk > MAX_CONSTS {
+        return Err(Error::custom(format!(
+            "`{name}` has {nk} constants, more than a kernel takes ({MAX_CONSTS})"
+        )));
+    }
     let mut s = String::new();
     let mut w = |line: &str| {
         s.push_str(line);

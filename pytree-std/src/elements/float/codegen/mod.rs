@@ -11,8 +11,9 @@
 //! Adam is Adam's `ElementUpdate`, recorded.
 //!
 //! The source is compiled at run time (NVRTC), so a build needs no CUDA
-//! compiler; compiling and launching are the caller's (pytree-optim's
-//! GPU check in `benches/cuda`).
+//! compiler: with feature `cuda` (cudarc), [`launch_update`],
+//! [`launch_norm`] and [`launch_clip`] compile each source once per device
+//! and launch it over a table of device addresses.
 //!
 //! ```
 //! use pytree_std::elements::codegen::{cuda_source, record, DeviceFloat};
@@ -37,7 +38,13 @@
 
 mod cuda;
 mod eval;
+#[cfg(feature = "cuda")]
+mod launch;
 mod program;
 
-pub use cuda::{cuda_source, norm_source, DeviceFloat, TensorTable, BLOCK, CHUNK, NORM_CHUNK};
+pub use cuda::{
+    cuda_source, norm_source, DeviceFloat, TensorTable, BLOCK, CHUNK, MAX_CONSTS, NORM_CHUNK,
+};
+#[cfg(feature = "cuda")]
+pub use launch::{launch_clip, launch_norm, launch_update, DeviceTable, NormScratch};
 pub use program::{record, Node, Program, Sym};
