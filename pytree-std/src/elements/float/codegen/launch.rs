@@ -227,7 +227,7 @@ fn at_least<'a>(
     stream: &Arc<CudaStream>,
     n: usize,
 ) -> Result<&'a mut CudaSlice<f64>, Error> {
-    if !slot.as_ref().is_some_and(|s| s.len() >= n) {
+    if slot.as_ref().is_none_or(|s| s.len() < n) {
         *slot = Some(
             stream
                 .alloc_zeros::<f64>(n.max(1))

@@ -11,9 +11,9 @@
 //! Adam is Adam's `ElementUpdate`, recorded.
 //!
 //! The source is compiled at run time (NVRTC), so a build needs no CUDA
-//! compiler: with feature `cuda` (cudarc), [`launch_update`],
-//! [`launch_norm`] and [`launch_clip`] compile each source once per device
-//! and launch it over a table of device addresses.
+//! compiler: with feature `cuda` (cudarc), `launch_update`, `launch_norm`
+//! and `launch_clip` compile each source once per device and launch it
+//! over a table of device addresses.
 //!
 //! ```
 //! use pytree_std::elements::codegen::{cuda_source, record, DeviceFloat};
