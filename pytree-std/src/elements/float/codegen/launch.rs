@@ -160,14 +160,17 @@ fn constants(program: &Program) -> Result<[f64; MAX_CONSTS], Error> {
 /// }
 /// /// `p += u` on the device (a GPU machine calls this).
 /// fn add(stream: &Arc<CudaStream>, p: &mut CudaSlice<f32>, u: &CudaSlice<f32>) -> Result<(), pytree_std::Error> {
+///     if u.len() < p.len() {
+///         return Err(pytree_std::Error::custom("`u` is shorter than `p`"));
+///     }
 ///     let prog = record(&AddTo);
 ///     let mut table = TensorTable::update(&prog, DeviceFloat::F32);
 ///     let (pa, _g1) = p.device_ptr(stream);
 ///     let (ua, _g2) = u.device_ptr(stream);
 ///     table.push(p.len() as u64, &[pa, ua])?;
-///     // SAFETY: both slices live on `stream`'s context, hold `p.len()`
-///     // elements (checked by the caller), and are borrowed until after
-///     // the launch is queued on `stream`.
+///     // SAFETY: both slices live on `stream`'s context, hold at least
+///     // `p.len()` elements (checked above), are distinct allocations, and
+///     // are borrowed until after the launch is queued on `stream`.
 ///     unsafe { launch_update(stream, &prog, "add_to", DeviceFloat::F32, &table, &mut DeviceTable::new()) }
 /// }
 /// # let _ = add;
