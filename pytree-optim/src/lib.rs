@@ -91,6 +91,8 @@
 
 mod adam;
 mod alias;
+#[cfg(feature = "burn")]
+pub mod burn;
 #[cfg(feature = "candle")]
 pub mod candle;
 mod device;

@@ -206,7 +206,20 @@ where
         column.extend(per_member.iter().map(|l| l[i].clone()));
         stacked.push(<T::Leaf as Stackable>::stack(&column).map_err(|e| e.under(path))?);
     }
-    crate::walk::unflatten(&def, stacked)
+    rebuild_like(first, stacked)
+}
+
+/// A tree of `like`'s structure holding `leaves` (one per leaf of `like`,
+/// in order), built by mapping over `like`: a tree that a `TreeDef` alone
+/// cannot rebuild (a `BurnModule`, whose module is not in the `TreeDef`)
+/// is rebuilt too.
+fn rebuild_like<T: Unflatten<Std>>(like: &T, leaves: Vec<T::Leaf>) -> Result<T, Error> {
+    let mut leaves = leaves.into_iter();
+    crate::walk::map_n(like, [], |_, []| {
+        leaves
+            .next()
+            .ok_or("fewer leaves than the tree has (an ensemble's leaf was lost)")
+    })
 }
 
 /// Cuts a stacked tree back into its members: member `i` has, at each key
@@ -264,7 +277,6 @@ where
     if !problems.is_empty() {
         return Err(Error::from_mismatches(problems));
     }
-    let def = crate::walk::structure(stacked);
     let n = n.unwrap_or(0);
     (0..n)
         .map(|i| {
@@ -274,7 +286,7 @@ where
                     <T::Leaf as Stackable>::index(leaf, i).map_err(|e| e.under(path))
                 })
                 .collect::<Result<Vec<T::Leaf>, Error>>()?;
-            crate::walk::unflatten(&def, member)
+            rebuild_like(stacked, member)
         })
         .collect()
 }

@@ -97,7 +97,9 @@
 //!   one leaf type `ArrayD<A>` lent as views; `AnyArray`, module
 //!   `any_array`, for arrays of several dtypes in one tree), `candle` (`Tensor`),
 //!   `half` (`f16`, `bf16`), `nalgebra` (`DMatrix`, `DVector`, one leaf
-//!   type `DMatrix<T>`); each crate is re-exported under its name.
+//!   type `DMatrix<T>`), `burn` (any burn module as a pytree of its float
+//!   parameters, `BurnModule`, whose leaves are `BurnTensor`s: burn
+//!   tensors of any rank); each crate is re-exported under its name.
 //! - With the `serde` feature: serde for [`Tree`] and [`TreeDef`], and for
 //!   any pytree as its TreeDef and leaves (module `serialized`).
 //! - With the `ndarray` or `candle` feature: ensembles (module
@@ -117,7 +119,7 @@
 pub mod checkpoint;
 pub mod custom;
 pub mod elements;
-#[cfg(any(feature = "ndarray", feature = "candle"))]
+#[cfg(any(feature = "ndarray", feature = "candle", feature = "burn"))]
 pub mod ensemble;
 #[cfg(feature = "serde")]
 mod finite;
@@ -188,6 +190,10 @@ pub use impls::force_tensor_ops as __force_tensor_ops;
 
 #[cfg(feature = "ndarray")]
 pub use any_array::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
+/// The `burn` crate (feature `burn`), re-exported so that a user's
+/// modules and tensors are the ones this crate implements the traits for.
+#[cfg(feature = "burn")]
+pub use burn;
 /// The `candle-core` crate (feature `candle`), re-exported so that a user's
 /// `Tensor` is the one this crate implements the traits for.
 #[cfg(feature = "candle")]
@@ -199,6 +205,8 @@ pub use candle_core;
 pub use half;
 #[cfg(feature = "ndarray")]
 pub use impls::any_array;
+#[cfg(feature = "burn")]
+pub use impls::{BurnModule, BurnTensor};
 /// The `indexmap` crate, re-exported: `IndexMap` is an insertion-ordered
 /// map node (always available; `Tree` is built on it).
 pub use indexmap;

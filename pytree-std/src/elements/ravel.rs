@@ -317,4 +317,38 @@ where
         }
         crate::walk::unflatten(&self.def, leaves)
     }
+
+    /// Rebuilds a tree like `like` (a tree of the plan's structure) from
+    /// a flat buffer: for trees that the `TreeDef` alone cannot rebuild (a
+    /// burn module, `BurnModule`, whose configuration is not in it), as
+    /// JAX's `unravel` closes over what it needs.
+    ///
+    /// ```
+    /// let (flat, plan) = pytree_std::elements::ravel(&vec![1.0f32, 2.0])?;
+    /// assert_eq!(plan.unravel_like(&[3.0, 4.0], &vec![0.0, 0.0])?, [3.0, 4.0]);
+    /// assert!(plan.unravel_like(&flat, &vec![0.0]).is_err()); // another structure
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn unravel_like(&self, flat: &[A], like: &T) -> Result<T, Error> {
+        let def = crate::walk::structure(like);
+        if def != self.def {
+            return Err(Error::custom(format!(
+                "unravel_like: the tree's structure {def} is not the plan's {}",
+                self.def
+            )));
+        }
+        if flat.len() != self.len() {
+            return Err(Error::new(ErrorKind::LengthMismatch {
+                expected: self.len(),
+                found: flat.len(),
+            }));
+        }
+        let mut i = 0;
+        crate::walk::map_n(like, [], |_, []| {
+            let data = &flat[self.offsets[i]..self.offsets[i + 1]];
+            let leaf = T::Leaf::unravel_from(&self.signatures[i], data);
+            i += 1;
+            leaf
+        })
+    }
 }

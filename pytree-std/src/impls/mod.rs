@@ -6,14 +6,18 @@
 //! types behind features) are `Std`'s, one module per family.
 //!
 //! Types of other crates (the orphan rule allows their impls only here,
-//! where `Std` is local): `ndarray`, `candle`, `half` and `nalgebra`
-//! behind features of the same names.
+//! where `Std` is local): `ndarray`, `candle`, `half`, `nalgebra` and
+//! `burn` behind features of the same names.
 
 // Before the modules that use the macro.
-#[cfg(any(feature = "candle", feature = "half"))]
+#[cfg(any(feature = "candle", feature = "half", feature = "burn"))]
 #[macro_use]
 mod by_reference;
 
+#[cfg(feature = "burn")]
+mod burn;
+#[cfg(feature = "burn")]
+pub use self::burn::{BurnModule, BurnTensor};
 #[cfg(feature = "candle")]
 mod candle;
 #[cfg(feature = "candle")]
@@ -33,7 +37,8 @@ pub use ndarray::any_array;
     feature = "ndarray",
     feature = "candle",
     feature = "nalgebra",
-    feature = "half"
+    feature = "half",
+    feature = "burn"
 ))]
 mod shaped;
 
