@@ -39,3 +39,8 @@ mkdir -p dist
 cp target/release/pytree-cuda-probe dist/
 strip dist/pytree-cuda-probe
 cp run.sh torch_adamw.py dist/
+# The generated kernels' check (issue 37), built without CUDA's compiler,
+# in dist/ too (run.sh runs it).
+bash codegen/build.sh
+cp codegen/dist/pytree-codegen-check dist/
+mkdir -p dist/nvrtc && cp codegen/dist/nvrtc/* dist/nvrtc/

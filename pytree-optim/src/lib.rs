@@ -65,6 +65,9 @@
 //!   ([`AdamState`]: `0.mu.<path>`, `0.nu.<path>`, the step counts static
 //!   fields), so `pytree_std::checkpoint` saves and loads them and training
 //!   resumes bit for bit.
+//! - [`device_updates`]: every element update of the transformations
+//!   recorded as a device program ([`DeviceUpdate`]), from which its CUDA
+//!   kernel is printed (pytree-std's `elements::codegen`).
 //! - [`with_leaf_sums`]: the global norm of a tree whose leaves are spread
 //!   over processes (a sharded optimizer's), bit for bit the unsharded one.
 //! - [`FloatLeaf`]: the one trait a leaf type implements, for `f32`,
@@ -92,6 +95,7 @@ mod alias;
 pub mod burn;
 #[cfg(feature = "candle")]
 pub mod candle;
+mod device;
 mod ema;
 mod gradient_transformation;
 mod groups;
@@ -107,6 +111,7 @@ mod wrappers;
 
 pub use adam::{scale_by_adam, ScaleByAdam, ScaleByAdamState};
 pub use alias::{adam, adamw, sgd, Adam, AdamState, AdamW, AdamWState, Sgd, SgdState};
+pub use device::{device_updates, DeviceUpdate};
 pub use ema::{ema, EmaOfParams, EmaOfUpdates, EmaState};
 pub use gradient_transformation::{
     apply_updates, chain, global_norm, Chain, GradientTransformation,

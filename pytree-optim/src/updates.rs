@@ -145,8 +145,8 @@ macro_rules! fused_update {
         /// registers (measured: 2 more instructions per 8 `f32` elements
         /// of Adam's loop).
         pub(crate) struct $name<'a, K, const INTO_PARAMS: bool, const DECAYS: bool>(
-            &'a $dir<K>,
-            &'a TailK<K>,
+            pub(crate) &'a $dir<K>,
+            pub(crate) &'a TailK<K>,
         );
 
         impl<K: Float, const I: bool, const D: bool> ElementUpdate<K, $n, 1> for $name<'_, K, I, D> {

@@ -14,7 +14,8 @@
 //!   update, re-exported there), its numbers [`Float`] and
 //!   [`FloatElement`], its element loops [`zip_slices`] and [`sum_slice`]
 //!   (run as [`Exec`] says), and [`ElementUpdate`], an update written once
-//!   over [`Arith`].
+//!   over [`Arith`]; [`codegen`]: an update recorded and printed as CUDA
+//!   code for the device (one kernel for many tensors).
 //!
 //! ```
 //! use pytree_std::elements::{ravel, tree_equal, Tolerance};
@@ -33,6 +34,7 @@ mod ravel;
 mod summary;
 
 pub use approx::{tree_equal, ApproxEq, Tolerance};
+pub use float::codegen;
 #[cfg(any(feature = "ndarray", feature = "candle"))]
 pub(crate) use float::widened;
 #[cfg(any(feature = "ndarray", feature = "nalgebra"))]

@@ -8,6 +8,7 @@
 //! and `Var`) are in its file under `impls/`, with everything else that
 //! crate's types provide.
 
+pub mod codegen;
 mod element;
 mod kernel;
 mod update;

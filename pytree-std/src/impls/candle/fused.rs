@@ -291,3 +291,14 @@ where
     }
     Some(total)
 }
+
+#[cfg(test)]
+mod tests {
+    /// The device's global norm (`elements::codegen::norm_source`) sums in
+    /// runs of `NORM_CHUNK` elements because this path sums in runs of
+    /// `CHUNK`: the two must stay equal for the GPU to give the CPU's norm.
+    #[test]
+    fn the_device_norm_sums_in_the_runs_of_this_path() {
+        assert_eq!(super::CHUNK as u64, crate::elements::codegen::NORM_CHUNK);
+    }
+}
