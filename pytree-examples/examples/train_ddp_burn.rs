@@ -38,13 +38,11 @@ use pytree_optim::{adamw, chain, clip_by_global_norm, GradientTransformation};
 use pytree_std::{checkpoint, BurnModule};
 
 /// The largest difference allowed between an epoch's mean loss here and
-/// in the single-process run on the same global batches: burn's matrix
-/// products over a share and over the whole batch round differently, and
-/// Adam turns such differences of a near-zero gradient into steps of about
-/// its sign, so steps differ by up to about 1e-3 late in training, while
-/// the epochs' mean losses agree to a few digits (as in
-/// `train_ddp_candle`).
-const LOSS_TOLERANCE: f64 = 1e-3;
+/// in the single-process run on the same global batches: burn-flex's
+/// matrix products over a share and over the whole batch round
+/// differently (measured at 2 and 3 ranks: every step's loss within
+/// 4.8e-7, every epoch's mean within 1.9e-8 of the single process's).
+const LOSS_TOLERANCE: f64 = 1e-5;
 
 fn main() -> ExitCode {
     pytree_dist::run(train)

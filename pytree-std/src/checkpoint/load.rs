@@ -266,12 +266,10 @@ impl Checkpoint {
         T::Leaf: TensorLeaf,
     {
         let def = crate::walk::structure(like);
-        let def = match self.restore_statics(&def)? {
-            Some((restored, _)) => restored,
-            None => def,
-        };
+        let restored = self.restore_statics(&def)?.map(|(restored, _)| restored);
+        let def = restored.as_ref().unwrap_or(&def);
         refuse_skipped_fields(
-            &def,
+            def,
             "load_like",
             "load into the template in place with load_into (which keeps skipped fields), \
              or leave the field out of the type",
@@ -290,7 +288,20 @@ impl Checkpoint {
                 None => T::Leaf::to_owned_leaf(leaf),
             });
         }
-        crate::walk::unflatten(&def, out).map(|tree| (tree, report))
+        let tree = match &restored {
+            // Static fields from the file: the TreeDef that holds them.
+            Some(def) => crate::walk::unflatten(def, out)?,
+            // Built like the template, so that a tree a TreeDef cannot
+            // rebuild alone (a `BurnModule`) loads too.
+            None => {
+                let mut out = out.into_iter();
+                crate::walk::map_n(like, [], |_, []| {
+                    out.next()
+                        .ok_or("the template has more leaves than were read")
+                })?
+            }
+        };
+        Ok((tree, report))
     }
 
     /// Loads into `tree`, in place, and says what the load did: each
