@@ -110,14 +110,14 @@ impl Slot {
             return t;
         }
         let mut p = Tensor::from_inner(t);
-        if let Some(strategy) = self.checkpointing.clone() {
+        if let Some(strategy) = self.checkpointing {
             p = p.with_gradient_checkpointing_strategy(strategy);
         }
         if self.require_grad {
             p = p.require_grad();
         }
         if self.distributed {
-            p = p.set_distributed(self.id.into());
+            p = p.set_distributed(self.id);
         }
         p
     }
