@@ -266,3 +266,81 @@ fn clip_by_global_norm_equals_torchs_clip_grad_norm() {
         "one case clips, two pass (torch's at-norm case scales by 1 - 1.4e-7)"
     );
 }
+
+/// The address of an `f32` leaf's elements on burn-flex.
+#[cfg(feature = "ndarray")]
+fn address(t: &pytree_std::BurnTensor) -> usize {
+    use burn::backend::Flex;
+    let flex = t.flat().try_into_primitive::<Flex>().unwrap();
+    flex.as_slice::<f32>().unwrap().as_ptr() as usize
+}
+
+/// On burn-flex, an `f32` leaf is updated in one pass over its memory in
+/// place (the same buffer before and after), with the bits of the ndarray
+/// path (the same `f32` element loop); a leaf whose storage another handle
+/// also holds goes through tensor operations, to the same values.
+#[cfg(feature = "ndarray")]
+#[test]
+fn flex_leaves_are_updated_in_place_with_the_ndarray_paths_bits() {
+    use pytree_std::ndarray::ArrayD;
+    use pytree_std::BurnTensor;
+    let device = Device::default();
+    let values = |seed: f32, n: usize| -> Vec<f32> {
+        (0..n).map(|i| ((i as f32 + seed) * 0.731).sin()).collect()
+    };
+    let shapes = [vec![7, 5], vec![5], vec![3, 1, 2, 2]];
+    let burn_tree = |seed: f32| -> Vec<BurnTensor> {
+        shapes
+            .iter()
+            .map(|s| {
+                let n: usize = s.iter().product();
+                let flat = Tensor::<1>::from_data(TensorData::new(values(seed, n), [n]), &device);
+                BurnTensor::from_flat(flat, s).unwrap()
+            })
+            .collect()
+    };
+    let nd_tree = |seed: f32| -> Vec<ArrayD<f32>> {
+        shapes
+            .iter()
+            .map(|s| {
+                let n: usize = s.iter().product();
+                ArrayD::from_shape_vec(s.clone(), values(seed, n)).unwrap()
+            })
+            .collect()
+    };
+    let tx = pytree_optim::adamw(0.05, 0.01);
+    let (mut p, mut q) = (burn_tree(0.0), nd_tree(0.0));
+    let (mut sp, mut sq) = (tx.init(&p).unwrap(), tx.init(&q).unwrap());
+    let before: Vec<usize> = p.iter().map(address).collect();
+    for step in 0..5 {
+        let seed = 10.0 + step as f32;
+        tx.step(&mut p, &mut burn_tree(seed), &mut sp).unwrap();
+        tx.step(&mut q, &mut nd_tree(seed), &mut sq).unwrap();
+    }
+    assert_eq!(
+        p.iter().map(address).collect::<Vec<_>>(),
+        before,
+        "updated in place"
+    );
+    for (a, b) in p.iter().zip(&q) {
+        let a = a.to_data().try_to_vec::<f32>().unwrap();
+        let b: Vec<f32> = b.iter().copied().collect();
+        assert_eq!(a, b, "the ndarray path's bits");
+    }
+    // A clone held elsewhere: tensor operations, the clone unchanged.
+    let held = p.clone();
+    let kept = held[0].to_data().try_to_vec::<f32>().unwrap();
+    tx.step(&mut p, &mut burn_tree(20.0), &mut sp).unwrap();
+    tx.step(&mut q, &mut nd_tree(20.0), &mut sq).unwrap();
+    assert_ne!(address(&p[0]), address(&held[0]));
+    assert_eq!(held[0].to_data().try_to_vec::<f32>().unwrap(), kept);
+    for (a, b) in p.iter().zip(&q) {
+        let a = a.to_data().try_to_vec::<f32>().unwrap();
+        let b: Vec<f32> = b.iter().copied().collect();
+        let close = a
+            .iter()
+            .zip(&b)
+            .all(|(x, y)| (x - y).abs() <= 1e-6 * (1.0 + y.abs()));
+        assert!(close, "{a:?} vs {b:?}");
+    }
+}

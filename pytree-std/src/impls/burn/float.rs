@@ -1,4 +1,6 @@
-//! Optimizer arithmetic: [`BurnTensor`] as a [`FloatLeaf`]. The one
+//! Optimizer arithmetic: [`BurnTensor`] as a [`FloatLeaf`]. On burn-flex
+//! (burn's CPU backend), `f32` leaves are updated in one pass over their
+//! memory in place (`fused.rs`); elsewhere the one
 //! [`ElementUpdate`] of each transformation runs once on whole tensors
 //! ([`Expr`]: each `+ - * /`, constant and square root a burn operation
 //! on the tensor's own device and backend), computed in `f32` (`f64` for
@@ -144,15 +146,18 @@ impl FloatLeaf for BurnTensor {
     }
 
     fn zip_update<const N: usize, const M: usize, U>(
-        muts: [&mut BurnTensor; N],
+        mut muts: [&mut BurnTensor; N],
         refs: [&BurnTensor; M],
-        _exec: Exec,
+        exec: Exec,
         update: &U,
     ) -> Result<(), Error>
     where
         U: ElementUpdate<f64, N, M>,
     {
         check(&muts, &refs)?;
+        if super::fused::try_zip(&mut muts, &refs, exec, update) {
+            return Ok(());
+        }
         let cd = compute_dtype(muts.iter().map(|m| &**m).chain(refs.iter().copied()));
         let value = |t: &BurnTensor| {
             let flat = t.flat();

@@ -11,12 +11,14 @@
 //!   tree of its float parameters keyed by the names burn-store gives them,
 //!   and put back together by burn's mapper: no impl per burn-nn type.
 //! - `float.rs`: [`BurnTensor`] as pytree-optim's `FloatLeaf` (the element
-//!   update run as whole-tensor operations on the tensor's device);
+//!   update run in one pass over an `f32` tensor's memory on burn-flex,
+//!   `fused.rs`, else as whole-tensor operations on the tensor's device);
 //!   `checkpoint.rs`: as a checkpoint's `TensorLeaf`.
 
 #[cfg(feature = "safetensors")]
 mod checkpoint;
 mod float;
+mod fused;
 mod module;
 mod rank;
 
