@@ -57,10 +57,10 @@ fn module(tree: &Gpt2, device: &Device) -> Gpt2Burn {
 fn gradients(model: &Gpt2Burn, grads: &Gpt2Burn) -> GradientsParams {
     let mut out = GradientsParams::new();
     for (p, g) in model.matrices.iter().zip(&grads.matrices) {
-        out.register(p.id, g.val());
+        out.register(p.id, g.val().inner());
     }
     for (p, g) in model.vectors.iter().zip(&grads.vectors) {
-        out.register(p.id, g.val());
+        out.register(p.id, g.val().inner());
     }
     out
 }
@@ -70,7 +70,10 @@ fn bench(c: &mut Criterion) {
     let n = dims.parameters();
     let params = Gpt2::new(dims, 1, 0.02);
     let grads = Gpt2::new(dims, 2, 1e-3);
-    let device = Device::default();
+    // Parameters with autodiff, as in training (burn-optim's
+    // `ModuleOptimizer` requires it: it asks each parameter's autodiff
+    // settings).
+    let device = Device::default().autodiff();
 
     let mut g = c.benchmark_group("adam_gpt2_burn");
     g.sampling_mode(SamplingMode::Flat)
