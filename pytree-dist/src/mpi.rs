@@ -43,7 +43,7 @@ use pytree_std::Error;
 
 use crate::backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Watch, Wire};
 use crate::timeout::DEFAULT_TIMEOUT;
-use crate::watchdog::Watchdog;
+use crate::watchdog::{abort_world, Watchdog};
 
 extern "C" {
     /// `MPI_IN_PLACE` of the MPI library this crate was built against
@@ -160,18 +160,6 @@ fn install_panic_hook(rank: usize) {
             abort_world(1);
         }
     }));
-}
-
-/// `MPI_Abort(MPI_COMM_WORLD, code)`, then `std::process::abort` if it
-/// returns.
-pub(crate) fn abort_world(code: c_int) -> ! {
-    // SAFETY: MPI is initialized and not finalized (the callers check
-    // `LIVE`, or hold an `Mpi`); MPI_Abort may be called from any thread
-    // with any communicator, and does not return in practice.
-    unsafe {
-        ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, code);
-    }
-    std::process::abort()
 }
 
 /// `MPI_REQUEST_NULL`.

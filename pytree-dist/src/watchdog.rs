@@ -276,7 +276,7 @@ impl Watchdog {
                     list(&waiting)
                 );
                 say(&message);
-                crate::mpi::abort_world(1);
+                abort_world(1);
             }
             nap(waited);
         }
@@ -366,7 +366,7 @@ impl Watchdog {
             self.here(st, false).describe()
         );
         say(&message);
-        crate::mpi::abort_world(1)
+        abort_world(1)
     }
 
     /// The collective this rank waits in timed out: asks the others where
@@ -419,7 +419,7 @@ impl Watchdog {
             list(&arrived),
         );
         say(&message);
-        crate::mpi::abort_world(1)
+        abort_world(1)
     }
 }
 
@@ -494,7 +494,7 @@ impl Alarm {
                     // MPI_Abort from this thread while the main thread is
                     // inside MPI: what the panic hook does too; Open MPI
                     // ends the job through its runtime.
-                    crate::mpi::abort_world(1)
+                    abort_world(1)
                 }
                 Some((deadline, _)) => {
                     let left = *deadline - now;
@@ -505,6 +505,18 @@ impl Alarm {
             };
         }
     }
+}
+
+/// `MPI_Abort(MPI_COMM_WORLD, code)`, then `std::process::abort` if it
+/// returns.
+pub(crate) fn abort_world(code: c_int) -> ! {
+    // SAFETY: MPI is initialized and not finalized (the callers check
+    // `LIVE`, or hold an `Mpi`); MPI_Abort may be called from any thread
+    // with any communicator, and does not return in practice.
+    unsafe {
+        ffi::MPI_Abort(ffi::RSMPI_COMM_WORLD, code);
+    }
+    std::process::abort()
 }
 
 #[cfg(test)]
