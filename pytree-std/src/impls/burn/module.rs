@@ -187,7 +187,7 @@ impl<M: Module> BurnModule<M> {
         if let Err(e) = self.check_leaves() {
             return Err((e, self));
         }
-        let (leaves, _) = crate::flatten(self.params);
+        let (leaves, _) = crate::walk::flatten(self.params);
         let mut put = PutBack {
             leaves: leaves.into_iter(),
             slots: self.slots.iter(),
@@ -252,8 +252,8 @@ impl<M: Module> BurnModule<M> {
                 leaves.len()
             )));
         }
-        let def = crate::structure(&self.params);
-        let params: Tree<BurnTensor> = crate::unflatten(&def, leaves)?;
+        let def = crate::walk::structure(&self.params);
+        let params: Tree<BurnTensor> = crate::walk::unflatten(&def, leaves)?;
         let out = BurnModule {
             module: self.module.clone(),
             params,
