@@ -96,6 +96,12 @@ pub enum ErrorKind {
     /// error with its own path and tree (a multi-tree operation reports all
     /// of them at once, like JAX's "Mismatch details (N found)").
     Mismatches(Vec<Error>),
+    /// A type that a [`TreeDef`](crate::TreeDef) and leaves alone cannot
+    /// build (a burn module: its configuration is not in the TreeDef),
+    /// with the message that says how to get one. Operations that hold a
+    /// tree of the type (`map_n`, ensembles, a load against a template)
+    /// build like it instead.
+    NeedsTemplate(String),
     /// Any other failure, with its message.
     Custom(String),
 }
@@ -375,7 +381,7 @@ impl fmt::Display for ErrorKind {
                 "leaf signature mismatch: expected {expected}, found {found}"
             ),
             ErrorKind::LeafFn(err) => write!(f, "the function failed: {err}"),
-            ErrorKind::Custom(message) => f.write_str(message),
+            ErrorKind::NeedsTemplate(message) | ErrorKind::Custom(message) => f.write_str(message),
         }
     }
 }

@@ -441,18 +441,19 @@ where
     P: PyTree,
     P::Leaf: TensorLeaf,
 {
-    // Built like `tree` (not from its TreeDef), so that a tree a TreeDef
-    // cannot rebuild alone (a burn module) is sharded too.
-    let mut i = 0;
-    pytree_std::map_n(tree, [], |leaf, []| {
-        let shard = match owners.get(i) {
-            Some(Owner::Rank(r)) if *r != rank => empty_like::<P::Leaf>(&leaf)
+    let def = pytree_std::structure(tree);
+    let leaves = pytree_std::leaves(tree)
+        .iter()
+        .enumerate()
+        .map(|(i, leaf)| match owners[i] {
+            Owner::Rank(r) if r != rank => empty_like::<P::Leaf>(leaf)
                 .ok_or_else(|| Error::custom(format!("zero1: leaf {i} can no longer be emptied"))),
-            _ => Ok(<P::Leaf as TensorLeaf>::to_owned_leaf(&leaf)),
-        };
-        i += 1;
-        shard
-    })
+            _ => Ok(<P::Leaf as TensorLeaf>::to_owned_leaf(leaf)),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // Through the TreeDef, or built like `tree` for a tree a TreeDef cannot
+    // rebuild alone (a burn module).
+    pytree_std::generic::basic::unflatten_like::<pytree_std::Std, P>(&def, tree, leaves)
 }
 
 #[cfg(test)]

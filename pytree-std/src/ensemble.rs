@@ -210,16 +210,11 @@ where
 }
 
 /// A tree of `like`'s structure holding `leaves` (one per leaf of `like`,
-/// in order), built by mapping over `like`: a tree that a `TreeDef` alone
-/// cannot rebuild (a `BurnModule`, whose module is not in the `TreeDef`)
-/// is rebuilt too.
+/// in order): through its TreeDef, or built like `like` for a tree that a
+/// TreeDef cannot rebuild alone (a `BurnModule`).
 fn rebuild_like<T: Unflatten<Std>>(like: &T, leaves: Vec<T::Leaf>) -> Result<T, Error> {
-    let mut leaves = leaves.into_iter();
-    crate::walk::map_n(like, [], |_, []| {
-        leaves
-            .next()
-            .ok_or("fewer leaves than the tree has (an ensemble's leaf was lost)")
-    })
+    let def = crate::walk::structure(like);
+    pytree_core::ops::basic::unflatten_like::<Std, T>(&def, like, leaves)
 }
 
 /// Cuts a stacked tree back into its members: member `i` has, at each key

@@ -8,7 +8,9 @@ use crate::leaf::{LeafMut, LeafRef};
 use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::visit_either;
 
-pub use crate::traits::flatten::walks::{flatten, leaves, leaves_mut, structure, unflatten};
+pub use crate::traits::flatten::walks::{
+    flatten, leaves, leaves_mut, structure, unflatten, unflatten_like,
+};
 
 /// Calls a closure on each lent leaf (by reference or by mutable
 /// reference).

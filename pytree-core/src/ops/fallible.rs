@@ -97,24 +97,10 @@ where
             Err(e) => return Err(failed_at(&def, i, e)),
         }
     }
-    if out.len() != def.num_leaves() {
-        return Err(Error::custom("the trees have different numbers of leaves"));
-    }
-    // Built like `first` (its `zip_with_prechecked`, handed the leaves
-    // just made, in the same order), not from the TreeDef alone: a type
-    // that a TreeDef cannot rebuild by itself (a burn module, whose
-    // configuration it does not hold) maps too. The trees passed
-    // `zip_check` above, as `zip_with_prechecked` requires.
-    let mut out = out.into_iter();
-    Ok(
-        first.zip_with_prechecked(others, &mut |_, _| match out.next() {
-            Some(y) => y,
-            // `zip_with_prechecked` visits the leaves `leaves` visited (the
-            // contract of `Flatten`/`Unflatten`): an impl that visits more
-            // is broken, not the data.
-            None => panic!("a zip_with_prechecked walk visited more leaves than its visit"),
-        }),
-    )
+    // Through the TreeDef (its checks: a typed array of another rank is an
+    // error at its path), or like `first` for a type a TreeDef cannot
+    // build alone (a burn module).
+    crate::traits::flatten::walks::unflatten_like::<Ns, T>(&def, first, out)
 }
 
 /// The engine of `pytree_std::walk::zip_mut` (with one tree written and a

@@ -265,9 +265,11 @@ impl Checkpoint {
         T: Unflatten<Std>,
         T::Leaf: TensorLeaf,
     {
-        let def = crate::walk::structure(like);
-        let restored = self.restore_statics(&def)?.map(|(restored, _)| restored);
-        let def = restored.as_ref().unwrap_or(&def);
+        let def_of_like = crate::walk::structure(like);
+        let restored = self
+            .restore_statics(&def_of_like)?
+            .map(|(restored, _)| restored);
+        let def = restored.as_ref().unwrap_or(&def_of_like);
         refuse_skipped_fields(
             def,
             "load_like",
@@ -291,15 +293,9 @@ impl Checkpoint {
         let tree = match &restored {
             // Static fields from the file: the TreeDef that holds them.
             Some(def) => crate::walk::unflatten(def, out)?,
-            // Built like the template, so that a tree a TreeDef cannot
-            // rebuild alone (a `BurnModule`) loads too.
-            None => {
-                let mut out = out.into_iter();
-                crate::walk::map_n(like, [], |_, []| {
-                    out.next()
-                        .ok_or("the template has more leaves than were read")
-                })?
-            }
+            // Through the template's TreeDef, or built like the template
+            // for a tree a TreeDef cannot rebuild alone (a `BurnModule`).
+            None => pytree_core::ops::basic::unflatten_like::<Std, T>(&def_of_like, like, out)?,
         };
         Ok((tree, report))
     }

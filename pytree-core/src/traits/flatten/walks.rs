@@ -301,6 +301,59 @@ where
     Ok(value.take())
 }
 
+/// [`unflatten`], or, for a type that a TreeDef alone cannot build (its
+/// `unflatten_from` answers [`ErrorKind::NeedsTemplate`](crate::ErrorKind::NeedsTemplate)
+/// before taking a leaf), `like` (a tree of `def`'s structure) rebuilt
+/// around `leaves` through its `zip_with_prechecked`. For every other type
+/// it is `unflatten`, with its checks and errors.
+///
+/// ```
+/// use pytree_core::ops::basic::{structure, unflatten_like};
+/// let like = vec![(1, 2)];
+/// let t: Vec<(i32, i32)> = unflatten_like::<pytree_std::Std, _>(&structure::<pytree_std::Std, _>(&like), &like, vec![3, 4])?;
+/// assert_eq!(t, [(3, 4)]);
+/// # Ok::<(), pytree_core::Error>(())
+/// ```
+pub fn unflatten_like<Ns, T>(def: &TreeDef, like: &T, leaves: Vec<T::Leaf>) -> Result<T, Error>
+where
+    T: Unflatten<Ns>,
+{
+    /// Takes each leaf out of its slot, leaving the slots of the leaves
+    /// not taken full.
+    struct Taking<'a, L>(core::slice::IterMut<'a, Option<L>>);
+    impl<L> Iterator for Taking<'_, L> {
+        type Item = L;
+        fn next(&mut self) -> Option<L> {
+            self.0.next()?.take()
+        }
+        fn size_hint(&self) -> (usize, Option<usize>) {
+            self.0.size_hint()
+        }
+    }
+    let mut slots: Vec<Option<T::Leaf>> = leaves.into_iter().map(Some).collect();
+    let built = unflatten::<Ns, T, _>(def, Taking(slots.iter_mut()));
+    match built {
+        Err(e)
+            if matches!(e.kind(), crate::error::ErrorKind::NeedsTemplate(_))
+                && slots.iter().all(Option::is_some)
+                && structure::<Ns, T>(like) == *def =>
+        {
+            let mut leaves = slots.into_iter().flatten();
+            Ok(
+                like.zip_with_prechecked([], &mut |_, []| match leaves.next() {
+                    Some(leaf) => leaf,
+                    // As many leaves as `def` has, and `like` has `def`'s
+                    // structure: its walk visits that many.
+                    None => panic!(
+                        "a zip_with_prechecked walk visited more leaves than its TreeDef has"
+                    ),
+                }),
+            )
+        }
+        other => other,
+    }
+}
+
 /// `pytree_std::walk::structure` for any namespace `Ns` (documented there;
 /// [`ops`](crate::ops) says how to name `Ns`).
 ///

@@ -523,7 +523,9 @@ impl<M: Module> Flatten<Std> for BurnModule<M> {
 impl<M: Module> Unflatten<Std> for BurnModule<M> {
     /// An error: see [`BurnModule`] (map over one, or load into one).
     fn unflatten_from<S: Source<BurnTensor>>(_source: &mut S) -> Result<Self, Error> {
-        Err(Error::custom(NEEDS_A_MODULE))
+        Err(Error::new(pytree_core::ErrorKind::NeedsTemplate(
+            NEEDS_A_MODULE.into(),
+        )))
     }
 
     fn map_leaves<F: FnMut(BurnTensor) -> BurnTensor>(self, f: &mut F) -> Self {
