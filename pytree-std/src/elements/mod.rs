@@ -37,6 +37,8 @@ pub use approx::{tree_equal, ApproxEq, Tolerance};
 pub use float::codegen;
 #[cfg(any(feature = "ndarray", feature = "candle"))]
 pub(crate) use float::widened;
+#[cfg(any(feature = "candle", feature = "burn"))]
+pub(crate) use float::zip_host_vecs;
 #[cfg(any(feature = "ndarray", feature = "nalgebra"))]
 pub(crate) use float::{all_some, common_shape, zip_element_iters};
 pub use float::{

@@ -82,6 +82,30 @@ pub fn avx2_dispatch() -> bool {
     }
 }
 
+/// [`zip_slices`] over `f64` vectors (each tensor's elements read to the
+/// host): the host fallback of the tensor leaves (candle's, burn's).
+#[cfg(any(feature = "candle", feature = "burn"))]
+pub(crate) fn zip_host_vecs<const N: usize, const M: usize, F>(
+    muts: &mut [Vec<f64>],
+    refs: &[Vec<f64>],
+    exec: Exec,
+    f: &F,
+) where
+    F: Fn([&mut f64; N], [f64; M]) + Sync,
+{
+    let mut mi = muts.iter_mut();
+    let ms: [&mut [f64]; N] = core::array::from_fn(|_| match mi.next() {
+        Some(v) => &mut v[..],
+        None => &mut [],
+    });
+    let mut ri = refs.iter();
+    let rs: [&[f64]; M] = core::array::from_fn(|_| match ri.next() {
+        Some(v) => &v[..],
+        None => &[],
+    });
+    zip_slices(ms, rs, exec, f);
+}
+
 /// Runs `f` over the elements of `N` mutable and `M` shared slices of the
 /// same length, in lockstep (callers check the lengths; a longer slice's
 /// tail is left alone). For `f32` / `f64` the loads and stores are plain

@@ -16,6 +16,8 @@ mod update;
 #[cfg(any(feature = "ndarray", feature = "candle"))]
 pub(crate) use element::widened;
 pub use element::{Float, FloatElement};
+#[cfg(any(feature = "candle", feature = "burn"))]
+pub(crate) use kernel::zip_host_vecs;
 pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
 pub use update::{Arith, ElementUpdate};
 

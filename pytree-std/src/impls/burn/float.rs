@@ -17,7 +17,7 @@ use burn::tensor::{DType as BurnDType, Tensor, TensorData};
 use pytree_core::Error;
 
 use super::{host_f64, BurnTensor};
-use crate::elements::{sum_slice, zip_slices, Arith, ElementUpdate, Exec, FloatLeaf};
+use crate::elements::{sum_slice, zip_host_vecs, Arith, ElementUpdate, Exec, FloatLeaf};
 
 /// A whole tensor (rank 1, in the compute dtype) as an [`Arith`] value.
 #[derive(Clone)]
@@ -123,19 +123,7 @@ impl FloatLeaf for BurnTensor {
         for r in refs.iter() {
             rv.push(host_f64(r)?);
         }
-        {
-            let mut mi = mv.iter_mut();
-            let ms: [&mut [f64]; N] = core::array::from_fn(|_| match mi.next() {
-                Some(v) => &mut v[..],
-                None => &mut [],
-            });
-            let mut ri = rv.iter();
-            let rs: [&[f64]; M] = core::array::from_fn(|_| match ri.next() {
-                Some(v) => &v[..],
-                None => &[],
-            });
-            zip_slices(ms, rs, exec, f);
-        }
+        zip_host_vecs(&mut mv, &rv, exec, f);
         for (m, v) in muts.into_iter().zip(mv) {
             let n = v.len();
             let device = m.device();

@@ -19,7 +19,7 @@ use candle_core::{DType, Tensor, Var};
 
 use super::fused::{self, same_storage};
 use super::{candle_error as candle_err, device};
-use crate::elements::{sum_slice, zip_slices, Arith, ElementUpdate, Exec, FloatLeaf};
+use crate::elements::{sum_slice, zip_host_vecs, Arith, ElementUpdate, Exec, FloatLeaf};
 use crate::std_namespace::Std;
 use pytree_core::{Error, Flatten, Leaf, LeafMut, LeafRef};
 
@@ -137,17 +137,7 @@ where
             for r in refs.iter() {
                 rv.push(host(r)?);
             }
-            let mut mi = mv.iter_mut();
-            let ms: [&mut [f64]; N] = core::array::from_fn(|_| match mi.next() {
-                Some(v) => &mut v[..],
-                None => &mut [],
-            });
-            let mut ri = rv.iter();
-            let rs: [&[f64]; M] = core::array::from_fn(|_| match ri.next() {
-                Some(v) => &v[..],
-                None => &[],
-            });
-            zip_slices(ms, rs, exec, f);
+            zip_host_vecs(&mut mv, &rv, exec, f);
             let mut new = Vec::with_capacity(N);
             for (i, (m, v)) in muts.iter().zip(mv).enumerate() {
                 let t = Tensor::from_vec(v, m.dims(), m.device()).map_err(candle_err)?;
