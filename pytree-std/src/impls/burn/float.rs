@@ -62,23 +62,6 @@ fn compute_dtype<'a>(ts: impl IntoIterator<Item = &'a BurnTensor>) -> BurnDType 
     }
 }
 
-/// Every tensor a float tensor of the first one's shape.
-fn ensure_one_float_shape(ts: &[&BurnTensor]) -> Result<(), Error> {
-    let Some(first) = ts.first() else {
-        return Ok(());
-    };
-    for t in ts {
-        if t.shape() != first.shape() || !t.dtype().is_float() {
-            return Err(Error::custom(format!(
-                "burn tensor mismatch: expected a float tensor of shape {:?}, found {}",
-                first.shape(),
-                t.signature_without_device()
-            )));
-        }
-    }
-    Ok(())
-}
-
 /// `values` (rank 1, any float dtype) as a leaf shaped and typed like
 /// `like`.
 fn like(values: Tensor<1>, like: &BurnTensor) -> Result<BurnTensor, Error> {
@@ -90,16 +73,26 @@ fn like(values: Tensor<1>, like: &BurnTensor) -> Result<BurnTensor, Error> {
     BurnTensor::from_flat(values, like.shape())
 }
 
+/// Every tensor (written, then read) a float tensor of the first one's
+/// shape; no allocation (it runs once per leaf of every step).
 fn check<const N: usize, const M: usize>(
     muts: &[&mut BurnTensor; N],
     refs: &[&BurnTensor; M],
 ) -> Result<(), Error> {
-    let all: Vec<&BurnTensor> = muts
-        .iter()
-        .map(|m| &**m)
-        .chain(refs.iter().copied())
-        .collect();
-    ensure_one_float_shape(&all)
+    let mut all = muts.iter().map(|m| &**m).chain(refs.iter().copied());
+    let Some(first) = all.next() else {
+        return Ok(());
+    };
+    for t in core::iter::once(first).chain(all) {
+        if t.shape() != first.shape() || !t.dtype().is_float() {
+            return Err(Error::custom(format!(
+                "burn tensor mismatch: expected a float tensor of shape {:?}, found {}",
+                first.shape(),
+                t.signature_without_device()
+            )));
+        }
+    }
+    Ok(())
 }
 
 impl FloatLeaf for BurnTensor {

@@ -409,11 +409,21 @@ impl Frame {
         if self.sequence {
             return Some(Tree::seq(entries.into_iter().map(|(_, t)| t)));
         }
-        let named = entries
-            .into_iter()
+        let names: Vec<String> = entries
+            .iter()
             .enumerate()
-            .map(|(i, (name, t))| (name.unwrap_or_else(|| i.to_string()), t));
-        Some(Tree::try_dict(named).unwrap_or_else(|_| Tree::none()))
+            .map(|(i, (name, _))| name.clone().unwrap_or_else(|| i.to_string()))
+            .collect();
+        let unique = names.iter().collect::<std::collections::HashSet<_>>().len() == names.len();
+        let trees = entries.into_iter().map(|(_, t)| t);
+        // Names burn gives are its fields' and variants', so unique; were
+        // two the same, a sequence keeps every parameter (never a leaf
+        // lost, and the leaves stay in burn's order).
+        Some(if unique {
+            Tree::dict(names.into_iter().zip(trees))
+        } else {
+            Tree::seq(trees)
+        })
     }
 }
 
