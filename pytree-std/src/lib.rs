@@ -106,6 +106,10 @@
 //!   `ensemble`), `N` trees of arrays or tensors stacked along a new
 //!   leading axis into one tree (`stack_leaves`) and back
 //!   (`unstack_leaves`), for any leaf type that is `Stackable`.
+//! - [`leaf_bytes`]: a leaf as little-endian bytes with a dtype and
+//!   shape, for code that moves leaves between processes or to files:
+//!   [`ByteLeaf`] (implemented for every tensor-like leaf type, each with
+//!   its own feature), [`ByteTensor`], [`Element`].
 //! - With the `safetensors` feature: checkpoints, any pytree of tensor
 //!   leaves saved to and loaded from a `.safetensors` file, tensors named
 //!   by key path (`layers.0.w`), loaded by type, against a template or in
@@ -124,6 +128,7 @@ pub mod ensemble;
 #[cfg(feature = "serde")]
 mod finite;
 mod impls;
+pub mod leaf_bytes;
 pub mod nested;
 #[cfg(feature = "rayon")]
 pub mod parallel;
@@ -157,6 +162,7 @@ pub use walk::{
     flatten, for_each_mut, leaves, leaves_mut, map, map_n, structure, unflatten, zip_mut,
 };
 
+pub use leaf_bytes::{ByteLeaf, ByteTensor, Element};
 pub use pytree_core::TreeDefLimits;
 pub use pytree_core::{
     impl_leaf, DType, Error, ErrorKind, Flatten, IntoLeafFnError, KeyPath, Leaf, LeafAs,

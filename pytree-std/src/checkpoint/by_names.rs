@@ -17,7 +17,7 @@
 //! error naming the place: an enum's variant, a static field's value, a
 //! map's keys.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use pytree_core::{Error, Schema, Source, Static};
 
@@ -56,6 +56,8 @@ pub(crate) struct NameSource<'c> {
     /// The tied names in `index`, and whether each was read.
     tied: BTreeMap<String, bool>,
     used: Vec<bool>,
+    /// The names of [`Load::transpose`](super::Load::transpose) read.
+    transposed_read: BTreeSet<String>,
     frames: Vec<Frame>,
     started: bool,
     /// Why the load reads names, not a TreeDef, for the messages.
@@ -110,6 +112,7 @@ impl<'c> NameSource<'c> {
             index,
             tied,
             used,
+            transposed_read: BTreeSet::new(),
             frames: Vec::new(),
             started: false,
             why,
@@ -210,6 +213,10 @@ impl<'c> NameSource<'c> {
             }
             report.unused.push(self.file.entry_name(i).to_string());
         }
+        problems.extend(
+            self.file
+                .transposed_not_read(|name| self.transposed_read.contains(name)),
+        );
         combine(problems).map(|()| report)
     }
 }
@@ -235,7 +242,10 @@ impl<L: TensorLeaf> Source<L> for NameSource<'_> {
         if let Some(read) = self.tied.get_mut(&name) {
             *read = true;
         }
-        self.file.read_leaf::<L>(i)
+        if self.file.is_transposed(&name) {
+            self.transposed_read.insert(name.clone());
+        }
+        self.file.read_leaf::<L>(i, &name)
     }
 
     fn struct_node(&mut self, candidates: &[&'static Schema]) -> Result<usize, Error> {

@@ -1,7 +1,9 @@
 //! dtype conversion on load ([`Load::convert_floats`](super::Load::convert_floats)):
 //! a tensor of one float dtype read into a leaf of another, rounded to
 //! nearest (ties to even), as PyTorch's `.to(dtype)` does. Integers and
-//! bools are never converted.
+//! bools are never converted. And the one layout conversion, a matrix
+//! transposed ([`Load::transpose`](super::Load::transpose),
+//! [`Save::transpose`](super::Save::transpose)).
 
 use pytree_core::{DType, Error};
 
@@ -51,6 +53,24 @@ pub(crate) fn floats(view: &TensorView<'_>, to: DType) -> Result<Option<Vec<u8>>
     Ok(Some(out))
 }
 
+/// The elements of a `[rows, cols]` matrix in C order (`width` bytes
+/// each) as its transpose `[cols, rows]` in C order
+/// ([`Load::transpose`](super::Load::transpose),
+/// [`Save::transpose`](super::Save::transpose)).
+pub(crate) fn transpose_2d(data: &[u8], width: usize, rows: usize, cols: usize) -> Vec<u8> {
+    let mut out = vec![0u8; data.len()];
+    if width == 0 || rows == 0 || cols == 0 {
+        return out;
+    }
+    for (r, row) in data.chunks_exact(cols * width).enumerate().take(rows) {
+        for (c, element) in row.chunks_exact(width).enumerate() {
+            let at = (c * rows + r) * width;
+            out[at..at + width].copy_from_slice(element);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::storage::TensorData;
@@ -85,6 +105,20 @@ mod tests {
         );
         let bf = floats(&view(DType::F64, &1.0f64.to_le_bytes()), DType::BF16).unwrap();
         assert_eq!(bf, [0x80, 0x3f]);
+    }
+
+    #[test]
+    fn a_transpose_moves_whole_elements() {
+        // [[1, 2, 3], [4, 5, 6]] as u16 -> [[1, 4], [2, 5], [3, 6]].
+        let m: Vec<u8> = (1u16..=6).flat_map(u16::to_le_bytes).collect();
+        let t = super::transpose_2d(&m, 2, 2, 3);
+        let back: Vec<u16> = t
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        assert_eq!(back, [1, 4, 2, 5, 3, 6]);
+        assert_eq!(super::transpose_2d(&t, 2, 3, 2), m);
+        assert!(super::transpose_2d(&[], 4, 0, 5).is_empty());
     }
 
     #[test]

@@ -16,12 +16,13 @@ use pytree_core::{DType, Error, Flatten, KeyPath, NodeView, Signature, TreeDef, 
 use super::by_names::NameSource;
 use super::convert;
 use super::format::{Entry, PREFIX_KEY, TREEDEF_ERROR_KEY};
-use super::leaf::{self, TensorLeaf};
+use super::leaf::TensorLeaf;
 use super::naming::{combine, names_of, Renames};
 use super::options::LoadReport;
 use super::reader::Checkpoint;
 use super::statics;
 use super::storage::{file_error, Storage};
+use crate::leaf_bytes::{self, ByteLeaf};
 use crate::std_namespace::Std;
 
 /// A load that builds a new value from a template's TreeDef (`load_like`,
@@ -77,6 +78,9 @@ struct Want {
     /// What the tensor must be: a whole signature (a template's leaf), or
     /// a dtype (a leaf type's, loading by type; `None` for any).
     expected: Expected,
+    /// Stored transposed ([`Load::transpose`](super::Load::transpose)):
+    /// the tensor is 2-d, of the leaf's shape reversed.
+    transposed: bool,
 }
 
 enum Expected {
@@ -85,11 +89,21 @@ enum Expected {
 }
 
 impl Expected {
-    fn describe(&self) -> String {
-        match self {
-            Expected::Signature(s) => s.to_string(),
-            Expected::DType(Some(d)) => format!("a {d} tensor"),
-            Expected::DType(None) => "a tensor".into(),
+    /// What is asked for, for the messages; `transposed` as in [`Want`].
+    fn describe(&self, transposed: bool) -> String {
+        match (self, transposed) {
+            (Expected::Signature(s), false) => s.to_string(),
+            (Expected::Signature(s), true) => match s.shape() {
+                &[rows, cols] => format!(
+                    "{} (the leaf's {s} transposed: Load::transpose)",
+                    pytree_core::Signature::new(s.dtype(), vec![cols, rows])
+                ),
+                _ => format!("a 2-d tensor (Load::transpose), but the leaf is {s}"),
+            },
+            (Expected::DType(Some(d)), false) => format!("a {d} tensor"),
+            (Expected::DType(Some(d)), true) => format!("a 2-d {d} tensor (Load::transpose)"),
+            (Expected::DType(None), false) => "a tensor".into(),
+            (Expected::DType(None), true) => "a 2-d tensor (Load::transpose)".into(),
         }
     }
     /// The dtype asked for, if one is.
@@ -100,15 +114,24 @@ impl Expected {
         }
     }
     /// True when `found` is what is asked for, or (with `convert`) a
-    /// float of another width that is converted to it.
-    fn accepts(&self, found: &Entry, convert: bool) -> bool {
+    /// float of another width that is converted to it; with `transposed`,
+    /// a 2-d tensor of the leaf's shape reversed.
+    fn accepts(&self, found: &Entry, convert: bool, transposed: bool) -> bool {
         let dtype_ok = |want: DType| {
             want == found.dtype || (convert && convert::convertible(found.dtype, want))
         };
+        let shape_ok = |want: &[usize]| match (transposed, want, found.shape.as_slice()) {
+            (false, want, found) => want == found,
+            (true, &[rows, cols], &[found_rows, found_cols]) => {
+                (rows, cols) == (found_cols, found_rows)
+            }
+            (true, ..) => false,
+        };
+        let rank_ok = !transposed || found.shape.len() == 2;
         match self {
-            Expected::Signature(s) => dtype_ok(s.dtype()) && s.shape() == found.shape.as_slice(),
-            Expected::DType(Some(d)) => dtype_ok(*d),
-            Expected::DType(None) => true,
+            Expected::Signature(s) => dtype_ok(s.dtype()) && shape_ok(s.shape()),
+            Expected::DType(Some(d)) => dtype_ok(*d) && rank_ok,
+            Expected::DType(None) => rank_ok,
         }
     }
 }
@@ -201,9 +224,10 @@ impl Checkpoint {
             .into_iter()
             .zip(names)
             .map(|(path, name)| Want {
+                transposed: self.is_transposed(&name),
                 path,
                 name,
-                expected: Expected::DType(T::Leaf::fixed_dtype()),
+                expected: Expected::DType(<T::Leaf as ByteLeaf>::fixed_dtype()),
             })
             .collect();
         let (pairs, report) = self.pair(&wants, false, prefix.map(String::as_str))?;
@@ -212,9 +236,12 @@ impl Checkpoint {
             let Some(i) = pair else {
                 return Err(Error::custom("missing tensor").under(&want.path));
             };
-            let leaf = self.with_view(i, self.dtype_by_type::<T::Leaf>(i), |view| {
-                T::Leaf::from_tensor(view, None)
-            });
+            let leaf = self.with_view(
+                i,
+                self.dtype_by_type::<T::Leaf>(i),
+                want.transposed,
+                |view| T::Leaf::from_tensor(view, None),
+            );
             leaves.push(leaf.map_err(|e| e.under(&want.path))?);
         }
         crate::walk::unflatten(&def, leaves).map(|tree| (tree, report))
@@ -283,11 +310,11 @@ impl Checkpoint {
         for (((path, leaf), pair), want) in leaves.iter().zip(pairs).zip(&wants) {
             out.push(match pair {
                 Some(i) => self
-                    .with_view(i, want.expected.dtype(), |view| {
+                    .with_view(i, want.expected.dtype(), want.transposed, |view| {
                         T::Leaf::from_tensor(view, Some(leaf))
                     })
                     .map_err(|e| e.under(path))?,
-                None => T::Leaf::to_owned_leaf(leaf),
+                None => <T::Leaf as ByteLeaf>::to_owned_leaf(leaf),
             });
         }
         let tree = match &restored {
@@ -350,7 +377,7 @@ impl Checkpoint {
                 if view.dtype == DType::Bool {
                     let data = view.data().map_err(|e| e.under(path))?;
                     if data.iter().any(|&b| b > 1) {
-                        return Err((leaf::bad_data::<bool>(data.len())).under(path));
+                        return Err((leaf_bytes::bad_data::<bool>(data.len())).under(path));
                     }
                 }
             }
@@ -373,9 +400,11 @@ impl Checkpoint {
             for ((leaf, pair), want) in crate::walk::leaves(&*tree).iter().zip(pairs).zip(&wants) {
                 out.push(match pair {
                     Some(i) => self
-                        .with_view(i, want.expected.dtype(), |view| T::Leaf::reload(leaf, view))
+                        .with_view(i, want.expected.dtype(), want.transposed, |view| {
+                            T::Leaf::reload(leaf, view)
+                        })
                         .map_err(|e| e.under(&want.path))?,
-                    None => T::Leaf::to_owned_leaf(leaf),
+                    None => <T::Leaf as ByteLeaf>::to_owned_leaf(leaf),
                 });
             }
             *tree = crate::walk::unflatten(&def, out)?;
@@ -387,7 +416,7 @@ impl Checkpoint {
             .zip(&wants)
         {
             if let Some(i) = pair {
-                self.with_view(i, want.expected.dtype(), |view| {
+                self.with_view(i, want.expected.dtype(), want.transposed, |view| {
                     T::Leaf::copy_from_tensor(slot, view)
                 })
                 .map_err(|e| e.under(&want.path))?;
@@ -477,7 +506,10 @@ impl Checkpoint {
                 Some(&i) => {
                     used[i] = true;
                     let entry = &self.entries[i];
-                    if want.expected.accepts(entry, self.options.convert_floats) {
+                    if want
+                        .expected
+                        .accepts(entry, self.options.convert_floats, want.transposed)
+                    {
                         report.loaded.push(want.name.clone());
                         pairs.push(Some(i));
                     } else {
@@ -485,7 +517,7 @@ impl Checkpoint {
                             Error::custom(format!(
                                 "tensor `{}`: expected {}, found {}",
                                 entry.name,
-                                want.expected.describe(),
+                                want.expected.describe(want.transposed),
                                 entry.signature()
                             ))
                             .under(&want.path),
@@ -499,7 +531,7 @@ impl Checkpoint {
                             Error::custom(format!(
                                 "tensor `{}`: expected {}, found nothing in the file",
                                 want.name,
-                                want.expected.describe()
+                                want.expected.describe(want.transposed)
                             ))
                             .under(&want.path),
                         );
@@ -526,6 +558,11 @@ impl Checkpoint {
                 )));
             }
             report.unused.push(entry.name.clone());
+        }
+        if !self.options.transposed.is_empty() {
+            let leaves: std::collections::HashSet<&str> =
+                wants.iter().map(|w| w.name.as_str()).collect();
+            problems.extend(self.transposed_not_read(|name| leaves.contains(name)));
         }
         combine(problems)?;
         Ok((pairs, report))
@@ -689,9 +726,10 @@ impl Checkpoint {
         let mut problems = Vec::new();
         let mut wants = Vec::with_capacity(leaves.len());
         for ((path, leaf), name) in leaves.iter().zip(names) {
-            match L::tensor_signature(leaf) {
+            match <L as ByteLeaf>::signature(leaf) {
                 Ok(sig) => wants.push(Want {
                     path: path.clone(),
+                    transposed: self.is_transposed(&name),
                     name,
                     expected: if any_shape {
                         Expected::DType(Some(sig.dtype()))

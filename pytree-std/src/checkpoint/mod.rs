@@ -151,12 +151,14 @@ use std::path::Path;
 use pytree_core::{Error, Flatten, Unflatten};
 
 pub use self::format::{DEFAULT_MAX_HEADER_BYTES, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
-pub use self::leaf::{Element, TensorLeaf, TensorView};
+pub use self::leaf::{TensorLeaf, TensorView};
 pub use self::naming::Renames;
 pub use self::options::{Load, LoadReport};
 pub use self::reader::Checkpoint;
 pub use self::save::{write_index, Save};
-pub use self::shards::{INDEX_FILE, SINGLE_FILE};
+pub use self::shards::{shard_name, INDEX_FILE, SINGLE_FILE};
+// Where `Element` was first (it is `leaf_bytes`'s, compiled without this feature).
+pub use crate::leaf_bytes::Element;
 use crate::std_namespace::Std;
 
 /// Saves `tree` to `path` with the default [`Save`] options.

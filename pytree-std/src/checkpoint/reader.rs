@@ -244,11 +244,14 @@ impl Checkpoint {
 
     /// Calls `f` with entry `i` as a leaf of dtype `wanted` reads it:
     /// converted to `wanted` when [`Load::convert_floats`] is on and the
-    /// two are floats of different widths, else as it is in the file.
+    /// two are floats of different widths, else as it is in the file; and
+    /// transposed when `transposed` ([`Load::transpose`]: a 2-d tensor
+    /// `[a, b]` read as `[b, a]`, another rank an error naming it).
     pub(super) fn with_view<R>(
         &self,
         i: usize,
         wanted: Option<DType>,
+        transposed: bool,
         f: impl FnOnce(&TensorView<'_>) -> Result<R, Error>,
     ) -> Result<R, Error> {
         let view = self.view(&self.entries[i]);
@@ -256,14 +259,53 @@ impl Checkpoint {
             Some(to) => convert::floats(&view, to)?.map(|bytes| (to, bytes)),
             None => None,
         };
-        match converted {
-            Some((to, bytes)) => f(&TensorView {
-                dtype: to,
-                data: TensorData::Memory(&bytes),
+        let view = match &converted {
+            Some((to, bytes)) => TensorView {
+                dtype: *to,
+                data: TensorData::Memory(bytes),
                 ..view
-            }),
-            None => f(&view),
+            },
+            None => view,
+        };
+        if !transposed {
+            return f(&view);
         }
+        let &[rows, cols] = view.shape else {
+            return Err(Error::custom(format!(
+                "tensor `{}` ({}): Load::transpose reads a 2-d tensor",
+                view.name,
+                view.signature()
+            )));
+        };
+        let width = view.dtype.size_in_bytes().unwrap_or(1);
+        let bytes = convert::transpose_2d(&view.data()?, width, rows, cols);
+        let shape = [cols, rows];
+        f(&TensorView {
+            shape: &shape,
+            data: TensorData::Memory(&bytes),
+            ..view
+        })
+    }
+
+    /// True when the tree's leaf `name` is stored transposed
+    /// ([`Load::transpose`]).
+    pub(super) fn is_transposed(&self, name: &str) -> bool {
+        self.options.transposed.contains(name)
+    }
+
+    /// An error for each name of [`Load::transpose`] that no leaf of the
+    /// load has (`is_leaf` says which names are).
+    pub(super) fn transposed_not_read(&self, is_leaf: impl Fn(&str) -> bool) -> Vec<Error> {
+        self.options
+            .transposed
+            .iter()
+            .filter(|name| !is_leaf(name))
+            .map(|name| {
+                Error::custom(format!(
+                    "Load::transpose names `{name}`, which is no leaf of the tree"
+                ))
+            })
+            .collect()
     }
 
     /// The file's name for each of its entries after the renames (or,
@@ -296,9 +338,10 @@ impl Checkpoint {
             .map_or_else(|| Signature::new(DType::U8, Vec::new()), Entry::signature)
     }
 
-    /// Entry `i` as a leaf of type `L` (converted when
-    /// [`Load::convert_floats`] allows); another dtype is an error.
-    pub(super) fn read_leaf<L: TensorLeaf>(&self, i: usize) -> Result<L, Error> {
+    /// Entry `i` as the leaf `name` of type `L` (converted when
+    /// [`Load::convert_floats`] allows, transposed when
+    /// [`Load::transpose`] names it); another dtype is an error.
+    pub(super) fn read_leaf<L: TensorLeaf>(&self, i: usize, name: &str) -> Result<L, Error> {
         let Some(entry) = self.entries.get(i) else {
             return Err(Error::custom("no such tensor"));
         };
@@ -314,9 +357,12 @@ impl Checkpoint {
                 )));
             }
         }
-        self.with_view(i, self.dtype_by_type::<L>(i), |view| {
-            L::from_tensor(view, None)
-        })
+        self.with_view(
+            i,
+            self.dtype_by_type::<L>(i),
+            self.is_transposed(name),
+            |view| L::from_tensor(view, None),
+        )
     }
 
     /// The dtype a leaf of type `L` loaded by type reads entry `i` as:

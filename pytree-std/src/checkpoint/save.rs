@@ -3,18 +3,21 @@
 //! the header, the order of the data) and the write itself, to a
 //! temporary file renamed over the target.
 
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use pytree_core::{Error, Flatten};
+use pytree_core::{Error, Flatten, KeyStr};
 
+use super::convert::transpose_2d;
 use super::format::{self, Planned, PREFIX_KEY, TREEDEF_ERROR_KEY, TREEDEF_KEY};
 use super::leaf::TensorLeaf;
 use super::naming::{combine, names_of, Renames};
 use super::shards;
 use super::storage::file_error;
+use crate::leaf_bytes::ByteLeaf;
 use crate::std_namespace::Std;
 
 /// Options of [`save`](fn@super::save): a prefix for every name, rename
@@ -42,6 +45,9 @@ pub struct Save {
     max_shard_bytes: Option<usize>,
     /// (tied name, the name it is tied to), file names.
     ties: Vec<(String, String)>,
+    /// The tree's names of the leaves written transposed
+    /// ([`Save::transpose`]).
+    transposed: BTreeSet<String>,
 }
 
 impl Save {
@@ -132,6 +138,41 @@ impl Save {
     #[must_use]
     pub fn tie(mut self, name: impl Into<String>, to: impl Into<String>) -> Self {
         self.ties.push((name.into(), to.into()));
+        self
+    }
+
+    /// Writes the leaves `names` (the tree's names: key paths, before the
+    /// renames and the prefix) transposed: a 2-d leaf `[a, b]` becomes the
+    /// tensor `[b, a]`, its elements transposed; a leaf of another rank,
+    /// or a name that is no leaf, is an error. The inverse of
+    /// [`Load::transpose`](super::Load::transpose) with the same names, so
+    /// a model that keeps a matrix transposed (burn's `Linear`, `[d_in,
+    /// d_out]`) is written in PyTorch's layout (`[d_out, d_in]`). A tie
+    /// compares the tensors as written. For a burn module,
+    /// `Save::transpose_linear` (feature `burn`) names the weights of its `Linear` layers.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, Save};
+    /// use pytree_std::ndarray::{array, ArrayD};
+    /// use std::collections::BTreeMap;
+    /// let ours = BTreeMap::from([("fc.weight".to_string(), array![[1.0f32, 3.0, 5.0], [2.0, 4.0, 6.0]])]);
+    /// let bytes = Save::new().transpose(["fc.weight"]).to_bytes(&ours)?;
+    /// let file = Load::new().from_bytes(bytes)?;
+    /// assert_eq!(file.tensor("fc.weight").unwrap().shape(), [3, 2]);
+    /// let torch = file.load_map::<ArrayD<f32>>()?;
+    /// assert_eq!(torch["fc.weight"], array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]].into_dyn());
+    /// assert_eq!(Load::new().transpose(["fc.weight"]).from_bytes(Save::new().transpose(["fc.weight"]).to_bytes(&ours)?)?.load_like(&ours)?.0, ours);
+    /// let err = Save::new().transpose(["fc.bias"]).to_bytes(&ours).unwrap_err();
+    /// assert_eq!(err.to_string(), "at <root>: Save::transpose names `fc.bias`, which is no leaf of the tree");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn transpose<I>(mut self, names: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.transposed.extend(names.into_iter().map(Into::into));
         self
     }
 
@@ -356,13 +397,35 @@ impl Save {
         let mut problems = Vec::new();
         let mut tensors = Vec::with_capacity(leaves.len());
         let mut widths = Vec::with_capacity(leaves.len());
+        let mut transposes = Vec::with_capacity(leaves.len());
+        let mut transposed_seen = 0;
         for ((path, leaf), name) in leaves.iter().zip(names) {
-            let sig = match T::Leaf::tensor_signature(leaf) {
+            let sig = match <T::Leaf as ByteLeaf>::signature(leaf) {
                 Ok(sig) => sig,
                 Err(e) => {
                     problems.push(e.under(path));
                     continue;
                 }
+            };
+            let transposed = !self.transposed.is_empty()
+                && self.transposed.contains(&path.keystr(KeyStr::SIMPLE));
+            let sig = if transposed {
+                transposed_seen += 1;
+                let &[rows, cols] = sig.shape() else {
+                    problems.push(
+                        Error::custom(format!(
+                            "Save::transpose writes a 2-d leaf transposed, this one is {sig}"
+                        ))
+                        .under(path),
+                    );
+                    continue;
+                };
+                let width = sig.dtype().size_in_bytes().unwrap_or(1);
+                transposes.push(Some([width, rows, cols]));
+                pytree_core::Signature::new(sig.dtype(), vec![cols, rows])
+            } else {
+                transposes.push(None);
+                sig
             };
             let stored = format::dtype_name(sig.dtype()).ok_or_else(|| {
                 format!(
@@ -386,8 +449,19 @@ impl Save {
                 (Err(e), _) | (_, Err(e)) => problems.push(Error::custom(e).under(path)),
             }
         }
+        if transposed_seen < self.transposed.len() {
+            let names: BTreeSet<String> = leaves
+                .iter()
+                .map(|(p, _)| p.keystr(KeyStr::SIMPLE))
+                .collect();
+            for name in self.transposed.difference(&names) {
+                problems.push(Error::custom(format!(
+                    "Save::transpose names `{name}`, which is no leaf of the tree"
+                )));
+            }
+        }
         combine(problems)?;
-        let skip = self.tied_leaves::<T::Leaf>(&tensors, &leaves)?;
+        let skip = self.tied_leaves::<T::Leaf>(&tensors, &leaves, &transposes)?;
         let mut metadata = self.metadata.clone();
         metadata
             .entry(FORMAT_KEY.into())
@@ -411,6 +485,7 @@ impl Save {
             widths,
             metadata,
             skip,
+            transposes,
         })
     }
 
@@ -421,6 +496,7 @@ impl Save {
         &self,
         tensors: &[Planned],
         leaves: &[(pytree_core::KeyPath, L::Ref<'_>)],
+        transposes: &[Option<[usize; 3]>],
     ) -> Result<Vec<bool>, Error> {
         let mut skip = vec![false; tensors.len()];
         if self.ties.is_empty() {
@@ -447,7 +523,10 @@ impl Save {
             let same_sig = tensors[i].dtype_name == tensors[j].dtype_name
                 && tensors[i].shape == tensors[j].shape;
             let same_data = same_sig
-                && match (L::tensor_bytes(&leaves[i].1), L::tensor_bytes(&leaves[j].1)) {
+                && match (
+                    written_bytes::<L>(&leaves[i].1, transposes[i]),
+                    written_bytes::<L>(&leaves[j].1, transposes[j]),
+                ) {
                     (Ok(a), Ok(b)) => a == b,
                     _ => false,
                 };
@@ -484,6 +563,21 @@ struct TreePlan {
     metadata: BTreeMap<String, String>,
     /// Leaves not written (tied to another).
     skip: Vec<bool>,
+    /// Per leaf, `[element width, rows, cols]` of a leaf written
+    /// transposed ([`Save::transpose`]).
+    transposes: Vec<Option<[usize; 3]>>,
+}
+
+/// A leaf's bytes as written: transposed when `transpose` says so.
+fn written_bytes<'a, L: TensorLeaf>(
+    leaf: &'a L::Ref<'_>,
+    transpose: Option<[usize; 3]>,
+) -> Result<Cow<'a, [u8]>, Error> {
+    let bytes = <L as ByteLeaf>::bytes(leaf)?;
+    Ok(match transpose {
+        Some([width, rows, cols]) => Cow::Owned(transpose_2d(&bytes, width, rows, cols)),
+        None => bytes,
+    })
 }
 
 impl TreePlan {
@@ -504,6 +598,7 @@ impl TreePlan {
         let sizes: Vec<usize> = ordered.iter().map(|t| t.bytes).collect();
         WritePlan {
             header,
+            transposes: order.iter().map(|&i| self.transposes[i]).collect(),
             order,
             data_len: sizes.iter().sum(),
             sizes,
@@ -587,6 +682,9 @@ struct WritePlan {
     order: Vec<usize>,
     /// Bytes of each, in that order.
     sizes: Vec<usize>,
+    /// Whether each, in that order, is written transposed (see
+    /// [`TreePlan`]).
+    transposes: Vec<Option<[usize; 3]>>,
     data_len: usize,
 }
 
@@ -605,13 +703,14 @@ impl WritePlan {
             .map_err(WriteError::Io)?;
         out.write_all(&self.header).map_err(WriteError::Io)?;
         let leaves = crate::paths::leaves_with_path(tree);
-        for (&i, &size) in self.order.iter().zip(&self.sizes) {
+        for ((&i, &size), &transpose) in self.order.iter().zip(&self.sizes).zip(&self.transposes) {
             let Some((path, leaf)) = leaves.get(i) else {
                 return Err(WriteError::Leaf(Error::custom(
                     "the tree changed while it was saved",
                 )));
             };
-            let bytes = T::Leaf::tensor_bytes(leaf).map_err(|e| WriteError::Leaf(e.under(path)))?;
+            let bytes = written_bytes::<T::Leaf>(leaf, transpose)
+                .map_err(|e| WriteError::Leaf(e.under(path)))?;
             if bytes.len() != size {
                 return Err(WriteError::Leaf(
                     Error::custom(format!(

@@ -40,8 +40,17 @@ pub const INDEX_FILE: &str = "model.safetensors.index.json";
 /// transformers' default `max_shard_size`, 5 GB.
 pub(crate) const DEFAULT_MAX_SHARD_BYTES: usize = 5_000_000_000;
 
-/// The name of shard `k` (from 1) of `n`, as transformers names it.
-pub(crate) fn shard_name(k: usize, n: usize) -> String {
+/// The file name of shard `k` (counted from 1) of `n`, as transformers
+/// names it and [`Save::save_sharded`](super::Save::save_sharded) writes
+/// it: `model-{k:05}-of-{n:05}.safetensors`, listed beside the tensors it
+/// holds in the index ([`INDEX_FILE`]).
+///
+/// ```
+/// use pytree_std::checkpoint::shard_name;
+/// assert_eq!(shard_name(1, 2), "model-00001-of-00002.safetensors");
+/// assert_eq!(shard_name(2, 2), "model-00002-of-00002.safetensors");
+/// ```
+pub fn shard_name(k: usize, n: usize) -> String {
     format!("model-{k:05}-of-{n:05}.safetensors")
 }
 

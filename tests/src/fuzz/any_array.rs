@@ -21,10 +21,10 @@
 
 use std::collections::BTreeMap;
 
-use pytree_std::checkpoint::{Checkpoint, Load, TensorLeaf};
+use pytree_std::checkpoint::{Checkpoint, Load};
 use pytree_std::half::{bf16, f16};
 use pytree_std::ndarray::{ArrayD, IxDyn};
-use pytree_std::{AnyArray, AnyElement, DType, Tree};
+use pytree_std::{AnyArray, AnyElement, ByteLeaf, DType, Tree};
 
 use super::by_names::tensors_file;
 use super::checkpoint::{file_of, inspect, saves_and_loads_back, with_options};
@@ -41,7 +41,7 @@ fn typed<A: AnyElement>(a: &AnyArray) -> bool {
         let back = AnyArray::from(array);
         assert_eq!(back.signature(), a.signature());
         let bytes = |x: &AnyArray| {
-            <AnyArray as TensorLeaf>::tensor_bytes(&x.lend())
+            <AnyArray as ByteLeaf>::bytes(&x.lend())
                 .expect("an array has bytes")
                 .into_owned()
         };
@@ -53,13 +53,13 @@ fn typed<A: AnyElement>(a: &AnyArray) -> bool {
 /// The laws of one array read as tensor `name` of `file` (`None`: the
 /// name was renamed, so the tensor is not looked for).
 fn array_laws(a: &AnyArray, tensor: Option<pytree_std::checkpoint::TensorView<'_>>) {
-    let sig = <AnyArray as TensorLeaf>::tensor_signature(&a.lend()).expect("a signature");
+    let sig = <AnyArray as ByteLeaf>::signature(&a.lend()).expect("a signature");
     assert_eq!(sig, a.signature());
     assert_eq!(a.signature().dtype(), a.dtype());
     if let Some(t) = tensor {
         assert_eq!(a.signature(), t.signature());
         let view = a.lend();
-        let bytes = <AnyArray as TensorLeaf>::tensor_bytes(&view).expect("bytes");
+        let bytes = <AnyArray as ByteLeaf>::bytes(&view).expect("bytes");
         assert!(
             *bytes == *t.data().expect("the tensor's data"),
             "the data of tensor `{}`",
@@ -90,7 +90,7 @@ fn array_laws(a: &AnyArray, tensor: Option<pytree_std::checkpoint::TensorView<'_
         assert_eq!(*held, a.dtype() == dtype, "{}", a.signature());
     }
     let bytes = |x: &AnyArray| {
-        <AnyArray as TensorLeaf>::tensor_bytes(&x.lend())
+        <AnyArray as ByteLeaf>::bytes(&x.lend())
             .expect("an array has bytes")
             .into_owned()
     };

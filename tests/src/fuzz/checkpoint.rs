@@ -832,8 +832,9 @@ impl Laws<'_> {
         for ((name, leaf), t) in map.iter().zip(self.file.tensors()) {
             assert_eq!(name, t.name());
             for view in pytree_std::leaves(leaf) {
-                let sig = L::tensor_signature(&view).expect("a leaf read has a signature");
-                let bytes = L::tensor_bytes(&view).expect("and bytes");
+                let sig = <L as pytree_std::ByteLeaf>::signature(&view)
+                    .expect("a leaf read has a signature");
+                let bytes = L::bytes(&view).expect("and bytes");
                 assert_eq!(sig, t.signature());
                 assert!(
                     Some(&*bytes) == t.data_in_memory(),

@@ -13,8 +13,10 @@
 //! - `float.rs`: [`BurnTensor`] as pytree-optim's `FloatLeaf` (the element
 //!   update run in one pass over an `f32` tensor's memory on burn-flex,
 //!   `fused.rs`, else as whole-tensor operations on the tensor's device);
+//!   `bytes.rs`: as a `ByteLeaf` (its dtype, shape and bytes);
 //!   `checkpoint.rs`: as a checkpoint's `TensorLeaf`.
 
+mod bytes;
 #[cfg(feature = "safetensors")]
 mod checkpoint;
 mod float;

@@ -82,6 +82,9 @@ struct Slot {
     require_grad: bool,
     checkpointing: Option<burn::tensor::GradientCheckpointingStrategy>,
     distributed: bool,
+    /// The 2-d `weight` of a burn-nn `Linear` (`[d_in, d_out]`, PyTorch's
+    /// transposed): see [`BurnModule::linear_weights`].
+    linear_weight: bool,
 }
 
 impl Slot {
@@ -100,6 +103,7 @@ impl Slot {
                 None
             },
             distributed: autodiff && t.is_distributed(),
+            linear_weight: false,
         }
     }
 
@@ -320,6 +324,43 @@ impl<M: Module> BurnModule<M> {
         Ok((self.with_leaves(leaves)?, missing))
     }
 
+    /// The names (key paths as a checkpoint names them, `encoder.0.fc.weight`)
+    /// of the weights of the burn-nn `Linear` layers in the module: the
+    /// 2-d parameter `weight` of a module of type `Linear`, the rule of
+    /// burn-store's `PyTorchToBurnAdapter`. burn keeps such a weight as
+    /// `[d_in, d_out]` (its forward is `x W + b`), PyTorch's `nn.Linear`
+    /// as `[d_out, d_in]`: these are the leaves
+    /// [`Load::transpose_linear`](crate::checkpoint::Load::transpose_linear)
+    /// reads transposed from a PyTorch or Hugging Face file (and
+    /// [`Save::transpose_linear`](crate::checkpoint::Save::transpose_linear)
+    /// writes back). A struct of one's own named `Linear` counts too, as it
+    /// does for burn-store: burn names a module by its type's name.
+    ///
+    /// ```
+    /// use burn::module::Module;
+    /// use burn::nn::{Embedding, EmbeddingConfig, Linear, LinearConfig};
+    /// use burn::tensor::Device;
+    ///
+    /// #[derive(Module, Debug)]
+    /// struct Net { emb: Embedding, layers: Vec<Linear> }
+    ///
+    /// let d = Device::default();
+    /// let net = Net {
+    ///     emb: EmbeddingConfig::new(10, 4).init(&d),
+    ///     layers: vec![LinearConfig::new(4, 8).init(&d), LinearConfig::new(8, 2).init(&d)],
+    /// };
+    /// let tree = pytree_std::BurnModule::new(net);
+    /// assert_eq!(tree.linear_weights(), ["layers.0.weight", "layers.1.weight"]);
+    /// ```
+    pub fn linear_weights(&self) -> Vec<String> {
+        crate::paths::leaves_with_path(&self.params)
+            .into_iter()
+            .zip(self.slots.iter())
+            .filter(|(_, slot)| slot.linear_weight)
+            .map(|((path, _), _)| path.keystr(pytree_core::KeyStr::SIMPLE))
+            .collect()
+    }
+
     /// Every leaf a float tensor of its parameter's shape.
     fn check_leaves(&self) -> Result<(), Error> {
         let mut slots = self.slots.iter();
@@ -381,6 +422,9 @@ impl<M> std::fmt::Debug for BurnModule<M> {
 /// so far (`None` names a parameter of the module itself).
 struct Frame {
     name: String,
+    /// The kind of the module that holds this one (`"Struct:Linear"` for
+    /// a field of a `Linear`), as burn names it on entering.
+    container: String,
     sequence: bool,
     entries: Vec<(Option<String>, Tree<BurnTensor>)>,
 }
@@ -389,6 +433,7 @@ impl Frame {
     fn root() -> Frame {
         Frame {
             name: String::new(),
+            container: String::new(),
             sequence: false,
             entries: Vec::new(),
         }
@@ -427,6 +472,10 @@ impl Frame {
     }
 }
 
+/// The container kind burn's derive gives a field of burn-nn's `Linear`
+/// (burn-store keys its PyTorch adapter on the same name).
+const LINEAR: &str = "Struct:Linear";
+
 /// The mapper of [`BurnModule::new`].
 struct TakeApart {
     frames: Vec<Frame>,
@@ -443,6 +492,7 @@ impl ModuleMapper for TakeApart {
         }
         self.frames.push(Frame {
             name: name.to_owned(),
+            container: container_type.to_owned(),
             sequence: false,
             entries: Vec::new(),
         });
@@ -462,9 +512,19 @@ impl ModuleMapper for TakeApart {
 
     fn map_float<const D: usize>(&mut self, param: Param<Tensor<D>>) -> Param<Tensor<D>> {
         let id = param.id;
+        // burn-store's rule (`PyTorchToBurnAdapter`): the 2-d parameter
+        // entered as `weight` of a `Struct:Linear`.
+        let linear_weight = D == 2
+            && self
+                .frames
+                .last()
+                .is_some_and(|f| f.name == "weight" && f.container == LINEAR);
         param.map(|t| {
             let device = t.device();
-            self.slots.push(Slot::of(id, &t));
+            self.slots.push(Slot {
+                linear_weight,
+                ..Slot::of(id, &t)
+            });
             let leaf = BurnTensor::new(t.inner());
             if let Some(frame) = self.frames.last_mut() {
                 frame.entries.push((None, Tree::leaf(leaf)));

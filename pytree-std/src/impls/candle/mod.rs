@@ -19,6 +19,7 @@ use pytree_core::{DType, Error, Signature};
 
 use crate::{elements::ApproxEq, elements::Ravel, elements::Tolerance};
 
+mod bytes;
 #[cfg(feature = "safetensors")]
 mod checkpoint;
 mod device;

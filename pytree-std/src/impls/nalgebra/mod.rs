@@ -17,8 +17,9 @@
 //!
 //! Everything a leaf type provides for nalgebra is in this folder:
 //! `Leaf`, `Flatten` / `Unflatten`, `Ravel` (C order), `ApproxEq`, the
-//! optimizer arithmetic `FloatLeaf` (`float.rs`) and with `safetensors`
-//! the checkpoint's `TensorLeaf` (C order, a column as a 1-d tensor). Not ensembles: a stacked leaf has a
+//! optimizer arithmetic `FloatLeaf` (`float.rs`), `ByteLeaf` (`bytes.rs`:
+//! C order, a column as a 1-d tensor) and with `safetensors` the
+//! checkpoint's `TensorLeaf` (`checkpoint.rs`). Not ensembles: a stacked leaf has a
 //! member axis on top of a matrix's two, nalgebra has no 3-d matrix to
 //! hold it, and `stack_leaves` returns a tree of the members' own type.
 //!
@@ -46,6 +47,9 @@ use nalgebra::{
 };
 use pytree_core::{Error, Signature};
 
+mod bytes;
+#[cfg(feature = "safetensors")]
+mod checkpoint;
 mod float;
 
 use super::dtype_of;
@@ -213,146 +217,5 @@ where
                 .iter()
                 .zip(other.iter())
                 .all(|(a, b)| a.approx_eq(b, tol))
-    }
-}
-
-/// nalgebra matrices in checkpoints (with the `safetensors` feature).
-#[cfg(feature = "safetensors")]
-mod tensors {
-    use std::borrow::Cow;
-
-    use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut, Scalar};
-    use pytree_core::{DType, Error, Signature};
-
-    use crate::checkpoint::leaf::{dtype_error, read_elements};
-    use crate::checkpoint::{Element, TensorLeaf, TensorView};
-
-    /// The shape a `rows x cols` matrix is stored as: a column (a
-    /// `DVector`, or a matrix of one column) is the 1-d tensor `[rows]`,
-    /// as PyTorch and NumPy store a bias; every other matrix is
-    /// `[rows, cols]`.
-    fn stored_shape((rows, cols): (usize, usize)) -> Vec<usize> {
-        if cols == 1 {
-            vec![rows]
-        } else {
-            vec![rows, cols]
-        }
-    }
-
-    /// The matrix a stored tensor is read as: `[n]` a column, `[r, c]`
-    /// itself; another rank is an error.
-    fn matrix_shape(tensor: &TensorView<'_>) -> Result<(usize, usize), Error> {
-        match *tensor.shape() {
-            [n] => Ok((n, 1)),
-            [rows, cols] => Ok((rows, cols)),
-            _ => Err(Error::custom(format!(
-                "tensor `{}`: expected a 1-d or 2-d tensor for a nalgebra matrix, found {}",
-                tensor.name(),
-                tensor.signature()
-            ))),
-        }
-    }
-
-    /// The error for data that is not `rows * cols` elements.
-    #[cold]
-    fn element_count_error(tensor: &TensorView<'_>, rows: usize, cols: usize) -> Error {
-        Error::custom(format!(
-            "tensor `{}` ({}): its data is not {rows} x {cols} elements",
-            tensor.name(),
-            tensor.signature()
-        ))
-    }
-
-    /// A dynamic matrix is a tensor in C (row-major) order, as every
-    /// tensor of the format (nalgebra stores columns first, so the
-    /// elements are written row by row); a column (a `DVector`) is a 1-d
-    /// tensor, so that a model's biases are what PyTorch and NumPy write.
-    /// Loaded by type from a 1-d or 2-d tensor of the element's dtype (a
-    /// 1-d tensor as a column), against a template or in place with the
-    /// template's shape.
-    ///
-    /// ```
-    /// use pytree_std::checkpoint::{self, Checkpoint, Load};
-    /// use pytree_std::nalgebra::{DMatrix, DVector};
-    /// use pytree_std::PyTree;
-    ///
-    /// #[derive(PyTree, Clone, Debug, PartialEq)]
-    /// struct Linear { w: DMatrix<f32>, b: DVector<f32> }
-    ///
-    /// let lin = Linear { w: DMatrix::from_row_slice(2, 3, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]), b: DVector::from_vec(vec![7.0, 8.0]) };
-    /// let file = Load::new().from_bytes(checkpoint::Save::new().to_bytes(&lin)?)?;
-    /// let w = file.tensor("w").unwrap();
-    /// assert_eq!(w.signature().to_string(), "f32[2,3]");
-    /// assert_eq!(&w.data()?[4..8], 2.0f32.to_le_bytes()); // row-major
-    /// assert_eq!(file.tensor("b").unwrap().signature().to_string(), "f32[2]");
-    /// assert_eq!(file.load::<Linear>()?.0, lin);
-    /// assert_eq!(file.load_like(&lin)?.0, lin);
-    /// let mut zero = Linear { w: DMatrix::zeros(2, 3), b: DVector::zeros(2) };
-    /// file.load_into(&mut zero)?;
-    /// assert_eq!(zero, lin);
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    impl<T: Element + Scalar> TensorLeaf for DMatrix<T> {
-        fn fixed_dtype() -> Option<DType> {
-            Some(T::DTYPE)
-        }
-        fn tensor_signature(leaf: &DMatrixView<'_, T>) -> Result<Signature, Error> {
-            Ok(Signature::new(T::DTYPE, stored_shape(leaf.shape())))
-        }
-        fn tensor_bytes<'a>(leaf: &'a DMatrixView<'_, T>) -> Result<Cow<'a, [u8]>, Error> {
-            let (rows, cols) = leaf.shape();
-            let mut out = Vec::with_capacity(rows * cols * std::mem::size_of::<T>());
-            for i in 0..rows {
-                for j in 0..cols {
-                    leaf[(i, j)].put_le(&mut out);
-                }
-            }
-            Ok(Cow::Owned(out))
-        }
-        fn from_tensor(
-            tensor: &TensorView<'_>,
-            _like: Option<&DMatrixView<'_, T>>,
-        ) -> Result<Self, Error> {
-            if tensor.dtype() != T::DTYPE {
-                return Err(dtype_error(tensor, T::DTYPE));
-            }
-            let (rows, cols) = matrix_shape(tensor)?;
-            let values = read_elements::<T>(tensor)?;
-            if Some(values.len()) != rows.checked_mul(cols) {
-                return Err(element_count_error(tensor, rows, cols));
-            }
-            Ok(if rows == 1 || cols == 1 {
-                // One row or one column: C order is nalgebra's order.
-                DMatrix::from_vec(rows, cols, values)
-            } else {
-                DMatrix::from_row_slice(rows, cols, &values)
-            })
-        }
-        fn copy_from_tensor(
-            mut slot: DMatrixViewMut<'_, T>,
-            tensor: &TensorView<'_>,
-        ) -> Result<(), Error> {
-            let (rows, cols) = slot.shape();
-            let want = Signature::new(T::DTYPE, stored_shape((rows, cols)));
-            if tensor.dtype() != T::DTYPE || tensor.shape() != want.shape() {
-                return Err(Error::custom(format!(
-                    "tensor `{}`: expected {want}, found {}",
-                    tensor.name(),
-                    tensor.signature()
-                )));
-            }
-            // Every value is read (and checked) before the first is written.
-            let values = read_elements::<T>(tensor)?;
-            if values.len() != rows * cols {
-                return Err(element_count_error(tensor, rows, cols));
-            }
-            for (k, v) in values.into_iter().enumerate() {
-                slot[(k / cols, k % cols)] = v;
-            }
-            Ok(())
-        }
-        fn to_owned_leaf(leaf: &DMatrixView<'_, T>) -> Self {
-            leaf.clone_owned()
-        }
     }
 }

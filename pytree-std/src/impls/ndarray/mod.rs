@@ -68,6 +68,7 @@ use ndarray::{
 use pytree_core::{Error, Signature};
 
 pub mod any_array;
+mod bytes;
 #[cfg(feature = "safetensors")]
 mod checkpoint;
 mod float;
