@@ -15,7 +15,7 @@
 //!   steps the whole tree, its state replicated or, with `--zero1`, split
 //!   across the ranks (`Zero1`). burn's tensors live on the CPU here;
 //!   on a GPU backend the collectives stage each leaf through host memory
-//!   (`TensorLeaf`'s bytes).
+//!   (`ByteLeaf`'s bytes).
 //! - Checked: every rank holds identical parameters after every step
 //!   (`check_replicated`); every epoch's mean loss is within
 //!   [`LOSS_TOLERANCE`] of the single-process run on the same global

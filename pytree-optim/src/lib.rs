@@ -78,6 +78,10 @@
 //!   with feature `rayon` and `Exec::Parallel`, split across threads.
 //!   Defined in pytree-std (`pytree_std::elements`), beside each foreign
 //!   leaf type's other impls, and re-exported here.
+//! - `burn` (feature `burn`): burn modules stepped whole from burn's
+//!   gradients (`burn::step`), and `burn::PerParameter`, a transformation
+//!   of one tensor as burn's per-parameter `Optimizer`, run by burn's
+//!   `ModuleOptimizer` and `Learner` (whole-tree transformations refused).
 //! - `candle` (feature `candle`): candle tensors and variables updated in
 //!   place, gradient trees from candle's autograd (`value_and_grad`), and
 //!   `candle::Optimizer`, stepped by `backward_step(&loss)` as candle-nn's

@@ -14,6 +14,14 @@
 //!   f32 ulps per step: after 60 steps within 2e-6 absolute plus 2e-5
 //!   relative (measured: 0.54 of that, 1.1e-6 on an embedding weight of
 //!   -1.5e-3).
+//! - `pytree_optim::burn::PerParameter` (a transformation of one tensor as
+//!   burn's per-parameter `Optimizer`) with `adamw`, run by burn's
+//!   `ModuleOptimizer`, is `pytree_optim::burn::step` with `adamw` on the
+//!   whole module bit for bit (the same element update on each tensor), so
+//!   burn's `AdamW` within the tolerance above; built with a learning rate
+//!   of 1 and scaled by burn's `lr` (`PerParameter::scaled_by_lr`), it is
+//!   too, at a constant `lr` and at one that changes every step (a
+//!   schedule: pytree-optim's `adamw` with a closure of the step).
 #![cfg(feature = "burn")]
 
 use burn::module::Module;
@@ -150,6 +158,87 @@ fn sgd_with_momentum_equals_burns_sgd_for_60_steps() {
         // Bit for bit: the same f32 operations in the same order.
         assert_eq!(ratio, 0.0, "nesterov {nesterov}: worst {ratio} at {at}");
     }
+}
+
+/// Whether two models' parameters are the same bits; the first path
+/// where they are not.
+fn same_bits(a: &Net, b: &Net) -> Result<(), String> {
+    let ta = BurnModule::new(a.clone());
+    let tb = BurnModule::new(b.clone());
+    for ((path, x), (_, y)) in pytree_std::paths::leaves_with_path(&ta)
+        .into_iter()
+        .zip(pytree_std::paths::leaves_with_path(&tb))
+    {
+        let xs = x.to_data().try_to_vec::<f32>().unwrap();
+        let ys = y.to_data().try_to_vec::<f32>().unwrap();
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        if bits(&xs) != bits(&ys) {
+            return Err(format!("{path}: {xs:?} vs {ys:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// 60 steps from the same start and the same gradients (burn's, at burn's
+/// model) of: burn's `AdamW` through `ModuleOptimizer`; `PerParameter`
+/// through `ModuleOptimizer` (`adapter`, given `lr(step)` as burn's `lr`);
+/// and `pytree_optim::burn::step` with `tx`. The three models at the end.
+fn three_ways<T>(adapter: ModuleOptimizer, lr: impl Fn(usize) -> f64, tx: T) -> [Net; 3]
+where
+    T: GradientTransformation<BurnModule<Net>>,
+{
+    let device = Device::default().autodiff();
+    let wd = 0.05;
+    let mut burns = AdamWConfig::new()
+        .with_epsilon(1e-8)
+        .with_weight_decay(wd as f32)
+        .init();
+    let mut adapter = adapter;
+    let start = net(&device);
+    let (mut theirs, mut ours, mut whole) = (start.clone(), start.clone(), start);
+    let mut state = pytree_optim::burn::init(&tx, &whole).unwrap();
+    for i in 0..60 {
+        whole = pytree_optim::burn::step(&tx, whole, &grads(&theirs, &device), &mut state).unwrap();
+        ours = adapter.step(lr(i), ours, grads(&theirs, &device));
+        let g = grads(&theirs, &device);
+        theirs = burns.step(lr(i), theirs, g);
+    }
+    [theirs, ours, whole]
+}
+
+#[test]
+fn per_parameter_adamw_in_burns_module_optimizer_equals_step_and_burns_adamw() {
+    use pytree_optim::burn::PerParameter;
+    let (lr, wd) = (0.01, 0.05);
+    let tx = pytree_optim::adamw(lr, wd);
+    // `new`: the transformation's learning rate; burn's `lr` (here burn's
+    // AdamW's) is not used.
+    let adapter = ModuleOptimizer::from(PerParameter::new(tx.clone()).unwrap());
+    let [theirs, ours, whole] = three_ways(adapter, |_| lr, tx);
+    same_bits(&whole, &ours).unwrap();
+    let (ratio, at) = worst(&theirs, &ours, 2e-6, 2e-5);
+    assert!(ratio <= 1.0, "worst {ratio} at {at}");
+    let (moved, _) = worst(&net(&Device::default().autodiff()), &ours, 2e-6, 2e-5);
+    assert!(moved > 100.0, "{moved}");
+
+    // `scaled_by_lr`: adamw with a learning rate of 1, times burn's lr.
+    let adapter =
+        ModuleOptimizer::from(PerParameter::scaled_by_lr(pytree_optim::adamw(1.0, wd)).unwrap());
+    let [theirs, ours, whole] = three_ways(adapter, |_| lr, pytree_optim::adamw(lr, wd));
+    same_bits(&whole, &ours).unwrap();
+    let (ratio, at) = worst(&theirs, &ours, 2e-6, 2e-5);
+    assert!(ratio <= 1.0, "worst {ratio} at {at}");
+
+    // burn's lr changing every step (a scheduler's): pytree-optim's
+    // adamw with the same schedule of its step count.
+    let schedule = |step: usize| 0.02 / (1.0 + step as f64);
+    let adapter =
+        ModuleOptimizer::from(PerParameter::scaled_by_lr(pytree_optim::adamw(1.0, wd)).unwrap());
+    let tx = pytree_optim::adamw(move |count: u64| schedule(count as usize), wd);
+    let [theirs, ours, whole] = three_ways(adapter, schedule, tx);
+    same_bits(&whole, &ours).unwrap();
+    let (ratio, at) = worst(&theirs, &ours, 2e-6, 2e-5);
+    assert!(ratio <= 1.0, "worst {ratio} at {at}");
 }
 
 #[test]

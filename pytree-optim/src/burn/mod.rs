@@ -1,17 +1,19 @@
 //! burn (feature `burn`): any [`GradientTransformation`] steps a burn
-//! module from burn's gradients, the whole tree at once.
+//! module from burn's gradients, the whole tree at once ([`init`],
+//! [`step`]); and a transformation of one tensor is burn's per-parameter
+//! optimizer ([`PerParameter`]), which burn's own `ModuleOptimizer`, its
+//! parameter groups and record, and burn-train's `Learner` run.
 //!
 //! burn's `ModuleOptimizer` steps one parameter at a time (its `Optimizer`
 //! trait sees one tensor and its gradient), so what needs the whole tree
 //! cannot be written for it: clipping by the global norm of all gradients
-//! (torch's `clip_grad_norm_`, optax's `clip_by_global_norm`), chains of
-//! transformations, masks and groups by key path, schedules, EMA of the
-//! parameters. Here the module is a pytree ([`BurnModule`]: its float
+//! (torch's `clip_grad_norm_`, optax's `clip_by_global_norm`), masks and
+//! groups by key path, EMA of the parameters. Here the module is a pytree ([`BurnModule`]: its float
 //! parameters keyed by burn-store's names) and the step is optax's:
 //!
 //! ```
 //! use burn::module::Module;
-//! use burn::nn::{Linear, LinearConfig};
+//! use burn::nn::{Initializer, Linear, LinearConfig};
 //! use burn::optim::GradientsParams;
 //! use burn::tensor::{Device, Tensor};
 //! use pytree_optim::{adamw, chain, clip_by_global_norm};
@@ -21,7 +23,7 @@
 //!
 //! let device = Device::default().autodiff();
 //! let (x, y) = (Tensor::<2>::from_data([[1.0f32], [2.0]], &device), Tensor::<2>::from_data([[3.0f32], [5.0]], &device));
-//! let mut model = Net { fc: LinearConfig::new(1, 1).init(&device) };
+//! let mut model = Net { fc: LinearConfig::new(1, 1).with_initializer(Initializer::Zeros).init(&device) };
 //! let tx = chain(clip_by_global_norm(1.0), adamw(0.1, 0.0));
 //! let mut state = pytree_optim::burn::init(&tx, &model)?;
 //! for _ in 0..300 {
@@ -40,6 +42,19 @@
 //! [`BurnModule::gradients`]); freeze parameters with a mask by key path
 //! (`.mask(...)`), which leaves them and their state alone, as burn's
 //! optimizers leave a parameter without a gradient.
+//!
+//! The transformations that act element by element (`sgd`, `adam`,
+//! `adamw`, `scale`, their chains) also plug into burn's loop as its
+//! optimizer: [`PerParameter`] (on each tensor, the bits of [`step`] on the
+//! whole module). The whole-tree ones (`clip_by_global_norm`, masks and
+//! groups by key path) need the loop above, written by the user:
+//! [`PerParameter`] refuses those that sum over the leaves.
+
+mod optimizer;
+mod record;
+
+pub use optimizer::PerParameter;
+pub use record::PerParameterState;
 
 use std::fmt;
 
