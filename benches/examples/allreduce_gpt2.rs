@@ -31,8 +31,37 @@
 //!    at the least beside the flat call;
 //! 6. `tree_mean`: `dist.all_reduce_mean` of the tree;
 //! 7. `packed_mean`: `all_reduce_mean` with every leaf packed into 25 MiB
-//!    buckets (`with_sizes(DEFAULT_BUCKET_BYTES, usize::MAX)`: the path
-//!    before in-place buckets).
+//!    buckets (`Sizes { in_place_bytes: usize::MAX, .. }`: the path
+//!    before in-place buckets);
+//! 8. `flat_rs_ag`: the raw reduce-scatter and all-gather ZeRO is made
+//!    of, on the flat buffer: one blocking `MPI_Reduce_scatter_block`
+//!    into a buffer of `1/N`, then one `MPI_Allgather` back (issue 38);
+//! 9. `flat_rs_ag_pieces`: the same per 25 MiB piece (blocking); `Zero1`
+//!    itself runs `Mpi`'s point-to-point reduce-scatter / all-gather per
+//!    bucket (item 12's messages, since issue 38), a bucket packed and
+//!    one unpacked while one is on the wire, timed in its step below.
+//! 10. `flat_irs_iag_pieces`: per 25 MiB piece, the non-blocking
+//!     `MPI_Ireduce_scatter_block` then `MPI_Iallgather`, each waited (the
+//!     collectives `Mpi` ran for ZeRO before issue 38, one bucket at a
+//!     time);
+//! 11. `flat_p2p_rs_ag`: the reduce-scatter and all-gather written with
+//!     point-to-point calls (`MPI_Isend` / `MPI_Irecv`) on the flat
+//!     buffer: each rank sends every other rank that rank's part and
+//!     receives the others' contributions to its own part, sums them in
+//!     rank order, then sends its part to every other rank and receives
+//!     theirs in place ((N-1)/N of the buffer each way per rank, like a
+//!     ring);
+//! 12. `flat_p2p_rs_ag_pieces`: the same per 25 MiB piece, one piece at
+//!     a time.
+//!
+//! The point-to-point results are checked against the all-reduce's once
+//! (the values are small integers: every order of summation agrees).
+//!
+//! The steps (each round: the data-parallel step, ZeRO by element, ZeRO
+//! by whole leaves, ZeRO-2 with one micro-batch, one after the other):
+//! `ddp_adam_step` (`all_reduce_mean` + Adam), `zero1_step`
+//! ([`Zero1::new`]: by element), `zero1_leaves_step` (by whole leaves),
+//! `zero2_step` (`accumulate` then `step_accumulated`).
 //!
 //! A ratio is the median over ROUNDS of that round's ratio (each against
 //! the flat time of its own round); every round's ratio is printed too.
@@ -40,10 +69,15 @@
 
 use std::time::Instant;
 
+use std::os::raw::c_int;
+
 use mpi::collective::SystemOperation;
-use mpi::traits::{Communicator, CommunicatorCollectives};
+use mpi::ffi;
+use mpi::raw::AsRaw;
+use mpi::topology::SimpleCommunicator;
+use mpi::traits::{Communicator, CommunicatorCollectives, Equivalence};
 use pytree_benches::gpt2::{Dims, Gpt2};
-use pytree_dist::{Dist, Mpi, Zero1};
+use pytree_dist::{Dist, Mpi, Partition, Zero1};
 use pytree_optim::{adam, GradientTransformation};
 use pytree_std::ndarray::Array1;
 use pytree_std::Error;
@@ -98,7 +132,10 @@ fn all_reduce_figures(
     let n = Dims::SMALL.parameters();
     let flat: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
     let mut flat_sum = vec![0.0f32; n];
-    let packed = dist.with_sizes(pytree_dist::DEFAULT_BUCKET_BYTES, usize::MAX);
+    let packed = dist.clone().with_sizes(pytree_dist::Sizes {
+        in_place_bytes: usize::MAX,
+        ..dist.sizes()
+    });
     let mut leaf = Array1::from_shape_fn(n, |i| (i % 5) as f32);
     let piece = pytree_dist::DEFAULT_BUCKET_BYTES / 4;
     let names = [
@@ -109,10 +146,23 @@ fn all_reduce_figures(
         "flat_mean",
         "tree_mean",
         "packed_mean",
+        "flat_rs_ag",
+        "flat_rs_ag_pieces",
+        "flat_irs_iag_pieces",
+        "flat_p2p_rs_ag",
+        "flat_p2p_rs_ag_pieces",
     ];
+    let part = n / ranks;
+    let mut mine = vec![0.0f32; part];
+    let piece_part = piece / ranks;
+    let mut mine_piece = vec![0.0f32; piece_part];
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+    // The point-to-point variants' scratch (the others' contributions to
+    // this rank's part) and result.
+    let mut scratch: Vec<f32> = Vec::new();
+    let mut p2p_sum = vec![0.0f32; n];
     for round in 0..=rounds {
-        let mut took = [0.0f64; 7];
+        let mut took = vec![0.0f64; names.len()];
         for (i, t_i) in took.iter_mut().enumerate() {
             world.barrier();
             let t = Instant::now();
@@ -131,13 +181,53 @@ fn all_reduce_figures(
                     flat_sum.iter_mut().for_each(|x| *x /= d);
                 }
                 5 => dist.all_reduce_mean(grads)?,
-                _ => packed.all_reduce_mean(grads)?,
+                6 => packed.all_reduce_mean(grads)?,
+                7 => {
+                    let whole = &flat[..part * ranks];
+                    world.reduce_scatter_block_into(whole, &mut mine[..], SystemOperation::sum());
+                    world.all_gather_into(&mine[..], &mut flat_sum[..part * ranks]);
+                }
+                8 => {
+                    let step = piece_part * ranks;
+                    for (send, recv) in flat.chunks_exact(step).zip(flat_sum.chunks_exact_mut(step))
+                    {
+                        world.reduce_scatter_block_into(
+                            send,
+                            &mut mine_piece[..],
+                            SystemOperation::sum(),
+                        );
+                        world.all_gather_into(&mine_piece[..], recv);
+                    }
+                }
+                9 => {
+                    let step = piece_part * ranks;
+                    for (send, recv) in flat.chunks_exact(step).zip(flat_sum.chunks_exact_mut(step))
+                    {
+                        immediate_rs_ag(world, send, &mut mine_piece, recv);
+                    }
+                }
+                10 => p2p_rs_ag(world, &flat, &mut p2p_sum, &mut scratch),
+                _ => {
+                    for (send, recv) in flat.chunks(piece).zip(p2p_sum.chunks_mut(piece)) {
+                        p2p_rs_ag(world, send, recv, &mut scratch);
+                    }
+                }
             }
             *t_i = ms(t);
         }
         if round > 0 {
             for (series, t) in times.iter_mut().zip(took) {
                 series.push(t);
+            }
+        }
+        if round == 0 {
+            // The point-to-point sum (its last piecewise run) against the
+            // all-reduce's.
+            world.all_reduce_into(&flat[..], &mut flat_sum[..], SystemOperation::sum());
+            if p2p_sum != flat_sum {
+                return Err(Error::custom(
+                    "the point-to-point reduce-scatter + all-gather differs from the all-reduce",
+                ));
             }
         }
         // Sums double the values each time: keep them small.
@@ -166,6 +256,12 @@ fn all_reduce_figures(
         ("tree_mean_over_flat_mean", (5, 4)),
         ("tree_mean_over_flat", (5, 0)),
         ("packed_mean_over_flat", (6, 0)),
+        ("flat_rs_ag_over_flat", (7, 0)),
+        ("flat_rs_ag_pieces_over_flat_pieces", (8, 1)),
+        ("flat_irs_iag_pieces_over_flat_pieces", (9, 1)),
+        ("flat_p2p_rs_ag_over_flat", (10, 0)),
+        ("flat_p2p_rs_ag_pieces_over_flat_pieces", (11, 1)),
+        ("flat_p2p_rs_ag_pieces_over_flat", (11, 0)),
     ] {
         let r = ratios(i, base);
         let each: Vec<String> = r.iter().map(|x| format!("{x:.3}")).collect();
@@ -173,6 +269,164 @@ fn all_reduce_figures(
         fields.push(format!("\"rounds_{name}\": [{}]", each.join(", ")));
     }
     Ok(fields)
+}
+
+/// `MPI_REQUEST_NULL`.
+fn request_null() -> ffi::MPI_Request {
+    // SAFETY: a constant of the library, defined by rsmpi's C shim.
+    unsafe { ffi::RSMPI_REQUEST_NULL }
+}
+
+/// `MPI_Waitall` on `requests`.
+fn wait_all(requests: &mut [ffi::MPI_Request]) {
+    // SAFETY: each request was returned by a non-blocking call of this
+    // process, whose buffers the caller keeps until this returns.
+    unsafe {
+        ffi::MPI_Waitall(
+            requests.len() as c_int,
+            requests.as_mut_ptr(),
+            ffi::RSMPI_STATUSES_IGNORE,
+        );
+    }
+}
+
+/// The non-blocking `MPI_Ireduce_scatter_block` of `send` into `mine`
+/// (`1/N` of it), waited, then `MPI_Iallgather` of `mine` into `recv`,
+/// waited.
+fn immediate_rs_ag(world: &SimpleCommunicator, send: &[f32], mine: &mut [f32], recv: &mut [f32]) {
+    let f32t = f32::equivalent_datatype().as_raw();
+    let count = mine.len() as c_int;
+    let mut request = [request_null(); 1];
+    // SAFETY: `send` holds N * count elements and `recv` as many, `mine`
+    // count; all three are borrowed (unmoved, untouched) until each
+    // request is waited, right after it starts.
+    unsafe {
+        ffi::MPI_Ireduce_scatter_block(
+            send.as_ptr() as *const _,
+            mine.as_mut_ptr() as *mut _,
+            count,
+            f32t,
+            SystemOperation::sum().as_raw(),
+            world.as_raw(),
+            &mut request[0],
+        );
+        wait_all(&mut request);
+        ffi::MPI_Iallgather(
+            mine.as_ptr() as *const _,
+            count,
+            f32t,
+            recv.as_mut_ptr() as *mut _,
+            count,
+            f32t,
+            world.as_raw(),
+            &mut request[0],
+        );
+        wait_all(&mut request);
+    }
+}
+
+/// A reduce-scatter and an all-gather of `send` into `recv` (of the same
+/// length) with point-to-point calls: rank `r`'s part is
+/// `len * r / N .. len * (r + 1) / N` (as `Bucket::part`). Each rank
+/// sends every other rank that rank's part of `send` and receives their
+/// contributions to its own part into `scratch`, sums them in rank order
+/// into its part of `recv`, then sends that part to every other rank and
+/// receives theirs straight into place.
+fn p2p_rs_ag(world: &SimpleCommunicator, send: &[f32], recv: &mut [f32], scratch: &mut Vec<f32>) {
+    let (me, size) = (world.rank() as usize, world.size() as usize);
+    let len = send.len();
+    assert_eq!(recv.len(), len);
+    let at = |r: usize| len * r / size;
+    let part = |r: usize| at(r)..at(r + 1);
+    let mine = part(me);
+    let m = mine.len();
+    // The others' contributions, in rank order (this rank's skipped).
+    let need = m * (size - 1);
+    if scratch.len() < need {
+        scratch.resize(need, 0.0);
+    }
+    let f32t = f32::equivalent_datatype().as_raw();
+    let comm = world.as_raw();
+    let mut requests = vec![request_null(); 2 * (size - 1)];
+    let others = || (0..size).filter(|&r| r != me);
+    // SAFETY: every receive lands in its own range of `scratch` (the
+    // others' slots, `m` each, within its length) and every send reads a
+    // range of `send`; both are borrowed, untouched, until the requests
+    // are waited, below.
+    unsafe {
+        for (j, r) in others().enumerate() {
+            ffi::MPI_Irecv(
+                scratch.as_mut_ptr().add(j * m) as *mut _,
+                m as c_int,
+                f32t,
+                r as c_int,
+                0,
+                comm,
+                &mut requests[j],
+            );
+        }
+        for (j, r) in others().enumerate() {
+            let p = part(r);
+            ffi::MPI_Isend(
+                send.as_ptr().add(p.start) as *const _,
+                p.len() as c_int,
+                f32t,
+                r as c_int,
+                0,
+                comm,
+                &mut requests[size - 1 + j],
+            );
+        }
+    }
+    wait_all(&mut requests);
+    // The sum in rank order.
+    let out = &mut recv[mine.clone()];
+    let own = &send[mine];
+    let contribution = |r: usize| -> &[f32] {
+        if r == me {
+            own
+        } else {
+            let j = if r < me { r } else { r - 1 };
+            &scratch[j * m..(j + 1) * m]
+        }
+    };
+    out.copy_from_slice(contribution(0));
+    for r in 1..size {
+        for (o, c) in out.iter_mut().zip(contribution(r)) {
+            *o += c;
+        }
+    }
+    let base = recv.as_mut_ptr();
+    let mine = part(me);
+    // SAFETY: each receive lands in another rank's part of `recv`, the
+    // sends read this rank's part: disjoint ranges of it, which is
+    // borrowed, untouched, until the requests are waited, below.
+    unsafe {
+        for (j, r) in others().enumerate() {
+            let p = part(r);
+            ffi::MPI_Irecv(
+                base.add(p.start) as *mut _,
+                p.len() as c_int,
+                f32t,
+                r as c_int,
+                1,
+                comm,
+                &mut requests[j],
+            );
+        }
+        for (j, r) in others().enumerate() {
+            ffi::MPI_Isend(
+                base.add(mine.start) as *const _,
+                mine.len() as c_int,
+                f32t,
+                r as c_int,
+                1,
+                comm,
+                &mut requests[size - 1 + j],
+            );
+        }
+    }
+    wait_all(&mut requests);
 }
 
 /// The agreement's cost per call, the Adam steps and ZeRO-1's state:
@@ -206,7 +460,14 @@ fn step_figures(
     let opt = adam(1e-3);
     let mut params = Gpt2::new(Dims::SMALL, 100, 0.02);
     let mut state = opt.init(&params)?;
+    let mut zero_params = params.clone();
+    let mut leaves_params = params.clone();
+    let mut zero2_params = params.clone();
+    let mut zero = Zero1::new(dist, opt.clone(), &zero_params)?;
+    let mut by_leaf = Zero1::with_partition(dist, opt.clone(), &leaves_params, Partition::Leaves)?;
+    let mut zero2 = Zero1::new(dist, opt.clone(), &zero2_params)?;
     let (mut alone_ms, mut ddp_ms, mut zero_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut leaves_ms, mut zero2_ms) = (Vec::new(), Vec::new());
     for round in 0..=rounds {
         world.barrier();
         if rank == 0 {
@@ -216,6 +477,7 @@ fn step_figures(
                 alone_ms.push(ms(t));
             }
         }
+        let fresh = grads.clone();
         world.barrier();
         let t = Instant::now();
         dist.all_reduce_mean(grads)?;
@@ -223,19 +485,34 @@ fn step_figures(
         if round > 0 {
             ddp_ms.push(ms(t));
         }
-    }
-    let unsharded_state = bytes(&state.0.mu) + bytes(&state.0.nu);
-    drop(state);
-    dist.broadcast(&mut params, 0)?;
-    let mut zero = Zero1::new(dist, opt.clone(), &params)?;
-    for round in 0..=rounds {
+        *grads = fresh.clone();
         world.barrier();
         let t = Instant::now();
-        zero.step(&mut params, grads)?;
+        zero.step(&mut zero_params, grads)?;
         if round > 0 {
             zero_ms.push(ms(t));
         }
+        *grads = fresh.clone();
+        world.barrier();
+        let t = Instant::now();
+        by_leaf.step(&mut leaves_params, grads)?;
+        if round > 0 {
+            leaves_ms.push(ms(t));
+        }
+        *grads = fresh.clone();
+        world.barrier();
+        let t = Instant::now();
+        zero2.accumulate(fresh)?;
+        zero2.step_accumulated(&mut zero2_params)?;
+        if round > 0 {
+            zero2_ms.push(ms(t));
+        }
     }
+    let ratio = |xs: &[f64]| -> Vec<f64> { xs.iter().zip(&ddp_ms).map(|(z, d)| z / d).collect() };
+    let (zero_over_ddp, leaves_over_ddp, zero2_over_ddp) =
+        (ratio(&zero_ms), ratio(&leaves_ms), ratio(&zero2_ms));
+    let unsharded_state = bytes(&state.0.mu) + bytes(&state.0.nu);
+    drop(state);
     let mut per_rank = vec![(bytes(&zero.state().0.mu) + bytes(&zero.state().0.nu)) as f64];
     let mine = per_rank[0];
     dist.all_reduce_sum(&mut per_rank)?;
@@ -256,6 +533,16 @@ fn step_figures(
         format!("\"adam_step_alone_ms\": {:.1}", median(alone_ms)),
         format!("\"ddp_adam_step_ms\": {:.1}", median(ddp_ms)),
         format!("\"zero1_step_ms\": {:.1}", median(zero_ms)),
+        format!("\"zero1_leaves_step_ms\": {:.1}", median(leaves_ms)),
+        format!("\"zero2_step_ms\": {:.1}", median(zero2_ms)),
+        format!("\"zero1_over_ddp\": {:.3}", median(zero_over_ddp.clone())),
+        format!("\"rounds_zero1_over_ddp\": {:?}", zero_over_ddp),
+        format!("\"zero1_leaves_over_ddp\": {:.3}", median(leaves_over_ddp)),
+        format!("\"zero2_over_ddp\": {:.3}", median(zero2_over_ddp)),
+        format!(
+            "\"zero1_leaves_state_bytes_rank0\": {}",
+            bytes(&by_leaf.state().0.mu) + bytes(&by_leaf.state().0.nu)
+        ),
         format!("\"state_bytes_unsharded\": {unsharded_state}"),
         format!("\"state_bytes_rank0\": {mine}"),
         format!("\"state_bytes_largest_rank\": {largest}"),

@@ -12,16 +12,21 @@
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use pytree_std::checkpoint::TensorLeaf;
+use pytree_std::ByteLeaf;
 use pytree_std::{Error, Flatten, KeyPath, Std, TreeDef};
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
 
 use crate::backend::Backend;
+use crate::message::gather;
+use crate::op::Op;
+use crate::sizes::Sizes;
 
 /// What one rank is about to do with one tree.
 pub(crate) struct Intent {
-    /// The operation and its options (`"all_reduce_mean (25 MiB buckets)"`).
-    pub op: String,
+    /// The operation.
+    pub op: Op,
+    /// The sizes its plan is made with (`None`: no plan).
+    pub sizes: Option<Sizes>,
     /// The tree's structure (`None`: not compared, as for a broadcast,
     /// whose receivers take the root's static data).
     pub def: Option<TreeDef>,
@@ -34,10 +39,16 @@ pub(crate) struct Intent {
 impl Intent {
     /// The intent of `op` on `tree`, `sent(i, signature)` saying whether
     /// leaf `i` takes part.
-    pub fn of<T>(op: String, tree: &T, with_def: bool, sent: impl Fn(usize) -> bool) -> Intent
+    pub fn of<T>(
+        op: Op,
+        sizes: Option<Sizes>,
+        tree: &T,
+        with_def: bool,
+        sent: impl Fn(usize) -> bool,
+    ) -> Intent
     where
         T: Flatten<Std>,
-        T::Leaf: TensorLeaf,
+        T::Leaf: ByteLeaf,
     {
         let mut leaves = Vec::new();
         let mut error = None;
@@ -45,7 +56,7 @@ impl Intent {
         pytree_std::paths::leaves_with_path(tree)
             .into_iter()
             .for_each(|(ref path, leaf)| {
-                let sig = match <T::Leaf as TensorLeaf>::tensor_signature(&leaf) {
+                let sig = match <T::Leaf as ByteLeaf>::signature(&leaf) {
                     Ok(s) => s.to_string(),
                     Err(e) => {
                         if error.is_none() {
@@ -59,6 +70,7 @@ impl Intent {
             });
         Intent {
             op,
+            sizes,
             def: with_def.then(|| pytree_std::structure(tree)),
             leaves,
             error,
@@ -70,6 +82,7 @@ impl Intent {
     pub fn hash(&self) -> u64 {
         let mut h = DefaultHasher::new();
         self.op.hash(&mut h);
+        self.sizes.hash(&mut h);
         self.def.hash(&mut h);
         for (path, sig, sent) in &self.leaves {
             path.to_string().hash(&mut h);
@@ -79,22 +92,53 @@ impl Intent {
         h.finish()
     }
 
-    fn describe(&self) -> Vec<u8> {
-        let def = self.def.as_ref().map(|d| {
-            json!({
-                "display": d.to_string(),
-                "serde": serde_json::to_string(d).ok(),
-            })
-        });
-        let leaves: Vec<Value> = self
-            .leaves
-            .iter()
-            .map(|(p, s, sent)| json!([p.to_string(), s, sent]))
-            .collect();
-        json!({"op": self.op, "def": def, "leaves": leaves, "error": self.error})
-            .to_string()
-            .into_bytes()
+    /// What the other ranks are told when the hashes differ.
+    fn describe(&self) -> Description {
+        Description {
+            op: self.op.to_string(),
+            sizes: self.sizes.map(|s| (s.bucket_bytes, s.in_place_bytes)),
+            def: self.def.as_ref().map(|d| Structure {
+                display: d.to_string(),
+                serde: serde_json::to_string(d).ok(),
+            }),
+            leaves: self
+                .leaves
+                .iter()
+                .map(|(path, signature, sent)| LeafDescription {
+                    path: path.to_string(),
+                    signature: signature.clone(),
+                    sent: *sent,
+                })
+                .collect(),
+            error: self.error.clone(),
+        }
     }
+}
+
+/// An [`Intent`] as the message the ranks exchange when they disagree.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Description {
+    op: String,
+    sizes: Option<(usize, usize)>,
+    def: Option<Structure>,
+    leaves: Vec<LeafDescription>,
+    error: Option<String>,
+}
+
+/// A TreeDef in a [`Description`]: as printed, and as serde writes it
+/// when its static data can be written (to name the first difference).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct Structure {
+    display: String,
+    serde: Option<String>,
+}
+
+/// One leaf in a [`Description`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+struct LeafDescription {
+    path: String,
+    signature: String,
+    sent: bool,
 }
 
 /// Checks that every rank has the same intent: one all-gather of `hash`
@@ -117,27 +161,29 @@ pub(crate) fn agree(
         return Ok(());
     }
     let intent = intent();
-    let descriptions = backend.all_gather(&intent.describe())?;
-    let parsed: Vec<Value> = descriptions
-        .iter()
-        .map(|d| serde_json::from_slice(d).unwrap_or(Value::Null))
-        .collect();
-    Err(Error::custom(explain(&intent.op, &parsed)))
+    let descriptions = gather(backend, &intent.describe())?;
+    Err(Error::custom(explain(
+        &intent.op.to_string(),
+        &descriptions,
+    )))
 }
 
 /// The message every rank returns: each rank that failed, and each rank
 /// whose tree differs from rank 0's with the first difference.
-fn explain(op: &str, ranks: &[Value]) -> String {
+fn explain(op: &str, ranks: &[Option<Description>]) -> String {
     let mut lines = Vec::new();
     for (r, d) in ranks.iter().enumerate() {
-        if let Some(e) = d["error"].as_str() {
-            lines.push(format!("rank {r} failed: {e}"));
+        match d {
+            None => lines.push(format!("rank {r}'s description did not read")),
+            Some(Description { error: Some(e), .. }) => lines.push(format!("rank {r} failed: {e}")),
+            Some(_) => {}
         }
     }
-    let first = &ranks[0];
-    for (r, d) in ranks.iter().enumerate().skip(1) {
-        if let Some(diff) = first_difference(first, d, r) {
-            lines.push(diff);
+    if let Some(Some(first)) = ranks.first() {
+        for (r, d) in ranks.iter().enumerate().skip(1) {
+            if let Some(diff) = d.as_ref().and_then(|d| first_difference(first, d, r)) {
+                lines.push(diff);
+            }
         }
     }
     if lines.is_empty() {
@@ -150,36 +196,41 @@ fn explain(op: &str, ranks: &[Value]) -> String {
 }
 
 /// The first difference between rank 0's description and rank `r`'s.
-fn first_difference(a: &Value, b: &Value, r: usize) -> Option<String> {
-    if a["op"] != b["op"] {
+fn first_difference(a: &Description, b: &Description, r: usize) -> Option<String> {
+    if a.op != b.op {
+        return Some(format!("rank 0 called {}, rank {r} called {}", a.op, b.op));
+    }
+    if a.sizes != b.sizes {
+        let shown = |s: Option<(usize, usize)>| match s {
+            Some((bucket, in_place)) => {
+                format!("{bucket}-byte buckets, in place from {in_place} bytes")
+            }
+            None => "no sizes".to_string(),
+        };
         return Some(format!(
-            "rank 0 called {}, rank {r} called {}",
-            a["op"].as_str().unwrap_or("?"),
-            b["op"].as_str().unwrap_or("?")
+            "rank {r} differs: rank 0 uses {}, rank {r} {} (Dist::with_sizes must be the same on every rank)",
+            shown(a.sizes),
+            shown(b.sizes)
         ));
     }
-    let empty = Vec::new();
-    let la = a["leaves"].as_array().unwrap_or(&empty);
-    let lb = b["leaves"].as_array().unwrap_or(&empty);
-    for (x, y) in la.iter().zip(lb) {
+    for (x, y) in a.leaves.iter().zip(&b.leaves) {
         if x == y {
             continue;
         }
-        let (px, py) = (x[0].as_str().unwrap_or("?"), y[0].as_str().unwrap_or("?"));
+        let (px, py) = (&x.path, &y.path);
         if px != py {
             return Some(format!(
                 "rank {r} differs from rank 0 at {px}: rank 0 has a leaf at {px}, rank {r} at {py}"
             ));
         }
-        if x[1] != y[1] {
+        if x.signature != y.signature {
             return Some(format!(
                 "rank {r} differs from rank 0 at {px}: {} on rank 0, {} on rank {r}",
-                x[1].as_str().unwrap_or("?"),
-                y[1].as_str().unwrap_or("?")
+                x.signature, y.signature
             ));
         }
-        let says = |v: &Value| {
-            if v[2] == true {
+        let says = |l: &LeafDescription| {
+            if l.sent {
                 "sends it"
             } else {
                 "leaves it out (masked)"
@@ -191,23 +242,25 @@ fn first_difference(a: &Value, b: &Value, r: usize) -> Option<String> {
             says(y)
         ));
     }
+    let (la, lb) = (&a.leaves, &b.leaves);
     if la.len() != lb.len() {
         let (longer, who) = if la.len() > lb.len() {
             (la, 0)
         } else {
             (lb, r)
         };
-        let at = longer[la.len().min(lb.len())][0].as_str().unwrap_or("?");
+        let at = &longer[la.len().min(lb.len())].path;
         return Some(format!(
             "rank {r} differs from rank 0 at {at}: rank 0 has {} leaves, rank {r} has {}; the first extra one, on rank {who}, is at {at}",
             la.len(),
             lb.len()
         ));
     }
-    if a["def"] != b["def"] {
-        let parse = |v: &Value| {
-            v["def"]["serde"]
-                .as_str()
+    if a.def != b.def {
+        let parse = |d: &Description| {
+            d.def
+                .as_ref()
+                .and_then(|s| s.serde.as_deref())
                 .and_then(|s| serde_json::from_str::<TreeDef>(s).ok())
         };
         if let (Some(da), Some(db)) = (parse(a), parse(b)) {
@@ -217,10 +270,16 @@ fn first_difference(a: &Value, b: &Value, r: usize) -> Option<String> {
                 ));
             }
         }
+        let shown = |d: &Description| {
+            d.def
+                .as_ref()
+                .map_or("?", |s| s.display.as_str())
+                .to_string()
+        };
         return Some(format!(
             "rank {r} differs from rank 0 in structure or static data: rank 0 has {}, rank {r} has {}",
-            a["def"]["display"].as_str().unwrap_or("?"),
-            b["def"]["display"].as_str().unwrap_or("?")
+            shown(a),
+            shown(b)
         ));
     }
     None
@@ -230,12 +289,14 @@ fn first_difference(a: &Value, b: &Value, r: usize) -> Option<String> {
 mod tests {
     use super::*;
 
-    fn describe<T>(tree: &T) -> Value
+    const OP: Op = Op::CheckReplicated;
+
+    fn describe<T>(tree: &T) -> Option<Description>
     where
         T: Flatten<Std>,
-        T::Leaf: TensorLeaf,
+        T::Leaf: ByteLeaf,
     {
-        serde_json::from_slice(&Intent::of("op".into(), tree, true, |_| true).describe()).unwrap()
+        Some(Intent::of(OP, None, tree, true, |_| true).describe())
     }
 
     #[test]
@@ -254,7 +315,7 @@ mod tests {
     fn a_missing_leaf_and_a_failed_rank_are_named() {
         let a = describe(&vec![1.0f32, 2.0]);
         let mut b = describe(&vec![1.0f32]);
-        b["error"] = json!("at [0]: boom");
+        b.as_mut().unwrap().error = Some("at [0]: boom".into());
         assert_eq!(
             explain("x", &[a, b]),
             "x: the ranks do not hold the same tree, nothing was sent: rank 1 failed: at [0]: boom; \
@@ -270,12 +331,40 @@ mod tests {
             #[pytree(static)]
             n: usize,
         }
-        let h = |t: &S| Intent::of("op".into(), t, true, |_| true).hash();
+        let h = |t: &S| Intent::of(OP, None, t, true, |_| true).hash();
         assert_eq!(h(&S { w: 1.0, n: 1 }), h(&S { w: 2.0, n: 1 }));
         assert_ne!(h(&S { w: 1.0, n: 1 }), h(&S { w: 1.0, n: 2 }));
         let d = |t: &S| describe(t);
         let msg = explain("op", &[d(&S { w: 1.0, n: 1 }), d(&S { w: 1.0, n: 2 })]);
         assert!(msg.contains("rank 1 differs from rank 0"), "{msg}");
         assert!(msg.contains(".n"), "{msg}");
+    }
+
+    #[test]
+    fn differing_sizes_and_an_unreadable_description_are_named() {
+        let tree = vec![1.0f32];
+        let with = |bucket_bytes| {
+            Some(
+                Intent::of(
+                    OP,
+                    Some(Sizes {
+                        bucket_bytes,
+                        in_place_bytes: 8,
+                    }),
+                    &tree,
+                    true,
+                    |_| true,
+                )
+                .describe(),
+            )
+        };
+        let msg = explain("op", &[with(64), with(128), None]);
+        assert_eq!(
+            msg,
+            "op: the ranks do not hold the same tree, nothing was sent: \
+             rank 2's description did not read; rank 1 differs: rank 0 uses 64-byte buckets, \
+             in place from 8 bytes, rank 1 128-byte buckets, in place from 8 bytes \
+             (Dist::with_sizes must be the same on every rank)"
+        );
     }
 }

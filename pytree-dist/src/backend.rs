@@ -74,6 +74,11 @@ pub enum BufRef<'a> {
 /// | `SumToAll` (all-reduce) | every rank | every rank, the sum |
 /// | `SumToRoot` (reduce) | every rank | the bucket's root, the sum |
 /// | `FromRoot` (broadcast) | the bucket's root | every other rank, the root's bucket |
+/// | `SumScatter` (reduce-scatter) | every rank, the whole bucket | every rank, the sum of its [part](Bucket::part) |
+/// | `Gather` (all-gather) | every rank, its part | every rank, the whole bucket |
+///
+/// Every bucket of the last two is packed (`in_place: false`): a backend
+/// refuses an in-place one.
 ///
 /// ```
 /// assert_ne!(pytree_dist::Flow::SumToAll, pytree_dist::Flow::FromRoot);
@@ -86,6 +91,13 @@ pub enum Flow {
     SumToRoot,
     /// The root's bucket copied to every other rank.
     FromRoot,
+    /// Every rank's bucket summed; each rank receives its
+    /// [part](Bucket::part) of the sum only (ZeRO's reduce-scatter: half
+    /// the traffic of an all-reduce).
+    SumScatter,
+    /// Each rank's [part](Bucket::part) of the bucket; the whole bucket on
+    /// every rank (the all-gather that completes a reduce-scatter).
+    Gather,
 }
 
 impl Flow {
@@ -99,6 +111,18 @@ impl Flow {
         self != Flow::FromRoot || rank == root
     }
 
+    /// Whether `rank` sends or receives only its [part](Bucket::part) of
+    /// each bucket: its fill in [`Gather`](Flow::Gather), its drain in
+    /// [`SumScatter`](Flow::SumScatter).
+    ///
+    /// ```
+    /// use pytree_dist::Flow;
+    /// assert!(Flow::Gather.scatters() && !Flow::SumToAll.scatters());
+    /// ```
+    pub fn scatters(self) -> bool {
+        matches!(self, Flow::SumScatter | Flow::Gather)
+    }
+
     /// Whether `rank` receives the result of a bucket with root `root`.
     ///
     /// ```
@@ -107,7 +131,7 @@ impl Flow {
     /// ```
     pub fn drains(self, rank: usize, root: usize) -> bool {
         match self {
-            Flow::SumToAll => true,
+            Flow::SumToAll | Flow::SumScatter | Flow::Gather => true,
             Flow::SumToRoot => rank == root,
             Flow::FromRoot => rank != root,
         }
@@ -140,6 +164,23 @@ pub struct Bucket {
     pub root: usize,
     /// Reduced in the memory [`Buckets::in_place`] lends, not packed.
     pub in_place: bool,
+}
+
+impl Bucket {
+    /// The elements of `rank`'s part of the bucket in a
+    /// [`SumScatter`](Flow::SumScatter) or [`Gather`](Flow::Gather) over
+    /// `ranks` ranks: `len * rank / ranks .. len * (rank + 1) / ranks`, so
+    /// that the parts are consecutive and differ in length by one element
+    /// at most.
+    ///
+    /// ```
+    /// let b = pytree_dist::Bucket { wire: pytree_dist::Wire::F32, len: 10, root: 0, in_place: false };
+    /// assert_eq!([b.part(0, 3), b.part(1, 3), b.part(2, 3)], [0..3, 3..6, 6..10]);
+    /// ```
+    pub fn part(&self, rank: usize, ranks: usize) -> std::ops::Range<usize> {
+        let at = |r: usize| (self.len as u128 * r as u128 / ranks.max(1) as u128) as usize;
+        at(rank)..at(rank + 1)
+    }
 }
 
 /// The buckets of one collective, packed and unpacked on demand, so that a
@@ -189,9 +230,12 @@ pub struct Bucket {
 pub trait Buckets {
     /// The buckets, in the order they are sent.
     fn buckets(&self) -> Vec<Bucket>;
-    /// Packs bucket `k` into `buf` (exactly its length).
+    /// Packs bucket `k` into `buf` (exactly its length; in a
+    /// [`Gather`](Flow::Gather), exactly this rank's [part](Bucket::part)
+    /// of it).
     fn fill(&mut self, k: usize, buf: BufMut<'_>) -> Result<(), Error>;
-    /// Unpacks the result of bucket `k` from `buf`.
+    /// Unpacks the result of bucket `k` from `buf` (exactly its length; in
+    /// a [`SumScatter`](Flow::SumScatter), this rank's part of it).
     fn drain(&mut self, k: usize, buf: BufRef<'_>) -> Result<(), Error>;
     /// Runs in-place bucket `k`: calls `collective` once with the
     /// bucket's memory (exactly its length, holding this rank's

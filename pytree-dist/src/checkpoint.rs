@@ -15,14 +15,14 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use pytree_optim::{FloatLeaf, GradientTransformation};
-use pytree_std::checkpoint::{self as ck, Load, Save, TensorLeaf};
-use pytree_std::paths::KeyStr;
-use pytree_std::{Error, Flatten, PyTree, Signature, Std, Unflatten};
-use serde_json::{json, Value};
+use pytree_std::checkpoint::{self as ck, Save, TensorLeaf};
+use pytree_std::{Error, Flatten, Std};
 
 use crate::dist::Dist;
-use crate::zero::{partition, Owner, Zero1};
+use crate::message::{reports, Report};
+use crate::op::Op;
+use crate::owners::{by_leaf, Owner};
+use crate::plan::signatures;
 
 /// The index's file name, `model.safetensors.index.json`.
 ///
@@ -38,7 +38,7 @@ pub const INDEX: &str = ck::INDEX_FILE;
 /// assert_eq!(pytree_dist::checkpoint::shard_name(1, 2), "model-00002-of-00002.safetensors");
 /// ```
 pub fn shard_name(rank: usize, ranks: usize) -> String {
-    format!("model-{:05}-of-{ranks:05}.safetensors", rank + 1)
+    ck::shard_name(rank + 1, ranks)
 }
 
 /// Saves `tree`, the same on every rank (the parameters of data-parallel
@@ -64,13 +64,13 @@ where
     T: Flatten<Std>,
     T::Leaf: TensorLeaf,
 {
-    dist.agreed_plan("checkpoint save".into(), tree, true, |_| false, |_| 0)?;
+    dist.agree_on(Op::CheckpointSave, tree)?;
     let signatures = signatures(tree)?;
-    let owners: Vec<usize> = partition(&signatures, &vec![true; signatures.len()], dist.size())
+    let owners: Vec<usize> = by_leaf(&signatures, &vec![true; signatures.len()], dist.size())
         .into_iter()
         .map(|o| match o {
             Owner::Rank(r) => r,
-            Owner::Every { .. } => 0,
+            Owner::Every { .. } | Owner::Split => 0,
         })
         .collect();
     let rank = dist.rank();
@@ -111,7 +111,7 @@ pub fn save_with(
 }
 
 /// See [`save_with`].
-fn write(
+pub(crate) fn write(
     dist: &Dist,
     dir: &Path,
     part: impl FnOnce(&Path) -> Result<Vec<(String, usize)>, Error>,
@@ -134,31 +134,34 @@ fn write(
         }
     }
     // Nobody writes a shard before the old index is gone.
-    report(dist, &json!({"error": failure}), "removing the old index")?;
+    let backend = dist.backend();
+    reports(
+        backend,
+        &Report::of(failure.map_or(Ok(()), Err)),
+        "removing the old index",
+    )?;
     let file = shard_name(rank, ranks);
-    let written = part(&dir.join(&file));
-    let mine = match &written {
-        Ok(names) => json!({"file": file, "names": names}),
-        Err(e) => json!({"error": e.to_string()}),
+    let mine = match part(&dir.join(&file)) {
+        Ok(tensors) => Report {
+            error: None,
+            file: Some(file),
+            tensors,
+        },
+        Err(e) => Report::of(Err(e.to_string())),
     };
-    let all = report(dist, &mine, "writing the shards")?;
+    let all = reports(backend, &mine, "writing the shards")?;
     let mut weight_map = BTreeMap::new();
     let mut total = 0usize;
     let mut files = 0;
-    for r in &all {
-        let names = r["names"].as_array().cloned().unwrap_or_default();
-        if !names.is_empty() {
-            files += 1;
+    for report in all {
+        if report.tensors.is_empty() {
+            continue;
         }
-        for n in names {
-            let (Some(name), Some(bytes)) = (n[0].as_str(), n[1].as_u64()) else {
-                continue;
-            };
-            weight_map.insert(
-                name.to_string(),
-                r["file"].as_str().unwrap_or("").to_string(),
-            );
-            total += bytes as usize;
+        files += 1;
+        let file = report.file.unwrap_or_default();
+        for (name, bytes) in report.tensors {
+            weight_map.insert(name, file.clone());
+            total += bytes;
         }
     }
     let mut failure = None;
@@ -167,191 +170,10 @@ fn write(
             failure = Some(e.to_string());
         }
     }
-    report(dist, &json!({"error": failure}), "writing the index")?;
+    reports(
+        backend,
+        &Report::of(failure.map_or(Ok(()), Err)),
+        "writing the index",
+    )?;
     Ok(files + 1)
-}
-
-/// All-gathers each rank's report (JSON); an error on every rank if any
-/// rank's report has an `error`.
-fn report(dist: &Dist, mine: &Value, what: &str) -> Result<Vec<Value>, Error> {
-    let all: Vec<Value> = dist
-        .backend()
-        .all_gather(mine.to_string().as_bytes())?
-        .iter()
-        .map(|b| serde_json::from_slice(b).unwrap_or(Value::Null))
-        .collect();
-    let failures: Vec<String> = all
-        .iter()
-        .enumerate()
-        .filter_map(|(r, v)| v["error"].as_str().map(|e| format!("rank {r}: {e}")))
-        .collect();
-    if failures.is_empty() {
-        Ok(all)
-    } else {
-        Err(Error::custom(format!(
-            "checkpoint save failed while {what}, no index written: {}",
-            failures.join("; ")
-        )))
-    }
-}
-
-fn signatures<T>(tree: &T) -> Result<Vec<Signature>, Error>
-where
-    T: Flatten<Std>,
-    T::Leaf: TensorLeaf,
-{
-    pytree_std::leaves(tree)
-        .iter()
-        .map(<T::Leaf as TensorLeaf>::tensor_signature)
-        .collect()
-}
-
-impl<G, P> Zero1<'_, G, P>
-where
-    G: GradientTransformation<P>,
-    G::State: PyTree,
-    <G::State as Flatten<Std>>::Leaf: TensorLeaf,
-    P: PyTree,
-    P::Leaf: FloatLeaf + TensorLeaf,
-{
-    /// Saves the optimizer state of all ranks into `dir`, as one
-    /// checkpoint of the *unsharded* state: each rank writes the state
-    /// leaves of its own parameters (a leaf every rank holds, of a scalar
-    /// parameter, is written by rank 0), rank 0 the index last (see the
-    /// [module](self)). It loads in one process as the state of the
-    /// unsharded optimizer (`pytree_std::checkpoint::load`), and at any
-    /// number of ranks with [`load_state`](Zero1::load_state). Returns the
-    /// number of files written. Every rank must call it.
-    ///
-    /// ```
-    /// use pytree_dist::{Dist, Zero1};
-    /// use pytree_optim::{adam, AdamState, GradientTransformation};
-    /// use pytree_std::ndarray::{array, Array1};
-    /// let dist = Dist::local();
-    /// let mut params = vec![array![1.0f32, 2.0], array![3.0f32]];
-    /// let mut zero = Zero1::new(&dist, adam(0.1), &params)?;
-    /// zero.step(&mut params, &mut vec![array![0.5f32, 0.5], array![1.0f32]])?;
-    /// let dir = std::env::temp_dir().join(format!("pytree-dist-zero-{}", std::process::id()));
-    /// zero.save_state(&dir)?;
-    /// let whole: AdamState<Vec<Array1<f32>>> = pytree_std::checkpoint::load(dir.join(pytree_dist::checkpoint::INDEX))?;
-    /// assert_eq!((whole.0.count, &whole.0.mu), (1, &zero.state().0.mu));
-    /// # std::fs::remove_dir_all(&dir).ok();
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    pub fn save_state(&self, dir: impl AsRef<Path>) -> Result<usize, Error> {
-        let dist = self.dist();
-        let state = self.state();
-        // The shards' leaves differ in shape; their structure must not.
-        dist.agree_structure("zero1 save_state", &pytree_std::structure(state))?;
-        // Each state leaf is written by the lowest rank holding the most
-        // elements of it: its owner, or rank 0 for a leaf all ranks hold.
-        let counts: Vec<u64> = signatures(state)?
-            .iter()
-            .map(|s| s.num_elements() as u64)
-            .collect();
-        let bytes: Vec<u8> = counts.iter().flat_map(|c| c.to_le_bytes()).collect();
-        let all = dist.backend().all_gather(&bytes)?;
-        let count = |r: usize, j: usize| -> u64 {
-            all[r]
-                .get(j * 8..j * 8 + 8)
-                .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
-        };
-        let rank = dist.rank();
-        let writer = |j: usize| {
-            (0..all.len())
-                .max_by_key(|&r| (count(r, j), std::cmp::Reverse(r)))
-                .unwrap_or(0)
-        };
-        write(dist, dir.as_ref(), |path| {
-            Save::new().save_part(path, state, |j| writer(j) == rank)
-        })
-    }
-
-    /// Loads the state saved by [`save_state`](Zero1::save_state) (at any
-    /// number of ranks, or the state of an unsharded optimizer saved by
-    /// `pytree_std::checkpoint`) from its index or file `path`: each rank
-    /// reads the leaves of its own shard, and the static data (the step
-    /// count). Dtypes and shapes are checked; on an error nothing has
-    /// changed.
-    ///
-    /// ```
-    /// use pytree_dist::{Dist, Zero1};
-    /// use pytree_optim::{adam, GradientTransformation};
-    /// use pytree_std::ndarray::array;
-    /// let dist = Dist::local();
-    /// let params = vec![array![1.0f32, 2.0]];
-    /// let opt = adam(0.1);
-    /// let mut state = opt.init(&params)?;
-    /// opt.step(&mut params.clone(), &mut vec![array![1.0f32, 1.0]], &mut state)?;
-    /// let path = std::env::temp_dir().join(format!("pytree-dist-load-{}.safetensors", std::process::id()));
-    /// pytree_std::checkpoint::save(&path, &state)?;
-    /// let mut zero = Zero1::new(&dist, opt, &params)?;
-    /// zero.load_state(&path)?;
-    /// assert_eq!((zero.state().0.count, &zero.state().0.nu), (1, &state.0.nu));
-    /// # std::fs::remove_file(&path).ok();
-    /// # Ok::<(), pytree_std::Error>(())
-    /// ```
-    pub fn load_state(&mut self, path: impl AsRef<Path>) -> Result<(), Error>
-    where
-        G::State: Unflatten<Std>,
-    {
-        let file = Load::new().open(path)?;
-        let state = self.state_mut();
-        let def = file.treedef()?;
-        // Check every leaf this rank reads before writing any.
-        let mut wanted = Vec::new();
-        let mut problems = Vec::new();
-        pytree_std::paths::leaves_with_path(&*state)
-            .into_iter()
-            .for_each(|(ref path, leaf)| {
-                let Ok(sig) =
-                    <<G::State as Flatten<Std>>::Leaf as TensorLeaf>::tensor_signature(&leaf)
-                else {
-                    problems.push(format!("at {path}: no signature"));
-                    wanted.push(None);
-                    return;
-                };
-                if sig.num_elements() == 0 && !sig.shape().is_empty() {
-                    wanted.push(None); // another rank's leaf
-                    return;
-                }
-                let name = path.keystr(KeyStr::SIMPLE);
-                match file.tensor(&name) {
-                    Some(t) if t.signature() == sig => wanted.push(Some(name)),
-                    Some(t) => {
-                        problems.push(format!(
-                            "at {path}: tensor `{name}`: expected {sig}, found {}",
-                            t.signature()
-                        ));
-                        wanted.push(None);
-                    }
-                    None => {
-                        problems.push(format!("at {path}: tensor `{name}`: not in the checkpoint"));
-                        wanted.push(None);
-                    }
-                }
-            });
-        if !problems.is_empty() {
-            return Err(Error::custom(format!(
-                "zero1 load_state: {}",
-                problems.join("; ")
-            )));
-        }
-        for (slot, name) in pytree_std::leaves_mut(&mut *state).into_iter().zip(&wanted) {
-            if let Some(name) = name {
-                let tensor = file
-                    .tensor(name)
-                    .ok_or_else(|| Error::custom(format!("tensor `{name}` vanished")))?;
-                <<G::State as Flatten<Std>>::Leaf as TensorLeaf>::copy_from_tensor(slot, &tensor)?;
-            }
-        }
-        if let Some(def) = def.filter(|d| *d != pytree_std::structure(&*state)) {
-            let leaves: Vec<<G::State as Flatten<Std>>::Leaf> = pytree_std::leaves(&*state)
-                .iter()
-                .map(<<G::State as Flatten<Std>>::Leaf as TensorLeaf>::to_owned_leaf)
-                .collect();
-            *state = pytree_std::unflatten(&def, leaves)?;
-        }
-        Ok(())
-    }
 }

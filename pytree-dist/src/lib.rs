@@ -2,7 +2,7 @@
 //!
 //! Data-parallel training over pytrees, across processes and machines, on
 //! MPI: a derived model's gradient tree averaged across ranks, parameters
-//! broadcast, optimizer state sharded (ZeRO stage 1), checkpoints written
+//! broadcast, optimizer state sharded by element (ZeRO stages 1 and 2), checkpoints written
 //! by every rank. A `#[derive(PyTree)]` struct gives every process the same
 //! leaf order, so a tree is the unit every collective works on.
 //!
@@ -35,15 +35,20 @@
 //!   [`broadcast`] (leaves and static data), [`check_replicated`]. Before
 //!   each, the ranks check that they hold the same tree: a rank whose tree
 //!   differs makes it an error on every rank, naming the ranks and the
-//!   first differing key path.
+//!   first differing key path. [`Sizes`] shape the buckets.
 //! - [`Backend`]: the collectives underneath, a small trait, so that
 //!   another transport is an impl and no change to the tree code;
 //!   [`Local`] (the world of one, no MPI) and `Mpi` (feature `mpi`, rsmpi
 //!   over the system's MPI library).
-//! - [`Zero1`]: ZeRO stage 1 over any pytree-optim transformation: the
-//!   optimizer state split across the ranks by whole leaves, the result
-//!   the unsharded optimizer's bit for bit.
-//! - [`checkpoint`]: checkpoints written by every rank (each its shard,
+//! - [`Zero1`]: ZeRO over any pytree-optim transformation: the
+//!   optimizer state split across the ranks by element ([`Partition`]:
+//!   `1/N` per rank whatever the leaf sizes; or by whole leaves), the
+//!   gradients reduce-scattered and the parameters all-gathered, the
+//!   result the unsharded optimizer's bit for bit for element-wise
+//!   updates; ZeRO-2's accumulation at `1/N` of the gradient
+//!   ([`Zero1::accumulate`]).
+//! - [`checkpoint`] (feature `checkpoint`, on by default; without it
+//!   the crate needs no checkpoint format): checkpoints written by every rank (each its shard,
 //!   rank 0 the index last), loaded in one process or at any number of
 //!   ranks; [`Zero1::save_state`] / [`Zero1::load_state`] for the sharded
 //!   optimizer state.
@@ -64,23 +69,33 @@
 
 mod agree;
 mod backend;
+mod broadcast;
+mod cache;
+#[cfg(feature = "checkpoint")]
 pub mod checkpoint;
+mod collectives;
 mod dist;
 mod local;
+mod message;
 #[cfg(feature = "mpi")]
 mod mpi;
+mod op;
+mod owners;
 mod plan;
+mod plans;
 mod run;
+mod sizes;
 mod timeout;
 #[cfg(feature = "mpi")]
 mod watchdog;
 mod zero;
 
 pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Watch, Wire};
-pub use dist::{Dist, DEFAULT_BUCKET_BYTES, DEFAULT_IN_PLACE_BYTES};
+pub use dist::Dist;
 pub use local::Local;
 #[cfg(feature = "mpi")]
 pub use mpi::Mpi;
 pub use run::run;
+pub use sizes::{Sizes, DEFAULT_BUCKET_BYTES, DEFAULT_IN_PLACE_BYTES};
 pub use timeout::{parse_timeout, DEFAULT_TIMEOUT, TIMEOUT_ENV};
-pub use zero::Zero1;
+pub use zero::{Partition, Zero1};

@@ -48,7 +48,13 @@ impl Backend for Local {
             if !flow.drains(0, 0) {
                 continue;
             }
-            // The sum over one rank is already in the leaf's memory.
+            if b.in_place && flow.scatters() {
+                return Err(Error::custom(format!(
+                    "bucket {k} is in place, but a {flow:?} takes packed buckets only"
+                )));
+            }
+            // The sum over one rank is already in the leaf's memory (and
+            // one rank's part of a bucket is all of it).
             if b.in_place {
                 buckets.in_place(k, true, &mut |_| Ok(()))?;
                 continue;

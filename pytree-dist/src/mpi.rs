@@ -25,6 +25,20 @@
 //! export it: `src/mpi_in_place.c`, compiled by the build script against
 //! the same `mpi.h`, returns it.
 //!
+//! A reduce-scatter (`Flow::SumScatter`) and an all-gather
+//! (`Flow::Gather`) are point-to-point messages (`MPI_Isend`, `MPI_Irecv`)
+//! on a duplicate of the world, not `MPI_Ireduce_scatter` and
+//! `MPI_Iallgatherv`: each rank sends every other rank that rank's part
+//! of the bucket and receives the others' contributions to its own part,
+//! then sums them in rank order (`0, 1, ..., N-1`, its own in its place:
+//! the same order on every run, and for 2 ranks the bits of `a + b`); an
+//! all-gather sends its part to every other rank and receives theirs
+//! straight into place. Per rank that is `(N-1)/N` of the bucket each way,
+//! like a ring, and the pair moves the bytes of an all-reduce; Open MPI
+//! 4.1's non-blocking collectives (libnbc) took twice an all-reduce's time
+//! for the pair at 2 ranks on GPT-2 small, the messages about as long as
+//! one (issue 38, `benches/examples/allreduce_gpt2.rs`).
+//!
 //! No collective waits for ever (module `watchdog`): the all-gathers and
 //! broadcasts of bytes are non-blocking too, every request is waited by
 //! `MPI_Test` in a loop bounded by the timeout, and the in-place buckets'
@@ -80,9 +94,16 @@ static LIVE: AtomicBool = AtomicBool::new(false);
 /// ```
 pub struct Mpi {
     world: SimpleCommunicator,
+    /// A duplicate of the world for the point-to-point messages of a
+    /// reduce-scatter or an all-gather, so that they never match a
+    /// program's own messages on [`world`](Mpi::world) (nor the
+    /// watchdog's notices, on a duplicate of their own). Freed before MPI
+    /// is finalized (fields drop in order).
+    peers: SimpleCommunicator,
     watchdog: Watchdog,
     /// Two pairs (send, receive) of each wire type, grown to the largest
-    /// bucket seen and kept, so that a training step allocates nothing.
+    /// bucket seen and kept, with the scratch a reduce-scatter receives
+    /// into, so that a training step allocates no buffer.
     buffers: RefCell<Slots>,
     /// Dropped last: `MPI_Finalize`.
     _universe: Universe,
@@ -92,6 +113,11 @@ pub struct Mpi {
 struct Slots {
     f32s: [(Vec<f32>, Vec<f32>); 2],
     f64s: [(Vec<f64>, Vec<f64>); 2],
+    /// Each slot's scratch for a reduce-scatter at more than 2 ranks: the
+    /// contributions to this rank's part from every other rank but the
+    /// lowest (whose lands in the receive buffer), `N - 2` parts.
+    f32_scratch: [Vec<f32>; 2],
+    f64_scratch: [Vec<f64>; 2],
 }
 
 impl Mpi {
@@ -108,8 +134,10 @@ impl Mpi {
         let world = universe.world();
         LIVE.store(true, Ordering::SeqCst);
         let watchdog = Watchdog::new(&world, Some(DEFAULT_TIMEOUT));
+        let peers = world.duplicate();
         let mpi = Mpi {
             world,
+            peers,
             watchdog,
             buffers: RefCell::new(Slots::default()),
             _universe: universe,
@@ -168,8 +196,9 @@ fn request_null() -> ffi::MPI_Request {
     unsafe { ffi::RSMPI_REQUEST_NULL }
 }
 
-/// An element type MPI sends: its datatype handle.
-trait Element: Equivalence + Copy + Default {
+/// An element type MPI sends: its datatype handle (and the sum a
+/// reduce-scatter makes of the parts it receives).
+trait Element: Equivalence + Copy + Default + std::ops::AddAssign {
     fn datatype() -> ffi::MPI_Datatype {
         Self::equivalent_datatype().as_raw()
     }
@@ -177,32 +206,79 @@ trait Element: Equivalence + Copy + Default {
 impl Element for f32 {}
 impl Element for f64 {}
 
-/// A started non-blocking collective; waited (here or on drop) before its
-/// buffers may be read or written again.
-struct InFlight(ffi::MPI_Request);
+/// A started non-blocking collective, or the point-to-point messages of
+/// one bucket's reduce-scatter or all-gather; every request waited (here
+/// or on drop) before its buffers may be read or written again.
+struct InFlight(Vec<ffi::MPI_Request>);
 
 impl InFlight {
-    /// Waits under the watchdog (which ends the job rather than wait past
-    /// the timeout).
-    fn wait(mut self, watchdog: &Watchdog) {
-        watchdog.wait(&mut self.0);
+    /// One request.
+    fn one(request: ffi::MPI_Request) -> InFlight {
+        InFlight(vec![request])
     }
-    fn wait_now(&mut self) {
-        // SAFETY: the request was returned by a non-blocking collective
-        // (or is MPI_REQUEST_NULL after a wait, for which MPI_Wait returns
-        // at once); MPI is live while an `Mpi` is.
-        unsafe {
-            ffi::MPI_Wait(&mut self.0, ffi::RSMPI_STATUS_IGNORE);
+    /// Waits for every request under the watchdog (which ends the job
+    /// rather than wait past the timeout; each request waits at most the
+    /// timeout, and all of them are of one collective, so the first
+    /// waits for the late rank and the rest find theirs done or nearly).
+    fn wait(mut self, watchdog: &Watchdog) {
+        for request in &mut self.0 {
+            watchdog.wait(request);
         }
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        // SAFETY: MPI_REQUEST_NULL is a constant of the library.
-        if self.0 != unsafe { ffi::RSMPI_REQUEST_NULL } {
-            self.wait_now();
+        for request in &mut self.0 {
+            // SAFETY: the request was returned by a non-blocking call of
+            // this process, or is MPI_REQUEST_NULL after a wait, for
+            // which MPI_Wait returns at once (the constant is the
+            // library's); MPI is live while an `Mpi` is.
+            unsafe {
+                if *request != ffi::RSMPI_REQUEST_NULL {
+                    ffi::MPI_Wait(request, ffi::RSMPI_STATUS_IGNORE);
+                }
+            }
         }
+    }
+}
+
+/// Whose contribution to this rank's part a reduce-scatter receives into
+/// the receive buffer (the others' land in the scratch): the lowest rank
+/// other than `me`. At a world of one, none.
+fn first_other(me: usize, size: usize) -> Option<usize> {
+    (0..size).find(|&r| r != me)
+}
+
+/// Where in the scratch (in parts) a reduce-scatter receives rank `r`'s
+/// contribution to rank `me`'s part: the ranks other than `me` and
+/// [`first_other`], in rank order.
+fn scratch_index(me: usize, r: usize) -> usize {
+    // `first_other` is below `r` (it is the lowest other rank), and so is
+    // `me` when `me < r`.
+    r - 1 - usize::from(me < r)
+}
+
+/// The sum of a reduce-scatter once its messages are in: `part` (this
+/// rank's part of the receive buffer) holds [`first_other`]'s
+/// contribution, `own` this rank's, `scratch` the rest's
+/// ([`scratch_index`]); leaves in `part` the contributions of ranks
+/// `0, 1, ..., size - 1` added in that order, left to right (the first
+/// two by commutativity: `a + b` and `b + a` are the same bits).
+fn sum_parts<T: Element>(me: usize, size: usize, own: &[T], part: &mut [T], scratch: &[T]) {
+    let m = part.len();
+    let Some(first) = first_other(me, size) else {
+        part.copy_from_slice(own);
+        return;
+    };
+    for r in (0..size).filter(|&r| r != first) {
+        let c = if r == me {
+            own
+        } else {
+            let j = scratch_index(me, r);
+            &scratch[j * m..(j + 1) * m]
+        };
+        part.iter_mut().zip(c).for_each(|(x, y)| *x += *y);
     }
 }
 
@@ -213,6 +289,8 @@ impl Mpi {
     /// `send` and `recv` must hold `len` elements each and be neither
     /// moved, freed, read (recv) nor written until the returned request is
     /// waited.
+    /// [`Flow::SumScatter`] and [`Flow::Gather`] go to
+    /// [`start_parts`](Mpi::start_parts).
     unsafe fn start<T: Element>(
         &self,
         flow: Flow,
@@ -252,6 +330,9 @@ impl Mpi {
                     &mut request,
                 );
             }
+            // Point to point (`start_parts`): `run` never comes here
+            // with them.
+            Flow::SumScatter | Flow::Gather => {}
             Flow::FromRoot => {
                 let buf = if self.rank() == root as usize {
                     send
@@ -268,7 +349,110 @@ impl Mpi {
                 );
             }
         }
-        InFlight(request)
+        InFlight::one(request)
+    }
+
+    /// Starts the point-to-point messages of bucket `b`'s reduce-scatter
+    /// or all-gather, with tag `tag` (the bucket's slot, which alternates
+    /// between consecutive packed buckets: a rank whose requests of bucket
+    /// `k` are done may send bucket `k + 1` while another still receives
+    /// bucket `k`, and the tags keep a message of one from matching a
+    /// receive of the other). Messages of no
+    /// elements are not sent (both ends know every part's length, so
+    /// both skip them).
+    ///
+    /// - [`Flow::SumScatter`]: sends every other rank `r` its part of
+    ///   `send` (the whole bucket); receives [`first_other`]'s
+    ///   contribution to this rank's part into `recv[..m]` (`m` the
+    ///   part's length) and every other's into `scratch`
+    ///   ([`scratch_index`]); [`sum_parts`] adds them up once done.
+    /// - [`Flow::Gather`]: sends this rank's part, already in its place
+    ///   in `recv` (`fill` packed it there), to every other rank;
+    ///   receives each other rank's part into its place in `recv`. `send`
+    ///   is not used.
+    ///
+    /// # Safety
+    /// `send` and `recv` must hold `b.len` elements each and `scratch`
+    /// `(size - 2) * m` (none below 3 ranks); none may be moved, freed,
+    /// read (`recv`, `scratch`: but the part a Gather sends) nor written
+    /// until the returned requests are waited.
+    unsafe fn start_parts<T: Element>(
+        &self,
+        flow: Flow,
+        b: &Bucket,
+        tag: c_int,
+        send: *mut T,
+        recv: *mut T,
+        scratch: *mut T,
+    ) -> InFlight {
+        let (me, size) = (self.rank(), self.size());
+        let comm = self.peers.as_raw();
+        let part = |r: usize| b.part(r, size);
+        let mine = part(me);
+        let m = mine.len();
+        let mut requests = Vec::with_capacity(2 * size.saturating_sub(1));
+        // Counts fit: a part is no longer than the bucket, whose length
+        // `run` checked is a c_int; a rank is below the world's size.
+        let count = |n: usize| c_int::try_from(n).unwrap_or(c_int::MAX);
+        let others = (0..size).filter(|&r| r != me);
+        // Every receive is posted before any send.
+        let mut recv_from = |at: *mut T, n: usize, r: usize| {
+            if n > 0 {
+                let mut request = ffi::RSMPI_REQUEST_NULL;
+                ffi::MPI_Irecv(
+                    at as *mut _,
+                    count(n),
+                    T::datatype(),
+                    r as c_int,
+                    tag,
+                    comm,
+                    &mut request,
+                );
+                requests.push(request);
+            }
+        };
+        match flow {
+            Flow::SumScatter => {
+                let first = first_other(me, size);
+                for r in others.clone() {
+                    let at = if Some(r) == first {
+                        recv
+                    } else {
+                        scratch.add(scratch_index(me, r) * m)
+                    };
+                    recv_from(at, m, r);
+                }
+            }
+            _ => {
+                for r in others.clone() {
+                    let p = part(r);
+                    recv_from(recv.add(p.start), p.len(), r);
+                }
+            }
+        }
+        for r in others {
+            let (at, n) = match flow {
+                Flow::SumScatter => {
+                    let p = part(r);
+                    (send.add(p.start), p.len())
+                }
+                _ => (recv.add(mine.start), m),
+            };
+            if n > 0 {
+                let mut request = ffi::RSMPI_REQUEST_NULL;
+                ffi::MPI_Isend(
+                    at as *const _,
+                    count(n),
+                    T::datatype(),
+                    r as c_int,
+                    tag,
+                    comm,
+                    &mut request,
+                );
+                requests.push(request);
+            }
+        }
+        InFlight(requests)
     }
 
     /// Runs in-place bucket `b` through `flow` over `data` (its memory on
@@ -316,12 +500,15 @@ impl Mpi {
                 Flow::FromRoot => {
                     ffi::MPI_Bcast(ptr, count, datatype, root, comm);
                 }
+                // Refused by `run` before any bucket starts.
+                Flow::SumScatter | Flow::Gather => {}
             }
         };
         let what = match flow {
             Flow::SumToAll => "MPI_Allreduce (an in-place bucket)",
             Flow::SumToRoot => "MPI_Reduce (an in-place bucket)",
             Flow::FromRoot => "MPI_Bcast (an in-place bucket)",
+            Flow::SumScatter | Flow::Gather => "(no in-place reduce-scatter or all-gather)",
         };
         self.watchdog.blocking(what, call);
         Ok(())
@@ -331,9 +518,14 @@ impl Mpi {
 /// Grows the slots' buffers to `len` elements (never shrinks, so that the
 /// pointers taken for a run stay valid through it).
 fn grow<T: Default + Clone>(pair: &mut (Vec<T>, Vec<T>), len: usize) {
-    if pair.0.len() < len {
-        pair.0.resize(len, T::default());
-        pair.1.resize(len, T::default());
+    grow_one(&mut pair.0, len);
+    grow_one(&mut pair.1, len);
+}
+
+/// Grows one buffer to `len` elements (never shrinks).
+fn grow_one<T: Default + Clone>(buf: &mut Vec<T>, len: usize) {
+    if buf.len() < len {
+        buf.resize(len, T::default());
     }
 }
 
@@ -368,21 +560,74 @@ impl Backend for Mpi {
                 c_int::MAX
             )));
         }
+        if let Some(k) = list.iter().position(|b| b.in_place && flow.scatters()) {
+            return Err(Error::custom(format!(
+                "bucket {k} is in place, but a {flow:?} takes packed buckets only"
+            )));
+        }
+        // Where in the send buffer this rank fills bucket `b`, and how
+        // much: an all-gather's part is packed straight into its place in
+        // the receive buffer (see `fill`).
+        let fill_len = |b: &Bucket| {
+            if flow == Flow::Gather {
+                b.part(rank, size).len()
+            } else {
+                b.len
+            }
+        };
+        let drain_len = |b: &Bucket| {
+            if flow == Flow::SumScatter {
+                b.part(rank, size).len()
+            } else {
+                b.len
+            }
+        };
         let mut slots = self.buffers.borrow_mut();
         let slots = &mut *slots;
         for b in list.iter().filter(|b| !b.in_place) {
+            // A reduce-scatter's scratch: `N - 2` parts of this rank's.
+            let scratch = if flow == Flow::SumScatter {
+                size.saturating_sub(2) * b.part(rank, size).len()
+            } else {
+                0
+            };
             match b.wire {
-                Wire::F32 => slots.f32s.iter_mut().for_each(|p| grow(p, b.len)),
-                Wire::F64 => slots.f64s.iter_mut().for_each(|p| grow(p, b.len)),
+                Wire::F32 => {
+                    slots.f32s.iter_mut().for_each(|p| grow(p, b.len));
+                    slots
+                        .f32_scratch
+                        .iter_mut()
+                        .for_each(|x| grow_one(x, scratch));
+                }
+                Wire::F64 => {
+                    slots.f64s.iter_mut().for_each(|p| grow(p, b.len));
+                    slots
+                        .f64_scratch
+                        .iter_mut()
+                        .for_each(|x| grow_one(x, scratch));
+                }
             }
         }
-        // Raw pointers to the four pairs: the buffers are not resized
-        // again in this run, and each is lent to safe code (fill / drain)
-        // only while no request that uses it is in flight.
+        // Raw pointers to the four pairs and the four scratches: the
+        // buffers are not resized again in this run, and each is lent to
+        // safe code (fill / sum / drain) only while no request that uses
+        // it is in flight.
         let f32p: [(*mut f32, *mut f32); 2] =
             [0, 1].map(|s| (slots.f32s[s].0.as_mut_ptr(), slots.f32s[s].1.as_mut_ptr()));
         let f64p: [(*mut f64, *mut f64); 2] =
             [0, 1].map(|s| (slots.f64s[s].0.as_mut_ptr(), slots.f64s[s].1.as_mut_ptr()));
+        let f32x: [(*mut f32, usize); 2] = [0, 1].map(|s| {
+            (
+                slots.f32_scratch[s].as_mut_ptr(),
+                slots.f32_scratch[s].len(),
+            )
+        });
+        let f64x: [(*mut f64, usize); 2] = [0, 1].map(|s| {
+            (
+                slots.f64_scratch[s].as_mut_ptr(),
+                slots.f64_scratch[s].len(),
+            )
+        });
 
         // Each packed bucket's pair of buffers: the packed buckets take
         // the two pairs in turn.
@@ -410,15 +655,31 @@ impl Backend for Mpi {
                 return Ok(());
             }
             let s = slot[k];
-            // SAFETY: slot `s`'s send buffer holds at least `b.len`
-            // elements (grown above), and the request that last used it
-            // (the packed bucket two before this one) was waited, and
-            // that bucket drained, before the packed bucket before this
-            // one started (see the loop below).
+            // An all-gather's part is packed into its place in the
+            // receive buffer, whence it is sent (no copy); the rest into
+            // the send buffer.
+            let (at, len) = if flow == Flow::Gather {
+                let p = b.part(rank, size);
+                (p.start, p.len())
+            } else {
+                (0, fill_len(&b))
+            };
+            // SAFETY: slot `s`'s send and receive buffers hold at least
+            // `b.len` elements (grown above), and `at + len` is at most
+            // that (this rank's part lies in the bucket); the requests
+            // that last used them (the packed bucket two before this one)
+            // were waited, and that bucket drained, before the packed
+            // bucket before this one started (see the loop below).
             let buf = unsafe {
-                match b.wire {
-                    Wire::F32 => BufMut::F32(std::slice::from_raw_parts_mut(f32p[s].0, b.len)),
-                    Wire::F64 => BufMut::F64(std::slice::from_raw_parts_mut(f64p[s].0, b.len)),
+                match (b.wire, flow) {
+                    (Wire::F32, Flow::Gather) => {
+                        BufMut::F32(std::slice::from_raw_parts_mut(f32p[s].1.add(at), len))
+                    }
+                    (Wire::F64, Flow::Gather) => {
+                        BufMut::F64(std::slice::from_raw_parts_mut(f64p[s].1.add(at), len))
+                    }
+                    (Wire::F32, _) => BufMut::F32(std::slice::from_raw_parts_mut(f32p[s].0, len)),
+                    (Wire::F64, _) => BufMut::F64(std::slice::from_raw_parts_mut(f64p[s].0, len)),
                 }
             };
             buckets.fill(k, buf)
@@ -433,25 +694,75 @@ impl Backend for Mpi {
             // receive buffer (at least `b.len` elements) is complete and
             // no collective writes it until the packed bucket two after
             // this one starts, which is after this drain.
+            // (What this rank drains is never longer than the bucket.)
+            let len = drain_len(&b);
             let buf = unsafe {
                 match b.wire {
-                    Wire::F32 => BufRef::F32(std::slice::from_raw_parts(f32p[s].1, b.len)),
-                    Wire::F64 => BufRef::F64(std::slice::from_raw_parts(f64p[s].1, b.len)),
+                    Wire::F32 => BufRef::F32(std::slice::from_raw_parts(f32p[s].1, len)),
+                    Wire::F64 => BufRef::F64(std::slice::from_raw_parts(f64p[s].1, len)),
                 }
             };
             buckets.drain(k, buf)
         };
+        // A reduce-scatter's sum, once bucket k's messages are in: this
+        // rank's part of the receive buffer, from its contributions.
+        let sum = |k: usize| {
+            let b = list[k];
+            if flow != Flow::SumScatter {
+                return;
+            }
+            let s = slot[k];
+            let p = b.part(rank, size);
+            let n = size.saturating_sub(2) * p.len();
+            // SAFETY: bucket k's requests were waited, so MPI is done with
+            // slot `s`'s buffers, and the packed bucket now on the wire
+            // uses the other slot; the send buffer (`b.len` elements)
+            // holds this rank's part at `p`, the receive buffer (as long)
+            // its first `p.len()`, and the scratch (grown above to `n`,
+            // its length `f32x[s].1` at least that) the rest; the three
+            // are distinct allocations.
+            unsafe {
+                match b.wire {
+                    Wire::F32 => sum_parts(
+                        rank,
+                        size,
+                        std::slice::from_raw_parts(f32p[s].0.add(p.start), p.len()),
+                        std::slice::from_raw_parts_mut(f32p[s].1, p.len()),
+                        std::slice::from_raw_parts(f32x[s].0, n.min(f32x[s].1)),
+                    ),
+                    Wire::F64 => sum_parts(
+                        rank,
+                        size,
+                        std::slice::from_raw_parts(f64p[s].0.add(p.start), p.len()),
+                        std::slice::from_raw_parts_mut(f64p[s].1, p.len()),
+                        std::slice::from_raw_parts(f64x[s].0, n.min(f64x[s].1)),
+                    ),
+                }
+            }
+        };
         let start = |k: usize| -> InFlight {
             let b = list[k];
             let s = slot[k];
-            // SAFETY: slot `s`'s buffers hold `b.len` elements; bucket k's
-            // send buffer was filled and is not written until this request
-            // is waited, nor its receive buffer read (see `fill`, `drain`:
-            // each touches a slot only when its request is done).
+            // The tag of a reduce-scatter's or all-gather's messages: the
+            // slot, which alternates between consecutive packed buckets.
+            let tag = s as c_int;
+            // SAFETY: slot `s`'s buffers hold `b.len` elements (a part is
+            // shorter) and its scratch `(size - 2)` parts of this rank's
+            // (grown above); bucket k's send buffer (an all-gather's part
+            // in the receive buffer) was filled and is not written until
+            // these requests are waited, nor the receive buffer and the
+            // scratch read (see `fill`, `sum`, `drain`: each touches a
+            // slot only when its requests are done).
             unsafe {
-                match b.wire {
-                    Wire::F32 => self.start(flow, b.root, f32p[s].0, f32p[s].1, b.len),
-                    Wire::F64 => self.start(flow, b.root, f64p[s].0, f64p[s].1, b.len),
+                match (b.wire, flow.scatters()) {
+                    (Wire::F32, true) => {
+                        self.start_parts(flow, &b, tag, f32p[s].0, f32p[s].1, f32x[s].0)
+                    }
+                    (Wire::F64, true) => {
+                        self.start_parts(flow, &b, tag, f64p[s].0, f64p[s].1, f64x[s].0)
+                    }
+                    (Wire::F32, false) => self.start(flow, b.root, f32p[s].0, f32p[s].1, b.len),
+                    (Wire::F64, false) => self.start(flow, b.root, f64p[s].0, f64p[s].1, b.len),
                 }
             }
         };
@@ -475,13 +786,16 @@ impl Backend for Mpi {
                 j
             });
             pending = Some((k, start(k)));
-            // And the one before unpacked while this one is on the wire.
+            // And the one before summed (a reduce-scatter) and unpacked
+            // while this one is on the wire.
             if let Some(j) = previous {
+                sum(j);
                 drain(buckets, j).map_err(fail)?;
             }
         }
         if let Some((j, request)) = pending.take() {
             request.wait(&self.watchdog);
+            sum(j);
             drain(buckets, j).map_err(fail)?;
         }
         Ok(())
@@ -496,7 +810,7 @@ impl Backend for Mpi {
         let int = c_int::equivalent_datatype().as_raw();
         let byte = u8::equivalent_datatype().as_raw();
         let comm = self.world.as_raw();
-        let mut request = InFlight(request_null());
+        let mut request = InFlight::one(request_null());
         // SAFETY: `len` (one c_int) and `lens` (`size` of them, one per
         // rank) are neither moved nor touched until the request is waited,
         // right below; MPI is live while an `Mpi` is.
@@ -509,7 +823,7 @@ impl Backend for Mpi {
                 1,
                 int,
                 comm,
-                &mut request.0,
+                &mut request.0[0],
             );
         }
         request.wait(&self.watchdog);
@@ -525,7 +839,7 @@ impl Backend for Mpi {
         c_int::try_from(total)
             .map_err(|_| Error::custom("all_gather: more than 2^31 bytes in all"))?;
         let mut all = vec![0u8; total];
-        let mut request = InFlight(request_null());
+        let mut request = InFlight::one(request_null());
         // SAFETY: `mine` holds `len` bytes; `all` holds `total`, the sum of
         // `lens`, and `displs` are their running sums, so every rank's
         // part lies inside it; none of the four is moved or touched until
@@ -540,7 +854,7 @@ impl Backend for Mpi {
                 displs.as_ptr(),
                 byte,
                 comm,
-                &mut request.0,
+                &mut request.0[0],
             );
         }
         request.wait(&self.watchdog);
@@ -561,7 +875,7 @@ impl Backend for Mpi {
         self.watchdog.enter();
         let comm = self.world.as_raw();
         let ibcast = |ptr: *mut u8, count: usize, datatype: ffi::MPI_Datatype| {
-            let mut request = InFlight(request_null());
+            let mut request = InFlight::one(request_null());
             // SAFETY: the callers lend `count` elements of `datatype` at
             // `ptr` (at most 1 GiB: a c_int count), not touched until the
             // request is waited, right below; `root` is below the world's
@@ -573,7 +887,7 @@ impl Backend for Mpi {
                     datatype,
                     root as c_int,
                     comm,
-                    &mut request.0,
+                    &mut request.0[0],
                 );
             }
             request.wait(&self.watchdog);
@@ -606,5 +920,50 @@ impl Backend for Mpi {
     fn abort(&self, message: &str) -> ! {
         eprintln!("{message}");
         abort_world(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{first_other, scratch_index, sum_parts};
+
+    /// Each other rank but the first gets its own scratch slot, `0..N-2`,
+    /// in rank order.
+    #[test]
+    fn the_scratch_slots_are_the_other_ranks_in_order() {
+        for size in 1..7 {
+            for me in 0..size {
+                let first = first_other(me, size);
+                let slots: Vec<usize> = (0..size)
+                    .filter(|&r| r != me && Some(r) != first)
+                    .map(|r| scratch_index(me, r))
+                    .collect();
+                assert_eq!(slots, (0..size.saturating_sub(2)).collect::<Vec<_>>());
+            }
+        }
+    }
+
+    /// The sum is the contributions added in rank order, left to right,
+    /// whichever rank sums: values chosen so that another order rounds
+    /// differently.
+    #[test]
+    fn the_parts_are_summed_in_rank_order() {
+        let c = [1.0f32, 1e8, -1e8, 0.75];
+        for size in 1..=4 {
+            let want = c[..size].iter().skip(1).fold(c[0], |a, &x| a + x);
+            for me in 0..size {
+                let first = first_other(me, size);
+                let mut part = vec![first.map_or(f32::NAN, |f| c[f]); 1];
+                let scratch: Vec<f32> = (0..size)
+                    .filter(|&r| r != me && Some(r) != first)
+                    .map(|r| c[r])
+                    .collect();
+                sum_parts(me, size, &[c[me]], &mut part, &scratch);
+                assert_eq!(part[0].to_bits(), want.to_bits(), "rank {me} of {size}");
+            }
+        }
+        // A part of no elements.
+        let mut empty: [f64; 0] = [];
+        sum_parts(1, 3, &[], &mut empty, &[]);
     }
 }

@@ -23,8 +23,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use pytree_std::checkpoint::{TensorLeaf, TensorView};
-use pytree_std::{DType, Error, Flatten, Std};
+use pytree_std::{ByteLeaf, ByteTensor, DType, Error, Flatten, Signature, Std};
 
 use crate::backend::{Bucket, Buckets, BufMut, BufRef, Wire};
 
@@ -169,7 +168,7 @@ impl Plan {
 }
 
 /// Reads `n` elements of `dtype` from `bytes` into `out` (f32 wire).
-fn load_f32(dtype: DType, bytes: &[u8], out: &mut [f32]) {
+pub(crate) fn load_f32(dtype: DType, bytes: &[u8], out: &mut [f32]) {
     match dtype {
         DType::F32 => {
             for (o, c) in out.iter_mut().zip(bytes.chunks_exact(4)) {
@@ -191,7 +190,7 @@ fn load_f32(dtype: DType, bytes: &[u8], out: &mut [f32]) {
 }
 
 /// Writes `values` (scaled by `1 / divisor`) as elements of `dtype` into `bytes`.
-fn store_f32(dtype: DType, values: &[f32], divisor: Option<f32>, bytes: &mut [u8]) {
+pub(crate) fn store_f32(dtype: DType, values: &[f32], divisor: Option<f32>, bytes: &mut [u8]) {
     let scaled = |v: f32| divisor.map_or(v, |d| v / d);
     match dtype {
         DType::F32 => {
@@ -213,13 +212,13 @@ fn store_f32(dtype: DType, values: &[f32], divisor: Option<f32>, bytes: &mut [u8
     }
 }
 
-fn load_f64(bytes: &[u8], out: &mut [f64]) {
+pub(crate) fn load_f64(bytes: &[u8], out: &mut [f64]) {
     for (o, c) in out.iter_mut().zip(bytes.chunks_exact(8)) {
         *o = f64::from_le_bytes(c.try_into().expect("chunks of 8"));
     }
 }
 
-fn store_f64(values: &[f64], divisor: Option<f64>, bytes: &mut [u8]) {
+pub(crate) fn store_f64(values: &[f64], divisor: Option<f64>, bytes: &mut [u8]) {
     for (c, &v) in bytes.chunks_exact_mut(8).zip(values) {
         c.copy_from_slice(&divisor.map_or(v, |d| v / d).to_le_bytes());
     }
@@ -227,8 +226,8 @@ fn store_f64(values: &[f64], divisor: Option<f64>, bytes: &mut [u8]) {
 
 /// The leaves of a tree packed into the buckets of a plan and the results
 /// written back in place: into the leaf's memory where it lends it as
-/// bytes ([`TensorLeaf::tensor_bytes_mut`]), else gathered per leaf and
-/// copied in whole ([`TensorLeaf::copy_from_tensor`]).
+/// bytes ([`ByteLeaf::bytes_mut`]), else gathered per leaf and
+/// copied in whole ([`ByteLeaf::copy_from_tensor`]).
 pub(crate) struct TreeBuckets<'a, T: Flatten<Std>> {
     pub tree: &'a mut T,
     pub plan: &'a Plan,
@@ -256,7 +255,7 @@ impl<'a, T: Flatten<Std>> TreeBuckets<'a, T> {
 impl<T> Buckets for TreeBuckets<'_, T>
 where
     T: Flatten<Std>,
-    T::Leaf: TensorLeaf,
+    T::Leaf: ByteLeaf,
 {
     fn buckets(&self) -> Vec<Bucket> {
         self.plan.buckets.clone()
@@ -271,7 +270,7 @@ where
             let bytes: Cow<'_, [u8]> = if cached {
                 Cow::Borrowed(&self.read_cache.as_ref().expect("checked").1[..])
             } else {
-                match <T::Leaf as TensorLeaf>::tensor_bytes(&leaves[seg.leaf])? {
+                match <T::Leaf as ByteLeaf>::bytes(&leaves[seg.leaf])? {
                     Cow::Borrowed(b) => Cow::Borrowed(b),
                     Cow::Owned(v) => {
                         self.read_cache = Some((seg.leaf, v));
@@ -321,7 +320,7 @@ where
                 ),
             };
             let range = seg.start * size..(seg.start + seg.len) * size;
-            if let Some(mem) = <T::Leaf as TensorLeaf>::tensor_bytes_mut(&mut leaf) {
+            if let Some(mem) = <T::Leaf as ByteLeaf>::bytes_mut(&mut leaf) {
                 if mem.len() == spec.elements * size {
                     write(&mut mem[range]);
                     continue;
@@ -334,8 +333,8 @@ where
             write(&mut staged[range]);
             if seg.start + seg.len == spec.elements {
                 let data = self.staging.remove(&seg.leaf).expect("inserted above");
-                let view = TensorView::new("", spec.dtype, &spec.shape, &data)?;
-                <T::Leaf as TensorLeaf>::copy_from_tensor(leaf, &view)?;
+                let view = ByteTensor::new(spec.dtype, &spec.shape, &data)?;
+                <T::Leaf as ByteLeaf>::write_bytes(leaf, &view)?;
             }
         }
         Ok(())
@@ -365,7 +364,7 @@ where
 impl<T> TreeBuckets<'_, T>
 where
     T: Flatten<Std>,
-    T::Leaf: TensorLeaf,
+    T::Leaf: ByteLeaf,
 {
     /// [`Buckets::in_place`] for the one piece `seg` of a leaf whose
     /// elements travel as `X`: in the leaf's own memory where it lends it
@@ -384,7 +383,7 @@ where
             let Some(leaf) = leaves.get_mut(seg.leaf) else {
                 return Err(Error::custom(format!("the tree has no leaf {}", seg.leaf)));
             };
-            let lent = <T::Leaf as TensorLeaf>::tensor_bytes_mut(leaf)
+            let lent = <T::Leaf as ByteLeaf>::bytes_mut(leaf)
                 .filter(|mem| mem.len() == spec.elements * size)
                 .and_then(|mem| cast_mut::<X>(&mut mem[range]));
             if let Some(xs) = lent {
@@ -436,7 +435,7 @@ macro_rules! wire_element {
 
 wire_element!(f32: F32, f64: F64);
 
-/// `bytes` (a leaf's little-endian elements, which `tensor_bytes_mut`
+/// `bytes` (a leaf's little-endian elements, which `bytes_mut`
 /// lends only on a little-endian machine) as elements of `X`, where they
 /// are aligned for them (else `None`).
 fn cast_mut<X: WireElement>(bytes: &mut [u8]) -> Option<&mut [X]> {
@@ -447,6 +446,18 @@ fn cast_mut<X: WireElement>(bytes: &mut [u8]) -> Option<&mut [X]> {
     // `bytes` only when the head and tail are empty, which is checked.
     let (head, xs, tail) = unsafe { bytes.align_to_mut::<X>() };
     (head.is_empty() && tail.is_empty()).then_some(xs)
+}
+
+/// The signature of each leaf of `tree`, in leaf order.
+pub(crate) fn signatures<T>(tree: &T) -> Result<Vec<Signature>, Error>
+where
+    T: Flatten<Std>,
+    T::Leaf: ByteLeaf,
+{
+    pytree_std::leaves(tree)
+        .iter()
+        .map(<T::Leaf as ByteLeaf>::signature)
+        .collect()
 }
 
 #[cfg(test)]

@@ -24,7 +24,8 @@ mod scenarios;
 /// returns it, and `pytree_dist::run` ends the job with it).
 macro_rules! ensure {
     ($cond:expr, $($msg:tt)*) => {
-        if !$cond {
+        let holds: bool = $cond;
+        if !holds {
             return Err(pytree_std::Error::custom(format!("{}:{}: {}", file!(), line!(), format!($($msg)*))));
         }
     };
@@ -411,6 +412,72 @@ pub fn combine(trees: &[Model], keep: &Model, mean: bool) -> Model {
                     acc = acc.mapv(|v| v / n as f64);
                 }
                 acc.into()
+            }
+            other => other,
+        })
+        .collect();
+    pytree_std::unflatten(&def, leaves).expect("the same structure")
+}
+
+/// The sum over micro-batches of the mean over ranks (`micro[b][r]`: the
+/// tree of rank `r` in micro-batch `b`), as ZeRO-2's accumulation
+/// computes it: each mean in f32 (f64 for f64 leaves), the means added in
+/// f32, f16 leaves rounded at the end; integer leaves those of `keep`.
+pub fn accumulated(micro: &[Vec<Model>], keep: &Model) -> Model {
+    let (kept, def) = pytree_std::flatten(keep.clone());
+    let all: Vec<Vec<Vec<AnyArray>>> = micro
+        .iter()
+        .map(|ranks| {
+            ranks
+                .iter()
+                .map(|t| pytree_std::flatten(t.clone()).0)
+                .collect()
+        })
+        .collect();
+    let leaves: Vec<AnyArray> = kept
+        .into_iter()
+        .enumerate()
+        .map(|(i, k)| match k {
+            AnyArray::F32(_) | AnyArray::F16(_) => {
+                let mut total: Option<ArrayD<f32>> = None;
+                for ranks in &all {
+                    let n = ranks.len() as f32;
+                    let mut acc = ranks[0][i].to_f32();
+                    for t in &ranks[1..] {
+                        acc = acc + t[i].to_f32();
+                    }
+                    let mean = acc.mapv(|v| v / n);
+                    total = Some(match total {
+                        None => mean,
+                        Some(t) => t + mean,
+                    });
+                }
+                let total = total.expect("one micro-batch at least");
+                if matches!(k, AnyArray::F16(_)) {
+                    total.mapv(f16::from_f32).into()
+                } else {
+                    total.into()
+                }
+            }
+            AnyArray::F64(_) => {
+                let get = |a: &AnyArray| match a {
+                    AnyArray::F64(x) => x.clone(),
+                    _ => unreachable!(),
+                };
+                let mut total: Option<ArrayD<f64>> = None;
+                for ranks in &all {
+                    let n = ranks.len() as f64;
+                    let mut acc = get(&ranks[0][i]);
+                    for t in &ranks[1..] {
+                        acc = acc + get(&t[i]);
+                    }
+                    let mean = acc.mapv(|v| v / n);
+                    total = Some(match total {
+                        None => mean,
+                        Some(t) => t + mean,
+                    });
+                }
+                total.expect("one micro-batch at least").into()
             }
             other => other,
         })
