@@ -269,6 +269,66 @@ pub trait Buckets {
             "bucket {k} is in place, but these buckets lend no memory"
         )))
     }
+    /// For a [`SumScatter`](Flow::SumScatter) or a [`Gather`](Flow::Gather):
+    /// calls `collective` once, with the memory where the buckets' elements
+    /// lie ([`Direct`]) if every one of them lies in memory of its wire
+    /// type, else with `None`; returns what `collective` returns: `true`
+    /// if it ran the flow in that memory (then [`fill`](Buckets::fill) and
+    /// [`drain`](Buckets::drain) are not called), `false` if the backend
+    /// runs it through its buffers instead (every rank must choose alike,
+    /// so a backend agrees on it first: one rank's `None` sends all
+    /// through the buffers).
+    ///
+    /// The default lends nothing: `collective(None)`.
+    ///
+    /// ```
+    /// use pytree_dist::{BufMut, BufRef, Bucket, Buckets};
+    /// struct Nothing;
+    /// impl Buckets for Nothing {
+    ///     fn buckets(&self) -> Vec<Bucket> { Vec::new() }
+    ///     fn fill(&mut self, _: usize, _: BufMut<'_>) -> Result<(), pytree_std::Error> { Ok(()) }
+    ///     fn drain(&mut self, _: usize, _: BufRef<'_>) -> Result<(), pytree_std::Error> { Ok(()) }
+    /// }
+    /// assert!(!Nothing.direct(&mut |lent| Ok(lent.is_some()))?);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    fn direct(
+        &mut self,
+        collective: &mut dyn FnMut(Option<Direct<'_>>) -> Result<bool, Error>,
+    ) -> Result<bool, Error> {
+        collective(None)
+    }
+}
+
+/// The memory of a [`SumScatter`](Flow::SumScatter)'s or a
+/// [`Gather`](Flow::Gather)'s buckets where their elements lie
+/// ([`Buckets::direct`]), so that a backend sends from it and receives
+/// into it with nothing packed: for a ZeRO step, the gradients' and the
+/// parameters' own leaves and the shard's.
+///
+/// `whole[k]` is bucket `k`'s elements in order, as runs of its wire type
+/// (one per piece of a leaf, say) that together are exactly the bucket;
+/// `part[k]` is this rank's [part](Bucket::part) of it, as the runs of
+/// `whole[k]` cut at the part's ends (the same cuts on every rank, so
+/// that one rank's message is another's receive). In a `SumScatter`,
+/// `whole` is read and `part` receives the sum, divided by `divisor`; in a
+/// `Gather`, `part` is sent and `whole` receives every part (this rank's
+/// copied from `part`).
+///
+/// ```
+/// use pytree_dist::{BufMut, Direct};
+/// let (mut a, mut b) = ([1.0f32, 2.0], [0.0f32]);
+/// let d = Direct { whole: vec![vec![BufMut::F32(&mut a)]], part: vec![vec![BufMut::F32(&mut b)]], divisor: None };
+/// assert_eq!((d.whole.len(), d.part[0].len()), (1, 1));
+/// ```
+#[derive(Debug)]
+pub struct Direct<'m> {
+    /// By bucket, its elements as runs in order.
+    pub whole: Vec<Vec<BufMut<'m>>>,
+    /// By bucket, this rank's part as runs in order.
+    pub part: Vec<Vec<BufMut<'m>>>,
+    /// A `SumScatter`'s sums are divided by this (a mean).
+    pub divisor: Option<usize>,
 }
 
 /// The collectives the tree operations use: a transport between the

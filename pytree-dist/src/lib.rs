@@ -66,6 +66,10 @@
 //! [`check_replicated`]: Dist::check_replicated
 
 #![warn(missing_docs)]
+// Without the `checkpoint` feature the crate's pages still name the
+// checkpoint items (module `checkpoint`, `Zero1::save_state`), which are
+// then not there to link to.
+#![cfg_attr(not(feature = "checkpoint"), allow(rustdoc::broken_intra_doc_links))]
 
 mod agree;
 mod backend;
@@ -90,7 +94,7 @@ mod timeout;
 mod watchdog;
 mod zero;
 
-pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Watch, Wire};
+pub use backend::{Backend, Bucket, Buckets, BufMut, BufRef, Direct, Flow, Watch, Wire};
 pub use dist::Dist;
 pub use local::Local;
 #[cfg(feature = "mpi")]

@@ -59,6 +59,8 @@ use crate::backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Watch, Wire
 use crate::timeout::DEFAULT_TIMEOUT;
 use crate::watchdog::{abort_world, Watchdog};
 
+mod direct;
+
 extern "C" {
     /// `MPI_IN_PLACE` of the MPI library this crate was built against
     /// (`src/mpi_in_place.c`).
@@ -202,9 +204,22 @@ trait Element: Equivalence + Copy + Default + std::ops::AddAssign {
     fn datatype() -> ffi::MPI_Datatype {
         Self::equivalent_datatype().as_raw()
     }
+    /// Divides each of `xs` by `by` (a mean's division, as
+    /// [`Buckets::drain`] of a reduce-scatter makes it).
+    fn divide(xs: &mut [Self], by: usize);
 }
-impl Element for f32 {}
-impl Element for f64 {}
+impl Element for f32 {
+    fn divide(xs: &mut [f32], by: usize) {
+        let d = by as f32;
+        xs.iter_mut().for_each(|x| *x /= d);
+    }
+}
+impl Element for f64 {
+    fn divide(xs: &mut [f64], by: usize) {
+        let d = by as f64;
+        xs.iter_mut().for_each(|x| *x /= d);
+    }
+}
 
 /// A started non-blocking collective, or the point-to-point messages of
 /// one bucket's reduce-scatter or all-gather; every request waited (here
@@ -564,6 +579,11 @@ impl Backend for Mpi {
             return Err(Error::custom(format!(
                 "bucket {k} is in place, but a {flow:?} takes packed buckets only"
             )));
+        }
+        // A reduce-scatter or an all-gather in the memory where the
+        // elements lie, if every rank's buckets lend it.
+        if flow.scatters() && buckets.direct(&mut |lent| self.run_direct(flow, &list, lent))? {
+            return Ok(());
         }
         // Where in the send buffer this rank fills bucket `b`, and how
         // much: an all-gather's part is packed straight into its place in

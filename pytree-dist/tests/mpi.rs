@@ -486,7 +486,7 @@ pub fn accumulated(micro: &[Vec<Model>], keep: &Model) -> Model {
 }
 
 /// f32 and f16 arrays as f32.
-trait ToF32 {
+pub(crate) trait ToF32 {
     fn to_f32(&self) -> ArrayD<f32>;
 }
 impl ToF32 for AnyArray {

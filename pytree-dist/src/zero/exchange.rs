@@ -11,8 +11,9 @@ use std::ops::Range;
 
 use pytree_std::{ByteLeaf, DType, Error, Flatten, Std};
 
-use crate::backend::{Bucket, Buckets, BufMut, BufRef, Flow, Wire};
-use crate::plan::{load_f32, load_f64, store_f32, store_f64, Plan, TreeBuckets};
+use super::Split;
+use crate::backend::{Bucket, Buckets, BufMut, BufRef, Direct, Flow, Wire};
+use crate::plan::{load_f32, load_f64, store_f32, store_f64, TreeBuckets};
 
 /// This rank's flat shards, one per wire type: its parts of the buckets,
 /// end to end in bucket order.
@@ -50,24 +51,30 @@ pub(crate) struct ShardBuckets<'a, T: Flatten<Std>> {
     starts: &'a [usize],
     flow: Flow,
     divisor: Option<usize>,
+    /// This rank, and the number of ranks (the parts of a bucket).
+    rank: usize,
+    ranks: usize,
 }
 
 impl<'a, T: Flatten<Std>> ShardBuckets<'a, T> {
+    /// The exchange of `rank` over `split`'s layout.
     pub fn new(
         flow: Flow,
         tree: &'a mut T,
-        plan: &'a Plan,
+        split: &'a Split,
+        rank: usize,
         side: ShardSide<'a, T>,
-        starts: &'a [usize],
         divisor: Option<usize>,
     ) -> Self {
         debug_assert!(flow.scatters());
         ShardBuckets {
-            tree: TreeBuckets::new(tree, plan, None),
+            tree: TreeBuckets::new(tree, &split.layout.plan, None),
             side,
-            starts,
+            starts: &split.starts,
             flow,
             divisor,
+            rank,
+            ranks: split.layout.ranks,
         }
     }
 }
@@ -83,6 +90,64 @@ fn overlapping<'s>(
         let (lo, hi) = (s.flat.start.max(flat.start), s.flat.end.min(flat.end));
         (s.wire == wire && lo < hi).then_some((s, lo..hi))
     })
+}
+
+/// `bytes` as elements of `dtype` where they are the wire's own (`f32`,
+/// `f64`) and aligned for it, on a little-endian machine (the bytes are
+/// little-endian); else `None`.
+fn as_wire(bytes: &mut [u8], dtype: DType) -> Option<BufMut<'_>> {
+    if cfg!(target_endian = "big") {
+        return None;
+    }
+    match dtype {
+        DType::F32 => {
+            // SAFETY: every bit pattern of 4 bytes is an `f32`, and
+            // `align_to_mut` returns only the aligned middle (checked to
+            // be all of it), borrowed from `bytes` for as long.
+            let (pre, mid, post) = unsafe { bytes.align_to_mut::<f32>() };
+            (pre.is_empty() && post.is_empty()).then_some(BufMut::F32(mid))
+        }
+        DType::F64 => {
+            // SAFETY: as above, for 8 bytes and `f64`.
+            let (pre, mid, post) = unsafe { bytes.align_to_mut::<f64>() };
+            (pre.is_empty() && post.is_empty()).then_some(BufMut::F64(mid))
+        }
+        _ => None,
+    }
+}
+
+/// Memory cut from the front in order: the next run of `len` elements
+/// that starts at element `at` (the elements before it, from the last cut
+/// on, are skipped), or `None` if `at` lies behind the last cut or past
+/// the end, or the memory is not of `wire`.
+struct Cutter<'m> {
+    rest: Option<BufMut<'m>>,
+    at: usize,
+}
+
+impl<'m> Cutter<'m> {
+    fn new(mem: Option<BufMut<'m>>) -> Self {
+        Cutter { rest: mem, at: 0 }
+    }
+
+    fn cut(&mut self, wire: Wire, at: usize, len: usize) -> Option<BufMut<'m>> {
+        let skip = at.checked_sub(self.at)?;
+        let run = match self.rest.take()? {
+            BufMut::F32(s) if wire == Wire::F32 && skip + len <= s.len() => {
+                let (run, rest) = s[skip..].split_at_mut(len);
+                self.rest = Some(BufMut::F32(rest));
+                BufMut::F32(run)
+            }
+            BufMut::F64(s) if wire == Wire::F64 && skip + len <= s.len() => {
+                let (run, rest) = s[skip..].split_at_mut(len);
+                self.rest = Some(BufMut::F64(rest));
+                BufMut::F64(run)
+            }
+            _ => return None,
+        };
+        self.at = at + len;
+        Some(run)
+    }
 }
 
 /// `flat[start..start + len]`, or an error naming bucket `k`.
@@ -102,6 +167,95 @@ where
 {
     fn buckets(&self) -> Vec<Bucket> {
         self.tree.plan.buckets.clone()
+    }
+
+    fn direct(
+        &mut self,
+        collective: &mut dyn FnMut(Option<Direct<'_>>) -> Result<bool, Error>,
+    ) -> Result<bool, Error> {
+        let plan = self.tree.plan;
+        let (rank, ranks) = (self.rank, self.ranks);
+        // The tree's leaves as their wire's elements, where they are.
+        let mut tree = pytree_std::leaves_mut(&mut *self.tree.tree);
+        let mut leaves: Vec<Cutter<'_>> = tree
+            .iter_mut()
+            .enumerate()
+            .map(|(i, leaf)| {
+                let dtype = plan.specs.get(i)?.as_ref()?.dtype;
+                as_wire(<T::Leaf as ByteLeaf>::bytes_mut(leaf)?, dtype)
+            })
+            .map(Cutter::new)
+            .collect();
+        // This rank's side: the shard's leaves by leaf, or the two flats.
+        let mut shard_slots;
+        let mut shard_leaves: Vec<Cutter<'_>> = Vec::new();
+        let mut flat_runs = [Cutter::new(None), Cutter::new(None)];
+        let slot_of: Vec<Option<&Slot>> = match &mut self.side {
+            ShardSide::Leaves { shard, slots } => {
+                shard_slots = pytree_std::leaves_mut(&mut **shard);
+                shard_leaves = shard_slots
+                    .iter_mut()
+                    .enumerate()
+                    .map(|(i, leaf)| {
+                        let slot = slots.iter().find(|s| s.leaf == i)?;
+                        as_wire(<T::Leaf as ByteLeaf>::bytes_mut(leaf)?, slot.dtype)
+                    })
+                    .map(Cutter::new)
+                    .collect();
+                (0..plan.specs.len())
+                    .map(|i| slots.iter().find(|s| s.leaf == i))
+                    .collect()
+            }
+            ShardSide::Flat(flats) => {
+                flat_runs = [
+                    Cutter::new(Some(BufMut::F32(&mut flats.f32))),
+                    Cutter::new(Some(BufMut::F64(&mut flats.f64))),
+                ];
+                Vec::new()
+            }
+        };
+        let mut lent = || -> Option<Direct<'_>> {
+            let mut whole = Vec::with_capacity(plan.buckets.len());
+            let mut part = Vec::with_capacity(plan.buckets.len());
+            for (k, b) in plan.buckets.iter().enumerate() {
+                let mine = b.part(rank, ranks);
+                let mut runs = Vec::new();
+                let mut own = Vec::new();
+                for seg in &plan.segments[k] {
+                    runs.push(leaves.get_mut(seg.leaf)?.cut(b.wire, seg.start, seg.len)?);
+                    // The segment's elements in this rank's part.
+                    let end = seg.offset + seg.len;
+                    let (lo, hi) = (seg.offset.max(mine.start), end.min(mine.end));
+                    if lo >= hi {
+                        continue;
+                    }
+                    // Its elements in this rank's flat shard.
+                    let flat = self.starts[k] + (lo - mine.start);
+                    let run = match slot_of.get(seg.leaf) {
+                        Some(Some(slot)) => {
+                            let at = flat.checked_sub(slot.flat.start)?;
+                            shard_leaves.get_mut(seg.leaf)?.cut(b.wire, at, hi - lo)?
+                        }
+                        Some(None) => return None,
+                        None => flat_runs[usize::from(b.wire == Wire::F64)].cut(
+                            b.wire,
+                            flat,
+                            hi - lo,
+                        )?,
+                    };
+                    own.push(run);
+                }
+                whole.push(runs);
+                part.push(own);
+            }
+            Some(Direct {
+                whole,
+                part,
+                divisor: self.divisor,
+            })
+        };
+        let direct = lent();
+        collective(direct)
     }
 
     fn fill(&mut self, k: usize, buf: BufMut<'_>) -> Result<(), Error> {

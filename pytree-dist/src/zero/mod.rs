@@ -689,14 +689,8 @@ where
         let divisor = (n > 1).then_some(n);
         self.dist
             .agree_structure(Op::ZeroReduceScatter, &self.def)?;
-        let mut buckets = ShardBuckets::new(
-            Flow::SumScatter,
-            grads,
-            &split.layout.plan,
-            side,
-            &split.starts,
-            divisor,
-        );
+        let rank = self.dist.rank();
+        let mut buckets = ShardBuckets::new(Flow::SumScatter, grads, split, rank, side, divisor);
         self.dist.backend().run(Flow::SumScatter, &mut buckets)?;
         let owners = &self.owners;
         if owners.contains(&Owner::Every { float: true }) {
@@ -814,14 +808,7 @@ where
             shard_into_flats(&shard, split, &mut flats)?;
             ShardSide::Flat(&mut flats)
         };
-        let mut buckets = ShardBuckets::new(
-            Flow::Gather,
-            params,
-            &split.layout.plan,
-            side,
-            &split.starts,
-            None,
-        );
+        let mut buckets = ShardBuckets::new(Flow::Gather, params, split, rank, side, None);
         self.dist.backend().run(Flow::Gather, &mut buckets)?;
         if lends {
             self.shards = Some((shard, shard_grads));
