@@ -10,7 +10,7 @@ alone), or in the files named on the command line:
   / `Load::new().from_bytes(b)` (the sources are `Load`'s);
 - `checkpoint::load_like(p, t)` / `checkpoint::load_into(p, t)` and `Load`'s
   `.load(p)`, `.load_like(p, t)`, `.load_like_with_report(p, t)`,
-  `.load_into(p, t)` -> `.open(p).and_then(|f| f.<target>(t))`: a path is
+  `.load_into(p, t)` -> `.open(p).and_then(|__ckpt| __ckpt.<target>(t))`: a path is
   opened once, then loaded (`Load`'s targets are its `Checkpoint`'s);
 - `Checkpoint`'s `.load()` and `.load_like(t)` return the tree with its
   `LoadReport`: where the tree alone was taken, `.0` is added after the
@@ -181,7 +181,9 @@ def opened(text, after, path, call, drop):
     how, end = follower(text, after)
     if how is not None:
         return ".open(%s)%s.%s%s%s" % (path, how, MARK + call, how, ".0" if drop else ""), end
-    new = ".open(%s).and_then(|f| f.%s)" % (path, MARK + call)
+    # The closure's parameter is a name a user's code cannot collide with:
+    # `t` may name the user's own `f`.
+    new = ".open(%s).and_then(|__ckpt| __ckpt.%s)" % (path, MARK + call)
     if drop:
         after, suffix = drop_report(text, after)
         new += suffix
@@ -225,7 +227,7 @@ def rewrite_loads(text, in_checkpoint_file):
             return None
         if "//" in text[j + 1:close]:
             return None  # a call in prose, across doc-comment lines
-        if text.endswith("|f| f", 0, m.start()):
+        if text.endswith("|__ckpt| __ckpt", 0, m.start()):
             return None  # a rewrite's own call
         args = split_args(text[j + 1:close])
         recv = receiver(text, m.start())
@@ -317,5 +319,31 @@ def rewrite(text):
     return text.replace(MARK, "")
 
 
+CASES = [
+    # The user's own `f`: the closure's parameter must not shadow it.
+    ("checkpoint::load_into(&path, &mut f)",
+     "checkpoint::Load::new().open(&path).and_then(|__ckpt| __ckpt.load_into(&mut f))"),
+    ("let m: Model = checkpoint::load_like(&path, &m0)?;",
+     "let m: Model = checkpoint::Load::new().open(&path)?.load_like(&m0)?.0;"),
+    ("let m = checkpoint::Load::new().load_like(&path, &m0).unwrap();",
+     "let m = checkpoint::Load::new().open(&path).unwrap().load_like(&m0).unwrap().0;"),
+    ("let t = checkpoint::to_bytes(&m)?;", "let t = checkpoint::Save::new().to_bytes(&m)?;"),
+    ("let c = Checkpoint::open(&p)?;", "let c = Load::new().open(&p)?;"),
+]
+
+
+def self_test():
+    failed = 0
+    for before, after in CASES:
+        got = rewrite(before)
+        if got != after:
+            failed += 1
+            print("FAIL\n  in:   %s\n  want: %s\n  got:  %s" % (before, after, got))
+    print("%d of %d cases pass" % (len(CASES) - failed, len(CASES)))
+    return failed == 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--self-test"]:
+        sys.exit(0 if self_test() else 1)
     rewrite_checkout(lambda path, text: rewrite(text), files=sys.argv[1:] or None)

@@ -328,7 +328,7 @@ def map2(text):
         if len(args) != 3:
             return None
         f = rewrite_closure(args[2], 2, lambda p: [p[0], in_array(p[1])],
-                            lambda g: "|x, [y]| %s(x, y)" % g)
+                            lambda g: "|__x, [__y]| %s(__x, __y)" % g)
         return "%s%s(%s, [%s], %s)" % (with_name(name, "map_n"), fish(tf, [(2, "Result<_, %s>")]) if "try" in name else "",
                                         args[0].rstrip(), args[1].strip(), f.strip())
     return rewrite_calls(text, r"(?:%s(?:walk|multi)::)(?:try_)?map2" % PREFIX, fix)
@@ -341,7 +341,7 @@ def zip_mut_one(text):
         if len(args) != 3 or not (first.startswith("&mut") or first == "self"):
             return None  # the new form's first argument is an array
         f = rewrite_closure(args[2], 2, lambda p: [in_array(p[0]), p[1]],
-                            lambda g: "|[x], ys| %s(x, ys)" % g)
+                            lambda g: "|[__x], __ys| %s(__x, __ys)" % g)
         new = "par_zip_mut" if "par" in name else "zip_mut"
         if tf:  # ::<T, N> (one tree and N others) -> ::<T, 1, N, _>
             parts = [p.strip() for p in split_top(tf[tf.index("<") + 1:tf.rindex(">")])]
@@ -356,7 +356,7 @@ def par_for_each_mut(text):
         if len(args) != 2:
             return None
         f = rewrite_closure(args[1], 1, lambda p: [in_array(p[0]), "[]"],
-                            lambda g: "|[x], []| %s(x)" % g)
+                            lambda g: "|[__x], []| %s(__x)" % g)
         return "%s([%s], [], %s)" % (with_name(name, "par_zip_mut"), args[0].strip(), f.strip())
     return rewrite_calls(text, r"(?:%sparallel::)par_for_each_mut" % PREFIX, fix)
 
@@ -367,7 +367,7 @@ def one_tree_with_path(text):
             if len(args) != 2:
                 return None
             f = rewrite_closure(args[1], 2, lambda p: p + ["[]"],
-                                lambda g: "|p, x, []| %s(p, x)" % g)
+                                lambda g: "|__p, __x, []| %s(__p, __x)" % g)
             return "%s(%s, [], %s)" % (with_name(name, new), args[0].strip(), f.strip())
         return fix
     text = rewrite_calls(text, r"(?:%spaths::)for_each_with_path" % PREFIX, fix_for("for_each_with_path"))
@@ -529,7 +529,7 @@ def for_each_with_path_2(text):
                 p, x = bare(c[1][0]), bare(c[1][1])
                 g = "%s|(%s, %s)|%s" % (c[0], p if p == "_" else "ref " + p, x, c[2])
             else:
-                g = "|(ref p, x)| %s(p, x, [])" % f.strip()
+                g = "|(ref __p, __x)| %s(__p, __x, [])" % f.strip()
             new = "%s::paths::leaves_with_path(%s).into_iter().for_each(%s)" % (root, first.strip(), g.strip())
             before = re.search(r"let\s+_\s*=\s*$", text[pos:start])
             if before:
@@ -623,7 +623,13 @@ CASES = [
     ("pytree_std::multi::map2(&a, &b, |x, y| x + y)?",
      "pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y)?"),
     ("pytree_std::multi::try_map2(&a, &b, div)",
-     "pytree_std::walk::map_n(&a, [&b], |x, [y]| div(x, y))"),
+     "pytree_std::walk::map_n(&a, [&b], |__x, [__y]| div(__x, __y))"),
+    # A function value that names the user's own `x`: the closure's
+    # parameters must not shadow it.
+    ("pytree_std::multi::map2(&a, &b, scale_by(x))",
+     "pytree_std::walk::map_n(&a, [&b], |__x, [__y]| scale_by(x)(__x, __y))"),
+    ("pytree_std::parallel::par_for_each_mut(&mut t, bump(x));",
+     "pytree_std::parallel::par_zip_mut([&mut t], [], |[__x], []| bump(x)(__x));"),
     ("pytree_std::multi::map2(&a, &b, |x: &f32, y: &f32| x * y)",
      "pytree_std::walk::map_n(&a, [&b], |x: &f32, [y]: [&f32; 1]| x * y)"),
     ("pytree_std::zip_mut(&mut p, [&g], |p, [g]| *p -= g)?",
@@ -687,7 +693,7 @@ CASES = [
     ("pytree_std::paths::for_each_with_path(&t, [], |path: &KeyPath, x: &f32, []| g(path, x))?;",
      "pytree_std::paths::leaves_with_path(&t).into_iter().for_each(|(ref path, x)| g(path, x));"),
     ("pytree_std::paths::for_each_with_path(&t, [], visit).unwrap();",
-     "pytree_std::paths::leaves_with_path(&t).into_iter().for_each(|(ref p, x)| visit(p, x, []));"),
+     "pytree_std::paths::leaves_with_path(&t).into_iter().for_each(|(ref __p, __x)| visit(__p, __x, []));"),
     ("pytree_std::paths::for_each_with_path(&a, [&b], |path, x, [y]| d.push((x, y)))?;",
      "pytree_std::paths::zip_mut_with_path([], [&a, &b], |path, [], [x, y]| d.push((x, y)))?;"),
     ("pytree_std::paths::for_each_with_path(&a, [&b, &c], |_, _, _| n += 1)",

@@ -37,7 +37,11 @@
 //! like a ring, and the pair moves the bytes of an all-reduce; Open MPI
 //! 4.1's non-blocking collectives (libnbc) took twice an all-reduce's time
 //! for the pair at 2 ranks on GPT-2 small, the messages about as long as
-//! one (issue 38, `benches/examples/allreduce_gpt2.rs`).
+//! one (issue 38, `benches/examples/allreduce_gpt2.rs`). Where every
+//! rank's buckets lend the memory their elements lie in
+//! ([`Buckets::direct`]: ZeRO's gradients, parameters and shard), the
+//! messages go from and into it, one per run, with nothing packed (module
+//! `direct`).
 //!
 //! No collective waits for ever (module `watchdog`): the all-gathers and
 //! broadcasts of bytes are non-blocking too, every request is waited by

@@ -64,9 +64,14 @@ pub enum Partition {
 /// **Stage 1** ([`step`](Zero1::step)): the gradients are averaged, each
 /// rank steps its *shard*, and the parameters are gathered. Split by
 /// element, the average is a reduce-scatter (each rank receives the mean
-/// of its own elements only, `MPI_Ireduce_scatter` per bucket) and the
-/// gathering an all-gather (`MPI_Iallgatherv` per bucket): together the
-/// bytes of one all-reduce, as DeepSpeed's ZeRO moves. The shard is a
+/// of its own elements only) and the gathering an all-gather: together
+/// the bytes of one all-reduce, as DeepSpeed's ZeRO moves. Where the
+/// split leaves lend their memory (contiguous `f32` / `f64` arrays), the
+/// messages go from the gradients' leaves into the shard's and from the
+/// shard's into the parameters', with nothing packed. What a step still
+/// copies is this rank's elements of the parameters: into its shard as
+/// the step starts (so the step starts from `params` as they are, a
+/// checkpoint loaded into them included) and back once stepped. The shard is a
 /// tree of the parameters' own type and structure whose leaves hold this
 /// rank's elements, so key paths, masks and parameter groups
 /// ([`multi_transform`](pytree_optim::multi_transform)) see the tree they
@@ -132,6 +137,9 @@ where
     split: Option<Split>,
     /// The averaged gradients summed by [`Zero1::accumulate`] (stage 2).
     accumulated: Option<Accumulated>,
+    /// Flat shards kept for the next [`Zero1::accumulate`] (no allocation
+    /// per micro-batch).
+    spare: Option<Flats>,
     /// This rank's shards of the parameters and of the gradients, kept
     /// from step to step (by element: no allocation per step).
     shards: Option<(P, P)>,
@@ -340,6 +348,7 @@ where
             owners,
             split,
             accumulated: None,
+            spare: None,
             shards: None,
             state,
         };
@@ -606,7 +615,8 @@ where
             ));
         };
         let rank = self.dist.rank();
-        let mut flats = split.flats(rank);
+        // Every element of the flats is written by the reduce-scatter.
+        let mut flats = self.spare.take().unwrap_or_else(|| split.flats(rank));
         self.average(&mut grads, ShardSide::Flat(&mut flats))?;
         let scalars = self.scalar_values(&grads)?;
         drop(grads);
@@ -627,6 +637,7 @@ where
                     .iter_mut()
                     .zip(&scalars)
                     .for_each(|(a, g)| *a += g);
+                self.spare = Some(flats);
             }
         }
         Ok(())
@@ -777,7 +788,17 @@ where
                     .accumulated
                     .take()
                     .ok_or_else(|| Error::custom("zero1: no gradients accumulated"))?;
-                let shard = element_shard(&*params, split, Some(&acc.flats))?;
+                // Into the gradients' shard kept from the last step where
+                // its leaves lend their memory, else a new one.
+                let kept = match kept_grads {
+                    Some(mut g) => flats_into_shard(&acc.flats, &mut g, split)?.then_some(g),
+                    None => None,
+                };
+                let shard = match kept {
+                    Some(g) => g,
+                    None => element_shard(&*params, split, Some(&acc.flats))?,
+                };
+                self.spare = Some(acc.flats);
                 with_scalars(shard, &self.owners, &self.signatures, &acc.scalars)?
             }
         };
@@ -1121,6 +1142,37 @@ where
         }
     }
     Ok(())
+}
+
+/// Writes `flats` (this rank's elements, averaged) into the split leaves
+/// of `shard` where every one lends its memory; `false` (nothing
+/// written) where one does not.
+fn flats_into_shard<P>(flats: &Flats, shard: &mut P, split: &Split) -> Result<bool, Error>
+where
+    P: PyTree,
+    P::Leaf: ByteLeaf,
+{
+    let mut leaves = pytree_std::leaves_mut(shard);
+    if !split.lends::<P::Leaf>(&mut leaves) {
+        return Ok(false);
+    }
+    for slot in &split.slots {
+        let mem = leaves
+            .get_mut(slot.leaf)
+            .and_then(|leaf| <P::Leaf as ByteLeaf>::bytes_mut(leaf))
+            .ok_or_else(|| {
+                Error::custom(format!(
+                    "zero1: leaf {} of the shard lends no memory",
+                    slot.leaf
+                ))
+            })?;
+        let range = slot.flat.clone();
+        match slot.wire {
+            crate::backend::Wire::F64 => store_f64(&flats.f64[range], None, mem),
+            crate::backend::Wire::F32 => store_f32(slot.dtype, &flats.f32[range], None, mem),
+        }
+    }
+    Ok(true)
 }
 
 /// `tree` with the leaves other ranks own replaced by empty ones (new
