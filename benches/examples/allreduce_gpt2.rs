@@ -38,8 +38,9 @@
 //!    into a buffer of `1/N`, then one `MPI_Allgather` back (issue 38);
 //! 9. `flat_rs_ag_pieces`: the same per 25 MiB piece (blocking); `Zero1`
 //!    itself runs `Mpi`'s point-to-point reduce-scatter / all-gather per
-//!    bucket (item 12's messages, since issue 38), a bucket packed and
-//!    one unpacked while one is on the wire, timed in its step below.
+//!    bucket (item 12's messages, since issue 38), sent from and received
+//!    into the leaves' own memory (`Buckets::direct`), timed in its step
+//!    below.
 //! 10. `flat_irs_iag_pieces`: per 25 MiB piece, the non-blocking
 //!     `MPI_Ireduce_scatter_block` then `MPI_Iallgather`, each waited (the
 //!     collectives `Mpi` ran for ZeRO before issue 38, one bucket at a
