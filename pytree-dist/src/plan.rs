@@ -408,7 +408,7 @@ where
 
 /// A wire's element type: `f32` or `f64` (the only impls), for which
 /// every bit pattern is a value.
-trait WireElement: Copy + Default + std::ops::DivAssign {
+pub(crate) trait WireElement: Copy + Default + std::ops::DivAssign {
     /// `n` as an element (a divisor).
     fn from_count(n: usize) -> Self;
     /// `xs` as a bucket's buffer.
@@ -438,7 +438,7 @@ wire_element!(f32: F32, f64: F64);
 /// `bytes` (a leaf's little-endian elements, which `bytes_mut`
 /// lends only on a little-endian machine) as elements of `X`, where they
 /// are aligned for them (else `None`).
-fn cast_mut<X: WireElement>(bytes: &mut [u8]) -> Option<&mut [X]> {
+pub(crate) fn cast_mut<X: WireElement>(bytes: &mut [u8]) -> Option<&mut [X]> {
     // SAFETY: `X` is `f32` or `f64`, for which every bit pattern is a
     // value (and every element's bytes are u8s), so the middle part
     // `align_to_mut` returns may be read and written as `X`s; it covers

@@ -13,7 +13,7 @@ use pytree_std::{ByteLeaf, DType, Error, Flatten, Std};
 
 use super::Split;
 use crate::backend::{Bucket, Buckets, BufMut, BufRef, Direct, Flow, Wire};
-use crate::plan::{load_f32, load_f64, store_f32, store_f64, TreeBuckets};
+use crate::plan::{cast_mut, load_f32, load_f64, store_f32, store_f64, TreeBuckets};
 
 /// This rank's flat shards, one per wire type: its parts of the buckets,
 /// end to end in bucket order.
@@ -92,26 +92,13 @@ fn overlapping<'s>(
     })
 }
 
-/// `bytes` as elements of `dtype` where they are the wire's own (`f32`,
-/// `f64`) and aligned for it, on a little-endian machine (the bytes are
-/// little-endian); else `None`.
+/// `bytes` (a leaf's memory, lent only on a little-endian machine) as
+/// elements of `dtype` where they are the wire's own (`f32`, `f64`) and
+/// aligned for it; else `None`.
 fn as_wire(bytes: &mut [u8], dtype: DType) -> Option<BufMut<'_>> {
-    if cfg!(target_endian = "big") {
-        return None;
-    }
     match dtype {
-        DType::F32 => {
-            // SAFETY: every bit pattern of 4 bytes is an `f32`, and
-            // `align_to_mut` returns only the aligned middle (checked to
-            // be all of it), borrowed from `bytes` for as long.
-            let (pre, mid, post) = unsafe { bytes.align_to_mut::<f32>() };
-            (pre.is_empty() && post.is_empty()).then_some(BufMut::F32(mid))
-        }
-        DType::F64 => {
-            // SAFETY: as above, for 8 bytes and `f64`.
-            let (pre, mid, post) = unsafe { bytes.align_to_mut::<f64>() };
-            (pre.is_empty() && post.is_empty()).then_some(BufMut::F64(mid))
-        }
+        DType::F32 => cast_mut::<f32>(bytes).map(BufMut::F32),
+        DType::F64 => cast_mut::<f64>(bytes).map(BufMut::F64),
         _ => None,
     }
 }
@@ -192,19 +179,19 @@ where
         let mut flat_runs = [Cutter::new(None), Cutter::new(None)];
         let slot_of: Vec<Option<&Slot>> = match &mut self.side {
             ShardSide::Leaves { shard, slots } => {
+                let slot_of: Vec<Option<&Slot>> = (0..plan.specs.len())
+                    .map(|i| slots.iter().find(|s| s.leaf == i))
+                    .collect();
                 shard_slots = pytree_std::leaves_mut(&mut **shard);
                 shard_leaves = shard_slots
                     .iter_mut()
-                    .enumerate()
-                    .map(|(i, leaf)| {
-                        let slot = slots.iter().find(|s| s.leaf == i)?;
-                        as_wire(<T::Leaf as ByteLeaf>::bytes_mut(leaf)?, slot.dtype)
+                    .zip(&slot_of)
+                    .map(|(leaf, slot)| {
+                        as_wire(<T::Leaf as ByteLeaf>::bytes_mut(leaf)?, (*slot)?.dtype)
                     })
                     .map(Cutter::new)
                     .collect();
-                (0..plan.specs.len())
-                    .map(|i| slots.iter().find(|s| s.leaf == i))
-                    .collect()
+                slot_of
             }
             ShardSide::Flat(flats) => {
                 flat_runs = [
