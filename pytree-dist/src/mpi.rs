@@ -301,6 +301,61 @@ fn sum_parts<T: Element>(me: usize, size: usize, own: &[T], part: &mut [T], scra
     }
 }
 
+/// Posts a receive of `n` elements from rank `from` into `at`, with `tag`
+/// on `comm` (`n` and `from` fit a c_int: the callers' buckets were
+/// checked, and a rank is below the world's size).
+///
+/// # Safety
+/// `at` must hold `n` elements, neither moved, freed, read nor written
+/// until the returned request is waited.
+unsafe fn irecv<T: Element>(
+    at: *mut T,
+    n: usize,
+    from: usize,
+    tag: c_int,
+    comm: ffi::MPI_Comm,
+) -> ffi::MPI_Request {
+    let mut request = ffi::RSMPI_REQUEST_NULL;
+    let count = c_int::try_from(n).unwrap_or(c_int::MAX);
+    ffi::MPI_Irecv(
+        at.cast(),
+        count,
+        T::datatype(),
+        from as c_int,
+        tag,
+        comm,
+        &mut request,
+    );
+    request
+}
+
+/// Posts a send of the `n` elements at `at` to rank `to`, with `tag` on
+/// `comm` (as [`irecv`]).
+///
+/// # Safety
+/// `at` must hold `n` elements, neither moved, freed nor written until
+/// the returned request is waited.
+unsafe fn isend<T: Element>(
+    at: *const T,
+    n: usize,
+    to: usize,
+    tag: c_int,
+    comm: ffi::MPI_Comm,
+) -> ffi::MPI_Request {
+    let mut request = ffi::RSMPI_REQUEST_NULL;
+    let count = c_int::try_from(n).unwrap_or(c_int::MAX);
+    ffi::MPI_Isend(
+        at.cast(),
+        count,
+        T::datatype(),
+        to as c_int,
+        tag,
+        comm,
+        &mut request,
+    );
+    request
+}
+
 impl Mpi {
     /// Starts bucket `flow` over `send`/`recv` (of `len` elements each).
     ///
@@ -410,24 +465,11 @@ impl Mpi {
         let mine = part(me);
         let m = mine.len();
         let mut requests = Vec::with_capacity(2 * size.saturating_sub(1));
-        // Counts fit: a part is no longer than the bucket, whose length
-        // `run` checked is a c_int; a rank is below the world's size.
-        let count = |n: usize| c_int::try_from(n).unwrap_or(c_int::MAX);
         let others = (0..size).filter(|&r| r != me);
         // Every receive is posted before any send.
         let mut recv_from = |at: *mut T, n: usize, r: usize| {
             if n > 0 {
-                let mut request = ffi::RSMPI_REQUEST_NULL;
-                ffi::MPI_Irecv(
-                    at as *mut _,
-                    count(n),
-                    T::datatype(),
-                    r as c_int,
-                    tag,
-                    comm,
-                    &mut request,
-                );
-                requests.push(request);
+                requests.push(irecv(at, n, r, tag, comm));
             }
         };
         match flow {
@@ -458,17 +500,7 @@ impl Mpi {
                 _ => (recv.add(mine.start), m),
             };
             if n > 0 {
-                let mut request = ffi::RSMPI_REQUEST_NULL;
-                ffi::MPI_Isend(
-                    at as *const _,
-                    count(n),
-                    T::datatype(),
-                    r as c_int,
-                    tag,
-                    comm,
-                    &mut request,
-                );
-                requests.push(request);
+                requests.push(isend(at, n, r, tag, comm));
             }
         }
         InFlight(requests)

@@ -19,7 +19,7 @@ use mpi::raw::AsRaw;
 use mpi::traits::Equivalence;
 use pytree_std::Error;
 
-use super::{first_other, request_null, scratch_index, Element, InFlight, Mpi};
+use super::{first_other, irecv, isend, request_null, scratch_index, Element, InFlight, Mpi};
 use crate::backend::{Backend, Bucket, BufMut, Direct, Flow, Wire};
 
 /// The tag of the direct path's messages (the packed path's are 0 and 1;
@@ -242,23 +242,8 @@ impl Mpi {
         let m = b.part(me, size).len();
         let first = first_other(me, size);
         let others = || (0..size).filter(move |&r| r != me);
-        // Counts fit: a run is no longer than its bucket, whose length
-        // `run` checked is a c_int; a rank is below the world's size.
-        let count = |n: usize| c_int::try_from(n).unwrap_or(c_int::MAX);
         let mut requests = Vec::new();
-        let mut recv = |at: *mut T, n: usize, r: usize| {
-            let mut request = ffi::RSMPI_REQUEST_NULL;
-            ffi::MPI_Irecv(
-                at.cast(),
-                count(n),
-                T::datatype(),
-                r as c_int,
-                TAG,
-                comm,
-                &mut request,
-            );
-            requests.push(request);
-        };
+        let mut recv = |at: *mut T, n: usize, r: usize| requests.push(irecv(at, n, r, TAG, comm));
         match flow {
             Flow::SumScatter => {
                 for r in others() {
@@ -280,19 +265,7 @@ impl Mpi {
                 }
             }
         }
-        let mut send = |at: *const T, n: usize, r: usize| {
-            let mut request = ffi::RSMPI_REQUEST_NULL;
-            ffi::MPI_Isend(
-                at.cast(),
-                count(n),
-                T::datatype(),
-                r as c_int,
-                TAG,
-                comm,
-                &mut request,
-            );
-            requests.push(request);
-        };
+        let mut send = |at: *const T, n: usize, r: usize| requests.push(isend(at, n, r, TAG, comm));
         for r in others() {
             match flow {
                 Flow::SumScatter => {
