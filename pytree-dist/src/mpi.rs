@@ -60,6 +60,7 @@ use mpi::traits::{Communicator, Equivalence};
 use pytree_std::Error;
 
 use crate::backend::{Backend, Bucket, Buckets, BufMut, BufRef, Flow, Watch, Wire};
+use crate::plan::WireElement;
 use crate::timeout::DEFAULT_TIMEOUT;
 use crate::watchdog::{abort_world, Watchdog};
 
@@ -204,26 +205,13 @@ fn request_null() -> ffi::MPI_Request {
 
 /// An element type MPI sends: its datatype handle (and the sum a
 /// reduce-scatter makes of the parts it receives).
-trait Element: Equivalence + Copy + Default + std::ops::AddAssign {
+trait Element: Equivalence + WireElement + std::ops::AddAssign {
     fn datatype() -> ffi::MPI_Datatype {
         Self::equivalent_datatype().as_raw()
     }
-    /// Divides each of `xs` by `by` (a mean's division, as
-    /// [`Buckets::drain`] of a reduce-scatter makes it).
-    fn divide(xs: &mut [Self], by: usize);
 }
-impl Element for f32 {
-    fn divide(xs: &mut [f32], by: usize) {
-        let d = by as f32;
-        xs.iter_mut().for_each(|x| *x /= d);
-    }
-}
-impl Element for f64 {
-    fn divide(xs: &mut [f64], by: usize) {
-        let d = by as f64;
-        xs.iter_mut().for_each(|x| *x /= d);
-    }
-}
+impl Element for f32 {}
+impl Element for f64 {}
 
 /// A started non-blocking collective, or the point-to-point messages of
 /// one bucket's reduce-scatter or all-gather; every request waited (here

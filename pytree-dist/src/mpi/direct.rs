@@ -339,8 +339,9 @@ unsafe fn finish<T: Element>(
                 }
             }
         }
-        if let Some(d) = divisor {
-            T::divide(part, d);
+        // The division of a mean, as the packed path's drain makes it.
+        if let Some(d) = divisor.map(T::from_count) {
+            part.iter_mut().for_each(|x| *x /= d);
         }
     }
 }
