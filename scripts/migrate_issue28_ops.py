@@ -45,9 +45,11 @@ Second pass (changelog.d/issue-28-ops-2.md), applied after the above:
   `reductions::reduce(t, f)` -> `flatten(t).0.into_iter().reduce(f)`;
   `split::filter(t, p)` -> `split::partition(t, p).map(|(kept, _)| kept)`;
 - `paths::for_each_with_path(t, [], |p, x, []| ..)` ->
-  `paths::leaves_with_path(t).into_iter().for_each(|(ref p, x)| ..)` (a
-  `let _ =` before it and a `?` / `.unwrap()` / `.expect(..)` after it
-  dropped); with others, `for_each_with_path(a, [b, ..], |p, x, [y, ..]| ..)`
+  `paths::for_each_with_path(t, |p, x| ..)`, each path lent for the call
+  (issue 39's form; issue 28's script wrote a loop over
+  `leaves_with_path`, which clones a path per leaf: see
+  scripts/migrate_issue39_paths.py) (a `let _ =` before it and a `?` /
+  `.unwrap()` / `.expect(..)` after it dropped); with others, `for_each_with_path(a, [b, ..], |p, x, [y, ..]| ..)`
   -> `zip_mut_with_path([], [a, b, ..], |p, [], [x, y, ..]| ..)`;
 - `paths::zip_mut_with_path(&mut t, others, |p, x, ys| ..)` ->
   `zip_mut_with_path([&mut t], others, |p, [x], ys| ..)`;
@@ -509,9 +511,10 @@ def bare(param):
 
 
 def for_each_with_path_2(text):
-    """`for_each_with_path(t, [], |p, x, []| ..)` -> a loop over
-    `leaves_with_path(t)` (a `let _ =` before it and a `?` or `.unwrap()`
-    after it dropped: it cannot fail); with others,
+    """`for_each_with_path(t, [], |p, x, []| ..)` ->
+    `for_each_with_path(t, |p, x| ..)`, the path lent (issue 39; a
+    `let _ =` before it and a `?` or `.unwrap()` after it dropped: it
+    cannot fail); with others,
     `zip_mut_with_path([], [t, others..], |p, [], [x, ys..]| ..)`."""
     out, pos = [], 0
     for m in call_sites(text, r"%s::paths::for_each_with_path" % ROOT):
@@ -526,11 +529,10 @@ def for_each_with_path_2(text):
         if others.strip() == "[]":
             c = closure(f)
             if c is not None and len(c[1]) == 3:
-                p, x = bare(c[1][0]), bare(c[1][1])
-                g = "%s|(%s, %s)|%s" % (c[0], p if p == "_" else "ref " + p, x, c[2])
+                g = "%s|%s, %s|%s" % (c[0], c[1][0].strip(), c[1][1].strip(), c[2])
             else:
-                g = "|(ref __p, __x)| %s(__p, __x, [])" % f.strip()
-            new = "%s::paths::leaves_with_path(%s).into_iter().for_each(%s)" % (root, first.strip(), g.strip())
+                g = "|__p, __x| %s(__p, __x, [])" % f.strip()
+            new = "%s::paths::for_each_with_path(%s, %s)" % (root, first.strip(), g.strip())
             before = re.search(r"let\s+_\s*=\s*$", text[pos:start])
             if before:
                 start = pos + before.start()
@@ -645,7 +647,7 @@ CASES = [
     ("pytree_std::parallel::par_for_each_mut(&mut t, |x| *x *= 3.0);",
      "pytree_std::parallel::par_zip_mut([&mut t], [], |[x], []| *x *= 3.0);"),
     ("pytree_std::paths::for_each_with_path(&t, |p, _| v.push(p.to_string()));",
-     "pytree_std::paths::leaves_with_path(&t).into_iter().for_each(|(ref p, _)| v.push(p.to_string()));"),
+     "pytree_std::paths::for_each_with_path(&t, |p, _| v.push(p.to_string()));"),
     ("pytree_std::paths::for_each_mut_with_path(&mut t, |p, x| *x += 1);",
      "pytree_std::paths::zip_mut_with_path([&mut t], [], |p, [x], []| *x += 1);"),
     ("pytree_std::paths::leaf_at(&t, 2)?", "pytree_std::paths::get(&t, 2)?"),
@@ -689,11 +691,11 @@ CASES = [
     ("pytree_std::nested::broadcast_prefix(&7, &t)?",
      "pytree_std::generic::prefix::broadcast_prefix::<pytree_std::Std, _, _>(&7, &t)?"),
     ("let _ = pytree_std::paths::for_each_with_path(tree, [], |path, _, []| bits.push(f(path)));",
-     "pytree_std::paths::leaves_with_path(tree).into_iter().for_each(|(ref path, _)| bits.push(f(path)));"),
+     "pytree_std::paths::for_each_with_path(tree, |path, _| bits.push(f(path)));"),
     ("pytree_std::paths::for_each_with_path(&t, [], |path: &KeyPath, x: &f32, []| g(path, x))?;",
-     "pytree_std::paths::leaves_with_path(&t).into_iter().for_each(|(ref path, x)| g(path, x));"),
+     "pytree_std::paths::for_each_with_path(&t, |path: &KeyPath, x: &f32| g(path, x));"),
     ("pytree_std::paths::for_each_with_path(&t, [], visit).unwrap();",
-     "pytree_std::paths::leaves_with_path(&t).into_iter().for_each(|(ref __p, __x)| visit(__p, __x, []));"),
+     "pytree_std::paths::for_each_with_path(&t, |__p, __x| visit(__p, __x, []));"),
     ("pytree_std::paths::for_each_with_path(&a, [&b], |path, x, [y]| d.push((x, y)))?;",
      "pytree_std::paths::zip_mut_with_path([], [&a, &b], |path, [], [x, y]| d.push((x, y)))?;"),
     ("pytree_std::paths::for_each_with_path(&a, [&b, &c], |_, _, _| n += 1)",

@@ -53,21 +53,19 @@ impl Intent {
         let mut leaves = Vec::new();
         let mut error = None;
         let mut i = 0;
-        pytree_std::paths::leaves_with_path(tree)
-            .into_iter()
-            .for_each(|(ref path, leaf)| {
-                let sig = match <T::Leaf as ByteLeaf>::signature(&leaf) {
-                    Ok(s) => s.to_string(),
-                    Err(e) => {
-                        if error.is_none() {
-                            error = Some(format!("at {path}: {}", e.kind()));
-                        }
-                        "?".to_string()
+        pytree_std::paths::for_each_with_path(tree, |path, leaf| {
+            let sig = match <T::Leaf as ByteLeaf>::signature(&leaf) {
+                Ok(s) => s.to_string(),
+                Err(e) => {
+                    if error.is_none() {
+                        error = Some(format!("at {path}: {}", e.kind()));
                     }
-                };
-                leaves.push((path.clone(), sig, sent(i)));
-                i += 1;
-            });
+                    "?".to_string()
+                }
+            };
+            leaves.push((path.clone(), sig, sent(i)));
+            i += 1;
+        });
         Intent {
             op,
             sizes,

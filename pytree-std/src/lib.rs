@@ -57,8 +57,10 @@
 //! ([`LeafAddress`](paths::LeafAddress)):
 //! - [`walk`]: the root's walks and [`map_into`](walk::map_into) (another
 //!   leaf type), [`drop_deep`](walk::drop_deep);
-//! - [`paths`]: key paths, one `*_with_path` form per walk (over one tree
-//!   or several: [`zip_mut_with_path`](paths::zip_mut_with_path)), a leaf
+//! - [`paths`]: key paths, one `*_with_path` form per walk (a tree's
+//!   leaves read with their paths lent:
+//!   [`for_each_with_path`](paths::for_each_with_path); several trees:
+//!   [`zip_mut_with_path`](paths::zip_mut_with_path)), a leaf
 //!   read, updated or replaced at its path or index
 //!   ([`get`](paths::get), [`update`](paths::update), [`set`](paths::set)),
 //!   a subtree replaced ([`set_subtree`](paths::set_subtree));

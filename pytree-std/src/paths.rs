@@ -1,6 +1,7 @@
 //! Key paths: every leaf with its [`KeyPath`] (JAX's `*_with_path`
-//! functions), one form per walk: [`flatten_with_path`],
-//! [`leaves_with_path`] (a one-tree visit is a loop over it),
+//! functions), one form per walk: [`for_each_with_path`] (a tree's
+//! leaves read with their paths, each path lent: the loop to reach for),
+//! [`flatten_with_path`], [`leaves_with_path`] (the pairs collected),
 //! [`map_with_path`], and over several trees in step, read or updated in
 //! place, [`zip_mut_with_path`] (the arguments of [`zip_mut`](crate::walk::zip_mut));
 //! a leaf found by its address ([`LeafAddress`]: its key path or its
@@ -212,8 +213,39 @@ pub fn flatten_with_path<T: Flatten<Std>>(tree: T) -> (Vec<(KeyPath, T::Leaf)>, 
     pytree_core::ops::with_path::flatten_with_path::<Std, T>(tree)
 }
 
+/// Calls `f(path, leaf)` on every leaf in pre-order, the leaf lent by
+/// reference ([`LeafRef`]) and its path lent for the call: the read of a
+/// tree's leaves with their paths. Nothing is allocated per leaf (the one
+/// path grows and shrinks as the walk goes), so memory is the depth of the
+/// tree, however many leaves it has; keep a path with `path.clone()`. To
+/// collect the pairs instead, [`leaves_with_path`]; to read several trees
+/// in step or update in place, [`zip_mut_with_path`].
+///
+/// Engine (any namespace): [`pytree_core::ops::with_path::for_each_with_path`](crate::generic::with_path::for_each_with_path).
+///
+/// ```
+/// use pytree_std::PyTree;
+/// #[derive(PyTree)]
+/// struct Linear { w: Vec<f32>, b: f32 }
+/// let model = Linear { w: vec![0.5, -2.0], b: 1.0 };
+/// let mut report = Vec::new();
+/// pytree_std::paths::for_each_with_path(&model, |path, x| {
+///     if x.abs() > 0.75 { report.push(format!("{path} = {x}")) }
+/// });
+/// assert_eq!(report, [".w[1] = -2", ".b = 1"]);
+/// ```
+pub fn for_each_with_path<'a, T: Flatten<Std>>(
+    tree: &'a T,
+    f: impl FnMut(&KeyPath, LeafRef<'a, Std, T::Leaf>),
+) {
+    pytree_core::ops::with_path::for_each_with_path::<Std, T, _>(tree, f)
+}
+
 /// The leaves, lent by reference ([`LeafRef`]), with their paths, in
-/// pre-order (JAX's `tree_leaves_with_path`).
+/// pre-order (JAX's `tree_leaves_with_path`): a `Vec` of pairs, each
+/// holding its own [`KeyPath`] (memory: leaves times depth). A loop that
+/// needs each path only while it looks at the leaf is
+/// [`for_each_with_path`], which lends them.
 ///
 /// Engine (any namespace): [`pytree_core::ops::with_path::leaves_with_path`](crate::generic::with_path::leaves_with_path).
 ///
@@ -315,11 +347,9 @@ pub fn map_with_path<T: Flatten<Std>, U: Unflatten<Std>>(
 /// let t: Tree<String> = pytree_std::unflatten(&pytree_std::structure(&a), out)?;
 /// assert_eq!(format!("{t:?}"), r#"{"w": "[\"w\"]=11", "b": ["[\"b\"][0]=22", "[\"b\"][1]=33"]}"#);
 ///
-/// // One tree read: its leaves with their paths.
+/// // One tree read: its leaves with their paths (`for_each_with_path`).
 /// let mut paths = Vec::new();
-/// for (path, _) in pytree_std::paths::leaves_with_path(&vec![(1, 2)]) {
-///     paths.push(path.to_string());
-/// }
+/// pytree_std::paths::for_each_with_path(&vec![(1, 2)], |path, _| paths.push(path.to_string()));
 /// assert_eq!(paths, ["[0][0]", "[0][1]"]);
 /// # Ok::<(), pytree_std::Error>(())
 /// ```
@@ -334,7 +364,7 @@ pub fn zip_mut_with_path<'a, T: Flatten<Std>, const N: usize, const M: usize>(
         };
         if M == 1 {
             // One tree: nothing to check or line up, nothing allocated.
-            pytree_core::ops::with_path::for_each_with_path::<Std, T, _>(first, |path, x| {
+            for_each_with_path(first, |path, x| {
                 if let Some(none) = pytree_core::__private::all_some(core::array::from_fn(|_| None))
                 {
                     f(path, none, crate::walk::one(x));

@@ -99,6 +99,26 @@ fn a_100_000_level_chain_is_walked_by_reference_and_in_place() {
 }
 
 #[test]
+fn a_100_000_level_chain_is_read_with_its_paths_lent() {
+    // Each path is lent for its call: memory is the depth, not leaves x
+    // depth (collecting the 100 000 paths, each up to 100 000 entries long,
+    // would take tens of GiB).
+    let c = chain(LEVELS);
+    let (mut count, mut longest, mut sum) = (0usize, 0usize, 0.0);
+    pytree_std::paths::for_each_with_path(&c, |path, x| {
+        count += 1;
+        longest = longest.max(path.len());
+        sum += x;
+    });
+    assert_eq!(count, LEVELS);
+    assert_eq!(sum, counting(LEVELS).iter().sum::<f64>());
+    let last = pytree_std::structure(&c).leaf_path(LEVELS - 1).unwrap();
+    assert_eq!(longest, last.len());
+    assert!(longest >= LEVELS);
+    dismantle(c);
+}
+
+#[test]
 fn a_100_000_level_chain_maps_and_zips() {
     let a = chain(LEVELS);
     let b = chain(LEVELS);

@@ -118,9 +118,7 @@ fn every_path_from_a_walk_leads_back_to_its_leaf_through_get() {
 #[test]
 fn for_each_with_path_visits_in_pre_order() {
     let mut seen = Vec::new();
-    pytree_std::paths::leaves_with_path(&mlp())
-        .into_iter()
-        .for_each(|(ref path, x)| seen.push(format!("{path}:{x}")));
+    pytree_std::paths::for_each_with_path(&mlp(), |path, x| seen.push(format!("{path}:{x}")));
     assert_eq!(
         seen,
         [

@@ -155,7 +155,7 @@ where
 
 /// Calls `f` on each leaf with its key path, for any namespace `Ns`
 /// ([`ops`](crate::ops) says how to name `Ns`; pytree-std's door is
-/// `pytree_std::paths::zip_mut_with_path`).
+/// `pytree_std::paths::for_each_with_path`).
 ///
 /// ```
 /// let mut paths = Vec::new();
