@@ -106,7 +106,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The state's leaves back into a state at the same step (its count is
     // a static field: restoring another count from the file rebuilds the
     // state from the file's TreeDef, which a burn module cannot be built
-    // from; README "burn").
+    // from; the guide's "burn").
     let mut resumed = state.clone();
     pytree_std::for_each_mut(&mut resumed, |m| -> Result<(), pytree_std::Error> {
         *m = m.map_flat(|x| x.zeros_like())?;

@@ -226,16 +226,3 @@ pub use nalgebra;
 /// arrays are the ones this crate implements the traits for.
 #[cfg(feature = "ndarray")]
 pub use ndarray;
-
-/// The README's examples, run as doctests so they stay true. Its tensor
-/// and checkpoint examples need the `ndarray`, `candle` and `safetensors`
-/// features, which `cargo test --workspace` turns on (the `tests` crate
-/// enables every feature of this crate).
-#[cfg(all(
-    doctest,
-    feature = "ndarray",
-    feature = "candle",
-    feature = "safetensors"
-))]
-#[doc = include_str!("../README.md")]
-pub struct ReadmeDoctests;

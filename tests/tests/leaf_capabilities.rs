@@ -1,10 +1,10 @@
-//! Every leaf type the README lists, against every capability the README
-//! claims for it: the table "What each leaf type supports" (README.md) is
+//! Every leaf type the guide lists, against every capability the guide
+//! claims for it: the table "What each leaf type supports" (docs/guide/leaves.md) is
 //! read here: its rows must be [`ROWS`], and each row's test runs exactly
 //! the capabilities its cells say "yes" to ([`Row::done`]). A leaf type
 //! that lacks a capability its row claims does not compile here (the
-//! capability's trait is the bound of its function); a row of the README
-//! this test does not run fails `the_readme_table_is_the_table_this_test_runs`,
+//! capability's trait is the bound of its function); a row of the guide
+//! this test does not run fails `the_guide_table_is_the_table_this_test_runs`,
 //! a row it runs otherwise fails that row's test.
 //!
 //! Each row runs on two values `a`, `b` of one model type with leaves of
@@ -22,7 +22,7 @@ use pytree_std::{LeafMut, LeafRef, PyTree, Std};
 
 mod models;
 
-/// The capabilities, in the README's column order.
+/// The capabilities, in the guide's column order.
 const CAPABILITIES: [&str; 8] = [
     "flatten, map, zip",
     "summary",
@@ -34,7 +34,7 @@ const CAPABILITIES: [&str; 8] = [
     "ensembles",
 ];
 
-/// The README's rows (leaf type, feature), each run by one test below,
+/// The guide's rows (leaf type, feature), each run by one test below,
 /// which checks the row's cells against what it ran ([`Row::done`]).
 const ROWS: [(&str, &str); 11] = [
     ("`f32`, `f64`", ""),
@@ -59,19 +59,19 @@ const MATRICES: &str = "`DMatrix<T>` (every `DMatrix<T>`, `DVector<T>`), `T` = `
 const BURN: &str =
     "`BurnTensor` (burn's float tensors of every rank; a burn module's through `BurnModule<M>`)";
 
-/// The README's table as (leaf type, feature, whether it claims each
+/// The guide's table as (leaf type, feature, whether it claims each
 /// capability: a cell is "yes" or "— (why)").
-fn readme_table() -> Vec<(String, String, Vec<bool>)> {
-    let readme = include_str!("../../README.md");
-    let start = readme
-        .find("### What each leaf type supports")
-        .expect("the README has the table's section");
-    let mut lines = readme[start..]
+fn guide_table() -> Vec<(String, String, Vec<bool>)> {
+    let guide = include_str!("../../docs/guide/leaves.md");
+    let start = guide
+        .find("## What each leaf type supports")
+        .expect("docs/guide/leaves.md has the table's section");
+    let mut lines = guide[start..]
         .lines()
         .skip_while(|l| !l.starts_with("| leaf type |"));
     let header: Vec<String> = cells(lines.next().expect("the table's header"));
     assert_eq!(header[..2], ["leaf type", "feature"]);
-    assert_eq!(header[2..], CAPABILITIES, "the README's capability columns");
+    assert_eq!(header[2..], CAPABILITIES, "the guide's capability columns");
     let claimed = |leaf: &str, (cell, capability): (&String, &str)| match cell.as_str() {
         "yes" => true,
         c if c.starts_with('—') => false,
@@ -99,18 +99,18 @@ fn cells(line: &str) -> Vec<String> {
 }
 
 #[test]
-fn the_readme_table_is_the_table_this_test_runs() {
-    let readme = readme_table();
-    let rows: Vec<(&str, &str)> = readme
+fn the_guide_table_is_the_table_this_test_runs() {
+    let guide = guide_table();
+    let rows: Vec<(&str, &str)> = guide
         .iter()
         .map(|(t, f, _)| (t.as_str(), f.as_str()))
         .collect();
-    assert_eq!(rows, ROWS, "the README's leaf types");
+    assert_eq!(rows, ROWS, "the guide's leaf types");
 }
 
 /// The capabilities run for one row of [`ROWS`]; [`Row::done`] checks
-/// them against the README's row (so a row that runs more, or less, than
-/// the README says fails).
+/// them against the guide's row (so a row that runs more, or less, than
+/// the guide says fails).
 struct Row {
     leaf: &'static str,
     ran: [bool; 8],
@@ -133,15 +133,15 @@ impl Row {
     }
 
     fn done(self) {
-        let (_, _, claimed) = readme_table()
+        let (_, _, claimed) = guide_table()
             .into_iter()
             .find(|(t, _, _)| *t == self.leaf)
-            .unwrap_or_else(|| panic!("no row {} in the README", self.leaf));
+            .unwrap_or_else(|| panic!("no row {} in the guide", self.leaf));
         for ((ran, claimed), capability) in self.ran.iter().zip(claimed).zip(CAPABILITIES) {
             assert_eq!(
                 *ran,
                 claimed,
-                "{}, {capability}: the README says {}, this test runs {}",
+                "{}, {capability}: the guide says {}, this test runs {}",
                 self.leaf,
                 if claimed { "yes" } else { "—" },
                 if *ran { "it" } else { "nothing" }

@@ -3,7 +3,7 @@
 //! rule behind every case: an operation that puts something *at the
 //! leaves* (a count, a pair, a function's result) has nowhere to put it,
 //! so the result is the leafless structure itself and nothing is called;
-//! the structure checks still apply. See the README's "Trees with no
+//! the structure checks still apply. See the guide's "Trees with no
 //! leaves".
 
 use std::collections::BTreeMap;

@@ -1,4 +1,4 @@
-//! The Rust routes for what Python decides at run time (README, "What
+//! The Rust routes for what Python decides at run time (the guide, "What
 //! Python decides at run time"): `is_leaf=` (a namespace, a leaf type,
 //! `flatten_up_to` with a prefix) and `none_is_leaf=True` (a namespace in
 //! which `Option<L>` is the leaf, a leaf type of one's own, or
