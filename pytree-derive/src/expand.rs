@@ -46,9 +46,10 @@ pub fn derive(input: &DeriveInput) -> TokenStream {
 /// Parse, validate, expand; every error of the input, or the code.
 pub fn try_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
     valid::not_a_union(input)?;
-    let attrs = ContainerAttrs::from_derive_input(input)?;
-    let container = Container::from_attrs(&attrs)?;
-    valid::check(&container)?;
+    let mut errors = darling::Error::accumulator();
+    let container = Container::from_input(input, &mut errors);
+    valid::check(&container, &mut errors);
+    errors.finish()?;
     Ok(expand(&container))
 }
 
@@ -96,7 +97,7 @@ fn schema_statics(c: &Container<'_>) -> TokenStream {
             let name = &f.name;
             if f.is_static.is_some() {
                 quote!(#krate::FieldSchema::meta(#name))
-            } else if let Some(kind) = f.kind {
+            } else if let Some(kind) = &f.kind {
                 quote!(#krate::FieldSchema::data(#name).with_kind(#kind))
             } else {
                 quote!(#krate::FieldSchema::data(#name))
@@ -183,7 +184,7 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let self_leaf = self_leaf(krate, ns);
     let flatten_header = impl_header(c, ns, Trait::Flatten);
     let unflatten_header = impl_header(c, ns, Trait::Unflatten);
-    let leaf = match (c.leaf_type, leaf_source(c)) {
+    let leaf = match (&c.leaf_type, leaf_source(c)) {
         (Some(leaf_type), _) => quote!(#leaf_type),
         (None, Some(ty)) => quote_spanned!(ty.span()=> <#ty as #krate::Flatten<#ns>>::Leaf),
         (None, None) => quote!(::core::convert::Infallible),
@@ -297,7 +298,7 @@ fn tree_impls(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
 fn data_trait(c: &Container<'_>, ns: &syn::Path, span: Span) -> TokenStream {
     let krate = &c.krate;
     let self_leaf = self_leaf(krate, ns);
-    match c.leaf_type {
+    match &c.leaf_type {
         None => quote_spanned!(span=> #krate::__private::DataField<#ns, #self_leaf>),
         Some(_) => quote_spanned!(span=> #krate::__private::ConvertedField<#ns, #self_leaf>),
     }
@@ -307,7 +308,7 @@ fn data_trait(c: &Container<'_>, ns: &syn::Path, span: Span) -> TokenStream {
 fn unflatten_trait(c: &Container<'_>, ns: &syn::Path, span: Span) -> TokenStream {
     let krate = &c.krate;
     let self_leaf = self_leaf(krate, ns);
-    match c.leaf_type {
+    match &c.leaf_type {
         None => quote_spanned!(span=> #krate::__private::DataFieldUnflatten<#ns, #self_leaf>),
         Some(_) => {
             quote_spanned!(span=> #krate::__private::ConvertedFieldUnflatten<#ns, #self_leaf>)
