@@ -195,7 +195,7 @@ fn static_or_skip_not_both(container: &Container<'_>, errors: &mut Accumulator) 
 
 #[cfg(test)]
 mod tests {
-    use crate::expand::try_derive;
+    use crate::try_derive;
 
     /// The messages `derive` reports for `input`, in order.
     fn errors(input: syn::DeriveInput) -> Vec<String> {
