@@ -117,7 +117,7 @@ fn leaf_source<'c>(c: &'c Container<'_>) -> Option<&'c syn::Type> {
 /// with static fields, whose values can differ.
 fn uniform_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
-    if c.is_enum || c.all_fields().any(|f| f.is_static.is_some()) {
+    if never_uniform(c) {
         return quote!(::core::option::Option::None);
     }
     let parts = c.data_fields().map(|f| {
@@ -128,8 +128,15 @@ fn uniform_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     quote!(#krate::__private::uniform_sum(&[#(#parts),*]))
 }
 
+/// Whether `UNIFORM_LEAVES` is `None` whatever the fields' types (see
+/// [`uniform_leaves`]).
+fn never_uniform(c: &Container<'_>) -> bool {
+    c.is_enum || c.all_fields().any(|f| f.is_static.is_some())
+}
+
 /// The body of `leaf_count_hint`: the uniform count, else the sum of the
-/// data fields' hints (of the variant at hand).
+/// data fields' hints (of the variant at hand). Where the count is never
+/// uniform, the sum alone: no test of a `None` for the compiler to check.
 fn leaf_count_hint(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
     let arms = c.variants.iter().map(|v| {
@@ -141,10 +148,15 @@ fn leaf_count_hint(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         });
         quote!(#pattern => 0 #(+ #hints)*,)
     });
-    quote! {
-        if let ::core::option::Option::Some(__n) = <Self as #krate::Flatten<#ns>>::UNIFORM_LEAVES {
-            return __n;
+    let uniform = (!never_uniform(c)).then(|| {
+        quote! {
+            if let ::core::option::Option::Some(__n) = <Self as #krate::Flatten<#ns>>::UNIFORM_LEAVES {
+                return __n;
+            }
         }
+    });
+    quote! {
+        #uniform
         match self {
             #(#arms)*
         }

@@ -100,8 +100,13 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             }
         }
     });
+    // A `match`, not `?`: see `try_at`.
+    let node = try_at(
+        quote!(#krate::Source::<#self_leaf>::struct_node(__source, &[#(&#schemas),*])),
+        &TokenStream::new(),
+    );
     quote! {
-        match #krate::Source::<#self_leaf>::struct_node(__source, &[#(&#schemas),*])? {
+        match #node {
             #(#arms)*
             _ => ::core::result::Result::Err(#krate::Error::custom("the TreeDef names a variant this type does not have")),
         }

@@ -82,20 +82,11 @@ pub(super) fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream
             let others = others_field(c, i, f);
             let place = error_place(c, v, Some(f));
             if f.is_static.is_some() {
-                let field = quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>);
-                quote! {
-                    for (__j, __t) in ::core::iter::Iterator::enumerate(::core::iter::IntoIterator::into_iter(#others)) {
-                        if !#field::same_field(__t, #b) {
-                            return ::core::result::Result::Err(
-                                #krate::__private::static_mismatch(
-                                    #field::erase_field(#b),
-                                    #field::erase_field(__t),
-                                    __j + 1,
-                                )#place,
-                            );
-                        }
-                    }
-                }
+                // The loop over the other trees is `StaticField`'s, type
+                // checked once in pytree-core, not once per derived type.
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>::check_field(#b, #others));
+                let checked = try_at(call, &place);
+                quote!(#checked;)
             } else {
                 let data_trait = data_trait(c, ns, ty.span());
                 let call = quote_spanned!(ty.span()=> <#ty as #data_trait>::check_field(#b, #others));
