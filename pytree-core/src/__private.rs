@@ -331,6 +331,14 @@ pub trait StaticField: Sized {
     /// Checks that the field is the same in every other tree being zipped
     /// ([`static_mismatch`] for the first that differs): the loop is here,
     /// type checked once, not in every derived `zip_check`.
+    ///
+    /// ```
+    /// use pytree_core::__private::StaticField;
+    ///
+    /// assert!(StaticField::check_field(&3usize, [&3, &3]).is_ok());
+    /// let err = StaticField::check_field(&3usize, [&3, &4]).unwrap_err();
+    /// assert!(err.to_string().contains('4'), "{err}");
+    /// ```
     fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
     /// Clones the field into a zipped result.
     fn clone_field(&self) -> Self;
