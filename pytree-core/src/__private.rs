@@ -328,6 +328,18 @@ pub trait StaticField: Sized {
     fn read_field<L, S: Source<L>>(source: &mut S) -> Result<Self, Error>;
     /// Compares the field across trees being zipped.
     fn same_field(&self, other: &Self) -> bool;
+    /// Checks that the field is the same in every other tree being zipped
+    /// ([`static_mismatch`] for the first that differs): the loop is here,
+    /// type checked once, not in every derived `zip_check`.
+    ///
+    /// ```
+    /// use pytree_core::__private::StaticField;
+    ///
+    /// assert!(StaticField::check_field(&3usize, [&3, &3]).is_ok());
+    /// let err = StaticField::check_field(&3usize, [&3, &4]).unwrap_err();
+    /// assert!(err.to_string().contains('4'), "{err}");
+    /// ```
+    fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
     /// Clones the field into a zipped result.
     fn clone_field(&self) -> Self;
 }
@@ -344,6 +356,13 @@ impl<T: Static> StaticField for T {
     #[inline(always)]
     fn same_field(&self, other: &Self) -> bool {
         self == other
+    }
+    #[inline]
+    fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
+        match others.iter().position(|other| !self.same_field(other)) {
+            None => Ok(()),
+            Some(j) => Err(static_mismatch(self, others[j], j + 1)),
+        }
     }
     #[inline(always)]
     fn clone_field(&self) -> Self {

@@ -1,14 +1,20 @@
 //! The typed model of the input that expansion works from: a container
 //! (struct or enum) made of variants (a struct is one variant reached as
 //! `Self`), each made of fields that are data or static. Every part keeps
-//! the syn node it came from, so errors point at user code.
+//! the syn node it came from, so errors point at user code. Built with
+//! every attribute error collected, not only the first (serde's `Ctxt`:
+//! darling's `Accumulator`, which panics if dropped unchecked as `Ctxt`
+//! does).
 
 use darling::util::Override;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 
-use crate::attr::{ContainerAttrs, FieldAttrs};
+use darling::error::Accumulator;
+use darling::{FromDeriveInput, FromField, FromVariant};
+
+use crate::attr::{ContainerAttrs, FieldAttrs, VariantAttrs};
 
 pub struct Container<'a> {
     pub ident: &'a syn::Ident,
@@ -20,7 +26,7 @@ pub struct Container<'a> {
     pub leaf: Option<Span>,
     /// `#[pytree(leaf_type = L)]`: the leaf type, which every data field's
     /// leaves convert to.
-    pub leaf_type: Option<&'a syn::Path>,
+    pub leaf_type: Option<syn::Path>,
     pub namespaces: Vec<syn::Path>,
     pub krate: syn::Path,
     pub bound: Option<Vec<syn::WherePredicate>>,
@@ -41,7 +47,7 @@ pub struct Field<'a> {
     /// the ident (unraw), else the index.
     pub name: String,
     /// `#[pytree(rename = "...")]`, with its span.
-    pub rename: Option<&'a syn::LitStr>,
+    pub rename: Option<syn::LitStr>,
     /// `a` or `0`, for member access and patterns.
     pub member: syn::Member,
     /// The local binding in generated code.
@@ -53,7 +59,7 @@ pub struct Field<'a> {
     /// nothing.
     pub recomputed: bool,
     /// `#[pytree(kind = "...")]`, with its span.
-    pub kind: Option<&'a syn::LitStr>,
+    pub kind: Option<syn::LitStr>,
 }
 
 impl Field<'_> {
@@ -64,30 +70,43 @@ impl Field<'_> {
 }
 
 impl<'a> Container<'a> {
-    pub fn from_attrs(attrs: &'a ContainerAttrs) -> darling::Result<Self> {
-        let mut errors = darling::Error::accumulator();
-        let (is_enum, variants) = match &attrs.data {
-            darling::ast::Data::Struct(fields) => (
+    /// The model of `input`, its attributes parsed one by one: each error
+    /// goes to `errors`, and the model holds what could be read (the
+    /// container's defaults if its own attributes are in error, no field
+    /// whose attributes are), so that `valid.rs` checks the rest in the
+    /// same compile.
+    pub fn from_input(input: &'a syn::DeriveInput, errors: &mut Accumulator) -> Self {
+        let attrs = errors
+            .handle(ContainerAttrs::from_derive_input(input))
+            .unwrap_or_default();
+        let (is_enum, variants) = match &input.data {
+            syn::Data::Enum(data) => (
+                true,
+                data.variants
+                    .iter()
+                    .map(|v| {
+                        errors.handle(VariantAttrs::from_variant(v));
+                        Variant {
+                            ident: Some(&v.ident),
+                            name: Some(unraw(&v.ident)),
+                            style: (&v.fields).into(),
+                            fields: model_fields(&v.fields, errors),
+                        }
+                    })
+                    .collect(),
+            ),
+            syn::Data::Struct(data) => (
                 false,
                 vec![Variant {
                     ident: None,
                     name: None,
-                    style: fields.style,
-                    fields: model_fields(&fields.fields),
+                    style: (&data.fields).into(),
+                    fields: model_fields(&data.fields, errors),
                 }],
             ),
-            darling::ast::Data::Enum(variants) => (
-                true,
-                variants
-                    .iter()
-                    .map(|v| Variant {
-                        ident: Some(&v.ident),
-                        name: Some(unraw(&v.ident)),
-                        style: v.fields.style,
-                        fields: model_fields(&v.fields.fields),
-                    })
-                    .collect(),
-            ),
+            // `valid::not_a_union` turned it away, and darling's
+            // `supports` reported it above.
+            syn::Data::Union(_) => (false, Vec::new()),
         };
         let bound = attrs.bound.as_ref().and_then(|lit| {
             errors.handle(
@@ -103,20 +122,19 @@ impl<'a> Container<'a> {
                 }),
             )
         });
-        let (krate, namespaces) = Container::paths(attrs);
-        let container = Container {
-            ident: &attrs.ident,
-            name: unraw(&attrs.ident),
-            generics: &attrs.generics,
+        let (krate, namespaces) = Container::paths(&attrs);
+        Container {
+            ident: &input.ident,
+            name: unraw(&input.ident),
+            generics: &input.generics,
             is_enum,
             variants,
             leaf: attrs.leaf.is_present().then(|| attrs.leaf.span()),
-            leaf_type: attrs.leaf_type.as_ref(),
+            leaf_type: attrs.leaf_type,
             namespaces,
             krate,
             bound,
-        };
-        errors.finish_with(container)
+        }
     }
 
     /// The runtime crate (`#[pytree(crate = ..)]`, default `::pytree_std`)
@@ -151,18 +169,20 @@ fn unraw(ident: &syn::Ident) -> String {
     syn::ext::IdentExt::unraw(ident).to_string()
 }
 
-fn model_fields(fields: &[FieldAttrs]) -> Vec<Field<'_>> {
+/// The fields whose attributes parse; the others' errors go to `errors`.
+fn model_fields<'a>(fields: &'a syn::Fields, errors: &mut Accumulator) -> Vec<Field<'a>> {
     fields
         .iter()
         .enumerate()
-        .map(|(i, f)| {
-            let (ident_name, member) = match &f.ident {
+        .filter_map(|(i, field)| {
+            let f = errors.handle(FieldAttrs::from_field(field))?;
+            let (ident_name, member) = match &field.ident {
                 Some(ident) => (unraw(ident), syn::Member::Named(ident.clone())),
                 None => (
                     i.to_string(),
                     syn::Member::Unnamed(syn::Index {
                         index: i as u32,
-                        span: f.ty.span(),
+                        span: field.ty.span(),
                     }),
                 ),
             };
@@ -173,20 +193,20 @@ fn model_fields(fields: &[FieldAttrs]) -> Vec<Field<'_>> {
                 Some(lit) => lit.value(),
                 None => ident_name,
             };
-            Field {
+            Some(Field {
                 binding,
                 name,
-                rename: f.rename.as_ref(),
                 member,
-                ty: &f.ty,
+                ty: &field.ty,
                 is_static: f.is_static.is_present().then(|| f.is_static.span()),
                 skip: f.skip.as_ref().map(|s| s.span()),
                 recomputed: matches!(
                     f.skip.as_deref(),
                     Some(Override::Explicit(o)) if o.recomputed.is_present()
                 ),
-                kind: f.kind.as_ref(),
-            }
+                rename: f.rename,
+                kind: f.kind,
+            })
         })
         .collect()
 }

@@ -1,6 +1,9 @@
 //! Attribute parsing with darling: plain receiver structs for the container,
-//! its variants and its fields. darling reports unknown and malformed
-//! attributes (with "did you mean" suggestions) and accumulates them.
+//! its variants and its fields, each parsed on its own (`ast.rs` walks the
+//! input), so that a bad attribute on one field leaves the others' to be
+//! read and checked: darling reports unknown and malformed attributes
+//! (with "did you mean" suggestions), and `ast.rs` collects them with the
+//! cross-field errors of `valid.rs`, all in one compile.
 
 use darling::util::{Flag, Override, SpannedValue};
 use darling::{FromDeriveInput, FromField, FromMeta, FromVariant};
@@ -9,8 +12,6 @@ use darling::{FromDeriveInput, FromField, FromMeta, FromVariant};
 #[derive(FromField)]
 #[darling(attributes(pytree))]
 pub struct FieldAttrs {
-    pub ident: Option<syn::Ident>,
-    pub ty: syn::Type,
     /// `#[pytree(static)]`: a meta field.
     #[darling(rename = "static")]
     pub is_static: Flag,
@@ -37,22 +38,18 @@ pub struct SkipOptions {
     pub recomputed: Flag,
 }
 
-/// `#[pytree(...)]` on an enum variant (none are defined yet; darling
-/// rejects any given).
+/// `#[pytree(...)]` on an enum variant: none are defined yet, so darling
+/// rejects any given (the variant's fields are parsed one by one).
 #[derive(FromVariant)]
 #[darling(attributes(pytree))]
-pub struct VariantAttrs {
-    pub ident: syn::Ident,
-    pub fields: darling::ast::Fields<FieldAttrs>,
-}
+pub struct VariantAttrs {}
 
-/// `#[pytree(...)]` on the struct or enum.
-#[derive(FromDeriveInput)]
+/// `#[pytree(...)]` on the struct or enum (its fields are parsed one by
+/// one). `Default` is what the fields are checked against when these
+/// attributes are in error.
+#[derive(Default, FromDeriveInput)]
 #[darling(attributes(pytree), supports(struct_any, enum_any))]
 pub struct ContainerAttrs {
-    pub ident: syn::Ident,
-    pub generics: syn::Generics,
-    pub data: darling::ast::Data<VariantAttrs, FieldAttrs>,
     /// `#[pytree(leaf)]`: the type is a leaf.
     pub leaf: Flag,
     /// `#[pytree(leaf_type = path::L)]`: the type's leaf type is `L`; each

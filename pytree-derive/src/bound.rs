@@ -85,7 +85,7 @@ pub fn predicates(container: &Container<'_>, ns: &syn::Path, which: Trait) -> Ve
     let trait_path = which.path(krate, ns);
     let bounded = bounded_types(container);
     let mut out = Vec::new();
-    if let Some(leaf_type) = container.leaf_type {
+    if let Some(leaf_type) = &container.leaf_type {
         // `#[pytree(leaf_type = L)]`: each bounded type's leaves stand as
         // `L`s, whatever their own type.
         for ty in &bounded {

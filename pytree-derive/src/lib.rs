@@ -4,12 +4,18 @@
 //! `pytree-core`) for a struct or enum. Use it through `pytree-std`, which
 //! re-exports it next to the `PyTree` trait.
 //!
-//! The macro runs in three stages, one module each, as serde_derive and
-//! thiserror do:
-//! - `attr` + `ast`: parse the input into a typed model (darling receivers;
-//!   every bad attribute is reported, not only the first);
+//! The macro runs in stages, one module each, as serde_derive and
+//! thiserror do (`derive` below is the pipeline):
+//! - `attr` + `ast`: parse the input into a typed model (darling
+//!   receivers, parsed one field at a time);
 //! - `valid`: cross-field rules, one function per rule;
-//! - `bound` + `expand`: infer where-clauses, then generate the impls;
+//!   every error of these two stages lands in one collector (serde's
+//!   `Ctxt`; here darling's `Accumulator`), so one compile reports every
+//!   mistake of the input, not only the first;
+//! - `bound`: infer the where-clauses;
+//! - `expand`: generate the impls, one submodule per thing generated
+//!   (`flatten`, `unflatten`, `zip`, `schema`, `leaf`; `field`: how they
+//!   reach a field);
 //! - `fallback`: on errors, impls that never run beside them, so that one
 //!   mistake is one error (thiserror's `fallback.rs`).
 //!
@@ -57,13 +63,50 @@ mod expand;
 mod fallback;
 mod valid;
 
-use proc_macro::TokenStream;
+use darling::FromDeriveInput;
+use proc_macro2::TokenStream;
+use quote::quote;
 use syn::{parse_macro_input, DeriveInput};
+
+use crate::ast::Container;
+use crate::attr::ContainerAttrs;
 
 /// Derives `Flatten` and `Unflatten` for a struct or enum; see the crate
 /// docs for the attributes.
 #[proc_macro_derive(PyTree, attributes(pytree))]
-pub fn derive_pytree(input: TokenStream) -> TokenStream {
+pub fn derive_pytree(input: proc_macro::TokenStream) -> proc_macro::TokenStream {
     let input = parse_macro_input!(input as DeriveInput);
-    expand::derive(&input).into()
+    derive(&input).into()
+}
+
+/// Parse, validate, expand. On errors, the errors and impls that never
+/// run (module `fallback`), so the type's uses raise no further errors.
+fn derive(input: &DeriveInput) -> TokenStream {
+    let err = match try_derive(input) {
+        Ok(code) => return code,
+        Err(err) => err.write_errors(),
+    };
+    if matches!(input.data, syn::Data::Union(_)) {
+        // A union gets no impls: it cannot be a pytree at all.
+        return err;
+    }
+    let (krate, namespaces) = match ContainerAttrs::from_derive_input(input) {
+        Ok(attrs) => Container::paths(&attrs),
+        Err(_) => (
+            syn::parse_quote!(::pytree_std),
+            vec![syn::parse_quote!(::pytree_std::Std)],
+        ),
+    };
+    let fallback = fallback::expand(input, &krate, &namespaces);
+    quote!(#err #fallback)
+}
+
+/// Parse, validate, expand; every error of the input, or the code.
+fn try_derive(input: &DeriveInput) -> darling::Result<TokenStream> {
+    valid::not_a_union(input)?;
+    let mut errors = darling::Error::accumulator();
+    let container = Container::from_input(input, &mut errors);
+    valid::check(&container, &mut errors);
+    errors.finish()?;
+    Ok(expand::expand(&container))
 }

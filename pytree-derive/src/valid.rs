@@ -1,29 +1,30 @@
 //! Cross-field rules that attribute parsing cannot see, one function per
-//! rule. Each reports at the offending span and never stops early.
+//! rule. Each reports at the offending span and never stops early; they
+//! run on what parsed, beside darling's errors on what did not.
+
+use darling::error::Accumulator;
 
 use crate::ast::{Container, Field};
 
-/// Runs every rule, accumulating errors.
-pub fn check(container: &Container<'_>) -> darling::Result<()> {
-    let mut errors = darling::Error::accumulator();
-    leaf_has_no_static_fields(container, &mut errors);
-    leaf_type_is_for_trees(container, &mut errors);
-    static_or_skip_not_both(container, &mut errors);
-    kind_is_a_name(container, &mut errors);
-    kind_is_on_data_fields_only(container, &mut errors);
-    rename_is_a_name(container, &mut errors);
-    rename_is_on_named_tree_fields(container, &mut errors);
-    names_are_unique(container, &mut errors);
-    errors.finish()
+/// Runs every rule, adding each error to `errors`.
+pub fn check(container: &Container<'_>, errors: &mut Accumulator) {
+    leaf_has_no_static_fields(container, errors);
+    leaf_type_is_for_trees(container, errors);
+    static_or_skip_not_both(container, errors);
+    kind_is_a_name(container, errors);
+    kind_is_on_data_fields_only(container, errors);
+    rename_is_a_name(container, errors);
+    rename_is_on_named_tree_fields(container, errors);
+    names_are_unique(container, errors);
 }
 
 /// A renamed field is looked up by its name (key paths, checkpoints); an
 /// empty name cannot be a key path entry that anyone can read or write.
-fn rename_is_a_name(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+fn rename_is_a_name(container: &Container<'_>, errors: &mut Accumulator) {
     empty_on_any_field(
         container,
         errors,
-        |field| field.rename,
+        |field| field.rename.as_ref(),
         |name| name.is_empty(),
         "`#[pytree(rename = \"...\")]` needs a non-empty name, such as \"self\" or \"LayerNorm\"",
     );
@@ -31,10 +32,10 @@ fn rename_is_a_name(container: &Container<'_>, errors: &mut darling::error::Accu
 
 /// The error `message` at each field's attribute `attr` whose value is
 /// `empty`.
-fn empty_on_any_field<'a>(
-    container: &Container<'a>,
-    errors: &mut darling::error::Accumulator,
-    attr: impl Fn(&Field<'a>) -> Option<&'a syn::LitStr>,
+fn empty_on_any_field(
+    container: &Container<'_>,
+    errors: &mut Accumulator,
+    attr: impl for<'f> Fn(&'f Field<'_>) -> Option<&'f syn::LitStr>,
     empty: impl Fn(&str) -> bool,
     message: &str,
 ) {
@@ -49,12 +50,11 @@ fn empty_on_any_field<'a>(
 /// the tree, the fields of a `#[pytree(leaf)]` type are not walked, and a
 /// tuple field is named by its index (serde ignores a rename there
 /// silently; here it is an error, so it never does nothing unseen).
-fn rename_is_on_named_tree_fields(
-    container: &Container<'_>,
-    errors: &mut darling::error::Accumulator,
-) {
+fn rename_is_on_named_tree_fields(container: &Container<'_>, errors: &mut Accumulator) {
     for field in container.all_fields() {
-        let Some(rename) = field.rename else { continue };
+        let Some(rename) = &field.rename else {
+            continue;
+        };
         let why = if container.leaf.is_some() {
             Some("has no effect in a `#[pytree(leaf)]` type: the whole value is one leaf")
         } else if field.skip.is_some() {
@@ -75,7 +75,7 @@ fn rename_is_on_named_tree_fields(
 
 /// Two fields of one struct or variant under one name would give two
 /// leaves the same key path (and one checkpoint tensor name).
-fn names_are_unique(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+fn names_are_unique(container: &Container<'_>, errors: &mut Accumulator) {
     for variant in &container.variants {
         let mut seen: Vec<&str> = Vec::new();
         for field in variant.tree_fields() {
@@ -85,7 +85,7 @@ fn names_are_unique(container: &Container<'_>, errors: &mut darling::error::Accu
                     field.name
                 );
                 let err = darling::Error::custom(message);
-                errors.push(match (field.rename, &field.member) {
+                errors.push(match (&field.rename, &field.member) {
                     (Some(rename), _) => err.with_span(rename),
                     (None, syn::Member::Named(ident)) => err.with_span(ident),
                     (None, _) => err.with_span(&field.ty),
@@ -99,11 +99,11 @@ fn names_are_unique(container: &Container<'_>, errors: &mut darling::error::Accu
 
 /// A kind is matched against names (`path.kind() == "state"`); an empty
 /// one could never be asked for on purpose.
-fn kind_is_a_name(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+fn kind_is_a_name(container: &Container<'_>, errors: &mut Accumulator) {
     empty_on_any_field(
         container,
         errors,
-        |field| field.kind,
+        |field| field.kind.as_ref(),
         |kind| kind.trim().is_empty(),
         "`#[pytree(kind = \"...\")]` needs a non-empty kind, such as \"param\" or \"state\"",
     );
@@ -111,12 +111,9 @@ fn kind_is_a_name(container: &Container<'_>, errors: &mut darling::error::Accumu
 
 /// Kinds label leaves: a static field has none, and the fields of a
 /// `#[pytree(leaf)]` type are not walked, so a kind there would do nothing.
-fn kind_is_on_data_fields_only(
-    container: &Container<'_>,
-    errors: &mut darling::error::Accumulator,
-) {
+fn kind_is_on_data_fields_only(container: &Container<'_>, errors: &mut Accumulator) {
     for field in container.all_fields() {
-        let Some(kind) = field.kind else { continue };
+        let Some(kind) = &field.kind else { continue };
         if field.is_static.is_some() {
             errors.push(
                 darling::Error::custom(
@@ -149,7 +146,7 @@ pub fn not_a_union(input: &syn::DeriveInput) -> darling::Result<()> {
 
 /// A `#[pytree(leaf)]` type is one leaf: its fields are not walked, so
 /// marking one of them static would silently do nothing. Say so instead.
-fn leaf_has_no_static_fields(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+fn leaf_has_no_static_fields(container: &Container<'_>, errors: &mut Accumulator) {
     if container.leaf.is_none() {
         return;
     }
@@ -170,8 +167,8 @@ fn leaf_has_no_static_fields(container: &Container<'_>, errors: &mut darling::er
 /// `#[pytree(leaf_type = L)]` says what a tree's fields' leaves stand as;
 /// a `#[pytree(leaf)]` type is one leaf of its own type, with no fields
 /// walked, so the two contradict each other.
-fn leaf_type_is_for_trees(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
-    if let (Some(_), Some(leaf_type)) = (container.leaf, container.leaf_type) {
+fn leaf_type_is_for_trees(container: &Container<'_>, errors: &mut Accumulator) {
+    if let (Some(_), Some(leaf_type)) = (container.leaf, &container.leaf_type) {
         errors.push(
             darling::Error::custom(
                 "`#[pytree(leaf_type = ...)]` is for a type whose fields are walked; a `#[pytree(leaf)]` type is one leaf of its own type: remove one of the two",
@@ -183,7 +180,7 @@ fn leaf_type_is_for_trees(container: &Container<'_>, errors: &mut darling::error
 
 /// A skipped field is not in the tree at all, a static one is in the
 /// TreeDef: a field cannot be both.
-fn static_or_skip_not_both(container: &Container<'_>, errors: &mut darling::error::Accumulator) {
+fn static_or_skip_not_both(container: &Container<'_>, errors: &mut Accumulator) {
     for field in container.all_fields() {
         if let (Some(_), Some(span)) = (field.is_static, field.skip) {
             errors.push(
@@ -198,7 +195,7 @@ fn static_or_skip_not_both(container: &Container<'_>, errors: &mut darling::erro
 
 #[cfg(test)]
 mod tests {
-    use crate::expand::try_derive;
+    use crate::try_derive;
 
     /// The messages `derive` reports for `input`, in order.
     fn errors(input: syn::DeriveInput) -> Vec<String> {
@@ -206,6 +203,38 @@ mod tests {
             Ok(_) => Vec::new(),
             Err(err) => err.into_iter().map(|e| e.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn parse_errors_and_rule_errors_are_reported_together() {
+        let input = syn::parse_quote! {
+            #[pytree(bound = "T Clone")]
+            struct Model<T> {
+                #[pytree(statik)] name: String,
+                #[pytree(static, skip)] cache: Vec<T>,
+            }
+        };
+        assert_eq!(
+            errors(input),
+            [
+                "Unknown field: `statik`. Did you mean `static`?",
+                "`bound` must be where-clause predicates such as \"T: Clone, U: Default\": expected `:`",
+                "a field cannot be both `#[pytree(static)]` (kept in the TreeDef) and `#[pytree(skip)]` (left out of the tree)",
+            ]
+        );
+        // A container attribute in error: the fields are checked against
+        // the default container.
+        let input = syn::parse_quote! {
+            #[pytree(leef)]
+            struct Tensor { #[pytree(rename = "")] data: Vec<f32> }
+        };
+        assert_eq!(
+            errors(input),
+            [
+                "Unknown field: `leef`. Did you mean `leaf`?",
+                "`#[pytree(rename = \"...\")]` needs a non-empty name, such as \"self\" or \"LayerNorm\"",
+            ]
+        );
     }
 
     #[test]

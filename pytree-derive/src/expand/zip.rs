@@ -1,0 +1,184 @@
+//! The zips over several trees of one type: `zip_check` (same variants,
+//! equal static fields, each data field checked) and the methods that run
+//! after it, `zip_mut_prechecked` (of `Flatten`) and `zip_with_prechecked`
+//! (of `Unflatten`), with the pairing of the other trees' fields that all
+//! three share.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
+
+use super::field::{construct, data_trait, error_place, hold, try_at, unflatten_trait};
+use crate::ast::{Container, Field, Variant};
+
+/// Field `i` of every other tree, as `[&FieldType; N]`: read from `__o`
+/// (the others' fields paired by variant) in an enum, straight from
+/// `__others` in a struct.
+fn others_field(c: &Container<'_>, i: usize, f: &Field<'_>) -> TokenStream {
+    if c.is_enum {
+        let idx = syn::Index::from(i);
+        quote!(__o.map(|__t| __t.#idx))
+    } else {
+        let member = &f.member;
+        quote!(__others.map(|__t| &__t.#member))
+    }
+}
+
+/// `match __o { <variant v with other_bindings> => Some((..)), _ => None }`
+/// for each other tree: the others' fields paired with `self`'s variant.
+fn pair_variant(v: &Variant<'_>) -> (TokenStream, Vec<syn::Ident>) {
+    let other_bindings: Vec<syn::Ident> = (0..v.fields.len())
+        .map(|i| format_ident!("__other_{}", i))
+        .collect();
+    let other_pattern = v.pattern_with(&other_bindings);
+    let paired = quote! {
+        __others.map(|__o| {
+            #[allow(unreachable_patterns)]
+            match __o {
+                #other_pattern => ::core::option::Option::Some((#(#other_bindings,)*)),
+                _ => ::core::option::Option::None,
+            }
+        })
+    };
+    (paired, other_bindings)
+}
+
+/// The body of `zip_check`: each variant's fields paired across trees
+/// (another variant is an error), static fields compared, then each data
+/// field checked.
+pub(super) fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
+    let krate = &c.krate;
+    let variant_name = {
+        let arms = c.variants.iter().map(|v| {
+            let path = v.path();
+            let name = match &v.name {
+                Some(variant) => format!("{}::{}", c.name, variant),
+                None => c.name.clone(),
+            };
+            quote!(#path { .. } => #name,)
+        });
+        quote!(|__t: &Self| -> &'static ::core::primitive::str { match __t { #(#arms)* } })
+    };
+    let arms = c.variants.iter().map(|v| {
+        let pattern = v.pattern();
+        let pair = if c.is_enum {
+            let (paired, _) = pair_variant(v);
+            let bindings = v.fields.iter().map(|f| &f.binding);
+            quote! {
+                let __paired = #paired;
+                if let ::core::option::Option::Some(__j) = ::core::iter::Iterator::position(&mut <[_]>::iter(&__paired), ::core::option::Option::is_none) {
+                    let __name = #variant_name;
+                    return ::core::result::Result::Err(
+                        #krate::__private::variant_mismatch(__name(self), __name(__others[__j]), __j + 1),
+                    );
+                }
+                let __o = __paired.map(|__p| __p.unwrap_or((#(#bindings,)*)));
+            }
+        } else {
+            TokenStream::new()
+        };
+        let checks = v.fields.iter().enumerate().filter(|(_, f)| f.skip.is_none()).map(|(i, f)| {
+            let (b, ty) = (&f.binding, f.ty);
+            let others = others_field(c, i, f);
+            let place = error_place(c, v, Some(f));
+            if f.is_static.is_some() {
+                // The loop over the other trees is `StaticField`'s, type
+                // checked once in pytree-core, not once per derived type.
+                let call = quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>::check_field(#b, #others));
+                let checked = try_at(call, &place);
+                quote!(#checked;)
+            } else {
+                let data_trait = data_trait(c, ns, ty.span());
+                let call = quote_spanned!(ty.span()=> <#ty as #data_trait>::check_field(#b, #others));
+                let checked = try_at(call, &place);
+                quote!(#checked;)
+            }
+        });
+        quote! {
+            #pattern => {
+                #pair
+                #(#checks)*
+                ::core::result::Result::Ok(())
+            }
+        }
+    });
+    quote! {
+        match self {
+            #(#arms)*
+        }
+    }
+}
+
+/// The body of `zip_with_prechecked` (`mutate == false`) or
+/// `zip_mut_prechecked`: no checks and no `Result`, so a struct is built in
+/// place. Where another tree has another variant anyway (the check was
+/// skipped), `self`'s fields stand in for its fields (`zip_with`) or
+/// nothing is updated (`zip_mut`).
+pub(super) fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> TokenStream {
+    let krate = &c.krate;
+    let arms = c.variants.iter().map(|v| {
+        let pattern = v.pattern();
+        let pair = if !c.is_enum {
+            TokenStream::new()
+        } else if mutate {
+            let (paired, _) = pair_variant(v);
+            quote! {
+                let ::core::option::Option::Some(__o) = #krate::__private::all_some(#paired) else {
+                    return;
+                };
+            }
+        } else {
+            let (paired, _) = pair_variant(v);
+            let bindings = v.fields.iter().map(|f| &f.binding);
+            quote! {
+                let __o = #paired.map(|__p| __p.unwrap_or((#(#bindings,)*)));
+            }
+        };
+        let body = if mutate {
+            let updates = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
+                let (b, ty) = (&f.binding, f.ty);
+                let others = others_field(c, i, f);
+                let data_trait = data_trait(c, ns, ty.span());
+                quote_spanned!(ty.span()=> <#ty as #data_trait>::zip_field_mut(#b, #others, __f);)
+            });
+            quote!(#(#updates)*)
+        } else {
+            // Each built data field is held in an `Unwinding` guard until
+            // the value is built (see `map_leaves`).
+            let built = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
+                let (b, ty) = (&f.binding, f.ty);
+                let others = others_field(c, i, f);
+                let unflatten_trait = unflatten_trait(c, ns, ty.span());
+                let call = quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::zip_field(#b, #others, __f));
+                let held = hold(c, ns, f, call);
+                quote!(let #b = #held;)
+            });
+            let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
+                let (b, ty) = (&f.binding, f.ty);
+                if f.skip.is_some() {
+                    quote_spanned!(ty.span()=> <#ty as ::core::default::Default>::default())
+                } else if f.is_static.is_some() {
+                    quote_spanned!(ty.span()=> <#ty as #krate::__private::StaticField>::clone_field(#b))
+                } else {
+                    quote!(#b.take())
+                }
+            }).collect();
+            let value = construct(v, &exprs);
+            quote! {
+                #(#built)*
+                #value
+            }
+        };
+        quote! {
+            #pattern => {
+                #pair
+                #body
+            }
+        }
+    });
+    quote! {
+        match self {
+            #(#arms)*
+        }
+    }
+}
