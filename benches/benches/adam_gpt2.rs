@@ -19,9 +19,11 @@
 //! ratios. Each of the 20 samples is one or a few steps (flat sampling);
 //! the state keeps advancing across iterations, as in training.
 
+mod common;
+
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
+use criterion::{criterion_group, criterion_main, Criterion};
 use pytree_benches::gpt2::{
     adam_hand, adam_hand_parallel, adam_slices, triad, triad_in_place, triad_in_place_parallel,
     triad_parallel, Dims, Gpt2, HandAdam,
@@ -29,19 +31,13 @@ use pytree_benches::gpt2::{
 use pytree_optim::{adam, apply_updates, GradientTransformation, Wrap, GRAIN};
 
 fn bench(c: &mut Criterion) {
-    let dims = Dims::SMALL;
-    let n = dims.parameters();
+    let (n, params, grads) = common::gpt2();
     assert_eq!(n, 124_439_808);
-    let params = Gpt2::new(dims, 1, 0.02);
-    let grads = Gpt2::new(dims, 2, 1e-3);
     assert_eq!(pytree_std::leaves(&params).len(), 148);
+    let dims = Dims::SMALL;
 
-    let mut g = c.benchmark_group("adam_gpt2");
-    g.sampling_mode(SamplingMode::Flat)
-        .sample_size(20)
-        .warm_up_time(Duration::from_secs(2))
-        .measurement_time(Duration::from_secs(6))
-        .throughput(Throughput::Elements(n as u64));
+    let times = (Duration::from_secs(2), Duration::from_secs(6));
+    let mut g = common::group(c, "adam_gpt2", 20, times, n);
 
     {
         let opt = adam(1e-3);

@@ -17,14 +17,17 @@
 //! operations on the calling thread below a size it splits at; run with
 //! `RAYON_NUM_THREADS=1` for one core.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
 use burn::module::{Module, Param};
 use burn::optim::{AdamWConfig, GradientsParams};
 use burn::tensor::{Device, Tensor, TensorData};
-use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
-use pytree_benches::gpt2::{Dims, Gpt2};
-use pytree_optim::{adamw, GradientTransformation};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
+use pytree_benches::gpt2::Gpt2;
+use pytree_optim::adamw;
 
 /// GPT-2's parameters as a burn module: its matrices and its vectors, in
 /// the ndarray tree's leaf order within each list.
@@ -65,74 +68,62 @@ fn gradients(model: &Gpt2Burn, grads: &Gpt2Burn) -> GradientsParams {
     out
 }
 
+/// The bench `name`: `step` on `model` with `grads`' values as its
+/// gradients, the module moved through each step (as burn's optimizers
+/// take it); only the step is timed, not the gradients' registration.
+fn bench_module_steps(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    model: Gpt2Burn,
+    grads: Gpt2Burn,
+    mut step: impl FnMut(Gpt2Burn, GradientsParams) -> Gpt2Burn,
+) {
+    let mut model = Some(model);
+    g.bench_function(name, |b| {
+        b.iter_custom(|iters| {
+            let mut total = Duration::ZERO;
+            for _ in 0..iters {
+                let m = model.take().expect("the module");
+                let gr = gradients(&m, &grads);
+                let start = Instant::now();
+                let m = step(m, gr);
+                total += start.elapsed();
+                model = Some(m);
+            }
+            total
+        })
+    });
+}
+
 fn bench(c: &mut Criterion) {
-    let dims = Dims::SMALL;
-    let n = dims.parameters();
-    let params = Gpt2::new(dims, 1, 0.02);
-    let grads = Gpt2::new(dims, 2, 1e-3);
+    let (n, params, grads) = common::gpt2();
     // Parameters with autodiff, as in training (burn-optim's
     // `ModuleOptimizer` requires it: it asks each parameter's autodiff
     // settings).
     let device = Device::default().autodiff();
 
-    let mut g = c.benchmark_group("adam_gpt2_burn");
-    g.sampling_mode(SamplingMode::Flat)
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .throughput(Throughput::Elements(n as u64));
+    let times = (Duration::from_secs(1), Duration::from_secs(3));
+    let mut g = common::group(c, "adam_gpt2_burn", 10, times, n);
 
-    {
-        let tx = adamw(1e-3, 0.01);
-        let mut model = Some(module(&params, &device));
-        let grad_values = module(&grads, &device);
-        let mut state = pytree_optim::burn::init(&tx, model.as_ref().unwrap()).expect("init");
-        g.bench_function("optim_burn_step", |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let m = model.take().expect("the module");
-                    let gr = gradients(&m, &grad_values);
-                    let start = Instant::now();
-                    let m = pytree_optim::burn::step(&tx, m, &gr, &mut state).expect("step");
-                    total += start.elapsed();
-                    model = Some(m);
-                }
-                total
-            })
-        });
-    }
-    {
-        let mut optim = AdamWConfig::new()
-            .with_epsilon(1e-8)
-            .with_weight_decay(0.01)
-            .init();
-        let mut model = Some(module(&params, &device));
-        let grad_values = module(&grads, &device);
-        g.bench_function("burn_optim_adamw", |b| {
-            b.iter_custom(|iters| {
-                let mut total = Duration::ZERO;
-                for _ in 0..iters {
-                    let m = model.take().expect("the module");
-                    let gr = gradients(&m, &grad_values);
-                    let start = Instant::now();
-                    let m = optim.step(1e-3, m, gr);
-                    total += start.elapsed();
-                    model = Some(m);
-                }
-                total
-            })
-        });
-    }
-    {
-        let opt = adamw(1e-3, 0.01);
-        let mut p = params.clone();
-        let mut gr = grads.clone();
-        let mut state = opt.init(&p).expect("init");
-        g.bench_function("optim_ndarray_step", |b| {
-            b.iter(|| opt.step(&mut p, &mut gr, &mut state).expect("step"))
-        });
-    }
+    let tx = adamw(1e-3, 0.01);
+    let model = module(&params, &device);
+    let mut state = pytree_optim::burn::init(&tx, &model).expect("init");
+    bench_module_steps(
+        &mut g,
+        "optim_burn_step",
+        model,
+        module(&grads, &device),
+        |m, gr| pytree_optim::burn::step(&tx, m, &gr, &mut state).expect("step"),
+    );
+    let mut optim = AdamWConfig::new()
+        .with_epsilon(1e-8)
+        .with_weight_decay(0.01)
+        .init();
+    let (model, grad_values) = (module(&params, &device), module(&grads, &device));
+    bench_module_steps(&mut g, "burn_optim_adamw", model, grad_values, |m, gr| {
+        optim.step(1e-3, m, gr)
+    });
+    common::bench_step(&mut g, "optim_ndarray_step", &tx, params, grads);
     g.finish();
 }
 

@@ -15,12 +15,14 @@
 //! All on one thread. Each sample is one step (flat sampling); the state
 //! keeps advancing across iterations, as in training.
 
+mod common;
+
 use std::time::Duration;
 
 use candle_nn::Optimizer;
-use criterion::{criterion_group, criterion_main, Criterion, SamplingMode, Throughput};
-use pytree_benches::gpt2::{Dims, Gpt2};
-use pytree_optim::{adamw, GradientTransformation};
+use criterion::{criterion_group, criterion_main, Criterion};
+use pytree_benches::gpt2::Gpt2;
+use pytree_optim::adamw;
 use pytree_std::candle_core::{backprop::GradStore, Device, Var};
 
 /// The tree's arrays as candle variables on the CPU, in leaf order.
@@ -35,27 +37,18 @@ fn vars(tree: &Gpt2) -> Vec<Var> {
 }
 
 fn bench(c: &mut Criterion) {
-    let dims = Dims::SMALL;
-    let n = dims.parameters();
-    let params = Gpt2::new(dims, 1, 0.02);
-    let grads = Gpt2::new(dims, 2, 1e-3);
+    let (n, params, grads) = common::gpt2();
+    let times = (Duration::from_secs(1), Duration::from_secs(3));
+    let mut g = common::group(c, "adam_gpt2_candle", 10, times, n);
 
-    let mut g = c.benchmark_group("adam_gpt2_candle");
-    g.sampling_mode(SamplingMode::Flat)
-        .sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3))
-        .throughput(Throughput::Elements(n as u64));
-
-    {
-        let opt = adamw(1e-3, 0.01);
-        let mut p = vars(&params);
-        let mut gr = vars(&grads);
-        let mut state = opt.init(&p).expect("init");
-        g.bench_function("optim_candle_step", |b| {
-            b.iter(|| opt.step(&mut p, &mut gr, &mut state).expect("step"))
-        });
-    }
+    let opt = adamw(1e-3, 0.01);
+    common::bench_step(
+        &mut g,
+        "optim_candle_step",
+        &opt,
+        vars(&params),
+        vars(&grads),
+    );
     {
         let p = vars(&params);
         let gr = vars(&grads);
@@ -73,15 +66,7 @@ fn bench(c: &mut Criterion) {
             b.iter(|| opt.step(&store).expect("step"))
         });
     }
-    {
-        let opt = adamw(1e-3, 0.01);
-        let mut p = params.clone();
-        let mut gr = grads.clone();
-        let mut state = opt.init(&p).expect("init");
-        g.bench_function("optim_ndarray_step", |b| {
-            b.iter(|| opt.step(&mut p, &mut gr, &mut state).expect("step"))
-        });
-    }
+    common::bench_step(&mut g, "optim_ndarray_step", &opt, params, grads);
     g.finish();
 }
 

@@ -375,48 +375,14 @@ pub fn model(r: usize, sizes: &[usize]) -> Model {
 /// computes it: f32 and f16 in f32 (f16 rounded at the end), f64 in f64;
 /// integer leaves those of `keep`.
 pub fn combine(trees: &[Model], keep: &Model, mean: bool) -> Model {
-    let n = trees.len();
-    let (kept, def) = pytree_std::flatten(keep.clone());
-    let all: Vec<Vec<AnyArray>> = trees
-        .iter()
-        .map(|t| pytree_std::flatten(t.clone()).0)
-        .collect();
-    let leaves: Vec<AnyArray> = kept
-        .into_iter()
-        .enumerate()
-        .map(|(i, k)| match k {
-            AnyArray::F32(_) | AnyArray::F16(_) => {
-                let mut acc = all[0][i].to_f32();
-                for t in &all[1..] {
-                    acc = acc + t[i].to_f32();
-                }
-                if mean {
-                    acc = acc.mapv(|v| v / n as f32);
-                }
-                if matches!(k, AnyArray::F16(_)) {
-                    acc.mapv(f16::from_f32).into()
-                } else {
-                    acc.into()
-                }
-            }
-            AnyArray::F64(_) => {
-                let get = |a: &AnyArray| match a {
-                    AnyArray::F64(x) => x.clone(),
-                    _ => unreachable!(),
-                };
-                let mut acc = get(&all[0][i]);
-                for t in &all[1..] {
-                    acc = acc + get(&t[i]);
-                }
-                if mean {
-                    acc = acc.mapv(|v| v / n as f64);
-                }
-                acc.into()
-            }
-            other => other,
-        })
-        .collect();
-    pytree_std::unflatten(&def, leaves).expect("the same structure")
+    let all = leaves_of(trees);
+    let n = if mean { trees.len() } else { 1 };
+    // Divided by 1 (exact) for the sum.
+    by_float_leaf(
+        keep,
+        |i| sum_over(&all, i, ToF32::to_f32).mapv(|v| v / n as f32),
+        |i| sum_over(&all, i, f64_of).mapv(|v| v / n as f64),
+    )
 }
 
 /// The sum over micro-batches of the mean over ranks (`micro[b][r]`: the
@@ -424,65 +390,78 @@ pub fn combine(trees: &[Model], keep: &Model, mean: bool) -> Model {
 /// computes it: each mean in f32 (f64 for f64 leaves), the means added in
 /// f32, f16 leaves rounded at the end; integer leaves those of `keep`.
 pub fn accumulated(micro: &[Vec<Model>], keep: &Model) -> Model {
-    let (kept, def) = pytree_std::flatten(keep.clone());
-    let all: Vec<Vec<Vec<AnyArray>>> = micro
+    let all: Vec<Vec<Vec<AnyArray>>> = micro.iter().map(|ranks| leaves_of(ranks)).collect();
+    by_float_leaf(
+        keep,
+        |i| sum_of_means(&all, i, ToF32::to_f32, |v, n| v / n as f32),
+        |i| sum_of_means(&all, i, f64_of, |v, n| v / n as f64),
+    )
+}
+
+/// The sum over micro-batches (`all[b]`: the leaves of each rank) of the
+/// mean over ranks of leaf `i`, each read by `get`, divided by `div`.
+fn sum_of_means<A>(
+    all: &[Vec<Vec<AnyArray>>],
+    i: usize,
+    get: impl Fn(&AnyArray) -> ArrayD<A> + Copy,
+    div: impl Fn(A, usize) -> A,
+) -> ArrayD<A>
+where
+    A: Clone + std::ops::Add<Output = A>,
+{
+    all.iter()
+        .map(|ranks| sum_over(ranks, i, get).mapv(|v| div(v, ranks.len())))
+        .reduce(|total, mean| total + mean)
+        .expect("one micro-batch at least")
+}
+
+/// The leaves of each tree.
+fn leaves_of(trees: &[Model]) -> Vec<Vec<AnyArray>> {
+    trees
         .iter()
-        .map(|ranks| {
-            ranks
-                .iter()
-                .map(|t| pytree_std::flatten(t.clone()).0)
-                .collect()
-        })
-        .collect();
+        .map(|t| pytree_std::flatten(t.clone()).0)
+        .collect()
+}
+
+/// The sum over the trees' leaves `all` of leaf `i`, each read by `get`,
+/// added in tree order.
+fn sum_over<A>(all: &[Vec<AnyArray>], i: usize, get: impl Fn(&AnyArray) -> ArrayD<A>) -> ArrayD<A>
+where
+    A: Clone + std::ops::Add<Output = A>,
+{
+    all[1..]
+        .iter()
+        .fold(get(&all[0][i]), |acc, t| acc + get(&t[i]))
+}
+
+/// `keep` with its float leaf `i` replaced: by `f32s(i)` for f32 and f16
+/// leaves (rounded to f16 for these), by `f64s(i)` for f64 leaves;
+/// integer leaves kept.
+fn by_float_leaf(
+    keep: &Model,
+    f32s: impl Fn(usize) -> ArrayD<f32>,
+    f64s: impl Fn(usize) -> ArrayD<f64>,
+) -> Model {
+    let (kept, def) = pytree_std::flatten(keep.clone());
     let leaves: Vec<AnyArray> = kept
         .into_iter()
         .enumerate()
         .map(|(i, k)| match k {
-            AnyArray::F32(_) | AnyArray::F16(_) => {
-                let mut total: Option<ArrayD<f32>> = None;
-                for ranks in &all {
-                    let n = ranks.len() as f32;
-                    let mut acc = ranks[0][i].to_f32();
-                    for t in &ranks[1..] {
-                        acc = acc + t[i].to_f32();
-                    }
-                    let mean = acc.mapv(|v| v / n);
-                    total = Some(match total {
-                        None => mean,
-                        Some(t) => t + mean,
-                    });
-                }
-                let total = total.expect("one micro-batch at least");
-                if matches!(k, AnyArray::F16(_)) {
-                    total.mapv(f16::from_f32).into()
-                } else {
-                    total.into()
-                }
-            }
-            AnyArray::F64(_) => {
-                let get = |a: &AnyArray| match a {
-                    AnyArray::F64(x) => x.clone(),
-                    _ => unreachable!(),
-                };
-                let mut total: Option<ArrayD<f64>> = None;
-                for ranks in &all {
-                    let n = ranks.len() as f64;
-                    let mut acc = get(&ranks[0][i]);
-                    for t in &ranks[1..] {
-                        acc = acc + get(&t[i]);
-                    }
-                    let mean = acc.mapv(|v| v / n);
-                    total = Some(match total {
-                        None => mean,
-                        Some(t) => t + mean,
-                    });
-                }
-                total.expect("one micro-batch at least").into()
-            }
+            AnyArray::F32(_) => f32s(i).into(),
+            AnyArray::F16(_) => f32s(i).mapv(f16::from_f32).into(),
+            AnyArray::F64(_) => f64s(i).into(),
             other => other,
         })
         .collect();
     pytree_std::unflatten(&def, leaves).expect("the same structure")
+}
+
+/// An f64 leaf's array.
+fn f64_of(a: &AnyArray) -> ArrayD<f64> {
+    match a {
+        AnyArray::F64(x) => x.clone(),
+        _ => unreachable!("f64 leaves"),
+    }
 }
 
 /// f32 and f16 arrays as f32.

@@ -26,8 +26,8 @@ mod common;
 
 use std::time::Instant;
 
-use common::{Options, BATCH};
-use pytree_examples::digits::{Digits, Rng};
+use common::{Batches, Options, Progress};
+use pytree_examples::digits::Digits;
 use pytree_examples::mlp::{Activation, Mlp};
 use pytree_examples::plot::loss_curve_svg;
 use pytree_optim::{adamw, apply_updates, chain, clip_by_global_norm, GradientTransformation};
@@ -55,29 +55,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let optimizer = chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4));
     let mut state = optimizer.init(&model)?;
 
-    let steps_per_epoch = train.len().div_ceil(BATCH);
-    let bar = common::progress_bar(epochs * steps_per_epoch)?;
-    let mut rng = Rng::new(7);
+    let mut batches = Batches::new(train.len());
+    let steps_per_epoch = batches.per_epoch();
+    let mut progress = Progress::new(epochs, steps_per_epoch)?;
     let mut step_losses: Vec<f32> = Vec::with_capacity(epochs * steps_per_epoch);
-    let mut accuracies = Vec::with_capacity(epochs);
-    let mut order: Vec<usize> = (0..train.len()).collect();
     for epoch in 1..=epochs {
-        rng.shuffle(&mut order);
         let mut epoch_loss = 0.0f64;
-        for rows in order.chunks(BATCH) {
+        for rows in batches.epoch() {
             let batch = train.select(rows);
             let (loss, mut grads) = model.loss_and_grad(&batch.images, &batch.labels)?;
             optimizer.update(&mut grads, &mut state, &model)?; // gradients -> updates, in place
             apply_updates(&mut model, &grads)?;
             step_losses.push(loss);
             epoch_loss += f64::from(loss);
-            bar.inc(1);
+            progress.step();
         }
         let accuracy = model.accuracy(&test.images, &test.labels)?;
-        accuracies.push(accuracy);
-        common::epoch_done(&bar, epoch, epoch_loss / steps_per_epoch as f64, accuracy);
+        progress.epoch_done(epoch, epoch_loss, accuracy);
     }
-    let accuracy = common::training_done(&bar, &accuracies);
+    let accuracy = progress.finish();
 
     // Checkpoint: save, load against a fresh model of the same shape, and
     // check that the reloaded model predicts exactly as the trained one.
@@ -94,7 +90,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // The loss curve.
     let svg_path = out.join("loss.svg");
-    std::fs::write(&svg_path, loss_curve_svg(&step_losses, epochs, &accuracies))?;
+    std::fs::write(
+        &svg_path,
+        loss_curve_svg(&step_losses, epochs, progress.accuracies()),
+    )?;
     println!("loss curve: {}", svg_path.display());
     println!("done in {:.1} s", started.elapsed().as_secs_f64());
     common::check_target(accuracy)

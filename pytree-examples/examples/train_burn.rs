@@ -31,9 +31,9 @@ use std::time::Instant;
 
 use burn::optim::GradientsParams;
 use burn::tensor::Device;
-use common::{Options, BATCH};
+use common::{Batches, Options, Progress};
 use pytree_examples::burn_mlp::{accuracy, tensors, Mlp};
-use pytree_examples::digits::{Digits, Rng};
+use pytree_examples::digits::Digits;
 use pytree_optim::{adamw, chain, clip_by_global_norm};
 use pytree_std::{checkpoint, BurnModule};
 
@@ -63,27 +63,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let tx = chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4));
     let mut state = pytree_optim::burn::init(&tx, &model)?;
 
-    let steps_per_epoch = train.len().div_ceil(BATCH);
-    let bar = common::progress_bar(epochs * steps_per_epoch)?;
-    let mut rng = Rng::new(7);
-    let mut order: Vec<usize> = (0..train.len()).collect();
-    let mut accuracies = Vec::with_capacity(epochs);
+    let mut batches = Batches::new(train.len());
+    let mut progress = Progress::new(epochs, batches.per_epoch())?;
     for epoch in 1..=epochs {
-        rng.shuffle(&mut order);
         let mut epoch_loss = 0.0f64;
-        for rows in order.chunks(BATCH) {
+        for rows in batches.epoch() {
             let (x, y) = tensors(&train.select(rows), &device);
             let loss = model.loss(x, y);
             epoch_loss += loss.clone().into_scalar::<f64>();
             let grads = GradientsParams::from_grads(loss.backward(), &model);
             model = pytree_optim::burn::step(&tx, model, &grads, &mut state)?;
-            bar.inc(1);
+            progress.step();
         }
         let acc = accuracy(&model, test_x.clone(), &test.labels);
-        accuracies.push(acc);
-        common::epoch_done(&bar, epoch, epoch_loss / steps_per_epoch as f64, acc);
+        progress.epoch_done(epoch, epoch_loss, acc);
     }
-    let acc = common::training_done(&bar, &accuracies);
+    let acc = progress.finish();
 
     // Checkpoint: the model and the optimizer's state; loaded into a
     // fresh model in place and against a template, each predicting as

@@ -30,9 +30,9 @@ mod common;
 
 use std::time::Instant;
 
-use common::{Options, BATCH};
+use common::{Batches, Options, Progress};
 use pytree_examples::candle_mlp::{accuracy, tensors, Mlp};
-use pytree_examples::digits::{Digits, Rng};
+use pytree_examples::digits::Digits;
 use pytree_optim::{adamw, candle, chain, clip_by_global_norm};
 use pytree_std::candle_core::Device;
 use pytree_std::checkpoint;
@@ -63,26 +63,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut optimizer =
         candle::Optimizer::new(&model, chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4)))?;
 
-    let steps_per_epoch = train.len().div_ceil(BATCH);
-    let bar = common::progress_bar(epochs * steps_per_epoch)?;
-    let mut rng = Rng::new(7);
-    let mut order: Vec<usize> = (0..train.len()).collect();
-    let mut accuracies = Vec::with_capacity(epochs);
+    let mut batches = Batches::new(train.len());
+    let mut progress = Progress::new(epochs, batches.per_epoch())?;
     for epoch in 1..=epochs {
-        rng.shuffle(&mut order);
         let mut epoch_loss = 0.0f64;
-        for rows in order.chunks(BATCH) {
+        for rows in batches.epoch() {
             let (x, y) = tensors(&train.select(rows), &device)?;
             let loss = model.loss(&x, &y)?;
             optimizer.backward_step(&loss)?;
             epoch_loss += f64::from(loss.to_scalar::<f32>()?);
-            bar.inc(1);
+            progress.step();
         }
         let acc = accuracy(&model, &test_x, &test_y)?;
-        accuracies.push(acc);
-        common::epoch_done(&bar, epoch, epoch_loss / steps_per_epoch as f64, acc);
+        progress.epoch_done(epoch, epoch_loss, acc);
     }
-    let acc = common::training_done(&bar, &accuracies);
+    let acc = progress.finish();
 
     // Checkpoint: save; load by type (new variables) and in place (into
     // the variables of a fresh model); both predict as the trained model.

@@ -34,9 +34,9 @@ mod common;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use common::{Options, BATCH};
+use common::{Batches, DdpState, Options, BATCH};
 use pytree_dist::Dist;
-use pytree_examples::digits::{Digits, Rng};
+use pytree_examples::digits::Digits;
 use pytree_examples::mlp::{Activation, Mlp};
 use pytree_optim::{adamw, chain, clip_by_global_norm, GradientTransformation};
 use pytree_std::checkpoint;
@@ -57,18 +57,8 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
     let (rank, ranks) = (dist.rank(), dist.size());
     let Options { epochs, out, zero1 } = Options::parse("train_ddp", true)?;
     common::check_ranks(ranks)?;
-    let say = |line: String| {
-        if rank == 0 {
-            println!("{line}");
-        }
-    };
+    let say = common::say(rank);
     let (train, test) = Digits::bundled()?.split(0.2, 0);
-    say(format!(
-        "train_ddp: {ranks} ranks ({}), batches of {BATCH} split across them, {} training images, optimizer state {}",
-        dist.backend().name(),
-        train.len(),
-        if zero1 { "sharded (ZeRO-1)" } else { "replicated" }
-    ));
 
     // Every rank starts from rank 0's parameters.
     let mut model = Mlp::<f32>::new(
@@ -81,25 +71,25 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
     dist.check_replicated(&model)?;
     let optimizer = chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4));
     // The state on every rank, or split across them (ZeRO-1).
-    let mut replicated = (!zero1).then(|| optimizer.init(&model)).transpose()?;
-    let mut sharded = zero1
-        .then(|| pytree_dist::Zero1::new(dist, optimizer.clone(), &model))
-        .transpose()?;
+    let mut state = DdpState::new(dist, &optimizer, &model, zero1)?;
+    say(format!(
+        "train_ddp: {ranks} ranks ({}), batches of {BATCH} split across them, {} training images, optimizer state {}",
+        dist.backend().name(),
+        train.len(),
+        state.describe()
+    ));
     // Rank 0 runs the single-process training beside it, for comparison.
     let mut reference = (rank == 0)
         .then(|| -> Result<_, pytree_std::Error> { Ok((model.clone(), optimizer.init(&model)?)) })
         .transpose()?;
 
-    let mut rng = Rng::new(7);
-    let mut order: Vec<usize> = (0..train.len()).collect();
+    let mut batches = Batches::new(train.len());
+    let count = batches.per_epoch();
     let (mut worst, mut steps) = (0.0f32, 0usize);
     let mut accuracy = 0.0;
     for epoch in 1..=epochs {
-        rng.shuffle(&mut order);
         let mut epoch_loss = 0.0f64;
-        let batches = order.chunks(BATCH);
-        let count = batches.len();
-        for rows in batches {
+        for rows in batches.epoch() {
             let n = rows.len();
             let share = common::share(rows, rank, ranks);
             let batch = train.select(share);
@@ -111,18 +101,7 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
                 pytree_std::for_each_mut(&mut grads, |mut g| g.mapv_inplace(|x| x * weight));
             }
             let mut loss = loss * weight;
-            dist.all_reduce_mean(&mut loss)?;
-            match (&mut replicated, &mut sharded) {
-                // The mean over ranks, then the same step on every rank.
-                (Some(state), _) => {
-                    dist.all_reduce_mean(&mut grads)?;
-                    optimizer.step(&mut model, &mut grads, state)?;
-                }
-                // Reduce-scattered, each rank's shard stepped, all-gathered.
-                (None, Some(zero)) => zero.step(&mut model, &mut grads)?,
-                (None, None) => return Err("no optimizer state".into()),
-            }
-            dist.check_replicated(&model)?;
+            state.step(dist, &optimizer, &mut model, &mut grads, &mut loss)?;
             if let Some((ref_model, ref_state)) = reference.as_mut() {
                 let whole = train.select(rows);
                 let (ref_loss, mut ref_grads) =
@@ -161,28 +140,24 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
 
     // A checkpoint written by every rank: each its share of the tensors,
     // rank 0 the index last.
-    let dir = out.join(format!("digits-mlp-{ranks}-ranks"));
-    let files = pytree_dist::checkpoint::save(dist, &dir, &model)?;
+    let (dir, index, files) = common::save_on_ranks(dist, &out, "digits-mlp", &model)?;
     say(format!(
         "\ncheckpoint: {} ({files} files, written by {ranks} ranks)",
         dir.display()
     ));
-    if let Some(zero) = &sharded {
+    if let Some(zero) = state.sharded() {
         let state_dir = out.join(format!("digits-mlp-adamw-{ranks}-ranks"));
         zero.save_state(&state_dir)?;
-        let bytes =
-            |m: &Mlp<f32>| -> usize { pytree_std::leaves(m).iter().map(|a| a.len() * 4).sum() };
+        let line = common::zero1_line(&zero.state().1 .0.mu, &model);
         say(format!(
-            "optimizer state (sharded): {}; Adam's first moment on rank 0: {} of {} bytes",
-            state_dir.display(),
-            bytes(&zero.state().1 .0.mu),
-            bytes(&model)
+            "optimizer state (sharded): {}; {line}",
+            state_dir.display()
         ));
     }
     if rank == 0 {
         let template = Mlp::<f32>::new(&[64, 128, 10], Activation::Relu, "digits-mlp", 0);
         let reloaded = checkpoint::Load::new()
-            .open(dir.join(pytree_dist::checkpoint::INDEX))?
+            .open(&index)?
             .load_like(&template)?
             .0;
         let same =

@@ -27,10 +27,10 @@ mod common;
 
 use std::process::ExitCode;
 
-use common::{Options, BATCH};
-use pytree_dist::{Dist, Zero1};
+use common::{Batches, DdpState, Drift, Options};
+use pytree_dist::Dist;
 use pytree_examples::candle_mlp::{accuracy, tensors, Linear, Mlp};
-use pytree_examples::digits::{Digits, Rng};
+use pytree_examples::digits::Digits;
 use pytree_optim::{adamw, candle, chain, clip_by_global_norm, GradientTransformation};
 use pytree_std::candle_core::{Device, Result as CResult, Var};
 use pytree_std::checkpoint;
@@ -69,31 +69,20 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
     let (rank, ranks) = (dist.rank(), dist.size());
     let Options { epochs, out, zero1 } = Options::parse("train_ddp_candle", true)?;
     common::check_ranks(ranks)?;
-    let say = |line: String| {
-        if rank == 0 {
-            println!("{line}");
-        }
-    };
+    let say = common::say(rank);
     let device = Device::Cpu;
     let (train, test) = Digits::bundled()?.split(0.2, 0);
     let (test_x, test_y) = tensors(&test, &device)?;
-    say(format!(
-        "train_ddp_candle: {ranks} ranks, candle variables, optimizer state {}",
-        if zero1 {
-            "sharded (ZeRO-1)"
-        } else {
-            "replicated"
-        }
-    ));
 
     let mut model = Mlp::new(&[64, 128, 10], 42 + rank as u64, &device)?;
     let held = model.layers[0].w.as_tensor().clone(); // the variable's own storage
     dist.broadcast(&mut model, 0)?; // written into the variables
     let optimizer = chain(clip_by_global_norm(1.0), adamw(3e-3, 1e-4));
-    let mut replicated = (!zero1).then(|| optimizer.init(&model)).transpose()?;
-    let mut sharded = zero1
-        .then(|| Zero1::new(dist, optimizer.clone(), &model))
-        .transpose()?;
+    let mut state = DdpState::new(dist, &optimizer, &model, zero1)?;
+    say(format!(
+        "train_ddp_candle: {ranks} ranks, candle variables, optimizer state {}",
+        state.describe()
+    ));
     let mut reference = (rank == 0)
         .then(|| -> Result<_, Box<dyn std::error::Error>> {
             let m = copy(&model)?;
@@ -102,14 +91,11 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
         })
         .transpose()?;
 
-    let mut rng = Rng::new(7);
-    let mut order: Vec<usize> = (0..train.len()).collect();
-    let (mut worst, mut worst_epoch, mut steps, mut acc) = (0.0f32, 0.0f64, 0usize, 0.0);
+    let mut batches = Batches::new(train.len());
+    let count = batches.per_epoch();
+    let (mut drift, mut acc) = (Drift::new(LOSS_TOLERANCE), 0.0);
     for epoch in 1..=epochs {
-        rng.shuffle(&mut order);
-        let (mut epoch_loss, mut ref_epoch_loss) = (0.0f64, 0.0f64);
-        let count = order.len().div_ceil(BATCH);
-        for rows in order.chunks(BATCH) {
+        for rows in batches.epoch() {
             let n = rows.len();
             let share = common::share(rows, rank, ranks);
             let (x, y) = tensors(&train.select(share), &device)?;
@@ -119,71 +105,45 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
             let (loss, mut grads) =
                 candle::value_and_grad(&model, |m| m.loss(&x, &y)?.affine(weight, 0.0))?;
             let mut loss = loss.to_scalar::<f32>()?;
-            dist.all_reduce_mean(&mut loss)?;
-            match (&mut replicated, &mut sharded) {
-                (Some(state), _) => {
-                    dist.all_reduce_mean(&mut grads)?;
-                    optimizer.step(&mut model, &mut grads, state)?;
+            state.step(dist, &optimizer, &mut model, &mut grads, &mut loss)?;
+            let ref_loss = match reference.as_mut() {
+                Some((ref_model, ref_state)) => {
+                    let (x, y) = tensors(&train.select(rows), &device)?;
+                    let (ref_loss, mut ref_grads) =
+                        candle::value_and_grad(ref_model, |m| m.loss(&x, &y))?;
+                    optimizer.step(ref_model, &mut ref_grads, ref_state)?;
+                    let ref_loss = ref_loss.to_scalar::<f32>()?;
+                    Some(ref_loss)
                 }
-                (None, Some(zero)) => zero.step(&mut model, &mut grads)?,
-                (None, None) => return Err("no optimizer state".into()),
-            }
-            dist.check_replicated(&model)?;
-            if let Some((ref_model, ref_state)) = reference.as_mut() {
-                let (x, y) = tensors(&train.select(rows), &device)?;
-                let (ref_loss, mut ref_grads) =
-                    candle::value_and_grad(ref_model, |m| m.loss(&x, &y))?;
-                optimizer.step(ref_model, &mut ref_grads, ref_state)?;
-                let ref_loss = ref_loss.to_scalar::<f32>()?;
-                worst = worst.max((ref_loss - loss).abs());
-                ref_epoch_loss += f64::from(ref_loss);
-            }
-            epoch_loss += f64::from(loss);
-            steps += 1;
+                None => None,
+            };
+            drift.step(loss, ref_loss);
         }
-        let diff = (epoch_loss - ref_epoch_loss).abs() / count as f64;
-        if reference.is_some() && diff > LOSS_TOLERANCE {
-            return Err(format!("epoch {epoch}: the mean loss on {ranks} ranks is {diff:.2e} from the single-process run's").into());
-        }
-        worst_epoch = worst_epoch.max(diff);
+        let mean_loss = drift.epoch_done(epoch, ranks, count, reference.is_some())?;
         acc = accuracy(&model, &test_x, &test_y)?;
-        say(common::epoch_line(epoch, epoch_loss / count as f64, acc));
+        say(common::epoch_line(epoch, mean_loss, acc));
     }
     let still_variables =
         held.to_vec2::<f32>()? == model.layers[0].w.as_tensor().to_vec2::<f32>()?;
     say(format!(
-        "\nevery rank held identical parameters after each of {steps} steps; each epoch's mean loss within {worst_epoch:.2e} of the single-process run's (tolerance {LOSS_TOLERANCE:.0e}), each step's within {worst:.2e}; the model's variables were updated in place: {still_variables}"
+        "\n{}; the model's variables were updated in place: {still_variables}",
+        drift.line()
     ));
     if !still_variables {
         return Err("the model's first variable is no longer the one it was built with".into());
     }
-    if let Some(zero) = &sharded {
-        let bytes = |m: &Mlp| -> usize {
-            pytree_std::leaves(m)
-                .iter()
-                .map(|v| v.elem_count() * 4)
-                .sum()
-        };
-        let (mine, whole) = (bytes(&zero.state().1 .0.mu), bytes(&model));
-        say(format!(
-            "ZeRO-1: Adam's first moment on rank 0: {mine} of {whole} bytes"
-        ));
+    if let Some(zero) = state.sharded() {
+        let line = common::zero1_line(&zero.state().1 .0.mu, &model);
+        say(format!("ZeRO-1: {line}"));
     }
     say(common::final_line(acc));
 
-    let dir = out.join(format!("digits-mlp-candle-{ranks}-ranks"));
-    let files = pytree_dist::checkpoint::save(dist, &dir, &model)?;
+    let (dir, index, files) = common::save_on_ranks(dist, &out, "digits-mlp-candle", &model)?;
     if rank == 0 {
         let fresh = Mlp::new(&[64, 128, 10], 0, &device)?;
-        let loaded: Mlp = checkpoint::Load::new()
-            .open(dir.join(pytree_dist::checkpoint::INDEX))?
-            .load_like(&fresh)?
-            .0;
+        let loaded: Mlp = checkpoint::Load::new().open(&index)?.load_like(&fresh)?.0;
         let same = loaded.predict(&test_x)? == model.predict(&test_x)?;
-        println!("checkpoint: {} ({files} files); reloaded in one process, test predictions identical: {same}", dir.display());
-        if !same {
-            return Err("the reloaded model predicts differently".into());
-        }
+        common::reloaded(&dir, files, same)?;
     }
     common::check_target(acc)
 }

@@ -275,6 +275,18 @@ fn hf_names() -> Load {
         .tie(DECODER_BIAS, CLS_BIAS)
 }
 
+/// transformers' file loaded against `like` by key path under the layout
+/// rule (`Load::transpose_linear`): the burn model of its weights.
+fn load_with_the_rule(like: &BurnModule<BertForMaskedLM>) -> BurnModule<BertForMaskedLM> {
+    hf_names()
+        .transpose_linear(like)
+        .open(model_file())
+        .unwrap()
+        .load_like(like)
+        .unwrap()
+        .0
+}
+
 /// transformers' logits on its input (`make_fixtures.py logits`).
 struct Reference {
     input_ids: Vec<i64>,
@@ -476,13 +488,7 @@ fn without_the_rule_the_transposed_weights_are_refused_by_path() {
 #[test]
 fn under_the_rule_a_file_in_burns_layout_is_refused_by_path() {
     let like = template();
-    let tree = hf_names()
-        .transpose_linear(&like)
-        .open(model_file())
-        .unwrap()
-        .load_like(&like)
-        .unwrap()
-        .0;
+    let tree = load_with_the_rule(&like);
     let burn_layout = Save::new().to_bytes(&tree).unwrap();
     let err = Load::new()
         .transpose_linear(&like)
@@ -531,13 +537,7 @@ fn under_the_rule_a_file_in_burns_layout_is_refused_by_path() {
 #[test]
 fn saved_back_in_pytorch_layout_it_is_the_transformers_file() {
     let like = template();
-    let tree = hf_names()
-        .transpose_linear(&like)
-        .open(model_file())
-        .unwrap()
-        .load_like(&like)
-        .unwrap()
-        .0;
+    let tree = load_with_the_rule(&like);
     let bytes = Save::new()
         .renames(to_hf())
         .transpose_linear(&tree)

@@ -90,6 +90,22 @@ fn row<R: Clone, const N: usize>(others: &[Vec<R>; N], i: usize) -> Option<[R; N
     crate::traits::flatten::defaults::all_some(core::array::from_fn(|j| others[j].get(i).cloned()))
 }
 
+/// The walk of the first tree calling `f` on each leaf with the others'
+/// leaves at the same place (`lined`, from [`lined_up`]: leaf `i` of each
+/// with the walk's `i`-th leaf).
+fn in_step<'l, X, R: Clone + 'l, const N: usize>(
+    lined: &'l [Vec<R>; N],
+    mut f: impl FnMut(&KeyPath, X, [R; N]) + 'l,
+) -> impl FnMut(&KeyPath, X) + 'l {
+    let mut i = 0;
+    move |path, x| {
+        if let Some(ys) = row(lined, i) {
+            f(path, x, ys);
+        }
+        i += 1;
+    }
+}
+
 /// Maps several trees in step with each leaf's key path, for any
 /// namespace `Ns` (no pytree-std door; the nearest is
 /// `pytree_std::paths::zip_mut_with_path`; [`ops`](crate::ops) says how to
@@ -117,11 +133,10 @@ where
 {
     let (def, lined) = lined_up::<Ns, T, N>(first, others)?;
     let mut out = Vec::with_capacity(def.num_leaves());
-    for_each_with_path::<Ns, T, _>(first, |path, x| {
-        if let Some(ys) = row(&lined, out.len()) {
-            out.push(f(path, x, ys));
-        }
-    });
+    for_each_with_path::<Ns, T, _>(
+        first,
+        in_step(&lined, |path, x, ys| out.push(f(path, x, ys))),
+    );
     unflatten::<Ns, U, _>(&def, out)
 }
 
@@ -139,20 +154,14 @@ where
 pub fn for_each_with_path_n<'a, Ns, T, const N: usize, F>(
     first: &'a T,
     others: [&'a T; N],
-    mut f: F,
+    f: F,
 ) -> Result<(), Error>
 where
     T: Flatten<Ns>,
     F: FnMut(&KeyPath, LeafRef<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
 {
     let (_, lined) = lined_up::<Ns, T, N>(first, others)?;
-    let mut i = 0;
-    for_each_with_path::<Ns, T, _>(first, |path, x| {
-        if let Some(ys) = row(&lined, i) {
-            f(path, x, ys);
-        }
-        i += 1;
-    });
+    for_each_with_path::<Ns, T, _>(first, in_step(&lined, f));
     Ok(())
 }
 
@@ -175,19 +184,13 @@ where
 pub fn zip_mut_with_path<'a, Ns, T, const N: usize, F>(
     tree: &'a mut T,
     others: [&'a T; N],
-    mut f: F,
+    f: F,
 ) -> Result<(), Error>
 where
     T: Flatten<Ns>,
     F: FnMut(&KeyPath, LeafMut<'a, Ns, T::Leaf>, [LeafRef<'a, Ns, T::Leaf>; N]),
 {
     let (_, lined) = lined_up::<Ns, T, N>(tree, others)?;
-    let mut i = 0;
-    for_each_mut_with_path::<Ns, T, _>(tree, |path, x| {
-        if let Some(ys) = row(&lined, i) {
-            f(path, x, ys);
-        }
-        i += 1;
-    });
+    for_each_mut_with_path::<Ns, T, _>(tree, in_step(&lined, f));
     Ok(())
 }

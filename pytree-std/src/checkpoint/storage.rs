@@ -239,16 +239,22 @@ impl<'a> TensorData<'a> {
         }
     }
 
-    /// Copies the bytes into `dst`, which must be exactly as long (a
-    /// positioned read straight into it from a file).
-    pub(crate) fn read_into(&self, dst: &mut [u8]) -> Result<(), String> {
-        if dst.len() != self.len() {
+    /// An error unless a destination of `len` bytes is exactly as long
+    /// as the bytes.
+    fn check_destination(&self, len: usize) -> Result<(), String> {
+        if len != self.len() {
             return Err(format!(
-                "a destination of {} bytes for {} bytes",
-                dst.len(),
+                "a destination of {len} bytes for {} bytes",
                 self.len()
             ));
         }
+        Ok(())
+    }
+
+    /// Copies the bytes into `dst`, which must be exactly as long (a
+    /// positioned read straight into it from a file).
+    pub(crate) fn read_into(&self, dst: &mut [u8]) -> Result<(), String> {
+        self.check_destination(dst.len())?;
         match self {
             TensorData::Memory(bytes) => {
                 dst.copy_from_slice(bytes);
@@ -263,13 +269,7 @@ impl<'a> TensorData<'a> {
     /// Fills `dst`, which must be exactly as long, with the bytes; after
     /// `Ok` every byte of it is initialized.
     pub(crate) fn read_into_uninit(&self, dst: &mut [MaybeUninit<u8>]) -> Result<(), String> {
-        if dst.len() != self.len() {
-            return Err(format!(
-                "a destination of {} bytes for {} bytes",
-                dst.len(),
-                self.len()
-            ));
-        }
+        self.check_destination(dst.len())?;
         match self {
             TensorData::Memory(bytes) => {
                 // SAFETY: `bytes` and `dst` have the same length (checked

@@ -130,39 +130,18 @@ pub(super) use each_variant;
 /// `AnyArray` does not hold.
 macro_rules! by_element {
     ($dtype:expr, $a:ident => $body:expr, $other:ident => $none:expr) => {
+        by_element!(@each $dtype, $a => $body, $other => $none;
+            F32 f32, F64 f64, F16 half::f16, BF16 half::bf16,
+            I64 i64, I32 i32, U8 u8, Bool bool)
+    };
+    // One arm a dtype and its element type.
+    (@each $dtype:expr, $a:ident => $body:expr, $other:ident => $none:expr;
+        $($variant:ident $t:ty),*) => {
         match $dtype {
-            DType::F32 => {
-                type $a = f32;
+            $(DType::$variant => {
+                type $a = $t;
                 $body
-            }
-            DType::F64 => {
-                type $a = f64;
-                $body
-            }
-            DType::F16 => {
-                type $a = half::f16;
-                $body
-            }
-            DType::BF16 => {
-                type $a = half::bf16;
-                $body
-            }
-            DType::I64 => {
-                type $a = i64;
-                $body
-            }
-            DType::I32 => {
-                type $a = i32;
-                $body
-            }
-            DType::U8 => {
-                type $a = u8;
-                $body
-            }
-            DType::Bool => {
-                type $a = bool;
-                $body
-            }
+            })*
             $other => $none,
         }
     };
