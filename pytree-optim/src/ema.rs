@@ -12,7 +12,7 @@ use pytree_std::{Error, Leaf, PyTree};
 use crate::context::Context;
 use crate::gradient_transformation::{Fused, GradientTransformation};
 use crate::mask::{LeafMask, Mask};
-use crate::updates::{Assign, Average};
+use crate::rules::{Assign, Average};
 use crate::walk::{first_occurrences, same_shape, selected, walk, walk_leaves, zeros, Scalar};
 use pytree_std::elements::Exec;
 use pytree_std::elements::FloatLeaf;

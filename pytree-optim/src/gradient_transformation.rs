@@ -270,7 +270,7 @@ where
         state: &mut S,
     ) -> Result<(), Error> {
         self.update_in(cx, grads, state, params)?;
-        walk(cx, [params], [&*grads], &crate::updates::AddTo)
+        walk(cx, [params], [&*grads], &crate::rules::AddTo)
     }
 
     /// Whether [`step_in`](Fused::step_in) reads the gradients without changing
@@ -408,10 +408,10 @@ where
     same_shape(params, updates)?;
     let outside = cx.only(mask.not());
     let mut kept = zeros(&*updates)?;
-    walk(&outside, [&mut kept], [&*updates], &crate::updates::Assign)?;
-    walk(&outside, [&mut *updates], [], &crate::updates::Zero)?;
+    walk(&outside, [&mut kept], [&*updates], &crate::rules::Assign)?;
+    walk(&outside, [&mut *updates], [], &crate::rules::Zero)?;
     let result = t.update(&mut *updates, state, params);
-    walk(&outside, [updates], [&kept], &crate::updates::Assign)?;
+    walk(&outside, [updates], [&kept], &crate::rules::Assign)?;
     result
 }
 
@@ -448,7 +448,7 @@ where
         return fast.step_in(cx, params, grads, state);
     }
     update_in(t, cx, grads, state, params)?;
-    walk(cx, [params], [&*grads], &crate::updates::AddTo)
+    walk(cx, [params], [&*grads], &crate::rules::AddTo)
 }
 
 /// `t`'s [`Fused::validate`], or (no fast path) nothing to check before
@@ -488,7 +488,7 @@ where
         &Context::default(),
         [params],
         [updates],
-        &crate::updates::AddTo,
+        &crate::rules::AddTo,
     )
 }
 
@@ -867,7 +867,7 @@ where
         Fused::validate(self, grads, state, params)?;
         match (self, state) {
             (Some(t), Some(s)) => step_in(t, cx, params, grads, s),
-            _ => walk(cx, [params], [&*grads], &crate::updates::AddTo),
+            _ => walk(cx, [params], [&*grads], &crate::rules::AddTo),
         }
     }
 }

@@ -312,7 +312,7 @@ where
         let mut mine = copy_tree(original)?;
         Fused::update_in(&self.transform, cx, &mut mine, s, params)?;
         let group = cx.select(&self.where_.on(params));
-        walk(&group, [updates], [&mine], &crate::updates::Assign)
+        walk(&group, [updates], [&mine], &crate::rules::Assign)
     }
 }
 
@@ -454,7 +454,7 @@ where
             let original = copy_tree(&*grads)?;
             self.groups
                 .update_each(cx, grads, &original, state, params, true)?;
-            walk(cx, [params], [&*grads], &crate::updates::AddTo)
+            walk(cx, [params], [&*grads], &crate::rules::AddTo)
         }
     }
 }

@@ -110,10 +110,10 @@ mod gradient_transformation;
 mod groups;
 mod mask;
 mod pass;
+mod rules;
 mod schedule;
 mod trace;
 mod transform;
-mod updates;
 mod walk;
 mod wrappers;
 

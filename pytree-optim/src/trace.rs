@@ -10,7 +10,7 @@ use crate::gradient_transformation::{
     step_in_one_pass, update_in_one_pass, Fused, GradientTransformation,
 };
 use crate::pass::{Tail, Target};
-use crate::updates::{Momentum, TraceUpdate};
+use crate::rules::{Momentum, TraceUpdate};
 use crate::walk::{same_shape, selected, zeros, Scalar};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;

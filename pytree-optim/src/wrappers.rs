@@ -12,7 +12,7 @@ use crate::gradient_transformation::{
 };
 use crate::mask::{LeafMask, Mask};
 use crate::pass::{Tail, Target};
-use crate::updates::{AddTo, Zero};
+use crate::rules::{AddTo, Zero};
 use crate::walk::{first_occurrences, walk};
 use pytree_std::elements::Exec;
 use pytree_std::elements::FloatLeaf;
