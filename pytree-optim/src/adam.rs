@@ -5,11 +5,12 @@
 
 use pytree_std::{Error, PyTree};
 
+use crate::context::Context;
 use crate::gradient_transformation::{
-    step_in_one_pass, update_in_one_pass, GradientTransformation,
+    step_in_one_pass, update_in_one_pass, Fused, GradientTransformation,
 };
 use crate::pass::{Tail, Target};
-use crate::updates::{AdamK, AdamUpdate};
+use crate::rules::{AdamK, AdamUpdate};
 use crate::walk::{same_shape, selected, zeros};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
@@ -177,26 +178,53 @@ where
         })
     }
 
+    fn update(
+        &self,
+        updates: &mut P,
+        state: &mut ScaleByAdamState<P>,
+        params: &P,
+    ) -> Result<(), Error> {
+        Fused::update_in(self, &Context::default(), updates, state, params)
+    }
+
+    fn fused(&self) -> Option<&dyn Fused<P, ScaleByAdamState<P>>> {
+        Some(self)
+    }
+}
+
+impl<P> Fused<P, ScaleByAdamState<P>> for ScaleByAdam
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+{
     fn validate(&self, updates: &P, state: &ScaleByAdamState<P>, params: &P) -> Result<(), Error> {
         same_shape(params, updates)?;
         same_shape(params, &state.mu)?;
         same_shape(params, &state.nu)
     }
 
-    fn acts_only_on_selection(&self) -> bool {
-        true
-    }
-
     fn step_is_fused(&self) -> bool {
         true
     }
 
-    fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
-        update_in_one_pass(self, updates, state, params).map(drop)
+    fn update_in(
+        &self,
+        cx: &Context<'_>,
+        updates: &mut P,
+        state: &mut ScaleByAdamState<P>,
+        params: &P,
+    ) -> Result<(), Error> {
+        update_in_one_pass(self, cx, updates, state, params).map(drop)
     }
 
-    fn step(&self, params: &mut P, grads: &mut P, state: &mut Self::State) -> Result<(), Error> {
-        step_in_one_pass(self, params, grads, state).map(drop)
+    fn step_in(
+        &self,
+        cx: &Context<'_>,
+        params: &mut P,
+        grads: &mut P,
+        state: &mut ScaleByAdamState<P>,
+    ) -> Result<(), Error> {
+        step_in_one_pass(self, cx, params, grads, state).map(drop)
     }
 
     /// One pass over the target, both moments and the other tree: with
@@ -207,16 +235,17 @@ where
     /// leaves.
     fn run_fused(
         &self,
+        cx: &Context<'_>,
         target: &mut Target<'_, P>,
         state: &mut ScaleByAdamState<P>,
         tail: &Tail,
     ) -> Result<bool, Error> {
-        let mask = selected(target.params())?;
+        let mask = selected(cx, target.params())?;
         if let Some(m) = &tail.decay_mask {
             m.ensure_fits(target.params())?;
         }
         let k = self.constants(state.count);
-        AdamUpdate::run(k, tail, target, [&mut state.mu, &mut state.nu], &mask)?;
+        AdamUpdate::run(cx, k, tail, target, [&mut state.mu, &mut state.nu], &mask)?;
         state.count += 1;
         Ok(true)
     }

@@ -4,7 +4,7 @@
 //! and decayed weights of the tail into the parameters or the updates,
 //! the clip's scale, `apply_updates`, `set_to_zero`), recorded by
 //! pytree-std's [`codegen`] into the [`Program`] its CUDA kernel is
-//! printed from: the update's one definition (`updates.rs`) is also the
+//! printed from: the update's one definition (`rules.rs`) is also the
 //! source of its device code.
 
 use pytree_std::elements::codegen::{self, record, DeviceFloat, Program};
@@ -12,7 +12,7 @@ use pytree_std::elements::ElementUpdate;
 use pytree_std::Error;
 
 use crate::pass::Tail;
-use crate::updates::{
+use crate::rules::{
     AdamK, AdamUpdate, AddTo, Assign, Average, Clip, Gradient, Momentum, TailK, TailUpdate,
     TraceUpdate, Zero,
 };

@@ -9,13 +9,11 @@
 
 use pytree_std::{Error, Leaf, PyTree};
 
-use crate::gradient_transformation::GradientTransformation;
+use crate::context::Context;
+use crate::gradient_transformation::{Fused, GradientTransformation};
 use crate::mask::{LeafMask, Mask};
-use crate::updates::{Assign, Average};
-use crate::walk::{
-    first_occurrences, same_shape, selected, walk, walk_leaves, with_exec, with_selection, zeros,
-    Scalar,
-};
+use crate::rules::{Assign, Average};
+use crate::walk::{first_occurrences, same_shape, selected, walk, walk_leaves, zeros, Scalar};
 use pytree_std::elements::Exec;
 use pytree_std::elements::FloatLeaf;
 
@@ -121,17 +119,14 @@ where
     /// ```
     pub fn update(&mut self, params: &P) -> Result<(), Error> {
         let average = Average::<Scalar<P>>::new(self.decay, None);
-        with_exec(self.exec, || {
-            with_selection(&self.mask, || {
-                let mask = selected(params)?;
-                walk_leaves([&mut self.average], [params], |i, ms, rs, exec| {
-                    if mask.get(i) {
-                        P::Leaf::zip_update(ms, rs, exec, &average)
-                    } else {
-                        P::Leaf::zip_update(ms, rs, exec, &Assign)
-                    }
-                })
-            })
+        let cx = Context::default().exec(self.exec).select(&self.mask);
+        let mask = selected(&cx, params)?;
+        walk_leaves(&cx, [&mut self.average], [params], |i, ms, rs, exec| {
+            if mask.get(i) {
+                P::Leaf::zip_update(ms, rs, exec, &average)
+            } else {
+                P::Leaf::zip_update(ms, rs, exec, &Assign)
+            }
         })?;
         self.count += 1;
         Ok(())
@@ -253,21 +248,37 @@ where
         })
     }
 
+    fn update(&self, updates: &mut P, state: &mut EmaState<P>, params: &P) -> Result<(), Error> {
+        Fused::update_in(self, &Context::default(), updates, state, params)
+    }
+
+    fn fused(&self) -> Option<&dyn Fused<P, EmaState<P>>> {
+        Some(self)
+    }
+}
+
+impl<P> Fused<P, EmaState<P>> for EmaOfUpdates
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+{
     fn validate(&self, updates: &P, state: &EmaState<P>, params: &P) -> Result<(), Error> {
         same_shape(params, updates)?;
         same_shape(params, &state.ema)
     }
 
-    fn acts_only_on_selection(&self) -> bool {
-        true
-    }
-
-    fn update(&self, updates: &mut P, state: &mut EmaState<P>, params: &P) -> Result<(), Error> {
-        self.validate(updates, state, params)?;
+    fn update_in(
+        &self,
+        cx: &Context<'_>,
+        updates: &mut P,
+        state: &mut EmaState<P>,
+        params: &P,
+    ) -> Result<(), Error> {
+        Fused::validate(self, updates, state, params)?;
         let t = state.count.saturating_add(1);
         let correction = self.debias.then(|| 1.0 - self.decay.powf(t as f64));
         let average = Average::<Scalar<P>>::new(self.decay, correction);
-        walk([updates, &mut state.ema], [], &average)?;
+        walk(cx, [updates, &mut state.ema], [], &average)?;
         state.count = t;
         Ok(())
     }

@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use pytree_std::{Error, KeyPath, PyTree};
 
-use crate::gradient_transformation::{apply_updates, GradientTransformation};
+use crate::context::Context;
+use crate::gradient_transformation::{Fused, GradientTransformation};
 use crate::mask::Mask;
-use crate::walk::{copy_tree, walk, with_selection};
+use crate::walk::{copy_tree, walk};
 use crate::wrappers::{Masked, Wrap};
 use pytree_std::elements::FloatLeaf;
 
@@ -31,7 +32,7 @@ type Labeller = Arc<dyn Fn(&KeyPath) -> &'static str + Send + Sync>;
 /// `step` is one pass over the elements when every group's
 /// transformation is a fused optimizer (`sgd`, `adam`, `adamw`,
 /// [`set_to_zero`](crate::transform::set_to_zero); see
-/// [`step_is_fused`](GradientTransformation::step_is_fused)): the groups
+/// [`Fused::step_is_fused`]): the groups
 /// step one after the other, each on its own leaves. Otherwise, and in
 /// `update`, each group but one updates a copy of the gradients, and the
 /// results are gathered by label.
@@ -241,22 +242,23 @@ pub trait GroupList<P>: Groups {
     fn init_each(&self, params: &P) -> Result<Self::State, Error>;
     /// Each group's `validate`.
     fn validate_each(&self, updates: &P, s: &Self::State, params: &P) -> Result<(), Error>;
-    /// Whether every group's transformation acts only on the selection
-    /// ([`GradientTransformation::acts_only_on_selection`]); the default,
-    /// `false`, is always correct.
-    fn all_act_only_on_selection(&self) -> bool {
-        false
-    }
-    /// Whether every group's `step` is fused.
+    /// Whether every group's `step` is fused ([`Fused::step_is_fused`]).
     fn all_fused(&self) -> bool;
-    /// Each group's `step`, one after the other (all fused).
-    fn step_each(&self, params: &mut P, grads: &mut P, s: &mut Self::State) -> Result<(), Error>;
-    /// Each group's `update`: the last group's on `updates` in place if
+    /// Each group's `step` under `cx`, one after the other (all fused).
+    fn step_each(
+        &self,
+        cx: &Context<'_>,
+        params: &mut P,
+        grads: &mut P,
+        s: &mut Self::State,
+    ) -> Result<(), Error>;
+    /// Each group's `update` under `cx`: the last group's on `updates` in place if
     /// `last_in_place`; every other group's on a copy of `original` (the
     /// gradients), whose leaves in the group are then copied into
     /// `updates`.
     fn update_each(
         &self,
+        cx: &Context<'_>,
         updates: &mut P,
         original: &P,
         s: &mut Self::State,
@@ -278,23 +280,26 @@ where
     }
 
     fn validate_each(&self, updates: &P, s: &Self::State, params: &P) -> Result<(), Error> {
-        self.transform.validate(updates, s, params)
-    }
-
-    fn all_act_only_on_selection(&self) -> bool {
-        self.transform.acts_only_on_selection()
+        Fused::validate(&self.transform, updates, s, params)
     }
 
     fn all_fused(&self) -> bool {
-        self.transform.step_is_fused()
+        Fused::<P, _>::step_is_fused(&self.transform)
     }
 
-    fn step_each(&self, params: &mut P, grads: &mut P, s: &mut Self::State) -> Result<(), Error> {
-        self.transform.step(params, grads, s)
+    fn step_each(
+        &self,
+        cx: &Context<'_>,
+        params: &mut P,
+        grads: &mut P,
+        s: &mut Self::State,
+    ) -> Result<(), Error> {
+        Fused::step_in(&self.transform, cx, params, grads, s)
     }
 
     fn update_each(
         &self,
+        cx: &Context<'_>,
         updates: &mut P,
         original: &P,
         s: &mut Self::State,
@@ -302,13 +307,12 @@ where
         in_place: bool,
     ) -> Result<(), Error> {
         if in_place {
-            return self.transform.update(updates, s, params);
+            return Fused::update_in(&self.transform, cx, updates, s, params);
         }
         let mut mine = copy_tree(original)?;
-        self.transform.update(&mut mine, s, params)?;
-        with_selection(&self.where_.on(params), || {
-            walk([updates], [&mine], &crate::updates::Assign)
-        })
+        Fused::update_in(&self.transform, cx, &mut mine, s, params)?;
+        let group = cx.select(&self.where_.on(params));
+        walk(&group, [updates], [&mine], &crate::rules::Assign)
     }
 }
 
@@ -330,21 +334,24 @@ where
         self.1.validate_each(updates, &s.1, params)
     }
 
-    fn all_act_only_on_selection(&self) -> bool {
-        self.0.all_act_only_on_selection() && self.1.all_act_only_on_selection()
-    }
-
     fn all_fused(&self) -> bool {
         self.0.all_fused() && self.1.all_fused()
     }
 
-    fn step_each(&self, params: &mut P, grads: &mut P, s: &mut Self::State) -> Result<(), Error> {
-        self.0.step_each(params, grads, &mut s.0)?;
-        self.1.step_each(params, grads, &mut s.1)
+    fn step_each(
+        &self,
+        cx: &Context<'_>,
+        params: &mut P,
+        grads: &mut P,
+        s: &mut Self::State,
+    ) -> Result<(), Error> {
+        self.0.step_each(cx, params, grads, &mut s.0)?;
+        self.1.step_each(cx, params, grads, &mut s.1)
     }
 
     fn update_each(
         &self,
+        cx: &Context<'_>,
         updates: &mut P,
         original: &P,
         s: &mut Self::State,
@@ -354,9 +361,9 @@ where
         // The last group first (in place, outside its leaves it may zero
         // the updates), then the others from copies, over their leaves.
         self.1
-            .update_each(updates, original, &mut s.1, params, last_in_place)?;
+            .update_each(cx, updates, original, &mut s.1, params, last_in_place)?;
         self.0
-            .update_each(updates, original, &mut s.0, params, false)
+            .update_each(cx, updates, original, &mut s.0, params, false)
     }
 }
 
@@ -397,34 +404,57 @@ where
         self.groups.init_each(params)
     }
 
-    fn validate(&self, updates: &P, state: &G::State, params: &P) -> Result<(), Error> {
-        self.groups.validate_each(updates, state, params)
+    fn update(&self, updates: &mut P, state: &mut G::State, params: &P) -> Result<(), Error> {
+        Fused::update_in(self, &Context::default(), updates, state, params)
     }
 
-    fn acts_only_on_selection(&self) -> bool {
-        self.groups.all_act_only_on_selection()
+    fn fused(&self) -> Option<&dyn Fused<P, G::State>> {
+        Some(self)
+    }
+}
+
+impl<P, G> Fused<P, G::State> for MultiTransform<G>
+where
+    P: PyTree + Clone,
+    P::Leaf: FloatLeaf,
+    G: GroupList<P>,
+{
+    fn validate(&self, updates: &P, state: &G::State, params: &P) -> Result<(), Error> {
+        self.groups.validate_each(updates, state, params)
     }
 
     fn step_is_fused(&self) -> bool {
         self.groups.all_fused()
     }
 
-    fn update(&self, updates: &mut P, state: &mut G::State, params: &P) -> Result<(), Error> {
+    fn update_in(
+        &self,
+        cx: &Context<'_>,
+        updates: &mut P,
+        state: &mut G::State,
+        params: &P,
+    ) -> Result<(), Error> {
         self.groups.validate_each(updates, state, params)?;
         let original = copy_tree(&*updates)?;
         self.groups
-            .update_each(updates, &original, state, params, true)
+            .update_each(cx, updates, &original, state, params, true)
     }
 
-    fn step(&self, params: &mut P, grads: &mut P, state: &mut G::State) -> Result<(), Error> {
+    fn step_in(
+        &self,
+        cx: &Context<'_>,
+        params: &mut P,
+        grads: &mut P,
+        state: &mut G::State,
+    ) -> Result<(), Error> {
         self.groups.validate_each(grads, state, params)?;
         if self.groups.all_fused() {
-            self.groups.step_each(params, grads, state)
+            self.groups.step_each(cx, params, grads, state)
         } else {
             let original = copy_tree(&*grads)?;
             self.groups
-                .update_each(grads, &original, state, params, true)?;
-            apply_updates(params, grads)
+                .update_each(cx, grads, &original, state, params, true)?;
+            walk(cx, [params], [&*grads], &crate::rules::AddTo)
         }
     }
 }

@@ -68,8 +68,12 @@
 //! - [`device_updates`]: every element update of the transformations
 //!   recorded as a device program ([`DeviceUpdate`]), from which its CUDA
 //!   kernel is printed (pytree-std's `elements::codegen`).
-//! - [`with_leaf_sums`]: the global norm of a tree whose leaves are spread
-//!   over processes (a sharded optimizer's), bit for bit the unsharded one.
+//! - [`Context`]: what a transformation runs under, passed down as a value
+//!   (the selected leaves, the [`Exec`] mode, the reduction of per-leaf
+//!   sums that makes the global norm of a tree whose leaves are spread over
+//!   processes bit for bit the unsharded one); [`update_in`] and
+//!   [`step_in`] run any transformation under one, and [`Fused`] is the
+//!   optional fast path that receives it.
 //! - [`FloatLeaf`]: the one trait a leaf type implements, for `f32`,
 //!   `f64`, `half`'s `f16`/`bf16` (feature `half`), ndarray's `ArrayD<A>`
 //!   and `AnyArray` (feature `ndarray`), nalgebra's `DMatrix<T>` (feature
@@ -99,29 +103,30 @@ mod alias;
 pub mod burn;
 #[cfg(feature = "candle")]
 pub mod candle;
+mod context;
 mod device;
 mod ema;
 mod gradient_transformation;
 mod groups;
-mod leaf_sums;
 mod mask;
 mod pass;
+mod rules;
 mod schedule;
 mod trace;
 mod transform;
-mod updates;
 mod walk;
 mod wrappers;
 
 pub use adam::{scale_by_adam, ScaleByAdam, ScaleByAdamState};
 pub use alias::{adam, adamw, sgd, Adam, AdamState, AdamW, AdamWState, Sgd, SgdState};
+pub use context::{Context, LeafSums};
 pub use device::{device_updates, DeviceUpdate};
 pub use ema::{ema, EmaOfParams, EmaOfUpdates, EmaState};
 pub use gradient_transformation::{
-    apply_updates, chain, global_norm, Chain, GradientTransformation,
+    apply_updates, chain, global_norm, global_norm_in, step_in, update_in, Chain, Fused,
+    GradientTransformation,
 };
 pub use groups::{multi_transform, Group, GroupList, GroupState, Groups, MultiTransform};
-pub use leaf_sums::with_leaf_sums;
 pub use mask::{LeafMask, Mask};
 pub use pass::{Tail, Target};
 pub use schedule::{

@@ -8,7 +8,7 @@
 use crate::mask::LeafMask;
 
 /// Where a fused pass
-/// ([`GradientTransformation::run_fused`](crate::GradientTransformation::run_fused))
+/// ([`Fused::run_fused`](crate::Fused::run_fused))
 /// writes its result.
 ///
 /// ```

@@ -5,11 +5,12 @@
 
 use pytree_std::{Error, PyTree};
 
+use crate::context::Context;
 use crate::gradient_transformation::{
-    step_in_one_pass, update_in_one_pass, GradientTransformation,
+    step_in_one_pass, update_in_one_pass, Fused, GradientTransformation,
 };
 use crate::pass::{Tail, Target};
-use crate::updates::{Momentum, TraceUpdate};
+use crate::rules::{Momentum, TraceUpdate};
 use crate::walk::{same_shape, selected, zeros, Scalar};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
@@ -76,25 +77,47 @@ where
         })
     }
 
+    fn update(&self, updates: &mut P, state: &mut TraceState<P>, params: &P) -> Result<(), Error> {
+        Fused::update_in(self, &Context::default(), updates, state, params)
+    }
+
+    fn fused(&self) -> Option<&dyn Fused<P, TraceState<P>>> {
+        Some(self)
+    }
+}
+
+impl<P> Fused<P, TraceState<P>> for Trace
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+{
     fn validate(&self, updates: &P, state: &TraceState<P>, params: &P) -> Result<(), Error> {
         same_shape(params, updates)?;
         same_shape(params, &state.trace)
-    }
-
-    fn acts_only_on_selection(&self) -> bool {
-        true
     }
 
     fn step_is_fused(&self) -> bool {
         true
     }
 
-    fn update(&self, updates: &mut P, state: &mut TraceState<P>, params: &P) -> Result<(), Error> {
-        update_in_one_pass(self, updates, state, params).map(drop)
+    fn update_in(
+        &self,
+        cx: &Context<'_>,
+        updates: &mut P,
+        state: &mut TraceState<P>,
+        params: &P,
+    ) -> Result<(), Error> {
+        update_in_one_pass(self, cx, updates, state, params).map(drop)
     }
 
-    fn step(&self, params: &mut P, grads: &mut P, state: &mut TraceState<P>) -> Result<(), Error> {
-        step_in_one_pass(self, params, grads, state).map(drop)
+    fn step_in(
+        &self,
+        cx: &Context<'_>,
+        params: &mut P,
+        grads: &mut P,
+        state: &mut TraceState<P>,
+    ) -> Result<(), Error> {
+        step_in_one_pass(self, cx, params, grads, state).map(drop)
     }
 
     /// One pass: `p += factor * d` reading the gradients, or
@@ -102,6 +125,7 @@ where
     /// is not fused (`Ok(false)`).
     fn run_fused(
         &self,
+        cx: &Context<'_>,
         target: &mut Target<'_, P>,
         state: &mut TraceState<P>,
         tail: &Tail,
@@ -109,12 +133,12 @@ where
         if tail.weight_decay != 0.0 {
             return Ok(false);
         }
-        let mask = selected(target.params())?;
+        let mask = selected(cx, target.params())?;
         let momentum = Momentum {
             mu: Scalar::<P>::from_f64(self.decay),
             nesterov: self.nesterov,
         };
-        TraceUpdate::run(momentum, tail, target, [&mut state.trace], &mask)?;
+        TraceUpdate::run(cx, momentum, tail, target, [&mut state.trace], &mask)?;
         Ok(true)
     }
 }

@@ -8,10 +8,11 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::gradient_transformation::GradientTransformation;
+use crate::context::Context;
+use crate::gradient_transformation::{update_in, Fused, GradientTransformation};
 use crate::pass::{Tail, Target};
+use crate::rules::{Clip, Zero};
 use crate::schedule::Schedule;
-use crate::updates::{Clip, Zero};
 use crate::walk::{same_shape, selected, sum_squares, walk, Scalar};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
@@ -74,30 +75,31 @@ impl<P> ScheduleState<P> {
 /// A tail transformation's `update`, `step` and `run_fused`: its
 /// [`Tail`] (then `incoming`) in one pass into `target`, then its state
 /// advanced.
-fn run_as_tail<P, T>(
+fn run_as_tail<P, S, T>(
     t: &T,
+    cx: &Context<'_>,
     target: &mut Target<'_, P>,
-    state: &mut T::State,
+    state: &mut S,
     incoming: &Tail,
 ) -> Result<bool, Error>
 where
     P: PyTree,
     P::Leaf: FloatLeaf,
-    T: GradientTransformation<P>,
+    T: Fused<P, S>,
 {
     let tail = t.tail(state, target.params());
     let Some(tail) = tail.and_then(|own| own.then(incoming.clone())) else {
         return Ok(false);
     };
-    tail.run(target)?;
+    tail.run(cx, target)?;
     t.advance(state, target.params());
     Ok(true)
 }
 
-/// The `GradientTransformation` impl of a transformation whose state
-/// `$state<P>` has no leaves (it is `$init`): `validate` checks the
-/// updates against the parameters, and it acts only on the selection
-/// (its loops are this crate's walks); the other methods are given.
+/// The `GradientTransformation` and [`Fused`] impls of a transformation
+/// whose state `$state<P>` has no leaves (it is `$init`): `validate`
+/// checks the updates against the parameters, `update` is the fused one
+/// under the default context; the other [`Fused`] methods are given.
 macro_rules! leafless_state_transformation {
     ($ty:ty, $state:ident, [$($g:tt)*], $init:expr, { $($methods:tt)* }) => {
         impl<P, $($g)*> GradientTransformation<P> for $ty
@@ -111,12 +113,22 @@ macro_rules! leafless_state_transformation {
                 Ok($init)
             }
 
-            fn validate(&self, updates: &P, _: &$state<P>, params: &P) -> Result<(), Error> {
-                same_shape(params, updates)
+            fn update(&self, updates: &mut P, state: &mut $state<P>, params: &P) -> Result<(), Error> {
+                update_in(self, &Context::default(), updates, state, params)
             }
 
-            fn acts_only_on_selection(&self) -> bool {
-                true
+            fn fused(&self) -> Option<&dyn Fused<P, $state<P>>> {
+                Some(self)
+            }
+        }
+
+        impl<P, $($g)*> Fused<P, $state<P>> for $ty
+        where
+            P: PyTree,
+            P::Leaf: FloatLeaf,
+        {
+            fn validate(&self, updates: &P, _: &$state<P>, params: &P) -> Result<(), Error> {
+                same_shape(params, updates)
             }
 
             $($methods)*
@@ -124,9 +136,8 @@ macro_rules! leafless_state_transformation {
     };
 }
 
-/// The `GradientTransformation` impl of a [`Tail`] transformation, from
-/// its initial state, its `tail_at(&state)` and how a step advances the
-/// state.
+/// The impls of a [`Tail`] transformation, from its initial state, its
+/// `tail_at(&state)` and how a step advances the state.
 macro_rules! tail_transformation {
     ($ty:ty, $state:ident, [$($g:tt)*], $init:expr, |$s:ident| $advance:block) => {
         leafless_state_transformation!($ty, $state, [$($g)*], $init, {
@@ -146,21 +157,34 @@ macro_rules! tail_transformation {
 
             fn run_fused(
                 &self,
+                cx: &Context<'_>,
                 target: &mut Target<'_, P>,
                 state: &mut $state<P>,
                 tail: &Tail,
             ) -> Result<bool, Error> {
-                run_as_tail(self, target, state, tail)
+                run_as_tail(self, cx, target, state, tail)
             }
 
-            fn update(&self, updates: &mut P, state: &mut $state<P>, params: &P) -> Result<(), Error> {
+            fn update_in(
+                &self,
+                cx: &Context<'_>,
+                updates: &mut P,
+                state: &mut $state<P>,
+                params: &P,
+            ) -> Result<(), Error> {
                 let target = &mut Target::Updates { updates, params };
-                run_as_tail(self, target, state, &Tail::scale(1.0)).map(drop)
+                run_as_tail(self, cx, target, state, &Tail::scale(1.0)).map(drop)
             }
 
-            fn step(&self, params: &mut P, grads: &mut P, state: &mut $state<P>) -> Result<(), Error> {
+            fn step_in(
+                &self,
+                cx: &Context<'_>,
+                params: &mut P,
+                grads: &mut P,
+                state: &mut $state<P>,
+            ) -> Result<(), Error> {
                 let target = &mut Target::Params { params, grads: &*grads };
-                run_as_tail(self, target, state, &Tail::scale(1.0)).map(drop)
+                run_as_tail(self, cx, target, state, &Tail::scale(1.0)).map(drop)
             }
         });
     };
@@ -355,15 +379,27 @@ leafless_state_transformation!(SetToZero, EmptyState, [], EmptyState::default(),
         true
     }
 
-    fn update(&self, updates: &mut P, _: &mut EmptyState<P>, params: &P) -> Result<(), Error> {
+    fn update_in(
+        &self,
+        cx: &Context<'_>,
+        updates: &mut P,
+        _: &mut EmptyState<P>,
+        params: &P,
+    ) -> Result<(), Error> {
         same_shape(params, updates)?;
-        walk([updates], [], &Zero)
+        walk(cx, [updates], [], &Zero)
     }
 
     /// Validates the trees, and changes nothing.
-    fn step(&self, params: &mut P, grads: &mut P, _: &mut EmptyState<P>) -> Result<(), Error> {
+    fn step_in(
+        &self,
+        cx: &Context<'_>,
+        params: &mut P,
+        grads: &mut P,
+        _: &mut EmptyState<P>,
+    ) -> Result<(), Error> {
         same_shape(params, grads)?;
-        selected(&*params).map(drop)
+        selected(cx, &*params).map(drop)
     }
 });
 
@@ -402,18 +438,24 @@ pub struct ClipByGlobalNorm {
 }
 
 leafless_state_transformation!(ClipByGlobalNorm, EmptyState, [], EmptyState::default(), {
-    fn update(&self, updates: &mut P, _: &mut EmptyState<P>, params: &P) -> Result<(), Error> {
-        let mask = selected(params)?;
+    fn update_in(
+        &self,
+        cx: &Context<'_>,
+        updates: &mut P,
+        _: &mut EmptyState<P>,
+        params: &P,
+    ) -> Result<(), Error> {
+        let mask = selected(cx, params)?;
         // A norm over leaves of several processes is summed per leaf on
         // the host.
-        if !crate::leaf_sums::active()
+        if !cx.reduces_leaf_sums()
             && P::Leaf::clip_on_device(params, updates, &|i| mask.get(i), self.max_norm)?
         {
             return Ok(());
         }
         // The norm pass also checks the updates against the parameters,
         // before anything is written.
-        let norm = sum_squares(params, updates, &mask)?.sqrt();
+        let norm = sum_squares(cx, params, updates, &mask)?.sqrt();
         if norm < self.max_norm {
             return Ok(());
         }
@@ -421,6 +463,6 @@ leafless_state_transformation!(ClipByGlobalNorm, EmptyState, [], EmptyState::def
             norm: Scalar::<P>::from_f64(norm),
             max: Scalar::<P>::from_f64(self.max_norm),
         };
-        walk([updates], [], &clip)
+        walk(cx, [updates], [], &clip)
     }
 });

@@ -1,14 +1,11 @@
 //! The walks every transformation is written with: [`walk`] (one pass
-//! over several trees, an [`ElementUpdate`] on the selected leaves), the sum
-//! of squares of a norm, trees of zeros and copies; and the context the
-//! wrappers set for them: which leaves are selected
-//! ([`masked`](crate::masked)) and how the loops run
-//! ([`Wrap::exec`](crate::Wrap::exec)).
-
-use std::cell::{Cell, RefCell};
+//! over several trees, an [`ElementUpdate`] on the leaves a [`Context`]
+//! selects, its loops run as it says), the sum of squares of a norm, trees
+//! of zeros and copies.
 
 use pytree_std::{Error, Flatten, PyTree, Std};
 
+use crate::context::Context;
 use crate::mask::LeafMask;
 use pytree_std::elements::ElementUpdate;
 use pytree_std::elements::Exec;
@@ -17,65 +14,19 @@ use pytree_std::elements::FloatLeaf;
 /// The element type a tree of leaves `P::Leaf` computes in.
 pub(crate) type Scalar<P> = <<P as Flatten<Std>>::Leaf as FloatLeaf>::Scalar;
 
-thread_local! {
-    /// The leaves the walks on this thread act on (the masks of the
-    /// enclosing wrappers, all holding); `None`: every leaf. Only this
-    /// crate's walks read it: around a transformation whose
-    /// `acts_only_on_selection` is false, `Masked` guards the leaves
-    /// outside its mask itself.
-    static SELECTION: RefCell<Option<LeafMask>> = const { RefCell::new(None) };
-    /// How the walks on this thread run their element loops.
-    static EXEC: Cell<Exec> = const { Cell::new(Exec::Sequential) };
-}
-
-/// Puts the previous context back when dropped (also on unwinding).
-struct Restore(Option<LeafMask>, Exec);
-
-impl Drop for Restore {
-    fn drop(&mut self) {
-        SELECTION.with(|s| *s.borrow_mut() = self.0.take());
-        EXEC.with(|e| e.set(self.1));
-    }
-}
-
-/// Runs `f` with the walks acting only where `mask` (and the enclosing
-/// selection) holds.
-pub(crate) fn with_selection<R>(mask: &LeafMask, f: impl FnOnce() -> R) -> R {
-    let previous = SELECTION.with(|s| s.borrow().clone());
-    let narrowed = match &previous {
-        None => mask.clone(),
-        Some(outer) => outer.and(mask),
-    };
-    let _restore = Restore(previous, EXEC.with(Cell::get));
-    SELECTION.with(|s| *s.borrow_mut() = Some(narrowed));
-    f()
-}
-
-/// Runs `f` with the walks' element loops running as `exec` says.
-pub(crate) fn with_exec<R>(exec: Exec, f: impl FnOnce() -> R) -> R {
-    let _restore = Restore(SELECTION.with(|s| s.borrow().clone()), EXEC.with(Cell::get));
-    EXEC.with(|e| e.set(exec));
-    f()
-}
-
-/// How the walks on this thread run their loops now.
-pub(crate) fn current_exec() -> Exec {
-    EXEC.with(Cell::get)
-}
-
-/// The leaves of `tree` the walks act on now: the enclosing wrappers'
+/// The leaves of `tree` that `cx` selects: the enclosing wrappers'
 /// masks (checked against `tree`), or every leaf; either way without the
 /// leaves that share memory with an earlier one ([`first_occurrences`]),
 /// so that a tied variable is updated once.
-pub(crate) fn selected<P>(tree: &P) -> Result<LeafMask, Error>
+pub(crate) fn selected<P>(cx: &Context<'_>, tree: &P) -> Result<LeafMask, Error>
 where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
 {
-    let mask = match SELECTION.with(|s| s.borrow().clone()) {
+    let mask = match cx.selection() {
         Some(m) => {
             m.ensure_fits(tree)?;
-            m
+            m.clone()
         }
         None => crate::mask::Mask::all().on(tree),
     };
@@ -108,8 +59,9 @@ where
 
 /// Walks `N` mutable and `M` shared trees in one pass (structures and leaf
 /// shapes checked first: on a mismatch nothing changes), running `update`
-/// on the selected leaves ([`selected`]).
+/// on the leaves `cx` selects ([`selected`]).
 pub(crate) fn walk<P, const N: usize, const M: usize, U>(
+    cx: &Context<'_>,
     muts: [&mut P; N],
     refs: [&P; M],
     update: &U,
@@ -122,8 +74,8 @@ where
     let Some(first) = muts.first().map(|t| &**t).or(refs.first().copied()) else {
         return Ok(());
     };
-    let mask = selected(first)?;
-    walk_leaves(muts, refs, |i, ms, rs, exec| {
+    let mask = selected(cx, first)?;
+    walk_leaves(cx, muts, refs, |i, ms, rs, exec| {
         if mask.get(i) {
             P::Leaf::zip_update(ms, rs, exec, update)
         } else {
@@ -134,8 +86,9 @@ where
 
 /// Calls `leaf(index, written leaves, read leaves, exec)` on the leaves of
 /// `N` mutable and `M` shared trees (structures and leaf shapes checked
-/// first); an error names the leaf's path.
+/// first), `exec` being `cx`'s; an error names the leaf's path.
 pub(crate) fn walk_leaves<P, const N: usize, const M: usize>(
+    cx: &Context<'_>,
     muts: [&mut P; N],
     refs: [&P; M],
     mut leaf: impl FnMut(
@@ -149,7 +102,7 @@ where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
 {
-    let exec = current_exec();
+    let exec = cx.exec_mode();
     let mut i = 0;
     pytree_std::walk::zip_mut(muts, refs, |ms, rs| {
         let r = leaf(i, ms, rs, exec);
@@ -173,19 +126,24 @@ where
 
 /// The sum of squares of the elements of `tree`'s selected leaves, in
 /// `f64`; `tree` is checked against `params` (structure and leaf shapes)
-/// first, and named as tree 1 in the error.
-pub(crate) fn sum_squares<P>(params: &P, tree: &P, mask: &LeafMask) -> Result<f64, Error>
+/// first, and named as tree 1 in the error. With a reduction of leaf
+/// sums in `cx` ([`Context::leaf_sums`]), each leaf's sum is completed by
+/// it, then the sums are added up in leaf order.
+pub(crate) fn sum_squares<P>(
+    cx: &Context<'_>,
+    params: &P,
+    tree: &P,
+    mask: &LeafMask,
+) -> Result<f64, Error>
 where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
 {
-    let exec = current_exec();
+    let exec = cx.exec_mode();
     let sq = |v: Scalar<P>| {
         let v = pytree_std::elements::Float::to_f64(v);
         v * v
     };
-    // With `with_leaf_sums`, leaves held by other processes too: each
-    // leaf's sum, completed by the reduction, then added up in leaf order.
     let mut sums = Vec::with_capacity(mask.len());
     let mut i = 0;
     pytree_std::walk::zip_mut::<P, 0, 2, Result<(), String>>([], [params, tree], |[], [_, x]| {
@@ -197,7 +155,7 @@ where
         i += 1;
         Ok(())
     })?;
-    crate::leaf_sums::reduce_leaf_sums(&mut sums)?;
+    cx.reduce_leaf_sums(&mut sums)?;
     Ok(sums.iter().fold(0.0f64, |total, s| total + s))
 }
 

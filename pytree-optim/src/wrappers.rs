@@ -6,11 +6,14 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::gradient_transformation::{apply_updates, GradientTransformation};
+use crate::context::Context;
+use crate::gradient_transformation::{
+    step_in, update_in, validate_of, Fused, GradientTransformation,
+};
 use crate::mask::{LeafMask, Mask};
 use crate::pass::{Tail, Target};
-use crate::updates::{AddTo, Assign, Zero};
-use crate::walk::{first_occurrences, same_shape, walk, with_exec, with_selection, zeros};
+use crate::rules::{AddTo, Zero};
+use crate::walk::{first_occurrences, walk};
 use pytree_std::elements::Exec;
 use pytree_std::elements::FloatLeaf;
 
@@ -21,8 +24,8 @@ use pytree_std::elements::FloatLeaf;
 ///
 /// Any transformation can be wrapped, this crate's or one written
 /// elsewhere with its own loop over the leaves, which cannot see the mask
-/// (its [`acts_only_on_selection`](GradientTransformation::acts_only_on_selection)
-/// is `false`): the wrapper then hands it zeros as the updates outside the
+/// (it has no fast path: its [`fused`](GradientTransformation::fused) is
+/// `None`): the wrapper then hands it zeros as the updates outside the
 /// mask and puts the original ones back after it, so the updates there
 /// still pass through, and a sum it makes over the tree (a global norm
 /// written by hand) covers the masked leaves only, as in optax. Its state
@@ -142,44 +145,54 @@ where
 
     fn init(&self, params: &P) -> Result<Self::State, Error> {
         let mask = self.evaluate(params);
-        let inner = with_selection(&mask, || self.inner.init(params))?;
+        let inner = self.inner.init(params)?;
         Ok(MaskedState { inner, mask })
     }
 
-    fn validate(&self, updates: &P, state: &Self::State, params: &P) -> Result<(), Error> {
+    fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
+        Fused::update_in(self, &Context::default(), updates, state, params)
+    }
+
+    fn fused(&self) -> Option<&dyn Fused<P, Self::State>> {
+        Some(self)
+    }
+}
+
+impl<P, T> Fused<P, MaskedState<T::State>> for Masked<T>
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+    T: GradientTransformation<P>,
+{
+    fn validate(
+        &self,
+        updates: &P,
+        state: &MaskedState<T::State>,
+        params: &P,
+    ) -> Result<(), Error> {
         if !state.mask.is_pending() {
             state.mask.ensure_fits(params)?;
         }
-        self.inner.validate(updates, &state.inner, params)
+        validate_of(&self.inner, updates, &state.inner, params)
     }
 
-    /// The inner transformation's: around one that says `false`, the
-    /// leaves outside this mask are guarded, but not those outside the
-    /// enclosing wrappers' masks.
-    fn acts_only_on_selection(&self) -> bool {
-        self.inner.acts_only_on_selection()
-    }
-
-    /// Frozen outside, around a fused step that acts only on the
-    /// selection.
+    /// Frozen outside, around a fused step.
     fn step_is_fused(&self) -> bool {
-        self.outside == Outside::Frozen
-            && self.inner.step_is_fused()
-            && self.inner.acts_only_on_selection()
+        self.outside == Outside::Frozen && self.inner.fused().is_some_and(|f| f.step_is_fused())
     }
 
     /// A tail of factor 1 (a weight decay) whose decay is narrowed to the
     /// mask; other tails do not pass through a mask.
     fn is_tail(&self) -> bool {
-        self.outside == Outside::PassThrough && self.inner.is_tail()
+        self.outside == Outside::PassThrough && self.inner.fused().is_some_and(|f| f.is_tail())
     }
 
-    fn tail(&self, state: &Self::State, params: &P) -> Option<Tail> {
+    fn tail(&self, state: &MaskedState<T::State>, params: &P) -> Option<Tail> {
         if self.outside != Outside::PassThrough {
             return None;
         }
         let mask = self.leaf_mask(&state.mask, params);
-        let tail = with_selection(&mask, || self.inner.tail(&state.inner, params))?;
+        let tail = self.inner.fused()?.tail(&state.inner, params)?;
         if tail.factor != 1.0 {
             return None;
         }
@@ -193,82 +206,62 @@ where
         })
     }
 
-    fn advance(&self, state: &mut Self::State, params: &P) {
+    fn advance(&self, state: &mut MaskedState<T::State>, params: &P) {
         let mask = self.leaf_mask(&state.mask, params);
-        with_selection(&mask, || self.inner.advance(&mut state.inner, params));
+        if let Some(f) = self.inner.fused() {
+            f.advance(&mut state.inner, params);
+        }
         state.mask = mask;
     }
 
-    fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
-        self.validate(updates, state, params)?;
-        let mask = self.leaf_mask(&state.mask, params);
-        if self.inner.acts_only_on_selection() {
-            with_selection(&mask, || {
-                self.inner.update(&mut *updates, &mut state.inner, params)
-            })?;
-            if self.outside == Outside::Frozen {
-                with_selection(&mask.not(), || walk([updates], [], &Zero))?;
-            }
-        } else {
-            self.update_guarded(updates, &mut state.inner, params, &mask)?;
-        }
-        state.mask = mask;
-        Ok(())
-    }
-
-    fn step(&self, params: &mut P, grads: &mut P, state: &mut Self::State) -> Result<(), Error> {
-        if self.outside == Outside::PassThrough {
-            self.update(grads, state, params)?;
-            return apply_updates(params, grads);
-        }
-        if !self.inner.acts_only_on_selection() {
-            // The inner step might write every parameter: its updates,
-            // zero outside the mask, added inside it only.
-            self.update(grads, state, params)?;
-            return with_selection(&state.mask, || walk([params], [&*grads], &AddTo));
-        }
-        self.validate(grads, state, params)?;
-        let mask = self.leaf_mask(&state.mask, &*params);
-        with_selection(&mask, || self.inner.step(params, grads, &mut state.inner))?;
-        state.mask = mask;
-        Ok(())
-    }
-}
-
-impl<T> Masked<T> {
-    /// `inner.update` for an inner transformation that does not act only
-    /// on the selection
-    /// ([`acts_only_on_selection`](GradientTransformation::acts_only_on_selection)
-    /// is `false`: a loop of its own over every leaf): it is given zeros
-    /// as the updates outside `mask`, and afterwards the updates there are
-    /// the original ones again ([`Outside::PassThrough`]) or zero
-    /// ([`Outside::Frozen`]). If it fails, the updates outside `mask` are
-    /// put back as they were (those inside are as it left them).
-    fn update_guarded<P>(
+    fn update_in(
         &self,
+        cx: &Context<'_>,
         updates: &mut P,
-        state: &mut T::State,
+        state: &mut MaskedState<T::State>,
         params: &P,
-        mask: &LeafMask,
-    ) -> Result<(), Error>
-    where
-        P: PyTree,
-        P::Leaf: FloatLeaf,
-        T: GradientTransformation<P>,
-    {
-        same_shape(params, updates)?;
-        let outside = mask.not();
-        let mut kept = zeros(&*updates)?;
-        with_selection(&outside, || {
-            walk([&mut kept], [&*updates], &Assign)?;
-            walk([&mut *updates], [], &Zero)
-        })?;
-        let result = with_selection(mask, || self.inner.update(&mut *updates, state, params));
-        with_selection(&outside, || match (&result, self.outside) {
-            (Ok(()), Outside::Frozen) => walk([updates], [], &Zero),
-            _ => walk([updates], [&kept], &Assign),
-        })?;
-        result
+    ) -> Result<(), Error> {
+        Fused::validate(self, updates, state, params)?;
+        let mask = self.leaf_mask(&state.mask, params);
+        update_in(
+            &self.inner,
+            &cx.select(&mask),
+            &mut *updates,
+            &mut state.inner,
+            params,
+        )?;
+        if self.outside == Outside::Frozen {
+            walk(&cx.select(&mask.not()), [updates], [], &Zero)?;
+        }
+        state.mask = mask;
+        Ok(())
+    }
+
+    fn step_in(
+        &self,
+        cx: &Context<'_>,
+        params: &mut P,
+        grads: &mut P,
+        state: &mut MaskedState<T::State>,
+    ) -> Result<(), Error> {
+        if self.outside == Outside::PassThrough {
+            Fused::update_in(self, cx, grads, state, params)?;
+            return walk(cx, [params], [&*grads], &AddTo);
+        }
+        // Frozen: the inner step at the masked leaves only (a
+        // transformation without a fast path: its guarded update, added
+        // to the masked parameters only).
+        Fused::validate(self, grads, state, params)?;
+        let mask = self.leaf_mask(&state.mask, &*params);
+        step_in(
+            &self.inner,
+            &cx.select(&mask),
+            params,
+            grads,
+            &mut state.inner,
+        )?;
+        state.mask = mask;
+        Ok(())
     }
 }
 
@@ -356,8 +349,10 @@ impl<T> Wrap for T {}
 
 /// A transformation whose element loops run as [`Exec`] says; see
 /// [`Wrap::exec`]. Its state is the inner one. `Exec` reaches the loops
-/// of this crate only; a transformation written elsewhere runs its own
-/// loops as it does. Either way only the speed changes, never the
+/// through the [`Context`] (this crate's, and those of a
+/// [`Fused`] transformation written elsewhere that reads
+/// [`Context::exec_mode`]); a transformation without a fast path runs its
+/// own loops as it does. Either way only the speed changes, never the
 /// results.
 ///
 /// ```
@@ -374,6 +369,8 @@ pub struct WithExec<T> {
 
 impl<P, T> GradientTransformation<P> for WithExec<T>
 where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
     T: GradientTransformation<P>,
 {
     type State = T::State;
@@ -382,48 +379,85 @@ where
         self.inner.init(params)
     }
 
-    fn validate(&self, updates: &P, state: &T::State, params: &P) -> Result<(), Error> {
-        self.inner.validate(updates, state, params)
+    fn update(&self, updates: &mut P, state: &mut T::State, params: &P) -> Result<(), Error> {
+        Fused::update_in(self, &Context::default(), updates, state, params)
     }
 
-    fn acts_only_on_selection(&self) -> bool {
-        self.inner.acts_only_on_selection()
+    fn fused(&self) -> Option<&dyn Fused<P, T::State>> {
+        Some(self)
+    }
+}
+
+impl<P, T> Fused<P, T::State> for WithExec<T>
+where
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+    T: GradientTransformation<P>,
+{
+    fn validate(&self, updates: &P, state: &T::State, params: &P) -> Result<(), Error> {
+        validate_of(&self.inner, updates, state, params)
     }
 
     fn step_is_fused(&self) -> bool {
-        self.inner.step_is_fused()
+        self.inner.fused().is_some_and(|f| f.step_is_fused())
     }
 
     fn is_tail(&self) -> bool {
-        self.inner.is_tail()
+        self.inner.fused().is_some_and(|f| f.is_tail())
     }
 
     fn tail(&self, state: &T::State, params: &P) -> Option<Tail> {
-        self.inner.tail(state, params)
+        self.inner.fused()?.tail(state, params)
     }
 
     fn advance(&self, state: &mut T::State, params: &P) {
-        self.inner.advance(state, params);
+        if let Some(f) = self.inner.fused() {
+            f.advance(state, params);
+        }
     }
 
     fn run_fused(
         &self,
+        cx: &Context<'_>,
         target: &mut Target<'_, P>,
         state: &mut T::State,
         tail: &Tail,
     ) -> Result<bool, Error> {
-        with_exec(self.exec, || self.inner.run_fused(target, state, tail))
+        match self.inner.fused() {
+            Some(f) => f.run_fused(&cx.clone().exec(self.exec), target, state, tail),
+            None => Ok(false),
+        }
     }
 
-    fn update(&self, updates: &mut P, state: &mut T::State, params: &P) -> Result<(), Error> {
-        with_exec(self.exec, || self.inner.update(updates, state, params))
+    fn update_in(
+        &self,
+        cx: &Context<'_>,
+        updates: &mut P,
+        state: &mut T::State,
+        params: &P,
+    ) -> Result<(), Error> {
+        update_in(
+            &self.inner,
+            &cx.clone().exec(self.exec),
+            updates,
+            state,
+            params,
+        )
     }
 
-    fn step(&self, params: &mut P, grads: &mut P, state: &mut T::State) -> Result<(), Error>
-    where
-        P: PyTree,
-        P::Leaf: FloatLeaf,
-    {
-        with_exec(self.exec, || self.inner.step(params, grads, state))
+    fn step_in(
+        &self,
+        cx: &Context<'_>,
+        params: &mut P,
+        grads: &mut P,
+        state: &mut T::State,
+    ) -> Result<(), Error> {
+        step_in(
+            &self.inner,
+            &cx.clone().exec(self.exec),
+            params,
+            grads,
+            state,
+        )
     }
 }

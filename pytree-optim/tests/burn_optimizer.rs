@@ -212,12 +212,13 @@ fn whole_tree_transformations_are_refused() {
     }
 }
 
-/// A transformation that takes the global norm only from its second step
-/// on: the constructor's probe (one step) lets it through, the step that
-/// sums panics.
+/// A transformation that takes the global norm (through the context it
+/// is given, its fast path) only from its second step on: the
+/// constructor's probe (one step) lets it through, the step that sums
+/// panics.
 #[test]
 fn a_step_that_sums_over_the_leaves_panics() {
-    use pytree_optim::{GradientTransformation, ScaleByAdamState};
+    use pytree_optim::{global_norm_in, Context, Fused, GradientTransformation, ScaleByAdamState};
     use pytree_std::Error;
 
     #[derive(Clone)]
@@ -231,11 +232,25 @@ fn a_step_that_sums_over_the_leaves_panics() {
             &self,
             updates: &mut BurnTensor,
             state: &mut Self::State,
+            params: &BurnTensor,
+        ) -> Result<(), Error> {
+            self.update_in(&Context::default(), updates, state, params)
+        }
+        fn fused(&self) -> Option<&dyn Fused<BurnTensor, Self::State>> {
+            Some(self)
+        }
+    }
+    impl Fused<BurnTensor, ScaleByAdamState<BurnTensor>> for NormFromStep2 {
+        fn update_in(
+            &self,
+            cx: &Context<'_>,
+            updates: &mut BurnTensor,
+            state: &mut ScaleByAdamState<BurnTensor>,
             _: &BurnTensor,
         ) -> Result<(), Error> {
             state.count += 1;
             if state.count >= 2 {
-                pytree_optim::global_norm(updates)?;
+                global_norm_in(cx, &*updates)?;
             }
             Ok(())
         }

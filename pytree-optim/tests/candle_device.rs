@@ -235,9 +235,11 @@ fn a_closure_over_f32_tensors_widens_each_element_on_any_exec() {
             w as f32
         })
         .collect();
-    let mut execs = vec![Exec::Sequential];
-    #[cfg(feature = "rayon")]
-    execs.push(Exec::Parallel);
+    let execs = [
+        Exec::Sequential,
+        #[cfg(feature = "rayon")]
+        Exec::Parallel,
+    ];
     for exec in execs {
         let mut x = Tensor::from_vec(x0.clone(), n, &Device::Cpu).unwrap();
         let r = Tensor::from_vec(y.clone(), n, &Device::Cpu).unwrap();

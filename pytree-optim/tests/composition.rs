@@ -50,7 +50,7 @@ where
     B::State: PartialEq + std::fmt::Debug,
 {
     assert!(
-        GradientTransformation::<Model>::step_is_fused(opt),
+        GradientTransformation::<Model>::fused(opt).is_some_and(|f| f.step_is_fused()),
         "{name}: fused"
     );
     let (mut p1, mut p2, mut p3) = (model(0.0), model(0.0), model(0.0));

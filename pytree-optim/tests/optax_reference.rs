@@ -199,7 +199,7 @@ where
         .group("adamw", adamw(0.01, 0.1))
         .group("sgd", sgd(0.1).momentum(0.9))
         .group("frozen", set_to_zero());
-    assert!(GradientTransformation::<P>::step_is_fused(&fused));
+    assert!(GradientTransformation::<P>::fused(&fused).is_some_and(|f| f.step_is_fused()));
     run_case(&r, "multi_fused", fused, model, check);
     // A group that clips by its own global norm: not fused (copies).
     let clip = multi_transform(label)
@@ -209,7 +209,7 @@ where
             chain(clip_by_global_norm(0.5), sgd(0.1).momentum(0.9)),
         )
         .group("adamw", adamw(0.01, 0.1));
-    assert!(!GradientTransformation::<P>::step_is_fused(&clip));
+    assert!(!GradientTransformation::<P>::fused(&clip).is_some_and(|f| f.step_is_fused()));
     run_case(&r, "multi_clip", clip.clone(), model, check);
     // update + apply_updates gives what step gives.
     let mut p = model(&r["params0"]);

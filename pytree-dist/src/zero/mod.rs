@@ -12,7 +12,7 @@ mod layout;
 
 use std::ops::Range;
 
-use pytree_optim::{with_leaf_sums, FloatLeaf, GradientTransformation};
+use pytree_optim::{step_in, Context, FloatLeaf, GradientTransformation};
 use pytree_std::{ByteLeaf, ByteTensor, Error, Flatten, PyTree, Signature, Std, TreeDef};
 
 use crate::backend::Flow;
@@ -88,8 +88,9 @@ pub enum Partition {
 ///
 /// **Sums.** A transformation that needs a sum over all leaves
 /// ([`clip_by_global_norm`](pytree_optim::clip_by_global_norm)) gets each
-/// leaf's sum of squares through
-/// [`with_leaf_sums`](pytree_optim::with_leaf_sums), added in leaf
+/// leaf's sum of squares through the reduction of the
+/// [`Context`](pytree_optim::Context) the shard is stepped under
+/// ([`Context::leaf_sums`](pytree_optim::Context::leaf_sums)), added in leaf
 /// order. By whole leaves each sum comes from the leaf's owner: the
 /// unsharded norm, bit for bit. By element a split leaf's sum is the sum
 /// of the ranks' partial sums (in `f64`, summed by MPI), which adds the
@@ -865,7 +866,8 @@ where
             sums.copy_from_slice(&mine);
             Ok(())
         };
-        with_leaf_sums(&complete, || inner.step(shard, shard_grads, state))
+        let cx = Context::default().leaf_sums(&complete);
+        step_in(inner, &cx, shard, shard_grads, state)
     }
 
     /// A step by whole leaves, from averaged gradients.

@@ -8,8 +8,9 @@ use pytree_std::burn::tensor::{Device, Tensor};
 use pytree_std::{BurnTensor, Error, PyTree};
 
 use super::record::PerParameterState;
+use crate::context::Context;
+use crate::gradient_transformation::step_in;
 use crate::gradient_transformation::{chain, GradientTransformation};
-use crate::leaf_sums::with_leaf_sums;
 use crate::transform::scale;
 
 /// What a transformation that sums over the leaves meets under
@@ -38,13 +39,16 @@ const WHOLE_TREE: &str = "pytree_optim::burn::PerParameter runs the transformati
 /// [`step`](super::step)).
 ///
 /// **The whole-tree ones do not**: [`clip_by_global_norm`](crate::clip_by_global_norm)
-/// (and any transformation that takes a [`global_norm`](crate::global_norm))
+/// (and any [`Fused`](crate::Fused) transformation that takes a
+/// [`global_norm_in`](crate::global_norm_in) of the context it is given)
 /// would clip each tensor by its own norm. They are refused: the
-/// constructors run the transformation once on a tensor of one element
+/// constructors run the transformation once on a tensor of one element,
+/// under a [`Context`] whose [`leaf_sums`](Context::leaf_sums) refuses,
 /// and return an error if it sums over the leaves, and a step that does so
 /// later panics (burn's `Optimizer::step` returns no error). A
-/// transformation written elsewhere with a loop of its own over the
-/// leaves cannot be seen doing so: it runs, per tensor. Masks and groups by
+/// transformation written elsewhere without the fast path, or with a loop
+/// of its own over the leaves, cannot be seen doing so: it runs, per
+/// tensor. Masks and groups by
 /// key path ([`Wrap::mask`](crate::Wrap::mask), [`multi_transform`](crate::multi_transform))
 /// see one tensor at the root, with no path: use burn's
 /// `ModuleOptimizer::with_group` instead. For the whole-tree ones, write
@@ -214,18 +218,17 @@ where
         mut state: T::State,
     ) -> Result<T::State, Error> {
         let refuse = |_: &mut [f64]| Err(Error::custom(WHOLE_TREE));
-        with_leaf_sums(&refuse, || {
-            if !self.scaled_by_lr {
-                self.transformation.step(params, grads, &mut state)?;
-                return Ok(state);
-            }
-            // The chain's state is the pair of the stages' (moved in and
-            // out: no element is copied); `scale`'s holds no tensor.
-            let scaled = chain(self.transformation.clone(), scale(lr));
-            let mut pair = (state, scale(lr).init(params)?);
-            scaled.step(params, grads, &mut pair)?;
-            Ok(pair.0)
-        })
+        let cx = Context::default().leaf_sums(&refuse);
+        if !self.scaled_by_lr {
+            step_in(&self.transformation, &cx, params, grads, &mut state)?;
+            return Ok(state);
+        }
+        // The chain's state is the pair of the stages' (moved in and
+        // out: no element is copied); `scale`'s holds no tensor.
+        let scaled = chain(self.transformation.clone(), scale(lr));
+        let mut pair = (state, scale(lr).init(params)?);
+        step_in(&scaled, &cx, params, grads, &mut pair)?;
+        Ok(pair.0)
     }
 }
 

@@ -10,16 +10,16 @@
 
 pub mod codegen;
 mod element;
+mod element_update;
 mod kernel;
-mod update;
 
 #[cfg(any(feature = "ndarray", feature = "candle"))]
 pub(crate) use element::widened;
 pub use element::{Float, FloatElement};
+pub use element_update::{Arith, ElementUpdate};
 #[cfg(any(feature = "candle", feature = "burn"))]
 pub(crate) use kernel::zip_host_vecs;
 pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
-pub use update::{Arith, ElementUpdate};
 
 use crate::std_namespace::Std;
 use pytree_core::{Error, Flatten, Leaf, LeafMut, LeafRef};

@@ -8,6 +8,7 @@
 use pytree_std::elements::{Arith, ElementUpdate, Float, FloatLeaf};
 use pytree_std::{Error, Flatten, Std};
 
+use crate::context::Context;
 use crate::mask::LeafMask;
 use crate::pass::{Tail, Target};
 use crate::walk::walk_leaves;
@@ -173,6 +174,7 @@ macro_rules! fused_update {
             /// One pass over the target and `[$($s),*]`, on the leaves
             /// `mask` selects.
             pub(crate) fn run<P>(
+                cx: &Context<'_>,
                 dir: $dir<K>,
                 tail: &Tail,
                 target: &mut Target<'_, P>,
@@ -186,7 +188,7 @@ macro_rules! fused_update {
                 let t = TailK::new(tail);
                 match target {
                     Target::Params { params, grads } => {
-                        walk_leaves([&mut **params, $($s),*], [*grads], |i, ms, rs, exec| {
+                        walk_leaves(cx, [&mut **params, $($s),*], [*grads], |i, ms, rs, exec| {
                             if !mask.get(i) {
                                 Ok(())
                             } else if tail.decays(i) {
@@ -197,7 +199,7 @@ macro_rules! fused_update {
                         })
                     }
                     Target::Updates { updates, params } => {
-                        walk_leaves([&mut **updates, $($s),*], [*params], |i, ms, [p], exec| {
+                        walk_leaves(cx, [&mut **updates, $($s),*], [*params], |i, ms, [p], exec| {
                             if !mask.get(i) {
                                 Ok(())
                             } else if tail.decays(i) {
@@ -297,14 +299,14 @@ fused_update!(
 impl Tail {
     /// The tail alone, in one pass into `target` (the selected leaves):
     /// `u <- factor * (u + wd * p)`, or `p += factor * (g + wd * p)`.
-    pub(crate) fn run<P>(&self, target: &mut Target<'_, P>) -> Result<(), Error>
+    pub(crate) fn run<P>(&self, cx: &Context<'_>, target: &mut Target<'_, P>) -> Result<(), Error>
     where
         P: Flatten<Std>,
         P::Leaf: FloatLeaf,
     {
         crate::walk::same_shape(target.params(), target.updates())?;
-        let mask = crate::walk::selected(target.params())?;
+        let mask = crate::walk::selected(cx, target.params())?;
         let gradient = Gradient::new();
-        TailUpdate::run(gradient, self, target, [], &mask)
+        TailUpdate::run(cx, gradient, self, target, [], &mask)
     }
 }

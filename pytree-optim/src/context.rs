@@ -1,0 +1,188 @@
+//! [`Context`]: what a transformation runs under, passed down as a value
+//! by the wrappers: the leaves it acts on (the masks of the enclosing
+//! [`masked`](crate::masked), [`Wrap::mask`](crate::Wrap::mask) and
+//! [`multi_transform`](crate::multi_transform) groups), how its element
+//! loops run ([`Wrap::exec`](crate::Wrap::exec)) and the reduction that
+//! completes per-leaf sums held by several processes (a sharded
+//! optimizer's global norm).
+
+use std::fmt;
+
+use pytree_std::elements::Exec;
+use pytree_std::Error;
+
+use crate::mask::LeafMask;
+
+/// A reduction of per-leaf partial sums, in place: see
+/// [`Context::leaf_sums`].
+pub type LeafSums<'a> = dyn Fn(&mut [f64]) -> Result<(), Error> + 'a;
+
+/// What a transformation runs under: the selected leaves, the [`Exec`]
+/// mode of its element loops and the reduction of per-leaf sums across
+/// processes. A value, passed down by the wrappers
+/// ([`Fused::update_in`](crate::Fused::update_in) takes it), never kept on a
+/// thread: a transformation run inside a rayon task or a thread of its own
+/// behaves as on the caller's thread. [`update_in`](crate::update_in) and
+/// [`step_in`](crate::step_in) run any transformation under one;
+/// `Context::default()` selects every leaf, runs sequentially and reduces
+/// nothing (what `update` and `step` use).
+///
+/// ```
+/// use pytree_optim::{adam, step_in, Context, Exec, GradientTransformation, Mask};
+/// use pytree_std::KeyPath;
+///
+/// let mut params = vec![1.0f32, 1.0];
+/// let only_first = Mask::new(|p: &KeyPath| p.to_string() == "[0]").on(&params);
+/// let cx = Context::default().exec(Exec::Sequential).select(&only_first);
+/// let opt = adam(0.1);
+/// let mut state = opt.init(&params)?;
+/// step_in(&opt, &cx, &mut params, &mut vec![1.0, 1.0], &mut state)?;
+/// assert_eq!(params, [0.9, 1.0]);
+/// # Ok::<(), pytree_std::Error>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct Context<'a> {
+    selection: Option<LeafMask>,
+    exec: Exec,
+    leaf_sums: Option<&'a LeafSums<'a>>,
+}
+
+impl fmt::Debug for Context<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("selection", &self.selection)
+            .field("exec", &self.exec)
+            .field("leaf_sums", &self.leaf_sums.is_some())
+            .finish()
+    }
+}
+
+impl<'a> Context<'a> {
+    /// This context with the element loops running as `exec` says.
+    ///
+    /// ```
+    /// use pytree_optim::{Context, Exec};
+    /// assert_eq!(Context::default().exec(Exec::Sequential).exec_mode(), Exec::Sequential);
+    /// ```
+    pub fn exec(mut self, exec: Exec) -> Self {
+        self.exec = exec;
+        self
+    }
+
+    /// This context with `reduce` completing the per-leaf sums of every
+    /// global reduction over the leaves (the squared norm of
+    /// [`clip_by_global_norm`](crate::clip_by_global_norm),
+    /// [`global_norm_in`](crate::global_norm_in)): such a reduction
+    /// computes each leaf's sum (of squares, for a norm) as usual, then
+    /// calls `reduce` with the sums in leaf order (0 for leaves outside
+    /// the selection), then adds them up in leaf order. A sharded
+    /// optimizer (pytree-dist's ZeRO-1) makes `reduce` an all-reduce in
+    /// which each leaf's owner contributes its sum and the others 0, so
+    /// that every process gets exactly the sums, and the norm, of the
+    /// unsharded tree: the same bits, the additions being in the same
+    /// order.
+    ///
+    /// Only the reductions that are given the context call `reduce`: this
+    /// crate's, and [`global_norm_in`](crate::global_norm_in) in a
+    /// transformation written elsewhere that implements
+    /// [`Fused`](crate::Fused) (which receives the context). A
+    /// transformation without it, or that sums the leaves with a loop of
+    /// its own, sums the leaves this process holds only: under a sharded
+    /// optimizer its norm is its shard's, not the tree's.
+    ///
+    /// ```
+    /// use pytree_optim::{global_norm_in, Context};
+    /// // Another process holds a leaf with a sum of squares of 9 at index 1.
+    /// let other = |sums: &mut [f64]| { sums[1] += 9.0; Ok(()) };
+    /// let cx = Context::default().leaf_sums(&other);
+    /// assert_eq!(global_norm_in(&cx, &vec![4.0f32, 0.0])?, 5.0);
+    /// assert_eq!(global_norm_in(&Context::default(), &vec![4.0f32, 0.0])?, 4.0);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn leaf_sums(mut self, reduce: &'a LeafSums<'a>) -> Self {
+        self.leaf_sums = Some(reduce);
+        self
+    }
+
+    /// This context narrowed to the leaves where `mask` holds too (the
+    /// masks AND together; every leaf selected before, `mask`).
+    ///
+    /// ```
+    /// use pytree_optim::{Context, LeafMask, Mask};
+    /// use pytree_std::KeyPath;
+    /// let tree = vec![0.0f32; 3];
+    /// let not_first = Mask::new(|p: &KeyPath| p.to_string() != "[0]").on(&tree);
+    /// let not_last = Mask::new(|p: &KeyPath| p.to_string() != "[2]").on(&tree);
+    /// let cx = Context::default().select(&not_first).select(&not_last);
+    /// let m: &LeafMask = cx.selection().unwrap();
+    /// assert_eq!((m.get(0), m.get(1), m.get(2)), (false, true, false));
+    /// ```
+    pub fn select(&self, mask: &LeafMask) -> Context<'a> {
+        let selection = match &self.selection {
+            None => mask.clone(),
+            Some(outer) => outer.and(mask),
+        };
+        Context {
+            selection: Some(selection),
+            ..self.clone()
+        }
+    }
+
+    /// This context with exactly `mask` selected (the enclosing selection
+    /// ignored).
+    pub(crate) fn only(&self, mask: LeafMask) -> Context<'a> {
+        Context {
+            selection: Some(mask),
+            ..self.clone()
+        }
+    }
+
+    /// The selected leaves (`None`: every leaf).
+    ///
+    /// ```
+    /// assert!(pytree_optim::Context::default().selection().is_none());
+    /// ```
+    pub fn selection(&self) -> Option<&LeafMask> {
+        self.selection.as_ref()
+    }
+
+    /// How the element loops run.
+    ///
+    /// ```
+    /// use pytree_optim::{Context, Exec};
+    /// assert_eq!(Context::default().exec_mode(), Exec::Sequential);
+    /// ```
+    pub fn exec_mode(&self) -> Exec {
+        self.exec
+    }
+
+    /// Whether a reduction of per-leaf sums is set ([`Context::leaf_sums`]).
+    ///
+    /// ```
+    /// use pytree_optim::Context;
+    /// let none = |_: &mut [f64]| Ok(());
+    /// assert!(Context::default().leaf_sums(&none).reduces_leaf_sums());
+    /// assert!(!Context::default().reduces_leaf_sums());
+    /// ```
+    pub fn reduces_leaf_sums(&self) -> bool {
+        self.leaf_sums.is_some()
+    }
+
+    /// Applies the reduction of per-leaf sums (if any) to `sums`, in leaf
+    /// order ([`Context::leaf_sums`]).
+    ///
+    /// ```
+    /// use pytree_optim::Context;
+    /// let double = |s: &mut [f64]| { s.iter_mut().for_each(|x| *x *= 2.0); Ok(()) };
+    /// let mut sums = [1.0, 2.0];
+    /// Context::default().leaf_sums(&double).reduce_leaf_sums(&mut sums)?;
+    /// assert_eq!(sums, [2.0, 4.0]);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    pub fn reduce_leaf_sums(&self, sums: &mut [f64]) -> Result<(), Error> {
+        match self.leaf_sums {
+            Some(reduce) => reduce(sums),
+            None => Ok(()),
+        }
+    }
+}
