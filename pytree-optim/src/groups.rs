@@ -372,14 +372,12 @@ impl<G: Groups> MultiTransform<G> {
     fn ensure_labels_have_groups<P: PyTree>(&self, params: &P) -> Result<(), Error> {
         let labels = self.labels();
         let mut missing = None;
-        pytree_std::paths::leaves_with_path(params)
-            .into_iter()
-            .for_each(|(ref path, _)| {
-                let l = (self.label)(path);
-                if missing.is_none() && !labels.contains(&l) {
-                    missing = Some((path.clone(), l));
-                }
-            });
+        pytree_std::paths::for_each_with_path(params, |path, _| {
+            let l = (self.label)(path);
+            if missing.is_none() && !labels.contains(&l) {
+                missing = Some((path.clone(), l));
+            }
+        });
         match missing {
             None => Ok(()),
             Some((path, l)) => Err(Error::custom(format!(
