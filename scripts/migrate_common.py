@@ -45,3 +45,20 @@ def rewrite_checkout(rewrite, files=None, skip=(), after=None):
                 fh.write(new)
             changed += 1
     print(f"{changed} files rewritten", file=sys.stderr)
+
+
+def self_test(cases, rewrite, idempotent=True):
+    """Runs `rewrite` on each `(before, after)` of `cases`, printing each
+    case whose output is not `after` (and, if `idempotent`, each output
+    that a second run changes); returns whether all passed."""
+    failed = 0
+    for before, after in cases:
+        got = rewrite(before)
+        if got != after:
+            failed += 1
+            print("FAIL\n  in:   %s\n  want: %s\n  got:  %s" % (before, after, got))
+        if idempotent and rewrite(got) != got:
+            failed += 1
+            print("NOT IDEMPOTENT: %s" % got)
+    print("%d of %d cases pass" % (len(cases) - failed, len(cases)))
+    return failed == 0

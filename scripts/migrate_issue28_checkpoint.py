@@ -30,7 +30,7 @@ three). Run `cargo fmt --all` after it.
 import re
 import sys
 
-from migrate_common import rewrite_checkout
+from migrate_common import rewrite_checkout, self_test
 
 LOAD_TARGETS = ("load_like_with_report", "load_by_names_with_report", "load_like", "load_into", "load")
 METHOD = re.compile(r"\.(%s)\b(::<)?" % "|".join(LOAD_TARGETS))
@@ -332,18 +332,8 @@ CASES = [
 ]
 
 
-def self_test():
-    failed = 0
-    for before, after in CASES:
-        got = rewrite(before)
-        if got != after:
-            failed += 1
-            print("FAIL\n  in:   %s\n  want: %s\n  got:  %s" % (before, after, got))
-    print("%d of %d cases pass" % (len(CASES) - failed, len(CASES)))
-    return failed == 0
-
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--self-test"]:
-        sys.exit(0 if self_test() else 1)
+        sys.exit(0 if self_test(CASES, rewrite, idempotent=False) else 1)
     rewrite_checkout(lambda path, text: rewrite(text), files=sys.argv[1:] or None)

@@ -20,7 +20,7 @@ in the body has no one-line equivalent in a visit). Idempotent.
 import re
 import sys
 
-from migrate_common import rewrite_checkout
+from migrate_common import rewrite_checkout, self_test
 
 ROOT = r"(?:\bpytree_std|\bcrate|\$crate)"
 
@@ -85,21 +85,8 @@ CASES = [
 ]
 
 
-def self_test():
-    failed = 0
-    for before, after in CASES:
-        got = rewrite(before)
-        if got != after:
-            failed += 1
-            print("FAIL\n  in:   %s\n  want: %s\n  got:  %s" % (before, after, got))
-        if rewrite(got) != got:
-            failed += 1
-            print("NOT IDEMPOTENT: %s" % got)
-    print("%d of %d cases pass" % (len(CASES) - failed, len(CASES)))
-    return failed == 0
-
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--self-test"]:
-        sys.exit(0 if self_test() else 1)
+        sys.exit(0 if self_test(CASES, rewrite) else 1)
     rewrite_checkout(lambda path, text: rewrite(text), files=sys.argv[1:] or None)
