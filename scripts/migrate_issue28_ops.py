@@ -709,7 +709,6 @@ CASES = [
 ]
 
 
-
 if __name__ == "__main__":
     if sys.argv[1:] == ["--self-test"]:
         sys.exit(0 if self_test(CASES, rewrite) else 1)
