@@ -6,9 +6,7 @@
 use pytree_std::{Error, PyTree};
 
 use crate::context::Context;
-use crate::gradient_transformation::{
-    step_in_one_pass, update_in_one_pass, Fused, GradientTransformation,
-};
+use crate::gradient_transformation::{update_and_step_in_one_pass, Fused, GradientTransformation};
 use crate::pass::{Tail, Target};
 use crate::rules::{AdamK, AdamUpdate};
 use crate::walk::{same_shape, selected, zeros};
@@ -207,25 +205,7 @@ where
         true
     }
 
-    fn update_in(
-        &self,
-        cx: &Context<'_>,
-        updates: &mut P,
-        state: &mut ScaleByAdamState<P>,
-        params: &P,
-    ) -> Result<(), Error> {
-        update_in_one_pass(self, cx, updates, state, params).map(drop)
-    }
-
-    fn step_in(
-        &self,
-        cx: &Context<'_>,
-        params: &mut P,
-        grads: &mut P,
-        state: &mut ScaleByAdamState<P>,
-    ) -> Result<(), Error> {
-        step_in_one_pass(self, cx, params, grads, state).map(drop)
-    }
+    update_and_step_in_one_pass!(ScaleByAdamState<P>);
 
     /// One pass over the target, both moments and the other tree: with
     /// the parameters as target, `p += factor * (d + wd * p)` reading the

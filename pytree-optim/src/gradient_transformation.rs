@@ -533,6 +533,37 @@ where
     Ok(crate::walk::sum_squares(cx, tree, tree, &mask)?.sqrt())
 }
 
+/// The [`Fused::update_in`] and [`Fused::step_in`] of a transformation
+/// whose whole work is its fused pass (`scale_by_adam`, `trace`): one pass
+/// each ([`update_in_one_pass`], [`step_in_one_pass`]), for the leaf tree
+/// `P` of the enclosing impl and the state type given.
+macro_rules! update_and_step_in_one_pass {
+    ($state:ty) => {
+        fn update_in(
+            &self,
+            cx: &Context<'_>,
+            updates: &mut P,
+            state: &mut $state,
+            params: &P,
+        ) -> Result<(), Error> {
+            crate::gradient_transformation::update_in_one_pass(self, cx, updates, state, params)
+                .map(drop)
+        }
+
+        fn step_in(
+            &self,
+            cx: &Context<'_>,
+            params: &mut P,
+            grads: &mut P,
+            state: &mut $state,
+        ) -> Result<(), Error> {
+            crate::gradient_transformation::step_in_one_pass(self, cx, params, grads, state)
+                .map(drop)
+        }
+    };
+}
+pub(crate) use update_and_step_in_one_pass;
+
 /// `update` in one pass ([`Fused::run_fused`], no tail), validated first:
 /// `Ok(false)`, having changed nothing, if `t` has no such pass. All of
 /// `update` for `scale_by_adam` and `trace`.
