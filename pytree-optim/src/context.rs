@@ -122,18 +122,16 @@ impl<'a> Context<'a> {
             None => mask.clone(),
             Some(outer) => outer.and(mask),
         };
-        Context {
-            selection: Some(selection),
-            ..self.clone()
-        }
+        self.only(selection)
     }
 
     /// This context with exactly `mask` selected (the enclosing selection
-    /// ignored).
+    /// ignored, and not cloned only to be dropped).
     pub(crate) fn only(&self, mask: LeafMask) -> Context<'a> {
         Context {
             selection: Some(mask),
-            ..self.clone()
+            exec: self.exec,
+            leaf_sums: self.leaf_sums,
         }
     }
 
