@@ -449,7 +449,13 @@ leafless_state_transformation!(ClipByGlobalNorm, EmptyState, [], EmptyState::def
         // A norm over leaves of several processes is summed per leaf on
         // the host.
         if !cx.reduces_leaf_sums()
-            && P::Leaf::clip_on_device(params, updates, &|i| mask.get(i), self.max_norm)?
+            && P::Leaf::clip_on_device(
+                params,
+                updates,
+                &|i| mask.get(i),
+                self.max_norm,
+                cx.exec_mode(),
+            )?
         {
             return Ok(());
         }

@@ -1,13 +1,14 @@
 //! The tensor-operation path (what runs on CUDA and Metal) against the
-//! fused CPU path, on the CPU (`pytree_std::__force_tensor_ops` switches
-//! it on): every optimizer and transformation over the same tree and
+//! fused CPU path, on the CPU (`Exec::TensorOps` runs it on CPU
+//! tensors): every optimizer and transformation over the same tree and
 //! gradients, both ways. Both run the same `ElementUpdate`; the tensor path
 //! rounds after each tensor operation: equal to `1e-5` relative.
 #![cfg(feature = "candle")]
 
 use pytree_optim::{
     adam, adamw, add_decayed_weights, apply_updates, chain, clip_by_global_norm, ema, masked,
-    scale, scale_by_adam, scale_by_schedule, sgd, EmaOfParams, GradientTransformation, Mask, Wrap,
+    scale, scale_by_adam, scale_by_schedule, sgd, EmaOfParams, Exec, GradientTransformation, Mask,
+    Wrap,
 };
 use pytree_std::candle_core::{DType, Device, Tensor, Var};
 
@@ -42,13 +43,12 @@ fn values(t: &Tree) -> Vec<f64> {
     out
 }
 
-/// Runs `run` on fresh trees with the fused path, then with the
-/// tensor path, and compares what `run` returns.
-fn both_ways(what: &str, run: impl Fn() -> Vec<f64>) {
-    let fused = run();
-    pytree_std::__force_tensor_ops(true);
-    let ops = run();
-    pytree_std::__force_tensor_ops(false);
+/// Runs `run` on fresh trees with the fused path (`Exec::Sequential`),
+/// then with the tensor path (`Exec::TensorOps`), and compares what `run`
+/// returns.
+fn both_ways(what: &str, run: impl Fn(Exec) -> Vec<f64>) {
+    let fused = run(Exec::Sequential);
+    let ops = run(Exec::TensorOps);
     assert_eq!(fused.len(), ops.len());
     for (i, (a, b)) in fused.iter().zip(&ops).enumerate() {
         assert!(
@@ -62,7 +62,8 @@ fn both_ways(what: &str, run: impl Fn() -> Vec<f64>) {
     );
 }
 
-fn steps<O: GradientTransformation<Tree>>(opt: O) -> Vec<f64> {
+fn steps<O: GradientTransformation<Tree>>(opt: O, exec: Exec) -> Vec<f64> {
+    let opt = opt.exec(exec);
     let mut p = tree(0.0);
     let mut state = opt.init(&p).unwrap();
     for k in 0..3 {
@@ -72,7 +73,8 @@ fn steps<O: GradientTransformation<Tree>>(opt: O) -> Vec<f64> {
     values(&p)
 }
 
-fn updates<O: GradientTransformation<Tree>>(opt: O) -> Vec<f64> {
+fn updates<O: GradientTransformation<Tree>>(opt: O, exec: Exec) -> Vec<f64> {
+    let opt = opt.exec(exec);
     let mut p = tree(0.0);
     let mut state = opt.init(&p).unwrap();
     for k in 0..3 {
@@ -85,35 +87,44 @@ fn updates<O: GradientTransformation<Tree>>(opt: O) -> Vec<f64> {
 
 #[test]
 fn every_optimizer_runs_the_same_as_tensor_operations() {
-    both_ways("sgd", || steps(sgd(0.1)));
-    both_ways("sgd update", || updates(sgd(0.1)));
-    both_ways("momentum", || steps(sgd(0.1).momentum(0.9)));
-    both_ways("momentum update", || updates(sgd(0.1).momentum(0.9)));
-    both_ways("nesterov", || steps(sgd(0.1).momentum(0.9).nesterov()));
-    both_ways("nesterov update", || {
-        updates(sgd(0.1).momentum(0.9).nesterov())
+    both_ways("sgd", |e| steps(sgd(0.1), e));
+    both_ways("sgd update", |e| updates(sgd(0.1), e));
+    both_ways("momentum", |e| steps(sgd(0.1).momentum(0.9), e));
+    both_ways("momentum update", |e| updates(sgd(0.1).momentum(0.9), e));
+    both_ways("nesterov", |e| steps(sgd(0.1).momentum(0.9).nesterov(), e));
+    both_ways("nesterov update", |e| {
+        updates(sgd(0.1).momentum(0.9).nesterov(), e)
     });
-    both_ways("adam", || steps(adam(0.1)));
-    both_ways("adam update", || updates(adam(0.1).eps_root(1e-8)));
+    both_ways("adam", |e| steps(adam(0.1), e));
+    both_ways("adam update", |e| updates(adam(0.1).eps_root(1e-8), e));
     // Large enough that an `eps_root` lost by `affine` shows at 1e-5.
-    both_ways("adam update, eps_root 0.5", || {
-        updates(adam(0.1).eps_root(0.5))
+    both_ways("adam update, eps_root 0.5", |e| {
+        updates(adam(0.1).eps_root(0.5), e)
     });
-    both_ways("adamw", || steps(adamw(0.1, 0.5)));
-    both_ways("adamw update", || updates(adamw(0.1, 0.5)));
-    both_ways("masked adam", || {
-        steps(adam(0.1).mask(Mask::new(|p: &pytree_std::KeyPath| p.to_string() != "[1]")))
+    both_ways("adamw", |e| steps(adamw(0.1, 0.5), e));
+    both_ways("adamw update", |e| updates(adamw(0.1, 0.5), e));
+    both_ways("masked adam", |e| {
+        steps(
+            adam(0.1).mask(Mask::new(|p: &pytree_std::KeyPath| p.to_string() != "[1]")),
+            e,
+        )
     });
-    both_ways("scale_by_adam update", || updates(scale_by_adam()));
-    both_ways("scale_by_adam step", || steps(scale_by_adam()));
-    both_ways("optax-masked adamw", || {
-        updates(masked(
-            adamw(0.1, 0.5),
-            Mask::new(|p: &pytree_std::KeyPath| p.to_string() != "[1]"),
-        ))
+    both_ways("scale_by_adam update", |e| updates(scale_by_adam(), e));
+    both_ways("scale_by_adam step", |e| steps(scale_by_adam(), e));
+    both_ways("optax-masked adamw", |e| {
+        updates(
+            masked(
+                adamw(0.1, 0.5),
+                Mask::new(|p: &pytree_std::KeyPath| p.to_string() != "[1]"),
+            ),
+            e,
+        )
     });
-    both_ways("masked adam update", || {
-        updates(adam(0.1).mask(Mask::new(|p: &pytree_std::KeyPath| p.to_string() != "[1]")))
+    both_ways("masked adam update", |e| {
+        updates(
+            adam(0.1).mask(Mask::new(|p: &pytree_std::KeyPath| p.to_string() != "[1]")),
+            e,
+        )
     });
 }
 
@@ -162,8 +173,8 @@ where
 #[test]
 fn variables_run_the_same_as_tensor_operations() {
     let vars = |k: f32| vec![Var::from_vec(data(6, k), (3, 2), &Device::Cpu).unwrap()];
-    let run = || {
-        let opt = chain(clip_by_global_norm(1.0), adamw(0.1, 0.1));
+    let run = |exec| {
+        let opt = chain(clip_by_global_norm(1.0), adamw(0.1, 0.1)).exec(exec);
         let mut p = vars(0.0);
         let mut state = opt.init(&p).unwrap();
         for k in 0..3 {
@@ -172,10 +183,8 @@ fn variables_run_the_same_as_tensor_operations() {
         }
         values(&vec![p[0].as_tensor().clone()])
     };
-    let fused = run();
-    pytree_std::__force_tensor_ops(true);
-    let ops = run();
-    pytree_std::__force_tensor_ops(false);
+    let fused = run(Exec::Sequential);
+    let ops = run(Exec::TensorOps);
     for (a, b) in fused.iter().zip(&ops) {
         assert!(
             (a - b).abs() <= 1e-5 * (1.0 + a.abs()),
@@ -193,22 +202,24 @@ fn variables_run_the_same_as_tensor_operations() {
 
 #[test]
 fn every_transformation_runs_the_same_as_tensor_operations() {
-    both_ways("clip", || {
-        updates(chain(clip_by_global_norm(1.0), scale(-1.0)))
+    both_ways("clip", |e| {
+        updates(chain(clip_by_global_norm(1.0), scale(-1.0)), e)
     });
-    both_ways("clip below the norm", || {
-        updates(chain(clip_by_global_norm(1e3), scale(-1.0)))
+    both_ways("clip below the norm", |e| {
+        updates(chain(clip_by_global_norm(1e3), scale(-1.0)), e)
     });
-    both_ways("clip then adamw", || {
-        steps(chain(clip_by_global_norm(0.5), adamw(0.1, 0.1)))
+    both_ways("clip then adamw", |e| {
+        steps(chain(clip_by_global_norm(0.5), adamw(0.1, 0.1)), e)
     });
-    both_ways("scale by schedule", || {
-        updates(scale_by_schedule(|n: u64| -0.1 * (n + 1) as f64))
+    both_ways("scale by schedule", |e| {
+        updates(scale_by_schedule(|n: u64| -0.1 * (n + 1) as f64), e)
     });
-    both_ways("add decayed weights", || updates(add_decayed_weights(0.3)));
-    both_ways("ema", || {
+    both_ways("add decayed weights", |e| {
+        updates(add_decayed_weights(0.3), e)
+    });
+    both_ways("ema", |e| {
         let mut p = tree(0.0);
-        let mut ema = EmaOfParams::new(0.9, &p).unwrap();
+        let mut ema = EmaOfParams::new(0.9, &p).unwrap().exec(e);
         for k in 0..3 {
             p = tree(k as f32 + 1.0);
             ema.update(&p).unwrap();

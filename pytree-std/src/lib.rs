@@ -191,10 +191,6 @@ pub use pytree_core as __core;
 pub use pytree_core::__private;
 #[doc(hidden)]
 pub use pytree_core::KeyEntry;
-// For pytree-optim's tests: candle's device path run on CPU tensors.
-#[cfg(feature = "candle")]
-#[doc(hidden)]
-pub use impls::force_tensor_ops as __force_tensor_ops;
 
 #[cfg(feature = "ndarray")]
 pub use any_array::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};

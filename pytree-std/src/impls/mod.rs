@@ -20,8 +20,6 @@ mod burn;
 pub use self::burn::{BurnModule, BurnTensor};
 #[cfg(feature = "candle")]
 mod candle;
-#[cfg(feature = "candle")]
-pub use candle::force_tensor_ops;
 #[cfg(feature = "half")]
 mod half;
 mod indexmap;

@@ -32,6 +32,7 @@ use crate::elements::FloatElement;
 /// assert_eq!(Exec::default(), Exec::Sequential);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Exec {
     /// On the calling thread.
     #[default]
@@ -40,6 +41,21 @@ pub enum Exec {
     /// threads (feature `rayon`).
     #[cfg(feature = "rayon")]
     Parallel,
+    /// Tensors run the path of tensors off the CPU wherever they are:
+    /// candle tensors in CPU memory are updated as whole-tensor candle
+    /// operations (what CUDA and Metal tensors always run) instead of the
+    /// in-place element loop, and `clip_by_global_norm` keeps its norm as
+    /// a tensor. For comparing the two paths on a machine without a GPU;
+    /// leaves with no tensor path (numbers, `Vec`s, arrays) run as
+    /// [`Sequential`](Exec::Sequential).
+    ///
+    /// ```
+    /// use pytree_std::elements::{zip_slices, Exec};
+    /// let mut x = [1.0f32, 2.0];
+    /// zip_slices([&mut x[..]], [], Exec::TensorOps, &|[x], []| *x *= 2.0);
+    /// assert_eq!(x, [2.0, 4.0]);
+    /// ```
+    TensorOps,
 }
 
 /// The length below which a slice is not split further: 32 Ki elements
@@ -131,9 +147,9 @@ pub fn zip_slices<E, const N: usize, const M: usize, F>(
     let muts = muts.map(|s| &mut s[..len]);
     let refs = refs.map(|s| &s[..len]);
     match exec {
-        Exec::Sequential => zip_seq(muts, refs, f),
         #[cfg(feature = "rayon")]
         Exec::Parallel => zip_par(muts, refs, f),
+        Exec::Sequential | Exec::TensorOps => zip_seq(muts, refs, f),
     }
 }
 
@@ -295,9 +311,9 @@ where
     }
     let (lo, hi) = s.split_at(split_point(s.len()));
     let (a, b) = match exec {
-        Exec::Sequential => (sum_slice(lo, exec, f), sum_slice(hi, exec, f)),
         #[cfg(feature = "rayon")]
         Exec::Parallel => rayon::join(|| sum_slice(lo, exec, f), || sum_slice(hi, exec, f)),
+        Exec::Sequential | Exec::TensorOps => (sum_slice(lo, exec, f), sum_slice(hi, exec, f)),
     };
     a + b
 }

@@ -160,14 +160,15 @@ pub trait FloatLeaf: Leaf<Std> {
     /// pass: what pytree-optim's `clip_by_global_norm` does then, and what
     /// it does, without asking, when a norm is summed over processes). The
     /// default is `false`; candle tensors off the CPU keep the norm and the
-    /// factor on their device. `params` and `updates` have the same
+    /// factor on their device, and so do those in CPU memory under
+    /// [`Exec::TensorOps`]. `params` and `updates` have the same
     /// structure (the caller checks it).
     ///
     /// ```
-    /// use pytree_std::elements::FloatLeaf;
+    /// use pytree_std::elements::{Exec, FloatLeaf};
     /// let params = vec![0.0f32; 2];
     /// let mut u = vec![3.0f32, 4.0];
-    /// assert!(!f32::clip_on_device(&params, &mut u, &|_| true, 1.0)?);
+    /// assert!(!f32::clip_on_device(&params, &mut u, &|_| true, 1.0, Exec::Sequential)?);
     /// assert_eq!(u, [3.0, 4.0]);
     /// # Ok::<(), pytree_std::Error>(())
     /// ```
@@ -176,12 +177,13 @@ pub trait FloatLeaf: Leaf<Std> {
         updates: &mut P,
         selected: &dyn Fn(usize) -> bool,
         max_norm: f64,
+        exec: Exec,
     ) -> Result<bool, Error>
     where
         P: Flatten<Std, Leaf = Self>,
         Self: Sized,
     {
-        let _ = (params, updates, selected, max_norm);
+        let _ = (params, updates, selected, max_norm, exec);
         Ok(false)
     }
 

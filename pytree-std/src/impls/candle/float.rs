@@ -4,7 +4,8 @@
 //! - tensors in CPU memory (contiguous, `f16`, `bf16`, `f32` or `f64`):
 //!   one pass over the elements in place (`fused.rs`), the optimizer's
 //!   [`ElementUpdate`] computing in `f32` for `f32` tensors, else in `f64`;
-//! - elsewhere (CUDA, Metal, non-contiguous tensors): the same update run
+//! - elsewhere (CUDA, Metal, non-contiguous tensors, and every tensor
+//!   under [`Exec::TensorOps`]): the same update run
 //!   once on whole tensors, as candle operations on their device
 //!   (`device.rs`), and
 //!   `clip_by_global_norm`'s norm and factor kept there as tensors.
@@ -12,8 +13,6 @@
 //! Integer and bool tensors (a model's buffers) are left alone: their
 //! state is zeros of their own dtype, an update that writes only such
 //! tensors does nothing, and they add nothing to a norm.
-
-use std::cell::Cell;
 
 use candle_core::{DType, Tensor, Var};
 
@@ -34,25 +33,6 @@ fn float_dtype(t: &Tensor) -> Result<DType, Error> {
             t.dims()
         )))
     }
-}
-
-thread_local! {
-    /// Set by tests (pytree-optim's) to run the device path on CPU tensors.
-    static FORCE_TENSOR_OPS: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Runs the tensor-operation path (what runs on CUDA and Metal) on CPU
-/// tensors too, on this thread, while `on`: for tests that compare it with
-/// the fused CPU path (pytree-optim's `candle` tests). Not for users.
-#[doc(hidden)]
-pub fn force_tensor_ops(on: bool) {
-    FORCE_TENSOR_OPS.with(|f| f.set(on));
-}
-
-/// Whether the tensor-operation path is forced ([`force_tensor_ops`]).
-#[inline]
-fn tensor_ops_forced() -> bool {
-    FORCE_TENSOR_OPS.with(Cell::get)
 }
 
 /// Checks that the tensors have one shape and float dtypes.
@@ -115,7 +95,7 @@ where
         return Ok(());
     }
     ensure_one_float_shape(&muts, &refs)?;
-    if !tensor_ops_forced() {
+    if exec != Exec::TensorOps {
         if let Some(r) = fused::try_zip(muts, refs, exec, f, update) {
             return r.map_err(candle_err);
         }
@@ -175,6 +155,7 @@ fn clip<P>(
     updates: &mut P,
     selected: &dyn Fn(usize) -> bool,
     max_norm: f64,
+    exec: Exec,
 ) -> Result<bool, Error>
 where
     P: Flatten<Std>,
@@ -187,7 +168,7 @@ where
             let u = <P::Leaf as HoldsTensor>::tensor(u);
             !selected(i) || (u.device().is_cpu() && u.is_contiguous())
         });
-    if on_cpu && !tensor_ops_forced() {
+    if on_cpu && exec != Exec::TensorOps {
         return Ok(false);
     }
     let mut total: Option<Tensor> = None;
@@ -347,11 +328,12 @@ macro_rules! candle_float_leaf {
                 updates: &mut P,
                 selected: &dyn Fn(usize) -> bool,
                 max_norm: f64,
+                exec: Exec,
             ) -> Result<bool, Error>
             where
                 P: Flatten<Std, Leaf = Self>,
             {
-                clip(params, updates, selected, max_norm)
+                clip(params, updates, selected, max_norm, exec)
             }
 
             fn shares_memory(a: &$t, b: &$t) -> bool {

@@ -26,8 +26,6 @@ mod device;
 mod float;
 mod fused;
 
-pub use float::force_tensor_ops;
-
 leaf_by_reference!(shaped Tensor, signature = tensor_signature, same = same_signature);
 leaf_by_reference!(shaped Var, signature = var_signature, same = same_var_signature);
 
