@@ -74,7 +74,6 @@
 mod agree;
 mod backend;
 mod broadcast;
-mod cache;
 #[cfg(feature = "checkpoint")]
 pub mod checkpoint;
 mod collectives;
