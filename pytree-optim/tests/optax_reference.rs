@@ -35,18 +35,12 @@ fn reference() -> Value {
 
 /// A leaf of the JSON: (shape, flat data).
 fn leaf(v: &Value, key: &str) -> (Vec<usize>, Vec<f32>) {
-    let shape = v[key]["shape"]
-        .as_array()
-        .expect("shape")
-        .iter()
-        .map(|d| d.as_u64().expect("dim") as usize)
-        .collect();
-    let data = v[key]["data"]
-        .as_array()
-        .expect("data")
-        .iter()
-        .map(|x| x.as_f64().expect("number") as f32)
-        .collect();
+    let numbers = |field: &str| {
+        let list = v[key][field].as_array().expect(field);
+        list.iter().map(|x| x.as_f64().expect("number"))
+    };
+    let shape = numbers("shape").map(|d| d as usize).collect();
+    let data = numbers("data").map(|x| x as f32).collect();
     (shape, data)
 }
 
