@@ -355,6 +355,13 @@ where
 mod tests {
     use super::*;
 
+    /// `n` gradients, scattered over [-0.5, 0.5).
+    fn gradients(n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5)
+            .collect()
+    }
+
     #[test]
     fn split_points_are_multiples_of_the_grain_inside_the_slice() {
         for len in [GRAIN + 1, 2 * GRAIN, 3 * GRAIN - 1, 10 * GRAIN + 7] {
@@ -392,9 +399,7 @@ mod tests {
     #[test]
     fn dispatched_loops_give_the_baseline_bits() {
         let n = 3 * GRAIN + 77;
-        let g: Vec<f32> = (0..n)
-            .map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5)
-            .collect();
+        let g = gradients(n);
         let (b1, b2, c1, c2, lr, eps) = (0.9f32, 0.999f32, 10.0f32, 1000.0f32, -1e-3f32, 1e-8f32);
         let adam = |[p, m, v]: [&mut f32; 3], [g]: [f32; 1]| {
             *m = (1.0 - b1) * g + b1 * *m;
@@ -434,9 +439,7 @@ mod tests {
     #[test]
     fn parallel_loops_give_the_sequential_bits() {
         let n = 7 * GRAIN + 11;
-        let g: Vec<f32> = (0..n)
-            .map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5)
-            .collect();
+        let g = gradients(n);
         let (mut a, mut b) = (vec![1.0f32; n], vec![1.0f32; n]);
         let f = |[p]: [&mut f32; 1], [g]: [f32; 1]| *p = *p * 0.9 + g.sqrt().max(0.0);
         zip_slices([&mut a[..]], [&g[..]], Exec::Sequential, &f);
