@@ -82,17 +82,22 @@ pub fn avx2_dispatch() -> bool {
     }
 }
 
-/// [`zip_slices`] over `f64` vectors (each tensor's elements read to the
-/// host): the host fallback of the tensor leaves (candle's, burn's).
+/// [`zip_slices`] over `f64` vectors, each tensor's elements read to the
+/// host by `read`: the new elements of `muts`, in order. The host
+/// fallback of the tensor leaves (candle's, burn's).
 #[cfg(any(feature = "candle", feature = "burn"))]
-pub(crate) fn zip_host_vecs<const N: usize, const M: usize, F>(
-    muts: &mut [Vec<f64>],
-    refs: &[Vec<f64>],
+pub(crate) fn zip_host_vecs<T, const N: usize, const M: usize, F>(
+    muts: [&T; N],
+    refs: [&T; M],
+    read: impl Fn(&T) -> Result<Vec<f64>, pytree_core::Error>,
     exec: Exec,
     f: &F,
-) where
+) -> Result<Vec<Vec<f64>>, pytree_core::Error>
+where
     F: Fn([&mut f64; N], [f64; M]) + Sync,
 {
+    let mut muts = muts.map(&read).into_iter().collect::<Result<Vec<_>, _>>()?;
+    let refs = refs.map(&read).into_iter().collect::<Result<Vec<_>, _>>()?;
     let mut mi = muts.iter_mut();
     let ms: [&mut [f64]; N] = core::array::from_fn(|_| match mi.next() {
         Some(v) => &mut v[..],
@@ -104,6 +109,7 @@ pub(crate) fn zip_host_vecs<const N: usize, const M: usize, F>(
         None => &[],
     });
     zip_slices(ms, rs, exec, f);
+    Ok(muts)
 }
 
 /// Runs `f` over the elements of `N` mutable and `M` shared slices of the
