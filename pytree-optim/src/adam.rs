@@ -6,7 +6,9 @@
 use pytree_std::{Error, PyTree};
 
 use crate::context::Context;
-use crate::gradient_transformation::{update_and_step_in_one_pass, Fused, GradientTransformation};
+use crate::gradient_transformation::{
+    update_and_step_in_one_pass, update_through_fused, Fused, GradientTransformation,
+};
 use crate::pass::{Tail, Target};
 use crate::rules::{AdamK, AdamUpdate};
 use crate::walk::{same_shape, selected, zeros};
@@ -176,18 +178,7 @@ where
         })
     }
 
-    fn update(
-        &self,
-        updates: &mut P,
-        state: &mut ScaleByAdamState<P>,
-        params: &P,
-    ) -> Result<(), Error> {
-        Fused::update_in(self, &Context::default(), updates, state, params)
-    }
-
-    fn fused(&self) -> Option<&dyn Fused<P, ScaleByAdamState<P>>> {
-        Some(self)
-    }
+    update_through_fused!();
 }
 
 impl<P> Fused<P, ScaleByAdamState<P>> for ScaleByAdam

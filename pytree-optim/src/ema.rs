@@ -10,7 +10,7 @@
 use pytree_std::{Error, Leaf, PyTree};
 
 use crate::context::Context;
-use crate::gradient_transformation::{Fused, GradientTransformation};
+use crate::gradient_transformation::{update_through_fused, Fused, GradientTransformation};
 use crate::mask::{LeafMask, Mask};
 use crate::rules::{Assign, Average};
 use crate::walk::{first_occurrences, same_shape, selected, walk, walk_leaves, zeros, Scalar};
@@ -248,13 +248,7 @@ where
         })
     }
 
-    fn update(&self, updates: &mut P, state: &mut EmaState<P>, params: &P) -> Result<(), Error> {
-        Fused::update_in(self, &Context::default(), updates, state, params)
-    }
-
-    fn fused(&self) -> Option<&dyn Fused<P, EmaState<P>>> {
-        Some(self)
-    }
+    update_through_fused!();
 }
 
 impl<P> Fused<P, EmaState<P>> for EmaOfUpdates

@@ -564,6 +564,27 @@ macro_rules! update_and_step_in_one_pass {
 }
 pub(crate) use update_and_step_in_one_pass;
 
+/// The `update` and `fused` of a [`GradientTransformation`] that is its
+/// own [`Fused`] form: `update` is [`Fused::update_in`] under the default
+/// context, for the leaf tree `P` of the enclosing impl.
+macro_rules! update_through_fused {
+    () => {
+        fn update(
+            &self,
+            updates: &mut P,
+            state: &mut Self::State,
+            params: &P,
+        ) -> Result<(), Error> {
+            Fused::update_in(self, &Context::default(), updates, state, params)
+        }
+
+        fn fused(&self) -> Option<&dyn Fused<P, Self::State>> {
+            Some(self)
+        }
+    };
+}
+pub(crate) use update_through_fused;
+
 /// `update` in one pass ([`Fused::run_fused`], no tail), validated first:
 /// `Ok(false)`, having changed nothing, if `t` has no such pass. All of
 /// `update` for `scale_by_adam` and `trace`.
@@ -682,13 +703,7 @@ where
         Ok((self.first.init(params)?, self.second.init(params)?))
     }
 
-    fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
-        Fused::update_in(self, &Context::default(), updates, state, params)
-    }
-
-    fn fused(&self) -> Option<&dyn Fused<P, Self::State>> {
-        Some(self)
-    }
+    update_through_fused!();
 }
 
 impl<P, A, B> Fused<P, (A::State, B::State)> for Chain<A, B>
@@ -807,13 +822,7 @@ where
         self.as_ref().map(|t| t.init(params)).transpose()
     }
 
-    fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
-        Fused::update_in(self, &Context::default(), updates, state, params)
-    }
-
-    fn fused(&self) -> Option<&dyn Fused<P, Self::State>> {
-        Some(self)
-    }
+    update_through_fused!();
 }
 
 impl<P, T> Fused<P, Option<T::State>> for Option<T>

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pytree_std::{Error, KeyPath, PyTree};
 
 use crate::context::Context;
-use crate::gradient_transformation::{Fused, GradientTransformation};
+use crate::gradient_transformation::{update_through_fused, Fused, GradientTransformation};
 use crate::mask::Mask;
 use crate::walk::{copy_tree, walk};
 use crate::wrappers::{Masked, Wrap};
@@ -402,13 +402,7 @@ where
         self.groups.init_each(params)
     }
 
-    fn update(&self, updates: &mut P, state: &mut G::State, params: &P) -> Result<(), Error> {
-        Fused::update_in(self, &Context::default(), updates, state, params)
-    }
-
-    fn fused(&self) -> Option<&dyn Fused<P, G::State>> {
-        Some(self)
-    }
+    update_through_fused!();
 }
 
 impl<P, G> Fused<P, G::State> for MultiTransform<G>

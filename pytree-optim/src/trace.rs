@@ -6,7 +6,9 @@
 use pytree_std::{Error, PyTree};
 
 use crate::context::Context;
-use crate::gradient_transformation::{update_and_step_in_one_pass, Fused, GradientTransformation};
+use crate::gradient_transformation::{
+    update_and_step_in_one_pass, update_through_fused, Fused, GradientTransformation,
+};
 use crate::pass::{Tail, Target};
 use crate::rules::{Momentum, TraceUpdate};
 use crate::walk::{same_shape, selected, zeros, Scalar};
@@ -75,13 +77,7 @@ where
         })
     }
 
-    fn update(&self, updates: &mut P, state: &mut TraceState<P>, params: &P) -> Result<(), Error> {
-        Fused::update_in(self, &Context::default(), updates, state, params)
-    }
-
-    fn fused(&self) -> Option<&dyn Fused<P, TraceState<P>>> {
-        Some(self)
-    }
+    update_through_fused!();
 }
 
 impl<P> Fused<P, TraceState<P>> for Trace

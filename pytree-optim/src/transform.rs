@@ -9,7 +9,7 @@
 use pytree_std::{Error, PyTree};
 
 use crate::context::Context;
-use crate::gradient_transformation::{update_in, Fused, GradientTransformation};
+use crate::gradient_transformation::{update_through_fused, Fused, GradientTransformation};
 use crate::pass::{Tail, Target};
 use crate::rules::{Clip, Zero};
 use crate::schedule::Schedule;
@@ -113,13 +113,7 @@ macro_rules! leafless_state_transformation {
                 Ok($init)
             }
 
-            fn update(&self, updates: &mut P, state: &mut $state<P>, params: &P) -> Result<(), Error> {
-                update_in(self, &Context::default(), updates, state, params)
-            }
-
-            fn fused(&self) -> Option<&dyn Fused<P, $state<P>>> {
-                Some(self)
-            }
+            update_through_fused!();
         }
 
         impl<P, $($g)*> Fused<P, $state<P>> for $ty

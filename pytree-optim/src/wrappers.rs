@@ -8,7 +8,7 @@ use pytree_std::{Error, PyTree};
 
 use crate::context::Context;
 use crate::gradient_transformation::{
-    step_in, update_in, validate_of, Fused, GradientTransformation,
+    step_in, update_in, update_through_fused, validate_of, Fused, GradientTransformation,
 };
 use crate::mask::{LeafMask, Mask};
 use crate::pass::{Tail, Target};
@@ -149,13 +149,7 @@ where
         Ok(MaskedState { inner, mask })
     }
 
-    fn update(&self, updates: &mut P, state: &mut Self::State, params: &P) -> Result<(), Error> {
-        Fused::update_in(self, &Context::default(), updates, state, params)
-    }
-
-    fn fused(&self) -> Option<&dyn Fused<P, Self::State>> {
-        Some(self)
-    }
+    update_through_fused!();
 }
 
 impl<P, T> Fused<P, MaskedState<T::State>> for Masked<T>
@@ -379,13 +373,7 @@ where
         self.inner.init(params)
     }
 
-    fn update(&self, updates: &mut P, state: &mut T::State, params: &P) -> Result<(), Error> {
-        Fused::update_in(self, &Context::default(), updates, state, params)
-    }
-
-    fn fused(&self) -> Option<&dyn Fused<P, T::State>> {
-        Some(self)
-    }
+    update_through_fused!();
 }
 
 impl<P, T> Fused<P, T::State> for WithExec<T>

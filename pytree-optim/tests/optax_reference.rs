@@ -35,18 +35,12 @@ fn reference() -> Value {
 
 /// A leaf of the JSON: (shape, flat data).
 fn leaf(v: &Value, key: &str) -> (Vec<usize>, Vec<f32>) {
-    let shape = v[key]["shape"]
-        .as_array()
-        .expect("shape")
-        .iter()
-        .map(|d| d.as_u64().expect("dim") as usize)
-        .collect();
-    let data = v[key]["data"]
-        .as_array()
-        .expect("data")
-        .iter()
-        .map(|x| x.as_f64().expect("number") as f32)
-        .collect();
+    let numbers = |field: &str| {
+        let list = v[key][field].as_array().expect(field);
+        list.iter().map(|x| x.as_f64().expect("number"))
+    };
+    let shape = numbers("shape").map(|d| d as usize).collect();
+    let data = numbers("data").map(|x| x as f32).collect();
     (shape, data)
 }
 
@@ -415,37 +409,32 @@ mod tensors {
         close(&data(&p.w), &leaf(v, "w").1, &format!("{what} .w"));
     }
 
-    #[test]
-    fn every_optimizer_follows_optax_on_f32_tensors() {
+    /// Every case on tensors of `dtype`, which they keep; the numbers are
+    /// optax's (f32) to the same tolerance.
+    fn run_all_in(dtype: DType) {
         let small = |v: &Value| Small {
-            b: t(v, "b", DType::F32),
-            s: t(v, "s", DType::F32),
-            w: t(v, "w", DType::F32),
+            b: t(v, "b", dtype),
+            s: t(v, "s", dtype),
+            w: t(v, "w", dtype),
         };
         let check = |p: &Small, v: &Value, what: &str| {
-            assert_eq!(p.w.dtype(), DType::F32);
+            assert_eq!(
+                (p.b.dtype(), p.s.dtype(), p.w.dtype()),
+                (dtype, dtype, dtype)
+            );
             check(p, v, what)
         };
         run_all(&small, &check);
     }
 
-    /// f64 tensors keep their dtype; the numbers are optax's (f32) to the
-    /// same tolerance.
+    #[test]
+    fn every_optimizer_follows_optax_on_f32_tensors() {
+        run_all_in(DType::F32);
+    }
+
     #[test]
     fn f64_tensors_keep_their_dtype() {
-        let small = |v: &Value| Small {
-            b: t(v, "b", DType::F64),
-            s: t(v, "s", DType::F64),
-            w: t(v, "w", DType::F64),
-        };
-        let check = |p: &Small, v: &Value, what: &str| {
-            assert_eq!(
-                (p.b.dtype(), p.s.dtype(), p.w.dtype()),
-                (DType::F64, DType::F64, DType::F64)
-            );
-            check(p, v, what)
-        };
-        run_all(&small, &check);
+        run_all_in(DType::F64);
     }
 }
 

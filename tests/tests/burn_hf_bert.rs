@@ -29,6 +29,9 @@ use burn::tensor::{Device, Int, Tensor, TensorData};
 use pytree_std::checkpoint::{Load, Renames, Save};
 use pytree_std::BurnModule;
 
+mod hf;
+use hf::{fixtures, CLS_BIAS, DECODER_BIAS, DECODER_WEIGHT, WORD_EMBEDDINGS};
+
 #[derive(Module, Debug)]
 struct Embeddings {
     word_embeddings: Embedding,
@@ -231,10 +234,6 @@ impl BertForMaskedLM {
     }
 }
 
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hf")
-}
-
 fn model_file() -> PathBuf {
     fixtures().join("bert_mlm/model.safetensors")
 }
@@ -262,17 +261,9 @@ fn to_hf() -> Renames {
         .pattern("attention.self_attn", "attention.self")
 }
 
-const DECODER_WEIGHT: &str = "cls.predictions.decoder.weight";
-const WORD_EMBEDDINGS: &str = "bert.embeddings.word_embeddings.weight";
-const DECODER_BIAS: &str = "cls.predictions.decoder.bias";
-const CLS_BIAS: &str = "cls.predictions.bias";
-
 /// The renames and the ties, without the layout rule.
 fn hf_names() -> Load {
-    Load::new()
-        .renames(from_hf())
-        .tie(DECODER_WEIGHT, WORD_EMBEDDINGS)
-        .tie(DECODER_BIAS, CLS_BIAS)
+    hf::tied().renames(from_hf())
 }
 
 /// transformers' file loaded against `like` by key path under the layout

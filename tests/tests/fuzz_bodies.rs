@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use pytree_examples::digits::Rng;
 use pytree_std::serialized::Serialized;
 use pytree_std::{tree, Tree};
 use pytree_tests::fuzz;
@@ -18,19 +19,16 @@ use pytree_tests::fuzz;
 /// How long each target runs in CI (debug build).
 const BUDGET: Duration = Duration::from_millis(2500);
 
-/// splitmix64: a fixed stream of numbers from a seed.
-struct Rng(u64);
+/// The draws of the fuzz loop, from the examples' splitmix64 (a fixed
+/// stream of numbers from a seed).
+trait Below {
+    /// A number below `n` (0 where `n` is 0).
+    fn below(&mut self, n: usize) -> usize;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
+impl Below for Rng {
     fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
+        (self.next_u64() % n.max(1) as u64) as usize
     }
 }
 
@@ -63,7 +61,7 @@ fn mutate(rng: &mut Rng, data: &mut Vec<u8>, other: &[u8]) {
     match rng.below(5) {
         0 if !data.is_empty() => {
             let i = rng.below(data.len());
-            data[i] = rng.next() as u8;
+            data[i] = rng.next_u64() as u8;
         }
         1 => {
             let i = rng.below(data.len() + 1);
@@ -109,11 +107,11 @@ fn run(target: &str, seed: u64, builtin: Vec<Vec<u8>>, body: fn(&[u8])) -> usize
         check(input);
         count += 1;
     }
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let start = Instant::now();
     while start.elapsed() < BUDGET || count < 200 {
         let mut input = if seeds.is_empty() || rng.below(4) == 0 {
-            (0..rng.below(160)).map(|_| rng.next() as u8).collect()
+            (0..rng.below(160)).map(|_| rng.next_u64() as u8).collect()
         } else {
             seeds[rng.below(seeds.len())].clone()
         };

@@ -16,7 +16,9 @@ use pytree_std::checkpoint::{Load, Renames, Save};
 use pytree_std::ndarray::ArrayD;
 use pytree_std::{paths::KeyStr, PyTree};
 
+mod hf;
 mod models;
+use hf::fixtures;
 
 #[derive(PyTree, Clone, Debug)]
 struct Linear<T> {
@@ -119,10 +121,6 @@ impl<T: Clone> Bert<T> {
             pooler: Pooler { dense: linear() },
         }
     }
-}
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hf")
 }
 
 /// A fresh directory for one test (`$PYTREE_HF_OUT` when set, so the

@@ -19,6 +19,9 @@ use pytree_std::half::bf16;
 use pytree_std::ndarray::ArrayD;
 use pytree_std::{AnyArray, DType, PyTree};
 
+mod hf;
+use hf::{fixtures, tied, CLS_BIAS, DECODER_BIAS, DECODER_WEIGHT, WORD_EMBEDDINGS};
+
 #[derive(PyTree, Clone, Debug, PartialEq)]
 struct Linear<T> {
     weight: T,
@@ -106,26 +109,10 @@ struct BertForMaskedLM<T> {
     cls: Cls<T>,
 }
 
-const DECODER_WEIGHT: &str = "cls.predictions.decoder.weight";
-const WORD_EMBEDDINGS: &str = "bert.embeddings.word_embeddings.weight";
-const DECODER_BIAS: &str = "cls.predictions.decoder.bias";
-const CLS_BIAS: &str = "cls.predictions.bias";
-
-/// The model's ties, as transformers' `_tied_weights_keys` lists them.
-fn tied() -> Load {
-    Load::new()
-        .tie(DECODER_WEIGHT, WORD_EMBEDDINGS)
-        .tie(DECODER_BIAS, CLS_BIAS)
-}
-
 /// The first f32 checkpoint, loaded by type with the ties.
 fn tied_f32_model() -> BertForMaskedLM<ArrayD<f32>> {
     let file = tied().open(&f32_checkpoints()[0]).unwrap();
     file.load().unwrap().0
-}
-
-fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/hf")
 }
 
 /// The checkpoints transformers and huggingface_hub wrote of one model.

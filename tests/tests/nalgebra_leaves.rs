@@ -6,7 +6,7 @@
 
 use pytree_std::nalgebra::{DMatrix, DVector};
 use pytree_std::Unflatten;
-use pytree_std::{elements::Tolerance, KeyPath, Leaf, PyTree, Std};
+use pytree_std::{elements::Tolerance, KeyPath, PyTree, Std};
 
 mod models;
 
@@ -47,13 +47,10 @@ fn matrices_and_vectors_share_one_leaf_type_and_round_trip() {
 #[test]
 fn views_shapes_and_in_place_updates() {
     let mut p = linear(1.0);
-    let sigs: Vec<String> = pytree_std::leaves(&p)
+    let sigs = pytree_std::elements::signatures(&p).unwrap();
+    let sigs: Vec<String> = pytree_std::leaves(&sigs)
         .iter()
-        .map(|x| {
-            <DMatrix<f64> as Leaf<Std>>::signature(x)
-                .unwrap()
-                .to_string()
-        })
+        .map(|s| s.to_string())
         .collect();
     assert_eq!(sigs, ["f64[3,2]", "f64[3,1]"]);
     let g = linear(2.0);

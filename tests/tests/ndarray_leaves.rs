@@ -410,13 +410,10 @@ fn shared_and_owned_arrays_of_any_rank_mix_in_one_struct() {
         scale: ArrayD::ones(IxDyn(&[2, 2, 2, 2])),
         step: arr0(5.0),
     };
-    let sigs: Vec<String> = pytree_std::leaves(&m)
+    let sigs = pytree_std::elements::signatures(&m).unwrap();
+    let sigs: Vec<String> = pytree_std::leaves(&sigs)
         .iter()
-        .map(|x| {
-            <ArrayD<f32> as Leaf<Std>>::signature(x)
-                .unwrap()
-                .to_string()
-        })
+        .map(|s| s.to_string())
         .collect();
     assert_eq!(sigs, ["f32[2]", "f32[1,2,3]", "f32[2,2,2,2]", "f32[]"]);
     let mut n = m.clone();

@@ -14,7 +14,7 @@ use crate::ops::tracker::follow_path;
 use crate::ops::tracker::PathTracker;
 use crate::paths::key_path::KeyPath;
 use crate::traits::flatten::Flatten;
-use crate::traits::visit::{Visit, VisitMut};
+use crate::traits::visit::{visit_either, Visit};
 use crate::treedef::node::NodeRef;
 
 /// Keeps leaf `index` of a walk, and counts the leaves.
@@ -64,7 +64,7 @@ fn out_of_range(index: usize, num_leaves: usize) -> Error {
     ))
 }
 
-impl<R> Visit<R> for Nth<R> {
+visit_either!(impl<R> for Nth<R> {
     #[inline]
     fn leaf(&mut self, leaf: R) {
         Nth::leaf(self, leaf);
@@ -73,18 +73,7 @@ impl<R> Visit<R> for Nth<R> {
     fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
         self.run(leaves);
     }
-}
-
-impl<M> VisitMut<M> for Nth<M> {
-    #[inline]
-    fn leaf(&mut self, leaf: M) {
-        Nth::leaf(self, leaf);
-    }
-    #[inline]
-    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
-        self.run(leaves);
-    }
-}
+});
 
 /// The engine of `pytree_std::paths::get` (by index), for any namespace `Ns`
 /// (documented there; [`ops`](crate::ops) says how to name `Ns`).

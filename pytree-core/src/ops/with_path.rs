@@ -78,6 +78,13 @@ struct PathVisitor<F> {
     f: F,
 }
 
+impl<F> PathVisitor<F> {
+    fn new(f: F) -> Self {
+        let tracker = PathTracker::new();
+        PathVisitor { tracker, f }
+    }
+}
+
 visit_either!(impl<R, F: FnMut(&KeyPath, R)> for PathVisitor<F> {
     #[inline]
     fn leaf(&mut self, leaf: R) {
@@ -167,11 +174,7 @@ where
     T: Flatten<Ns>,
     F: FnMut(&KeyPath, LeafRef<'a, Ns, T::Leaf>),
 {
-    let mut visitor = PathVisitor {
-        tracker: PathTracker::new(),
-        f,
-    };
-    tree.visit(&mut visitor);
+    tree.visit(&mut PathVisitor::new(f));
 }
 
 /// The engine of `pytree_std::paths::zip_mut_with_path` (with no other trees),
@@ -188,9 +191,5 @@ where
     T: Flatten<Ns>,
     F: FnMut(&KeyPath, LeafMut<'a, Ns, T::Leaf>),
 {
-    let mut visitor = PathVisitor {
-        tracker: PathTracker::new(),
-        f,
-    };
-    tree.visit_mut(&mut visitor);
+    tree.visit_mut(&mut PathVisitor::new(f));
 }

@@ -42,6 +42,23 @@ pub(crate) struct Slot {
     pub flat: Range<usize>,
 }
 
+impl Slot {
+    /// Where `part` (a run of the flat shard inside this slot's) lies in
+    /// the bytes of the leaf, or an error where the leaf's `len` bytes
+    /// end before it.
+    fn part_of(&self, part: &Range<usize>, len: usize) -> Result<Range<usize>, Error> {
+        let size = self.dtype.size_in_bytes().unwrap_or(0);
+        let at = (part.start - self.flat.start) * size..(part.end - self.flat.start) * size;
+        if at.end > len {
+            return Err(Error::custom(format!(
+                "zero1: leaf {} of the shard is shorter than its part",
+                self.leaf
+            )));
+        }
+        Ok(at)
+    }
+}
+
 /// A [`Flow::SumScatter`] (`tree` → the shard, divided by `divisor`) or
 /// a [`Flow::Gather`] (the shard → `tree`) over the buckets of `plan`.
 pub(crate) struct ShardBuckets<'a, T: Flatten<Std>> {
@@ -264,15 +281,8 @@ where
                 };
                 let leaves = pytree_std::leaves(&**shard);
                 for (slot, o) in overlapping(slots, wire, start..start + len) {
-                    let size = slot.dtype.size_in_bytes().unwrap_or(0);
                     let bytes = <T::Leaf as ByteLeaf>::bytes(&leaves[slot.leaf])?;
-                    let at = (o.start - slot.flat.start) * size..(o.end - slot.flat.start) * size;
-                    let src = bytes.get(at).ok_or_else(|| {
-                        Error::custom(format!(
-                            "zero1: leaf {} of the shard is shorter than its part",
-                            slot.leaf
-                        ))
-                    })?;
+                    let src = &bytes[slot.part_of(&o, bytes.len())?];
                     let dst = o.start - start..o.end - start;
                     match &mut buf {
                         BufMut::F32(b) => load_f32(slot.dtype, src, &mut b[dst]),
@@ -318,7 +328,6 @@ where
                 };
                 let mut leaves = pytree_std::leaves_mut(&mut **shard);
                 for (slot, o) in overlapping(slots, wire, start..start + len) {
-                    let size = slot.dtype.size_in_bytes().unwrap_or(0);
                     let leaf = leaves.get_mut(slot.leaf).ok_or_else(|| {
                         Error::custom(format!("zero1: the shard has no leaf {}", slot.leaf))
                     })?;
@@ -328,13 +337,8 @@ where
                             slot.leaf
                         ))
                     })?;
-                    let at = (o.start - slot.flat.start) * size..(o.end - slot.flat.start) * size;
-                    let dst = mem.get_mut(at).ok_or_else(|| {
-                        Error::custom(format!(
-                            "zero1: leaf {} of the shard is shorter than its part",
-                            slot.leaf
-                        ))
-                    })?;
+                    let at = slot.part_of(&o, mem.len())?;
+                    let dst = &mut mem[at];
                     let src = o.start - start..o.end - start;
                     match buf {
                         BufRef::F32(b) => {

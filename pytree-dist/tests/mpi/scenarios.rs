@@ -962,12 +962,17 @@ fn checkpoint_killed(dist: &Dist) -> Result<(), Error> {
     Err(Error::custom("the save completed though rank 1 died"))
 }
 
-/// `data` cut into runs of the lengths `lens` (which sum to its length).
-fn cut<'m, T>(mut data: &'m mut [T], lens: &[usize]) -> Vec<&'m mut [T]> {
+/// `data` cut into runs of the lengths `lens` (which sum to its length),
+/// each a bucket made by `buf` (`BufMut::F32`, `BufMut::F64`).
+fn cut<'m, T>(
+    mut data: &'m mut [T],
+    lens: &[usize],
+    buf: fn(&'m mut [T]) -> BufMut<'m>,
+) -> Vec<BufMut<'m>> {
     let mut runs = Vec::new();
     for &n in lens {
         let (run, rest) = std::mem::take(&mut data).split_at_mut(n);
-        runs.push(run);
+        runs.push(buf(run));
         data = rest;
     }
     runs
@@ -1089,30 +1094,20 @@ impl Buckets for Lending {
         let [b32, b64] = Lending::list();
         let (r, n) = (self.rank, self.ranks);
         let whole = vec![
-            cut(&mut self.whole32, &Lending::RUNS32)
-                .into_iter()
-                .map(BufMut::F32)
-                .collect(),
-            cut(&mut self.whole64, &Lending::RUNS64)
-                .into_iter()
-                .map(BufMut::F64)
-                .collect(),
+            cut(&mut self.whole32, &Lending::RUNS32, BufMut::F32),
+            cut(&mut self.whole64, &Lending::RUNS64, BufMut::F64),
         ];
         let part = vec![
             cut(
                 &mut self.part32,
                 &cut_lens(&Lending::RUNS32, b32.part(r, n)),
-            )
-            .into_iter()
-            .map(BufMut::F32)
-            .collect(),
+                BufMut::F32,
+            ),
             cut(
                 &mut self.part64,
                 &cut_lens(&Lending::RUNS64, b64.part(r, n)),
-            )
-            .into_iter()
-            .map(BufMut::F64)
-            .collect(),
+                BufMut::F64,
+            ),
         ];
         let ran = collective(Some(Direct {
             whole,

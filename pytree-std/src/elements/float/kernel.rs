@@ -98,17 +98,22 @@ pub fn avx2_dispatch() -> bool {
     }
 }
 
-/// [`zip_slices`] over `f64` vectors (each tensor's elements read to the
-/// host): the host fallback of the tensor leaves (candle's, burn's).
+/// [`zip_slices`] over `f64` vectors, each tensor's elements read to the
+/// host by `read`: the new elements of `muts`, in order. The host
+/// fallback of the tensor leaves (candle's, burn's).
 #[cfg(any(feature = "candle", feature = "burn"))]
-pub(crate) fn zip_host_vecs<const N: usize, const M: usize, F>(
-    muts: &mut [Vec<f64>],
-    refs: &[Vec<f64>],
+pub(crate) fn zip_host_vecs<T, const N: usize, const M: usize, F>(
+    muts: [&T; N],
+    refs: [&T; M],
+    read: impl Fn(&T) -> Result<Vec<f64>, pytree_core::Error>,
     exec: Exec,
     f: &F,
-) where
+) -> Result<Vec<Vec<f64>>, pytree_core::Error>
+where
     F: Fn([&mut f64; N], [f64; M]) + Sync,
 {
+    let mut muts = muts.map(&read).into_iter().collect::<Result<Vec<_>, _>>()?;
+    let refs = refs.map(&read).into_iter().collect::<Result<Vec<_>, _>>()?;
     let mut mi = muts.iter_mut();
     let ms: [&mut [f64]; N] = core::array::from_fn(|_| match mi.next() {
         Some(v) => &mut v[..],
@@ -120,6 +125,7 @@ pub(crate) fn zip_host_vecs<const N: usize, const M: usize, F>(
         None => &[],
     });
     zip_slices(ms, rs, exec, f);
+    Ok(muts)
 }
 
 /// Runs `f` over the elements of `N` mutable and `M` shared slices of the
@@ -371,6 +377,13 @@ where
 mod tests {
     use super::*;
 
+    /// `n` gradients, scattered over [-0.5, 0.5).
+    fn gradients(n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5)
+            .collect()
+    }
+
     #[test]
     fn split_points_are_multiples_of_the_grain_inside_the_slice() {
         for len in [GRAIN + 1, 2 * GRAIN, 3 * GRAIN - 1, 10 * GRAIN + 7] {
@@ -408,9 +421,7 @@ mod tests {
     #[test]
     fn dispatched_loops_give_the_baseline_bits() {
         let n = 3 * GRAIN + 77;
-        let g: Vec<f32> = (0..n)
-            .map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5)
-            .collect();
+        let g = gradients(n);
         let (b1, b2, c1, c2, lr, eps) = (0.9f32, 0.999f32, 10.0f32, 1000.0f32, -1e-3f32, 1e-8f32);
         let adam = |[p, m, v]: [&mut f32; 3], [g]: [f32; 1]| {
             *m = (1.0 - b1) * g + b1 * *m;
@@ -450,9 +461,7 @@ mod tests {
     #[test]
     fn parallel_loops_give_the_sequential_bits() {
         let n = 7 * GRAIN + 11;
-        let g: Vec<f32> = (0..n)
-            .map(|i| ((i * 7919) % 1000) as f32 * 1e-3 - 0.5)
-            .collect();
+        let g = gradients(n);
         let (mut a, mut b) = (vec![1.0f32; n], vec![1.0f32; n]);
         let f = |[p]: [&mut f32; 1], [g]: [f32; 1]| *p = *p * 0.9 + g.sqrt().max(0.0);
         zip_slices([&mut a[..]], [&g[..]], Exec::Sequential, &f);

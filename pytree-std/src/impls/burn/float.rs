@@ -108,15 +108,7 @@ impl FloatLeaf for BurnTensor {
         F: Fn([&mut f64; N], [f64; M]) + Sync,
     {
         check(&muts, &refs)?;
-        let mut mv = Vec::with_capacity(N);
-        for m in muts.iter() {
-            mv.push(host_f64(m)?);
-        }
-        let mut rv = Vec::with_capacity(M);
-        for r in refs.iter() {
-            rv.push(host_f64(r)?);
-        }
-        zip_host_vecs(&mut mv, &rv, exec, f);
+        let mv = zip_host_vecs(muts.each_ref().map(|m| &**m), refs, host_f64, exec, f)?;
         for (m, v) in muts.into_iter().zip(mv) {
             let n = v.len();
             let device = m.device();

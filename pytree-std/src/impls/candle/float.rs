@@ -109,15 +109,7 @@ where
     let new = match update {
         Some(u) => device::new_values(u, muts, refs).map_err(candle_err)?,
         None => {
-            let mut mv = Vec::with_capacity(N);
-            for m in muts.iter() {
-                mv.push(host(m)?);
-            }
-            let mut rv = Vec::with_capacity(M);
-            for r in refs.iter() {
-                rv.push(host(r)?);
-            }
-            zip_host_vecs(&mut mv, &rv, exec, f);
+            let mv = zip_host_vecs(muts, refs, host, exec, f)?;
             let mut new = Vec::with_capacity(N);
             for (i, (m, v)) in muts.iter().zip(mv).enumerate() {
                 let t = Tensor::from_vec(v, m.dims(), m.device()).map_err(candle_err)?;

@@ -123,6 +123,23 @@ impl DeviceTable {
     }
 }
 
+/// What an update kernel ([`launch_update`], [`launch_clip`]) is
+/// launched with over `table`: its grid (a thread per element), the
+/// table's rows on the device (uploaded into `dev` where they changed)
+/// and its number of tensors.
+fn over_table<'d>(
+    stream: &Arc<CudaStream>,
+    table: &TensorTable,
+    dev: &'d mut DeviceTable,
+) -> Result<(LaunchConfig, &'d CudaSlice<u64>, u32), Error> {
+    let cfg = LaunchConfig {
+        grid_dim: (table.update_grid()?, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    Ok((cfg, dev.upload(stream, table)?, table.tensors() as u32))
+}
+
 /// The constants of `program` as the kernel's by-value argument.
 fn constants(program: &Program) -> Result<[f64; MAX_CONSTS], Error> {
     let mut k = [0.0f64; MAX_CONSTS];
@@ -188,14 +205,7 @@ pub unsafe fn launch_update(
     }
     let k = constants(program)?;
     let f = function(stream, &cuda_source(program, name, float)?, name)?;
-    let grid = table.update_grid()?;
-    let tensors = table.tensors() as u32;
-    let rows = dev.upload(stream, table)?;
-    let cfg = LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let (cfg, rows, tensors) = over_table(stream, table, dev)?;
     let mut launch = stream.launch_builder(&f);
     launch.arg(rows).arg(&tensors).arg(&k);
     // SAFETY: the kernel's parameters are (table pointer, unsigned int,
@@ -405,14 +415,7 @@ pub unsafe fn launch_clip(
     };
     let entry = format!("{name}_dk");
     let f = function(stream, &cuda_source(program, name, float)?, &entry)?;
-    let grid = table.update_grid()?;
-    let tensors = table.tensors() as u32;
-    let rows = dev.upload(stream, table)?;
-    let cfg = LaunchConfig {
-        grid_dim: (grid, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
+    let (cfg, rows, tensors) = over_table(stream, table, dev)?;
     let mut launch = stream.launch_builder(&f);
     launch.arg(rows).arg(&tensors).arg(out);
     // SAFETY: parameters (table, unsigned int, const double*), pushed in
