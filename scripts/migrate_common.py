@@ -47,6 +47,21 @@ def rewrite_checkout(rewrite, files=None, skip=(), after=None):
     print(f"{changed} files rewritten", file=sys.stderr)
 
 
+def matching_paren(text, start):
+    """`text[start]` is `(` (or another opening bracket): the index of the
+    bracket that closes it, or None."""
+    depth = 0
+    for i in range(start, len(text)):
+        c = text[i]
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return None
+
+
 def self_test(cases, rewrite, idempotent=True):
     """Runs `rewrite` on each `(before, after)` of `cases`, printing each
     case whose output is not `after` (and, if `idempotent`, each output

@@ -21,25 +21,11 @@ a `_` arm). Idempotent.
 import re
 import sys
 
-from migrate_common import rewrite_checkout, self_test
+from migrate_common import matching_paren, rewrite_checkout, self_test
 
 EXEC = "pytree_std::elements::Exec"
 CALL = re.compile(r"(?<=[.:])clip_on_device\s*(::<[^>]*>)?\s*\(")
 DEF = re.compile(r"\bfn\s+clip_on_device\s*(<[^>]*>)?\s*\(")
-
-
-def matching_paren(text, start):
-    """`text[start]` is `(`: the index of its `)`, or None."""
-    depth = 0
-    for i in range(start, len(text)):
-        c = text[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
 
 
 def top_level_commas(text):

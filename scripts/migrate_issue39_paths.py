@@ -20,27 +20,13 @@ in the body has no one-line equivalent in a visit). Idempotent.
 import re
 import sys
 
-from migrate_common import rewrite_checkout, self_test
+from migrate_common import matching_paren, rewrite_checkout, self_test
 
 ROOT = r"(?:\bpytree_std|\bcrate|\$crate)"
 
 # `<root>::paths::leaves_with_path(` ... `).into_iter().for_each(|(ref p, x)|`
 CALL = re.compile(r"(%s)::paths::leaves_with_path\(" % ROOT)
 TAIL = re.compile(r"\)\s*\.into_iter\(\)\s*\.for_each\(\s*(move\s+)?\|\(\s*(ref\s+(\w+)|_)\s*,\s*([^|]*?)\s*\)\s*\|")
-
-
-def matching_paren(text, start):
-    """`text[start]` is `(`: the index of its `)`, or None."""
-    depth = 0
-    for i in range(start, len(text)):
-        c = text[i]
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return None
 
 
 def rewrite(text):
