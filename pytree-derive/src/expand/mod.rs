@@ -77,13 +77,11 @@ mod tests {
             .unwrap_or_default();
         assert!(code.contains("type Leaf = AnyArray ;"), "{code}");
         assert!(
-            code.contains("ConvertedField < :: pytree_std :: Std , < Self as :: pytree_std :: Flatten < :: pytree_std :: Std >> :: Leaf >"),
+            code.contains("ConvertedField < :: pytree_std :: Std , Self :: Leaf >"),
             "{code}"
         );
         assert!(
-            code.contains(
-                "ConvertedFieldUnflatten < :: pytree_std :: Std , < Self as :: pytree_std :: Flatten < :: pytree_std :: Std >> :: Leaf >"
-            ),
+            code.contains("ConvertedFieldUnflatten < :: pytree_std :: Std , Self :: Leaf >"),
             "{code}"
         );
         assert!(!code.contains("DataField"), "{code}");
