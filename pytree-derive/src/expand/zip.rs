@@ -4,12 +4,12 @@
 //! (of `Unflatten`), with the pairing of the other trees' fields that all
 //! three share.
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::{TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 
 use super::field::{construct, data_trait, error_place, kept, try_at, unflatten_trait};
-use crate::ast::{Container, Variant};
+use crate::ast::{Container, Field, Variant};
 
 /// The other trees' fields that a zip method uses (`used`: indices into
 /// `v.fields`): `let` statements binding each as `[&FieldType; N]` to
@@ -21,9 +21,26 @@ use crate::ast::{Container, Variant};
 /// derived types. An enum variant of twelve fields or fewer needs no
 /// closure: `__o` is transposed as it is.
 fn others_fields(c: &Container<'_>, v: &Variant<'_>, used: &[usize]) -> TokenStream {
-    const MAX: usize = 12;
     let krate = &c.krate;
     let transpose = |k: usize| format_ident!("transpose{}", k);
+    if used.is_empty() {
+        return TokenStream::new();
+    }
+    if has_fields_fn(c) {
+        let tree: Vec<usize> = (0..v.fields.len())
+            .filter(|&i| v.fields[i].skip.is_none())
+            .collect();
+        let names = tree.iter().map(|&i| {
+            if used.contains(&i) {
+                let ident = others_ident(i);
+                quote!(#ident)
+            } else {
+                quote!(_)
+            }
+        });
+        let transpose = transpose(tree.len());
+        return quote!(let (#(#names,)*) = #krate::__private::#transpose(__others.map(__pytree_fields)););
+    }
     if c.is_enum && !v.fields.is_empty() && v.fields.len() <= MAX && !used.is_empty() {
         let names = (0..v.fields.len()).map(|i| {
             if used.contains(&i) {
@@ -58,6 +75,62 @@ fn others_fields(c: &Container<'_>, v: &Variant<'_>, used: &[usize]) -> TokenStr
         }
     });
     quote!(#(#chunks)*)
+}
+
+/// The most fields one `transpose<k>` of pytree-core takes.
+const MAX: usize = 12;
+
+/// Whether a struct's zips read the other trees' fields with
+/// [`fields_fn`]: twelve tree fields or fewer (one `transpose<k>`), none of
+/// whose types names `Self`, nor the where-clause (the function is no
+/// method).
+fn has_fields_fn(c: &Container<'_>) -> bool {
+    let where_clause = c.generics.where_clause.to_token_stream();
+    match c.variants.first() {
+        Some(v) if !c.is_enum && !names_self(where_clause) => {
+            let fields: Vec<&Field<'_>> = v.tree_fields().collect();
+            !fields.is_empty()
+                && fields.len() <= MAX
+                && !fields.iter().any(|f| names_self(f.ty.to_token_stream()))
+        }
+        _ => false,
+    }
+}
+
+/// Whether `tokens` hold the identifier `Self`.
+fn names_self(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        TokenTree::Ident(i) => i == "Self",
+        TokenTree::Group(g) => names_self(g.stream()),
+        _ => false,
+    })
+}
+
+/// `fn __pytree_fields(&Struct) -> (&A, &B, ..)`: a struct's tree fields
+/// (data and static) by reference, one function in the derive's `const`
+/// block that the three zips map the other trees through, instead of a
+/// closure in each of them (one body for the compiler to check, not
+/// three). Nothing for an enum or where [`has_fields_fn`] says no.
+pub(super) fn fields_fn(c: &Container<'_>) -> TokenStream {
+    if c.leaf.is_some() || !has_fields_fn(c) {
+        return TokenStream::new();
+    }
+    let ident = c.ident;
+    // The borrow's lifetime is named: with lifetimes of the struct's own,
+    // elision would not know which one the fields are borrowed for.
+    let mut generics = c.generics.clone();
+    generics.params.insert(0, syn::parse_quote!('__t));
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    let (_, ty_generics, _) = c.generics.split_for_impl();
+    let fields: Vec<&Field<'_>> = c.variants[0].tree_fields().collect();
+    let types = fields.iter().map(|f| f.ty);
+    let members = fields.iter().map(|f| &f.member);
+    quote! {
+        #[inline(always)]
+        fn __pytree_fields #impl_generics (__t: &'__t #ident #ty_generics) -> (#(&'__t #types,)*) #where_clause {
+            (#(&__t.#members,)*)
+        }
+    }
 }
 
 /// The binding of field `i` of every other tree (see [`others_fields`]).
