@@ -7,7 +7,7 @@ pub use alloc::vec::Vec;
 use crate::error::{Error, ErrorKind};
 use crate::leaf::leaf_as::LeafAs;
 use crate::leaf::{Leaf, LeafMut, LeafRef};
-use crate::paths::key_path::ErasableKey;
+use crate::paths::key_path::{ErasableKey, KeyRef};
 use crate::signature::{DType, Signature};
 use crate::sources::source::Source;
 use crate::static_data::Static;
@@ -34,12 +34,20 @@ macro_rules! field_traits {
         $(#[doc = $flat_doc])*
         #[diagnostic::on_unimplemented(message = $flat_message, label = $label, $(note = $note),*)]
         pub trait $flat<Ns, L: Leaf<Ns>>: Sized {
-            /// See [`Flatten::flatten_into`].
-            fn flatten_field<S: Sink<L>>(self, sink: &mut S);
-            /// See [`Flatten::visit`].
-            fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V);
-            /// See [`Flatten::visit_mut`].
-            fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V);
+            /// See [`Flatten::flatten_into`]: the field (held since the
+            /// walk began, see [`hold`](Self::hold)) between
+            /// `sink.enter(KeyRef::Field(name))` and `sink.exit()`.
+            fn flatten_field<S: Sink<L>>(held: Unwinding<Self>, name: &'static str, sink: &mut S);
+            /// See [`Flatten::visit`]: the field, between
+            /// `visitor.enter(KeyRef::Field(name))` and `visitor.exit()`.
+            fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, name: &'static str, visitor: &mut V);
+            /// See [`Flatten::visit_mut`]: the field, between
+            /// `visitor.enter(KeyRef::Field(name))` and `visitor.exit()`.
+            fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(
+                &'a mut self,
+                name: &'static str,
+                visitor: &mut V,
+            );
             /// See [`Flatten::zip_check`].
             fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error>;
             /// See [`Flatten::UNIFORM_LEAVES`].
@@ -58,16 +66,27 @@ macro_rules! field_traits {
             );
             /// The field held in an [`Unwinding`] guard (see `unwind.rs`).
             fn hold(self) -> Unwinding<Self>;
+            /// The held field as it is. A `leaf_type` struct's rebuilding
+            /// walks pass what the unflatten side gives through it, so that
+            /// in their bodies too this trait's obligation comes first, and
+            /// a field that does not convert is one error (this trait's),
+            /// not a second one of the unflatten side's.
+            fn keep(held: Unwinding<Self>) -> Unwinding<Self> {
+                held
+            }
         }
 
         $(#[doc = $unflat_doc])*
         #[diagnostic::on_unimplemented(message = $unflat_message, label = $label, $(note = $note),*)]
         pub trait $unflat<Ns, L>: Sized {
-            /// See [`Unflatten::unflatten_from`].
-            fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error>;
-            /// See [`Unflatten::map_leaves`].
-            fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self;
-            /// See [`Unflatten::zip_with_prechecked`].
+            /// See [`Unflatten::unflatten_from`]; the field comes held
+            /// (see `unwind.rs`) until the value is built.
+            fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Unwinding<Self>, Error>;
+            /// See [`Unflatten::map_leaves`]: the held field, mapped and
+            /// held again until the value is built.
+            fn map_field<F: FnMut(L) -> L>(held: Unwinding<Self>, f: &mut F) -> Unwinding<Self>;
+            /// See [`Unflatten::zip_with_prechecked`]; the field comes held
+            /// until the value is built.
             fn zip_field<
                 'a,
                 const N: usize,
@@ -76,7 +95,7 @@ macro_rules! field_traits {
                 &'a self,
                 others: [&'a Self; N],
                 f: &mut F,
-            ) -> Self
+            ) -> Unwinding<Self>
             where
                 L: Leaf<Ns>;
         }
@@ -131,16 +150,30 @@ impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
         self.leaf_count_hint()
     }
     #[inline(always)]
-    fn flatten_field<S: Sink<T::Leaf>>(self, sink: &mut S) {
-        ensure_stack_for::<Ns, T, _>(|| self.flatten_into(sink))
+    fn flatten_field<S: Sink<T::Leaf>>(held: Unwinding<Self>, name: &'static str, sink: &mut S) {
+        sink.enter(KeyRef::Field(name));
+        ensure_stack_for::<Ns, T, _>(|| held.take().flatten_into(sink));
+        sink.exit();
     }
     #[inline(always)]
-    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, T::Leaf>>>(&'a self, visitor: &mut V) {
-        ensure_stack_for::<Ns, T, _>(|| self.visit(visitor))
+    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, T::Leaf>>>(
+        &'a self,
+        name: &'static str,
+        visitor: &mut V,
+    ) {
+        visitor.enter(KeyRef::Field(name));
+        ensure_stack_for::<Ns, T, _>(|| self.visit(visitor));
+        visitor.exit();
     }
     #[inline(always)]
-    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, T::Leaf>>>(&'a mut self, visitor: &mut V) {
-        ensure_stack_for::<Ns, T, _>(|| self.visit_mut(visitor))
+    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, T::Leaf>>>(
+        &'a mut self,
+        name: &'static str,
+        visitor: &mut V,
+    ) {
+        visitor.enter(KeyRef::Field(name));
+        ensure_stack_for::<Ns, T, _>(|| self.visit_mut(visitor));
+        visitor.exit();
     }
     #[inline(always)]
     fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
@@ -164,6 +197,36 @@ impl<Ns, T: Flatten<Ns>> DataField<Ns, T::Leaf> for T {
     }
 }
 
+/// Writes `transpose1` to `transpose12`: `[(A, B, ..); N]` (the fields of
+/// `N` trees, one tuple per tree) to `([A; N], [B; N], ..)` (one array per
+/// field). A derived zip pairs the other trees' fields with one closure per
+/// method (`|t| (&t.a, &t.b, ..)`) and one of these, not with one closure
+/// per field: each closure is one more body for the compiler to check.
+macro_rules! transposes {
+    ($($name:ident: $($t:ident . $i:tt),+;)*) => {$(
+        /// `[(A, B, ..); N]` to `([A; N], [B; N], ..)` (see `transposes!`).
+        #[inline(always)]
+        pub fn $name<$($t: Copy,)+ const N: usize>(items: [($($t,)+); N]) -> ($([$t; N],)+) {
+            ($(items.map(|item| item.$i),)+)
+        }
+    )*};
+}
+
+transposes! {
+    transpose1: A.0;
+    transpose2: A.0, B.1;
+    transpose3: A.0, B.1, C.2;
+    transpose4: A.0, B.1, C.2, D.3;
+    transpose5: A.0, B.1, C.2, D.3, E.4;
+    transpose6: A.0, B.1, C.2, D.3, E.4, F.5;
+    transpose7: A.0, B.1, C.2, D.3, E.4, F.5, G.6;
+    transpose8: A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7;
+    transpose9: A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8;
+    transpose10: A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8, J.9;
+    transpose11: A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8, J.9, K.10;
+    transpose12: A.0, B.1, C.2, D.3, E.4, F.5, G.6, H.7, I.8, J.9, K.10, L.11;
+}
+
 /// Checks that every other sequence has the first one's length.
 #[inline]
 pub fn check_lengths<const N: usize>(len: usize, others: [usize; N]) -> Result<(), Error> {
@@ -180,12 +243,15 @@ fn length_mismatch(expected: usize, found: usize, tree: usize) -> Error {
 
 impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
     #[inline(always)]
-    fn unflatten_field<S: Source<T::Leaf>>(source: &mut S) -> Result<Self, Error> {
-        ensure_stack_for::<Ns, T, _>(|| T::unflatten_from(source))
+    fn unflatten_field<S: Source<T::Leaf>>(source: &mut S) -> Result<Unwinding<Self>, Error> {
+        ensure_stack_for::<Ns, T, _>(|| T::unflatten_from(source)).map(Unwinding::tree::<Ns>)
     }
     #[inline(always)]
-    fn map_field<F: FnMut(T::Leaf) -> T::Leaf>(self, f: &mut F) -> Self {
-        ensure_stack_for::<Ns, T, _>(|| self.map_leaves(f))
+    fn map_field<F: FnMut(T::Leaf) -> T::Leaf>(
+        held: Unwinding<Self>,
+        f: &mut F,
+    ) -> Unwinding<Self> {
+        Unwinding::tree::<Ns>(ensure_stack_for::<Ns, T, _>(|| held.take().map_leaves(f)))
     }
     #[inline(always)]
     fn zip_field<
@@ -196,8 +262,10 @@ impl<Ns, T: Unflatten<Ns>> DataFieldUnflatten<Ns, T::Leaf> for T {
         &'a self,
         others: [&'a Self; N],
         f: &mut F,
-    ) -> Self {
-        ensure_stack_for::<Ns, T, _>(|| self.zip_with_prechecked(others, f))
+    ) -> Unwinding<Self> {
+        Unwinding::tree::<Ns>(ensure_stack_for::<Ns, T, _>(|| {
+            self.zip_with_prechecked(others, f)
+        }))
     }
 }
 
@@ -213,16 +281,33 @@ where
         self.leaf_count_hint()
     }
     #[inline(always)]
-    fn flatten_field<S: Sink<L>>(self, sink: &mut S) {
-        ensure_stack_for::<Ns, T, _>(|| self.flatten_into(&mut As::<Ns, L, T::Leaf, S>::new(sink)))
+    fn flatten_field<S: Sink<L>>(held: Unwinding<Self>, name: &'static str, sink: &mut S) {
+        sink.enter(KeyRef::Field(name));
+        ensure_stack_for::<Ns, T, _>(|| {
+            held.take()
+                .flatten_into(&mut As::<Ns, L, T::Leaf, S>::new(sink))
+        });
+        sink.exit();
     }
     #[inline(always)]
-    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(&'a self, visitor: &mut V) {
-        ensure_stack_for::<Ns, T, _>(|| self.visit(&mut As::<Ns, L, T::Leaf, V>::new(visitor)))
+    fn visit_field<'a, V: Visit<LeafRef<'a, Ns, L>>>(
+        &'a self,
+        name: &'static str,
+        visitor: &mut V,
+    ) {
+        visitor.enter(KeyRef::Field(name));
+        ensure_stack_for::<Ns, T, _>(|| self.visit(&mut As::<Ns, L, T::Leaf, V>::new(visitor)));
+        visitor.exit();
     }
     #[inline(always)]
-    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(&'a mut self, visitor: &mut V) {
-        ensure_stack_for::<Ns, T, _>(|| self.visit_mut(&mut As::<Ns, L, T::Leaf, V>::new(visitor)))
+    fn visit_field_mut<'a, V: VisitMut<LeafMut<'a, Ns, L>>>(
+        &'a mut self,
+        name: &'static str,
+        visitor: &mut V,
+    ) {
+        visitor.enter(KeyRef::Field(name));
+        ensure_stack_for::<Ns, T, _>(|| self.visit_mut(&mut As::<Ns, L, T::Leaf, V>::new(visitor)));
+        visitor.exit();
     }
     #[inline(always)]
     fn check_field<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {
@@ -256,19 +341,20 @@ where
     T::Leaf: LeafAs<Ns, L>,
 {
     #[inline(always)]
-    fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Self, Error> {
+    fn unflatten_field<S: Source<L>>(source: &mut S) -> Result<Unwinding<Self>, Error> {
         ensure_stack_for::<Ns, T, _>(|| {
             T::unflatten_from(&mut As::<Ns, L, T::Leaf, S>::new(source))
         })
+        .map(Unwinding::tree::<Ns>)
     }
     #[inline(always)]
     #[track_caller]
-    fn map_field<F: FnMut(L) -> L>(self, f: &mut F) -> Self {
-        ensure_stack_for::<Ns, T, _>(|| {
-            self.map_leaves(&mut |leaf: T::Leaf| {
+    fn map_field<F: FnMut(L) -> L>(held: Unwinding<Self>, f: &mut F) -> Unwinding<Self> {
+        Unwinding::tree::<Ns>(ensure_stack_for::<Ns, T, _>(|| {
+            held.take().map_leaves(&mut |leaf: T::Leaf| {
                 converted_back::<Ns, L, T::Leaf>(f(leaf.into_leaf()))
             })
-        })
+        }))
     }
     #[inline(always)]
     #[track_caller]
@@ -276,15 +362,15 @@ where
         &'a self,
         others: [&'a Self; N],
         f: &mut F,
-    ) -> Self {
-        ensure_stack_for::<Ns, T, _>(|| {
+    ) -> Unwinding<Self> {
+        Unwinding::tree::<Ns>(ensure_stack_for::<Ns, T, _>(|| {
             self.zip_with_prechecked(others, &mut |leaf, rest| {
                 converted_back::<Ns, L, T::Leaf>(f(
                     <T::Leaf as LeafAs<Ns, L>>::lend_as(leaf),
                     rest.map(<T::Leaf as LeafAs<Ns, L>>::lend_as),
                 ))
             })
-        })
+        }))
     }
 }
 

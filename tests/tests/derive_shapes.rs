@@ -261,3 +261,130 @@ fn the_bound_attribute_replaces_inferred_bounds() {
     let back: OnBackend<Cpu> = pytree_std::unflatten(&def, leaves).unwrap();
     assert_eq!(back.b, [3.0]);
 }
+
+/// Thirteen data fields, a static and a skipped one: more than one
+/// `transpose<k>` of pytree-core pairs the other trees' fields (twelve at
+/// most each), through closures rather than one fields function.
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct Wide {
+    f0: f64,
+    f1: f64,
+    f2: f64,
+    f3: f64,
+    f4: f64,
+    f5: f64,
+    f6: f64,
+    f7: f64,
+    f8: f64,
+    f9: f64,
+    f10: f64,
+    f11: f64,
+    #[pytree(skip)]
+    cache: u8,
+    f12: Vec<f64>,
+    #[pytree(static)]
+    tag: u32,
+}
+
+/// An enum variant of thirteen fields (chunked), one of two (transposed
+/// as it is).
+#[derive(PyTree, Clone, Debug, PartialEq)]
+enum WideEnum {
+    Many(
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        f64,
+        Vec<f64>,
+    ),
+    Two {
+        x: f64,
+        #[pytree(static)]
+        k: u8,
+    },
+}
+
+/// A field type that names `Self`: the zips read the other trees' fields
+/// through a closure, not a free function.
+#[derive(PyTree, Clone, Debug, PartialEq)]
+struct SelfNamed {
+    v: f64,
+    next: Option<Box<Self>>,
+}
+
+fn wide(x: f64, tag: u32) -> Wide {
+    Wide {
+        f0: x,
+        f1: x,
+        f2: x,
+        f3: x,
+        f4: x,
+        f5: x,
+        f6: x,
+        f7: x,
+        f8: x,
+        f9: x,
+        f10: x,
+        f11: x + 1.0,
+        cache: 7,
+        f12: vec![x, x],
+        tag,
+    }
+}
+
+#[test]
+fn zips_pair_every_field_of_wide_structs_and_variants() {
+    let sum = pytree_std::walk::map_n(&wide(1.0, 3), [&wide(2.0, 3)], |a, [b]| a + b).unwrap();
+    let expected = Wide {
+        cache: 0,
+        ..wide(3.0, 3)
+    };
+    assert_eq!(
+        sum,
+        Wide {
+            f11: 5.0,
+            ..expected
+        }
+    );
+
+    let err = pytree_std::walk::map_n(&wide(1.0, 3), [&wide(1.0, 4)], |a, [b]| a + b).unwrap_err();
+    let message = err.to_string();
+    assert!(message.contains(".tag: static data mismatch"), "{message}");
+    let mut longer = wide(1.0, 3);
+    longer.f12.push(0.0);
+    let err = pytree_std::walk::map_n(&wide(1.0, 3), [&longer], |a, [b]| a + b).unwrap_err();
+    assert!(err.to_string().contains(".f12"), "{err}");
+
+    let mut params = wide(1.0, 3);
+    pytree_std::zip_mut([&mut params], [&wide(0.5, 3)], |[p], [g]| *p -= g).unwrap();
+    assert_eq!(
+        params,
+        Wide {
+            f11: 0.5,
+            ..wide(0.5, 3)
+        }
+    );
+
+    let many = |x: f64| WideEnum::Many(x, x, x, x, x, x, x, x, x, x, x, x, vec![x]);
+    let sum = pytree_std::walk::map_n(&many(1.0), [&many(2.0)], |a, [b]| a + b).unwrap();
+    assert_eq!(sum, many(3.0));
+    let two = |x: f64| WideEnum::Two { x, k: 1 };
+    let mut left = two(1.0);
+    pytree_std::zip_mut([&mut left], [&two(0.25)], |[p], [g]| *p -= g).unwrap();
+    assert_eq!(left, two(0.75));
+
+    let chain = |v: f64| SelfNamed {
+        v,
+        next: Some(Box::new(SelfNamed { v, next: None })),
+    };
+    let sum = pytree_std::walk::map_n(&chain(1.0), [&chain(2.0)], |a, [b]| a + b).unwrap();
+    assert_eq!(sum, chain(3.0));
+}

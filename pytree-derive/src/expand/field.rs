@@ -7,7 +7,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use crate::ast::{self_leaf, Container, Field, Variant};
+use crate::ast::{Container, Field, Variant};
 
 /// The hidden trait generated code reaches a data field through (its
 /// tokens at `span`, the field's type): `DataField`, whose leaves are the
@@ -15,7 +15,7 @@ use crate::ast::{self_leaf, Container, Field, Variant};
 /// leaves stand as `L`s.
 pub(super) fn data_trait(c: &Container<'_>, ns: &syn::Path, span: Span) -> TokenStream {
     let krate = &c.krate;
-    let self_leaf = self_leaf(krate, ns);
+    let self_leaf = c.self_leaf(ns);
     match &c.leaf_type {
         None => quote_spanned!(span=> #krate::__private::DataField<#ns, #self_leaf>),
         Some(_) => quote_spanned!(span=> #krate::__private::ConvertedField<#ns, #self_leaf>),
@@ -25,7 +25,7 @@ pub(super) fn data_trait(c: &Container<'_>, ns: &syn::Path, span: Span) -> Token
 /// The unflatten side of [`data_trait`].
 pub(super) fn unflatten_trait(c: &Container<'_>, ns: &syn::Path, span: Span) -> TokenStream {
     let krate = &c.krate;
-    let self_leaf = self_leaf(krate, ns);
+    let self_leaf = c.self_leaf(ns);
     match &c.leaf_type {
         None => quote_spanned!(span=> #krate::__private::DataFieldUnflatten<#ns, #self_leaf>),
         Some(_) => {
@@ -79,6 +79,27 @@ pub(super) fn hold(
     let ty = f.ty;
     let data_trait = data_trait(c, ns, ty.span());
     quote_spanned!(ty.span()=> <#ty as #data_trait>::hold(#value))
+}
+
+/// `value`, a data field `f` held by the unflatten side's trait, passed
+/// through [`data_trait`]'s `keep` in a `leaf_type` struct: there both
+/// traits fail on the same missing `LeafAs`, and with the flat side's
+/// obligation first in the body rustc reports that one only, as in every
+/// other body (one error at the field, not two). Other structs need no
+/// such call: their two traits fail on different bounds (`Flatten`,
+/// `Unflatten`), each its own error.
+pub(super) fn kept(
+    c: &Container<'_>,
+    ns: &syn::Path,
+    f: &Field<'_>,
+    value: TokenStream,
+) -> TokenStream {
+    if c.leaf_type.is_none() {
+        return value;
+    }
+    let ty = f.ty;
+    let data_trait = data_trait(c, ns, ty.span());
+    quote_spanned!(ty.span()=> <#ty as #data_trait>::keep(#value))
 }
 
 /// `Self::V { a: expr, b: expr }` (or `Self::V` for a unit variant).

@@ -30,6 +30,7 @@ use crate::bound::{self, Trait};
 /// The impls of a model checked by `valid.rs`.
 pub fn expand(c: &Container<'_>) -> TokenStream {
     let schemas = schema::schema_statics(c);
+    let fields_fn = zip::fields_fn(c);
     let impls = c.namespaces.iter().map(|ns| {
         if c.leaf.is_some() {
             leaf::leaf_impls(c, ns)
@@ -43,6 +44,7 @@ pub fn expand(c: &Container<'_>) -> TokenStream {
         #[allow(non_upper_case_globals, unused_qualifications)]
         const _: () = {
             #schemas
+            #fields_fn
             #(#impls)*
         };
     }
@@ -77,16 +79,47 @@ mod tests {
             .unwrap_or_default();
         assert!(code.contains("type Leaf = AnyArray ;"), "{code}");
         assert!(
-            code.contains("ConvertedField < :: pytree_std :: Std , < Self as :: pytree_std :: Flatten < :: pytree_std :: Std >> :: Leaf >"),
+            code.contains("ConvertedField < :: pytree_std :: Std , Self :: Leaf >"),
             "{code}"
         );
         assert!(
-            code.contains(
-                "ConvertedFieldUnflatten < :: pytree_std :: Std , < Self as :: pytree_std :: Flatten < :: pytree_std :: Std >> :: Leaf >"
-            ),
+            code.contains("ConvertedFieldUnflatten < :: pytree_std :: Std , Self :: Leaf >"),
             "{code}"
         );
         assert!(!code.contains("DataField"), "{code}");
+    }
+
+    #[test]
+    fn a_struct_zips_through_one_fields_function_unless_a_type_names_self() {
+        let expand = |input: syn::DeriveInput| {
+            crate::try_derive(&input)
+                .map(|ts| ts.to_string())
+                .unwrap_or_default()
+        };
+        let code = expand(syn::parse_quote! {
+            struct Pair<'a> { a: f64, #[pytree(static)] n: &'a str, #[pytree(skip)] s: u8 }
+        });
+        assert!(
+            code.contains("fn __pytree_fields < '__t , 'a > (__t : & '__t Pair < 'a >) -> (& '__t f64 , & '__t & 'a str ,)"),
+            "{code}"
+        );
+        // The three zips, and no closure in any of them.
+        assert_eq!(
+            code.matches("__others . map (__pytree_fields)").count(),
+            3,
+            "{code}"
+        );
+        assert!(!code.contains("| __t |"), "{code}");
+
+        let code = expand(syn::parse_quote! {
+            struct Chain { v: f64, next: Option<Box<Self>> }
+        });
+        assert!(!code.contains("__pytree_fields"), "{code}");
+        assert_eq!(
+            code.matches("transpose2 (__others . map (| __t |").count(),
+            3,
+            "{code}"
+        );
     }
 
     #[test]

@@ -6,17 +6,17 @@ use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 
-use super::field::{construct, error_place, hold, try_at, unflatten_trait};
+use super::field::{construct, error_place, hold, kept, try_at, unflatten_trait};
 use super::schema::schema_ident;
 use super::{impl_header, zip};
-use crate::ast::{self_leaf, Container};
+use crate::ast::Container;
 use crate::bound::Trait;
 
 /// `impl Unflatten<Ns>`: rebuilding from a TreeDef and leaves, and the
 /// two walks that build a new value (`map_leaves`, `zip_with`).
 pub(super) fn impl_unflatten(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
-    let self_leaf = self_leaf(krate, ns);
+    let self_leaf = c.self_leaf(ns);
     let unflatten_header = impl_header(c, ns, Trait::Unflatten);
     let unflatten = unflatten_method(c, ns);
     let map_leaves = map_leaves(c, ns);
@@ -60,7 +60,7 @@ pub(super) fn impl_unflatten(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
 
 fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
     let krate = &c.krate;
-    let self_leaf = self_leaf(krate, ns);
+    let self_leaf = c.self_leaf(ns);
     let schemas = (0..c.variants.len()).map(schema_ident);
     let arms = c.variants.iter().enumerate().map(|(i, v)| {
         let statics = v.static_fields().map(|f| {
@@ -75,11 +75,11 @@ fn unflatten_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
             let place = error_place(c, v, Some(f));
             let unflatten_trait = unflatten_trait(c, ns, ty.span());
             let call = quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::unflatten_field(__source));
-            let checked = try_at(call, &place);
-            // Held until the value is built, so that a later field's error
-            // or panic drops a deep one on a fresh stack (see `map_leaves`).
-            let held = hold(c, ns, f, checked);
-            quote!(let #b = #held;)
+            // Comes held until the value is built, so that a later field's
+            // error or panic drops a deep one on a fresh stack (see
+            // `map_leaves`).
+            let checked = kept(c, ns, f, try_at(call, &place));
+            quote!(let #b = #checked;)
         });
         let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
@@ -128,10 +128,9 @@ fn map_leaves(c: &Container<'_>, ns: &syn::Path) -> TokenStream {
         let mapped = v.data_fields().map(|f| {
             let (b, ty) = (&f.binding, f.ty);
             let unflatten_trait = unflatten_trait(c, ns, ty.span());
-            let call =
-                quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::map_field(#b.take(), __f));
-            let held = hold(c, ns, f, call);
-            quote!(let #b = #held;)
+            // Takes the held field, gives the mapped one held.
+            let call = quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::map_field(#b, __f));
+            quote!(let #b = #call;)
         });
         let exprs: Vec<TokenStream> = v
             .fields

@@ -4,24 +4,138 @@
 //! (of `Unflatten`), with the pairing of the other trees' fields that all
 //! three share.
 
-use proc_macro2::TokenStream;
-use quote::{format_ident, quote, quote_spanned};
+use proc_macro2::{TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 
-use super::field::{construct, data_trait, error_place, hold, try_at, unflatten_trait};
+use super::field::{construct, data_trait, error_place, kept, try_at, unflatten_trait};
 use crate::ast::{Container, Field, Variant};
 
-/// Field `i` of every other tree, as `[&FieldType; N]`: read from `__o`
-/// (the others' fields paired by variant) in an enum, straight from
-/// `__others` in a struct.
-fn others_field(c: &Container<'_>, i: usize, f: &Field<'_>) -> TokenStream {
-    if c.is_enum {
-        let idx = syn::Index::from(i);
-        quote!(__o.map(|__t| __t.#idx))
-    } else {
-        let member = &f.member;
-        quote!(__others.map(|__t| &__t.#member))
+/// The other trees' fields that a zip method uses (`used`: indices into
+/// `v.fields`): `let` statements binding each as `[&FieldType; N]` to
+/// `__o_<i>` (see [`others_ident`]), read from `__o` (the others' fields
+/// paired by variant) in an enum, from `__others` in a struct. One closure
+/// (`|t| (&t.a, &t.b, ..)`) and one `transpose<k>` of pytree-core per twelve
+/// fields, not one closure per field: each closure is one more body for the
+/// compiler to check, and they were half the build time of a crate of
+/// derived types. An enum variant of twelve fields or fewer needs no
+/// closure: `__o` is transposed as it is.
+fn others_fields(c: &Container<'_>, v: &Variant<'_>, used: &[usize]) -> TokenStream {
+    let krate = &c.krate;
+    let transpose = |k: usize| format_ident!("transpose{}", k);
+    if used.is_empty() {
+        return TokenStream::new();
     }
+    if has_fields_fn(c) {
+        let tree: Vec<usize> = (0..v.fields.len())
+            .filter(|&i| v.fields[i].skip.is_none())
+            .collect();
+        let names = tree.iter().map(|&i| {
+            if used.contains(&i) {
+                let ident = others_ident(i);
+                quote!(#ident)
+            } else {
+                quote!(_)
+            }
+        });
+        let transpose = transpose(tree.len());
+        return quote!(let (#(#names,)*) = #krate::__private::#transpose(__others.map(__pytree_fields)););
+    }
+    if c.is_enum && !v.fields.is_empty() && v.fields.len() <= MAX && !used.is_empty() {
+        let names = (0..v.fields.len()).map(|i| {
+            if used.contains(&i) {
+                let ident = others_ident(i);
+                quote!(#ident)
+            } else {
+                quote!(_)
+            }
+        });
+        let transpose = transpose(v.fields.len());
+        return quote!(let (#(#names,)*) = #krate::__private::#transpose(__o););
+    }
+    let chunks = used.chunks(MAX).map(|chunk| {
+        let names = chunk.iter().map(|&i| others_ident(i));
+        let parts = chunk.iter().map(|&i| {
+            if c.is_enum {
+                let idx = syn::Index::from(i);
+                quote!(__t.#idx)
+            } else {
+                let member = &v.fields[i].member;
+                quote!(&__t.#member)
+            }
+        });
+        let source = if c.is_enum {
+            quote!(__o)
+        } else {
+            quote!(__others)
+        };
+        let transpose = transpose(chunk.len());
+        quote! {
+            let (#(#names,)*) = #krate::__private::#transpose(#source.map(|__t| (#(#parts,)*)));
+        }
+    });
+    quote!(#(#chunks)*)
+}
+
+/// The most fields one `transpose<k>` of pytree-core takes.
+const MAX: usize = 12;
+
+/// Whether a struct's zips read the other trees' fields with
+/// [`fields_fn`]: twelve tree fields or fewer (one `transpose<k>`), none of
+/// whose types names `Self`, nor the where-clause (the function is no
+/// method).
+fn has_fields_fn(c: &Container<'_>) -> bool {
+    let where_clause = c.generics.where_clause.to_token_stream();
+    match c.variants.first() {
+        Some(v) if !c.is_enum && !names_self(where_clause) => {
+            let fields: Vec<&Field<'_>> = v.tree_fields().collect();
+            !fields.is_empty()
+                && fields.len() <= MAX
+                && !fields.iter().any(|f| names_self(f.ty.to_token_stream()))
+        }
+        _ => false,
+    }
+}
+
+/// Whether `tokens` hold the identifier `Self`.
+fn names_self(tokens: TokenStream) -> bool {
+    tokens.into_iter().any(|t| match t {
+        TokenTree::Ident(i) => i == "Self",
+        TokenTree::Group(g) => names_self(g.stream()),
+        _ => false,
+    })
+}
+
+/// `fn __pytree_fields(&Struct) -> (&A, &B, ..)`: a struct's tree fields
+/// (data and static) by reference, one function in the derive's `const`
+/// block that the three zips map the other trees through, instead of a
+/// closure in each of them (one body for the compiler to check, not
+/// three). Nothing for an enum or where [`has_fields_fn`] says no.
+pub(super) fn fields_fn(c: &Container<'_>) -> TokenStream {
+    if c.leaf.is_some() || !has_fields_fn(c) {
+        return TokenStream::new();
+    }
+    let ident = c.ident;
+    // The borrow's lifetime is named: with lifetimes of the struct's own,
+    // elision would not know which one the fields are borrowed for.
+    let mut generics = c.generics.clone();
+    generics.params.insert(0, syn::parse_quote!('__t));
+    let (impl_generics, _, where_clause) = generics.split_for_impl();
+    let (_, ty_generics, _) = c.generics.split_for_impl();
+    let fields: Vec<&Field<'_>> = c.variants[0].tree_fields().collect();
+    let types = fields.iter().map(|f| f.ty);
+    let members = fields.iter().map(|f| &f.member);
+    quote! {
+        #[inline(always)]
+        fn __pytree_fields #impl_generics (__t: &'__t #ident #ty_generics) -> (#(&'__t #types,)*) #where_clause {
+            (#(&__t.#members,)*)
+        }
+    }
+}
+
+/// The binding of field `i` of every other tree (see [`others_fields`]).
+fn others_ident(i: usize) -> syn::Ident {
+    format_ident!("__o_{}", i)
 }
 
 /// `match __o { <variant v with other_bindings> => Some((..)), _ => None }`
@@ -77,9 +191,11 @@ pub(super) fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream
         } else {
             TokenStream::new()
         };
+        let used: Vec<usize> = (0..v.fields.len()).filter(|&i| v.fields[i].skip.is_none()).collect();
+        let others_fields = others_fields(c, v, &used);
         let checks = v.fields.iter().enumerate().filter(|(_, f)| f.skip.is_none()).map(|(i, f)| {
             let (b, ty) = (&f.binding, f.ty);
-            let others = others_field(c, i, f);
+            let others = others_ident(i);
             let place = error_place(c, v, Some(f));
             if f.is_static.is_some() {
                 // The loop over the other trees is `StaticField`'s, type
@@ -97,6 +213,7 @@ pub(super) fn zip_check_method(c: &Container<'_>, ns: &syn::Path) -> TokenStream
         quote! {
             #pattern => {
                 #pair
+                #others_fields
                 #(#checks)*
                 ::core::result::Result::Ok(())
             }
@@ -134,10 +251,12 @@ pub(super) fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> Tok
                 let __o = #paired.map(|__p| __p.unwrap_or((#(#bindings,)*)));
             }
         };
+        let used: Vec<usize> = (0..v.fields.len()).filter(|&i| v.fields[i].is_data()).collect();
+        let others_fields = others_fields(c, v, &used);
         let body = if mutate {
             let updates = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
-                let others = others_field(c, i, f);
+                let others = others_ident(i);
                 let data_trait = data_trait(c, ns, ty.span());
                 quote_spanned!(ty.span()=> <#ty as #data_trait>::zip_field_mut(#b, #others, __f);)
             });
@@ -147,11 +266,12 @@ pub(super) fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> Tok
             // the value is built (see `map_leaves`).
             let built = v.fields.iter().enumerate().filter(|(_, f)| f.is_data()).map(|(i, f)| {
                 let (b, ty) = (&f.binding, f.ty);
-                let others = others_field(c, i, f);
+                let others = others_ident(i);
                 let unflatten_trait = unflatten_trait(c, ns, ty.span());
+                // Comes held.
                 let call = quote_spanned!(ty.span()=> <#ty as #unflatten_trait>::zip_field(#b, #others, __f));
-                let held = hold(c, ns, f, call);
-                quote!(let #b = #held;)
+                let call = kept(c, ns, f, call);
+                quote!(let #b = #call;)
             });
             let exprs: Vec<TokenStream> = v.fields.iter().map(|f| {
                 let (b, ty) = (&f.binding, f.ty);
@@ -172,6 +292,7 @@ pub(super) fn zip_method(c: &Container<'_>, ns: &syn::Path, mutate: bool) -> Tok
         quote! {
             #pattern => {
                 #pair
+                #others_fields
                 #body
             }
         }
