@@ -12,9 +12,9 @@ use std::time::Duration;
 use pytree_std::Error;
 
 use crate::backend::{Backend, Watch};
+use crate::cache::Plans;
 use crate::local::Local;
 use crate::op::Op;
-use crate::plans::Plans;
 use crate::sizes::Sizes;
 use crate::timeout::{timeout_from_env, DEFAULT_TIMEOUT};
 

@@ -74,6 +74,7 @@
 mod agree;
 mod backend;
 mod broadcast;
+mod cache;
 #[cfg(feature = "checkpoint")]
 pub mod checkpoint;
 mod collectives;

@@ -2,16 +2,15 @@
 //! with the other ranks on an operation over a tree and returns its
 //! bucket [`Plan`], built once per structure; [`Dist::agree_on`] and
 //! [`Dist::agree_structure`] only agree, for operations that send no
-//! buckets of their own (a checkpoint, ZeRO's set-up). [`Plans`] is the
-//! cache the handle keeps them in, by the structure they were made for.
+//! buckets of their own (a checkpoint, ZeRO's set-up).
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use pytree_std::ByteLeaf;
-use pytree_std::{Error, Flatten, Signature, Std, TreeDef};
+use pytree_std::{Error, Flatten, Std, TreeDef};
 
 use crate::agree::{agree, Intent};
+use crate::cache::Cached;
 use crate::dist::Dist;
 use crate::op::Op;
 use crate::plan::{wire_of, LeafSpec, Plan};
@@ -124,47 +123,5 @@ impl Dist {
             error: None,
         };
         agree(&*self.backend, intent.hash(), false, || intent)
-    }
-}
-
-/// The structures a handle has seen, most recent last.
-#[derive(Default)]
-pub(crate) struct Plans(RefCell<Vec<Cached>>);
-
-/// A structure seen before: what it is recognized by, its hash and its
-/// plan.
-pub(crate) struct Cached {
-    pub op: Op,
-    pub def: TreeDef,
-    pub signatures: Vec<Signature>,
-    pub sent: Vec<bool>,
-    pub hash: u64,
-    pub plan: Rc<Plan>,
-}
-
-/// At most this many structures are remembered (the oldest is dropped).
-const MAX_CACHED: usize = 16;
-
-impl Plans {
-    /// The hash and plan of a structure seen before.
-    pub(crate) fn find(
-        &self,
-        op: Op,
-        def: &TreeDef,
-        signatures: &[Signature],
-        sent: &[bool],
-    ) -> Option<(u64, Rc<Plan>)> {
-        self.0.borrow().iter().find_map(|c| {
-            (c.op == op && c.def == *def && c.signatures == signatures && c.sent == sent)
-                .then(|| (c.hash, c.plan.clone()))
-        })
-    }
-
-    pub(crate) fn remember(&self, cached: Cached) {
-        let mut plans = self.0.borrow_mut();
-        if plans.len() == MAX_CACHED {
-            plans.remove(0);
-        }
-        plans.push(cached);
     }
 }
