@@ -35,7 +35,9 @@
 //!   tensors, each operation a candle tensor operation with `f64` scalars
 //!   on the tensors' device, in `f32` (`f64` for `f64` tensors).
 //!   `clip_by_global_norm` keeps the norm and the clip factor as tensors
-//!   on the device. Nothing is copied to the host.
+//!   on the device. Nothing is copied to the host. `.exec(Exec::TensorOps)`
+//!   runs CPU tensors this way too, to compare the two paths without a
+//!   GPU.
 //!
 //! A tree holding the same variable twice (a tied weight) is updated
 //! once per step, at the leaf that comes first; [`grads`] gives the later
