@@ -21,37 +21,34 @@ use crate::ast::{Container, Field, Variant};
 /// derived types. An enum variant of twelve fields or fewer needs no
 /// closure: `__o` is transposed as it is.
 fn others_fields(c: &Container<'_>, v: &Variant<'_>, used: &[usize]) -> TokenStream {
-    let krate = &c.krate;
-    let transpose = |k: usize| format_ident!("transpose{}", k);
     if used.is_empty() {
         return TokenStream::new();
     }
+    let krate = &c.krate;
+    let transpose = |k: usize| format_ident!("transpose{}", k);
+    // `(__o_<i>, _, ..)`: the fields at `indices`, bound where used.
+    let pattern = |indices: &[usize]| {
+        let names = indices.iter().map(|&i| {
+            if used.contains(&i) {
+                let ident = others_ident(i);
+                quote!(#ident)
+            } else {
+                quote!(_)
+            }
+        });
+        quote!((#(#names,)*))
+    };
     if has_fields_fn(c) {
         let tree: Vec<usize> = (0..v.fields.len())
             .filter(|&i| v.fields[i].skip.is_none())
             .collect();
-        let names = tree.iter().map(|&i| {
-            if used.contains(&i) {
-                let ident = others_ident(i);
-                quote!(#ident)
-            } else {
-                quote!(_)
-            }
-        });
-        let transpose = transpose(tree.len());
-        return quote!(let (#(#names,)*) = #krate::__private::#transpose(__others.map(__pytree_fields)););
+        let (pattern, transpose) = (pattern(&tree), transpose(tree.len()));
+        return quote!(let #pattern = #krate::__private::#transpose(__others.map(__pytree_fields)););
     }
-    if c.is_enum && !v.fields.is_empty() && v.fields.len() <= MAX && !used.is_empty() {
-        let names = (0..v.fields.len()).map(|i| {
-            if used.contains(&i) {
-                let ident = others_ident(i);
-                quote!(#ident)
-            } else {
-                quote!(_)
-            }
-        });
-        let transpose = transpose(v.fields.len());
-        return quote!(let (#(#names,)*) = #krate::__private::#transpose(__o););
+    if c.is_enum && v.fields.len() <= MAX {
+        let all: Vec<usize> = (0..v.fields.len()).collect();
+        let (pattern, transpose) = (pattern(&all), transpose(all.len()));
+        return quote!(let #pattern = #krate::__private::#transpose(__o););
     }
     let chunks = used.chunks(MAX).map(|chunk| {
         let names = chunk.iter().map(|&i| others_ident(i));
