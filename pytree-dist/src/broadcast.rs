@@ -5,9 +5,9 @@
 use pytree_std::{ByteLeaf, ByteTensor};
 use pytree_std::{Error, Flatten, Std, TreeDef, Unflatten};
 
+use crate::agree::Op;
 use crate::agree::{agree, Intent};
 use crate::dist::Dist;
-use crate::op::Op;
 
 impl Dist {
     /// Copies `tree` of rank `root` to every rank, in place: leaves (of any

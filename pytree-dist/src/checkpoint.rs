@@ -18,9 +18,9 @@ use std::path::Path;
 use pytree_std::checkpoint::{self as ck, Save, TensorLeaf};
 use pytree_std::{Error, Flatten, Std};
 
+use crate::agree::Op;
 use crate::dist::Dist;
 use crate::message::{reports, Report};
-use crate::op::Op;
 use crate::owners::{by_leaf, Owner};
 use crate::plan::signatures;
 

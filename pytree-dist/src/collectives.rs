@@ -8,9 +8,9 @@ use pytree_optim::Mask;
 use pytree_std::ByteLeaf;
 use pytree_std::{Error, Flatten, Std};
 
+use crate::agree::Op;
 use crate::backend::Flow;
 use crate::dist::Dist;
-use crate::op::Op;
 use crate::plan::{Plan, TreeBuckets};
 
 impl Dist {

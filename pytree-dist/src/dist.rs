@@ -1,20 +1,21 @@
 //! [`Dist`]: a handle on the processes of one job: its backend, its
-//! [`Sizes`], its timeout and step, and the plans of the trees it has
-//! seen ([`plans`](crate::plans)). The operations live in their own
+//! [`Sizes`], its timeout and step, and [`Plans`], the bucket plans of
+//! the trees it has seen, by structure ([`plans`](crate::plans) makes and
+//! agrees on them). The operations live in their own
 //! modules: [`collectives`](crate::collectives),
 //! [`broadcast`](crate::broadcast), [`zero`](crate::zero),
 //! [`checkpoint`](crate::checkpoint).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::time::Duration;
 
-use pytree_std::Error;
+use pytree_std::{Error, Signature, TreeDef};
 
+use crate::agree::Op;
 use crate::backend::{Backend, Watch};
-use crate::cache::Plans;
 use crate::local::Local;
-use crate::op::Op;
+use crate::plan::Plan;
 use crate::sizes::Sizes;
 use crate::timeout::{timeout_from_env, DEFAULT_TIMEOUT};
 
@@ -302,6 +303,48 @@ impl Clone for Dist {
             step: self.step.clone(),
             plans: Plans::default(),
         }
+    }
+}
+
+/// The structures a handle has seen, most recent last.
+#[derive(Default)]
+pub(crate) struct Plans(RefCell<Vec<Cached>>);
+
+/// A structure seen before: what it is recognized by, its hash and its
+/// plan.
+pub(crate) struct Cached {
+    pub op: Op,
+    pub def: TreeDef,
+    pub signatures: Vec<Signature>,
+    pub sent: Vec<bool>,
+    pub hash: u64,
+    pub plan: Rc<Plan>,
+}
+
+/// At most this many structures are remembered (the oldest is dropped).
+const MAX_CACHED: usize = 16;
+
+impl Plans {
+    /// The hash and plan of a structure seen before.
+    pub(crate) fn find(
+        &self,
+        op: Op,
+        def: &TreeDef,
+        signatures: &[Signature],
+        sent: &[bool],
+    ) -> Option<(u64, Rc<Plan>)> {
+        self.0.borrow().iter().find_map(|c| {
+            (c.op == op && c.def == *def && c.signatures == signatures && c.sent == sent)
+                .then(|| (c.hash, c.plan.clone()))
+        })
+    }
+
+    pub(crate) fn remember(&self, cached: Cached) {
+        let mut plans = self.0.borrow_mut();
+        if plans.len() == MAX_CACHED {
+            plans.remove(0);
+        }
+        plans.push(cached);
     }
 }
 

@@ -74,7 +74,6 @@
 mod agree;
 mod backend;
 mod broadcast;
-mod cache;
 #[cfg(feature = "checkpoint")]
 pub mod checkpoint;
 mod collectives;
@@ -83,7 +82,6 @@ mod local;
 mod message;
 #[cfg(feature = "mpi")]
 mod mpi;
-mod op;
 mod owners;
 mod plan;
 mod plans;

@@ -9,10 +9,10 @@ use std::rc::Rc;
 use pytree_std::ByteLeaf;
 use pytree_std::{Error, Flatten, Std, TreeDef};
 
+use crate::agree::Op;
 use crate::agree::{agree, Intent};
-use crate::cache::Cached;
+use crate::dist::Cached;
 use crate::dist::Dist;
-use crate::op::Op;
 use crate::plan::{wire_of, LeafSpec, Plan};
 
 impl Dist {

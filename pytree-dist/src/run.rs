@@ -46,7 +46,7 @@ pub fn run<E: Display>(main: impl FnOnce(&Dist) -> Result<(), E>) -> ExitCode {
                 // Tells the others, so that a rank still calling
                 // collectives ends the job instead of waiting for this
                 // one; then waits (at most the timeout) for them to leave.
-                dist.watch(crate::op::Op::Leave);
+                dist.watch(crate::agree::Op::Leave);
                 if let Err(e) = dist.backend().leave() {
                     dist.abort(&format!(
                         "pytree-dist: rank {}: error leaving run: {e}",

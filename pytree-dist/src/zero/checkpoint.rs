@@ -20,8 +20,8 @@ use pytree_std::{ByteLeaf, Error, PyTree, Signature, Std, Unflatten};
 
 use super::follows::{Follows, StateLeaf};
 use super::{by_leaf, Owner, Zero1};
+use crate::agree::Op;
 use crate::checkpoint::write;
-use crate::op::Op;
 use crate::plan::signatures;
 
 impl<G, P> Zero1<'_, G, P>

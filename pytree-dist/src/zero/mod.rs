@@ -15,9 +15,9 @@ use std::ops::Range;
 use pytree_optim::{step_in, Context, FloatLeaf, GradientTransformation};
 use pytree_std::{ByteLeaf, ByteTensor, Error, Flatten, PyTree, Signature, Std, TreeDef};
 
+use crate::agree::Op;
 use crate::backend::Flow;
 use crate::dist::Dist;
-use crate::op::Op;
 use crate::owners::{by_leaf, Owner};
 use crate::plan::{load_f32, load_f64, store_f32, store_f64, wire_of};
 use exchange::{Flats, ShardBuckets, ShardSide, Slot};
