@@ -10,13 +10,12 @@
 
 pub mod codegen;
 mod element;
-mod element_update;
 mod kernel;
 
 #[cfg(any(feature = "ndarray", feature = "candle"))]
 pub(crate) use element::widened;
+pub use element::{Arith, ElementUpdate};
 pub use element::{Float, FloatElement};
-pub use element_update::{Arith, ElementUpdate};
 #[cfg(any(feature = "candle", feature = "burn"))]
 pub(crate) use kernel::zip_host_vecs;
 pub use kernel::{avx2_dispatch, sum_slice, zip_slices, Exec, DISPATCH_MIN, GRAIN};
