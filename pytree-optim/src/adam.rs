@@ -5,13 +5,12 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::context::Context;
+use crate::context::{same_shape, selected, zeros, Context};
 use crate::gradient_transformation::{
     update_and_step_in_one_pass, update_through_fused, Fused, GradientTransformation,
 };
-use crate::pass::{Tail, Target};
 use crate::rules::{AdamK, AdamUpdate};
-use crate::walk::{same_shape, selected, zeros};
+use crate::rules::{Tail, Target};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
 

@@ -11,9 +11,8 @@ use pytree_std::elements::codegen::{self, record, DeviceFloat, Program};
 use pytree_std::elements::ElementUpdate;
 use pytree_std::Error;
 
-use crate::pass::Tail;
 use crate::rules::{
-    AdamK, AdamUpdate, AddTo, Assign, Average, Clip, Gradient, Momentum, TailK, TailUpdate,
+    AdamK, AdamUpdate, AddTo, Assign, Average, Clip, Gradient, Momentum, Tail, TailK, TailUpdate,
     TraceUpdate, Zero,
 };
 

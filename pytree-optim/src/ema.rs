@@ -9,11 +9,12 @@
 
 use pytree_std::{Error, Leaf, PyTree};
 
-use crate::context::Context;
+use crate::context::{
+    first_occurrences, same_shape, selected, walk, walk_leaves, zeros, Context, Scalar,
+};
 use crate::gradient_transformation::{update_through_fused, Fused, GradientTransformation};
 use crate::mask::{LeafMask, Mask};
 use crate::rules::{Assign, Average};
-use crate::walk::{first_occurrences, same_shape, selected, walk, walk_leaves, zeros, Scalar};
 use pytree_std::elements::Exec;
 use pytree_std::elements::FloatLeaf;
 

@@ -5,9 +5,8 @@
 
 use pytree_std::{Error, Flatten, PyTree, Std};
 
-use crate::context::Context;
-use crate::pass::{Tail, Target};
-use crate::walk::{first_occurrences, same_shape, walk, zeros};
+use crate::context::{first_occurrences, same_shape, walk, zeros, Context};
+use crate::rules::{Tail, Target};
 use pytree_std::elements::FloatLeaf;
 
 /// A gradient transformation (optax's `GradientTransformation`): `init`
@@ -529,8 +528,8 @@ where
     P: Flatten<Std>,
     P::Leaf: FloatLeaf,
 {
-    let mask = crate::walk::selected(cx, tree)?;
-    Ok(crate::walk::sum_squares(cx, tree, tree, &mask)?.sqrt())
+    let mask = crate::context::selected(cx, tree)?;
+    Ok(crate::context::sum_squares(cx, tree, tree, &mask)?.sqrt())
 }
 
 /// The [`Fused::update_in`] and [`Fused::step_in`] of a transformation
@@ -834,7 +833,7 @@ where
     fn validate(&self, updates: &P, state: &Option<T::State>, params: &P) -> Result<(), Error> {
         match (self, state) {
             (Some(t), Some(s)) => validate_of(t, updates, s, params),
-            (None, None) => crate::walk::same_shape(params, updates),
+            (None, None) => crate::context::same_shape(params, updates),
             _ => Err(Error::custom(
                 "optimizer state mismatch: the state was built by init for another transformation (Some and None)",
             )),

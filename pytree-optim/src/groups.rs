@@ -6,10 +6,9 @@ use std::sync::Arc;
 
 use pytree_std::{Error, KeyPath, PyTree};
 
-use crate::context::Context;
+use crate::context::{copy_tree, walk, Context};
 use crate::gradient_transformation::{update_through_fused, Fused, GradientTransformation};
 use crate::mask::Mask;
-use crate::walk::{copy_tree, walk};
 use crate::wrappers::{Masked, Wrap};
 use pytree_std::elements::FloatLeaf;
 

@@ -109,12 +109,10 @@ mod ema;
 mod gradient_transformation;
 mod groups;
 mod mask;
-mod pass;
 mod rules;
 mod schedule;
 mod trace;
 mod transform;
-mod walk;
 mod wrappers;
 
 pub use adam::{scale_by_adam, ScaleByAdam, ScaleByAdamState};
@@ -128,7 +126,7 @@ pub use gradient_transformation::{
 };
 pub use groups::{multi_transform, Group, GroupList, GroupState, Groups, MultiTransform};
 pub use mask::{LeafMask, Mask};
-pub use pass::{Tail, Target};
+pub use rules::{Tail, Target};
 pub use schedule::{
     constant_schedule, cosine_decay_schedule, linear_schedule, warmup_cosine_decay_schedule,
     ConstantSchedule, CosineDecaySchedule, LinearSchedule, Schedule, WarmupCosineDecaySchedule,

@@ -8,12 +8,11 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::context::Context;
+use crate::context::{same_shape, selected, sum_squares, walk, Context, Scalar};
 use crate::gradient_transformation::{update_through_fused, Fused, GradientTransformation};
-use crate::pass::{Tail, Target};
 use crate::rules::{Clip, Zero};
+use crate::rules::{Tail, Target};
 use crate::schedule::Schedule;
-use crate::walk::{same_shape, selected, sum_squares, walk, Scalar};
 use pytree_std::elements::Float;
 use pytree_std::elements::FloatLeaf;
 

@@ -6,14 +6,13 @@
 
 use pytree_std::{Error, PyTree};
 
-use crate::context::Context;
+use crate::context::{first_occurrences, walk, Context};
 use crate::gradient_transformation::{
     step_in, update_in, update_through_fused, validate_of, Fused, GradientTransformation,
 };
 use crate::mask::{LeafMask, Mask};
-use crate::pass::{Tail, Target};
 use crate::rules::{AddTo, Zero};
-use crate::walk::{first_occurrences, walk};
+use crate::rules::{Tail, Target};
 use pytree_std::elements::Exec;
 use pytree_std::elements::FloatLeaf;
 
