@@ -1,8 +1,10 @@
 """What the call-site rewrite scripts (`scripts/migrate_issue*.py`) share:
-the walk that rewrites a checkout's tracked *.rs and *.md files in place.
+the walk that rewrites a checkout's tracked *.rs and *.md files in place,
+the self-test of a script's cases, and the command line running either.
 
 A script defines `rewrite(text)` (or one that also takes the file's path)
-and ends with `rewrite_checkout(...)`; the walk leaves CHANGELOG.md,
+and ends with `rewrite_checkout(...)`, or with `command_line(...)` where
+it has cases to test; the walk leaves CHANGELOG.md,
 BENCHMARKS.md and changelog.d/ alone (their entries name the old forms on
 purpose), as well as links (a crate's README is the top one: rewritten
 once), files missing from the working tree and files that are not UTF-8
@@ -77,3 +79,15 @@ def self_test(cases, rewrite, idempotent=True):
             print("NOT IDEMPOTENT: %s" % got)
     print("%d of %d cases pass" % (len(cases) - failed, len(cases)))
     return failed == 0
+
+
+def command_line(cases, rewrite, idempotent=True, files=lambda args: args or None, **checkout):
+    """A script's command line: `--self-test` runs `self_test(cases,
+    rewrite, idempotent)` and exits with 0 if every case passes, 1 if not;
+    other arguments name the files to rewrite with `rewrite(text)` (through
+    `files(args)`; by default the files named, or every tracked one), and
+    `checkout` (`skip`, `after`) goes on to `rewrite_checkout`."""
+    args = sys.argv[1:]
+    if args == ["--self-test"]:
+        sys.exit(0 if self_test(cases, rewrite, idempotent) else 1)
+    rewrite_checkout(lambda path, text: rewrite(text), files=files(args), **checkout)

@@ -28,9 +28,8 @@ variable, an import of `Checkpoint` left unused (the compiler names all
 three). Run `cargo fmt --all` after it.
 """
 import re
-import sys
 
-from migrate_common import rewrite_checkout, self_test
+from migrate_common import command_line
 
 LOAD_TARGETS = ("load_like_with_report", "load_by_names_with_report", "load_like", "load_into", "load")
 METHOD = re.compile(r"\.(%s)\b(::<)?" % "|".join(LOAD_TARGETS))
@@ -333,6 +332,4 @@ CASES = [
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--self-test"]:
-        sys.exit(0 if self_test(CASES, rewrite, idempotent=False) else 1)
-    rewrite_checkout(lambda path, text: rewrite(text), files=sys.argv[1:] or None)
+    command_line(CASES, rewrite, idempotent=False)

@@ -76,7 +76,7 @@ Idempotent: a call already in its new form is not matched again. Run
 import re
 import sys
 
-from migrate_common import rewrite_checkout, tracked, self_test
+from migrate_common import command_line, tracked
 
 MODULES = {
     "basic": "walk",
@@ -617,10 +617,6 @@ def manual_sites(path, text):
 SKIP = ("docs/migration-issue-20.md", "scripts/migrate_issue28_ops.py")
 
 
-def main(argv):
-    rewrite_checkout(lambda path, text: rewrite(text), files=tracked(argv), skip=SKIP, after=manual_sites)
-
-
 CASES = [
     ("pytree_std::multi::map2(&a, &b, |x, y| x + y)?",
      "pytree_std::walk::map_n(&a, [&b], |x, [y]| x + y)?"),
@@ -710,6 +706,4 @@ CASES = [
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--self-test"]:
-        sys.exit(0 if self_test(CASES, rewrite) else 1)
-    main(sys.argv[1:])
+    command_line(CASES, rewrite, files=tracked, skip=SKIP, after=manual_sites)

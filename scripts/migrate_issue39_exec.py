@@ -21,7 +21,7 @@ a `_` arm). Idempotent.
 import re
 import sys
 
-from migrate_common import matching_paren, rewrite_checkout, self_test
+from migrate_common import command_line, matching_paren
 
 EXEC = "pytree_std::elements::Exec"
 CALL = re.compile(r"(?<=[.:])clip_on_device\s*(::<[^>]*>)?\s*\(")
@@ -117,7 +117,4 @@ CASES = [
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--self-test"]:
-        sys.exit(0 if self_test(CASES, rewrite) else 1)
-    rewrite_checkout(lambda path, text: rewrite(text), files=sys.argv[1:] or None,
-                     after=point_at_the_rest)
+    command_line(CASES, rewrite, after=point_at_the_rest)

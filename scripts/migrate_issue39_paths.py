@@ -18,9 +18,8 @@ leaves_with_path(&t) { .. }` loops (a `break`, `continue`, `?` or `return`
 in the body has no one-line equivalent in a visit). Idempotent.
 """
 import re
-import sys
 
-from migrate_common import matching_paren, rewrite_checkout, self_test
+from migrate_common import command_line, matching_paren
 
 ROOT = r"(?:\bpytree_std|\bcrate|\$crate)"
 
@@ -72,6 +71,4 @@ CASES = [
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--self-test"]:
-        sys.exit(0 if self_test(CASES, rewrite) else 1)
-    rewrite_checkout(lambda path, text: rewrite(text), files=sys.argv[1:] or None)
+    command_line(CASES, rewrite)

@@ -346,40 +346,20 @@ fn p2p_rs_ag(world: &SimpleCommunicator, send: &[f32], recv: &mut [f32], scratch
     if scratch.len() < need {
         scratch.resize(need, 0.0);
     }
-    let f32t = f32::equivalent_datatype().as_raw();
-    let comm = world.as_raw();
     let mut requests = vec![request_null(); 2 * (size - 1)];
-    let others = || (0..size).filter(|&r| r != me);
+    let slots = scratch.as_mut_ptr();
     // SAFETY: every receive lands in its own range of `scratch` (the
     // others' slots, `m` each, within its length) and every send reads a
-    // range of `send`; both are borrowed, untouched, until the requests
-    // are waited, below.
+    // range of `send`; `exchange` waits for them before it returns.
     unsafe {
-        for (j, r) in others().enumerate() {
-            ffi::MPI_Irecv(
-                scratch.as_mut_ptr().add(j * m) as *mut _,
-                m as c_int,
-                f32t,
-                r as c_int,
-                0,
-                comm,
-                &mut requests[j],
-            );
-        }
-        for (j, r) in others().enumerate() {
-            let p = part(r);
-            ffi::MPI_Isend(
-                send.as_ptr().add(p.start) as *const _,
-                p.len() as c_int,
-                f32t,
-                r as c_int,
-                0,
-                comm,
-                &mut requests[size - 1 + j],
-            );
-        }
-    }
-    wait_all(&mut requests);
+        exchange(
+            world,
+            0,
+            &mut requests,
+            |j, _| (slots.add(j * m), m),
+            |r| (send.as_ptr().add(part(r).start), part(r).len()),
+        )
+    };
     // The sum in rank order.
     let out = &mut recv[mine.clone()];
     let own = &send[mine];
@@ -401,33 +381,64 @@ fn p2p_rs_ag(world: &SimpleCommunicator, send: &[f32], recv: &mut [f32], scratch
     let mine = part(me);
     // SAFETY: each receive lands in another rank's part of `recv`, the
     // sends read this rank's part: disjoint ranges of it, which is
-    // borrowed, untouched, until the requests are waited, below.
+    // borrowed, untouched, until `exchange` has waited for them.
     unsafe {
-        for (j, r) in others().enumerate() {
-            let p = part(r);
-            ffi::MPI_Irecv(
-                base.add(p.start) as *mut _,
-                p.len() as c_int,
-                f32t,
-                r as c_int,
-                1,
-                comm,
-                &mut requests[j],
-            );
-        }
-        for (j, r) in others().enumerate() {
-            ffi::MPI_Isend(
-                base.add(mine.start) as *const _,
-                mine.len() as c_int,
-                f32t,
-                r as c_int,
-                1,
-                comm,
-                &mut requests[size - 1 + j],
-            );
-        }
+        exchange(
+            world,
+            1,
+            &mut requests,
+            |_, r| (base.add(part(r).start), part(r).len()),
+            |_| (base.add(mine.start).cast_const(), mine.len()),
+        )
+    };
+}
+
+/// One message each way between this rank and every other rank `r` (the
+/// `j`-th of the others, in rank order), with tag `tag`: the `len`
+/// elements at `recv(j, r)` received from `r` and those at `send(r)` sent
+/// to it, all posted at once (non-blocking), then waited for. `requests`
+/// has room for two per other rank.
+///
+/// # Safety
+///
+/// Every range is valid for its length; the receiving ones are disjoint
+/// from each other and from the sending ones.
+unsafe fn exchange(
+    world: &SimpleCommunicator,
+    tag: c_int,
+    requests: &mut [ffi::MPI_Request],
+    recv: impl Fn(usize, usize) -> (*mut f32, usize),
+    send: impl Fn(usize) -> (*const f32, usize),
+) {
+    let (me, size) = (world.rank() as usize, world.size() as usize);
+    let f32t = f32::equivalent_datatype().as_raw();
+    let comm = world.as_raw();
+    let others = || (0..size).filter(|&r| r != me);
+    for (j, r) in others().enumerate() {
+        let (at, len) = recv(j, r);
+        ffi::MPI_Irecv(
+            at.cast(),
+            len as c_int,
+            f32t,
+            r as c_int,
+            tag,
+            comm,
+            &mut requests[j],
+        );
     }
-    wait_all(&mut requests);
+    for (j, r) in others().enumerate() {
+        let (at, len) = send(r);
+        ffi::MPI_Isend(
+            at.cast(),
+            len as c_int,
+            f32t,
+            r as c_int,
+            tag,
+            comm,
+            &mut requests[size - 1 + j],
+        );
+    }
+    wait_all(requests);
 }
 
 /// The agreement's cost per call, the Adam steps and ZeRO-1's state:

@@ -107,6 +107,21 @@ fn main() -> Result<(), pytree_std::Error> {
     let (float, sum, in_place) =
         unsafe { (ffi::RSMPI_FLOAT, ffi::RSMPI_SUM, pytree_dist_mpi_in_place()) };
     let count = |len: usize| c_int::try_from(len).expect("fewer than 2^31 elements");
+    // The blocking all-reduce (a sum) of a buffer in place.
+    let sum_in_place = |buf: &mut [f32]| {
+        // SAFETY: `buf` is live, of the count given, and borrowed until
+        // the call returns; `in_place` is MPI_IN_PLACE.
+        unsafe {
+            ffi::MPI_Allreduce(
+                in_place,
+                buf.as_mut_ptr().cast(),
+                count(buf.len()),
+                float,
+                sum,
+                comm,
+            )
+        };
+    };
     let mut times = vec![Vec::new(); variants.len()];
     for round in 0..=rounds {
         for (v, &(_, call)) in variants.iter().enumerate() {
@@ -131,16 +146,7 @@ fn main() -> Result<(), pytree_std::Error> {
                             comm,
                         );
                     }
-                    Call::FlatInPlace => {
-                        ffi::MPI_Allreduce(
-                            in_place,
-                            data.as_mut_ptr().cast(),
-                            count(n),
-                            float,
-                            sum,
-                            comm,
-                        );
-                    }
+                    Call::FlatInPlace => sum_in_place(&mut data),
                     Call::FlatNonBlocking | Call::FlatNonBlockingInPlace => {
                         let mut request = ffi::RSMPI_REQUEST_NULL;
                         let (send, recv) = match call {
@@ -156,14 +162,7 @@ fn main() -> Result<(), pytree_std::Error> {
                         pytree_std::for_each_mut(&mut grads, |mut a| {
                             let xs = a.as_slice_mut().expect("contiguous");
                             for p in xs.chunks_mut(piece) {
-                                ffi::MPI_Allreduce(
-                                    in_place,
-                                    p.as_mut_ptr().cast(),
-                                    count(p.len()),
-                                    float,
-                                    sum,
-                                    comm,
-                                );
+                                sum_in_place(p);
                                 if mean {
                                     let d = ranks as f32;
                                     p.iter_mut().for_each(|x| *x /= d);

@@ -7,16 +7,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use pytree_std::PyTree;
 
-/// A counter handing out 1.0, 2.0, ... (the Python script's `_Counter`).
-struct Counter(f64);
-
-impl Counter {
-    fn next(&mut self) -> f64 {
-        self.0 += 1.0;
-        self.0
-    }
-}
-
 /// A weight alone (`embed`).
 #[derive(PyTree, Clone, Debug, PartialEq)]
 pub struct W {
@@ -98,50 +88,15 @@ pub const T1_LEAVES: usize = 771;
 /// Nodes of T1 (leaves included), as the anchor README counts them.
 pub const T1_NODES: usize = 1303;
 
-fn wb(c: &mut Counter) -> Wb {
-    Wb {
-        w: c.next(),
-        b: c.next(),
-    }
-}
-
-fn gb(c: &mut Counter) -> Gb {
-    Gb {
-        g: c.next(),
-        b: c.next(),
-    }
-}
-
-/// Builds T1; its leaves are 1.0, 2.0, ... in declaration order.
+/// Builds T1; its leaves are 1.0, 2.0, ... in declaration order (the
+/// Python script's `_Counter`), laid out by [`crate::hand::t1::build`].
 ///
 /// ```
 /// let t = pytree_benches::shapes::t1();
 /// assert_eq!((t.embed.w, t.final_ln.b), (1.0, 771.0));
 /// ```
 pub fn t1() -> Transformer {
-    let mut c = Counter(0.0);
-    let embed = W { w: c.next() };
-    let layers = (0..48)
-        .map(|_| Layer {
-            attn: Attn {
-                q: wb(&mut c),
-                k: wb(&mut c),
-                v: wb(&mut c),
-                o: wb(&mut c),
-            },
-            mlp: Mlp {
-                fc1: wb(&mut c),
-                fc2: wb(&mut c),
-            },
-            ln1: gb(&mut c),
-            ln2: gb(&mut c),
-        })
-        .collect();
-    Transformer {
-        embed,
-        layers,
-        final_ln: gb(&mut c),
-    }
+    crate::hand::t1::build(48, (1..=T1_LEAVES).map(|i| i as f64))
 }
 
 /// Leaves of T2.

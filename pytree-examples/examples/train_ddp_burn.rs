@@ -100,15 +100,9 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
             let (mut loss, mut grads) =
                 loss_and_grads(&params, &train.select(share), weight, &device)?;
             state.step(dist, &optimizer, &mut params, &mut grads, &mut loss)?;
-            let ref_loss = match reference.as_mut() {
-                Some((ref_params, ref_state)) => {
-                    let (ref_loss, mut ref_grads) =
-                        loss_and_grads(ref_params, &train.select(rows), 1.0, &device)?;
-                    optimizer.step(ref_params, &mut ref_grads, ref_state)?;
-                    Some(ref_loss)
-                }
-                None => None,
-            };
+            let ref_loss = common::reference_step(&optimizer, &mut reference, |p| {
+                Ok(loss_and_grads(p, &train.select(rows), 1.0, &device)?)
+            })?;
             drift.step(loss, ref_loss);
         }
         let mean_loss = drift.epoch_done(epoch, ranks, count, reference.is_some())?;
@@ -116,13 +110,15 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
         say(common::epoch_line(epoch, mean_loss, acc));
     }
     say(format!("\n{}", drift.line()));
-    if let Some(zero) = state.sharded() {
-        let line = common::zero1_line(&zero.state().1 .0.mu, &params);
-        say(format!("ZeRO-1: {line}"));
-    }
-    say(common::final_line(acc));
-
-    let (dir, index, files) = common::save_on_ranks(dist, &out, "digits-mlp-burn", &params)?;
+    let (dir, index, files) = common::finish(
+        dist,
+        &state,
+        |s| &s.1 .0.mu,
+        &params,
+        acc,
+        &out,
+        "digits-mlp-burn",
+    )?;
     if rank == 0 {
         let mut fresh = BurnModule::new(Mlp::new(128, &device));
         checkpoint::Load::new()

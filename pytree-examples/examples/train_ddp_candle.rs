@@ -106,17 +106,11 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
                 candle::value_and_grad(&model, |m| m.loss(&x, &y)?.affine(weight, 0.0))?;
             let mut loss = loss.to_scalar::<f32>()?;
             state.step(dist, &optimizer, &mut model, &mut grads, &mut loss)?;
-            let ref_loss = match reference.as_mut() {
-                Some((ref_model, ref_state)) => {
-                    let (x, y) = tensors(&train.select(rows), &device)?;
-                    let (ref_loss, mut ref_grads) =
-                        candle::value_and_grad(ref_model, |m| m.loss(&x, &y))?;
-                    optimizer.step(ref_model, &mut ref_grads, ref_state)?;
-                    let ref_loss = ref_loss.to_scalar::<f32>()?;
-                    Some(ref_loss)
-                }
-                None => None,
-            };
+            let ref_loss = common::reference_step(&optimizer, &mut reference, |m| {
+                let (x, y) = tensors(&train.select(rows), &device)?;
+                let (ref_loss, ref_grads) = candle::value_and_grad(m, |m| m.loss(&x, &y))?;
+                Ok((ref_loss.to_scalar::<f32>()?, ref_grads))
+            })?;
             drift.step(loss, ref_loss);
         }
         let mean_loss = drift.epoch_done(epoch, ranks, count, reference.is_some())?;
@@ -132,13 +126,15 @@ fn train(dist: &Dist) -> Result<(), Box<dyn std::error::Error>> {
     if !still_variables {
         return Err("the model's first variable is no longer the one it was built with".into());
     }
-    if let Some(zero) = state.sharded() {
-        let line = common::zero1_line(&zero.state().1 .0.mu, &model);
-        say(format!("ZeRO-1: {line}"));
-    }
-    say(common::final_line(acc));
-
-    let (dir, index, files) = common::save_on_ranks(dist, &out, "digits-mlp-candle", &model)?;
+    let (dir, index, files) = common::finish(
+        dist,
+        &state,
+        |s| &s.1 .0.mu,
+        &model,
+        acc,
+        &out,
+        "digits-mlp-candle",
+    )?;
     if rank == 0 {
         let fresh = Mlp::new(&[64, 128, 10], 0, &device)?;
         let loaded: Mlp = checkpoint::Load::new().open(&index)?.load_like(&fresh)?.0;

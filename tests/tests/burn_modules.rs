@@ -87,9 +87,7 @@ fn a_module_is_a_tree_of_its_float_parameters_named_as_burn_names_them() {
 
 /// A scratch folder of this test process.
 fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("pytree-burn-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    pytree_tests::scratch_dir(&format!("burn-{name}"))
 }
 
 #[test]

@@ -40,9 +40,7 @@ fn mlp(sizes: &[usize]) -> Mlp {
 
 /// A fresh directory under the target's temp dir for one test.
 fn dir(test: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pytree-ckpt-{}-{test}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    pytree_tests::scratch_dir(&format!("ckpt-{test}"))
 }
 
 fn fixture() -> PathBuf {

@@ -35,9 +35,7 @@ fn model(fill: f32) -> Vec<Linear> {
 }
 
 fn dir(case: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("pytree-files-{}-{case}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    pytree_tests::scratch_dir(&format!("files-{case}"))
 }
 
 fn mkfifo(path: &Path) {

@@ -324,8 +324,7 @@ mod generic_beside_concrete {
             opt.step(&mut whole, &mut g, &mut state).unwrap();
         }
 
-        let dir = std::env::temp_dir().join(format!("pytree-train-ckpt-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = pytree_tests::scratch_dir("train-ckpt");
         let path = dir.join("ckpt.safetensors");
         {
             let mut params = mlp(1.0);

@@ -126,12 +126,7 @@ impl<T: Clone> Bert<T> {
 /// A fresh directory for one test (`$PYTREE_HF_OUT` when set, so the
 /// Python script can check what was written).
 fn out_dir(test: &str) -> PathBuf {
-    let d = match std::env::var_os("PYTREE_HF_OUT") {
-        Some(p) => PathBuf::from(p),
-        None => std::env::temp_dir().join(format!("pytree-hf-{}-{test}", std::process::id())),
-    };
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    pytree_tests::out_dir("PYTREE_HF_OUT", &format!("hf-{test}"))
 }
 
 /// transformers' names to ours: the `bert.` prefix goes, `encoder.layer.N`

@@ -128,12 +128,7 @@ fn f32_checkpoints() -> [PathBuf; 3] {
 /// A fresh directory for one test (`$PYTREE_HF_OUT` when set, so that the
 /// Python script can check what was written).
 fn out_dir(test: &str) -> PathBuf {
-    let d = match std::env::var_os("PYTREE_HF_OUT") {
-        Some(p) => PathBuf::from(p),
-        None => std::env::temp_dir().join(format!("pytree-hf-mlm-{}-{test}", std::process::id())),
-    };
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    pytree_tests::out_dir("PYTREE_HF_OUT", &format!("hf-mlm-{test}"))
 }
 
 fn remove_out_dir(d: &Path) {

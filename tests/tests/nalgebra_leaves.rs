@@ -179,11 +179,7 @@ fn a_numpy_file_loads_by_type_like_and_into_and_saves_back_bit_for_bit() {
 
     // Written back: NumPy's names, dtypes, shapes (biases 1-d) and bytes
     // (C order), read with the reference implementation of the format.
-    let dir = match std::env::var_os("PYTREE_NALGEBRA_OUT") {
-        Some(d) => std::path::PathBuf::from(d),
-        None => std::env::temp_dir().join(format!("pytree-nalgebra-{}", std::process::id())),
-    };
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = pytree_tests::out_dir("PYTREE_NALGEBRA_OUT", "nalgebra");
     let out = dir.join("mlp_nalgebra.safetensors");
     Save::new().save(&out, &want).unwrap();
     let (written, fixture) = (std::fs::read(&out), std::fs::read(numpy_fixture()));

@@ -87,8 +87,7 @@ where
         opt.step(&mut whole, &mut g, &mut state).unwrap();
     }
 
-    let dir = std::env::temp_dir().join(format!("pytree-resume-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = pytree_tests::scratch_dir(&format!("resume-{name}"));
     let (model_path, state_path) = (dir.join("model.safetensors"), dir.join("opt.safetensors"));
     {
         let mut p = model();

@@ -81,8 +81,9 @@ fn push_leaves_ref<'a>(t: &'a Transformer, mut out: Vec<&'a f64>) -> Vec<&'a f64
 /// floor for `unflatten`). Panics if there are too few leaves.
 ///
 /// ```
-/// use pytree_benches::{hand::t1, shapes};
-/// assert_eq!(t1::build(48, (1..=771).map(|i| i as f64)), shapes::t1());
+/// use pytree_benches::hand::t1;
+/// let leaves: Vec<f64> = (1..=771).map(|i| i as f64).collect();
+/// assert_eq!(pytree_std::flatten(t1::build(48, leaves.clone())).0, leaves);
 /// ```
 pub fn build(layers: usize, leaves: impl IntoIterator<Item = f64>) -> Transformer {
     let mut it = leaves.into_iter();

@@ -297,6 +297,56 @@ where
     }
 }
 
+/// Rank 0's single-process run beside a data-parallel one (`reference`,
+/// `None` on the other ranks) one step on the whole batch, its loss and
+/// gradient from `loss_and_grads`: that loss, for [`Drift::step`].
+pub fn reference_step<G, P>(
+    optimizer: &G,
+    reference: &mut Option<(P, G::State)>,
+    loss_and_grads: impl FnOnce(&P) -> Result<(f32, P), Box<dyn Error>>,
+) -> Result<Option<f32>, Box<dyn Error>>
+where
+    G: GradientTransformation<P>,
+    P: PyTree,
+    P::Leaf: FloatLeaf,
+{
+    let Some((params, state)) = reference.as_mut() else {
+        return Ok(None);
+    };
+    let (loss, mut grads) = loss_and_grads(params)?;
+    optimizer.step(params, &mut grads, state)?;
+    Ok(Some(loss))
+}
+
+/// The end of a data-parallel run: where the state is sharded, the line
+/// about ZeRO-1's split ([`zero1_line`], Adam's first moment picked out
+/// of the state by `mu`); the final accuracy's line; then the checkpoint
+/// of `params` written by every rank ([`save_on_ranks`], whose folder,
+/// index file and file count it returns).
+pub fn finish<G, P>(
+    dist: &Dist,
+    state: &DdpState<'_, G, P>,
+    mu: impl FnOnce(&G::State) -> &P,
+    params: &P,
+    accuracy: f64,
+    out: &Path,
+    name: &str,
+) -> Result<(PathBuf, PathBuf, usize), Box<dyn Error>>
+where
+    G: GradientTransformation<P> + Clone,
+    G::State: PyTree,
+    <G::State as Flatten<Std>>::Leaf: ByteLeaf,
+    P: PyTree,
+    P::Leaf: FloatLeaf + ByteLeaf + checkpoint::TensorLeaf,
+{
+    let say = say(dist.rank());
+    if let Some(zero) = state.sharded() {
+        say(format!("ZeRO-1: {}", zero1_line(mu(zero.state()), params)));
+    }
+    say(final_line(accuracy));
+    save_on_ranks(dist, out, name, params)
+}
+
 /// What a data-parallel example prints: the lines only rank 0 prints.
 pub fn say(rank: usize) -> impl Fn(String) {
     move |line| {

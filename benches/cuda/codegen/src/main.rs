@@ -237,18 +237,24 @@ fn main() -> Res<()> {
         adam_table.push(p0[i].len() as u64, &a)?;
     }
     let mut adam_dev = DeviceTable::new();
-    // SAFETY: the table's addresses are the live buffers above, distinct,
-    // each of its tensor's length; synchronized before they are read.
-    unsafe {
-        launch_update(
-            &stream,
-            &adam,
-            "adam_params_decay",
-            DeviceFloat::F32,
-            &adam_table,
-            &mut adam_dev,
-        )?
+    // The AdamW step over the whole model, once here and then timed.
+    let adam_step = |dev: &mut DeviceTable| -> Res<()> {
+        // SAFETY: the table's addresses are the live buffers above,
+        // distinct, each of its tensor's length; the stream is synchronized
+        // before they are read.
+        unsafe {
+            launch_update(
+                &stream,
+                &adam,
+                "adam_params_decay",
+                DeviceFloat::F32,
+                &adam_table,
+                dev,
+            )?
+        };
+        Ok(())
     };
+    adam_step(&mut adam_dev)?;
     stream.synchronize()?;
     let on_gpu: Vec<Vec<f32>> = p.iter().map(|b| b.read(&stream)).collect::<Res<_>>()?;
     let (mut cp, mut cg) = (cpu_tensors(&p0)?, cpu_tensors(&g0)?);
@@ -259,22 +265,25 @@ fn main() -> Res<()> {
     failed |= d > 0;
     println!("check adamw(1e-3, 0.01) first step, generated kernel vs CPU (candle f32): {d} of {n} differ");
 
-    let mut norm_table = TensorTable::norm(DeviceFloat::F32);
-    for (b, x) in g.iter().zip(&g0) {
-        norm_table.push(x.len() as u64, &[b.address(&stream)])?;
-    }
+    // A table of one operand per tensor: the gradients.
+    let of_grads = |mut table: TensorTable| -> Res<TensorTable> {
+        for (b, x) in g.iter().zip(&g0) {
+            table.push(x.len() as u64, &[b.address(&stream)])?;
+        }
+        Ok(table)
+    };
+    let norm_table = of_grads(TensorTable::norm(DeviceFloat::F32))?;
     let mut scratch = NormScratch::new();
     let cpu_norm = global_norm(&cpu_tensors(&g0)?)?;
-    // SAFETY: the gradients' buffers above, live and not written meanwhile.
-    unsafe {
-        launch_norm(
-            &stream,
-            DeviceFloat::F32,
-            &norm_table,
-            &mut scratch,
-            cpu_norm / 2.0,
-        )?
+    // The global norm of the gradients into `scratch` (with the clip's
+    // factor for `max_norm`), once here and then timed.
+    let norm_step = |scratch: &mut NormScratch, max_norm: f64| -> Res<()> {
+        // SAFETY: the gradients' buffers above, live and not written
+        // meanwhile.
+        unsafe { launch_norm(&stream, DeviceFloat::F32, &norm_table, scratch, max_norm)? };
+        Ok(())
     };
+    norm_step(&mut scratch, cpu_norm / 2.0)?;
     let gpu_norm = scratch.norm(&stream)?;
     failed |= gpu_norm.to_bits() != cpu_norm.to_bits();
     println!(
@@ -283,23 +292,26 @@ fn main() -> Res<()> {
     );
 
     let clip_prog = find("clip")?;
-    let mut clip_table = TensorTable::update(&clip_prog, DeviceFloat::F32);
-    for (b, x) in g.iter().zip(&g0) {
-        clip_table.push(x.len() as u64, &[b.address(&stream)])?;
-    }
-    // SAFETY: the gradients' buffers, live; `scratch` holds the norm just
-    // computed on this stream.
-    unsafe {
-        launch_clip(
-            &stream,
-            &clip_prog,
-            "clip",
-            DeviceFloat::F32,
-            &clip_table,
-            &mut DeviceTable::new(),
-            &scratch,
-        )?
+    let clip_table = of_grads(TensorTable::update(&clip_prog, DeviceFloat::F32))?;
+    // The clip of the gradients by the norm in `scratch`, once here and
+    // then timed.
+    let clip_step = |dev: &mut DeviceTable, scratch: &NormScratch| -> Res<()> {
+        // SAFETY: the gradients' buffers, live; `scratch` holds the norm
+        // just computed on this stream.
+        unsafe {
+            launch_clip(
+                &stream,
+                &clip_prog,
+                "clip",
+                DeviceFloat::F32,
+                &clip_table,
+                dev,
+                scratch,
+            )?
+        };
+        Ok(())
     };
+    clip_step(&mut DeviceTable::new(), &scratch)?;
     stream.synchronize()?;
     let clipped: Vec<Vec<f32>> = g.iter().map(|b| b.read(&stream)).collect::<Res<_>>()?;
     let mut cu = cpu_tensors(&g0)?;
@@ -329,42 +341,11 @@ fn main() -> Res<()> {
         }
         Ok(median(t))
     };
-    let adam_ms = time(&mut || {
-        // SAFETY: as the first launch above (same buffers, same table).
-        unsafe {
-            launch_update(
-                &stream,
-                &adam,
-                "adam_params_decay",
-                DeviceFloat::F32,
-                &adam_table,
-                &mut adam_dev,
-            )?
-        };
-        Ok(())
-    })?;
+    let adam_ms = time(&mut || adam_step(&mut adam_dev))?;
     let mut clip_dev = DeviceTable::new();
     let clip_ms = time(&mut || {
-        // SAFETY: as the norm and clip launches above.
-        unsafe {
-            launch_norm(
-                &stream,
-                DeviceFloat::F32,
-                &norm_table,
-                &mut scratch,
-                f64::INFINITY,
-            )?;
-            launch_clip(
-                &stream,
-                &clip_prog,
-                "clip",
-                DeviceFloat::F32,
-                &clip_table,
-                &mut clip_dev,
-                &scratch,
-            )?;
-        }
-        Ok(())
+        norm_step(&mut scratch, f64::INFINITY)?;
+        clip_step(&mut clip_dev, &scratch)
     })?;
     let gb = n as f64 * 28.0 / 1e9;
     println!("speed adamw step, one generated kernel, {n} f32 params (ms, median of 30): {adam_ms:.3} ({:.2} TB/s of the 28 B/param an AdamW step moves)", gb / adam_ms);
