@@ -499,11 +499,14 @@ pub trait VisitMut<M> {
 
 /// Implements [`Visit`] and [`VisitMut`] with one body, for a visitor that
 /// does the same with a leaf however it is lent:
-/// `visit_either!(impl<R, F: FnMut(R)> for ForEach<F> { fn leaf(..) .. })`.
+/// `visit_either!(impl<R, F: FnMut(R)> for ForEach<F> { fn leaf(..) .. })`,
+/// and after the body `visit_only { .. }` for the methods only [`Visit`]
+/// has (`leaf_entries`, `map_keys`).
 macro_rules! visit_either {
-    (impl<$r:ident $(, $g:ident: $bound:path)*> for $ty:ty { $($body:tt)* }) => {
+    (impl<$r:ident $(, $g:ident: $bound:path)*> for $ty:ty { $($body:tt)* } $(visit_only { $($visit:tt)* })?) => {
         impl<$r $(, $g: $bound)*> $crate::traits::visit::Visit<$r> for $ty {
             $($body)*
+            $($($visit)*)?
         }
         impl<$r $(, $g: $bound)*> $crate::traits::visit::VisitMut<$r> for $ty {
             $($body)*
