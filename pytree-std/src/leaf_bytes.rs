@@ -335,10 +335,17 @@ pub(crate) fn bad_data<A: Element>(len: usize) -> Error {
     ))
 }
 
-/// The error for a tensor of another dtype than the leaf type's.
-#[cold]
-pub(crate) fn dtype_error(found: &Signature, expected: DType) -> Error {
-    Error::custom(format!("expected dtype {expected}, found {found}"))
+/// That a tensor of `dtype` and `shape` has the dtype `expected` (the
+/// leaf type's, or a template's); else the error naming both.
+#[inline]
+pub(crate) fn check_dtype(dtype: DType, shape: &[usize], expected: DType) -> Result<(), Error> {
+    if dtype == expected {
+        return Ok(());
+    }
+    let found = Signature::new(dtype, shape.to_vec());
+    Err(Error::custom(format!(
+        "expected dtype {expected}, found {found}"
+    )))
 }
 
 /// The error for a tensor of another dtype or shape than a lent leaf's.
@@ -482,12 +489,7 @@ pub(crate) fn element_bytes_mut<A: Element>(values: &mut [A]) -> Option<&mut [u8
 /// That a tensor of `dtype` and `shape` is a scalar leaf of `A`'s: `A`'s
 /// dtype, 0-d.
 pub(crate) fn check_scalar<A: Element>(dtype: DType, shape: &[usize]) -> Result<(), Error> {
-    if dtype != A::DTYPE {
-        return Err(dtype_error(
-            &Signature::new(dtype, shape.to_vec()),
-            A::DTYPE,
-        ));
-    }
+    check_dtype(dtype, shape, A::DTYPE)?;
     if !shape.is_empty() {
         return Err(Error::custom(format!(
             "expected a 0-d tensor (a scalar), found {}",

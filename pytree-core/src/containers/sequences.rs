@@ -15,7 +15,7 @@ use crate::leaf::{LeafMut, LeafRef};
 use crate::paths::key_path::{KeyEntry, KeyRef};
 use crate::sources::source::Source;
 use crate::traits::deep_recursion::ensure_stack;
-use crate::traits::flatten::unwind::Unwinding;
+use crate::traits::flatten::unwind::{flatten_elements, Unwinding};
 use crate::traits::flatten::{zip_mut_method, zip_with_method, Flatten, Unflatten};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
@@ -274,15 +274,7 @@ impl<Ns: StdContainers, T: Flatten<Ns>, const N: usize> Flatten<Ns> for [T; N] {
         // The iterator is held (not the collection): what it has not yet
         // yielded is what a panic leaves to drop.
         let iter = self.into_iter();
-        let mut rest = Unwinding::elements::<Ns>(iter);
-        let mut i = 0;
-        while let Some(x) = rest.get_mut().next() {
-            sink.enter(KeyRef::Index(i));
-            x.flatten_into(sink);
-            sink.exit();
-            i += 1;
-        }
-        drop(rest.take());
+        flatten_elements::<Ns, _, _>(Unwinding::elements::<Ns>(iter), 0, sink);
     }
     #[inline]
     fn visit<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(&'a self, visitor: &mut V) {

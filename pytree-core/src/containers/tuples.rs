@@ -11,6 +11,19 @@ use crate::traits::flatten::{Flatten, Unflatten};
 use crate::traits::visit::{Sink, Visit, VisitMut};
 use crate::treedef::node::NodeRef;
 
+/// The body of `visit` and `visit_mut` (`$walk`): the tuple node, then
+/// each element at its index.
+macro_rules! tuple_walk {
+    ($self:ident, $visitor:ident, $walk:ident; $n:expr; $($i:tt),*) => {
+        $visitor.node(NodeRef::Tuple($n));
+        $(
+            $visitor.enter(KeyRef::Index($i));
+            $self.$i.$walk($visitor);
+            $visitor.exit();
+        )*
+    };
+}
+
 /// The impls for the tuple of the listed arity and element types, for every
 /// namespace with the std containers.
 macro_rules! tuple_impls {
@@ -46,27 +59,11 @@ macro_rules! tuple_impls {
             }
             #[inline]
             fn visit<'a, V: Visit<LeafRef<'a, Ns, Self::Leaf>>>(&'a self, visitor: &mut V) {
-                visitor.node(NodeRef::Tuple($n));
-                visitor.enter(KeyRef::Index(0));
-                self.0.visit(visitor);
-                visitor.exit();
-                $(
-                    visitor.enter(KeyRef::Index($i));
-                    self.$i.visit(visitor);
-                    visitor.exit();
-                )*
+                tuple_walk!(self, visitor, visit; $n; 0 $(, $i)*);
             }
             #[inline]
             fn visit_mut<'a, V: VisitMut<LeafMut<'a, Ns, Self::Leaf>>>(&'a mut self, visitor: &mut V) {
-                visitor.node(NodeRef::Tuple($n));
-                visitor.enter(KeyRef::Index(0));
-                self.0.visit_mut(visitor);
-                visitor.exit();
-                $(
-                    visitor.enter(KeyRef::Index($i));
-                    self.$i.visit_mut(visitor);
-                    visitor.exit();
-                )*
+                tuple_walk!(self, visitor, visit_mut; $n; 0 $(, $i)*);
             }
             #[inline]
             fn zip_check<const N: usize>(&self, others: [&Self; N]) -> Result<(), Error> {

@@ -108,7 +108,15 @@ mod grow {
 
     /// The current stack pointer: the real one, also under
     /// AddressSanitizer, whose fake stacks put locals on the heap.
-    #[cfg(all(not(miri), any(target_arch = "x86_64", target_arch = "x86")))]
+    #[cfg(all(
+        not(miri),
+        any(
+            target_arch = "x86_64",
+            target_arch = "x86",
+            target_arch = "aarch64",
+            target_arch = "riscv64"
+        )
+    ))]
     #[inline(always)]
     fn here() -> usize {
         let sp: usize;
@@ -119,18 +127,6 @@ mod grow {
             core::arch::asm!("mov {}, rsp", out(reg) sp, options(nomem, nostack, preserves_flags));
             #[cfg(target_arch = "x86")]
             core::arch::asm!("mov {}, esp", out(reg) sp, options(nomem, nostack, preserves_flags));
-        }
-        sp
-    }
-
-    /// The current stack pointer (see the x86 version).
-    #[cfg(all(not(miri), any(target_arch = "aarch64", target_arch = "riscv64")))]
-    #[inline(always)]
-    fn here() -> usize {
-        let sp: usize;
-        // SAFETY: copies the stack pointer register into a general
-        // register; touches no memory, no stack and no flags (as declared).
-        unsafe {
             #[cfg(target_arch = "aarch64")]
             core::arch::asm!("mov {}, sp", out(reg) sp, options(nomem, nostack, preserves_flags));
             #[cfg(target_arch = "riscv64")]

@@ -14,6 +14,18 @@ use crate::paths::key_path::KeyRef;
 use crate::static_data::StaticValue;
 use crate::treedef::node::NodeRef;
 
+/// The defaults of [`Sink::leaf_vec`], [`Visit::leaf_run`] and
+/// [`VisitMut::leaf_run`]: each leaf entered at its index, one by one.
+macro_rules! each_at_its_index {
+    ($walker:ident, $leaves:expr) => {
+        for (i, leaf) in $leaves.enumerate() {
+            $walker.enter(KeyRef::Index(i));
+            $walker.leaf(leaf);
+            $walker.exit();
+        }
+    };
+}
+
 /// Receives a tree's leaves by value, in pre-order (the consuming walk).
 ///
 /// ```
@@ -57,11 +69,7 @@ pub trait Sink<L> {
     /// assert_eq!(s.0, [3]);
     /// ```
     fn leaf_vec(&mut self, leaves: Vec<L>) {
-        for (i, leaf) in leaves.into_iter().enumerate() {
-            self.enter(KeyRef::Index(i));
-            self.leaf(leaf);
-            self.exit();
-        }
+        each_at_its_index!(self, leaves.into_iter());
     }
     /// A node, before its children.
     ///
@@ -286,11 +294,7 @@ pub trait Visit<R> {
     /// assert_eq!(v.0, [vec![&1u8], vec![&2, &3]]);
     /// ```
     fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
-        for (i, leaf) in leaves.enumerate() {
-            self.enter(KeyRef::Index(i));
-            self.leaf(leaf);
-            self.exit();
-        }
+        each_at_its_index!(self, leaves);
     }
     /// The values of a map whose values are leaves, at once, each with its
     /// key, in leaf order (the default enters each key and calls
@@ -439,11 +443,7 @@ pub trait VisitMut<M> {
     /// assert_eq!(t, [3, 2, 1]);
     /// ```
     fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
-        for (i, leaf) in leaves.enumerate() {
-            self.enter(KeyRef::Index(i));
-            self.leaf(leaf);
-            self.exit();
-        }
+        each_at_its_index!(self, leaves);
     }
     /// A hint from a container before its children: at least `n` leaves
     /// follow. Visitors that store nothing keep the default.
@@ -499,11 +499,14 @@ pub trait VisitMut<M> {
 
 /// Implements [`Visit`] and [`VisitMut`] with one body, for a visitor that
 /// does the same with a leaf however it is lent:
-/// `visit_either!(impl<R, F: FnMut(R)> for ForEach<F> { fn leaf(..) .. })`.
+/// `visit_either!(impl<R, F: FnMut(R)> for ForEach<F> { fn leaf(..) .. })`,
+/// and after the body `visit_only { .. }` for the methods only [`Visit`]
+/// has (`leaf_entries`, `map_keys`).
 macro_rules! visit_either {
-    (impl<$r:ident $(, $g:ident: $bound:path)*> for $ty:ty { $($body:tt)* }) => {
+    (impl<$r:ident $(, $g:ident: $bound:path)*> for $ty:ty { $($body:tt)* } $(visit_only { $($visit:tt)* })?) => {
         impl<$r $(, $g: $bound)*> $crate::traits::visit::Visit<$r> for $ty {
             $($body)*
+            $($($visit)*)?
         }
         impl<$r $(, $g: $bound)*> $crate::traits::visit::VisitMut<$r> for $ty {
             $($body)*

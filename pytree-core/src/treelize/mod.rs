@@ -105,6 +105,18 @@ impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
         }
     }
 
+    /// The same with `missing` for the slots no input holds (the bound on
+    /// the mode is the caller's).
+    fn with_missing<P2>(self, missing: P2) -> Treelize<Ns, F, M, P2> {
+        Treelize {
+            f: self.f,
+            mode: self.mode,
+            missing,
+            inherit: self.inherit,
+            ns: PhantomData,
+        }
+    }
+
     /// Turns inheritance on (the default) or off. On, a plain leaf where
     /// another tree has a subtree applies to every leaf of that subtree
     /// (treevalue's `gcd(100, t1)`); off, that is an error.
@@ -147,13 +159,7 @@ impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
     where
         M: Accepts<MissingValue<L>>,
     {
-        Treelize {
-            f: self.f,
-            mode: self.mode,
-            missing: MissingValue(value),
-            inherit: self.inherit,
-            ns: PhantomData,
-        }
+        self.with_missing(MissingValue(value))
     }
 
     /// A generator called once per slot a tree lacks, so each slot gets a
@@ -177,13 +183,7 @@ impl<Ns, F, M, P> Treelize<Ns, F, M, P> {
     where
         M: Accepts<MissingWith<G>>,
     {
-        Treelize {
-            f: self.f,
-            mode: self.mode,
-            missing: MissingWith(generate),
-            inherit: self.inherit,
-            ns: PhantomData,
-        }
+        self.with_missing(MissingWith(generate))
     }
 }
 

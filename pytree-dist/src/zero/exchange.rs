@@ -7,7 +7,7 @@
 //! the shard tree's own leaves where each lends its memory (no copy
 //! between a flat buffer and the leaves), else flat buffers.
 
-use std::ops::Range;
+use std::ops::{Div, Range};
 
 use pytree_std::{ByteLeaf, DType, Error, Flatten, Std};
 
@@ -164,6 +164,16 @@ fn window<X>(flat: &mut [X], start: usize, len: usize, k: usize) -> Result<&mut 
     })
 }
 
+/// `out = b / divisor` elementwise (a mean), or a copy of `b` without
+/// a divisor.
+#[inline]
+fn divide_into<X: Copy + Div<Output = X>>(out: &mut [X], b: &[X], divisor: Option<X>) {
+    match divisor {
+        Some(d) => out.iter_mut().zip(b).for_each(|(o, &v)| *o = v / d),
+        None => out.copy_from_slice(b),
+    }
+}
+
 impl<T> Buckets for ShardBuckets<'_, T>
 where
     T: Flatten<Std>,
@@ -303,23 +313,11 @@ where
         match (&mut self.side, buf) {
             (ShardSide::Flat(flats), BufRef::F32(b)) => {
                 let out = window(&mut flats.f32, start, b.len(), k)?;
-                match self.divisor {
-                    Some(d) => {
-                        let d = d as f32;
-                        out.iter_mut().zip(b).for_each(|(o, &v)| *o = v / d);
-                    }
-                    None => out.copy_from_slice(b),
-                }
+                divide_into(out, b, self.divisor.map(|d| d as f32));
             }
             (ShardSide::Flat(flats), BufRef::F64(b)) => {
                 let out = window(&mut flats.f64, start, b.len(), k)?;
-                match self.divisor {
-                    Some(d) => {
-                        let d = d as f64;
-                        out.iter_mut().zip(b).for_each(|(o, &v)| *o = v / d);
-                    }
-                    None => out.copy_from_slice(b),
-                }
+                divide_into(out, b, self.divisor.map(|d| d as f64));
             }
             (ShardSide::Leaves { shard, slots }, buf) => {
                 let (wire, len) = match buf {

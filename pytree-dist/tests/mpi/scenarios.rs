@@ -1134,6 +1134,20 @@ fn flat_model(seed: usize) -> Vec<AnyArray> {
     ]
 }
 
+/// That `got == want` for each `(got, want) = pair(j, i)`, `i` the `j`-th
+/// element index of a part; else an error naming `what` and `i`.
+fn each_in_part<X: PartialEq + std::fmt::Display>(
+    what: &str,
+    part: impl Iterator<Item = usize>,
+    pair: impl Fn(usize, usize) -> (X, X),
+) -> Result<(), Error> {
+    for (j, i) in part.enumerate() {
+        let (got, want) = pair(j, i);
+        ensure!(got == want, "{what} {i}: {got} != {want}");
+    }
+    Ok(())
+}
+
 /// The reduce-scatter and all-gather sent from and received into the
 /// leaves' memory (`Buckets::direct`): exact sums and gathers through
 /// runs cut where the parts are not, the packed path never called; one
@@ -1158,22 +1172,12 @@ fn direct(dist: &Dist) -> Result<(), Error> {
             l.packed
         );
         let total = |i: usize, step: usize| (0..n).map(|q| q * 100 + step * i).sum::<usize>();
-        for (j, i) in b32.part(r, n).enumerate() {
-            let want = total(i, 1) as f32 / n as f32;
-            ensure!(
-                l.part32[j] == want,
-                "f32 element {i}: {} != {want}",
-                l.part32[j]
-            );
-        }
-        for (j, i) in b64.part(r, n).enumerate() {
-            let want = total(i, 2) as f64 / n as f64;
-            ensure!(
-                l.part64[j] == want,
-                "f64 element {i}: {} != {want}",
-                l.part64[j]
-            );
-        }
+        each_in_part("f32 element", b32.part(r, n), |j, i| {
+            (l.part32[j], total(i, 1) as f32 / n as f32)
+        })?;
+        each_in_part("f64 element", b64.part(r, n), |j, i| {
+            (l.part64[j], total(i, 2) as f64 / n as f64)
+        })?;
         let mut l = Lending::new(r, n, lend);
         backend.run(Flow::Gather, &mut l)?;
         ensure!(
@@ -1182,20 +1186,12 @@ fn direct(dist: &Dist) -> Result<(), Error> {
             l.ran_direct
         );
         for q in 0..n {
-            for (j, i) in b32.part(q, n).enumerate() {
-                ensure!(
-                    l.whole32[i] == (1000 * q + j) as f32,
-                    "gathered f32 {i}: {}",
-                    l.whole32[i]
-                );
-            }
-            for (j, i) in b64.part(q, n).enumerate() {
-                ensure!(
-                    l.whole64[i] == (2000 * q + j) as f64,
-                    "gathered f64 {i}: {}",
-                    l.whole64[i]
-                );
-            }
+            each_in_part("gathered f32", b32.part(q, n), |j, i| {
+                (l.whole32[i], (1000 * q + j) as f32)
+            })?;
+            each_in_part("gathered f64", b64.part(q, n), |j, i| {
+                (l.whole64[i], (2000 * q + j) as f64)
+            })?;
         }
     }
     // ZeRO-1 on leaves that lend (and, on rank 1, one that does not).

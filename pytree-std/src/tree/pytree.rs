@@ -126,6 +126,22 @@ fn key_ref<'k>(place: &Place<&'k String>) -> KeyRef<'k> {
     }
 }
 
+/// The structure callbacks of [`VisitReport`] and [`VisitMutReport`],
+/// passed on to the visitor (`self.0`) alike, a place as its key.
+macro_rules! forward_structure {
+    () => {
+        fn node(&mut self, node: NodeRef<'_>) {
+            self.0.node(node);
+        }
+        fn enter(&mut self, place: Place<&'a String>) {
+            self.0.enter(key_ref(&place));
+        }
+        fn exit(&mut self) {
+            self.0.exit();
+        }
+    };
+}
+
 /// The walk by reference; a map's keys are cloned only if asked for.
 struct VisitReport<'v, V>(&'v mut V);
 
@@ -133,15 +149,7 @@ impl<'a, L: Leaf<Std>, V: Visit<LeafRef<'a, Std, L>>> Report<Ref<'a, L>> for Vis
     fn leaf(&mut self, leaf: &'a L) {
         self.0.leaf(leaf.lend());
     }
-    fn node(&mut self, node: NodeRef<'_>) {
-        self.0.node(node);
-    }
-    fn enter(&mut self, place: Place<&'a String>) {
-        self.0.enter(key_ref(&place));
-    }
-    fn exit(&mut self) {
-        self.0.exit();
-    }
+    forward_structure!();
     fn map_closed(&mut self, map: &'a Map<L>) {
         self.0
             .map_keys(|| StaticValue::keys(map.keys().cloned().collect::<Vec<_>>()));
@@ -157,15 +165,7 @@ impl<'a, L: Clone + Leaf<Std>, V: VisitMut<LeafMut<'a, Std, L>>> Report<Mut<'a, 
     fn leaf(&mut self, leaf: &'a mut L) {
         self.0.leaf(leaf.lend_mut());
     }
-    fn node(&mut self, node: NodeRef<'_>) {
-        self.0.node(node);
-    }
-    fn enter(&mut self, place: Place<&'a String>) {
-        self.0.enter(key_ref(&place));
-    }
-    fn exit(&mut self) {
-        self.0.exit();
-    }
+    forward_structure!();
 }
 
 // A tree is also a leaf of another tree (`Tree<Tree<L>>`), lent by

@@ -250,14 +250,7 @@ pub trait Flatten<Ns>: Sized {
             }
         }
         sink.reserve_like(before, rest);
-        let mut i = 1;
-        while let Some(item) = items.get_mut().next() {
-            sink.enter(KeyRef::Index(i));
-            item.flatten_into(sink);
-            sink.exit();
-            i += 1;
-        }
-        drop(items.take());
+        unwind::flatten_elements::<Ns, _, _>(items, 1, sink);
     }
 
     /// Visits the values of a map, each under its key, in leaf order.

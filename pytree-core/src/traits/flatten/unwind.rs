@@ -30,6 +30,7 @@ use alloc::vec::Vec;
 use core::mem::ManuallyDrop;
 
 use super::Flatten;
+use crate::paths::key_path::KeyRef;
 use crate::traits::visit::Sink;
 
 /// A value that a walk owns but has not handed on: dropped by the function
@@ -142,6 +143,27 @@ impl<T> Drop for Unwinding<T> {
         let value = unsafe { ManuallyDrop::take(&mut self.value) };
         (self.dispose)(value);
     }
+}
+
+/// Flattens the elements the guarded iterator `rest` has not yielded
+/// yet into `sink`, each entered at its index (from `first` on), and
+/// takes the guard back: a sink that panics leaves the elements not yet
+/// handed on to the guard (the iterator is held, not the collection).
+#[inline(always)]
+pub(crate) fn flatten_elements<Ns, I, S>(mut rest: Unwinding<I>, first: usize, sink: &mut S)
+where
+    I: Iterator,
+    I::Item: Flatten<Ns>,
+    S: Sink<<I::Item as Flatten<Ns>>::Leaf>,
+{
+    let mut i = first;
+    while let Some(x) = rest.get_mut().next() {
+        sink.enter(KeyRef::Index(i));
+        x.flatten_into(sink);
+        sink.exit();
+        i += 1;
+    }
+    drop(rest.take());
 }
 
 /// Drops `value`, a pytree of namespace `Ns`, by walking it

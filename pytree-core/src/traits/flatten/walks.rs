@@ -15,7 +15,7 @@ use crate::paths::key_path::KeyRef;
 use crate::sources::def_source::DefSource;
 use crate::sources::trusted::TrustedSource;
 use crate::static_data::StaticValue;
-use crate::traits::visit::{Sink, Stored, Visit, VisitMut};
+use crate::traits::visit::{visit_either, Sink, Stored, Visit};
 use crate::treedef::node::NodeRef;
 use crate::treedef::{type_key, TreeDef, TreeDefBuilder};
 /// Bytes reserved up front for flatten's leaves and for its records: fewer
@@ -179,7 +179,7 @@ struct LeavesVisitor<R> {
     out: Vec<R>,
 }
 
-impl<R> Visit<R> for LeavesVisitor<R> {
+visit_either!(impl<R> for LeavesVisitor<R> {
     #[inline]
     fn leaf(&mut self, leaf: R) {
         self.out.push(leaf);
@@ -188,6 +188,11 @@ impl<R> Visit<R> for LeavesVisitor<R> {
     fn leaf_run<I: ExactSizeIterator<Item = R>>(&mut self, leaves: I) {
         self.out.extend(leaves);
     }
+    #[inline]
+    fn reserve_leaves(&mut self, n: usize) {
+        self.out.reserve(n);
+    }
+} visit_only {
     #[inline]
     fn leaf_entries<'k, I: ExactSizeIterator<Item = (KeyRef<'k>, R)>>(&mut self, entries: I) {
         // Written into the spare capacity with the count in a register
@@ -211,26 +216,7 @@ impl<R> Visit<R> for LeavesVisitor<R> {
         unsafe { self.out.set_len(len) };
         self.out.extend(entries);
     }
-    #[inline]
-    fn reserve_leaves(&mut self, n: usize) {
-        self.out.reserve(n);
-    }
-}
-
-impl<M> VisitMut<M> for LeavesVisitor<M> {
-    #[inline]
-    fn leaf(&mut self, leaf: M) {
-        self.out.push(leaf);
-    }
-    #[inline]
-    fn leaf_run<I: ExactSizeIterator<Item = M>>(&mut self, leaves: I) {
-        self.out.extend(leaves);
-    }
-    #[inline]
-    fn reserve_leaves(&mut self, n: usize) {
-        self.out.reserve(n);
-    }
-}
+});
 
 /// Counts leaves.
 struct Count(usize);

@@ -69,29 +69,31 @@ impl<T: WithDType> Lane for SliceRef<'_, T> {
     }
 }
 
+/// `Some(Box::new($lane))` for a float storage, `$v` bound to its
+/// elements as each dtype has them; `None` for another.
+macro_rules! float_lane {
+    ($s:expr, $v:ident => $lane:expr) => {
+        Some(match $s {
+            CpuStorage::F32($v) => Box::new($lane),
+            CpuStorage::F64($v) => Box::new($lane),
+            CpuStorage::F16($v) => Box::new($lane),
+            CpuStorage::BF16($v) => Box::new($lane),
+            _ => return None,
+        })
+    };
+}
+
 /// The `n` elements from `start` of a float storage, writable.
 fn lane_mut(s: &mut CpuStorage, start: usize, n: usize) -> Option<Box<dyn Lane + '_>> {
     let end = start.checked_add(n)?;
-    Some(match s {
-        CpuStorage::F32(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
-        CpuStorage::F64(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
-        CpuStorage::F16(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
-        CpuStorage::BF16(v) => Box::new(SliceMut(v.get_mut(start..end)?)),
-        _ => return None,
-    })
+    float_lane!(s, v => SliceMut(v.get_mut(start..end)?))
 }
 
 /// The `n` elements from `start` of a float storage, read only.
 fn lane_ref(s: &Storage, start: usize, n: usize) -> Option<Box<dyn Lane + '_>> {
     let end = start.checked_add(n)?;
     let Storage::Cpu(s) = s else { return None };
-    Some(match s {
-        CpuStorage::F32(v) => Box::new(SliceRef(v.get(start..end)?)),
-        CpuStorage::F64(v) => Box::new(SliceRef(v.get(start..end)?)),
-        CpuStorage::F16(v) => Box::new(SliceRef(v.get(start..end)?)),
-        CpuStorage::BF16(v) => Box::new(SliceRef(v.get(start..end)?)),
-        _ => return None,
-    })
+    float_lane!(s, v => SliceRef(v.get(start..end)?))
 }
 
 /// Whether the fused path can take `t`: contiguous float data in CPU memory.

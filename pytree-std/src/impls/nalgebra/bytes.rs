@@ -8,7 +8,7 @@ use nalgebra::{DMatrix, DMatrixView, DMatrixViewMut, Scalar};
 use pytree_core::{DType, Error, Signature};
 
 use crate::leaf_bytes::{
-    dtype_error, elements_from_bytes, signature_error, ByteLeaf, ByteTensor, Element,
+    check_dtype, elements_from_bytes, signature_error, ByteLeaf, ByteTensor, Element,
 };
 
 /// The shape a `rows x cols` matrix is stored as: a column (a
@@ -143,9 +143,7 @@ impl<T: Element + Scalar> ByteLeaf for DMatrix<T> {
         tensor: &ByteTensor<'_>,
         _like: Option<&DMatrixView<'_, T>>,
     ) -> Result<Self, Error> {
-        if tensor.dtype() != T::DTYPE {
-            return Err(dtype_error(&tensor.signature(), T::DTYPE));
-        }
+        check_dtype(tensor.dtype(), tensor.shape(), T::DTYPE)?;
         let shape = matrix_shape(tensor.dtype(), tensor.shape())?;
         matrix_of(shape, elements_from_bytes::<T>(tensor.data())?)
     }

@@ -8,7 +8,7 @@ use pytree_core::Error;
 use super::bytes::{assign_in_order, check_fits, matrix_of, matrix_shape};
 use crate::checkpoint::leaf::read_elements;
 use crate::checkpoint::{TensorLeaf, TensorView};
-use crate::leaf_bytes::{dtype_error, Element};
+use crate::leaf_bytes::{check_dtype, Element};
 
 /// Loaded by type from a 1-d or 2-d tensor of the element's dtype (a
 /// 1-d tensor as a column), against a template or in place with the
@@ -40,9 +40,7 @@ impl<T: Element + Scalar> TensorLeaf for DMatrix<T> {
         tensor: &TensorView<'_>,
         _like: Option<&DMatrixView<'_, T>>,
     ) -> Result<Self, Error> {
-        if tensor.dtype() != T::DTYPE {
-            return Err(tensor.named(dtype_error(&tensor.signature(), T::DTYPE)));
-        }
+        check_dtype(tensor.dtype(), tensor.shape(), T::DTYPE).map_err(|e| tensor.named(e))?;
         let shape = matrix_shape(tensor.dtype(), tensor.shape()).map_err(|e| tensor.named(e))?;
         let values = read_elements::<T>(tensor)?;
         matrix_of(shape, values).map_err(|e| tensor.named(e))

@@ -9,7 +9,7 @@ use pytree_core::{DType, Error, Signature};
 
 use super::any_array::{AnyArray, AnyArrayView, AnyArrayViewMut, AnyElement};
 use crate::leaf_bytes::{
-    dtype_error, element_bytes, element_bytes_mut, elements_from_bytes, signature_error,
+    check_dtype, element_bytes, element_bytes_mut, elements_from_bytes, signature_error,
     write_elements, ByteLeaf, ByteTensor, Element,
 };
 
@@ -95,9 +95,7 @@ impl<A: Element> ByteLeaf for ArrayD<A> {
         tensor: &ByteTensor<'_>,
         _like: Option<&ArrayViewD<'_, A>>,
     ) -> Result<Self, Error> {
-        if tensor.dtype() != A::DTYPE {
-            return Err(dtype_error(&tensor.signature(), A::DTYPE));
-        }
+        check_dtype(tensor.dtype(), tensor.shape(), A::DTYPE)?;
         array_of(tensor.shape(), elements_from_bytes::<A>(tensor.data())?)
     }
     fn to_owned_leaf(leaf: &ArrayViewD<'_, A>) -> Self {
@@ -166,11 +164,8 @@ pub(super) fn check_like(
     shape: &[usize],
 ) -> Result<(), Error> {
     match like {
-        Some(like) if like.dtype() != found => Err(dtype_error(
-            &Signature::new(found, shape.to_vec()),
-            like.dtype(),
-        )),
-        _ => Ok(()),
+        Some(like) => check_dtype(found, shape, like.dtype()),
+        None => Ok(()),
     }
 }
 

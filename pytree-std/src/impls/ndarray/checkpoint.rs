@@ -12,7 +12,7 @@ use super::bytes::{
 };
 use crate::checkpoint::leaf::{copy_elements, read_elements};
 use crate::checkpoint::{TensorLeaf, TensorView};
-use crate::leaf_bytes::{dtype_error, Element};
+use crate::leaf_bytes::{check_dtype, Element};
 
 /// An array is read from a file straight into its memory.
 ///
@@ -29,9 +29,7 @@ impl<A: Element> TensorLeaf for ArrayD<A> {
         tensor: &TensorView<'_>,
         _like: Option<&ArrayViewD<'_, A>>,
     ) -> Result<Self, Error> {
-        if tensor.dtype() != A::DTYPE {
-            return Err(tensor.named(dtype_error(&tensor.signature(), A::DTYPE)));
-        }
+        check_dtype(tensor.dtype(), tensor.shape(), A::DTYPE).map_err(|e| tensor.named(e))?;
         let values = read_elements::<A>(tensor)?;
         array_of(tensor.shape(), values).map_err(|e| tensor.named(e))
     }
