@@ -360,6 +360,13 @@ pub struct WithExec<T> {
     pub exec: Exec,
 }
 
+impl<T> WithExec<T> {
+    /// `cx` with this wrapper's [`Exec`], for the inner transformation.
+    fn inner_cx<'a>(&self, cx: &Context<'a>) -> Context<'a> {
+        cx.clone().exec(self.exec)
+    }
+}
+
 impl<P, T> GradientTransformation<P> for WithExec<T>
 where
     P: PyTree,
@@ -411,7 +418,7 @@ where
         tail: &Tail,
     ) -> Result<bool, Error> {
         match self.inner.fused() {
-            Some(f) => f.run_fused(&cx.clone().exec(self.exec), target, state, tail),
+            Some(f) => f.run_fused(&self.inner_cx(cx), target, state, tail),
             None => Ok(false),
         }
     }
@@ -423,13 +430,7 @@ where
         state: &mut T::State,
         params: &P,
     ) -> Result<(), Error> {
-        update_in(
-            &self.inner,
-            &cx.clone().exec(self.exec),
-            updates,
-            state,
-            params,
-        )
+        update_in(&self.inner, &self.inner_cx(cx), updates, state, params)
     }
 
     fn step_in(
@@ -439,12 +440,6 @@ where
         grads: &mut P,
         state: &mut T::State,
     ) -> Result<(), Error> {
-        step_in(
-            &self.inner,
-            &cx.clone().exec(self.exec),
-            params,
-            grads,
-            state,
-        )
+        step_in(&self.inner, &self.inner_cx(cx), params, grads, state)
     }
 }
