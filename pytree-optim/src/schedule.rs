@@ -102,13 +102,18 @@ pub struct LinearSchedule {
     pub transition_steps: u64,
 }
 
+/// How far `step` is into a stretch of `steps` steps, from 0 to 1 (1 from
+/// `steps` on); `None` when there are no steps.
+fn fraction(step: u64, steps: u64) -> Option<f64> {
+    (steps != 0).then(|| step.min(steps) as f64 / steps as f64)
+}
+
 impl Schedule for LinearSchedule {
     fn value(&self, step: u64) -> f64 {
-        if self.transition_steps == 0 {
-            return self.init;
+        match fraction(step, self.transition_steps) {
+            None => self.init,
+            Some(frac) => self.init + (self.end - self.init) * frac,
         }
-        let frac = step.min(self.transition_steps) as f64 / self.transition_steps as f64;
-        self.init + (self.end - self.init) * frac
     }
 }
 
@@ -148,10 +153,9 @@ pub struct CosineDecaySchedule {
 
 impl Schedule for CosineDecaySchedule {
     fn value(&self, step: u64) -> f64 {
-        if self.decay_steps == 0 {
+        let Some(t) = fraction(step, self.decay_steps) else {
             return self.init * self.alpha;
-        }
-        let t = step.min(self.decay_steps) as f64 / self.decay_steps as f64;
+        };
         let cosine = 0.5 * (1.0 + (PI * t).cos());
         self.init * ((1.0 - self.alpha) * cosine + self.alpha)
     }
