@@ -30,13 +30,18 @@ struct Net {
     bn: BatchNorm,
 }
 
+/// Running statistics of `x` (mean and variance).
+fn stats(x: f64) -> Stats {
+    Stats { mean: x, var: x }
+}
+
 fn net(x: f64) -> Net {
     Net {
         w: vec![x, -x],
         bn: BatchNorm {
             scale: x,
             bias: x,
-            running: Stats { mean: x, var: x },
+            running: stats(x),
         },
     }
 }
@@ -50,6 +55,14 @@ fn train<T: GradientTransformation<Net>>(opt: &T) -> Net {
         opt.step(&mut p, &mut net(1.0), &mut state).unwrap();
     }
     p
+}
+
+/// The updates `opt` makes of gradients `g` at `params`, from its initial
+/// state (one `update`).
+fn updated<T: GradientTransformation<Net>>(opt: &T, params: &Net, mut g: Net) -> Net {
+    let mut state = opt.init(params).unwrap();
+    opt.update(&mut g, &mut state, params).unwrap();
+    g
 }
 
 #[test]
@@ -69,14 +82,7 @@ fn state_leaves_are_never_changed_by_an_optimizer_masked_to_params() {
         ),
     ];
     for (name, p) in opts {
-        assert_eq!(
-            p.bn.running,
-            Stats {
-                mean: 1.0,
-                var: 1.0
-            },
-            "{name}"
-        );
+        assert_eq!(p.bn.running, stats(1.0), "{name}");
         assert!(
             p.w[0] < 1.0 && p.bn.scale < 1.0 && p.bn.bias < 1.0,
             "{name}: {p:?}"
@@ -88,20 +94,8 @@ fn state_leaves_are_never_changed_by_an_optimizer_masked_to_params() {
     let mut state = opt.init(&p).unwrap();
     let mut u = net(1.0);
     opt.update(&mut u, &mut state, &p).unwrap();
-    assert_eq!(
-        u.bn.running,
-        Stats {
-            mean: 0.0,
-            var: 0.0
-        }
-    );
-    assert_eq!(
-        state.inner.0.mu.bn.running,
-        Stats {
-            mean: 0.0,
-            var: 0.0
-        }
-    );
+    assert_eq!(u.bn.running, stats(0.0));
+    assert_eq!(state.inner.0.mu.bn.running, stats(0.0));
     assert!((u.bn.scale + 0.1).abs() < 1e-9);
 }
 
@@ -131,22 +125,12 @@ fn the_global_norm_counts_only_the_leaves_in_the_mask() {
     // state leaves' huge gradients do not count and pass through.
     let p = net(0.0);
     let opt = masked(clip_by_global_norm(3.0), Mask::params());
-    let mut state = opt.init(&p).unwrap();
     let mut g = net(3.0);
-    g.bn.running = Stats {
-        mean: 1e6,
-        var: 1e6,
-    };
-    opt.update(&mut g, &mut state, &p).unwrap();
+    g.bn.running = stats(1e6);
+    let g = updated(&opt, &p, g);
     assert_eq!(g.w, [1.5, -1.5]);
     assert_eq!((g.bn.scale, g.bn.bias), (1.5, 1.5));
-    assert_eq!(
-        g.bn.running,
-        Stats {
-            mean: 1e6,
-            var: 1e6
-        }
-    );
+    assert_eq!(g.bn.running, stats(1e6));
 }
 
 #[test]
@@ -162,18 +146,10 @@ fn a_mask_on_a_transformation_lets_the_rest_pass_through() {
             Mask::new(|p: &KeyPath| p.to_string().contains("bias")),
         ),
     );
-    let mut state = opt.init(&p).unwrap();
-    let mut u = net(1.0);
-    opt.update(&mut u, &mut state, &p).unwrap();
+    let u = updated(&opt, &p, net(1.0));
     assert_eq!(u.w, [10.0, -1.0]);
     assert_eq!((u.bn.scale, u.bn.bias), (1.0, 2.0));
-    assert_eq!(
-        u.bn.running,
-        Stats {
-            mean: 1.0,
-            var: 1.0
-        }
-    );
+    assert_eq!(u.bn.running, stats(1.0));
 }
 
 #[test]
@@ -209,13 +185,7 @@ fn the_moving_average_copies_state_leaves() {
     let a = ema.average();
     assert_eq!(a.w, [1.0, -1.0]);
     assert_eq!(a.bn.scale, 1.0);
-    assert_eq!(
-        a.bn.running,
-        Stats {
-            mean: 2.0,
-            var: 2.0
-        }
-    );
+    assert_eq!(a.bn.running, stats(2.0));
 }
 
 #[test]
