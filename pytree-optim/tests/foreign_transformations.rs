@@ -20,7 +20,8 @@ use pytree_optim::{
 use pytree_std::{Error, KeyPath, PyTree};
 use serde_json::Value;
 
-const TOL: f64 = 2e-6;
+mod optax_small;
+use optax_small::{by_field, check, close, json, leaf, reference, small, Small};
 
 // ---- Transformations written by hand, as outside this crate -------------
 
@@ -235,57 +236,9 @@ fn a_foreign_group_of_multi_transform_acts_on_its_leaves_only() {
 
 // ---- Against optax ------------------------------------------------------
 
-#[derive(PyTree, Clone, Debug, PartialEq)]
-struct Small {
-    b: Vec<f32>,
-    s: f32,
-    w: Vec<f32>,
-}
-
-fn json(text: &str) -> Value {
-    serde_json::from_str(text).expect("valid JSON")
-}
-
-/// The inputs (`params0`, `grads`) and the optax cases.
-fn reference() -> (Value, Value) {
-    (
-        json(include_str!("data/optax_reference.json")),
-        json(include_str!("data/optax_foreign.json")),
-    )
-}
-
-fn data(v: &Value, key: &str) -> Vec<f32> {
-    v[key]["data"]
-        .as_array()
-        .expect("data")
-        .iter()
-        .map(|x| x.as_f64().expect("number") as f32)
-        .collect()
-}
-
-fn small(v: &Value) -> Small {
-    Small {
-        b: data(v, "b"),
-        s: data(v, "s")[0],
-        w: data(v, "w"),
-    }
-}
-
-fn close(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let (g, w) = (f64::from(*g), f64::from(*w));
-        assert!(
-            (g - w).abs() <= TOL * (1.0 + w.abs()),
-            "{what}[{i}]: got {g}, optax {w}"
-        );
-    }
-}
-
-fn check(p: &Small, v: &Value, what: &str) {
-    close(&p.b, &data(v, "b"), &format!("{what} .b"));
-    close(&[p.s], &data(v, "s"), &format!("{what} .s"));
-    close(&p.w, &data(v, "w"), &format!("{what} .w"));
+/// optax's cases around the transformations written by hand.
+fn foreign() -> Value {
+    json(include_str!("data/optax_foreign.json"))
 }
 
 /// Runs `opt` over the reference's four steps twice, by `step` and by
@@ -296,7 +249,7 @@ where
     T: GradientTransformation<Small>,
     F: FnMut(&Small, &T::State, usize, &str),
 {
-    let (r, _) = reference();
+    let r = reference();
     let grads = r["grads"].as_array().expect("grads");
     for how in ["step", "update"] {
         let mut p = small(&r["params0"]);
@@ -316,7 +269,7 @@ where
 
 /// Runs `opt` and checks every step against optax's case `name`.
 fn follows_optax<T: GradientTransformation<Small>>(name: &str, opt: &T) {
-    let (_, f) = reference();
+    let f = foreign();
     run(opt, |p, _, t, how| {
         check(
             p,
@@ -344,13 +297,17 @@ fn masked_around_a_foreign_transformation_follows_optax() {
 /// gradients, so its trace there stays zero.
 #[test]
 fn a_foreign_state_inside_the_mask_follows_optax_and_stays_zero_outside() {
-    let (_, f) = reference();
+    let f = foreign();
     let opt = masked(chain(HandMomentum(0.9), scale(-0.1)), only(".w"));
     follows_optax("masked_hand_momentum_w", &opt);
     run(&opt, |_, state, t, how| {
         let trace = &state.inner.0;
         let what = format!("trace by {how}, step {}", t + 1);
-        close(&trace.w, &data(&f["hand_momentum_trace_w"][t], "w"), &what);
+        close(
+            &trace.w,
+            &leaf(&f["hand_momentum_trace_w"][t], "w").1,
+            &what,
+        );
         assert_eq!((&trace.b[..], trace.s), (&[0.0; 3][..], 0.0), "{what}");
     });
 }
@@ -360,17 +317,17 @@ fn a_foreign_state_inside_the_mask_follows_optax_and_stays_zero_outside() {
 /// the parameters never change, bit for bit.
 #[test]
 fn mask_around_a_foreign_transformation_follows_optax_inside_and_freezes_the_rest() {
-    let (r, f) = reference();
+    let (r, f) = (reference(), foreign());
     let p0 = small(&r["params0"]);
     let opt = chain(HandClip(0.5), sgd(0.1).momentum(0.9)).mask(only(".b"));
     run(&opt, |p, _, t, how| {
-        let want = data(&f["cases"]["masked_hand_clip_sgd_b"][t], "b");
+        let want = leaf(&f["cases"]["masked_hand_clip_sgd_b"][t], "b").1;
         close(&p.b, &want, &format!(".mask by {how}, step {}", t + 1));
         assert_eq!((p.s, &p.w), (p0.s, &p0.w), "by {how}");
     });
     let opt = HandSgd(0.1).mask(only(".w"));
     run(&opt, |p, _, t, how| {
-        let want = data(&f["cases"]["masked_hand_scale_w"][t], "w");
+        let want = leaf(&f["cases"]["masked_hand_scale_w"][t], "w").1;
         close(
             &p.w,
             &want,
@@ -382,11 +339,7 @@ fn mask_around_a_foreign_transformation_follows_optax_inside_and_freezes_the_res
 
 #[test]
 fn multi_transform_with_foreign_groups_follows_optax() {
-    let label = |p: &KeyPath| match p.to_string().as_str() {
-        s if s.starts_with(".b") => "hand",
-        s if s.starts_with(".s") => "frozen",
-        _ => "adamw",
-    };
+    let label = by_field("hand", "frozen", "adamw");
     let opt = multi_transform(label)
         .group("adamw", adamw(0.01, 0.1))
         .group(
@@ -405,11 +358,7 @@ fn multi_transform_with_foreign_groups_follows_optax() {
         );
     follows_optax("multi_hand", &opt);
     // A group whose own step says it is fused.
-    let label = |p: &KeyPath| match p.to_string().as_str() {
-        s if s.starts_with(".b") => "sgd",
-        s if s.starts_with(".s") => "frozen",
-        _ => "hand_sgd",
-    };
+    let label = by_field("sgd", "frozen", "hand_sgd");
     let opt = multi_transform(label)
         .group("hand_sgd", HandSgd(0.1))
         .group("sgd", sgd(0.1).momentum(0.9))

@@ -19,46 +19,8 @@ use pytree_optim::{
 use pytree_std::{KeyPath, PyTree};
 use serde_json::Value;
 
-const TOL: f64 = 2e-6;
-
-/// The tolerance of `scale_by_adam` alone (no learning rate to shrink the
-/// difference): optax's bias correction `1 - b2^t` is computed in `f32`,
-/// and `1 - f32(0.999)` is `1.3e-5` off `0.001` (relative), which moves
-/// the first updates (about `±1`) by up to `7e-6`; ours are computed in
-/// `f64`.
-const SCALE_BY_ADAM_TOL: f64 = 2e-5;
-
-fn reference() -> Value {
-    let text = include_str!("data/optax_reference.json");
-    serde_json::from_str(text).expect("valid JSON")
-}
-
-/// A leaf of the JSON: (shape, flat data).
-fn leaf(v: &Value, key: &str) -> (Vec<usize>, Vec<f32>) {
-    let numbers = |field: &str| {
-        let list = v[key][field].as_array().expect(field);
-        list.iter().map(|x| x.as_f64().expect("number"))
-    };
-    let shape = numbers("shape").map(|d| d as usize).collect();
-    let data = numbers("data").map(|x| x as f32).collect();
-    (shape, data)
-}
-
-fn close(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}");
-    let tol = if what.starts_with("scale_by_adam") {
-        SCALE_BY_ADAM_TOL
-    } else {
-        TOL
-    };
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let (g, w) = (f64::from(*g), f64::from(*w));
-        assert!(
-            (g - w).abs() <= tol * (1.0 + w.abs()),
-            "{what}[{i}]: got {g}, optax {w}"
-        );
-    }
-}
+mod optax_small;
+use optax_small::{by_field, check, close, leaf, reference, small};
 
 /// Runs `opt` from the JSON's initial parameters with its gradients and
 /// checks the parameters after every step against optax's.
@@ -184,11 +146,7 @@ where
     );
     // Parameter groups: optax's multi_transform with the labels
     // {"b": "sgd", "s": "frozen", "w": "adamw"}.
-    let label = |p: &KeyPath| match p.to_string().as_str() {
-        s if s.starts_with(".b") => "sgd",
-        s if s.starts_with(".s") => "frozen",
-        _ => "adamw",
-    };
+    let label = by_field("sgd", "frozen", "adamw");
     let fused = multi_transform(label)
         .group("adamw", adamw(0.01, 0.1))
         .group("sgd", sgd(0.1).momentum(0.9))
@@ -218,27 +176,6 @@ where
 
 mod scalars {
     use super::*;
-
-    #[derive(PyTree, Clone, Debug, PartialEq)]
-    pub struct Small {
-        pub b: Vec<f32>,
-        pub s: f32,
-        pub w: Vec<f32>,
-    }
-
-    pub fn small(v: &Value) -> Small {
-        Small {
-            b: leaf(v, "b").1,
-            s: leaf(v, "s").1[0],
-            w: leaf(v, "w").1,
-        }
-    }
-
-    pub fn check(p: &Small, v: &Value, what: &str) {
-        close(&p.b, &leaf(v, "b").1, &format!("{what} .b"));
-        close(&[p.s], &leaf(v, "s").1, &format!("{what} .s"));
-        close(&p.w, &leaf(v, "w").1, &format!("{what} .w"));
-    }
 
     #[test]
     fn every_optimizer_follows_optax_on_scalar_leaves() {
@@ -293,25 +230,25 @@ fn schedules_follow_optax() {
 fn clipping_and_the_global_norm_follow_optax() {
     let r = reference();
     let c = &r["clip_by_global_norm_1"];
-    let mut g = scalars::small(&c["input"]);
+    let mut g = small(&c["input"]);
     let norm = pytree_optim::global_norm(&g).unwrap();
     let want = c["global_norm"].as_f64().unwrap();
     assert!((norm - want).abs() <= 1e-6 * want, "{norm} vs {want}");
     let opt = clip_by_global_norm(1.0);
-    let p = scalars::small(&r["params0"]);
+    let p = small(&r["params0"]);
     let mut state = opt.init(&p).unwrap();
     opt.update(&mut g, &mut state, &p).unwrap();
-    scalars::check(&g, &c["output"], "clip_by_global_norm");
+    check(&g, &c["output"], "clip_by_global_norm");
 }
 
 #[test]
 fn the_moving_average_follows_optax_incremental_update() {
     let r = reference();
-    let mut ema = pytree_optim::EmaOfParams::new(0.9, &scalars::small(&r["params0"])).unwrap();
+    let mut ema = pytree_optim::EmaOfParams::new(0.9, &small(&r["params0"])).unwrap();
     for (t, g) in r["grads"].as_array().unwrap().iter().enumerate() {
         // optax.incremental_update(new=g, old=ema, step_size=0.1)
-        ema.update(&scalars::small(g)).unwrap();
-        scalars::check(
+        ema.update(&small(g)).unwrap();
+        check(
             ema.average(),
             &r["incremental_update_0.1"][t],
             &format!("ema step {t}"),
