@@ -13,33 +13,6 @@ use std::sync::Arc;
 
 use pytree_core::{Error, KeyPath, KeyStr};
 
-/// The builder methods [`Save`](super::Save) and [`Load`](super::Load)
-/// share, over their fields of the same names: `tie` (a tied name and the
-/// name it is read from) and `transpose` (the names of leaves stored
-/// transposed). Each type passes its own docs.
-macro_rules! tie_and_transpose {
-    ($(#[$tie:meta])* fn tie; $(#[$transpose:meta])* fn transpose;) => {
-        $(#[$tie])*
-        #[must_use]
-        pub fn tie(mut self, name: impl Into<String>, to: impl Into<String>) -> Self {
-            self.ties.push((name.into(), to.into()));
-            self
-        }
-
-        $(#[$transpose])*
-        #[must_use]
-        pub fn transpose<I>(mut self, names: I) -> Self
-        where
-            I: IntoIterator,
-            I::Item: Into<String>,
-        {
-            self.transposed.extend(names.into_iter().map(Into::into));
-            self
-        }
-    };
-}
-pub(super) use tie_and_transpose;
-
 /// One error for a list of problems (see [`Error::from_mismatches`]), or
 /// none.
 pub(crate) fn combine(all: Vec<Error>) -> Result<(), Error> {

@@ -257,69 +257,79 @@ impl Load {
         self.allow_missing().allow_unused()
     }
 
-    super::naming::tie_and_transpose! {
-        /// Reads the leaf `name` from the tensor `to` when the file has no
-        /// tensor `name` (names as the tree has them, after the renames): a
-        /// weight written once for two fields (tied embeddings, see
-        /// [`Save::tie`](super::Save::tie); transformers leaves a tied
-        /// `lm_head` or `cls.predictions.decoder.weight` out of its files) is
-        /// tied again on load. Every load honours it alike: by type (with the
-        /// file's TreeDef, or by names from a file without one), against a
-        /// template, in place. The [`LoadReport`] lists it as loaded.
-        ///
-        /// ```
-        /// use pytree_std::checkpoint::{Load, Save};
-        /// use std::collections::BTreeMap;
-        /// let file = Save::new().to_bytes(&BTreeMap::from([("embed".to_string(), 1.5f32)]))?;
-        /// let like = BTreeMap::from([("embed".to_string(), 0.0f32), ("head".to_string(), 0.0)]);
-        /// assert!(Load::new().from_bytes(file.clone())?.load_like(&like).is_err());
-        /// let both = Load::new().tie("head", "embed").from_bytes(file)?.load_like(&like)?.0;
-        /// assert_eq!(both["head"], 1.5);
-        /// # Ok::<(), pytree_std::Error>(())
-        /// ```
-        fn tie;
+    /// Reads the leaf `name` from the tensor `to` when the file has no
+    /// tensor `name` (names as the tree has them, after the renames): a
+    /// weight written once for two fields (tied embeddings, see
+    /// [`Save::tie`](super::Save::tie); transformers leaves a tied
+    /// `lm_head` or `cls.predictions.decoder.weight` out of its files) is
+    /// tied again on load. Every load honours it alike: by type (with the
+    /// file's TreeDef, or by names from a file without one), against a
+    /// template, in place. The [`LoadReport`] lists it as loaded.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, Save};
+    /// use std::collections::BTreeMap;
+    /// let file = Save::new().to_bytes(&BTreeMap::from([("embed".to_string(), 1.5f32)]))?;
+    /// let like = BTreeMap::from([("embed".to_string(), 0.0f32), ("head".to_string(), 0.0)]);
+    /// assert!(Load::new().from_bytes(file.clone())?.load_like(&like).is_err());
+    /// let both = Load::new().tie("head", "embed").from_bytes(file)?.load_like(&like)?.0;
+    /// assert_eq!(both["head"], 1.5);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn tie(mut self, name: impl Into<String>, to: impl Into<String>) -> Self {
+        self.ties.push((name.into(), to.into()));
+        self
+    }
 
-        /// The leaves `names` (the tree's names, after the renames, as
-        /// [`tie`](Load::tie) takes them) are stored transposed: each is read
-        /// from a 2-d tensor of the file whose shape is the transpose of the
-        /// leaf's, `[a, b]` into `[b, a]`, its elements transposed. The rule
-        /// is by name, never by shape, since a square matrix fits both ways
-        /// (PyTorch's `nn.Linear` keeps its weight as `[d_out, d_in]`, burn's
-        /// `Linear` as `[d_in, d_out]`, and BERT's attention weights are
-        /// square): every leaf named is transposed, and a tensor of any other
-        /// shape, the leaf's own shape included (a file already in the
-        /// tree's layout), is an error naming the leaf's path, what was
-        /// expected and what was found. A square leaf fits both layouts, so
-        /// its file is taken to be in the layout the rule names: the rule is
-        /// the check there. A name that is no leaf of the tree is an error
-        /// too. Every load honours it alike
-        /// (by type the tensor must be 2-d, its shape is the file's
-        /// transposed), after a float conversion, and a tied leaf is read
-        /// transposed from the tensor it is tied to. Save such a tree back
-        /// with the same names in [`Save::transpose`](super::Save::transpose).
-        /// For a burn module, `Load::transpose_linear` (feature `burn`) names the weights of
-        /// its `Linear` layers.
-        ///
-        /// ```
-        /// use pytree_std::checkpoint::{Load, Save};
-        /// use pytree_std::ndarray::{array, Array2};
-        /// use std::collections::BTreeMap;
-        /// // PyTorch's layout, [d_out, d_in] = [3, 2]...
-        /// let torch = BTreeMap::from([("fc.weight", array![[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]])]);
-        /// let bytes = Save::new().to_bytes(&torch)?;
-        /// // ... into a model that keeps [d_in, d_out] = [2, 3].
-        /// let like = BTreeMap::from([("fc.weight".to_string(), Array2::<f32>::zeros((2, 3)))]);
-        /// let err = Load::new().from_bytes(bytes.clone())?.load_like(&like).unwrap_err();
-        /// assert_eq!(err.to_string(), r#"at ["fc.weight"]: tensor `fc.weight`: expected f32[2,3], found f32[3,2]"#);
-        /// let file = Load::new().transpose(["fc.weight"]).from_bytes(bytes)?;
-        /// let ours = file.load_like(&like)?.0;
-        /// assert_eq!(ours["fc.weight"], array![[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]);
-        /// // Strict: a file already in the model's layout is not guessed at.
-        /// let err = file.load_like(&BTreeMap::from([("fc.weight".to_string(), Array2::<f32>::zeros((3, 2)))])).unwrap_err();
-        /// assert_eq!(err.to_string(), r#"at ["fc.weight"]: tensor `fc.weight`: expected f32[2,3] (the leaf's f32[3,2] transposed: Load::transpose), found f32[3,2]"#);
-        /// # Ok::<(), pytree_std::Error>(())
-        /// ```
-        fn transpose;
+    /// The leaves `names` (the tree's names, after the renames, as
+    /// [`tie`](Load::tie) takes them) are stored transposed: each is read
+    /// from a 2-d tensor of the file whose shape is the transpose of the
+    /// leaf's, `[a, b]` into `[b, a]`, its elements transposed. The rule
+    /// is by name, never by shape, since a square matrix fits both ways
+    /// (PyTorch's `nn.Linear` keeps its weight as `[d_out, d_in]`, burn's
+    /// `Linear` as `[d_in, d_out]`, and BERT's attention weights are
+    /// square): every leaf named is transposed, and a tensor of any other
+    /// shape, the leaf's own shape included (a file already in the
+    /// tree's layout), is an error naming the leaf's path, what was
+    /// expected and what was found. A square leaf fits both layouts, so
+    /// its file is taken to be in the layout the rule names: the rule is
+    /// the check there. A name that is no leaf of the tree is an error
+    /// too. Every load honours it alike
+    /// (by type the tensor must be 2-d, its shape is the file's
+    /// transposed), after a float conversion, and a tied leaf is read
+    /// transposed from the tensor it is tied to. Save such a tree back
+    /// with the same names in [`Save::transpose`](super::Save::transpose).
+    /// For a burn module, `Load::transpose_linear` (feature `burn`) names the weights of
+    /// its `Linear` layers.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, Save};
+    /// use pytree_std::ndarray::{array, Array2};
+    /// use std::collections::BTreeMap;
+    /// // PyTorch's layout, [d_out, d_in] = [3, 2]...
+    /// let torch = BTreeMap::from([("fc.weight", array![[1.0f32, 2.0], [3.0, 4.0], [5.0, 6.0]])]);
+    /// let bytes = Save::new().to_bytes(&torch)?;
+    /// // ... into a model that keeps [d_in, d_out] = [2, 3].
+    /// let like = BTreeMap::from([("fc.weight".to_string(), Array2::<f32>::zeros((2, 3)))]);
+    /// let err = Load::new().from_bytes(bytes.clone())?.load_like(&like).unwrap_err();
+    /// assert_eq!(err.to_string(), r#"at ["fc.weight"]: tensor `fc.weight`: expected f32[2,3], found f32[3,2]"#);
+    /// let file = Load::new().transpose(["fc.weight"]).from_bytes(bytes)?;
+    /// let ours = file.load_like(&like)?.0;
+    /// assert_eq!(ours["fc.weight"], array![[1.0, 3.0, 5.0], [2.0, 4.0, 6.0]]);
+    /// // Strict: a file already in the model's layout is not guessed at.
+    /// let err = file.load_like(&BTreeMap::from([("fc.weight".to_string(), Array2::<f32>::zeros((3, 2)))])).unwrap_err();
+    /// assert_eq!(err.to_string(), r#"at ["fc.weight"]: tensor `fc.weight`: expected f32[2,3] (the leaf's f32[3,2] transposed: Load::transpose), found f32[3,2]"#);
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn transpose<I>(mut self, names: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.transposed.extend(names.into_iter().map(Into::into));
+        self
     }
 
     /// [`load_like`](super::Checkpoint::load_like) takes each leaf's shape from the

@@ -115,55 +115,65 @@ impl Save {
         self
     }
 
-    super::naming::tie_and_transpose! {
-        /// Ties the tensor `name` to `to` (names as in the file, after the
-        /// renames), as tied embeddings are: `name` is not written, and
-        /// [`Load::tie`](super::Load::tie) reads it from `to` again (Python
-        /// `safetensors`' `save_model` / `load_model`). The two leaves must
-        /// be equal (dtype, shape and bytes); else saving is an error naming
-        /// both, since the file could not give `name` back.
-        ///
-        /// ```
-        /// use pytree_std::checkpoint::{Checkpoint, Load, Save};
-        /// use std::collections::BTreeMap;
-        /// let m = BTreeMap::from([("embed".to_string(), vec![1.0f32, 2.0]), ("head".to_string(), vec![1.0, 2.0])]);
-        /// let bytes = Save::new().tie("head.0", "embed.0").tie("head.1", "embed.1").to_bytes(&m)?;
-        /// assert_eq!(Load::new().from_bytes(bytes.clone())?.len(), 2); // head is not in the file
-        /// let file = Load::new().tie("head.0", "embed.0").tie("head.1", "embed.1").from_bytes(bytes)?;
-        /// assert_eq!(file.load_like(&m)?.0, m);
-        /// let differs = BTreeMap::from([("embed".to_string(), vec![1.0f32]), ("head".to_string(), vec![3.0])]);
-        /// let err = Save::new().tie("head.0", "embed.0").to_bytes(&differs).unwrap_err();
-        /// assert_eq!(err.to_string(), "at <root>: tensor `head.0` is tied to `embed.0`, but their data differ");
-        /// # Ok::<(), pytree_std::Error>(())
-        /// ```
-        fn tie;
+    /// Ties the tensor `name` to `to` (names as in the file, after the
+    /// renames), as tied embeddings are: `name` is not written, and
+    /// [`Load::tie`](super::Load::tie) reads it from `to` again (Python
+    /// `safetensors`' `save_model` / `load_model`). The two leaves must
+    /// be equal (dtype, shape and bytes); else saving is an error naming
+    /// both, since the file could not give `name` back.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Checkpoint, Load, Save};
+    /// use std::collections::BTreeMap;
+    /// let m = BTreeMap::from([("embed".to_string(), vec![1.0f32, 2.0]), ("head".to_string(), vec![1.0, 2.0])]);
+    /// let bytes = Save::new().tie("head.0", "embed.0").tie("head.1", "embed.1").to_bytes(&m)?;
+    /// assert_eq!(Load::new().from_bytes(bytes.clone())?.len(), 2); // head is not in the file
+    /// let file = Load::new().tie("head.0", "embed.0").tie("head.1", "embed.1").from_bytes(bytes)?;
+    /// assert_eq!(file.load_like(&m)?.0, m);
+    /// let differs = BTreeMap::from([("embed".to_string(), vec![1.0f32]), ("head".to_string(), vec![3.0])]);
+    /// let err = Save::new().tie("head.0", "embed.0").to_bytes(&differs).unwrap_err();
+    /// assert_eq!(err.to_string(), "at <root>: tensor `head.0` is tied to `embed.0`, but their data differ");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn tie(mut self, name: impl Into<String>, to: impl Into<String>) -> Self {
+        self.ties.push((name.into(), to.into()));
+        self
+    }
 
-        /// Writes the leaves `names` (the tree's names: key paths, before the
-        /// renames and the prefix) transposed: a 2-d leaf `[a, b]` becomes the
-        /// tensor `[b, a]`, its elements transposed; a leaf of another rank,
-        /// or a name that is no leaf, is an error. The inverse of
-        /// [`Load::transpose`](super::Load::transpose) with the same names, so
-        /// a model that keeps a matrix transposed (burn's `Linear`, `[d_in,
-        /// d_out]`) is written in PyTorch's layout (`[d_out, d_in]`). A tie
-        /// compares the tensors as written. For a burn module,
-        /// `Save::transpose_linear` (feature `burn`) names the weights of its `Linear` layers.
-        ///
-        /// ```
-        /// use pytree_std::checkpoint::{Load, Save};
-        /// use pytree_std::ndarray::{array, ArrayD};
-        /// use std::collections::BTreeMap;
-        /// let ours = BTreeMap::from([("fc.weight".to_string(), array![[1.0f32, 3.0, 5.0], [2.0, 4.0, 6.0]])]);
-        /// let bytes = Save::new().transpose(["fc.weight"]).to_bytes(&ours)?;
-        /// let file = Load::new().from_bytes(bytes)?;
-        /// assert_eq!(file.tensor("fc.weight").unwrap().shape(), [3, 2]);
-        /// let torch = file.load_map::<ArrayD<f32>>()?;
-        /// assert_eq!(torch["fc.weight"], array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]].into_dyn());
-        /// assert_eq!(Load::new().transpose(["fc.weight"]).from_bytes(Save::new().transpose(["fc.weight"]).to_bytes(&ours)?)?.load_like(&ours)?.0, ours);
-        /// let err = Save::new().transpose(["fc.bias"]).to_bytes(&ours).unwrap_err();
-        /// assert_eq!(err.to_string(), "at <root>: Save::transpose names `fc.bias`, which is no leaf of the tree");
-        /// # Ok::<(), pytree_std::Error>(())
-        /// ```
-        fn transpose;
+    /// Writes the leaves `names` (the tree's names: key paths, before the
+    /// renames and the prefix) transposed: a 2-d leaf `[a, b]` becomes the
+    /// tensor `[b, a]`, its elements transposed; a leaf of another rank,
+    /// or a name that is no leaf, is an error. The inverse of
+    /// [`Load::transpose`](super::Load::transpose) with the same names, so
+    /// a model that keeps a matrix transposed (burn's `Linear`, `[d_in,
+    /// d_out]`) is written in PyTorch's layout (`[d_out, d_in]`). A tie
+    /// compares the tensors as written. For a burn module,
+    /// `Save::transpose_linear` (feature `burn`) names the weights of its `Linear` layers.
+    ///
+    /// ```
+    /// use pytree_std::checkpoint::{Load, Save};
+    /// use pytree_std::ndarray::{array, ArrayD};
+    /// use std::collections::BTreeMap;
+    /// let ours = BTreeMap::from([("fc.weight".to_string(), array![[1.0f32, 3.0, 5.0], [2.0, 4.0, 6.0]])]);
+    /// let bytes = Save::new().transpose(["fc.weight"]).to_bytes(&ours)?;
+    /// let file = Load::new().from_bytes(bytes)?;
+    /// assert_eq!(file.tensor("fc.weight").unwrap().shape(), [3, 2]);
+    /// let torch = file.load_map::<ArrayD<f32>>()?;
+    /// assert_eq!(torch["fc.weight"], array![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]].into_dyn());
+    /// assert_eq!(Load::new().transpose(["fc.weight"]).from_bytes(Save::new().transpose(["fc.weight"]).to_bytes(&ours)?)?.load_like(&ours)?.0, ours);
+    /// let err = Save::new().transpose(["fc.bias"]).to_bytes(&ours).unwrap_err();
+    /// assert_eq!(err.to_string(), "at <root>: Save::transpose names `fc.bias`, which is no leaf of the tree");
+    /// # Ok::<(), pytree_std::Error>(())
+    /// ```
+    #[must_use]
+    pub fn transpose<I>(mut self, names: I) -> Self
+    where
+        I: IntoIterator,
+        I::Item: Into<String>,
+    {
+        self.transposed.extend(names.into_iter().map(Into::into));
+        self
     }
 
     /// Adds a metadata entry (string to string, as the format allows).
