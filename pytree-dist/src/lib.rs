@@ -84,7 +84,6 @@ mod message;
 mod mpi;
 mod owners;
 mod plan;
-mod plans;
 mod run;
 mod sizes;
 mod timeout;
